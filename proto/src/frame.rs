@@ -1,0 +1,168 @@
+//! The frame codec between loopd and memoryd: a 4-byte big-endian length, then that many
+//! bytes of bincode. All of bincode lives here, behind `encode` and `decode`, so the rest
+//! of the system never sees its options or its errors.
+
+use bincode::Options;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fmt;
+use std::io::{self, Read, Write};
+
+/// The largest payload a frame may carry. A recall answer of 50 hits of a few KiB each fits
+/// many times over; anything larger is a bug or an attack, and refusing it before
+/// allocating keeps one bad peer from costing memoryd more than this.
+pub const MAX_FRAME: u32 = 1 << 20;
+
+/// Bytes in the length prefix.
+pub const HEADER: usize = 4;
+
+#[derive(Debug)]
+pub enum FrameError {
+    /// The length prefix claims more than `MAX_FRAME`.
+    TooLarge(u64),
+    /// The payload is not a valid message of the expected type.
+    Malformed(String),
+    /// The payload decoded, but bytes were left over after the message.
+    Trailing,
+    /// The stream ended inside a frame.
+    Truncated { have: usize, want: usize },
+    Io(io::Error),
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::TooLarge(n) => {
+                write!(f, "frame of {n} bytes is over the {MAX_FRAME}-byte limit")
+            }
+            FrameError::Malformed(e) => write!(f, "malformed frame: {e}"),
+            FrameError::Trailing => f.write_str("frame has trailing bytes after its message"),
+            FrameError::Truncated { have, want } => {
+                write!(f, "stream ended inside a frame ({have} of {want} bytes)")
+            }
+            FrameError::Io(e) => write!(f, "frame i/o: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+fn options() -> impl Options {
+    // The limit bounds every length bincode reads inside the payload, so a claimed 2^62
+    // element vector fails after a few bytes instead of reserving memory for it.
+    bincode::DefaultOptions::new()
+        .with_limit(u64::from(MAX_FRAME))
+        .reject_trailing_bytes()
+}
+
+/// Encodes `msg` as a whole frame: length prefix and payload.
+pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
+    let payload = options()
+        .serialize(msg)
+        .map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|&n| n <= MAX_FRAME)
+        .ok_or(FrameError::TooLarge(payload.len() as u64))?;
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&payload);
+    Ok(out)
+}
+
+/// Decodes one payload (the bytes after the length prefix).
+pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
+    if payload.len() > MAX_FRAME as usize {
+        return Err(FrameError::TooLarge(payload.len() as u64));
+    }
+    options().deserialize(payload).map_err(|e| match *e {
+        bincode::ErrorKind::Custom(ref m) if m.contains("bytes remaining") => FrameError::Trailing,
+        other => FrameError::Malformed(other.to_string()),
+    })
+}
+
+/// Checks a length prefix; the one place the limit is enforced for incoming frames.
+fn payload_len(header: [u8; HEADER]) -> Result<usize, FrameError> {
+    let n = u32::from_be_bytes(header);
+    if n > MAX_FRAME {
+        return Err(FrameError::TooLarge(u64::from(n)));
+    }
+    Ok(n as usize)
+}
+
+/// Collects bytes from a non-blocking reader and yields whole payloads. It never holds
+/// more than one frame plus what a single read returned, because a frame over the limit
+/// is refused as soon as its header is in.
+#[derive(Debug, Default)]
+pub struct FrameDecoder {
+    buf: Vec<u8>,
+}
+
+impl FrameDecoder {
+    pub fn new() -> FrameDecoder {
+        FrameDecoder::default()
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes held that are not yet a whole frame.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next whole payload, `None` when more bytes are needed, or an error after which
+    /// the stream cannot be resynchronised and should be closed.
+    pub fn next_payload(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
+        let Some(header) = self.buf.first_chunk::<HEADER>() else {
+            return Ok(None);
+        };
+        let len = payload_len(*header)?;
+        if self.buf.len() < HEADER + len {
+            return Ok(None);
+        }
+        let payload = self.buf[HEADER..HEADER + len].to_vec();
+        self.buf.drain(..HEADER + len);
+        Ok(Some(payload))
+    }
+}
+
+/// Writes one frame to a blocking writer.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> Result<(), FrameError> {
+    let bytes = encode(msg)?;
+    w.write_all(&bytes).map_err(FrameError::Io)?;
+    w.flush().map_err(FrameError::Io)
+}
+
+/// Reads one frame from a blocking reader. The payload buffer is allocated only after the
+/// length has been checked against `MAX_FRAME`.
+pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read) -> Result<T, FrameError> {
+    let mut header = [0u8; HEADER];
+    read_full(r, &mut header)?;
+    let len = payload_len(header)?;
+    let mut payload = vec![0u8; len];
+    read_full(r, &mut payload)?;
+    decode(&payload)
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<(), FrameError> {
+    let mut have = 0;
+    while have < buf.len() {
+        match r.read(&mut buf[have..]) {
+            Ok(0) => {
+                return Err(FrameError::Truncated {
+                    have,
+                    want: buf.len(),
+                })
+            }
+            Ok(n) => have += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(FrameError::Io(e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

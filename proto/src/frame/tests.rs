@@ -1,0 +1,108 @@
+use super::*;
+use crate::memory::{Request, Response};
+use crate::DataClass;
+
+fn recall() -> Request {
+    Request::Recall {
+        query: "tea".into(),
+        max_class: DataClass::Private,
+        limit: 5,
+    }
+}
+
+#[test]
+fn a_request_round_trips() {
+    let bytes = encode(&recall()).unwrap();
+    let len = u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize;
+    assert_eq!(len, bytes.len() - 4);
+    let back: Request = decode(&bytes[4..]).unwrap();
+    assert_eq!(back, recall());
+    let mut cursor = std::io::Cursor::new(bytes);
+    assert_eq!(read_frame::<Request>(&mut cursor).unwrap(), recall());
+}
+
+#[test]
+fn a_length_of_all_ones_is_refused_before_allocating() {
+    let mut d = FrameDecoder::new();
+    d.push(&[0xFF, 0xFF, 0xFF, 0xFF, 1, 2]);
+    assert!(matches!(d.next_payload(), Err(FrameError::TooLarge(0xFFFF_FFFF))));
+    let mut r: &[u8] = &[0xFF, 0xFF, 0xFF, 0xFF];
+    assert!(matches!(
+        read_frame::<Request>(&mut r),
+        Err(FrameError::TooLarge(_))
+    ));
+}
+
+#[test]
+fn a_length_just_over_the_limit_is_refused() {
+    let mut d = FrameDecoder::new();
+    d.push(&(MAX_FRAME + 1).to_be_bytes());
+    assert!(matches!(d.next_payload(), Err(FrameError::TooLarge(_))));
+    d = FrameDecoder::new();
+    d.push(&MAX_FRAME.to_be_bytes());
+    assert!(matches!(d.next_payload(), Ok(None)), "at the limit is allowed");
+}
+
+#[test]
+fn a_garbage_payload_is_malformed() {
+    assert!(matches!(
+        decode::<Request>(&[0xEE, 0x01, 0x02]),
+        Err(FrameError::Malformed(_))
+    ));
+    assert!(matches!(decode::<Response>(&[]), Err(FrameError::Malformed(_))));
+}
+
+#[test]
+fn trailing_bytes_are_refused() {
+    let mut bytes = encode(&Request::Status).unwrap();
+    bytes.push(0);
+    assert!(matches!(
+        decode::<Request>(&bytes[4..]),
+        Err(FrameError::Trailing)
+    ));
+}
+
+#[test]
+fn a_frame_cut_in_half_waits_then_completes() {
+    let bytes = encode(&recall()).unwrap();
+    let (a, b) = bytes.split_at(bytes.len() / 2);
+    let mut d = FrameDecoder::new();
+    d.push(a);
+    assert!(matches!(d.next_payload(), Ok(None)));
+    d.push(b);
+    let payload = d.next_payload().unwrap().unwrap();
+    assert_eq!(decode::<Request>(&payload).unwrap(), recall());
+    assert_eq!(d.buffered(), 0);
+    let mut r: &[u8] = a;
+    assert!(matches!(
+        read_frame::<Request>(&mut r),
+        Err(FrameError::Truncated { .. })
+    ));
+}
+
+#[test]
+fn a_small_payload_claiming_a_huge_vector_is_an_error() {
+    // Response::Hits is variant 0 (varint 0), then a vector length of 2^62 as a varint
+    // (0xFD then eight little-endian bytes), then junk: 12 bytes in all.
+    let mut payload = vec![0u8, 0xFD];
+    payload.extend_from_slice(&(1u64 << 62).to_le_bytes());
+    payload.push(0);
+    payload.push(0);
+    assert_eq!(payload.len(), 12);
+    assert!(matches!(
+        decode::<Response>(&payload),
+        Err(FrameError::Malformed(_))
+    ));
+}
+
+#[test]
+fn two_frames_in_one_read_come_out_in_order() {
+    let mut bytes = encode(&Request::Status).unwrap();
+    bytes.extend(encode(&recall()).unwrap());
+    let mut d = FrameDecoder::new();
+    d.push(&bytes);
+    let one: Request = decode(&d.next_payload().unwrap().unwrap()).unwrap();
+    let two: Request = decode(&d.next_payload().unwrap().unwrap()).unwrap();
+    assert_eq!((one, two), (Request::Status, recall()));
+    assert!(d.next_payload().unwrap().is_none());
+}

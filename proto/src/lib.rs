@@ -1,0 +1,18 @@
+//! `proto`: the vocabulary boxmaker's two daemons share — log records and labels, the
+//! frame codec, memoryd's messages, `neutralise`, recall rendering, session ids.
+//!
+//! **Architecture Invariant:** proto does no I/O of its own. It reads and writes only
+//! through `io::Read`/`io::Write` values its callers hand it; it opens no file or socket.
+
+pub mod frame;
+pub mod label;
+pub mod memory;
+pub mod neutralise;
+pub mod record;
+pub mod session_id;
+pub mod time;
+
+pub use label::{DataClass, Label};
+pub use neutralise::neutralise;
+pub use record::{Origin, Record, RecordError, ToolCall};
+pub use session_id::SessionId;

@@ -1,0 +1,130 @@
+//! memoryd's request and response messages, carried in frames (see `frame`), and the
+//! rendering of recall hits that loopd's tool, its `/recall` command and `memoryd recall`
+//! share so all three show the same text.
+
+use crate::label::{DataClass, Label};
+use crate::neutralise::neutralise;
+use serde::{Deserialize, Serialize};
+
+/// The most hits a recall may ask for. Each hit is at most a record's text, so this bounds
+/// a response well under the frame limit for ordinary texts, and memoryd trims further
+/// when the encoded answer would not fit.
+pub const MAX_HITS: u32 = 50;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request {
+    /// Free-text search over everything indexed at or below `max_class`.
+    Recall {
+        query: String,
+        max_class: DataClass,
+        limit: u32,
+    },
+    /// loopd finished a turn in `session`: index what is new. Answered with `Status`.
+    Nudge { session: String },
+    Status,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Response {
+    Hits(Vec<Hit>),
+    Status(MemoryStatus),
+    Error { message: String },
+}
+
+/// One recalled record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hit {
+    pub session: String,
+    pub epoch: u64,
+    pub time: String,
+    /// `session` for owner and assistant text, `summary` for a tool summary.
+    pub kind: String,
+    /// `owner`, `assistant` or `summary`.
+    pub role: String,
+    pub label: Label,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemoryStatus {
+    /// Log files the index has read from.
+    pub logs: u64,
+    /// Rows in the full-text index.
+    pub rows: u64,
+    /// Size of the index database file in bytes.
+    pub index_bytes: u64,
+}
+
+/// The label of a set of hits: the join of each hit's label, public and trusted when empty.
+pub fn hits_label(hits: &[Hit]) -> Label {
+    hits.iter().fold(Label::PUBLIC, |acc, h| acc.join(h.label))
+}
+
+/// Renders hits for a person or the model: a header line per hit, then who said what.
+/// Untrusted text is neutralised again here, since the model reads this output.
+pub fn render_hits(hits: &[Hit]) -> String {
+    let mut out = String::new();
+    for (i, hit) in hits.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let tag = if hit.label.untrusted {
+            "memory-tainted"
+        } else {
+            "memory"
+        };
+        let who = if hit.role == "owner" {
+            "the owner said"
+        } else {
+            "the assistant said"
+        };
+        let text = if hit.label.untrusted {
+            neutralise(&hit.text)
+        } else {
+            std::borrow::Cow::Borrowed(hit.text.as_str())
+        };
+        out.push_str(&format!(
+            "{tag} · session {} · {}\n{who}: {text}\n",
+            hit.session, hit.time
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(role: &str, untrusted: bool) -> Hit {
+        Hit {
+            session: "main".into(),
+            epoch: 0,
+            time: "2026-11-30T06:00:00.000Z".into(),
+            kind: "session".into(),
+            role: role.into(),
+            label: Label::new(DataClass::Private, untrusted),
+            text: "tea at four".into(),
+        }
+    }
+
+    #[test]
+    fn renders_the_specs_header_and_speaker() {
+        let out = render_hits(&[hit("owner", false), hit("summary", true)]);
+        assert_eq!(
+            out,
+            "memory · session main · 2026-11-30T06:00:00.000Z\nthe owner said: tea at four\n\n\
+             memory-tainted · session main · 2026-11-30T06:00:00.000Z\nthe assistant said: tea at four\n"
+        );
+    }
+
+    #[test]
+    fn the_label_of_hits_is_their_join() {
+        let mut secret = hit("owner", false);
+        secret.label.class = DataClass::Secret;
+        assert_eq!(hits_label(&[]), Label::PUBLIC);
+        assert_eq!(
+            hits_label(&[secret, hit("assistant", true)]),
+            Label::new(DataClass::Secret, true)
+        );
+    }
+}

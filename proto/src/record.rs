@@ -1,0 +1,310 @@
+//! The session log's records: one JSON object per line, tagged by `"type"`.
+//!
+//! Writing goes through serde. Reading is done by hand over a `serde_json::Value` so that
+//! every mistake in a log file on disk names the field that is wrong: serde's own messages
+//! for internally tagged enums lose the field name, and a person repairing a log needs it.
+
+use crate::label::{DataClass, Label};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Who started a turn: the owner on the channel socket, or loopd's own heartbeat timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Owner,
+    Heartbeat,
+}
+
+/// One tool call as the model produced it. `arguments` stays the model's JSON text, not a
+/// parsed value, so replay sends back exactly the bytes the model wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One line of `epoch-NNNNNN.jsonl`. Code that matches on records names every variant, so
+/// adding one here is a compile error at each place that must decide what to do with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    User {
+        time: String,
+        content: String,
+        origin: Origin,
+    },
+    Assistant {
+        time: String,
+        content: Option<String>,
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        time: String,
+        call: u64,
+        tool_call_id: String,
+        name: String,
+        content: String,
+        class: DataClass,
+        untrusted: bool,
+    },
+    ToolSummary {
+        time: String,
+        call: u64,
+        tool_call_id: String,
+        content: String,
+        class: DataClass,
+        untrusted: bool,
+    },
+    Usage {
+        time: String,
+        slot: u32,
+        cache_n: u64,
+        prompt_n: u64,
+        predicted_n: u64,
+    },
+    Note {
+        time: String,
+        text: String,
+    },
+}
+
+impl Record {
+    /// The record's `type` tag as written on disk.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::User { .. } => "user",
+            Record::Assistant { .. } => "assistant",
+            Record::ToolResult { .. } => "tool_result",
+            Record::ToolSummary { .. } => "tool_summary",
+            Record::Usage { .. } => "usage",
+            Record::Note { .. } => "note",
+        }
+    }
+
+    pub fn time(&self) -> &str {
+        match self {
+            Record::User { time, .. }
+            | Record::Assistant { time, .. }
+            | Record::ToolResult { time, .. }
+            | Record::ToolSummary { time, .. }
+            | Record::Usage { time, .. }
+            | Record::Note { time, .. } => time,
+        }
+    }
+
+    /// The label this record adds to its epoch's context, if it carries one.
+    pub fn label(&self) -> Option<Label> {
+        match self {
+            Record::ToolResult {
+                class, untrusted, ..
+            }
+            | Record::ToolSummary {
+                class, untrusted, ..
+            } => Some(Label::new(*class, *untrusted)),
+            Record::User { .. }
+            | Record::Assistant { .. }
+            | Record::Usage { .. }
+            | Record::Note { .. } => None,
+        }
+    }
+
+    /// The record as one line of JSON, newline included, ready for a single `write`.
+    pub fn to_line(&self) -> String {
+        // Serialising these plain structs cannot fail: every key is a string and every
+        // value a string, number, bool, null or list of those.
+        let mut line = serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"));
+        line.push('\n');
+        line
+    }
+
+    /// Parses one log line (without its newline).
+    pub fn from_line(line: &str) -> Result<Record, RecordError> {
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| RecordError::NotJson(e.to_string()))?;
+        let Value::Object(obj) = value else {
+            return Err(RecordError::NotObject);
+        };
+        let f = Fields {
+            obj: &obj,
+            prefix: String::new(),
+        };
+        let kind = f.string("type")?;
+        let time = f.string("time")?;
+        Ok(match kind.as_str() {
+            "user" => Record::User {
+                time,
+                content: f.string("content")?,
+                origin: match f.string("origin")?.as_str() {
+                    "owner" => Origin::Owner,
+                    "heartbeat" => Origin::Heartbeat,
+                    other => {
+                        return Err(RecordError::BadValue {
+                            field: "origin".into(),
+                            message: format!("{other:?} is not owner or heartbeat"),
+                        })
+                    }
+                },
+            },
+            "assistant" => Record::Assistant {
+                time,
+                content: f.opt_string("content")?,
+                tool_calls: f.tool_calls("tool_calls")?,
+            },
+            "tool_result" => Record::ToolResult {
+                time,
+                call: f.u64("call")?,
+                tool_call_id: f.string("tool_call_id")?,
+                name: f.string("name")?,
+                content: f.string("content")?,
+                class: f.class("class")?,
+                untrusted: f.bool("untrusted")?,
+            },
+            "tool_summary" => Record::ToolSummary {
+                time,
+                call: f.u64("call")?,
+                tool_call_id: f.string("tool_call_id")?,
+                content: f.string("content")?,
+                class: f.class("class")?,
+                untrusted: f.bool("untrusted")?,
+            },
+            "usage" => Record::Usage {
+                time,
+                slot: f.u32("slot")?,
+                cache_n: f.u64("cache_n")?,
+                prompt_n: f.u64("prompt_n")?,
+                predicted_n: f.u64("predicted_n")?,
+            },
+            "note" => Record::Note {
+                time,
+                text: f.string("text")?,
+            },
+            other => return Err(RecordError::UnknownType(other.to_string())),
+        })
+    }
+}
+
+/// Why a log line is not a record. Each variant names the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    NotJson(String),
+    NotObject,
+    UnknownType(String),
+    Missing { field: String },
+    WrongType { field: String, expected: &'static str },
+    BadValue { field: String, message: String },
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::NotJson(e) => write!(f, "not valid json: {e}"),
+            RecordError::NotObject => f.write_str("a record must be a json object"),
+            RecordError::UnknownType(t) => write!(f, "unknown record type {t:?}"),
+            RecordError::Missing { field } => write!(f, "field `{field}` is missing"),
+            RecordError::WrongType { field, expected } => {
+                write!(f, "field `{field}` must be {expected}")
+            }
+            RecordError::BadValue { field, message } => write!(f, "field `{field}`: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+/// Typed access to one JSON object's fields, with `prefix` naming where the object sits
+/// (`tool_calls[2].`) so nested errors still name the whole path.
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    prefix: String,
+}
+
+impl Fields<'_> {
+    fn path(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    fn get(&self, name: &str) -> Result<&Value, RecordError> {
+        self.obj.get(name).ok_or_else(|| RecordError::Missing {
+            field: self.path(name),
+        })
+    }
+
+    fn wrong(&self, name: &str, expected: &'static str) -> RecordError {
+        RecordError::WrongType {
+            field: self.path(name),
+            expected,
+        }
+    }
+
+    fn string(&self, name: &str) -> Result<String, RecordError> {
+        match self.get(name)? {
+            Value::String(s) => Ok(s.clone()),
+            _ => Err(self.wrong(name, "a string")),
+        }
+    }
+
+    fn opt_string(&self, name: &str) -> Result<Option<String>, RecordError> {
+        match self.get(name)? {
+            Value::String(s) => Ok(Some(s.clone())),
+            Value::Null => Ok(None),
+            _ => Err(self.wrong(name, "a string or null")),
+        }
+    }
+
+    fn u64(&self, name: &str) -> Result<u64, RecordError> {
+        self.get(name)?
+            .as_u64()
+            .ok_or_else(|| self.wrong(name, "a non-negative integer"))
+    }
+
+    fn u32(&self, name: &str) -> Result<u32, RecordError> {
+        let n = self.u64(name)?;
+        u32::try_from(n).map_err(|_| self.wrong(name, "an integer below 2^32"))
+    }
+
+    fn bool(&self, name: &str) -> Result<bool, RecordError> {
+        self.get(name)?
+            .as_bool()
+            .ok_or_else(|| self.wrong(name, "true or false"))
+    }
+
+    fn class(&self, name: &str) -> Result<DataClass, RecordError> {
+        let s = self.string(name)?;
+        s.parse().map_err(|e: crate::label::UnknownClass| RecordError::BadValue {
+            field: self.path(name),
+            message: e.to_string(),
+        })
+    }
+
+    fn tool_calls(&self, name: &str) -> Result<Vec<ToolCall>, RecordError> {
+        let Value::Array(items) = self.get(name)? else {
+            return Err(self.wrong(name, "a list of tool calls"));
+        };
+        let mut calls = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{}{name}[{i}]", self.prefix);
+            let Value::Object(obj) = item else {
+                return Err(RecordError::WrongType {
+                    field: at,
+                    expected: "an object with id, name and arguments",
+                });
+            };
+            let f = Fields {
+                obj,
+                prefix: format!("{at}."),
+            };
+            calls.push(ToolCall {
+                id: f.string("id")?,
+                name: f.string("name")?,
+                arguments: f.string("arguments")?,
+            });
+        }
+        Ok(calls)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,135 @@
+use super::*;
+
+const T: &str = "2026-11-30T06:00:00.000Z";
+
+fn all_variants() -> Vec<Record> {
+    vec![
+        Record::User {
+            time: T.into(),
+            content: "hi".into(),
+            origin: Origin::Owner,
+        },
+        Record::Assistant {
+            time: T.into(),
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"/x"}"#.into(),
+            }],
+        },
+        Record::ToolResult {
+            time: T.into(),
+            call: 1,
+            tool_call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "body".into(),
+            class: DataClass::Secret,
+            untrusted: false,
+        },
+        Record::ToolSummary {
+            time: T.into(),
+            call: 1,
+            tool_call_id: "c1".into(),
+            content: "short".into(),
+            class: DataClass::Public,
+            untrusted: true,
+        },
+        Record::Usage {
+            time: T.into(),
+            slot: 0,
+            cache_n: 10,
+            prompt_n: 5,
+            predicted_n: 7,
+        },
+        Record::Note {
+            time: T.into(),
+            text: "compaction failed".into(),
+        },
+    ]
+}
+
+#[test]
+fn every_variant_round_trips_through_a_line() {
+    for r in all_variants() {
+        let line = r.to_line();
+        assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+        assert_eq!(Record::from_line(line.trim_end()).unwrap(), r, "{line}");
+    }
+}
+
+#[test]
+fn tags_and_field_names_are_the_specs() {
+    let line = all_variants()[2].to_line();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["type"], "tool_result");
+    for key in [
+        "time",
+        "call",
+        "tool_call_id",
+        "name",
+        "content",
+        "class",
+        "untrusted",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing in {line}");
+    }
+    assert_eq!(v["class"], "secret");
+    let a: Value = serde_json::from_str(&all_variants()[1].to_line()).unwrap();
+    assert_eq!(a["content"], Value::Null);
+    assert_eq!(a["tool_calls"][0]["arguments"], r#"{"path":"/x"}"#);
+}
+
+fn err(line: &str) -> String {
+    Record::from_line(line).unwrap_err().to_string()
+}
+
+#[test]
+fn every_type_mismatch_names_its_field() {
+    let cases = [
+        (r#"{"type":"user","time":1,"content":"x","origin":"owner"}"#, "`time`"),
+        (r#"{"type":"user","time":"t","content":5,"origin":"owner"}"#, "`content`"),
+        (r#"{"type":"user","time":"t","content":"x","origin":"cat"}"#, "`origin`"),
+        (r#"{"type":"user","time":"t","content":"x"}"#, "`origin` is missing"),
+        (r#"{"type":"assistant","time":"t","content":[],"tool_calls":[]}"#, "`content`"),
+        (r#"{"type":"assistant","time":"t","content":null,"tool_calls":{}}"#, "`tool_calls`"),
+        (
+            r#"{"type":"assistant","time":"t","content":null,"tool_calls":[{"id":"a","name":"n","arguments":{}}]}"#,
+            "`tool_calls[0].arguments`",
+        ),
+        (r#"{"type":"assistant","time":"t","content":null,"tool_calls":[7]}"#, "`tool_calls[0]`"),
+        (
+            r#"{"type":"tool_result","time":"t","call":-1,"tool_call_id":"a","name":"n","content":"c","class":"public","untrusted":false}"#,
+            "`call`",
+        ),
+        (
+            r#"{"type":"tool_result","time":"t","call":1,"tool_call_id":"a","name":"n","content":"c","class":"top","untrusted":false}"#,
+            "`class`",
+        ),
+        (
+            r#"{"type":"tool_summary","time":"t","call":1,"tool_call_id":"a","content":"c","class":"public","untrusted":"no"}"#,
+            "`untrusted`",
+        ),
+        (
+            r#"{"type":"usage","time":"t","slot":4294967296,"cache_n":0,"prompt_n":0,"predicted_n":0}"#,
+            "`slot`",
+        ),
+        (
+            r#"{"type":"usage","time":"t","slot":0,"cache_n":1.5,"prompt_n":0,"predicted_n":0}"#,
+            "`cache_n`",
+        ),
+        (r#"{"type":"note","time":"t","text":null}"#, "`text`"),
+        (r#"{"type":7,"time":"t"}"#, "`type`"),
+    ];
+    for (line, want) in cases {
+        let got = err(line);
+        assert!(got.contains(want), "{line}: {got}");
+    }
+}
+
+#[test]
+fn non_records_are_clear_errors() {
+    assert!(err("not json").starts_with("not valid json"));
+    assert_eq!(err("[1,2]"), "a record must be a json object");
+    assert_eq!(err(r#"{"type":"poem","time":"t"}"#), "unknown record type \"poem\"");
+}

