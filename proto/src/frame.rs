@@ -115,17 +115,23 @@ impl FrameDecoder {
     /// The next whole payload, `None` when more bytes are needed, or an error after which
     /// the stream cannot be resynchronised and should be closed.
     pub fn next_payload(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
-        let Some(header) = self.buf.first_chunk::<HEADER>() else {
-            return Ok(None);
-        };
-        let len = payload_len(*header)?;
-        if self.buf.len() < HEADER + len {
-            return Ok(None);
-        }
-        let payload = self.buf[HEADER..HEADER + len].to_vec();
-        self.buf.drain(..HEADER + len);
-        Ok(Some(payload))
+        take_payload(&mut self.buf)
     }
+}
+
+/// Removes the first whole frame from the front of `buf` and returns its payload; `None`
+/// when `buf` holds only part of one. For a poll loop that owns the read buffer itself.
+pub fn take_payload(buf: &mut Vec<u8>) -> Result<Option<Vec<u8>>, FrameError> {
+    let Some(header) = buf.first_chunk::<HEADER>() else {
+        return Ok(None);
+    };
+    let len = payload_len(*header)?;
+    if buf.len() < HEADER + len {
+        return Ok(None);
+    }
+    let payload = buf[HEADER..HEADER + len].to_vec();
+    buf.drain(..HEADER + len);
+    Ok(Some(payload))
 }
 
 /// Writes one frame to a blocking writer.

@@ -4,6 +4,7 @@
 //! **Architecture Invariant:** proto does no I/O of its own. It reads and writes only
 //! through `io::Read`/`io::Write` values its callers hand it; it opens no file or socket.
 
+pub mod config;
 pub mod frame;
 pub mod label;
 pub mod memory;

@@ -1,1 +1,15 @@
-//! placeholder
+//! `plumbing`: what every boxmaker daemon needs from its host — the listening socket from
+//! systemd or a path, the notify protocol and watchdog, signals as poll events, log lines
+//! the journal understands, and the poll loop that ties them together.
+//!
+//! **Architecture Invariant:** plumbing knows nothing of boxmaker's protocols. It moves
+//! bytes between sockets and a `Service`; what the bytes mean is the daemon's business.
+
+pub mod args;
+pub mod conn;
+pub mod listen;
+pub mod log;
+pub mod notify;
+pub mod server;
+
+pub use server::{ConnId, Limits, Outbox, Peer, Server, Service};

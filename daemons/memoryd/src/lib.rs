@@ -1,0 +1,77 @@
+//! memoryd: reads loopd's session logs, keeps an SQLite FTS5 index of them, and answers
+//! recall queries in frames on its own socket.
+
+pub mod service;
+
+use plumbing::listen::{self, ListenError};
+use plumbing::{Limits, Server};
+use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
+use std::fmt;
+use std::time::Duration;
+
+/// Clients served at once. loopd holds one connection per recall; the CLI one more. The
+/// rest of this headroom is for bursts; past it a client is refused, not queued forever.
+pub const MAX_CLIENTS: usize = 256;
+
+/// A whole frame plus its header is the most a client may have half-sent.
+pub const MAX_INPUT: usize = proto::frame::MAX_FRAME as usize + proto::frame::HEADER;
+
+/// Responses queued for one client that is not reading: four of the largest frames.
+pub const MAX_OUTPUT: usize = 4 * MAX_INPUT;
+
+/// How long half a frame may wait for the rest. A local peer sends a frame in one write;
+/// ten seconds of silence in the middle means it is stuck or hostile.
+pub const PARTIAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection may sit idle. loopd connects per request, so an idle client is
+/// a leak on its side, and closing it returns the slot.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug)]
+pub enum MainError {
+    Args(String),
+    Config(ConfigError),
+    Listen(ListenError),
+    Serve(std::io::Error),
+}
+
+impl fmt::Display for MainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MainError::Args(m) => write!(f, "usage: memoryd [--config PATH] [recall QUERY…]: {m}"),
+            MainError::Config(e) => write!(f, "config: {e}"),
+            MainError::Listen(e) => write!(f, "listen: {e}"),
+            MainError::Serve(e) => write!(f, "poll loop: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MainError {}
+
+pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Config::parse(&text, path)
+}
+
+pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
+    let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
+    if let Some(word) = args.rest.first() {
+        return Err(MainError::Args(format!("unknown command {word:?}")));
+    }
+    let cfg = load_config(&args.config).map_err(MainError::Config)?;
+    let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
+    plumbing::info!("listening ({origin:?})");
+    let limits = Limits {
+        max_clients: MAX_CLIENTS,
+        max_input: MAX_INPUT,
+        max_output: MAX_OUTPUT,
+        partial_timeout: PARTIAL_TIMEOUT,
+        idle_timeout: Some(IDLE_TIMEOUT),
+    };
+    let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
+    let mut service = service::FrameService::new(args.config, cfg);
+    server.run(&mut service).map_err(MainError::Serve)
+}

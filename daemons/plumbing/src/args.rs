@@ -1,0 +1,52 @@
+//! The one command-line shape both daemons share: `[--config PATH] [ARGS…]`.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    pub config: PathBuf,
+    /// What followed the options: a subcommand and its words, or nothing.
+    pub rest: Vec<String>,
+}
+
+/// Parses `argv` (without the program name). `--config=PATH` and `--config PATH` both
+/// work; `--` ends the options so a query may start with a dash.
+pub fn parse(argv: impl IntoIterator<Item = String>, default_config: &str) -> Result<Args, String> {
+    let mut config = PathBuf::from(default_config);
+    let mut rest = Vec::new();
+    let mut it = argv.into_iter();
+    while let Some(arg) = it.next() {
+        if let Some(path) = arg.strip_prefix("--config=") {
+            config = PathBuf::from(path);
+        } else if arg == "--config" {
+            config = PathBuf::from(it.next().ok_or("--config needs a path")?);
+        } else if arg == "--" {
+            rest.extend(it.by_ref());
+        } else if arg.starts_with("--") && rest.is_empty() {
+            return Err(format!("unknown option {arg}"));
+        } else {
+            rest.push(arg);
+        }
+    }
+    Ok(Args { config, rest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(v: &[&str]) -> Result<Args, String> {
+        parse(v.iter().map(|s| s.to_string()), "/d.toml")
+    }
+
+    #[test]
+    fn config_and_rest() {
+        assert_eq!(p(&[]).unwrap().config, PathBuf::from("/d.toml"));
+        let a = p(&["--config", "/x", "recall", "tea", "--x"]).unwrap();
+        assert_eq!(a.config, PathBuf::from("/x"));
+        assert_eq!(a.rest, vec!["recall", "tea", "--x"]);
+        assert_eq!(p(&["--config=/y"]).unwrap().config, PathBuf::from("/y"));
+        assert!(p(&["--config"]).is_err());
+        assert!(p(&["--verbose"]).is_err());
+    }
+}

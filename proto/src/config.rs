@@ -1,0 +1,427 @@
+//! `boxmaker.toml`, the one configuration file both daemons read. Its schema lives here,
+//! beside the records, because it is part of the same external contract and both daemons
+//! must refuse exactly the same files. Parsing takes text; reading the file is the
+//! daemons' job.
+//!
+//! Every table refuses unknown keys, and `validate` checks ranges, so a typo is an error
+//! at start that names the key, never a silently ignored setting.
+
+use crate::label::DataClass;
+use crate::session_id::SessionId;
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The path both daemons read when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "/etc/boxmaker/boxmaker.toml";
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub state_dir: PathBuf,
+    pub session: String,
+    pub llama: Llama,
+    pub slots: Slots,
+    pub expect: Expect,
+    pub baseline: Baseline,
+    #[serde(rename = "loop")]
+    pub turn: Loop,
+    pub compact: Compact,
+    pub memory: Memory,
+    pub channel: Channel,
+    pub tools: Tools,
+    pub heartbeat: Heartbeat,
+    pub honcho: Honcho,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Llama {
+    pub url: String,
+    pub retries: u32,
+    pub timeout_s: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Slots {
+    pub main: u32,
+    pub background: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Expect {
+    pub n_ctx: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Baseline {
+    pub system: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Loop {
+    pub tool_result_cap: usize,
+    pub max_rounds: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Compact {
+    pub threshold: f64,
+    pub summary_chars: usize,
+    pub summarise: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Memory {
+    pub socket: PathBuf,
+    pub max_class: DataClass,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Channel {
+    pub socket: PathBuf,
+    pub allow_uids: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tools {
+    pub read_file: ReadFile,
+    pub http_fetch: HttpFetch,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadFile {
+    pub roots: Vec<PathBuf>,
+    pub max_bytes: u64,
+    pub class: Vec<ClassRule>,
+}
+
+/// A `[[tools.read_file.class]]` rule: files under `prefix` get this label.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassRule {
+    pub prefix: PathBuf,
+    pub class: DataClass,
+    #[serde(default)]
+    pub untrusted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpFetch {
+    pub max_bytes: u64,
+    pub timeout_s: u64,
+    pub allow_private: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Heartbeat {
+    pub every_s: u64,
+    /// Local hours when heartbeats may run, as `"HH:MM-HH:MM"`; empty means always.
+    pub active_hours: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Honcho {
+    pub url: String,
+    pub workspace: String,
+    /// Honcho's session id; empty means the boxmaker session's own id.
+    pub session: String,
+    pub owner_peer: String,
+    pub assistant_peer: String,
+    /// A file holding the bearer token; empty sends no `Authorization` header.
+    pub token_file: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            state_dir: PathBuf::from("/var/lib/boxmaker"),
+            session: "main".into(),
+            llama: Llama::default(),
+            slots: Slots::default(),
+            expect: Expect::default(),
+            baseline: Baseline::default(),
+            turn: Loop::default(),
+            compact: Compact::default(),
+            memory: Memory::default(),
+            channel: Channel::default(),
+            tools: Tools::default(),
+            heartbeat: Heartbeat::default(),
+            honcho: Honcho::default(),
+        }
+    }
+}
+
+impl Default for Llama {
+    fn default() -> Llama {
+        Llama {
+            url: "http://127.0.0.1:8080".into(),
+            retries: 3,
+            timeout_s: 600,
+        }
+    }
+}
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots {
+            main: 0,
+            background: 1,
+        }
+    }
+}
+
+impl Default for Expect {
+    fn default() -> Expect {
+        Expect { n_ctx: 262_144 }
+    }
+}
+
+impl Default for Baseline {
+    fn default() -> Baseline {
+        Baseline {
+            system: PathBuf::from("/etc/boxmaker/system.md"),
+        }
+    }
+}
+
+impl Default for Loop {
+    fn default() -> Loop {
+        Loop {
+            tool_result_cap: 16_000,
+            max_rounds: 16,
+        }
+    }
+}
+
+impl Default for Compact {
+    fn default() -> Compact {
+        Compact {
+            threshold: 0.85,
+            summary_chars: 8000,
+            summarise: vec!["http_fetch".into()],
+        }
+    }
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory {
+            socket: PathBuf::from("/run/boxmaker/memoryd.sock"),
+            max_class: DataClass::Private,
+        }
+    }
+}
+
+impl Default for Channel {
+    fn default() -> Channel {
+        Channel {
+            socket: PathBuf::from("/run/boxmaker/loopd.sock"),
+            allow_uids: Vec::new(),
+        }
+    }
+}
+
+impl Default for ReadFile {
+    fn default() -> ReadFile {
+        ReadFile {
+            roots: vec![PathBuf::from("/home/owner")],
+            max_bytes: 1_048_576,
+            class: Vec::new(),
+        }
+    }
+}
+
+impl Default for HttpFetch {
+    fn default() -> HttpFetch {
+        HttpFetch {
+            max_bytes: 2_097_152,
+            timeout_s: 20,
+            allow_private: false,
+        }
+    }
+}
+
+impl Default for Heartbeat {
+    fn default() -> Heartbeat {
+        Heartbeat {
+            every_s: 0,
+            active_hours: String::new(),
+        }
+    }
+}
+
+impl Default for Honcho {
+    fn default() -> Honcho {
+        Honcho {
+            url: String::new(),
+            workspace: "boxmaker".into(),
+            session: String::new(),
+            owner_peer: "owner".into(),
+            assistant_peer: "assistant".into(),
+            token_file: PathBuf::new(),
+        }
+    }
+}
+
+/// Why a configuration was refused. The message names the file and the key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    Read { path: PathBuf, message: String },
+    Parse { path: PathBuf, message: String },
+    Invalid { path: PathBuf, key: &'static str, message: String },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Read { path, message } => write!(f, "{}: {message}", path.display()),
+            ConfigError::Parse { path, message } => {
+                // toml's message spans lines (a caret under the key); keep it, trimmed.
+                write!(f, "{}: {}", path.display(), message.trim_end())
+            }
+            ConfigError::Invalid { path, key, message } => {
+                write!(f, "{}: key `{key}` {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Largest `llama.retries`: with doubling backoff more would wait for hours.
+pub const MAX_RETRIES: u32 = 10;
+
+impl Config {
+    /// Parses and validates `text`, naming `path` in every error.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &'static str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
+        if let Err(e) = SessionId::parse(&self.session) {
+            return Err(bad("session", e.to_string()));
+        }
+        if !self.state_dir.is_absolute() {
+            return Err(bad("state_dir", "must be an absolute path".into()));
+        }
+        if !(self.llama.url.starts_with("http://") || self.llama.url.starts_with("https://")) {
+            return Err(bad("llama.url", format!("{:?} is not an http(s) url", self.llama.url)));
+        }
+        if self.llama.retries > MAX_RETRIES {
+            return Err(bad("llama.retries", format!("must be at most {MAX_RETRIES}")));
+        }
+        if self.llama.timeout_s == 0 {
+            return Err(bad("llama.timeout_s", "must be above 0".into()));
+        }
+        if self.slots.main == self.slots.background {
+            return Err(bad(
+                "slots.background",
+                "must differ from slots.main, or background work evicts the main prompt cache"
+                    .into(),
+            ));
+        }
+        if self.expect.n_ctx == 0 {
+            return Err(bad("expect.n_ctx", "must be above 0".into()));
+        }
+        if self.turn.max_rounds == 0 {
+            return Err(bad("loop.max_rounds", "must be at least 1".into()));
+        }
+        if self.turn.tool_result_cap == 0 {
+            return Err(bad("loop.tool_result_cap", "must be above 0".into()));
+        }
+        let t = self.compact.threshold;
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(bad("compact.threshold", format!("must be in (0, 1], got {t}")));
+        }
+        if self.compact.summary_chars == 0 {
+            return Err(bad("compact.summary_chars", "must be above 0".into()));
+        }
+        for root in &self.tools.read_file.roots {
+            if !root.is_absolute() {
+                return Err(bad(
+                    "tools.read_file.roots",
+                    format!("{} is not an absolute path", root.display()),
+                ));
+            }
+        }
+        for rule in &self.tools.read_file.class {
+            if !rule.prefix.is_absolute() {
+                return Err(bad(
+                    "tools.read_file.class.prefix",
+                    format!("{} is not an absolute path", rule.prefix.display()),
+                ));
+            }
+        }
+        if self.tools.http_fetch.timeout_s == 0 {
+            return Err(bad("tools.http_fetch.timeout_s", "must be above 0".into()));
+        }
+        if !self.heartbeat.active_hours.is_empty() && self.active_hours().is_none() {
+            return Err(bad(
+                "heartbeat.active_hours",
+                format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
+            ));
+        }
+        if !self.honcho.url.is_empty()
+            && !(self.honcho.url.starts_with("http://") || self.honcho.url.starts_with("https://"))
+        {
+            return Err(bad("honcho.url", format!("{:?} is not an http(s) url", self.honcho.url)));
+        }
+        Ok(())
+    }
+
+    /// `heartbeat.active_hours` as minutes after local midnight, `(start, end)`.
+    pub fn active_hours(&self) -> Option<(u32, u32)> {
+        let (a, b) = self.heartbeat.active_hours.split_once('-')?;
+        Some((minutes(a)?, minutes(b)?))
+    }
+
+    /// The directory the prompts sit in: the one holding `baseline.system`.
+    pub fn prompt_dir(&self) -> &Path {
+        self.baseline.system.parent().unwrap_or(Path::new("/"))
+    }
+
+    /// A prompt beside `baseline.system`, such as `compact.md`.
+    pub fn prompt_path(&self, name: &str) -> PathBuf {
+        self.prompt_dir().join(name)
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.state_dir.join("memory").join("index.sqlite")
+    }
+}
+
+fn minutes(hhmm: &str) -> Option<u32> {
+    let (h, m) = hhmm.trim().split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+#[cfg(test)]
+mod tests;

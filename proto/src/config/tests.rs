@@ -1,0 +1,64 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Config, String> {
+    Config::parse(text, Path::new("/etc/b.toml")).map_err(|e| e.to_string())
+}
+
+#[test]
+fn an_empty_file_is_the_specs_defaults() {
+    let cfg = parse("").unwrap();
+    assert_eq!(cfg, Config::default());
+    assert_eq!(cfg.expect.n_ctx, 262_144);
+    assert_eq!(cfg.compact.summarise, vec!["http_fetch".to_string()]);
+    assert_eq!(cfg.memory.max_class, DataClass::Private);
+}
+
+#[test]
+fn the_starter_config_parses() {
+    let text = include_str!("../../../config/boxmaker.toml");
+    let cfg = parse(text).unwrap();
+    assert_eq!(cfg.session, "main");
+}
+
+#[test]
+fn unknown_keys_are_refused_by_name() {
+    let e = parse("[llama]\nurll = \"http://x\"\n").unwrap_err();
+    assert!(e.contains("urll"), "{e}");
+    let e = parse("colour = 1\n").unwrap_err();
+    assert!(e.contains("colour"), "{e}");
+    let e = parse("[[tools.read_file.class]]\nprefix = \"/a\"\nclass = \"secret\"\nextra = 1\n")
+        .unwrap_err();
+    assert!(e.contains("extra"), "{e}");
+}
+
+#[test]
+fn bad_values_are_refused_naming_the_key() {
+    let cases = [
+        ("[compact]\nthreshold = 1.5\n", "compact.threshold"),
+        ("[compact]\nthreshold = \"x\"\n", "threshold"),
+        ("session = \"Main\"\n", "session"),
+        ("[memory]\nmax_class = \"top\"\n", "max_class"),
+        ("[slots]\nmain = 1\nbackground = 1\n", "slots.background"),
+        ("[llama]\nurl = \"ftp://x\"\n", "llama.url"),
+        ("[loop]\nmax_rounds = 0\n", "loop.max_rounds"),
+        ("[heartbeat]\nactive_hours = \"25:00-07:00\"\n", "heartbeat.active_hours"),
+        ("state_dir = \"rel\"\n", "state_dir"),
+        ("[expect]\nn_ctx = -1\n", "n_ctx"),
+    ];
+    for (text, key) in cases {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(key) && e.contains("/etc/b.toml"), "{text}: {e}");
+    }
+}
+
+#[test]
+fn prompts_sit_beside_the_system_prompt() {
+    let cfg = parse("[baseline]\nsystem = \"/p/system.md\"\n").unwrap();
+    assert_eq!(cfg.prompt_path("compact.md"), PathBuf::from("/p/compact.md"));
+}
+
+#[test]
+fn active_hours_parse_to_minutes() {
+    let cfg = parse("[heartbeat]\nactive_hours = \"08:30-22:00\"\n").unwrap();
+    assert_eq!(cfg.active_hours(), Some((510, 1320)));
+}
