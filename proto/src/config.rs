@@ -123,7 +123,7 @@ pub struct HttpFetch {
     pub allow_private: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Heartbeat {
     pub every_s: u64,
@@ -254,15 +254,6 @@ impl Default for HttpFetch {
     }
 }
 
-impl Default for Heartbeat {
-    fn default() -> Heartbeat {
-        Heartbeat {
-            every_s: 0,
-            active_hours: String::new(),
-        }
-    }
-}
-
 impl Default for Honcho {
     fn default() -> Honcho {
         Honcho {
@@ -279,9 +270,19 @@ impl Default for Honcho {
 /// Why a configuration was refused. The message names the file and the key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfigError {
-    Read { path: PathBuf, message: String },
-    Parse { path: PathBuf, message: String },
-    Invalid { path: PathBuf, key: &'static str, message: String },
+    Read {
+        path: PathBuf,
+        message: String,
+    },
+    Parse {
+        path: PathBuf,
+        message: String,
+    },
+    Invalid {
+        path: PathBuf,
+        key: &'static str,
+        message: String,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -328,10 +329,16 @@ impl Config {
             return Err(bad("state_dir", "must be an absolute path".into()));
         }
         if !(self.llama.url.starts_with("http://") || self.llama.url.starts_with("https://")) {
-            return Err(bad("llama.url", format!("{:?} is not an http(s) url", self.llama.url)));
+            return Err(bad(
+                "llama.url",
+                format!("{:?} is not an http(s) url", self.llama.url),
+            ));
         }
         if self.llama.retries > MAX_RETRIES {
-            return Err(bad("llama.retries", format!("must be at most {MAX_RETRIES}")));
+            return Err(bad(
+                "llama.retries",
+                format!("must be at most {MAX_RETRIES}"),
+            ));
         }
         if self.llama.timeout_s == 0 {
             return Err(bad("llama.timeout_s", "must be above 0".into()));
@@ -354,7 +361,10 @@ impl Config {
         }
         let t = self.compact.threshold;
         if !(t > 0.0 && t <= 1.0) {
-            return Err(bad("compact.threshold", format!("must be in (0, 1], got {t}")));
+            return Err(bad(
+                "compact.threshold",
+                format!("must be in (0, 1], got {t}"),
+            ));
         }
         if self.compact.summary_chars == 0 {
             return Err(bad("compact.summary_chars", "must be above 0".into()));
@@ -384,10 +394,12 @@ impl Config {
                 format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
             ));
         }
-        if !self.honcho.url.is_empty()
-            && !(self.honcho.url.starts_with("http://") || self.honcho.url.starts_with("https://"))
-        {
-            return Err(bad("honcho.url", format!("{:?} is not an http(s) url", self.honcho.url)));
+        let honcho = &self.honcho.url;
+        if !(honcho.is_empty() || honcho.starts_with("http://") || honcho.starts_with("https://")) {
+            return Err(bad(
+                "honcho.url",
+                format!("{:?} is not an http(s) url", self.honcho.url),
+            ));
         }
         Ok(())
     }

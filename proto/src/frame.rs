@@ -25,7 +25,10 @@ pub enum FrameError {
     /// The payload decoded, but bytes were left over after the message.
     Trailing,
     /// The stream ended inside a frame.
-    Truncated { have: usize, want: usize },
+    Truncated {
+        have: usize,
+        want: usize,
+    },
     Io(io::Error),
 }
 

@@ -20,7 +20,9 @@ pub enum Request {
         limit: u32,
     },
     /// loopd finished a turn in `session`: index what is new. Answered with `Status`.
-    Nudge { session: String },
+    Nudge {
+        session: String,
+    },
     Status,
 }
 

@@ -100,7 +100,14 @@ mod tests {
 
     #[test]
     fn clean_text_and_near_misses_are_borrowed() {
-        for input in ["", "a < b > c", "<html><body>", "<thinker>", "x<", "<toolsx>"] {
+        for input in [
+            "",
+            "a < b > c",
+            "<html><body>",
+            "<thinker>",
+            "x<",
+            "<toolsx>",
+        ] {
             assert!(matches!(neutralise(input), Cow::Borrowed(_)), "{input}");
         }
     }

@@ -192,9 +192,17 @@ pub enum RecordError {
     NotJson(String),
     NotObject,
     UnknownType(String),
-    Missing { field: String },
-    WrongType { field: String, expected: &'static str },
-    BadValue { field: String, message: String },
+    Missing {
+        field: String,
+    },
+    WrongType {
+        field: String,
+        expected: &'static str,
+    },
+    BadValue {
+        field: String,
+        message: String,
+    },
 }
 
 impl fmt::Display for RecordError {
@@ -273,10 +281,11 @@ impl Fields<'_> {
 
     fn class(&self, name: &str) -> Result<DataClass, RecordError> {
         let s = self.string(name)?;
-        s.parse().map_err(|e: crate::label::UnknownClass| RecordError::BadValue {
-            field: self.path(name),
-            message: e.to_string(),
-        })
+        s.parse()
+            .map_err(|e: crate::label::UnknownClass| RecordError::BadValue {
+                field: self.path(name),
+                message: e.to_string(),
+            })
     }
 
     fn tool_calls(&self, name: &str) -> Result<Vec<ToolCall>, RecordError> {

@@ -1,8 +1,8 @@
 //! The listening socket: taken from systemd (`LISTEN_FDS`) when it is ours, else bound at
 //! the configured path.
 
+use nix::sys::socket::SockaddrStorage;
 use nix::sys::socket::{getsockname, getsockopt, sockopt, AddressFamily, SockType, SockaddrLike};
-use nix::sys::socket::{SockaddrStorage};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -20,7 +20,10 @@ pub enum ListenError {
     NotAListener(String),
     /// Another process answers on the path.
     InUse(PathBuf),
-    Bind { path: PathBuf, source: io::Error },
+    Bind {
+        path: PathBuf,
+        source: io::Error,
+    },
 }
 
 impl fmt::Display for ListenError {

@@ -73,11 +73,17 @@ mod tests {
             format_line(Level::Warning, true, "loopd", "x"),
             "<4>loopd: x\n"
         );
-        assert_eq!(format_line(Level::Error, false, "memoryd", "y"), "memoryd: y\n");
+        assert_eq!(
+            format_line(Level::Error, false, "memoryd", "y"),
+            "memoryd: y\n"
+        );
     }
 
     #[test]
     fn a_message_stays_on_one_line() {
-        assert_eq!(format_line(Level::Info, false, "loopd", "a\nb"), "loopd: a\\nb\n");
+        assert_eq!(
+            format_line(Level::Info, false, "loopd", "a\nb"),
+            "loopd: a\\nb\n"
+        );
     }
 }

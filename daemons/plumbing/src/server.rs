@@ -219,7 +219,10 @@ impl Server {
     fn freeze_if_asked(&self) {
         if let Some(path) = &self.freeze_file {
             if path.exists() {
-                crate::warn!("test hook: {} exists, freezing the poll loop", path.display());
+                crate::warn!(
+                    "test hook: {} exists, freezing the poll loop",
+                    path.display()
+                );
                 loop {
                     std::thread::park();
                 }
@@ -237,7 +240,9 @@ impl Server {
                     notify::reloading();
                     match svc.reload() {
                         Ok(()) => crate::notice!("reloaded configuration"),
-                        Err(e) => crate::error!("reload refused, keeping the old configuration: {e}"),
+                        Err(e) => {
+                            crate::error!("reload refused, keeping the old configuration: {e}")
+                        }
                     }
                     notify::ready(&svc.status());
                 }
@@ -276,11 +281,11 @@ impl Server {
             };
             let token = Token(self.next_token);
             self.next_token += 1;
-            if let Err(e) = self.poll.registry().register(
-                &mut stream,
-                token,
-                Interest::READABLE,
-            ) {
+            if let Err(e) = self
+                .poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE)
+            {
                 crate::warn!("register client: {e}");
                 continue;
             }

@@ -41,7 +41,10 @@ fn bad_values_are_refused_naming_the_key() {
         ("[slots]\nmain = 1\nbackground = 1\n", "slots.background"),
         ("[llama]\nurl = \"ftp://x\"\n", "llama.url"),
         ("[loop]\nmax_rounds = 0\n", "loop.max_rounds"),
-        ("[heartbeat]\nactive_hours = \"25:00-07:00\"\n", "heartbeat.active_hours"),
+        (
+            "[heartbeat]\nactive_hours = \"25:00-07:00\"\n",
+            "heartbeat.active_hours",
+        ),
         ("state_dir = \"rel\"\n", "state_dir"),
         ("[expect]\nn_ctx = -1\n", "n_ctx"),
     ];
@@ -54,7 +57,10 @@ fn bad_values_are_refused_naming_the_key() {
 #[test]
 fn prompts_sit_beside_the_system_prompt() {
     let cfg = parse("[baseline]\nsystem = \"/p/system.md\"\n").unwrap();
-    assert_eq!(cfg.prompt_path("compact.md"), PathBuf::from("/p/compact.md"));
+    assert_eq!(
+        cfg.prompt_path("compact.md"),
+        PathBuf::from("/p/compact.md")
+    );
 }
 
 #[test]

@@ -25,7 +25,10 @@ fn a_request_round_trips() {
 fn a_length_of_all_ones_is_refused_before_allocating() {
     let mut d = FrameDecoder::new();
     d.push(&[0xFF, 0xFF, 0xFF, 0xFF, 1, 2]);
-    assert!(matches!(d.next_payload(), Err(FrameError::TooLarge(0xFFFF_FFFF))));
+    assert!(matches!(
+        d.next_payload(),
+        Err(FrameError::TooLarge(0xFFFF_FFFF))
+    ));
     let mut r: &[u8] = &[0xFF, 0xFF, 0xFF, 0xFF];
     assert!(matches!(
         read_frame::<Request>(&mut r),
@@ -40,7 +43,10 @@ fn a_length_just_over_the_limit_is_refused() {
     assert!(matches!(d.next_payload(), Err(FrameError::TooLarge(_))));
     d = FrameDecoder::new();
     d.push(&MAX_FRAME.to_be_bytes());
-    assert!(matches!(d.next_payload(), Ok(None)), "at the limit is allowed");
+    assert!(
+        matches!(d.next_payload(), Ok(None)),
+        "at the limit is allowed"
+    );
 }
 
 #[test]
@@ -49,7 +55,10 @@ fn a_garbage_payload_is_malformed() {
         decode::<Request>(&[0xEE, 0x01, 0x02]),
         Err(FrameError::Malformed(_))
     ));
-    assert!(matches!(decode::<Response>(&[]), Err(FrameError::Malformed(_))));
+    assert!(matches!(
+        decode::<Response>(&[]),
+        Err(FrameError::Malformed(_))
+    ));
 }
 
 #[test]

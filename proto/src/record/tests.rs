@@ -87,17 +87,38 @@ fn err(line: &str) -> String {
 #[test]
 fn every_type_mismatch_names_its_field() {
     let cases = [
-        (r#"{"type":"user","time":1,"content":"x","origin":"owner"}"#, "`time`"),
-        (r#"{"type":"user","time":"t","content":5,"origin":"owner"}"#, "`content`"),
-        (r#"{"type":"user","time":"t","content":"x","origin":"cat"}"#, "`origin`"),
-        (r#"{"type":"user","time":"t","content":"x"}"#, "`origin` is missing"),
-        (r#"{"type":"assistant","time":"t","content":[],"tool_calls":[]}"#, "`content`"),
-        (r#"{"type":"assistant","time":"t","content":null,"tool_calls":{}}"#, "`tool_calls`"),
+        (
+            r#"{"type":"user","time":1,"content":"x","origin":"owner"}"#,
+            "`time`",
+        ),
+        (
+            r#"{"type":"user","time":"t","content":5,"origin":"owner"}"#,
+            "`content`",
+        ),
+        (
+            r#"{"type":"user","time":"t","content":"x","origin":"cat"}"#,
+            "`origin`",
+        ),
+        (
+            r#"{"type":"user","time":"t","content":"x"}"#,
+            "`origin` is missing",
+        ),
+        (
+            r#"{"type":"assistant","time":"t","content":[],"tool_calls":[]}"#,
+            "`content`",
+        ),
+        (
+            r#"{"type":"assistant","time":"t","content":null,"tool_calls":{}}"#,
+            "`tool_calls`",
+        ),
         (
             r#"{"type":"assistant","time":"t","content":null,"tool_calls":[{"id":"a","name":"n","arguments":{}}]}"#,
             "`tool_calls[0].arguments`",
         ),
-        (r#"{"type":"assistant","time":"t","content":null,"tool_calls":[7]}"#, "`tool_calls[0]`"),
+        (
+            r#"{"type":"assistant","time":"t","content":null,"tool_calls":[7]}"#,
+            "`tool_calls[0]`",
+        ),
         (
             r#"{"type":"tool_result","time":"t","call":-1,"tool_call_id":"a","name":"n","content":"c","class":"public","untrusted":false}"#,
             "`call`",
@@ -131,5 +152,8 @@ fn every_type_mismatch_names_its_field() {
 fn non_records_are_clear_errors() {
     assert!(err("not json").starts_with("not valid json"));
     assert_eq!(err("[1,2]"), "a record must be a json object");
-    assert_eq!(err(r#"{"type":"poem","time":"t"}"#), "unknown record type \"poem\"");
+    assert_eq!(
+        err(r#"{"type":"poem","time":"t"}"#),
+        "unknown record type \"poem\""
+    );
 }

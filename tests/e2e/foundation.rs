@@ -1,0 +1,205 @@
+//! The daemon plumbing, as systemd and a developer see it: binding or taking a socket,
+//! readiness, the watchdog, reload and stop, and refusing what is not ours.
+
+use crate::support::{frames, Daemon, Fixture, NotifySocket, HANG};
+use nix::sys::signal::Signal;
+use proto::memory::{Request, Response};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const DAEMONS: [&str; 2] = ["loopd", "memoryd"];
+
+fn socket_of<'a>(fx: &'a Fixture, name: &str) -> &'a std::path::Path {
+    if name == "loopd" {
+        &fx.loopd_sock
+    } else {
+        &fx.memoryd_sock
+    }
+}
+
+#[test]
+fn each_daemon_binds_its_path_notifies_ready_and_stops_on_sigterm() {
+    for name in DAEMONS {
+        let fx = Fixture::new("");
+        let mut d = Daemon::start(name, &fx);
+        UnixStream::connect(socket_of(&fx, name)).unwrap();
+        let status = d.stop();
+        assert!(status.success(), "{name} exited {status:?}");
+        d.notify.wait_for("STOPPING=1", HANG).unwrap();
+    }
+}
+
+#[test]
+fn ready_carries_a_status_line() {
+    let fx = Fixture::new("");
+    let d = Daemon::start("memoryd", &fx);
+    let ready = d
+        .notify
+        .seen
+        .iter()
+        .find(|m| m.contains("READY=1"))
+        .unwrap();
+    assert!(ready.lines().any(|l| l.starts_with("STATUS=")), "{ready}");
+}
+
+#[test]
+fn a_stale_socket_file_is_replaced() {
+    let fx = Fixture::new("");
+    drop(std::os::unix::net::UnixListener::bind(&fx.memoryd_sock).unwrap());
+    let mut d = Daemon::start("memoryd", &fx);
+    frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
+    assert!(d.stop().success());
+}
+
+#[test]
+fn a_second_instance_on_the_same_path_is_refused_and_the_first_keeps_serving() {
+    for name in DAEMONS {
+        let fx = Fixture::new("");
+        let mut first = Daemon::start(name, &fx);
+        let mut second = Daemon::spawn(Daemon::command(name, &fx), &fx);
+        let status = second.wait();
+        assert_eq!(status.code(), Some(1), "{name}");
+        second.wait_log("in use by another running daemon");
+        UnixStream::connect(socket_of(&fx, name)).unwrap();
+        assert!(first.stop().success());
+    }
+}
+
+#[test]
+fn the_watchdog_is_pinged_from_the_poll_loop() {
+    let fx = Fixture::new("");
+    let usec = 1_000_000u64;
+    let mut cmd = Daemon::command("memoryd", &fx);
+    cmd.env("WATCHDOG_USEC", usec.to_string());
+    let mut d = Daemon::spawn(cmd, &fx);
+    d.ready();
+    // systemd needs a ping within every WATCHDOG_USEC; the daemon aims for half that.
+    // The gap is compared with the whole period, so a busy machine does not fail it.
+    let mut last = Instant::now();
+    for _ in 0..4 {
+        d.notify.wait_for_new("WATCHDOG=1", HANG).unwrap();
+        let now = Instant::now();
+        assert!(
+            now - last <= Duration::from_micros(usec),
+            "gap {:?}",
+            now - last
+        );
+        last = now;
+    }
+    assert!(d.stop().success());
+}
+
+#[test]
+fn a_watchdog_meant_for_another_process_is_not_pinged() {
+    let fx = Fixture::new("");
+    let mut cmd = Daemon::command("memoryd", &fx);
+    cmd.env("WATCHDOG_USEC", "100000").env("WATCHDOG_PID", "1");
+    let mut d = Daemon::spawn(cmd, &fx);
+    d.ready();
+    frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
+    assert!(d.stop().success());
+    assert!(!d.notify.seen.iter().any(|m| m.contains("WATCHDOG=1")));
+}
+
+#[test]
+fn sighup_reports_reloading_then_ready() {
+    let fx = Fixture::new("");
+    let mut d = Daemon::start("memoryd", &fx);
+    d.signal(Signal::SIGHUP);
+    d.notify.wait_for_new("RELOADING=1", HANG).unwrap();
+    d.notify.wait_for_new("READY=1", HANG).unwrap();
+    assert!(d.stop().success());
+}
+
+#[test]
+fn socket_activation_hands_over_the_listening_socket() {
+    let fx = Fixture::new("");
+    // systemd-socket-activate binds the path, waits for the first client, then execs the
+    // daemon with LISTEN_FDS=1 and LISTEN_PID set to the daemon's pid. It passes on only
+    // the variables named with -E, so the notify socket is named that way.
+    let notify = NotifySocket::bind(&fx.path());
+    let mut cmd = Command::new("systemd-socket-activate");
+    cmd.arg("-E")
+        .arg(format!("NOTIFY_SOCKET={}", notify.path.display()))
+        .arg("-l")
+        .arg(&fx.memoryd_sock)
+        .arg(crate::support::bin("memoryd"))
+        .arg("--config")
+        .arg(&fx.config);
+    let mut d = Daemon::spawn_with(cmd, notify);
+    cmd_wait_for_path(&fx.memoryd_sock);
+    // The first request connects before memoryd exists; the answer proves the hand-over.
+    let answer = frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
+    assert!(matches!(
+        answer,
+        Response::Status(_) | Response::Error { .. }
+    ));
+    d.ready();
+    assert!(d.log_text().contains("Systemd"), "{}", d.log_text());
+    assert!(d.stop().success());
+}
+
+fn cmd_wait_for_path(path: &std::path::Path) {
+    let deadline = Instant::now() + HANG;
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn listen_fds_for_another_process_are_ignored_and_the_path_bound() {
+    let fx = Fixture::new("");
+    let mut cmd = Daemon::command("memoryd", &fx);
+    cmd.env("LISTEN_PID", "1").env("LISTEN_FDS", "1");
+    let mut d = Daemon::spawn(cmd, &fx);
+    d.ready();
+    frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
+    assert!(d.stop().success());
+}
+
+#[test]
+fn fd_3_that_is_not_a_listening_socket_is_refused() {
+    let fx = Fixture::new("");
+    // A shell gives the daemon fd 3 as a plain file and LISTEN_PID as its own pid ($$
+    // survives the exec), the way a broken unit file could.
+    for fd3 in ["3</etc/hostname", "3<>/dev/null"] {
+        let script = format!("exec {fd3}; LISTEN_PID=$$ LISTEN_FDS=1 exec \"$0\" --config \"$1\"");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .arg(crate::support::bin("memoryd"))
+            .arg(&fx.config);
+        let mut d = Daemon::spawn(cmd, &fx);
+        assert_eq!(d.wait().code(), Some(1));
+        d.wait_log("not a listening unix stream socket");
+        assert!(!fx.memoryd_sock.exists());
+    }
+}
+
+#[test]
+fn a_bad_config_is_refused_at_start_naming_the_key() {
+    let fx = Fixture::new("[compact]\nthreshold = 2.0\n");
+    for name in DAEMONS {
+        let mut d = Daemon::spawn(Daemon::command(name, &fx), &fx);
+        assert_eq!(d.wait().code(), Some(1));
+        d.wait_log("compact.threshold");
+    }
+}
+
+#[test]
+fn journal_lines_carry_a_priority_prefix() {
+    let fx = Fixture::new("[compact]\nthreshold = 2.0\n");
+    let mut cmd = Daemon::command("memoryd", &fx);
+    cmd.env("JOURNAL_STREAM", "8:12345");
+    let mut d = Daemon::spawn(cmd, &fx);
+    // Daemon::spawn clears JOURNAL_STREAM for every other test; this one sets it after.
+    assert_eq!(d.wait().code(), Some(1));
+    let line = d.wait_log("compact.threshold");
+    assert!(line.starts_with("<3>memoryd: "), "{line}");
+}
