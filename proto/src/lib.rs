@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod frame;
+pub mod head;
 pub mod label;
 pub mod memory;
 pub mod neutralise;
