@@ -1,0 +1,3 @@
+//! Compaction: starting a new epoch whose head carries a summary of the old one.
+
+pub mod policy;

@@ -1,0 +1,142 @@
+//! The pure rules of compaction: when it is due, the fallback summary, the character cap,
+//! and the label a new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
+
+use proto::{Label, Record};
+
+/// True when the epoch's last usage filled at least `threshold` of the slot's context:
+/// `cache_n + prompt_n >= threshold × n_ctx`. The add saturates so absurd counts from a
+/// server cannot wrap around to "not due", and the comparison is in f64 so that
+/// 0.85 × 262144 = 222822.4 makes 222822 not due and 222823 due.
+pub fn due(cache_n: u64, prompt_n: u64, threshold: f64, n_ctx: u64) -> bool {
+    cache_n.saturating_add(prompt_n) as f64 >= threshold * n_ctx as f64
+}
+
+/// The first `n` characters of `s`, never splitting a character.
+pub fn cap_chars(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((end, _)) => s[..end].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// The summary used when the model cannot write one because the summary call itself is
+/// context-full: the epoch's user texts in order (newest last), joined by a blank line,
+/// cut to `summary_chars` characters.
+pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
+    let texts: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::User { content, .. } => Some(content.as_str()),
+            Record::Assistant { .. }
+            | Record::ToolResult { .. }
+            | Record::ToolSummary { .. }
+            | Record::Usage { .. }
+            | Record::Note { .. } => None,
+        })
+        .collect();
+    cap_chars(&texts.join("\n\n"), summary_chars)
+}
+
+/// The label of everything an epoch's context holds: its own carry label joined with the
+/// label of every record in it. A new epoch's `carry_label` is this, so a summary of
+/// secret or tainted turns stays secret or tainted.
+pub fn context_label(carry_label: Label, records: &[Record]) -> Label {
+    records
+        .iter()
+        .filter_map(Record::label)
+        .fold(carry_label, Label::join)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::{DataClass, Origin};
+
+    fn user(text: &str) -> Record {
+        Record::User {
+            time: "t".into(),
+            content: text.into(),
+            origin: Origin::Owner,
+        }
+    }
+
+    fn note(text: &str) -> Record {
+        Record::Note {
+            time: "t".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn due_at_850_of_1000_not_at_849() {
+        assert!(!due(800, 49, 0.85, 1000));
+        assert!(due(800, 50, 0.85, 1000));
+    }
+
+    #[test]
+    fn due_at_222823_of_262144_not_at_222822() {
+        assert!(!due(222_000, 822, 0.85, 262_144));
+        assert!(due(222_000, 823, 0.85, 262_144));
+    }
+
+    #[test]
+    fn threshold_one_is_the_whole_window() {
+        assert!(!due(1000, 1047, 1.0, 2048));
+        assert!(due(1000, 1048, 1.0, 2048));
+    }
+
+    #[test]
+    fn counts_that_would_overflow_saturate_to_due() {
+        assert!(due(u64::MAX, u64::MAX, 0.85, 262_144));
+    }
+
+    #[test]
+    fn fallback_is_user_texts_newest_last_joined_by_a_blank_line() {
+        let records = [
+            user("first"),
+            note("skip me"),
+            user("second"),
+            user("third"),
+        ];
+        assert_eq!(fallback_summary(&records, 100), "first\n\nsecond\n\nthird");
+    }
+
+    #[test]
+    fn fallback_cap_is_in_characters_on_a_boundary() {
+        let records = [user("héllo"), user("wörld")];
+        assert_eq!(fallback_summary(&records, 2), "hé");
+        assert_eq!(fallback_summary(&records, 8), "héllo\n\nw");
+        assert_eq!(fallback_summary(&records, 0), "");
+    }
+
+    #[test]
+    fn no_users_give_an_empty_fallback() {
+        assert_eq!(fallback_summary(&[note("n")], 100), "");
+        assert_eq!(fallback_summary(&[], 100), "");
+    }
+
+    #[test]
+    fn cap_chars_keeps_multibyte_characters_whole() {
+        assert_eq!(cap_chars("日本語", 2), "日本");
+        assert_eq!(cap_chars("abc", 10), "abc");
+    }
+
+    #[test]
+    fn the_context_label_joins_the_carry_and_every_record() {
+        let secret = Record::ToolResult {
+            time: "t".into(),
+            call: 1,
+            tool_call_id: "a".into(),
+            name: "read_file".into(),
+            content: "x".into(),
+            class: DataClass::Secret,
+            untrusted: false,
+        };
+        let carry = Label::new(DataClass::Public, true);
+        assert_eq!(
+            context_label(carry, &[user("u"), secret]),
+            Label::new(DataClass::Secret, true)
+        );
+        assert_eq!(context_label(Label::PUBLIC, &[user("u")]), Label::PUBLIC);
+    }
+}
