@@ -56,6 +56,13 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// A message Honcho holds: its `boxmaker_id` and its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub id: String,
+    pub content: String,
+}
+
 pub struct Client {
     agent: ureq::Agent,
     base: String,
@@ -136,8 +143,8 @@ impl Client {
         Ok(())
     }
 
-    /// The id of the newest message Honcho holds for boxmaker session `boxmaker`, if any.
-    pub fn newest_id(&self, session: &str, boxmaker: &str) -> Result<Option<String>, CallError> {
+    /// The newest message Honcho holds for boxmaker session `boxmaker`, if any.
+    pub fn newest(&self, session: &str, boxmaker: &str) -> Result<Option<Held>, CallError> {
         let url = format!(
             "{}/list?reverse=true&page=1&size=1",
             self.messages_url(session)
@@ -166,12 +173,18 @@ impl Client {
                 "{url}: answer has no `items` list"
             )));
         };
-        Ok(items
-            .first()
-            .and_then(|m| m.get("metadata"))
-            .and_then(|m| m.get(ID_KEY))
-            .and_then(Value::as_str)
-            .map(str::to_string))
+        let Some(item) = items.first() else {
+            return Ok(None);
+        };
+        let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        match (
+            field(item.get("metadata").and_then(|m| m.get(ID_KEY))),
+            field(item.get("content")),
+        ) {
+            (Some(id), Some(content)) => Ok(Some(Held { id, content })),
+            // A message without our id is not one of ours, whatever the filter said.
+            _ => Ok(None),
+        }
     }
 }
 

@@ -169,18 +169,21 @@ pub fn plan(session: &str, scan: &Scan, from: &Cursor, peers: &Peers, max: usize
     }
 }
 
-/// The cursor just past the message `id`, when `scan` (read from `from`) holds it.
+/// Where message `id` lies in `scan` (read from `from`): the cursor just past it, and
+/// whether Honcho's copy, `content`, is the same text. Honcho strips NUL characters from
+/// what it stores, so they do not count.
 pub fn cursor_past(
     session: &str,
     scan: &Scan,
     from: &Cursor,
     peers: &Peers,
     id: &str,
-) -> Option<Cursor> {
+    content: &str,
+) -> Option<(Cursor, bool)> {
     pending(session, scan, from, peers)
         .into_iter()
         .find(|(m, _)| m.id == id)
-        .map(|(_, after)| after)
+        .map(|(m, after)| (after, m.content.replace('\0', "") == content))
 }
 
 #[cfg(test)]

@@ -16,10 +16,11 @@
 //! with Honcho — at start, and after any post whose outcome is unknown (a timeout, a lost
 //! connection, a 5xx) — the reporter first asks Honcho for the newest message of the
 //! session (`messages/list`, `reverse=true`, one item, filtered on `boxmaker_session`) and
-//! moves the cursor past it if the cursor is behind. Batches are posted strictly in log
-//! order and Honcho lists in insertion order, so the newest message names exactly how far
-//! Honcho got. A crash between a post and the cursor write therefore costs one extra list
-//! call, not a duplicate.
+//! moves the cursor past it if the cursor is behind (and the text there matches, so a
+//! session whose logs were started over is not skipped on an id alone). Batches are posted
+//! strictly in log order and Honcho lists in insertion order, so the newest message names
+//! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
+//! one extra list call, not a duplicate.
 //!
 //! **Refusals.** A 4xx (other than 408 and 429) means Honcho will refuse the same batch
 //! again: it is logged with the start of the answer's body and skipped, and the cursor

@@ -2,7 +2,7 @@
 //! then post batch after batch of finished turns from the cursor on, storing the cursor
 //! after each, until nothing is left or Honcho cannot be reached.
 
-use super::client::{CallError, Client};
+use super::client::{CallError, Client, Held};
 use super::cursor::{self, Cursor};
 use super::message::{self, Peers, MAX_BATCH};
 use super::scan;
@@ -94,11 +94,12 @@ impl SessionSync {
         };
         self.cursor = Some(cur);
         if !self.checked {
-            match ctx.client.newest_id(&target, &name) {
-                Ok(Some(id)) => {
-                    if let Some(past) = find_past(&dir, cur, &name, &ctx.peers, &id)? {
+            match ctx.client.newest(&target, &name) {
+                Ok(Some(held)) => {
+                    if let Some(past) = find_past(&dir, cur, &name, &ctx.peers, &held)? {
                         plumbing::notice!(
-                            "honcho: session {name}: Honcho already holds {id}; the cursor moves past it"
+                            "honcho: session {name}: Honcho already holds {}; the cursor moves past it",
+                            held.id
                         );
                         self.save(&cursor_path, past)?;
                         cur = past;
@@ -175,17 +176,17 @@ pub fn refusal_line(
     )
 }
 
-/// The cursor just past message `id` when it lies at or after `from`, or `None` when the
-/// logs from `from` on do not hold it (it was reported before the cursor was stored last,
-/// or it is not one of ours).
+/// The cursor just past Honcho's newest message when it lies at or after `from`, or `None`
+/// when the logs from `from` on do not hold it (it was reported before the cursor was
+/// stored last, or it is not one of ours).
 fn find_past(
     dir: &Path,
     from: Cursor,
     session: &str,
     peers: &Peers,
-    id: &str,
+    held: &Held,
 ) -> Result<Option<Cursor>, String> {
-    let Some(at) = message::parse_id(session, id) else {
+    let Some(at) = message::parse_id(session, &held.id) else {
         return Ok(None);
     };
     if at < (from.epoch, from.offset) {
@@ -194,8 +195,18 @@ fn find_past(
     let mut cur = from;
     loop {
         let found = scan::scan(dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
-        if let Some(past) = message::cursor_past(session, &found, &cur, peers, id) {
-            return Ok(Some(past));
+        match message::cursor_past(session, &found, &cur, peers, &held.id, &held.content) {
+            Some((past, true)) => return Ok(Some(past)),
+            Some((_, false)) => {
+                // Same place, other text: these logs are not the ones Honcho was sent (the
+                // session was started over). Skipping on an id alone would lose turns.
+                plumbing::warn!(
+                    "honcho: session {session}: Honcho's newest message {} differs from the log's text there; reporting from the cursor on disk",
+                    held.id
+                );
+                return Ok(None);
+            }
+            None => {}
         }
         let Some(last) = found.turns.last() else {
             return Ok(None);

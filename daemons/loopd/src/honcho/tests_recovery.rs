@@ -2,7 +2,7 @@
 //! most 100, split long texts, the bearer token, a Honcho session shared by two boxmaker
 //! sessions.
 
-use super::standin::{Fault, Standin};
+use super::standin::{Fault, Standin, Stored};
 use super::tests::{config, got, options, round, settle, start, Expected, Logs};
 use super::*;
 use proto::head::log_file_name;
@@ -213,4 +213,26 @@ fn two_sessions_sharing_one_honcho_session_are_told_apart_after_a_restart() {
         assert_eq!(of("b"), owner_peer(want_b.clone()));
         assert_eq!(st.messages.len(), 10);
     });
+}
+
+#[test]
+fn an_old_message_with_the_same_id_but_other_text_does_not_skip_turns() {
+    let server = Standin::start();
+    // Honcho still holds what an earlier install of this session sent.
+    server.with(|st| {
+        st.messages.push(Stored {
+            id: "old1".into(),
+            session: "main".into(),
+            peer_id: "owner".into(),
+            content: "a question from before the logs were started over".into(),
+            created_at: "2020-01-01T00:00:00.000Z".into(),
+            metadata: serde_json::json!({"boxmaker_id": "main/0/0/owner", "boxmaker_session": "main"}),
+        })
+    });
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 2);
+    let reporter = start(&config(state.path(), &server));
+    settle(&reporter, &server, "main", 1 + want.len());
+    server.with(|st| assert_eq!(got(st)[1..], want[..]));
 }
