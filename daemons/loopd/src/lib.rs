@@ -4,6 +4,7 @@
 
 pub mod channel;
 pub mod compact;
+pub mod honcho;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};

@@ -1,0 +1,247 @@
+//! The two calls the reporter makes to Honcho's v3 API, over blocking `ureq`:
+//!
+//! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages` with
+//!   `{"messages": [MessageCreate…]}` (1 to 100 messages; Honcho answers 201 with the
+//!   created messages). Honcho gets-or-creates the workspace, the session and the peers
+//!   named in the messages itself, so no setup calls come first.
+//! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=1`
+//!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest message of one
+//!   boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`.
+//!
+//! Every answer is sorted into: done, refused for good (a 4xx other than 408 and 429: the
+//! same request would be refused again), or try again later (5xx, 408, 429, a redirect, no
+//! connection, a timeout) — in which case Honcho may or may not have stored what was sent.
+
+use super::message::{Outgoing, ID_KEY, SESSION_KEY};
+use proto::config::Honcho;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long one request may take in all. Honcho embeds a batch's messages before it
+/// answers, which takes seconds for 100 long messages; past this the outcome is unknown and
+/// the reporter asks Honcho what it holds before posting again.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long to wait for a connection. A server that is down refuses at once; one that is
+/// unreachable should not hold the reporter for the whole request timeout.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most of a successful answer that is read. A one-message page is a few dozen KiB at
+/// most (25 000 characters of content plus fields).
+pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
+
+/// The most of an error answer kept for the log: enough for Honcho's `{"detail": …}`
+/// validation messages, not enough to flood the journal.
+pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
+
+/// A bearer token is a short line; a bigger file is the wrong file.
+pub const MAX_TOKEN_BYTES: u64 = 4096;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// Honcho refused the request; sending it again would be refused again.
+    Refused { status: u16, body: String },
+    /// No answer, or one that says to come back later.
+    Retry(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Refused { status, body } => write!(f, "honcho answered {status}: {body}"),
+            CallError::Retry(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A message Honcho holds: its `boxmaker_id` and its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub id: String,
+    pub content: String,
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+    workspace: String,
+    token_file: PathBuf,
+}
+
+impl Client {
+    pub fn new(cfg: &Honcho) -> Client {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            // A redirect of a POST would be followed as a GET; Honcho never sends one, so a
+            // redirect means a wrong url and is reported as such.
+            .redirects(0)
+            .build();
+        Client {
+            agent,
+            base: cfg.url.trim_end_matches('/').to_string(),
+            workspace: cfg.workspace.clone(),
+            token_file: cfg.token_file.clone(),
+        }
+    }
+
+    fn messages_url(&self, session: &str) -> String {
+        format!(
+            "{}/v3/workspaces/{}/sessions/{}/messages",
+            self.base,
+            encode(&self.workspace),
+            encode(session)
+        )
+    }
+
+    /// The token, read at each call so that a rotated token file takes effect.
+    fn token(&self) -> Result<Option<String>, CallError> {
+        if self.token_file.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        let fail = |m: String| {
+            CallError::Retry(format!(
+                "cannot read honcho.token_file {}: {m}",
+                self.token_file.display()
+            ))
+        };
+        let file = std::fs::File::open(&self.token_file).map_err(|e| fail(e.to_string()))?;
+        let mut text = String::new();
+        file.take(MAX_TOKEN_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| fail(e.to_string()))?;
+        if text.len() as u64 > MAX_TOKEN_BYTES {
+            return Err(fail(format!("longer than {MAX_TOKEN_BYTES} bytes")));
+        }
+        Ok(Some(text.trim().to_string()))
+    }
+
+    fn send(&self, url: &str, body: &Value) -> Result<ureq::Response, CallError> {
+        let mut req = self.agent.post(url).set("Content-Type", "application/json");
+        if let Some(token) = self.token()? {
+            req = req.set("Authorization", &format!("Bearer {token}"));
+        }
+        match req.send_string(&body.to_string()) {
+            Ok(resp) if (200..300).contains(&resp.status()) => Ok(resp),
+            Ok(resp) => Err(judge(resp.status(), resp)),
+            Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
+            // The transport error names the url itself.
+            Err(ureq::Error::Transport(t)) => Err(CallError::Retry(t.to_string())),
+        }
+    }
+
+    /// Posts one batch (1 to 100 messages) to `session`.
+    pub fn post(&self, session: &str, boxmaker: &str, batch: &[Outgoing]) -> Result<(), CallError> {
+        let messages: Vec<Value> = batch.iter().map(|m| m.to_json(boxmaker)).collect();
+        self.send(
+            &self.messages_url(session),
+            &json!({ "messages": messages }),
+        )?;
+        // The answer echoes every message; nothing in it is needed, so it is not read.
+        Ok(())
+    }
+
+    /// The newest message Honcho holds for boxmaker session `boxmaker`, if any.
+    pub fn newest(&self, session: &str, boxmaker: &str) -> Result<Option<Held>, CallError> {
+        let url = format!(
+            "{}/list?reverse=true&page=1&size=1",
+            self.messages_url(session)
+        );
+        let body = json!({ "filters": { "metadata": { SESSION_KEY: boxmaker } } });
+        let resp = match self.send(&url, &body) {
+            Ok(r) => r,
+            // A session Honcho has never seen holds no messages.
+            Err(CallError::Refused { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut text = String::new();
+        resp.into_reader()
+            .take(MAX_RESPONSE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| CallError::Retry(format!("{url}: reading the answer: {e}")))?;
+        if text.len() as u64 > MAX_RESPONSE_BYTES {
+            return Err(CallError::Retry(format!(
+                "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+        let page: Value = serde_json::from_str(&text)
+            .map_err(|e| CallError::Retry(format!("{url}: answer is not json: {e}")))?;
+        let Some(items) = page.get("items").and_then(Value::as_array) else {
+            return Err(CallError::Retry(format!(
+                "{url}: answer has no `items` list"
+            )));
+        };
+        let Some(item) = items.first() else {
+            return Ok(None);
+        };
+        let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        match (
+            field(item.get("metadata").and_then(|m| m.get(ID_KEY))),
+            field(item.get("content")),
+        ) {
+            (Some(id), Some(content)) => Ok(Some(Held { id, content })),
+            // A message without our id is not one of ours, whatever the filter said.
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Sorts a non-2xx answer, keeping the start of its body for the log.
+fn judge(status: u16, resp: ureq::Response) -> CallError {
+    let mut bytes = Vec::new();
+    // A body that cannot be read leaves the status alone to tell what happened.
+    let _ = resp
+        .into_reader()
+        .take(MAX_ERROR_BODY_BYTES)
+        .read_to_end(&mut bytes);
+    let body = String::from_utf8_lossy(&bytes).into_owned();
+    if is_permanent(status) {
+        CallError::Refused { status, body }
+    } else {
+        CallError::Retry(format!("honcho answered {status}: {body}"))
+    }
+}
+
+/// Whether an HTTP status means the same request will never succeed: a 4xx, except 408
+/// (request timeout) and 429 (too many requests), which ask to come back later as 5xx do.
+/// A redirect is not followed and not taken as final either: it means a wrong url, which
+/// the owner fixes, and until then nothing should be thrown away.
+pub fn is_permanent(status: u16) -> bool {
+    (400..500).contains(&status) && status != 408 && status != 429
+}
+
+/// Percent-encodes one path segment, keeping RFC 3986's unreserved characters.
+fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_sort_into_refused_and_retry() {
+        for s in [400, 401, 403, 404, 409, 413, 422] {
+            assert!(is_permanent(s), "{s}");
+        }
+        for s in [301, 308, 408, 429, 500, 502, 503, 504] {
+            assert!(!is_permanent(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(encode("main-1_x"), "main-1_x");
+        assert_eq!(encode("a b/c"), "a%20b%2Fc");
+    }
+}

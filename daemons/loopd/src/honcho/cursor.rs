@@ -1,0 +1,146 @@
+//! The report cursor of one session, `<state_dir>/honcho/<session>.cursor`: where in the
+//! session's logs the next unreported turn starts. It is the only state the reporter keeps,
+//! so it is written atomically (temp file, fsync, rename, fsync the directory): after a
+//! crash it holds either the old position or the new one, never a torn mix.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// A cursor file is three small numbers; anything bigger is not one of ours.
+const MAX_CURSOR_BYTES: u64 = 4096;
+
+/// A position in a session's logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cursor {
+    /// The epoch whose log holds the next unreported line.
+    pub epoch: u64,
+    /// The byte offset of the next unreported line in that epoch's log.
+    pub offset: u64,
+    /// How many messages of the turn starting at `offset` Honcho already holds. Usually
+    /// 0; it is more only when a batch ended inside a turn (a turn whose text was split
+    /// into many messages) or when Honcho was found holding part of one after a crash.
+    #[serde(default)]
+    pub done: usize,
+}
+
+#[derive(Debug)]
+pub enum CursorError {
+    Read { path: PathBuf, message: String },
+    Parse { path: PathBuf, message: String },
+    Write { path: PathBuf, message: String },
+}
+
+impl fmt::Display for CursorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CursorError::Read { path, message } => {
+                write!(f, "cannot read cursor {}: {message}", path.display())
+            }
+            CursorError::Parse { path, message } => {
+                write!(f, "cursor {} is not valid: {message}", path.display())
+            }
+            CursorError::Write { path, message } => {
+                write!(f, "cannot write cursor {}: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CursorError {}
+
+/// `<state_dir>/honcho/<session>.cursor`.
+pub fn path(state_dir: &Path, session: &str) -> PathBuf {
+    state_dir.join("honcho").join(format!("{session}.cursor"))
+}
+
+/// The stored cursor, or `None` when the session was never reported.
+pub fn load(path: &Path) -> Result<Option<Cursor>, CursorError> {
+    let read_err = |e: std::io::Error| CursorError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_err(e)),
+    };
+    let mut text = String::new();
+    file.take(MAX_CURSOR_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read_err)?;
+    if text.len() as u64 > MAX_CURSOR_BYTES {
+        return Err(CursorError::Parse {
+            path: path.to_path_buf(),
+            message: format!("longer than {MAX_CURSOR_BYTES} bytes"),
+        });
+    }
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| CursorError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+}
+
+/// Replaces the stored cursor atomically and durably.
+pub fn store(path: &Path, cursor: &Cursor) -> Result<(), CursorError> {
+    let write_err = |p: &Path, e: std::io::Error| CursorError::Write {
+        path: p.to_path_buf(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = PathBuf::from(tmp_name);
+    let mut text = serde_json::to_string(cursor).map_err(|e| CursorError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    text.push('\n');
+    let mut file = File::create(&tmp).map_err(|e| write_err(&tmp, e))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| write_err(&tmp, e))?;
+    drop(file);
+    fs::rename(&tmp, path).map_err(|e| write_err(path, e))?;
+    // The rename is only durable once the directory entry is; without this a power cut
+    // could bring back the old cursor and with it a duplicate report.
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| write_err(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_cursor_is_none_and_a_stored_one_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = path(dir.path(), "main");
+        assert_eq!(load(&p).unwrap(), None);
+        let c = Cursor {
+            epoch: 2,
+            offset: 1234,
+            done: 1,
+        };
+        store(&p, &c).unwrap();
+        assert_eq!(load(&p).unwrap(), Some(c));
+        assert!(!p.with_extension("cursor.tmp").exists());
+    }
+
+    #[test]
+    fn a_damaged_cursor_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = path(dir.path(), "main");
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, "{\"epoch\": \"x\"}").unwrap();
+        let e = load(&p).unwrap_err().to_string();
+        assert!(e.contains("main.cursor"), "{e}");
+    }
+}

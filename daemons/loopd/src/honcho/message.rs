@@ -1,0 +1,214 @@
+//! Turning finished turns into Honcho messages, and choosing the next batch to post.
+//!
+//! Each owner turn gives the owner's message (peer `owner_peer`) and then the final answer
+//! (peer `assistant_peer`), each with the record's `time` as `created_at` and a stable id
+//! in its metadata. Heartbeat turns give none. A text longer than Honcho accepts is sent
+//! as several messages in order, so nothing is refused for its length.
+
+use super::cursor::Cursor;
+use super::scan::{Scan, Turn};
+use proto::Origin;
+use serde_json::{json, Value};
+
+/// Honcho refuses a batch of more than 100 messages (`MessageBatchCreate`).
+pub const MAX_BATCH: usize = 100;
+
+/// Honcho's default `MAX_MESSAGE_SIZE`: a message's content may hold at most this many
+/// characters. Longer texts are split so that one long answer does not get a whole batch
+/// refused.
+pub const MAX_MESSAGE_CHARS: usize = 25_000;
+
+/// The metadata key holding a message's stable id.
+pub const ID_KEY: &str = "boxmaker_id";
+
+/// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
+/// the newest message of one session even when several share a Honcho session.
+pub const SESSION_KEY: &str = "boxmaker_session";
+
+/// The peers from `[honcho]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peers {
+    pub owner: String,
+    pub assistant: String,
+}
+
+/// One message to post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub id: String,
+    pub peer: String,
+    pub content: String,
+    pub created_at: String,
+}
+
+impl Outgoing {
+    /// The message as Honcho's `MessageCreate`.
+    pub fn to_json(&self, session: &str) -> Value {
+        json!({
+            "content": self.content,
+            "peer_id": self.peer,
+            "created_at": self.created_at,
+            "metadata": { ID_KEY: self.id, SESSION_KEY: session },
+        })
+    }
+}
+
+/// A message's id: `<session>/<epoch>/<offset of its record's line>/<owner|assistant>`,
+/// with `/<part>` added for the second and later parts of a split text. It names the
+/// record on disk, so it is the same however often the logs are scanned.
+pub fn message_id(session: &str, epoch: u64, offset: u64, role: &str, part: usize) -> String {
+    if part == 0 {
+        format!("{session}/{epoch}/{offset}/{role}")
+    } else {
+        format!("{session}/{epoch}/{offset}/{role}/{part}")
+    }
+}
+
+/// The epoch and line offset an id of `session` names, or `None` for any other string.
+pub fn parse_id(session: &str, id: &str) -> Option<(u64, u64)> {
+    let rest = id.strip_prefix(session)?.strip_prefix('/')?;
+    let mut parts = rest.split('/');
+    let epoch = parts.next()?.parse().ok()?;
+    let offset = parts.next()?.parse().ok()?;
+    matches!(parts.next(), Some("owner" | "assistant")).then_some((epoch, offset))
+}
+
+/// The messages one turn gives, in the order they are posted.
+pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers) -> Vec<Outgoing> {
+    if turn.origin == Origin::Heartbeat {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (said, role, peer) in [
+        (&turn.user, "owner", &peers.owner),
+        (&turn.answer, "assistant", &peers.assistant),
+    ] {
+        for (part, content) in split(&said.text).into_iter().enumerate() {
+            out.push(Outgoing {
+                id: message_id(session, turn.epoch, said.offset, role, part),
+                peer: peer.clone(),
+                content,
+                created_at: said.time.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// `text` in pieces of at most `MAX_MESSAGE_CHARS` characters; an empty text is one empty
+/// piece.
+fn split(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    loop {
+        let cut = rest
+            .char_indices()
+            .nth(MAX_MESSAGE_CHARS)
+            .map_or(rest.len(), |(i, _)| i);
+        pieces.push(rest[..cut].to_string());
+        rest = &rest[cut..];
+        if rest.is_empty() {
+            return pieces;
+        }
+    }
+}
+
+/// The next batch and the cursor to store once Honcho holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub batch: Vec<Outgoing>,
+    pub after: Cursor,
+}
+
+/// Every message of `scan` that `from` does not already count as reported, each with the
+/// cursor that counts it (and all before it) as reported.
+fn pending(session: &str, scan: &Scan, from: &Cursor, peers: &Peers) -> Vec<(Outgoing, Cursor)> {
+    let mut out = Vec::new();
+    for turn in &scan.turns {
+        let messages = turn_messages(session, turn, peers);
+        let total = messages.len();
+        let skip = if (turn.epoch, turn.user.offset) == (from.epoch, from.offset) {
+            from.done
+        } else {
+            0
+        };
+        for (k, m) in messages.into_iter().enumerate().skip(skip) {
+            let after = if k + 1 == total {
+                Cursor {
+                    epoch: turn.epoch,
+                    offset: turn.end,
+                    done: 0,
+                }
+            } else {
+                Cursor {
+                    epoch: turn.epoch,
+                    offset: turn.user.offset,
+                    done: k + 1,
+                }
+            };
+            out.push((m, after));
+        }
+    }
+    out
+}
+
+/// The next batch of at most `max` messages from `scan`, which was read from `from`.
+pub fn plan(session: &str, scan: &Scan, from: &Cursor, peers: &Peers, max: usize) -> Plan {
+    let all = pending(session, scan, from, peers);
+    if all.len() <= max {
+        // Everything found goes, so the cursor may move on to where the scan rested.
+        return Plan {
+            batch: all.into_iter().map(|(m, _)| m).collect(),
+            after: scan.rest,
+        };
+    }
+    let after = all[max - 1].1;
+    Plan {
+        batch: all.into_iter().take(max).map(|(m, _)| m).collect(),
+        after,
+    }
+}
+
+/// Where message `id` lies in `scan` (read from `from`): the cursor just past it, and
+/// whether Honcho's copy, `content`, is the same text. Honcho strips NUL characters from
+/// what it stores, so they do not count.
+pub fn cursor_past(
+    session: &str,
+    scan: &Scan,
+    from: &Cursor,
+    peers: &Peers,
+    id: &str,
+    content: &str,
+) -> Option<(Cursor, bool)> {
+    pending(session, scan, from, peers)
+        .into_iter()
+        .find(|(m, _)| m.id == id)
+        .map(|(m, after)| (after, m.content.replace('\0', "") == content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_name_the_record_and_parse_back() {
+        let id = message_id("main", 3, 120, "assistant", 0);
+        assert_eq!(id, "main/3/120/assistant");
+        assert_eq!(parse_id("main", &id), Some((3, 120)));
+        assert_eq!(parse_id("main", "main/3/120/owner/2"), Some((3, 120)));
+        assert_eq!(parse_id("main", "mainx/3/120/owner"), None);
+        assert_eq!(parse_id("main", "other/3/120/owner"), None);
+        assert_eq!(parse_id("main", "main/3/x/owner"), None);
+    }
+
+    #[test]
+    fn long_texts_split_on_character_boundaries() {
+        assert_eq!(split(""), vec![String::new()]);
+        let text = "é".repeat(MAX_MESSAGE_CHARS * 2 + 1);
+        let pieces = split(&text);
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[0].chars().count(), MAX_MESSAGE_CHARS);
+        assert_eq!(pieces[2], "é");
+        assert_eq!(pieces.concat(), text);
+    }
+}

@@ -1,0 +1,361 @@
+//! Reporting finished turns to Honcho (SPEC §10). When `honcho.url` is set, each finished
+//! owner turn's message and final answer are posted to Honcho's v3 messages API; heartbeat
+//! turns, the carry and tool traffic never are.
+//!
+//! **Source of truth.** The session logs on disk. The reporter reads them from a per-session
+//! cursor (`<state_dir>/honcho/<session>.cursor`) on one background thread and keeps no
+//! other state, so a restart of loopd, or a `kill -9`, loses nothing: the next reporter
+//! picks up at the cursor. The turn engine only calls [`Reporter::poke`], which never
+//! blocks; a periodic rescan with exponential backoff makes an outage heal by itself.
+//!
+//! **Exactly once.** Honcho assigns message ids itself (a nanoid per created message) and
+//! has no idempotency key, so a re-sent batch would be stored twice; its ids cannot make a
+//! duplicate harmless. Instead each message carries a stable id in its metadata
+//! (`boxmaker_id` = `<session>/<epoch>/<record offset>/<owner|assistant>`, see
+//! [`message::message_id`]), plus `boxmaker_session`. Whenever the cursor may disagree
+//! with Honcho — at start, and after any post whose outcome is unknown (a timeout, a lost
+//! connection, a 5xx) — the reporter first asks Honcho for the newest message of the
+//! session (`messages/list`, `reverse=true`, one item, filtered on `boxmaker_session`) and
+//! moves the cursor past it if the cursor is behind (and the text there matches, so a
+//! session whose logs were started over is not skipped on an id alone). Batches are posted
+//! strictly in log order and Honcho lists in insertion order, so the newest message names
+//! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
+//! one extra list call, not a duplicate.
+//!
+//! **Refusals.** A 4xx (other than 408 and 429) means Honcho will refuse the same batch
+//! again: it is logged with the start of the answer's body and skipped, and the cursor
+//! moves past it. Everything else that fails is retried with backoff and loses nothing.
+
+mod client;
+mod cursor;
+mod message;
+mod scan;
+mod sync;
+
+#[cfg(test)]
+mod standin;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_recovery;
+
+pub use client::{CONNECT_TIMEOUT, MAX_ERROR_BODY_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
+pub use message::{MAX_BATCH, MAX_MESSAGE_CHARS};
+pub use sync::AfterPost;
+
+use message::Peers;
+use proto::config::Config;
+use proto::SessionId;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use sync::{Ctx, Outcome, SessionSync};
+
+/// The first wait after a failure. Short, so a blip costs little delay.
+pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest wait between tries during an outage: reports resume at most this long after
+/// Honcho is back, and a long outage costs one failed request per session this often.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// How often every session is looked at even without a poke, so that turns finished while
+/// the reporter was not running, or whose poke was dropped, still go out.
+pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Pokes waiting for the reporter thread. A poke only says "look at this session"; when
+/// the queue is full the thread has pokes to work through already, and the rescan covers
+/// any that are dropped, so a full queue never blocks a turn.
+pub const MAX_PENDING_POKES: usize = 64;
+
+/// Set to `1` in loopd's environment, the reporter aborts the process right after
+/// Honcho accepted a batch and before the cursor is stored: the end-to-end test's way to
+/// hit the crash window exactly.
+pub const ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
+
+/// How a reporter paces itself and what it does after a post (tests change these).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub min_backoff: Duration,
+    pub max_backoff: Duration,
+    pub rescan: Duration,
+    pub after_post: AfterPost,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            min_backoff: MIN_BACKOFF,
+            max_backoff: MAX_BACKOFF,
+            rescan: RESCAN_INTERVAL,
+            after_post: AfterPost::Continue,
+        }
+    }
+}
+
+impl Options {
+    /// The defaults, with the crash hook from [`ABORT_AFTER_POST_ENV`] when it is set.
+    pub fn from_env() -> Options {
+        let mut opts = Options::default();
+        if std::env::var_os(ABORT_AFTER_POST_ENV).is_some_and(|v| v == "1") {
+            opts.after_post = AfterPost::Abort;
+        }
+        opts
+    }
+}
+
+/// What the reporter has done, for `/status` and for tests to wait on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Messages Honcho accepted since start.
+    pub posted: u64,
+    /// Rounds that ended with everything finished reported.
+    pub idle_rounds: u64,
+    /// Rounds that failed and will be tried again.
+    pub failures: u64,
+    /// The last failure, cleared by the next good round.
+    pub last_error: Option<String>,
+}
+
+struct Shared {
+    health: Mutex<Health>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn update(&self, f: impl FnOnce(&mut Health)) {
+        if let Ok(mut h) = self.health.lock() {
+            f(&mut h);
+        }
+        self.changed.notify_all();
+    }
+}
+
+enum Msg {
+    Poke(String),
+    Stop,
+}
+
+/// The handle the turn engine holds. Dropping it asks the thread to stop.
+pub struct Reporter {
+    tx: SyncSender<Msg>,
+    stopping: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Reporter {
+    /// Starts the reporter thread, or returns `None` when `honcho.url` is empty (or the
+    /// thread cannot be started, which is logged).
+    pub fn start(cfg: &Config) -> Option<Reporter> {
+        Reporter::start_with(cfg, Options::from_env())
+    }
+
+    pub fn start_with(cfg: &Config, opts: Options) -> Option<Reporter> {
+        if cfg.honcho.url.is_empty() {
+            return None;
+        }
+        let stopping = Arc::new(AtomicBool::new(false));
+        let ctx = Ctx {
+            state_dir: cfg.state_dir.clone(),
+            client: client::Client::new(&cfg.honcho),
+            peers: Peers {
+                owner: cfg.honcho.owner_peer.clone(),
+                assistant: cfg.honcho.assistant_peer.clone(),
+            },
+            honcho_session: cfg.honcho.session.clone(),
+            after_post: opts.after_post,
+            stopping: Arc::clone(&stopping),
+        };
+        let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
+        let shared = Arc::new(Shared {
+            health: Mutex::new(Health::default()),
+            changed: Condvar::new(),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new()
+            .name("honcho".into())
+            .spawn(move || run(ctx, opts, rx, &thread_shared));
+        match spawned {
+            Ok(thread) => Some(Reporter {
+                tx,
+                stopping,
+                shared,
+                thread: Some(thread),
+            }),
+            Err(e) => {
+                plumbing::error!(
+                    "honcho: cannot start the reporter thread: {e}; turns are not reported"
+                );
+                None
+            }
+        }
+    }
+
+    /// Tells the reporter that `session` may have a newly finished turn. Never blocks.
+    pub fn poke(&self, session: &str) {
+        match self.tx.try_send(Msg::Poke(session.to_string())) {
+            Ok(()) | Err(TrySendError::Full(_)) => {}
+            Err(TrySendError::Disconnected(_)) => {
+                plumbing::warn!(
+                    "honcho: the reporter thread has ended; session {session} is not reported"
+                )
+            }
+        }
+    }
+
+    pub fn health(&self) -> Health {
+        self.shared
+            .health
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or_default()
+    }
+
+    /// Waits until `done(health)` holds or `limit` passes, and returns the health then.
+    pub fn wait_for(&self, limit: Duration, done: impl Fn(&Health) -> bool) -> Health {
+        let deadline = Instant::now() + limit;
+        let Ok(mut h) = self.shared.health.lock() else {
+            return Health::default();
+        };
+        while !done(&h) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            h = match self.shared.changed.wait_timeout(h, deadline - now) {
+                Ok((g, _)) => g,
+                Err(_) => return Health::default(),
+            };
+        }
+        h.clone()
+    }
+
+    /// Stops the thread and waits for it: at most the request in flight, which ends
+    /// within [`REQUEST_TIMEOUT`], since the thread looks at the stop flag between batches.
+    pub fn stop(mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        // A full queue still holds the Stop's place: the thread reads the queue in order.
+        let _ = self.tx.send(Msg::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let _ = self.tx.try_send(Msg::Stop);
+    }
+}
+
+/// Per session: the round state and when it may next be tried.
+struct Slot {
+    sync: SessionSync,
+    due: bool,
+    next_try: Instant,
+    backoff: Duration,
+}
+
+fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
+    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
+    let mut next_rescan = Instant::now();
+    loop {
+        let now = Instant::now();
+        if now >= next_rescan {
+            for name in session_names(&ctx.state_dir) {
+                mark_due(&mut slots, &name, &opts);
+            }
+            for slot in slots.values_mut() {
+                slot.due = true;
+            }
+            next_rescan = now + opts.rescan;
+        }
+        let names: Vec<String> = slots.keys().cloned().collect();
+        for name in names {
+            let Some(slot) = slots.get_mut(&name) else {
+                continue;
+            };
+            if !slot.due || Instant::now() < slot.next_try {
+                continue;
+            }
+            match slot.sync.run(&ctx) {
+                Outcome::Idle { posted } => {
+                    slot.due = false;
+                    slot.backoff = opts.min_backoff;
+                    shared.update(|h| {
+                        h.posted += posted as u64;
+                        h.idle_rounds += 1;
+                        h.last_error = None;
+                    });
+                }
+                Outcome::Retry(message) => {
+                    plumbing::warn!(
+                        "honcho: session {name}: report delayed, next try in {}s: {message}",
+                        slot.backoff.as_secs_f32()
+                    );
+                    slot.next_try = Instant::now() + slot.backoff;
+                    slot.backoff = (slot.backoff * 2).min(opts.max_backoff);
+                    shared.update(|h| {
+                        h.failures += 1;
+                        h.last_error = Some(message);
+                    });
+                }
+                Outcome::Exit => return,
+            }
+        }
+        let wake = slots
+            .values()
+            .filter(|s| s.due)
+            .map(|s| s.next_try)
+            .fold(next_rescan, Instant::min);
+        let wait = wake.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Poke(name)) => {
+                mark_due(&mut slots, &name, &opts);
+                // Pokes that piled up during the round are taken together.
+                while let Ok(m) = rx.try_recv() {
+                    match m {
+                        Msg::Poke(name) => mark_due(&mut slots, &name, &opts),
+                        Msg::Stop => return,
+                    }
+                }
+            }
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// Marks a session for a round, keeping any backoff it is in.
+fn mark_due(slots: &mut BTreeMap<String, Slot>, name: &str, opts: &Options) {
+    if SessionId::parse(name).is_err() {
+        plumbing::warn!("honcho: ignoring a poke for {name:?}, which is not a session id");
+        return;
+    }
+    slots
+        .entry(name.to_string())
+        .or_insert_with(|| Slot {
+            sync: SessionSync::new(name),
+            due: true,
+            next_try: Instant::now(),
+            backoff: opts.min_backoff,
+        })
+        .due = true;
+}
+
+/// The sessions under `<state_dir>/sessions`.
+fn session_names(state_dir: &std::path::Path) -> Vec<String> {
+    let dir = state_dir.join("sessions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| SessionId::parse(n).is_ok())
+        .collect()
+}
