@@ -3,6 +3,7 @@
 //! log before anyone is told it happened.
 
 pub mod channel;
+pub mod tools;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
