@@ -24,6 +24,9 @@ use url::Url;
 /// 5 is broken or a trap, and every hop spends the same deadline.
 pub const MAX_REDIRECTS: usize = 5;
 
+/// Stands in for a `timeout_s` too large to add to the clock.
+const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Sent as `User-Agent`, so site owners can tell the agent from a browser.
 const USER_AGENT: &str = concat!("boxmaker-loopd/", env!("CARGO_PKG_VERSION"));
 
@@ -121,7 +124,12 @@ pub fn fetch(url: &str, cfg: &HttpFetch) -> Result<Fetched, FetchError> {
 /// [`fetch`] with the address check given, so tests can allow their 127.0.0.1 server and
 /// still see every other address refused.
 pub(crate) fn fetch_with(url: &str, cfg: &HttpFetch, check: Check) -> Result<Fetched, FetchError> {
-    let deadline = Instant::now() + Duration::from_secs(cfg.timeout_s);
+    let now = Instant::now();
+    // `Instant + Duration` panics on overflow, and timeout_s has no upper bound in the
+    // config; a timeout too large to represent is as good as a year.
+    let deadline = now
+        .checked_add(Duration::from_secs(cfg.timeout_s))
+        .unwrap_or(now + YEAR);
     let first = url;
     let mut url = Url::parse(url).map_err(|e| FetchError::BadUrl {
         url: url.to_string(),

@@ -37,6 +37,7 @@ pub enum ReadError {
     Io { path: String, message: String },
     NotAFile { path: String },
     TooLarge { path: String, size: u64, max: u64 },
+    Grew { path: String, max: u64 },
     NotUtf8 { path: String },
 }
 
@@ -54,6 +55,10 @@ impl fmt::Display for ReadError {
             ReadError::TooLarge { path, size, max } => write!(
                 f,
                 "{path}: the file is {size} bytes, over the limit of {max} (tools.read_file.max_bytes)"
+            ),
+            ReadError::Grew { path, max } => write!(
+                f,
+                "{path}: the file grew past the limit of {max} bytes (tools.read_file.max_bytes) while it was read"
             ),
             ReadError::NotUtf8 { path } => {
                 write!(f, "{path}: not UTF-8 text (a binary file?), not read")
@@ -168,14 +173,13 @@ fn read_bounded(path: &str, canonical: &Path, max_bytes: u64) -> Result<String, 
     if !meta.is_file() {
         return Err(ReadError::NotAFile { path: path.into() });
     }
-    let too_large = |size| ReadError::TooLarge {
-        path: path.into(),
-        size,
-        max: max_bytes,
-    };
     // Refused by the size the file has now, before any read: a 2 GB file costs one fstat.
     if meta.len() > max_bytes {
-        return Err(too_large(meta.len()));
+        return Err(ReadError::TooLarge {
+            path: path.into(),
+            size: meta.len(),
+            max: max_bytes,
+        });
     }
     // The file may grow after the fstat; reading one byte past the limit notices that.
     let mut bytes = Vec::new();
@@ -183,7 +187,10 @@ fn read_bounded(path: &str, canonical: &Path, max_bytes: u64) -> Result<String, 
         .read_to_end(&mut bytes)
         .map_err(|e| io_error(path, &e))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(too_large(bytes.len() as u64));
+        return Err(ReadError::Grew {
+            path: path.into(),
+            max: max_bytes,
+        });
     }
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8 { path: path.into() })
 }

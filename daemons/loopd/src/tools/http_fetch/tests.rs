@@ -344,3 +344,10 @@ fn a_connection_refused_is_an_error_result() {
     let out = fetch_tool(&format!("http://127.0.0.1:{port}/"), &tools(true));
     assert_error(&out, &[&format!("127.0.0.1:{port}")]);
 }
+
+#[test]
+fn a_huge_timeout_does_not_overflow_the_clock() {
+    let mut cfg = tools(false);
+    cfg.http_fetch.timeout_s = u64::MAX;
+    assert_error(&fetch_tool("http://127.0.0.1:9/", &cfg), &["loopback"]);
+}
