@@ -5,6 +5,7 @@
 pub mod channel;
 pub mod compact;
 pub mod honcho;
+pub mod tools;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
