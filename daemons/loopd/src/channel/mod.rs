@@ -338,7 +338,10 @@ impl Service for Channel {
                 )),
                 LineEvent::NotUtf8 => Pending::Error("error: line is not valid utf-8".into()),
             };
+            // Pumping after each line starts the first one at once, so "pending" counts
+            // only lines waiting behind one in flight.
             self.enqueue(out, id, item);
+            self.pump(out, id);
         }
         self.pump(out, id);
     }

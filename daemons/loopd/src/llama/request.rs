@@ -1,14 +1,10 @@
 //! The body of `POST /v1/chat/completions` as loopd sends it: the replayed messages, the
 //! slot and prompt-cache settings, streaming on, and the frozen tool schemas (no `tools`
 //! key at all when there are none). Serialised from typed structs, so the same request
-//! always gives the same bytes.
+//! always gives the same bytes. There is no `max_tokens`: how long an answer may run is
+//! the llama.cpp server's own setting (`--n-predict`), as SPEC §4 leaves the request.
 
 use serde::Serialize;
-
-/// The most tokens one completion may generate. A model that loops without stopping
-/// would otherwise fill the whole slot and hold the worker (and every queued turn) for
-/// minutes; a real answer, even with thinking, is far shorter.
-pub const MAX_TOKENS: u32 = 8192;
 
 /// One chat message on the wire, in the OpenAI form llama.cpp reads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -75,7 +71,6 @@ struct Body<'a> {
     stream: bool,
     id_slot: u32,
     cache_prompt: bool,
-    max_tokens: u32,
     chat_template_kwargs: TemplateKwargs,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a serde_json::Value>,
@@ -98,7 +93,6 @@ impl ChatRequest {
             stream: true,
             id_slot: self.slot,
             cache_prompt: true,
-            max_tokens: MAX_TOKENS,
             chat_template_kwargs: TemplateKwargs {
                 enable_thinking: self.thinking,
             },

@@ -71,7 +71,7 @@ impl fmt::Display for StreamError {
             StreamError::Io(e) if e.kind() == io::ErrorKind::TimedOut => {
                 write!(f, "reading the stream timed out: {e}")
             }
-            StreamError::Io(e) => write!(f, "reading the stream: {e}"),
+            StreamError::Io(e) => write!(f, "the stream broke: {e}"),
             StreamError::Malformed(m) => write!(f, "malformed stream: {m}"),
             StreamError::Truncated => f.write_str("the stream ended before data: [DONE]"),
             StreamError::Server { kind, message } => write!(f, "server error {kind}: {message}"),
