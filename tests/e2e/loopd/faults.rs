@@ -218,3 +218,25 @@ fn a_missing_prompt_refuses_the_start_naming_its_path() {
     assert_eq!(d.wait().code(), Some(1));
     d.wait_log(&fx.prompts.join("compact.md").display().to_string());
 }
+
+#[test]
+fn a_server_that_never_answers_times_out_and_is_not_retried() {
+    let fx = Fixture::new("");
+    let llama = Standin::start(N_CTX);
+    write_config(&fx, &llama.url, "retries = 3", "", "");
+    let config = std::fs::read_to_string(&fx.config)
+        .unwrap()
+        .replace("timeout_s = 60", "timeout_s = 1");
+    std::fs::write(&fx.config, config).unwrap();
+    let gate = Gate::new();
+    llama.push(Reply::Held(gate.clone(), Box::new(text(&["too late"]))));
+    let _d = Daemon::start("loopd", &fx);
+    let mut c = crate::support::LineClient::connect(&fx.loopd_sock);
+    let reply = c.ask("hello");
+    gate.open();
+    assert!(reply[0].starts_with("error: llama.cpp: "), "{reply:?}");
+    assert!(reply[0].contains("timed out"), "{reply:?}");
+    assert_eq!(llama.chats().len(), 1);
+    let recs = records_in(&fx.state_dir.join("sessions/main/epoch-000000.jsonl"));
+    assert_eq!(recs[1]["type"], "note");
+}

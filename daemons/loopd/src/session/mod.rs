@@ -135,8 +135,13 @@ impl Session {
             path: dir.clone(),
             source,
         })?;
-        // The new directory's own entry must be durable before anything inside it is.
+        // The new directories' own entries must be durable before anything inside them
+        // is: the session's in `sessions/`, and `sessions/` itself in the state directory
+        // when this is the first session ever.
         store::sync_dir(sessions_dir)?;
+        if let Some(state_dir) = sessions_dir.parent() {
+            store::sync_dir(state_dir)?;
+        }
         let head = head::epoch_zero(system, tools);
         head::write_head(&dir, &head)?;
         let (log, records) = LogFile::open(&dir.join(log_file_name(0)))?;

@@ -164,3 +164,42 @@ fn a_missing_system_prompt_is_an_error_naming_its_path() {
     assert!(err.to_string().contains("/nowhere/system.md"));
     assert!(!dir.path().join("main").exists());
 }
+
+#[test]
+fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
+    use crate::llama::ChatRequest;
+    use crate::turn::replay::messages;
+    let body = |s: &Session| {
+        ChatRequest {
+            slot: 0,
+            messages: messages(s.head(), s.records(), 16_000),
+            tools: s.head().tools.clone(),
+            thinking: true,
+        }
+        .body()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), || {
+        Ok(Frozen {
+            system: "You are terse.".into(),
+            tools: json!([{"type": "function", "function": {"name": "recall"}}]),
+        })
+    })
+    .unwrap();
+    s.append(user("héllo \u{1F600} <tag> \"quoted\"")).unwrap();
+    s.append(Record::Assistant {
+        time: T.into(),
+        content: None,
+        tool_calls: vec![proto::ToolCall {
+            id: "c1".into(),
+            name: "recall".into(),
+            arguments: "{ \"query\" : \"x\" }".into(),
+        }],
+    })
+    .unwrap();
+    s.append(result(1, DataClass::Public, true)).unwrap();
+    let before = body(&s);
+    drop(s);
+    let again = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(body(&again), before);
+}
