@@ -34,10 +34,10 @@ def find_gguf() -> str:
     return found[0]
 
 
-def wait_healthy(port: int, timeout_s: float) -> bool:
+def wait_healthy(port: int, timeout_s: float, give_up=lambda: False) -> bool:
     url = f"http://{HOST}:{port}/health"
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not give_up():
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
@@ -53,7 +53,26 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--n-predict",
+        type=int,
+        default=-1,
+        help="the most tokens any request may generate (llama.cpp caps a larger "
+        "max_tokens to this); -1: no cap. Tests use it to keep answers short",
+    )
+    ap.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="exit when the process that started this one dies (tests use it so a "
+        "crashed test run never leaves a server behind)",
+    )
     args = ap.parse_args()
+    parent = os.getppid()
+
+    def orphaned() -> bool:
+        # When the parent dies this process is re-parented (to init or a subreaper),
+        # so the parent pid changes.
+        return args.exit_with_parent and os.getppid() != parent
 
     p = xllamacpp.CommonParams()
     p.model.path = find_gguf()
@@ -62,6 +81,7 @@ def main() -> int:
     # (kv_unified stays false), so /slots reports n_ctx = ctx_per_slot.
     p.n_ctx = args.ctx_per_slot * N_PARALLEL
     p.use_jinja = True
+    p.n_predict = args.n_predict
     p.hostnames = [HOST]
     p.port = args.port
     p.cpuparams.n_threads = args.threads
@@ -79,14 +99,17 @@ def main() -> int:
     except RuntimeError as e:  # e.g. port taken; llama.cpp logged why on stderr
         print(f"llama-server: {e}", file=sys.stderr)
         return 1
-    if not wait_healthy(args.port, 120):
+    if not wait_healthy(args.port, 120, orphaned):
         print(f"llama-server: no healthy server on port {args.port}", file=sys.stderr)
         return 1
     print(f"llama-server: listening on http://{HOST}:{args.port}", flush=True)
 
-    # wait() with a timeout so the Python signal handler gets to run.
+    # wait() with a timeout so the Python signal handler gets to run, and so a dead
+    # parent is noticed within a second.
     while not stop.wait(1.0):
-        pass
+        if orphaned():
+            print("llama-server: parent process died; exiting", file=sys.stderr)
+            break
     del server  # joins llama.cpp's threads and frees the model
     return 0
 

@@ -7,5 +7,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod foundation;
+mod loopd;
 mod reload;
 mod support;

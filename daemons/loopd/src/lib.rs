@@ -5,12 +5,20 @@
 pub mod channel;
 pub mod compact;
 pub mod honcho;
+pub mod llama;
+pub mod memory;
+pub mod session;
+pub mod status;
+pub mod testhook;
 pub mod tools;
+pub mod turn;
+pub mod worker;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Clients on the channel at once. One owner with a few terminals and scripts needs a
@@ -20,6 +28,10 @@ pub const MAX_CLIENTS: usize = 64;
 /// The longest line a client may send (SPEC §5). Longer lines get `error:` and are
 /// discarded; the input buffer never holds more than this plus one read.
 pub const MAX_LINE: usize = 64 * 1024;
+
+/// What the poll loop may hold of one client's unconsumed input: a whole line, the `\r`
+/// of a `\r\n` still waiting for its `\n`, and one byte to tell "too long" apart.
+pub const MAX_INPUT: usize = MAX_LINE + 2;
 
 /// Reply text queued for a client that is not reading. A long streamed answer is far less
 /// than this; past it the client is disconnected (its turn still completes and is logged).
@@ -34,6 +46,11 @@ pub enum MainError {
     Args(String),
     Config(ConfigError),
     Listen(ListenError),
+    Prompt {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    Start(String),
     Serve(std::io::Error),
 }
 
@@ -43,6 +60,8 @@ impl fmt::Display for MainError {
             MainError::Args(m) => write!(f, "usage: loopd [--config PATH]: {m}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Listen(e) => write!(f, "listen: {e}"),
+            MainError::Prompt { path, source } => write!(f, "prompt {}: {source}", path.display()),
+            MainError::Start(m) => write!(f, "start: {m}"),
             MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
     }
@@ -58,22 +77,55 @@ pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
     Config::parse(&text, path)
 }
 
+/// The prompts beside `baseline.system` that loopd reads, each checked at start and on
+/// reload so a missing one is an error naming its path, not a surprise mid-turn.
+/// `heartbeat.md` is needed only when heartbeats are on.
+pub fn check_prompts(cfg: &Config) -> Result<(), MainError> {
+    let mut paths = vec![
+        cfg.baseline.system.clone(),
+        cfg.prompt_path("compact.md"),
+        cfg.prompt_path("summarise.md"),
+    ];
+    if cfg.heartbeat.every_s > 0 {
+        paths.push(cfg.prompt_path("heartbeat.md"));
+    }
+    for path in paths {
+        if let Err(source) = std::fs::File::open(&path) {
+            return Err(MainError::Prompt { path, source });
+        }
+    }
+    Ok(())
+}
+
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
     if let Some(word) = args.rest.first() {
         return Err(MainError::Args(format!("unexpected argument {word:?}")));
     }
     let cfg = load_config(&args.config).map_err(MainError::Config)?;
+    check_prompts(&cfg)?;
+    testhook::warn_if_armed();
     let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
-    plumbing::info!("listening ({origin:?})");
+    plumbing::info!(
+        "listening ({origin:?}); session {}, llama.cpp at {}, state in {}",
+        cfg.session,
+        cfg.llama.url,
+        cfg.state_dir.display()
+    );
     let limits = Limits {
         max_clients: MAX_CLIENTS,
-        max_input: MAX_LINE + 1,
+        max_input: MAX_INPUT,
         max_output: MAX_OUTPUT,
         partial_timeout: PARTIAL_TIMEOUT,
         idle_timeout: None,
     };
     let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
-    let mut service = channel::Channel::new(args.config, cfg);
+    let board = status::Board::default();
+    let (events_tx, events_rx) = std::sync::mpsc::channel();
+    let notify = worker::Notifier::new(events_tx, server.waker());
+    let worker = worker::Worker::spawn(cfg.clone(), board.clone(), notify.clone())
+        .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
+    let mut service = channel::Channel::new(args.config, cfg, worker, events_rx, notify, board)
+        .map_err(MainError::Start)?;
     server.run(&mut service).map_err(MainError::Serve)
 }

@@ -2,11 +2,15 @@
 //! config, a notify socket to hear `READY=1` on, and daemons that are killed when a test
 //! ends however it ends.
 
+pub mod channel;
 pub mod daemon;
 pub mod fixture;
 pub mod frames;
 pub mod notify;
+pub mod real_llama;
+pub mod standin;
 
+pub use channel::LineClient;
 pub use daemon::Daemon;
 pub use fixture::Fixture;
 pub use notify::NotifySocket;

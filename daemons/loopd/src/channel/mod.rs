@@ -1,0 +1,385 @@
+//! The channel socket (SPEC §5) as a `plumbing::Service`. Each connection's lines are
+//! queued and answered strictly one at a time, in order: a line is not started until
+//! the one before it has its whole reply block, so a script can pair lines and blocks.
+//! Messages become turns on the worker; `/status` and `/recall` run on short threads;
+//! the rest are answered on the spot. Replies stream back through `wake`.
+
+pub mod commands;
+pub mod lines;
+pub mod reply;
+
+use crate::status::Board;
+use crate::worker::{Event, Job, JobId, Notifier, Worker};
+use commands::Command;
+use lines::{Framer, LineEvent};
+use plumbing::{ConnId, Outbox, Peer, Service};
+use proto::config::Config;
+use proto::SessionId;
+use reply::{whole, Block};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+
+/// Lines one connection may have waiting behind the one being answered. A script piping
+/// a file of questions fits; more than this is a runaway, and each further line gets
+/// `error: too many pending lines` (in its turn) instead of queueing a turn.
+pub const MAX_PENDING_LINES: usize = 64;
+
+/// Refused lines one connection may pile up. Each costs a reply block once its turn
+/// comes; a client that sends this many without reading is cut off rather than making
+/// loopd build megabytes of identical errors.
+pub const MAX_REFUSED_LINES: u64 = 4096;
+
+const TOO_MANY: &str = "error: too many pending lines";
+
+enum Pending {
+    Line(String),
+    Error(String),
+    /// This many lines refused for `TOO_MANY`, answered in order like any other.
+    Refused(u64),
+}
+
+/// The job a connection is waiting on, and the reply block it is streaming into.
+struct InFlight {
+    job: JobId,
+    block: Block,
+    /// For `/session NAME`: the session to switch to once the open succeeds.
+    switch_to: Option<SessionId>,
+}
+
+struct Conn {
+    session: SessionId,
+    framer: Framer,
+    pending: VecDeque<Pending>,
+    in_flight: Option<InFlight>,
+    input_closed: bool,
+}
+
+pub struct Channel {
+    config_path: PathBuf,
+    cfg: Config,
+    default_session: SessionId,
+    conns: HashMap<ConnId, Conn>,
+    jobs: HashMap<JobId, ConnId>,
+    next_job: JobId,
+    worker: Worker,
+    events: Receiver<Event>,
+    notify: Notifier,
+    board: Board,
+}
+
+impl Channel {
+    pub fn new(
+        config_path: PathBuf,
+        cfg: Config,
+        worker: Worker,
+        events: Receiver<Event>,
+        notify: Notifier,
+        board: Board,
+    ) -> Result<Channel, String> {
+        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        Ok(Channel {
+            config_path,
+            cfg,
+            default_session,
+            conns: HashMap::new(),
+            jobs: HashMap::new(),
+            next_job: 1,
+            worker,
+            events,
+            notify,
+            board,
+        })
+    }
+
+    fn enqueue(&mut self, out: &mut Outbox, id: ConnId, item: Pending) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let queued = conn
+            .pending
+            .iter()
+            .filter(|p| !matches!(p, Pending::Refused(_)))
+            .count();
+        if queued < MAX_PENDING_LINES {
+            conn.pending.push_back(item);
+            return;
+        }
+        match conn.pending.back_mut() {
+            Some(Pending::Refused(n)) => *n += 1,
+            _ => conn.pending.push_back(Pending::Refused(1)),
+        }
+        let refused: u64 = conn
+            .pending
+            .iter()
+            .map(|p| if let Pending::Refused(n) = p { *n } else { 0 })
+            .sum();
+        if refused > MAX_REFUSED_LINES {
+            plumbing::warn!(
+                "client {}: {refused} lines refused without reading replies; closing",
+                id.0
+            );
+            conn.pending.clear();
+            out.close(id);
+        }
+    }
+
+    /// Starts the next queued line of `id` if nothing is in flight, answering lines
+    /// that need no job on the spot; closes a half-closed connection once all is done.
+    fn pump(&mut self, out: &mut Outbox, id: ConnId) {
+        loop {
+            let Some(conn) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if conn.in_flight.is_some() {
+                return;
+            }
+            let Some(item) = conn.pending.pop_front() else {
+                if conn.input_closed {
+                    out.close(id);
+                }
+                return;
+            };
+            match item {
+                Pending::Error(e) => out.send(id, whole(&e)),
+                Pending::Refused(n) => {
+                    let one = whole(TOO_MANY);
+                    out.send(id, one.repeat(n as usize));
+                }
+                Pending::Line(line) => self.start(out, id, line),
+            }
+        }
+    }
+
+    /// Answers or starts one line.
+    fn start(&mut self, out: &mut Outbox, id: ConnId, line: String) {
+        let Some(conn) = self.conns.get(&id) else {
+            return;
+        };
+        let session = conn.session.clone();
+        if line.trim().is_empty() {
+            return out.send(id, whole("error: empty line; /help lists the commands"));
+        }
+        let Some(command) = commands::parse(&line) else {
+            let job = self.begin(id, None);
+            if !self.worker.submit(Job::Turn {
+                id: job,
+                session,
+                text: line,
+            }) {
+                self.fail(
+                    out,
+                    job,
+                    "error: the turn worker has stopped; restart loopd",
+                );
+            }
+            return;
+        };
+        match command {
+            Command::Help => out.send(id, whole(commands::HELP)),
+            Command::Quit => {
+                out.send(id, whole("bye"));
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.pending.clear();
+                }
+                out.close(id);
+            }
+            Command::Compact => out.send(id, whole("error: compaction is not built yet")),
+            Command::Unknown(word) => out.send(
+                id,
+                whole(&format!(
+                    "error: unknown command /{word}; /help lists the commands"
+                )),
+            ),
+            Command::Session(None) => out.send(id, whole(&format!("session {session}"))),
+            Command::Session(Some(name)) => match commands::session_name(&name) {
+                Err(e) => out.send(id, whole(&format!("error: {e}"))),
+                Ok(target) => {
+                    let job = self.begin(id, Some(target.clone()));
+                    if !self.worker.submit(Job::Open {
+                        id: job,
+                        session: target,
+                    }) {
+                        self.fail(
+                            out,
+                            job,
+                            "error: the turn worker has stopped; restart loopd",
+                        );
+                    }
+                }
+            },
+            Command::Recall(query) if query.is_empty() => {
+                out.send(id, whole("error: /recall needs a query"))
+            }
+            Command::Recall(query) => {
+                let job = self.begin(id, None);
+                commands::spawn_recall(job, &self.cfg, query, self.notify.clone());
+            }
+            Command::Status => {
+                let job = self.begin(id, None);
+                commands::spawn_status(
+                    job,
+                    &self.cfg,
+                    session,
+                    self.board.clone(),
+                    self.notify.clone(),
+                );
+            }
+        }
+    }
+
+    /// Marks `id` as waiting on a new job and returns the job's id.
+    fn begin(&mut self, id: ConnId, switch_to: Option<SessionId>) -> JobId {
+        let job = self.next_job;
+        self.next_job += 1;
+        self.jobs.insert(job, id);
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.in_flight = Some(InFlight {
+                job,
+                block: Block::new(),
+                switch_to,
+            });
+        }
+        job
+    }
+
+    fn fail(&mut self, out: &mut Outbox, job: JobId, why: &str) {
+        self.on_event(
+            out,
+            Event::Done {
+                id: job,
+                reply: why.to_string(),
+                ok: false,
+            },
+        );
+    }
+
+    fn on_event(&mut self, out: &mut Outbox, event: Event) {
+        let job = match &event {
+            Event::Text { id, .. } | Event::Activity { id, .. } | Event::Done { id, .. } => *id,
+        };
+        let Some(&conn_id) = self.jobs.get(&job) else {
+            return;
+        };
+        if matches!(event, Event::Done { .. }) {
+            self.jobs.remove(&job);
+        }
+        // The client may be gone: its turn still ran and is logged, only the reply
+        // has nowhere to go.
+        let Some(conn) = self.conns.get_mut(&conn_id) else {
+            return;
+        };
+        let Some(flight) = conn.in_flight.as_mut().filter(|f| f.job == job) else {
+            return;
+        };
+        let mut text = String::new();
+        match event {
+            Event::Text { text: t, .. } => flight.block.text(&t, &mut text),
+            Event::Activity { line, .. } => flight.block.lines(&format!("· {line}"), &mut text),
+            Event::Done { reply, ok, .. } => {
+                if let Some(flight) = conn.in_flight.take() {
+                    let mut block = flight.block;
+                    block.lines(&reply, &mut text);
+                    block.end(&mut text);
+                    if let (true, Some(target)) = (ok, flight.switch_to) {
+                        conn.session = target;
+                    }
+                }
+            }
+        }
+        out.send(conn_id, text);
+        self.pump(out, conn_id);
+    }
+}
+
+impl Service for Channel {
+    fn accept(&mut self, out: &mut Outbox, id: ConnId, peer: Peer) {
+        let allowed = &self.cfg.channel.allow_uids;
+        if !allowed.is_empty() && !allowed.contains(&peer.uid) {
+            plumbing::warn!(
+                "refusing client {} (uid {}, pid {}): not in channel.allow_uids",
+                id.0,
+                peer.uid,
+                peer.pid
+            );
+            out.send(
+                id,
+                whole(&format!("error: uid {} may not use this socket", peer.uid)),
+            );
+            out.close(id);
+            return;
+        }
+        self.conns.insert(
+            id,
+            Conn {
+                session: self.default_session.clone(),
+                framer: Framer::default(),
+                pending: VecDeque::new(),
+                in_flight: None,
+                input_closed: false,
+            },
+        );
+    }
+
+    fn input(&mut self, out: &mut Outbox, id: ConnId, input: &mut Vec<u8>) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            // A refused client: nothing it sends is read.
+            input.clear();
+            return;
+        };
+        let mut found = Vec::new();
+        conn.framer.feed(input, &mut found);
+        for event in found {
+            let item = match event {
+                LineEvent::Line(line) => Pending::Line(line),
+                LineEvent::TooLong => Pending::Error(format!(
+                    "error: line over {} bytes; discarded",
+                    crate::MAX_LINE
+                )),
+                LineEvent::NotUtf8 => Pending::Error("error: line is not valid utf-8".into()),
+            };
+            // Pumping after each line starts the first one at once, so "pending" counts
+            // only lines waiting behind one in flight.
+            self.enqueue(out, id, item);
+            self.pump(out, id);
+        }
+        self.pump(out, id);
+    }
+
+    fn input_closed(&mut self, out: &mut Outbox, id: ConnId) {
+        match self.conns.get_mut(&id) {
+            Some(conn) => {
+                conn.input_closed = true;
+                self.pump(out, id);
+            }
+            None => out.close(id),
+        }
+    }
+
+    fn closed(&mut self, id: ConnId) {
+        self.conns.remove(&id);
+    }
+
+    fn wake(&mut self, out: &mut Outbox) {
+        while let Ok(event) = self.events.try_recv() {
+            self.on_event(out, event);
+        }
+    }
+
+    fn reload(&mut self) -> Result<(), String> {
+        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
+        crate::check_prompts(&cfg).map_err(|e| e.to_string())?;
+        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        if !self.worker.submit(Job::Reload(Box::new(cfg.clone()))) {
+            return Err("the turn worker has stopped".into());
+        }
+        self.cfg = cfg;
+        self.default_session = default_session;
+        Ok(())
+    }
+
+    fn status(&self) -> String {
+        self.board
+            .status_line(self.default_session.as_str(), self.cfg.expect.n_ctx)
+    }
+}

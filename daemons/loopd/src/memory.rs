@@ -1,0 +1,151 @@
+//! loopd's memoryd client: one frame out, one frame back, on a fresh connection to
+//! `memory.socket`, every step bounded by a timeout so a stuck memoryd can delay a turn
+//! by seconds at most. It serves the `recall` tool, `/recall`, `/status`, and the nudge
+//! after each turn. memoryd being down is never a turn failure.
+
+use crate::tools::ToolOutput;
+use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
+use nix::sys::time::{TimeVal, TimeValLike};
+use proto::config::Memory;
+use proto::frame::{read_frame, write_frame, FrameError};
+use proto::memory::{hits_label, render_hits, Hit, MemoryStatus, Request, Response};
+use proto::Label;
+use std::fmt;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Connect, write and read timeout for a recall. memoryd answers from its index in
+/// milliseconds after catching up on new log lines; seconds mean it is stuck.
+pub const RECALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Timeout for the nudge after a turn and the `/status` probe: both are courtesies, and
+/// nothing waits on them for long.
+pub const NUDGE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Hits asked for per recall. Each hit is a message or summary; eight of them is a
+/// useful page of memory without flooding the model's context.
+pub const RECALL_LIMIT: u32 = 8;
+
+#[derive(Debug)]
+pub enum MemoryError {
+    Connect { path: PathBuf, source: nix::Error },
+    Frame(FrameError),
+    Refused(String),
+    Unexpected(&'static str),
+}
+
+impl fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryError::Connect { path, source } => {
+                write!(f, "connect {}: {}", path.display(), source.desc())
+            }
+            MemoryError::Frame(e) => write!(f, "{e}"),
+            MemoryError::Refused(m) => write!(f, "memoryd: {m}"),
+            MemoryError::Unexpected(what) => write!(f, "memoryd answered {what}"),
+        }
+    }
+}
+
+impl std::error::Error for MemoryError {}
+
+/// Connects with the send timeout already set, which on a Unix socket also bounds the
+/// `connect` itself (a full backlog would otherwise block it).
+fn connect(path: &Path, timeout: Duration) -> Result<UnixStream, MemoryError> {
+    let err = |source| MemoryError::Connect {
+        path: path.to_path_buf(),
+        source,
+    };
+    let fd = socket::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(err)?;
+    let tv = TimeVal::milliseconds(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
+    socket::setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(err)?;
+    socket::setsockopt(&fd, sockopt::ReceiveTimeout, &tv).map_err(err)?;
+    let addr = UnixAddr::new(path).map_err(err)?;
+    socket::connect(fd.as_raw_fd(), &addr).map_err(err)?;
+    Ok(UnixStream::from(fd))
+}
+
+/// Sends one request and reads one response.
+pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, MemoryError> {
+    let mut stream = connect(socket, timeout)?;
+    write_frame(&mut stream, request).map_err(MemoryError::Frame)?;
+    read_frame(&mut stream).map_err(MemoryError::Frame)
+}
+
+pub fn recall(cfg: &Memory, query: &str) -> Result<Vec<Hit>, MemoryError> {
+    let request = Request::Recall {
+        query: query.to_string(),
+        max_class: cfg.max_class,
+        limit: RECALL_LIMIT,
+    };
+    match ask(&cfg.socket, &request, RECALL_TIMEOUT)? {
+        Response::Hits(hits) => Ok(hits),
+        Response::Error { message } => Err(MemoryError::Refused(message)),
+        Response::Status(_) => Err(MemoryError::Unexpected("a status to a recall")),
+    }
+}
+
+pub fn status(socket: &Path) -> Result<MemoryStatus, MemoryError> {
+    match ask(socket, &Request::Status, NUDGE_TIMEOUT)? {
+        Response::Status(s) => Ok(s),
+        Response::Error { message } => Err(MemoryError::Refused(message)),
+        Response::Hits(_) => Err(MemoryError::Unexpected("hits to a status request")),
+    }
+}
+
+/// Tells memoryd a session's log grew, on its own thread so the worker does not wait.
+/// Failures are only logged at info: memoryd catches up before every recall anyway.
+pub fn nudge(socket: PathBuf, session: String) {
+    let spawned = std::thread::Builder::new()
+        .name("nudge".into())
+        .spawn(move || {
+            let request = Request::Nudge {
+                session: session.clone(),
+            };
+            if let Err(e) = ask(&socket, &request, NUDGE_TIMEOUT) {
+                plumbing::info!("nudge memoryd for session {session}: {e}");
+            }
+        });
+    if let Err(e) = spawned {
+        plumbing::info!("nudge memoryd: cannot start a thread: {e}");
+    }
+}
+
+/// Hits as the text a person or the model reads.
+pub fn render(hits: &[Hit]) -> String {
+    if hits.is_empty() {
+        "no memories match".into()
+    } else {
+        render_hits(hits)
+    }
+}
+
+/// The `recall {query}` tool. Its label is the join of the hits' labels.
+pub fn recall_tool(cfg: &Memory, arguments: &str) -> ToolOutput {
+    let plain = |content: String| ToolOutput {
+        content,
+        label: Label::PUBLIC,
+    };
+    let args: serde_json::Value = match serde_json::from_str(arguments) {
+        Ok(v) => v,
+        Err(e) => return plain(format!("error: arguments are not valid json: {e}")),
+    };
+    let Some(query) = args.get("query").and_then(|q| q.as_str()) else {
+        return plain("error: recall needs a \"query\" string".into());
+    };
+    match recall(cfg, query) {
+        Ok(hits) => ToolOutput {
+            content: render(&hits),
+            label: hits_label(&hits),
+        },
+        Err(e) => plain(format!("memory unavailable: {e}")),
+    }
+}

@@ -1,0 +1,205 @@
+use super::*;
+use proto::head::head_file_name;
+use proto::{DataClass, Origin};
+use serde_json::json;
+use std::io::Write;
+
+const T: &str = "2026-11-30T06:00:00.000Z";
+
+fn id() -> SessionId {
+    SessionId::parse("main").unwrap()
+}
+
+fn frozen() -> Result<Frozen, SessionError> {
+    Ok(Frozen {
+        system: "You are terse.".into(),
+        tools: json!([]),
+    })
+}
+
+fn user(text: &str) -> Record {
+    Record::User {
+        time: T.into(),
+        content: text.into(),
+        origin: Origin::Owner,
+    }
+}
+
+fn result(call: u64, class: DataClass, untrusted: bool) -> Record {
+    Record::ToolResult {
+        time: T.into(),
+        call,
+        tool_call_id: format!("c{call}"),
+        name: "read_file".into(),
+        content: "x".into(),
+        class,
+        untrusted,
+    }
+}
+
+#[test]
+fn a_new_session_writes_epoch_zeros_head_and_reopens_with_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("hi")).unwrap();
+    s.append(result(4, DataClass::Private, true)).unwrap();
+    let head: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("main").join(head_file_name(0))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(head["epoch"], 0);
+    assert_eq!(head["system"], "You are terse.");
+    assert_eq!(head["carry"], serde_json::Value::Null);
+    assert_eq!(head["reason"], "start");
+    assert_eq!(head["summary_source"], "model");
+    assert_eq!(
+        head["carry_label"],
+        json!({"class": "public", "untrusted": false})
+    );
+    drop(s);
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.records().len(), 2);
+    assert_eq!(s.label(), Label::new(DataClass::Private, true));
+    assert_eq!(s.take_call(), 5);
+    assert_eq!(s.take_call(), 6);
+}
+
+#[test]
+fn a_session_never_used_opens_as_none_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(Session::open(dir.path(), &id()).unwrap().is_none());
+    assert!(!dir.path().join("main").exists());
+}
+
+fn log_path(dir: &Path) -> PathBuf {
+    dir.join("main").join(log_file_name(0))
+}
+
+fn append_raw(dir: &Path, bytes: &[u8]) {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log_path(dir))
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+#[test]
+fn a_torn_last_line_is_cut_and_appends_go_on_after_it() {
+    for torn in [
+        &b"{\"type\":\"user\",\"ti"[..],
+        b"{\"type\":\"us\n",
+        b"\xff\xfe",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+        s.append(user("one")).unwrap();
+        drop(s);
+        let good = std::fs::metadata(log_path(dir.path())).unwrap().len();
+        append_raw(dir.path(), torn);
+        let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+        assert_eq!(s.records().len(), 1, "{torn:?}");
+        assert_eq!(std::fs::metadata(log_path(dir.path())).unwrap().len(), good);
+        s.append(user("two")).unwrap();
+        drop(s);
+        let s = Session::open(dir.path(), &id()).unwrap().unwrap();
+        assert_eq!(s.records().len(), 2);
+    }
+}
+
+#[test]
+fn a_bad_middle_line_refuses_the_open_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("one")).unwrap();
+    drop(s);
+    append_raw(dir.path(), b"{\"type\":\"user\"}\n");
+    append_raw(dir.path(), user("three").to_line().as_bytes());
+    let err = Session::open(dir.path(), &id()).err().unwrap().to_string();
+    assert!(err.contains("epoch-000000.jsonl line 2"), "{err}");
+    assert!(err.contains("time"), "{err}");
+}
+
+#[test]
+fn a_whole_last_line_that_is_json_but_not_a_record_is_refused_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    drop(s);
+    append_raw(dir.path(), b"{\"type\":\"nonsense\",\"time\":\"t\"}\n");
+    let err = Session::open(dir.path(), &id()).err().unwrap().to_string();
+    assert!(err.contains("line 1"), "{err}");
+}
+
+#[test]
+fn the_current_epoch_is_the_highest_with_a_head_and_calls_count_across_epochs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(result(9, DataClass::Public, false)).unwrap();
+    let mut head = s.head().clone();
+    drop(s);
+    head.epoch = 1;
+    head.carry = Some("before".into());
+    head.carry_label = Label::new(DataClass::Secret, false);
+    head::write_head(&dir.path().join("main"), &head).unwrap();
+    // A log without a head is not an epoch.
+    std::fs::write(dir.path().join("main").join(log_file_name(2)), b"").unwrap();
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert_eq!(s.carry(), Some("before"));
+    assert!(s.records().is_empty());
+    assert_eq!(s.label().class, DataClass::Secret);
+    assert_eq!(s.take_call(), 10);
+}
+
+#[test]
+fn a_missing_system_prompt_is_an_error_naming_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Session::open_or_create(dir.path(), &id(), || {
+        Err(SessionError::Prompt {
+            path: "/nowhere/system.md".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })
+    })
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("/nowhere/system.md"));
+    assert!(!dir.path().join("main").exists());
+}
+
+#[test]
+fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
+    use crate::llama::ChatRequest;
+    use crate::turn::replay::messages;
+    let body = |s: &Session| {
+        ChatRequest {
+            slot: 0,
+            messages: messages(s.head(), s.records(), 16_000),
+            tools: s.head().tools.clone(),
+            thinking: true,
+        }
+        .body()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), || {
+        Ok(Frozen {
+            system: "You are terse.".into(),
+            tools: json!([{"type": "function", "function": {"name": "recall"}}]),
+        })
+    })
+    .unwrap();
+    s.append(user("héllo \u{1F600} <tag> \"quoted\"")).unwrap();
+    s.append(Record::Assistant {
+        time: T.into(),
+        content: None,
+        tool_calls: vec![proto::ToolCall {
+            id: "c1".into(),
+            name: "recall".into(),
+            arguments: "{ \"query\" : \"x\" }".into(),
+        }],
+    })
+    .unwrap();
+    s.append(result(1, DataClass::Public, true)).unwrap();
+    let before = body(&s);
+    drop(s);
+    let again = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(body(&again), before);
+}

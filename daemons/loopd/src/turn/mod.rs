@@ -1,0 +1,208 @@
+//! A turn (SPEC §4): append the owner's `user` record, ask the model on `slots.main`
+//! with the epoch's replayed prompt, stream its text to the asking client, append
+//! `assistant` and `usage`, run each tool call (appending `tool_result`), and go round
+//! again until the model answers without tool calls or `loop.max_rounds` is spent.
+//! `finish_turn` is what happens after every turn, whatever its outcome.
+
+pub mod replay;
+pub mod tools_run;
+
+use crate::llama::{ChatRequest, Client, Completion, Delta, LlamaError};
+use crate::session::{Session, SessionError};
+use crate::testhook;
+use proto::config::Config;
+use proto::time::now_rfc3339;
+use proto::{Origin, Record};
+use std::fmt;
+
+/// Turns ask for the model's thinking: the owner's questions deserve it, and llama.cpp
+/// keeps the reasoning out of `content`, so it is neither streamed nor replayed.
+pub const THINKING: bool = true;
+
+/// What a turn needs besides its session.
+pub struct TurnCtx<'a> {
+    pub cfg: &'a Config,
+    pub client: &'a Client,
+}
+
+/// Where a turn's visible output goes: the asking client's reply block.
+pub trait Sink {
+    /// A piece of the model's answer.
+    fn text(&mut self, text: &str);
+    /// One line of tool activity, shown as `· …`.
+    fn activity(&mut self, line: &str);
+}
+
+#[derive(Debug)]
+pub enum TurnError {
+    /// llama.cpp said the prompt does not fit the slot.
+    SessionFull(String),
+    /// The model could not be asked, or its answer broke.
+    Llama(LlamaError),
+    /// A record could not be written; nothing after it happened.
+    Store(SessionError),
+}
+
+impl fmt::Display for TurnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TurnError::SessionFull(m) => write!(f, "context full: {m}"),
+            TurnError::Llama(e) => write!(f, "{e}"),
+            TurnError::Store(e) => write!(f, "session log: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TurnError {}
+
+impl From<SessionError> for TurnError {
+    fn from(e: SessionError) -> TurnError {
+        TurnError::Store(e)
+    }
+}
+
+/// What a successful turn did, for the log line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TurnDone {
+    pub rounds: u32,
+    pub tool_calls: u32,
+    /// The model still wanted tools when `loop.max_rounds` was spent.
+    pub out_of_rounds: bool,
+    /// The last completion's counters.
+    pub last: Option<crate::session::Usage>,
+}
+
+/// Runs one turn for `text` in `session`. A failure of the model is also written down
+/// as a `note`, so the owner reading the log later sees why there is no answer.
+pub fn run_turn(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    text: &str,
+    origin: Origin,
+    sink: &mut dyn Sink,
+) -> Result<TurnDone, TurnError> {
+    session.append(Record::User {
+        time: now_rfc3339(),
+        content: text.to_string(),
+        origin,
+    })?;
+    testhook::abort_at("after-user-append");
+    let result = rounds(ctx, session, sink);
+    if let Err(TurnError::Llama(e)) = &result {
+        let note = Record::Note {
+            time: now_rfc3339(),
+            text: format!("turn failed: {e}"),
+        };
+        if let Err(store) = session.append(note) {
+            plumbing::error!(
+                "session {}: cannot write the failure note: {store}",
+                session.id()
+            );
+        }
+    }
+    result
+}
+
+fn rounds(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    sink: &mut dyn Sink,
+) -> Result<TurnDone, TurnError> {
+    let max_rounds = ctx.cfg.turn.max_rounds;
+    let mut done = TurnDone::default();
+    loop {
+        done.rounds += 1;
+        let completion = call_model(ctx, session, sink)?;
+        let mut calls = completion.tool_calls;
+        // Numbers are taken before the assistant record so a call the server sent
+        // without an id gets one that is unique in the session, and replays the same.
+        let numbers: Vec<u64> = calls.iter().map(|_| session.take_call()).collect();
+        for (call, number) in calls.iter_mut().zip(&numbers) {
+            if call.id.is_empty() {
+                call.id = format!("call-{number}");
+            }
+        }
+        session.append(Record::Assistant {
+            time: now_rfc3339(),
+            content: completion.content,
+            tool_calls: calls.clone(),
+        })?;
+        testhook::abort_at("after-assistant-append");
+        if let Some(t) = completion.timings {
+            let usage = crate::session::Usage {
+                slot: ctx.cfg.slots.main,
+                cache_n: t.cache_n,
+                prompt_n: t.prompt_n,
+                predicted_n: t.predicted_n,
+            };
+            session.append(Record::Usage {
+                time: now_rfc3339(),
+                slot: usage.slot,
+                cache_n: usage.cache_n,
+                prompt_n: usage.prompt_n,
+                predicted_n: usage.predicted_n,
+            })?;
+            done.last = Some(usage);
+        } else {
+            plumbing::warn!(
+                "session {}: llama.cpp sent no timings; no usage record",
+                session.id()
+            );
+        }
+        if calls.is_empty() {
+            return Ok(done);
+        }
+        done.tool_calls += calls.len() as u32;
+        if done.rounds >= max_rounds {
+            tools_run::out_of_rounds(session, &calls, &numbers, max_rounds, sink)?;
+            done.out_of_rounds = true;
+            return Ok(done);
+        }
+        for (call, number) in calls.iter().zip(numbers) {
+            tools_run::run_call(ctx, session, call, number, sink)?;
+        }
+    }
+}
+
+fn call_model(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    sink: &mut dyn Sink,
+) -> Result<Completion, TurnError> {
+    let request = ChatRequest {
+        slot: ctx.cfg.slots.main,
+        messages: replay::messages(
+            session.head(),
+            session.records(),
+            ctx.cfg.turn.tool_result_cap,
+        ),
+        tools: session.head().tools.clone(),
+        thinking: THINKING,
+    };
+    let mut streamed = false;
+    let mut on_delta = |d: Delta<'_>| {
+        if let Delta::Content(text) = d {
+            sink.text(text);
+            if !streamed {
+                streamed = true;
+                testhook::abort_at("mid-stream");
+            }
+        }
+    };
+    ctx.client
+        .chat(&request, &mut on_delta)
+        .map_err(|e| match e {
+            LlamaError::ContextFull(m) => TurnError::SessionFull(m),
+            other => TurnError::Llama(other),
+        })
+}
+
+/// What happens after every turn, on success and on failure. For now: tell memoryd the
+/// log grew. Tool summaries and compaction (SPEC §4, steps 1-3) belong here.
+pub fn finish_turn(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    _outcome: &Result<TurnDone, TurnError>,
+) {
+    crate::memory::nudge(ctx.cfg.memory.socket.clone(), session.id().to_string());
+}

@@ -1,0 +1,78 @@
+//! The prompt of an epoch (SPEC §4): the head's system message; the carried summary as
+//! one user message when the head has one (seed 002: not a record, not a turn); then the
+//! epoch's records in order. Pure and deterministic: the same head and records always
+//! give the same messages, so the prompt prefix llama.cpp has cached stays byte-stable.
+
+use crate::llama::request::{Message, WireToolCall};
+use proto::head::Head;
+use proto::{neutralise, Record};
+
+/// The heading in front of a carried summary, built from pieces so no source file holds
+/// a line a template scanner could mistake for a tag.
+pub const CARRY_HEADING: &str = concat!("Earlier ", "turns, summarised:");
+
+/// The messages for `records` of the epoch whose head is `head`, with each tool result
+/// capped to `cap` characters.
+pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
+    let mut out = Vec::with_capacity(records.len() + 2);
+    out.push(Message::System {
+        content: head.system.clone(),
+    });
+    if let Some(carry) = &head.carry {
+        out.push(Message::User {
+            content: format!("{CARRY_HEADING}\n\n{carry}"),
+        });
+    }
+    for record in records {
+        match record {
+            Record::User { content, .. } => out.push(Message::User {
+                content: content.clone(),
+            }),
+            Record::Assistant {
+                content,
+                tool_calls,
+                ..
+            } => out.push(Message::Assistant {
+                // llama.cpp refuses an assistant message with neither content nor tool
+                // calls, so an empty answer is replayed as an empty string.
+                content: match content {
+                    None if tool_calls.is_empty() => Some(String::new()),
+                    other => other.clone(),
+                },
+                tool_calls: tool_calls.iter().map(WireToolCall::from_record).collect(),
+            }),
+            Record::ToolResult {
+                tool_call_id,
+                content,
+                untrusted,
+                ..
+            } => {
+                // Capped first, then neutralised: the cap bounds what the tool said, and
+                // breaking tags after the cut means a tag cut in half is still broken.
+                let capped = cap_chars(content, cap);
+                let content = if *untrusted {
+                    neutralise(capped).into_owned()
+                } else {
+                    capped.to_string()
+                };
+                out.push(Message::Tool {
+                    tool_call_id: tool_call_id.clone(),
+                    content,
+                });
+            }
+            Record::ToolSummary { .. } | Record::Usage { .. } | Record::Note { .. } => {}
+        }
+    }
+    out
+}
+
+/// The first `n` characters of `s`, cut on a character boundary.
+pub fn cap_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! Running the model's tool calls inside a turn: the name must be one of the epoch's
+//! frozen tools, the arguments JSON, and the tool's policy must allow it in the session's
+//! context label. Every outcome — a result, an error, a refusal — becomes the call's
+//! `tool_result`, which the model reads; nothing here fails the turn but the disk.
+
+use super::{Sink, TurnCtx};
+use crate::session::{Session, SessionError};
+use crate::tools::{self, ToolOutput};
+use proto::time::now_rfc3339;
+use proto::{Label, Record, ToolCall};
+
+/// Characters of a call's arguments shown on its `· ` activity line. Enough to see
+/// which file or URL; a long argument is elided rather than flooding the reply.
+pub const ACTIVITY_ARGS_CHARS: usize = 200;
+
+/// Runs one call and appends its `tool_result` (and a `note` when refused).
+pub fn run_call(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    call: &ToolCall,
+    number: u64,
+    sink: &mut dyn Sink,
+) -> Result<(), SessionError> {
+    sink.activity(&activity_line(call));
+    let mut refused = None;
+    let output = if !offered(session, &call.name) {
+        error_output(format!("error: unknown tool {:?}", call.name))
+    } else if let Err(why) = tools::policy(&call.name, session.label()) {
+        let output = error_output(format!("error: refused: {why}"));
+        refused = Some(why);
+        output
+    } else if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        error_output(format!("error: arguments are not valid json: {e}"))
+    } else if call.name == "recall" {
+        crate::memory::recall_tool(&ctx.cfg.memory, &call.arguments)
+    } else {
+        tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
+    };
+    append_result(session, call, number, output)?;
+    if let Some(why) = refused {
+        sink.activity(&format!("{} refused: {why}", call.name));
+        session.append(Record::Note {
+            time: now_rfc3339(),
+            text: format!("tool {} (call {number}) refused: {why}", call.name),
+        })?;
+    }
+    Ok(())
+}
+
+/// The model asked for tools in its last allowed round: each call gets a result saying
+/// it was not run, so the next turn's prompt still answers every call, plus a `note`.
+pub fn out_of_rounds(
+    session: &mut Session,
+    calls: &[ToolCall],
+    numbers: &[u64],
+    max_rounds: u32,
+    sink: &mut dyn Sink,
+) -> Result<(), SessionError> {
+    for (call, number) in calls.iter().zip(numbers) {
+        let why = format!("error: not run: loop.max_rounds ({max_rounds}) was spent");
+        append_result(session, call, *number, error_output(why))?;
+    }
+    sink.activity(&format!(
+        "stopped: loop.max_rounds ({max_rounds}) was spent"
+    ));
+    session.append(Record::Note {
+        time: now_rfc3339(),
+        text: format!(
+            "turn stopped after {max_rounds} rounds; {} tool calls were not run",
+            calls.len()
+        ),
+    })
+}
+
+fn append_result(
+    session: &mut Session,
+    call: &ToolCall,
+    number: u64,
+    output: ToolOutput,
+) -> Result<(), SessionError> {
+    session.append(Record::ToolResult {
+        time: now_rfc3339(),
+        call: number,
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: output.content,
+        class: output.label.class,
+        untrusted: output.label.untrusted,
+    })
+}
+
+fn error_output(content: String) -> ToolOutput {
+    ToolOutput {
+        content,
+        label: Label::PUBLIC,
+    }
+}
+
+/// Whether `name` is among the tools frozen in the epoch's head: the model may only
+/// call what it was offered.
+fn offered(session: &Session, name: &str) -> bool {
+    session
+        .head()
+        .tools
+        .as_array()
+        .is_some_and(|list| list.iter().any(|t| t["function"]["name"] == name))
+}
+
+/// `read_file {"path":"/x"}`: the name and the arguments on one line, clipped.
+pub fn activity_line(call: &ToolCall) -> String {
+    let one_line: String = call
+        .arguments
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut args: String = one_line.chars().take(ACTIVITY_ARGS_CHARS).collect();
+    if one_line.chars().count() > ACTIVITY_ARGS_CHARS {
+        args.push('…');
+    }
+    format!("{} {args}", call.name)
+}

@@ -1,0 +1,366 @@
+//! The one worker thread: it owns the open sessions and runs every turn, one at a time in
+//! arrival order, so turns of a session never overlap. Jobs come in on an mpsc channel;
+//! what the client should see goes back as `Event`s on another, each followed by a poke
+//! of the poll loop's `mio::Waker`. The poll loop never waits on the worker.
+
+use crate::llama::Client;
+use crate::session::{Frozen, Session, SessionError};
+use crate::status::{Board, SessionView};
+use crate::turn::{self, Sink, TurnCtx, TurnError};
+use mio::Waker;
+use proto::config::Config;
+use proto::{Origin, SessionId};
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Sessions kept open in memory at once. Each holds its epoch's records; a person uses
+/// a handful of sessions, and one past this closes the least recently used (it is
+/// reopened from disk when next used).
+pub const MAX_OPEN_SESSIONS: usize = 16;
+
+pub type JobId = u64;
+
+pub enum Job {
+    /// Run a turn for the owner's `text` in `session`.
+    Turn {
+        id: JobId,
+        session: SessionId,
+        text: String,
+    },
+    /// Open `session` (without creating it) for `/session`.
+    Open { id: JobId, session: SessionId },
+    /// A reloaded configuration, used from the next job on.
+    Reload(Box<Config>),
+}
+
+/// What the client asking job `id` should see.
+#[derive(Debug)]
+pub enum Event {
+    Text {
+        id: JobId,
+        text: String,
+    },
+    Activity {
+        id: JobId,
+        line: String,
+    },
+    /// The job is over; `reply` is the rest of its reply text (may be empty). `ok` is
+    /// false when the reply is an error.
+    Done {
+        id: JobId,
+        reply: String,
+        ok: bool,
+    },
+}
+
+/// Sends events to the poll loop and wakes it.
+#[derive(Clone)]
+pub struct Notifier {
+    tx: Sender<Event>,
+    waker: Arc<Waker>,
+}
+
+impl Notifier {
+    pub fn new(tx: Sender<Event>, waker: Arc<Waker>) -> Notifier {
+        Notifier { tx, waker }
+    }
+
+    pub fn send(&self, event: Event) {
+        // The receiver lives as long as the poll loop; once it is gone nobody is left to
+        // tell, so a failed send is dropped.
+        if self.tx.send(event).is_ok() {
+            if let Err(e) = self.waker.wake() {
+                plumbing::error!("waking the poll loop: {e}");
+            }
+        }
+    }
+
+    pub fn done(&self, id: JobId, reply: impl Into<String>, ok: bool) {
+        self.send(Event::Done {
+            id,
+            reply: reply.into(),
+            ok,
+        });
+    }
+}
+
+pub struct Worker {
+    jobs: Sender<Job>,
+}
+
+impl Worker {
+    pub fn spawn(cfg: Config, board: Board, notify: Notifier) -> std::io::Result<Worker> {
+        let (jobs, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("turns".into())
+            .spawn(move || run(cfg, board, notify, rx))?;
+        Ok(Worker { jobs })
+    }
+
+    /// Queues a job; false when the worker thread is gone.
+    pub fn submit(&self, job: Job) -> bool {
+        self.jobs.send(job).is_ok()
+    }
+}
+
+struct State {
+    cfg: Config,
+    client: Client,
+    board: Board,
+    notify: Notifier,
+    sessions: HashMap<SessionId, (Session, u64)>,
+    tick: u64,
+}
+
+fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>) {
+    let client = Client::new(&cfg.llama);
+    let mut state = State {
+        cfg,
+        client,
+        board,
+        notify,
+        sessions: HashMap::new(),
+        tick: 0,
+    };
+    check_slots(&state.client, &state.cfg);
+    if let Ok(default) = SessionId::parse(&state.cfg.session) {
+        state.open(&default);
+    }
+    for job in jobs {
+        let id = match &job {
+            Job::Turn { id, .. } | Job::Open { id, .. } => Some(*id),
+            Job::Reload(_) => None,
+        };
+        // A bug in one job must not take every later turn with it: report it, forget
+        // the in-memory sessions (they are reopened from disk), and go on.
+        if catch_unwind(AssertUnwindSafe(|| state.handle(job))).is_err() {
+            plumbing::error!("a job panicked; reopening sessions from disk");
+            state.sessions.clear();
+            if let Some(id) = id {
+                state
+                    .notify
+                    .done(id, "error: internal error in loopd (see its log)", false);
+            }
+        }
+    }
+}
+
+/// Compares the server's per-slot context with `expect.n_ctx`. A server that is down is
+/// only a warning: it may come up later, and turns retry.
+fn check_slots(client: &Client, cfg: &Config) {
+    match client.slots() {
+        Ok(slots) => {
+            for (id, n_ctx) in &slots {
+                if *n_ctx != cfg.expect.n_ctx {
+                    plumbing::warn!(
+                        "llama.cpp slot {id} has n_ctx {n_ctx}, but expect.n_ctx is {}",
+                        cfg.expect.n_ctx
+                    );
+                }
+            }
+            for want in [cfg.slots.main, cfg.slots.background] {
+                if !slots.iter().any(|(id, _)| *id == u64::from(want)) {
+                    plumbing::warn!("llama.cpp has no slot {want}; it will pick a slot itself");
+                }
+            }
+            plumbing::info!("llama.cpp at {}: {} slots", client.base_url(), slots.len());
+        }
+        Err(e) => plumbing::warn!(
+            "llama.cpp at {} is not answering at start ({e}); starting anyway",
+            client.base_url()
+        ),
+    }
+}
+
+impl State {
+    fn handle(&mut self, job: Job) {
+        match job {
+            Job::Turn { id, session, text } => self.turn(id, &session, &text),
+            Job::Open { id, session } => {
+                let (reply, ok) = match self.open(&session) {
+                    SessionView::Open { epoch, records, .. } => (
+                        format!("session {session}: epoch {epoch}, {records} records"),
+                        true,
+                    ),
+                    SessionView::New => (
+                        format!("session {session}: new; it starts with your first message"),
+                        true,
+                    ),
+                    SessionView::Broken(e) => (format!("error: session {session}: {e}"), false),
+                };
+                self.notify.done(id, reply, ok);
+            }
+            Job::Reload(cfg) => {
+                self.client = Client::new(&cfg.llama);
+                self.cfg = *cfg;
+            }
+        }
+    }
+
+    /// Opens an existing session into memory (never creating one) and reports it.
+    fn open(&mut self, id: &SessionId) -> SessionView {
+        if let Some((session, _)) = self.sessions.get(id) {
+            return SessionView::of(session);
+        }
+        let started = Instant::now();
+        let view = match Session::open(&self.cfg.sessions_dir(), id) {
+            Ok(Some(session)) => {
+                plumbing::info!(
+                    "session {id}: opened epoch {}, {} records in {} ms",
+                    session.epoch(),
+                    session.records().len(),
+                    started.elapsed().as_millis()
+                );
+                let view = SessionView::of(&session);
+                self.keep(session);
+                view
+            }
+            Ok(None) => SessionView::New,
+            Err(e) => {
+                plumbing::error!("session {id}: {e}");
+                SessionView::Broken(e.to_string())
+            }
+        };
+        self.board.set(id.as_str(), view.clone());
+        view
+    }
+
+    fn keep(&mut self, session: Session) {
+        if self.sessions.len() >= MAX_OPEN_SESSIONS {
+            let oldest = self
+                .sessions
+                .iter()
+                .min_by_key(|(_, (_, tick))| *tick)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                self.sessions.remove(&oldest);
+            }
+        }
+        self.tick += 1;
+        self.sessions
+            .insert(session.id().clone(), (session, self.tick));
+    }
+
+    /// The session, opened or created (freezing system.md and the tool schemas).
+    fn session(&mut self, id: &SessionId) -> Result<&mut Session, SessionError> {
+        if !self.sessions.contains_key(id) {
+            let system_path = self.cfg.baseline.system.clone();
+            let session = Session::open_or_create(&self.cfg.sessions_dir(), id, || {
+                let system = std::fs::read_to_string(&system_path).map_err(|source| {
+                    SessionError::Prompt {
+                        path: system_path.clone(),
+                        source,
+                    }
+                })?;
+                Ok(Frozen {
+                    system,
+                    tools: crate::tools::schemas(),
+                })
+            })?;
+            self.keep(session);
+        }
+        self.tick += 1;
+        let tick = self.tick;
+        match self.sessions.get_mut(id) {
+            Some((session, used)) => {
+                *used = tick;
+                Ok(session)
+            }
+            // `keep` just inserted it; this arm is unreachable in practice.
+            None => Err(SessionError::BadHead {
+                path: self.cfg.sessions_dir().join(id.as_str()),
+                message: "session vanished from memory".into(),
+            }),
+        }
+    }
+
+    fn turn(&mut self, id: JobId, session_id: &SessionId, text: &str) {
+        let started = Instant::now();
+        self.board.turn_started(session_id.as_str());
+        let notify = self.notify.clone();
+        let cfg = self.cfg.clone();
+        let client = self.client.clone();
+        let board = self.board.clone();
+        let session = match self.session(session_id) {
+            Ok(s) => s,
+            Err(e) => {
+                plumbing::error!("session {session_id}: {e}");
+                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
+                board.turn_ended();
+                notify.done(id, format!("error: session {session_id}: {e}"), false);
+                return;
+            }
+        };
+        let ctx = TurnCtx {
+            cfg: &cfg,
+            client: &client,
+        };
+        let mut sink = EventSink {
+            id,
+            notify: &notify,
+        };
+        let outcome = turn::run_turn(&ctx, session, text, Origin::Owner, &mut sink);
+        turn::finish_turn(&ctx, session, &outcome);
+        board.set(session_id.as_str(), SessionView::of(session));
+        board.turn_ended();
+        let secs = started.elapsed().as_secs_f64();
+        let (reply, ok) = match &outcome {
+            Ok(done) => {
+                let tokens = done.last.map_or_else(
+                    || "no usage".to_string(),
+                    |u| {
+                        format!(
+                            "cache {} + prompt {} + predicted {} tokens",
+                            u.cache_n, u.prompt_n, u.predicted_n
+                        )
+                    },
+                );
+                plumbing::info!(
+                    "session {session_id}: turn done in {secs:.2} s: {} rounds, {} tool calls, {tokens}",
+                    done.rounds,
+                    done.tool_calls
+                );
+                (String::new(), true)
+            }
+            Err(TurnError::SessionFull(m)) => {
+                plumbing::warn!("session {session_id}: turn ended, context full: {m}");
+                (
+                    format!(
+                        "error: context full: this session needs compaction, which is not built yet ({m})"
+                    ),
+                    false,
+                )
+            }
+            Err(e) => {
+                plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
+                (format!("error: {e}"), false)
+            }
+        };
+        notify.done(id, reply, ok);
+    }
+}
+
+/// Streams a turn's output to the poll loop as events for job `id`.
+struct EventSink<'a> {
+    id: JobId,
+    notify: &'a Notifier,
+}
+
+impl Sink for EventSink<'_> {
+    fn text(&mut self, text: &str) {
+        self.notify.send(Event::Text {
+            id: self.id,
+            text: text.to_string(),
+        });
+    }
+
+    fn activity(&mut self, line: &str) {
+        self.notify.send(Event::Activity {
+            id: self.id,
+            line: line.to_string(),
+        });
+    }
+}

@@ -1,0 +1,62 @@
+//! Against the real llama.cpp server (SmolLM2): a short conversation through the socket,
+//! proving the prompt prefix stays byte-stable — each main-slot request reuses at least
+//! the whole prompt of the one before from llama.cpp's cache.
+
+use super::records_in;
+use crate::support::real_llama::{real_llama, CTX_PER_SLOT};
+use crate::support::{Daemon, Fixture, LineClient};
+
+#[test]
+fn a_conversation_keeps_hitting_the_prompt_cache() {
+    let Some(server) = real_llama() else { return };
+    let fx = Fixture::new("");
+    std::fs::write(
+        fx.prompts.join("system.md"),
+        "You are terse. Answer in at most one short sentence.",
+    )
+    .unwrap();
+    super::write_config(&fx, &server.url, "", "", "");
+    // The real server's slots hold CTX_PER_SLOT; say so, so loopd does not warn.
+    let config = std::fs::read_to_string(&fx.config).unwrap().replace(
+        &format!("n_ctx = {}", super::N_CTX),
+        &format!("n_ctx = {CTX_PER_SLOT}"),
+    );
+    std::fs::write(&fx.config, config).unwrap();
+    let d = Daemon::start("loopd", &fx);
+    let mut c = LineClient::connect(&fx.loopd_sock);
+    for line in ["Say hello.", "Name a colour.", "Name a fruit."] {
+        let reply = c.ask(line);
+        assert!(
+            !reply.iter().any(|l| l.starts_with("error:")),
+            "{line}: {reply:?}\n{}",
+            d.log_text()
+        );
+    }
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("llama.cpp: reachable"), "{status}");
+    assert!(!d.log_text().contains("expect.n_ctx"), "{}", d.log_text());
+
+    let usages: Vec<(u64, u64)> =
+        records_in(&fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
+            .iter()
+            .filter(|r| r["type"] == "usage")
+            .map(|r| {
+                assert_eq!(r["slot"], 0);
+                (
+                    r["cache_n"].as_u64().unwrap(),
+                    r["prompt_n"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+    assert_eq!(usages.len(), 3, "{usages:?}");
+    for pair in usages.windows(2) {
+        let (before, now) = (pair[0], pair[1]);
+        assert!(
+            now.0 >= before.0 + before.1,
+            "cache_n {} is less than the previous whole prompt {} + {}: the prefix changed",
+            now.0,
+            before.0,
+            before.1
+        );
+    }
+}

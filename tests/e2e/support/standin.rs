@@ -1,0 +1,373 @@
+//! A scripted stand-in for llama.cpp: a tiny HTTP/1.1 server on 127.0.0.1:0, one thread
+//! per connection, answering each `POST /v1/chat/completions` with the next scripted
+//! reply — an SSE stream (content and tool-call deltas, `timings`), a JSON error, a
+//! stream cut short — and `GET /slots` / `GET /health` from its settings. Every request
+//! is recorded with its body and timestamps for the test to assert on.
+
+use super::HANG;
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// A latch a scripted reply can wait on, so a test can act while a turn is in flight.
+#[derive(Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    pub fn open(&self) {
+        *self.0 .0.lock().unwrap() = true;
+        self.0 .1.notify_all();
+    }
+
+    fn wait(&self) {
+        let guard = self.0 .0.lock().unwrap();
+        let (_g, timeout) = self
+            .0
+             .1
+            .wait_timeout_while(guard, HANG, |open| !*open)
+            .unwrap();
+        assert!(!timeout.timed_out(), "a held reply was never released");
+    }
+}
+
+#[derive(Clone)]
+pub enum Reply {
+    /// A 200 event stream: each string is one SSE event, sent as one HTTP chunk.
+    Sse(Vec<String>),
+    /// A status with a JSON body.
+    Status(u16, String),
+    /// These events, then the connection closes without finishing the stream.
+    Cut(Vec<String>),
+    /// Waits for the gate to open, then sends the inner reply.
+    Held(Gate, Box<Reply>),
+}
+
+/// One request as the stand-in received it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub body: String,
+    /// When the first byte of the request arrived.
+    pub first_byte: Instant,
+    /// When the last byte of the reply was written.
+    pub done: Option<Instant>,
+}
+
+impl Request {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    fallback: Mutex<Option<Reply>>,
+    requests: Mutex<Vec<Request>>,
+    arrived: Condvar,
+    n_ctx: Mutex<u64>,
+}
+
+pub struct Standin {
+    pub url: String,
+    shared: Arc<Shared>,
+}
+
+impl Standin {
+    /// Starts a stand-in whose `/slots` reports two slots of `n_ctx`.
+    pub fn start(n_ctx: u64) -> Standin {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        *shared.n_ctx.lock().unwrap() = n_ctx;
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || serve(stream, &s));
+            }
+        });
+        Standin {
+            url: format!("http://127.0.0.1:{port}"),
+            shared,
+        }
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.shared.script.lock().unwrap().push_back(reply);
+    }
+
+    /// The reply every chat request gets once the script is empty.
+    pub fn set_fallback(&self, reply: Reply) {
+        *self.shared.fallback.lock().unwrap() = Some(reply);
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// The chat completion requests so far.
+    pub fn chats(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == "/v1/chat/completions")
+            .collect()
+    }
+
+    /// Waits until `n` chat requests have arrived.
+    pub fn wait_chats(&self, n: usize) -> Vec<Request> {
+        let deadline = Instant::now() + HANG;
+        let mut guard = self.shared.requests.lock().unwrap();
+        loop {
+            let chats: Vec<Request> = guard
+                .iter()
+                .filter(|r| r.path == "/v1/chat/completions")
+                .cloned()
+                .collect();
+            if chats.len() >= n {
+                return chats;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "only {} of {n} chat requests arrived",
+                chats.len()
+            );
+            guard = self.shared.arrived.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+}
+
+fn serve(stream: TcpStream, shared: &Shared) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let first_byte = Instant::now();
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = header.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let index = {
+        let mut requests = shared.requests.lock().unwrap();
+        requests.push(Request {
+            method: method.clone(),
+            path: path.clone(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+            first_byte,
+            done: None,
+        });
+        shared.arrived.notify_all();
+        requests.len() - 1
+    };
+    let reply = match (method.as_str(), path.as_str()) {
+        ("GET", "/slots") => {
+            let n = *shared.n_ctx.lock().unwrap();
+            Reply::Status(
+                200,
+                json!([{"id": 0, "n_ctx": n}, {"id": 1, "n_ctx": n}]).to_string(),
+            )
+        }
+        ("GET", "/health") => Reply::Status(200, r#"{"status":"ok"}"#.into()),
+        ("POST", "/v1/chat/completions") => {
+            let next = shared.script.lock().unwrap().pop_front();
+            next.or_else(|| shared.fallback.lock().unwrap().clone())
+                .unwrap_or_else(|| {
+                    Reply::Status(
+                        500,
+                        error_json("server_error", "the stand-in's script is empty"),
+                    )
+                })
+        }
+        _ => Reply::Status(404, error_json("not_found", "no such endpoint")),
+    };
+    let mut stream = stream;
+    send(&mut stream, reply);
+    shared.requests.lock().unwrap()[index].done = Some(Instant::now());
+}
+
+fn send(stream: &mut TcpStream, reply: Reply) {
+    match reply {
+        Reply::Held(gate, inner) => {
+            gate.wait();
+            send(stream, *inner);
+        }
+        Reply::Status(code, body) => {
+            let reason = match code {
+                200 => "OK",
+                400 => "Bad Request",
+                503 => "Service Unavailable",
+                _ => "Error",
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json; charset=utf-8\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.flush();
+        }
+        Reply::Sse(events) => {
+            stream_events(stream, &events);
+            let _ = stream.write_all(b"0\r\n\r\n");
+            let _ = stream.flush();
+        }
+        Reply::Cut(events) => {
+            stream_events(stream, &events);
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+fn stream_events(stream: &mut TcpStream, events: &[String]) {
+    let _ = stream.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\
+          Connection: close\r\n\r\n",
+    );
+    for e in events {
+        let _ = write!(stream, "{:x}\r\n{e}\r\n", e.len());
+        let _ = stream.flush();
+    }
+}
+
+pub fn error_json(kind: &str, message: &str) -> String {
+    json!({"error": {"code": 500, "message": message, "type": kind}}).to_string()
+}
+
+fn chunk(delta: Value, finish: Option<&str>, timings: Option<(u64, u64, u64)>) -> String {
+    let mut v = json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
+        "object": "chat.completion.chunk", "system_fingerprint": "stand-in"});
+    if let Some((cache_n, prompt_n, predicted_n)) = timings {
+        v["timings"] = json!({"cache_n": cache_n, "prompt_n": prompt_n, "prompt_ms": 1.0,
+            "predicted_n": predicted_n, "predicted_ms": 1.0});
+    }
+    format!("data: {v}\n\n")
+}
+
+fn done() -> String {
+    "data: [DONE]\n\n".into()
+}
+
+/// Counters the stand-in reports when a test does not care: cache, prompt, predicted.
+pub const TIMINGS: (u64, u64, u64) = (10, 20, 5);
+
+/// A streamed text answer in `pieces`, with `timings` on the final chunk.
+pub fn text_with(pieces: &[&str], timings: (u64, u64, u64)) -> Reply {
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        None,
+        None,
+    )];
+    for p in pieces {
+        events.push(chunk(json!({"content": p}), None, None));
+    }
+    events.push(chunk(json!({}), Some("stop"), Some(timings)));
+    events.push(done());
+    Reply::Sse(events)
+}
+
+pub fn text(pieces: &[&str]) -> Reply {
+    text_with(pieces, TIMINGS)
+}
+
+/// An answer that calls tools: each `(id, name, arguments)`, the arguments sent in two
+/// fragments the way llama.cpp streams them.
+pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        None,
+        None,
+    )];
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            None,
+            None,
+        ));
+        let half = args
+            .char_indices()
+            .nth(args.chars().count() / 2)
+            .map_or(0, |(b, _)| b);
+        for piece in [&args[..half], &args[half..]] {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                None,
+                None,
+            ));
+        }
+    }
+    events.push(chunk(json!({}), Some("tool_calls"), Some(TIMINGS)));
+    events.push(done());
+    Reply::Sse(events)
+}
+
+/// llama.cpp's answer to a prompt that does not fit the slot.
+pub fn context_full() -> Reply {
+    Reply::Status(
+        400,
+        json!({"error": {"code": 400, "message": "request (3031 tokens) exceeds the available context size (2048 tokens), try increasing it",
+            "type": "exceed_context_size_error", "n_prompt_tokens": 3031, "n_ctx": 2048}})
+        .to_string(),
+    )
+}
+
+pub fn unavailable() -> Reply {
+    Reply::Status(
+        503,
+        json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+            .to_string(),
+    )
+}
+
+/// A stream with a line that is not JSON in the middle of it.
+pub fn malformed() -> Reply {
+    Reply::Sse(vec![
+        chunk(json!({"content": "Hi"}), None, None),
+        "data: {this is not json\n\n".into(),
+        chunk(json!({}), Some("stop"), Some(TIMINGS)),
+        done(),
+    ])
+}
+
+/// A stream that dies after `pieces`: no final chunk, no `[DONE]`.
+pub fn cut(pieces: &[&str]) -> Reply {
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        None,
+        None,
+    )];
+    for p in pieces {
+        events.push(chunk(json!({"content": p}), None, None));
+    }
+    Reply::Cut(events)
+}
