@@ -7,4 +7,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod foundation;
+mod memoryd;
 mod support;

@@ -18,9 +18,17 @@ pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug)]
 pub enum CliError {
-    Unreachable { socket: PathBuf, source: std::io::Error },
-    Exchange { socket: PathBuf, source: FrameError },
-    Refused { message: String },
+    Unreachable {
+        socket: PathBuf,
+        source: std::io::Error,
+    },
+    Exchange {
+        socket: PathBuf,
+        source: FrameError,
+    },
+    Refused {
+        message: String,
+    },
     Unexpected,
 }
 

@@ -94,7 +94,10 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     let mut index = Index::open(&cfg.state_dir, cfg.memory.max_class).map_err(MainError::Index)?;
     index.set_kill_after_rows(hooks::kill_after_rows());
     let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
-    plumbing::info!("listening ({origin:?}); index {}", index.db_path().display());
+    plumbing::info!(
+        "listening ({origin:?}); index {}",
+        index.db_path().display()
+    );
     let limits = Limits {
         max_clients: MAX_CLIENTS,
         max_input: MAX_INPUT,

@@ -34,9 +34,18 @@ mod tests {
 
     #[test]
     fn every_token_is_quoted() {
-        assert_eq!(fts_query("tea at four").as_deref(), Some(r#""tea" "at" "four""#));
-        assert_eq!(fts_query(r#"say "hi""#).as_deref(), Some(r#""say" """hi""""#));
-        assert_eq!(fts_query("NEAR( multi-agent").as_deref(), Some(r#""NEAR(" "multi-agent""#));
+        assert_eq!(
+            fts_query("tea at four").as_deref(),
+            Some(r#""tea" "at" "four""#)
+        );
+        assert_eq!(
+            fts_query(r#"say "hi""#).as_deref(),
+            Some(r#""say" """hi""""#)
+        );
+        assert_eq!(
+            fts_query("NEAR( multi-agent").as_deref(),
+            Some(r#""NEAR(" "multi-agent""#)
+        );
     }
 
     #[test]

@@ -22,8 +22,9 @@ pub struct FrameService {
     cfg: Config,
     index: Index,
     served: u64,
-    /// The start-up catch-up has more to read.
-    pending: bool,
+    /// Since when the start-up catch-up has had more to read. A fixed instant in the
+    /// past, so the poll loop sees the timer as due and does not wait.
+    pending: Option<Instant>,
     /// What the index held after its last catch-up, for the status line.
     last: MemoryStatus,
     /// Bytes of an unfinished frame held per connection, to name a half frame at close.
@@ -37,7 +38,7 @@ impl FrameService {
             cfg,
             index,
             served: 0,
-            pending: true,
+            pending: Some(Instant::now()),
             last: MemoryStatus::default(),
             partial: HashMap::new(),
         }
@@ -76,7 +77,7 @@ impl FrameService {
     /// Read-your-writes: everything loopd wrote before the recall is indexed first.
     fn catch_up_all(&mut self) -> Result<(), String> {
         self.index.catch_up(None).map_err(|e| e.to_string())?;
-        self.pending = false;
+        self.pending = None;
         self.refresh().map(|_| ())
     }
 
@@ -114,7 +115,10 @@ impl Service for FrameService {
 
     fn input_closed(&mut self, out: &mut Outbox, id: ConnId) {
         if let Some(held) = self.partial.remove(&id) {
-            plumbing::warn!("client {}: closed in the middle of a frame ({held} bytes)", id.0);
+            plumbing::warn!(
+                "client {}: closed in the middle of a frame ({held} bytes)",
+                id.0
+            );
         }
         out.close(id);
     }
@@ -124,14 +128,14 @@ impl Service for FrameService {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.pending.then(Instant::now)
+        self.pending
     }
 
     fn timer(&mut self, _out: &mut Outbox, _now: Instant) {
         match self.index.catch_up(Some(START_SLICE_CHUNKS)) {
             Ok(Progress::More) => {}
             Ok(Progress::Done) => {
-                self.pending = false;
+                self.pending = None;
                 if self.refresh().is_ok() {
                     plumbing::info!(
                         "caught up: {} rows from {} logs",
@@ -143,7 +147,7 @@ impl Service for FrameService {
             Err(e) => {
                 // Retrying every turn would spin on a broken database; the next recall
                 // or nudge tries again and reports to its caller.
-                self.pending = false;
+                self.pending = None;
                 plumbing::error!("catching up at start: {e}");
             }
         }
@@ -157,7 +161,7 @@ impl Service for FrameService {
                 Index::open(&cfg.state_dir, cfg.memory.max_class).map_err(|e| e.to_string())?;
             index.set_kill_after_rows(crate::hooks::kill_after_rows());
             self.index = index;
-            self.pending = true;
+            self.pending = Some(Instant::now());
         }
         if cfg.memory.socket != self.cfg.memory.socket {
             plumbing::notice!("memory.socket changed; the new path is used after a restart");
@@ -167,7 +171,11 @@ impl Service for FrameService {
     }
 
     fn status(&self) -> String {
-        let catching_up = if self.pending { "catching up; " } else { "" };
+        let catching_up = if self.pending.is_some() {
+            "catching up; "
+        } else {
+            ""
+        };
         format!(
             "{catching_up}{} rows from {} logs indexed; {} requests answered",
             self.last.rows, self.last.logs, self.served

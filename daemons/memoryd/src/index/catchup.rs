@@ -257,7 +257,12 @@ mod tests {
     fn only_epoch_log_names_are_logs() {
         assert_eq!(log_epoch("epoch-000000.jsonl"), Some(0));
         assert_eq!(log_epoch("epoch-1234567.jsonl"), Some(1_234_567));
-        for bad in ["epoch-0.jsonl", "epoch-000000.head.json", "epoch-00000a.jsonl", "x.jsonl"] {
+        for bad in [
+            "epoch-0.jsonl",
+            "epoch-000000.head.json",
+            "epoch-00000a.jsonl",
+            "x.jsonl",
+        ] {
             assert_eq!(log_epoch(bad), None, "{bad}");
         }
     }

@@ -138,7 +138,12 @@ impl Index {
     }
 
     /// Removes a file's rows and records it as broken, in one transaction.
-    fn set_aside(&mut self, file: &LogFile, message: &str, sig: Signature) -> Result<(), IndexError> {
+    fn set_aside(
+        &mut self,
+        file: &LogFile,
+        message: &str,
+        sig: Signature,
+    ) -> Result<(), IndexError> {
         let run = |conn: &mut Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
             tx.execute(
@@ -264,7 +269,7 @@ fn read_chunk(
                 state.rows += 1;
                 if let Some((after, committed)) = kill {
                     if committed >= after {
-                        crash_now();
+                        crash_now(committed);
                     }
                 }
             }
@@ -297,8 +302,10 @@ fn read_chunk(
 }
 
 /// The crash test hook: the process dies as under `kill -9`, inside an open transaction.
-fn crash_now() -> ! {
-    plumbing::warn!("test hook: killing myself in the middle of a transaction");
+fn crash_now(committed: u64) -> ! {
+    plumbing::warn!(
+        "test hook: killing myself in the middle of a transaction, {committed} rows committed"
+    );
     let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
     std::process::abort()
 }

@@ -159,3 +159,6 @@ fn class_of_rank(rank: i64) -> DataClass {
         _ => DataClass::Secret,
     }
 }
+
+#[cfg(test)]
+mod tests;

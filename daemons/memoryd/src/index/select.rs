@@ -124,7 +124,10 @@ mod tests {
     fn a_tool_result_raises_the_label_of_what_follows_and_is_not_a_row() {
         let mut rolling = Label::PUBLIC;
         let p = DataClass::Private;
-        assert_eq!(row_of(&user("a"), &mut rolling, p).unwrap().label, Label::PUBLIC);
+        assert_eq!(
+            row_of(&user("a"), &mut rolling, p).unwrap().label,
+            Label::PUBLIC
+        );
         assert!(row_of(&result(DataClass::Public, true), &mut rolling, p).is_none());
         let b = user("b");
         let after = row_of(&b, &mut rolling, p).unwrap();
