@@ -1,7 +1,5 @@
-//! An epoch's head file, `epoch-NNNNNN.head.json`: what loopd froze when the epoch began
-//! (system prompt, tool schemas), the summary carried over from the epoch before and that
-//! summary's label. loopd writes it before the epoch's first record; memoryd reads
-//! `carry_label` from it to start the rolling label of the epoch's log.
+//! An epoch's head file, `epoch-NNNNNN.head.json`: what is frozen for the epoch (system
+//! prompt, tool schemas) and what it carries over from the one before.
 
 use crate::label::Label;
 use serde::{Deserialize, Serialize};
@@ -10,13 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
-    /// The last usage crossed `compact.threshold` of the context.
     Threshold,
-    /// The model answered that the context is full.
     ContextFull,
-    /// The owner asked with `/compact`.
     Manual,
-    /// The session's first epoch.
     Start,
 }
 
@@ -24,59 +18,77 @@ pub enum Reason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SummarySource {
-    /// The model wrote it from `compact.md`.
     Model,
-    /// The summary call was itself context-full; the owner's texts were joined instead.
     Fallback,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Head {
     pub epoch: u64,
-    /// RFC 3339 UTC.
     pub started: String,
-    /// The system prompt text, frozen for the epoch.
+    /// The system prompt text, frozen so the prompt prefix stays byte-stable.
     pub system: String,
-    /// The tool schemas, frozen for the epoch.
+    /// The tool schemas, frozen for the same reason.
     pub tools: serde_json::Value,
-    /// `None` for epoch 0, else the summary of the epoch before.
+    /// The summary of the epoch before; `None` for epoch 0.
     pub carry: Option<String>,
     pub carry_label: Label,
     pub reason: Reason,
     pub summary_source: SummarySource,
 }
 
-/// `epoch-000042.head.json`: six digits, so names sort in epoch order.
+/// Epoch numbers have six digits in file names; past that names would stop sorting.
+pub const MAX_EPOCH: u64 = 999_999;
+
 pub fn head_file_name(epoch: u64) -> String {
     format!("epoch-{epoch:06}.head.json")
 }
 
-/// `epoch-000042.jsonl`, the epoch's records.
 pub fn log_file_name(epoch: u64) -> String {
     format!("epoch-{epoch:06}.jsonl")
+}
+
+/// The epoch a head file's name stands for, or `None` for any other name.
+pub fn parse_head_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("epoch-")?.strip_suffix(".head.json")?;
+    (digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::label::DataClass;
+    use crate::DataClass;
 
     #[test]
-    fn file_names_have_six_digits() {
-        assert_eq!(head_file_name(0), "epoch-000000.head.json");
-        assert_eq!(log_file_name(42), "epoch-000042.jsonl");
+    fn names_have_six_digits_and_parse_back() {
+        assert_eq!(head_file_name(3), "epoch-000003.head.json");
+        assert_eq!(log_file_name(12), "epoch-000012.jsonl");
+        assert_eq!(parse_head_file_name("epoch-000003.head.json"), Some(3));
+        for bad in ["epoch-3.head.json", "epoch-00000x.head.json", "epoch-000003.jsonl"] {
+            assert_eq!(parse_head_file_name(bad), None, "{bad}");
+        }
     }
 
     #[test]
-    fn a_head_reads_the_specs_field_names() {
-        let text = r#"{"epoch":1,"started":"2026-11-30T06:00:00.000Z","system":"s","tools":[],
-            "carry":"earlier","carry_label":{"class":"secret","untrusted":true},
-            "reason":"context_full","summary_source":"fallback"}"#;
-        let head: Head = serde_json::from_str(text).unwrap();
-        assert_eq!(head.carry_label, Label::new(DataClass::Secret, true));
-        assert_eq!(head.reason, Reason::ContextFull);
-        assert_eq!(head.summary_source, SummarySource::Fallback);
-        let back: Head = serde_json::from_str(&serde_json::to_string(&head).unwrap()).unwrap();
+    fn a_head_has_the_specs_fields() {
+        let head = Head {
+            epoch: 1,
+            started: "2026-11-30T06:00:00.000Z".into(),
+            system: "s".into(),
+            tools: serde_json::json!([]),
+            carry: Some("c".into()),
+            carry_label: Label::new(DataClass::Secret, true),
+            reason: Reason::ContextFull,
+            summary_source: SummarySource::Fallback,
+        };
+        let v = serde_json::to_value(&head).unwrap();
+        assert_eq!(v["reason"], "context_full");
+        assert_eq!(v["summary_source"], "fallback");
+        assert_eq!(v["carry_label"]["class"], "secret");
+        assert_eq!(v["carry_label"]["untrusted"], true);
+        let back: Head = serde_json::from_value(v).unwrap();
         assert_eq!(back, head);
     }
 }
