@@ -30,6 +30,7 @@ pub enum CliError {
         message: String,
     },
     Unexpected,
+    Print(std::io::Error),
 }
 
 impl fmt::Display for CliError {
@@ -45,6 +46,7 @@ impl fmt::Display for CliError {
             }
             CliError::Refused { message } => write!(f, "memoryd refused the recall: {message}"),
             CliError::Unexpected => f.write_str("memoryd answered a recall with something else"),
+            CliError::Print(e) => write!(f, "writing the hits to stdout: {e}"),
         }
     }
 }

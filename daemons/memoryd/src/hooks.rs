@@ -1,5 +1,5 @@
 //! Environment variables that change memoryd's behaviour for tests. Each is read once at
-//! start (and at reload); none exists in production configuration.
+//! start; none belongs in a production unit.
 //!
 //! - `BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS`: how long a half-sent frame may wait, in
 //!   milliseconds, instead of `PARTIAL_TIMEOUT`, so a test of hanging clients needs no

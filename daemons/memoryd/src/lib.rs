@@ -16,6 +16,7 @@ use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use std::fmt;
+use std::io::Write;
 use std::time::Duration;
 
 /// Clients served at once. loopd holds one connection per recall; the CLI one more. The
@@ -83,8 +84,13 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
             }
             let cfg = load_config(&args.config).map_err(MainError::Config)?;
             let text = cli::recall(&cfg, words).map_err(MainError::Recall)?;
-            print!("{text}");
-            Ok(())
+            // A reader that went away (`| head`) has all it wanted; that is not an error.
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(MainError::Recall(cli::CliError::Print(e)))
+                }
+                _ => Ok(()),
+            }
         }
         Some((word, _)) => Err(MainError::Args(format!("unknown command {word:?}"))),
     }

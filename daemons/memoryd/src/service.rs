@@ -157,10 +157,8 @@ impl Service for FrameService {
         let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
         if cfg.state_dir != self.cfg.state_dir || cfg.memory.max_class != self.cfg.memory.max_class
         {
-            let mut index =
+            self.index =
                 Index::open(&cfg.state_dir, cfg.memory.max_class).map_err(|e| e.to_string())?;
-            index.set_kill_after_rows(crate::hooks::kill_after_rows());
-            self.index = index;
             self.pending = Some(Instant::now());
         }
         if cfg.memory.socket != self.cfg.memory.socket {

@@ -11,6 +11,7 @@
 mod catchup;
 mod ingest;
 mod recall;
+mod rowid;
 mod schema;
 mod select;
 
@@ -60,6 +61,7 @@ pub struct Index {
     /// SIGKILL in the middle of its next transaction.
     kill_after_rows: Option<u64>,
     committed_rows: u64,
+    rowids: rowid::RowIds,
     /// The last problem reported per log file, so a file that stays broken is reported
     /// once rather than on every recall.
     reported: HashMap<PathBuf, String>,
@@ -77,7 +79,12 @@ impl Index {
         })?;
         let db_path = dir.join("index.sqlite");
         let conn = schema::open(&db_path, max_class)?;
+        let rowids = rowid::RowIds::load(&conn).map_err(|source| IndexError::Sql {
+            path: db_path.clone(),
+            source,
+        })?;
         Ok(Index {
+            rowids,
             conn,
             db_path,
             sessions: state_dir.join("sessions"),

@@ -1,5 +1,6 @@
 //! Answering a recall: the query's phrases matched in FTS5, ranked by bm25 and then by
-//! recency, filtered to the caller's `max_class`.
+//! recency (rowids follow record time, see `rowid`), filtered to the caller's
+//! `max_class`.
 
 use super::{class_of_rank, class_rank, Index, IndexError};
 use crate::query::fts_query;
@@ -7,16 +8,17 @@ use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::params;
 
-/// With a class filter. FTS5's `bm25()` is smaller for better matches; ties go to the
-/// newer record (times are RFC 3339 UTC of one format, so text order is time order).
+/// FTS5's `bm25()` is smaller for better matches; ties go to the newer record, which is
+/// the larger rowid (see `rowid`), so the sort never reads a row's stored content and
+/// only the hits that survive `LIMIT` are read whole.
 const SEARCH: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
     FROM docs WHERE docs MATCH ?1 AND class <= ?2
-    ORDER BY bm25(docs), time DESC, rowid DESC LIMIT ?3";
+    ORDER BY bm25(docs), rowid DESC LIMIT ?3";
 
-/// Without one, for callers allowed everything the index may hold.
+/// Without the class filter, for callers allowed everything the index may hold.
 const SEARCH_ALL: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
     FROM docs WHERE docs MATCH ?1
-    ORDER BY bm25(docs), time DESC, rowid DESC LIMIT ?2";
+    ORDER BY bm25(docs), rowid DESC LIMIT ?2";
 
 impl Index {
     /// The best `limit` hits (at most `MAX_HITS`) for `query` at or below `max_class`,
