@@ -66,7 +66,11 @@ mod tests {
         assert_eq!(head_file_name(3), "epoch-000003.head.json");
         assert_eq!(log_file_name(12), "epoch-000012.jsonl");
         assert_eq!(parse_head_file_name("epoch-000003.head.json"), Some(3));
-        for bad in ["epoch-3.head.json", "epoch-00000x.head.json", "epoch-000003.jsonl"] {
+        for bad in [
+            "epoch-3.head.json",
+            "epoch-00000x.head.json",
+            "epoch-000003.jsonl",
+        ] {
             assert_eq!(parse_head_file_name(bad), None, "{bad}");
         }
     }
