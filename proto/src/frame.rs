@@ -60,9 +60,16 @@ fn options() -> impl Options {
 
 /// Encodes `msg` as a whole frame: length prefix and payload.
 pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
-    let payload = options()
-        .serialize(msg)
-        .map_err(|e| FrameError::Malformed(e.to_string()))?;
+    let payload = options().serialize(msg).map_err(|e| match *e {
+        // The limit stopped serialisation part-way; the size it would have had is
+        // counted without one, so the error says how far over the message is.
+        bincode::ErrorKind::SizeLimit => FrameError::TooLarge(
+            bincode::DefaultOptions::new()
+                .serialized_size(msg)
+                .unwrap_or(u64::MAX),
+        ),
+        other => FrameError::Malformed(other.to_string()),
+    })?;
     let len = u32::try_from(payload.len())
         .ok()
         .filter(|&n| n <= MAX_FRAME)

@@ -8,5 +8,6 @@
 
 mod foundation;
 mod loopd;
+mod memoryd;
 mod reload;
 mod support;

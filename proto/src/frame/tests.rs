@@ -115,3 +115,14 @@ fn two_frames_in_one_read_come_out_in_order() {
     assert_eq!((one, two), (Request::Status, recall()));
     assert!(d.next_payload().unwrap().is_none());
 }
+
+#[test]
+fn encoding_a_message_over_the_limit_is_too_large_not_malformed() {
+    let big = Response::Error {
+        message: "x".repeat(MAX_FRAME as usize),
+    };
+    match encode(&big) {
+        Err(FrameError::TooLarge(n)) => assert!(n > u64::from(MAX_FRAME)),
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,231 @@
+//! `scripts/bench memory`: memoryd's index against a bare FTS5 table doing the same work.
+//!
+//! Indexing: 1 000 000 generated log records (or the count given as the first argument)
+//! caught up by memoryd's `Index` from real log files, against a plain rusqlite loop
+//! inserting the same texts into `fts5(text)` in transactions of `BARE_BATCH` rows with
+//! the same pragmas. Recall: 1 000 queries of one to three words, memoryd's catch-up
+//! check plus search against the same FTS5 expression as a bare `MATCH … ORDER BY bm25`.
+//! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
+//! the process's high-water RSS rose above its RSS at the start of each indexing run.
+//! Prints a markdown table.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod corpus;
+
+use corpus::{Layout, Rng, Words};
+use memoryd::index::Index;
+use memoryd::query::fts_query;
+use proto::label::DataClass;
+use std::time::{Duration, Instant};
+
+const QUERIES: usize = 1_000;
+/// Rows per transaction in the bare loop, about what one of memoryd's 1 MiB chunks holds.
+const BARE_BATCH: usize = 8_192;
+/// Hits asked for per recall, as loopd's tool would.
+const LIMIT: u32 = 10;
+
+struct Run {
+    rows: usize,
+    index: (Duration, Duration),
+    peak_kib: (u64, u64),
+    recall: (Vec<Duration>, Vec<Duration>),
+    search_only: Vec<Duration>,
+    catch_up_only: Vec<Duration>,
+}
+
+fn main() {
+    let records: usize = std::env::args()
+        .nth(1)
+        .map(|a| a.replace('_', "").parse().expect("record count"))
+        .unwrap_or(1_000_000);
+    let mut rng = Rng::new(0x5eed);
+    let words = Words::new(&mut rng);
+    let queries: Vec<String> = (0..QUERIES)
+        .map(|_| {
+            let n = 1 + rng.below(3);
+            (0..n)
+                .map(|_| words.pick(&mut rng))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let runs: Vec<(Layout, Run)> = [Layout::Sequential, Layout::Interleaved]
+        .into_iter()
+        .map(|layout| (layout, run(records, layout, &words, &queries)))
+        .collect();
+
+    let rows = runs[0].1.rows;
+    println!("{records} log records ({rows} indexed rows), {QUERIES} queries, limit {LIMIT}\n");
+    println!("| layout | measure | memoryd | bare FTS5 | ratio |");
+    println!("|---|---|---:|---:|---:|");
+    for (layout, r) in &runs {
+        let l = format!("{layout:?}").to_lowercase();
+        let (ours, bare) = r.index;
+        println!(
+            "| {l} | index | {:.1} s, {:.0} records/s | {:.1} s, {:.0} texts/s | {:.2} |",
+            ours.as_secs_f64(),
+            records as f64 / ours.as_secs_f64(),
+            bare.as_secs_f64(),
+            r.rows as f64 / bare.as_secs_f64(),
+            ours.as_secs_f64() / bare.as_secs_f64()
+        );
+        for (name, p) in [("recall p50", 0.50), ("recall p99", 0.99)] {
+            let (a, b) = (pct(&r.recall.0, p), pct(&r.recall.1, p));
+            println!(
+                "| {l} | {name} | {:.2} ms | {:.2} ms | {:.2} |",
+                ms(a),
+                ms(b),
+                a.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+        println!(
+            "| {l} | of which search / catch-up check, p50 | {:.2} ms / {:.3} ms | | |",
+            ms(pct(&r.search_only, 0.5)),
+            ms(pct(&r.catch_up_only, 0.5))
+        );
+        println!(
+            "| {l} | peak RSS growth while indexing | {} MiB | {} MiB | |",
+            r.peak_kib.0 / 1024,
+            r.peak_kib.1 / 1024
+        );
+    }
+    println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
+}
+
+fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run {
+    let dir = tempfile::Builder::new()
+        .prefix("bench-memory")
+        .tempdir()
+        .unwrap();
+    let mut rng = Rng::new(0xc0ffee);
+    eprintln!("{layout:?}: writing {records} records of session logs…");
+    let texts = corpus::write_logs(dir.path(), records, layout, words, &mut rng);
+
+    eprintln!("{layout:?}: memoryd index…");
+    reset_peak();
+    let base = rss_kib();
+    let mut index = Index::open(dir.path(), DataClass::Private).unwrap();
+    let t = Instant::now();
+    index.catch_up(None).unwrap();
+    let ours_index = t.elapsed();
+    let ours_peak = peak_kib().saturating_sub(base);
+    let rows = index.status().unwrap().rows as usize;
+    assert_eq!(rows, texts.len(), "memoryd indexed every text");
+
+    eprintln!("{layout:?}: bare FTS5 index…");
+    reset_peak();
+    let base = rss_kib();
+    let mut bare = bare_connection(&dir.path().join("bare.sqlite"));
+    let t = Instant::now();
+    for batch in texts.chunks(BARE_BATCH) {
+        let tx = bare.transaction().unwrap();
+        {
+            let mut insert = tx
+                .prepare_cached("INSERT INTO t (text) VALUES (?1)")
+                .unwrap();
+            for text in batch {
+                insert.execute([text]).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+    }
+    let bare_index = t.elapsed();
+    let bare_peak = peak_kib().saturating_sub(base);
+    drop(texts);
+
+    eprintln!("{layout:?}: recall…");
+    let ours = latencies(queries, |q| {
+        index.catch_up(None).unwrap();
+        index.search(q, DataClass::Private, LIMIT).unwrap().len()
+    });
+    let search_only = latencies(queries, |q| {
+        index.search(q, DataClass::Private, LIMIT).unwrap().len()
+    });
+    let catch_up_only = latencies(queries, |_| {
+        index.catch_up(None).unwrap();
+        0
+    });
+    let mut stmt = bare
+        .prepare("SELECT rowid, text FROM t WHERE t MATCH ?1 ORDER BY bm25(t) LIMIT ?2")
+        .unwrap();
+    let theirs = latencies(queries, |q| match fts_query(q) {
+        Some(expr) => stmt
+            .query_map(rusqlite::params![expr, LIMIT], |r| r.get::<_, String>(1))
+            .unwrap()
+            .count(),
+        None => 0,
+    });
+    Run {
+        rows,
+        index: (ours_index, bare_index),
+        peak_kib: (ours_peak, bare_peak),
+        recall: (ours, theirs),
+        search_only,
+        catch_up_only,
+    }
+}
+
+fn bare_connection(path: &std::path::Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+    conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(text)")
+        .unwrap();
+    conn
+}
+
+/// Runs the first hundred queries once to warm the caches, then all of them timed;
+/// returns the latencies sorted.
+fn latencies(queries: &[String], mut run: impl FnMut(&str) -> usize) -> Vec<Duration> {
+    for q in queries.iter().take(100) {
+        std::hint::black_box(run(q));
+    }
+    let mut out: Vec<Duration> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            std::hint::black_box(run(q));
+            t.elapsed()
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Resets the high-water RSS mark (Linux: `5` to `clear_refs`), so each phase's peak is
+/// its own. Where that is refused the peak simply covers the run so far.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The high-water RSS in KiB.
+fn peak_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// The RSS now, in KiB: the base a phase's peak is measured from, since the corpus the
+/// bench holds for the bare loop is not memory either side uses.
+fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}

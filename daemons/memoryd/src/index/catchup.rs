@@ -1,0 +1,269 @@
+//! Bringing the index up to date with `sessions/`: which epoch logs exist (each needs its
+//! head), which the index knows, and for each what is left to read. A session or log
+//! that disappeared is dropped from the index; one that appeared is picked up.
+
+use super::ingest::{FileState, Outcome, Signature};
+use super::{class_of_rank, Index, IndexError};
+use proto::head::{head_file_name, Head};
+use proto::label::Label;
+use proto::SessionId;
+use rusqlite::params;
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Whether a catch-up finished or stopped at its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    Done,
+    More,
+}
+
+/// One epoch log on disk whose head exists.
+#[derive(Debug, Clone)]
+pub(super) struct LogFile {
+    /// `<session>/epoch-NNNNNN.jsonl`, the key in `files`.
+    pub rel: String,
+    pub session: String,
+    pub epoch: u64,
+    pub path: PathBuf,
+    pub head: PathBuf,
+}
+
+/// A file as the index last left it.
+struct Known {
+    id: i64,
+    state: FileState,
+    broken: Option<(String, Signature)>,
+}
+
+impl Index {
+    /// Catches up with every session, reading at most `budget` chunks when one is set.
+    pub fn catch_up(&mut self, budget: Option<usize>) -> Result<Progress, IndexError> {
+        self.catch_up_in(None, budget)
+    }
+
+    /// Catches up with one session only: what loopd's `Nudge` asks for after a turn.
+    pub fn catch_up_session(&mut self, session: &SessionId) -> Result<(), IndexError> {
+        self.catch_up_in(Some(session.as_str()), None).map(|_| ())
+    }
+
+    fn catch_up_in(
+        &mut self,
+        only: Option<&str>,
+        mut budget: Option<usize>,
+    ) -> Result<Progress, IndexError> {
+        let on_disk = self.scan(only);
+        let mut known = self.known(only)?;
+        let gone: Vec<i64> = known
+            .iter()
+            .filter(|(rel, _)| !on_disk.contains_key(*rel))
+            .map(|(_, k)| k.id)
+            .collect();
+        for id in gone {
+            self.drop_file(id)?;
+        }
+        for (rel, file) in &on_disk {
+            let meta = match std::fs::metadata(&file.path) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.report(&file.path, format!("{}: {e}", file.path.display()));
+                    continue;
+                }
+            };
+            let sig = Signature {
+                size: meta.len(),
+                mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            };
+            let state = match known.remove(rel) {
+                Some(k) => match k.broken {
+                    Some((message, was)) if was == sig => {
+                        self.report(&file.path, message);
+                        continue;
+                    }
+                    Some(_) => match self.head_label(file) {
+                        Some(label) => fresh(Some(k.id), label),
+                        None => continue,
+                    },
+                    None if sig.size == k.state.offset => continue,
+                    None if sig.size < k.state.offset => {
+                        plumbing::warn!(
+                            "{} shrank below what was indexed; indexing it again",
+                            file.path.display()
+                        );
+                        self.drop_file(k.id)?;
+                        match self.head_label(file) {
+                            Some(label) => fresh(None, label),
+                            None => continue,
+                        }
+                    }
+                    None => k.state,
+                },
+                None => match self.head_label(file) {
+                    Some(label) => fresh(None, label),
+                    None => continue,
+                },
+            };
+            if self.ingest(file, state, sig, &mut budget)? == Outcome::More {
+                return Ok(Progress::More);
+            }
+        }
+        Ok(Progress::Done)
+    }
+
+    /// The epoch logs under `sessions/` (or one session of it) that have a head.
+    fn scan(&mut self, only: Option<&str>) -> BTreeMap<String, LogFile> {
+        let mut found = BTreeMap::new();
+        let sessions: Vec<String> = match only {
+            Some(s) => vec![s.to_string()],
+            None => match std::fs::read_dir(&self.sessions) {
+                Ok(entries) => entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|name| SessionId::parse(name).is_ok())
+                    .collect(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => {
+                    let dir = self.sessions.clone();
+                    self.report(&dir, format!("{}: {e}", dir.display()));
+                    return found;
+                }
+            },
+        };
+        for session in sessions {
+            let dir = self.sessions.join(&session);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect();
+            for name in &names {
+                let Some(epoch) = log_epoch(name) else {
+                    continue;
+                };
+                let head = head_file_name(epoch);
+                if !names.contains(&head) {
+                    continue;
+                }
+                let rel = format!("{session}/{name}");
+                found.insert(
+                    rel.clone(),
+                    LogFile {
+                        rel,
+                        session: session.clone(),
+                        epoch,
+                        path: dir.join(name),
+                        head: dir.join(head),
+                    },
+                );
+            }
+        }
+        found
+    }
+
+    /// The files the index knows, keyed like `scan`'s result.
+    fn known(&self, only: Option<&str>) -> Result<HashMap<String, Known>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, id, offset, line, class, untrusted, rows,
+                        broken, broken_size, broken_mtime
+                 FROM files WHERE ?1 IS NULL OR session = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![only], |r| {
+                let id: i64 = r.get(1)?;
+                let broken: Option<String> = r.get(7)?;
+                let sig = Signature {
+                    size: u64::try_from(r.get::<_, Option<i64>>(8)?.unwrap_or(0)).unwrap_or(0),
+                    mtime_ns: r.get::<_, Option<i64>>(9)?.unwrap_or(0),
+                };
+                let known = Known {
+                    id,
+                    state: FileState {
+                        id: Some(id),
+                        offset: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+                        line: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(0),
+                        label: Label::new(class_of_rank(r.get(4)?), r.get(5)?),
+                        rows: u64::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
+                    },
+                    broken: broken.map(|m| (m, sig)),
+                };
+                Ok((r.get::<_, String>(0)?, known))
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// Removes a file and its rows from the index, in one transaction.
+    fn drop_file(&mut self, id: i64) -> Result<(), IndexError> {
+        let run = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
+            let tx = conn.transaction()?;
+            tx.execute("DELETE FROM docs WHERE file = ?1", [id])?;
+            tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
+            tx.commit()
+        };
+        run(&mut self.conn).map_err(|e| self.sql(e))
+    }
+
+    /// The rolling label a log starts with: its head's `carry_label`. A head that cannot
+    /// be read is reported and its log waits until it can.
+    fn head_label(&mut self, file: &LogFile) -> Option<Label> {
+        let head = read_head(&file.head);
+        match head {
+            Ok(h) => Some(h.carry_label),
+            Err(message) => {
+                self.report(&file.path, message);
+                None
+            }
+        }
+    }
+}
+
+fn fresh(id: Option<i64>, label: Label) -> FileState {
+    FileState {
+        id,
+        offset: 0,
+        line: 0,
+        label,
+        rows: 0,
+    }
+}
+
+fn read_head(path: &Path) -> Result<Head, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a head: {e}", path.display()))
+}
+
+/// The epoch of a log file name, `epoch-NNNNNN.jsonl` with at least six digits.
+fn log_epoch(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("epoch-")?.strip_suffix(".jsonl")?;
+    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let epoch: u64 = digits.parse().ok()?;
+    (proto::head::log_file_name(epoch) == name).then_some(epoch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_epoch;
+
+    #[test]
+    fn only_epoch_log_names_are_logs() {
+        assert_eq!(log_epoch("epoch-000000.jsonl"), Some(0));
+        assert_eq!(log_epoch("epoch-1234567.jsonl"), Some(1_234_567));
+        for bad in [
+            "epoch-0.jsonl",
+            "epoch-000000.head.json",
+            "epoch-00000a.jsonl",
+            "x.jsonl",
+        ] {
+            assert_eq!(log_epoch(bad), None, "{bad}");
+        }
+    }
+}

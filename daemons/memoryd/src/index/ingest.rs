@@ -1,0 +1,318 @@
+//! Reading one log file's new lines into the index, a chunk at a time. Each chunk is one
+//! transaction holding its rows and the file's new offset, line count, rolling label and
+//! row count, so a crash anywhere leaves the index at the end of some earlier chunk.
+//!
+//! A last line without its newline, or the last line when it is not valid JSON, is a
+//! write still in progress (or one loopd will cut off when it next opens the log): it is
+//! left for later and never indexed half. A bad line with more after it sets the whole
+//! file aside, rows removed, until the file changes.
+
+use super::catchup::LogFile;
+use super::rowid::RowIds;
+use super::select::row_of;
+use super::{class_rank, Index, IndexError};
+use proto::label::{DataClass, Label};
+use proto::record::Record;
+use rusqlite::{params, Connection};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+
+/// Bytes of log read per transaction. Large enough that commits (each an fsync of the
+/// WAL at checkpoints) are a small share of the work, small enough that one chunk's
+/// uncommitted rows stay a few MiB and the poll loop gets a turn between chunks.
+const CHUNK_BYTES: u64 = 1 << 20;
+
+/// Read buffer for a log file.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// The longest log line read. loopd's largest records are tool results, bounded by the
+/// tools' `max_bytes` (a few MiB, more after JSON escaping); a line past this is damage,
+/// and reading it whole would let one file take unbounded memory.
+pub(super) const MAX_LINE: usize = 64 << 20;
+
+const INSERT_DOC: &str = "INSERT INTO docs \
+    (rowid, text, session, epoch, time, kind, role, class, untrusted, file) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+/// How far a file has been read, as stored in `files`.
+#[derive(Debug, Clone)]
+pub(super) struct FileState {
+    pub id: Option<i64>,
+    pub offset: u64,
+    pub line: u64,
+    pub label: Label,
+    pub rows: u64,
+}
+
+/// Where reading a file stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Everything complete in the file is indexed.
+    CaughtUp,
+    /// The chunk budget ran out first.
+    More,
+    /// The file could not be read or was set aside; the problem has been reported.
+    Skipped,
+}
+
+/// What one chunk did.
+enum Chunk {
+    Progress { at_end: bool },
+    Bad { line: u64, message: String },
+}
+
+enum ChunkError {
+    Sql(rusqlite::Error),
+    Read(io::Error),
+}
+
+impl From<rusqlite::Error> for ChunkError {
+    fn from(e: rusqlite::Error) -> ChunkError {
+        ChunkError::Sql(e)
+    }
+}
+
+/// The identity of a file's contents when it was set aside: a change to either means
+/// someone repaired or replaced it, and it is read again from the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Signature {
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+impl Index {
+    /// Indexes `file` from `state` on, spending at most `budget` chunks when one is set.
+    pub(super) fn ingest(
+        &mut self,
+        file: &LogFile,
+        mut state: FileState,
+        sig: Signature,
+        budget: &mut Option<usize>,
+    ) -> Result<Outcome, IndexError> {
+        let mut reader = match open_at(file, state.offset) {
+            Ok(r) => r,
+            // Removed since the scan (a session being deleted): the next catch-up drops it.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Outcome::Skipped),
+            Err(e) => {
+                self.report(&file.path, format!("{}: {e}", file.path.display()));
+                return Ok(Outcome::Skipped);
+            }
+        };
+        loop {
+            if *budget == Some(0) {
+                return Ok(Outcome::More);
+            }
+            let before = state.rows;
+            let chunk = read_chunk(
+                &mut self.conn,
+                &mut reader,
+                file,
+                &mut state,
+                &mut self.rowids,
+                self.max_class,
+                self.kill_after_rows.map(|n| (n, self.committed_rows)),
+            );
+            match chunk {
+                Ok(Chunk::Progress { at_end }) => {
+                    self.committed_rows += state.rows - before;
+                    if let Some(b) = budget.as_mut() {
+                        *b = b.saturating_sub(1);
+                    }
+                    if at_end {
+                        self.clear_report(&file.path);
+                        return Ok(Outcome::CaughtUp);
+                    }
+                }
+                Ok(Chunk::Bad { line, message }) => {
+                    let message = format!(
+                        "{}: line {line}: {message}; this log is not indexed until it changes",
+                        file.path.display()
+                    );
+                    self.set_aside(file, &message, sig)?;
+                    self.report(&file.path, message);
+                    return Ok(Outcome::Skipped);
+                }
+                Err(ChunkError::Read(e)) => {
+                    self.report(&file.path, format!("{}: {e}", file.path.display()));
+                    return Ok(Outcome::Skipped);
+                }
+                Err(ChunkError::Sql(e)) => return Err(self.sql(e)),
+            }
+        }
+    }
+
+    /// Removes a file's rows and records it as broken, in one transaction.
+    fn set_aside(
+        &mut self,
+        file: &LogFile,
+        message: &str,
+        sig: Signature,
+    ) -> Result<(), IndexError> {
+        let run = |conn: &mut Connection| -> rusqlite::Result<()> {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "DELETE FROM docs WHERE file = (SELECT id FROM files WHERE path = ?1)",
+                [&file.rel],
+            )?;
+            tx.execute(
+                "INSERT INTO files (path, session, epoch, offset, line, class, untrusted, rows,
+                                    broken, broken_size, broken_mtime)
+                 VALUES (?1, ?2, ?3, 0, 0, 0, 0, 0, ?4, ?5, ?6)
+                 ON CONFLICT (path) DO UPDATE SET offset = 0, line = 0, rows = 0,
+                    broken = ?4, broken_size = ?5, broken_mtime = ?6",
+                params![
+                    file.rel,
+                    file.session,
+                    epoch_i64(file.epoch),
+                    message,
+                    i64::try_from(sig.size).unwrap_or(i64::MAX),
+                    sig.mtime_ns
+                ],
+            )?;
+            tx.commit()
+        };
+        run(&mut self.conn).map_err(|e| self.sql(e))
+    }
+}
+
+fn open_at(file: &LogFile, offset: u64) -> io::Result<BufReader<File>> {
+    let mut f = File::open(&file.path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    Ok(BufReader::with_capacity(READ_BUFFER, f))
+}
+
+fn epoch_i64(epoch: u64) -> i64 {
+    i64::try_from(epoch).unwrap_or(i64::MAX)
+}
+
+/// Reads up to `CHUNK_BYTES` of whole lines and commits their rows with the file's new
+/// state. On any error the transaction is dropped, which rolls it back.
+fn read_chunk(
+    conn: &mut Connection,
+    reader: &mut BufReader<File>,
+    file: &LogFile,
+    state: &mut FileState,
+    rowids: &mut RowIds,
+    max_class: DataClass,
+    kill: Option<(u64, u64)>,
+) -> Result<Chunk, ChunkError> {
+    let tx = conn.transaction()?;
+    let fresh = state.id.is_none();
+    let id = match state.id {
+        Some(id) => id,
+        None => {
+            let id = tx.query_row(
+                "INSERT INTO files (path, session, epoch, offset, line, class, untrusted, rows)
+                 VALUES (?1, ?2, ?3, 0, 0, ?4, ?5, 0)
+                 RETURNING id",
+                params![
+                    file.rel,
+                    file.session,
+                    epoch_i64(file.epoch),
+                    class_rank(state.label.class),
+                    state.label.untrusted
+                ],
+                |r| r.get(0),
+            )?;
+            state.id = Some(id);
+            id
+        }
+    };
+    let start = state.offset;
+    let mut at_end = false;
+    let mut buf = Vec::new();
+    {
+        let mut insert = tx.prepare_cached(INSERT_DOC)?;
+        while state.offset - start < CHUNK_BYTES {
+            buf.clear();
+            let n = reader
+                .by_ref()
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(ChunkError::Read)?;
+            if n == 0 {
+                at_end = true;
+                break;
+            }
+            let line = state.line + 1;
+            if buf.last() != Some(&b'\n') {
+                if n > MAX_LINE {
+                    let message = format!("longer than {MAX_LINE} bytes");
+                    return Ok(Chunk::Bad { line, message });
+                }
+                // A write still in progress: left for a later catch-up.
+                at_end = true;
+                break;
+            }
+            let record = std::str::from_utf8(&buf[..n - 1])
+                .map_err(|e| format!("not utf-8: {e}"))
+                .and_then(|text| Record::from_line(text).map_err(|e| e.to_string()));
+            let record = match record {
+                Ok(r) => r,
+                Err(message) => {
+                    if reader.fill_buf().map_err(ChunkError::Read)?.is_empty() {
+                        // The last line, and not a record yet: loopd cuts such a line off
+                        // when it opens the log, so it is never indexed.
+                        at_end = true;
+                        break;
+                    }
+                    return Ok(Chunk::Bad { line, message });
+                }
+            };
+            if let Some(row) = row_of(&record, &mut state.label, max_class) {
+                let rowid = rowids.next(&tx, row.time)?;
+                insert.execute(params![
+                    rowid,
+                    row.text,
+                    file.session,
+                    epoch_i64(file.epoch),
+                    row.time,
+                    row.kind,
+                    row.role,
+                    class_rank(row.label.class),
+                    row.label.untrusted,
+                    id
+                ])?;
+                state.rows += 1;
+                if let Some((after, committed)) = kill {
+                    if committed >= after {
+                        crash_now(committed);
+                    }
+                }
+            }
+            state.offset += n as u64;
+            state.line += 1;
+        }
+    }
+    if state.offset == start {
+        // Nothing new was complete; dropping the transaction undoes a fresh file row.
+        if fresh {
+            state.id = None;
+        }
+        return Ok(Chunk::Progress { at_end: true });
+    }
+    tx.execute(
+        "UPDATE files SET offset = ?2, line = ?3, class = ?4, untrusted = ?5, rows = ?6,
+                          broken = NULL, broken_size = NULL, broken_mtime = NULL
+         WHERE id = ?1",
+        params![
+            id,
+            i64::try_from(state.offset).unwrap_or(i64::MAX),
+            i64::try_from(state.line).unwrap_or(i64::MAX),
+            class_rank(state.label.class),
+            state.label.untrusted,
+            i64::try_from(state.rows).unwrap_or(i64::MAX)
+        ],
+    )?;
+    tx.commit()?;
+    Ok(Chunk::Progress { at_end })
+}
+
+/// The crash test hook: the process dies as under `kill -9`, inside an open transaction.
+fn crash_now(committed: u64) -> ! {
+    plumbing::warn!(
+        "test hook: killing myself in the middle of a transaction, {committed} rows committed"
+    );
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+    std::process::abort()
+}

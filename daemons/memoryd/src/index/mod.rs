@@ -1,0 +1,171 @@
+//! The index: an SQLite FTS5 database at `<state_dir>/memory/index.sqlite` built from the
+//! session logs under `<state_dir>/sessions/`, which it only ever reads.
+//!
+//! The index owns three things: the schema (`schema`), bringing the index up to date with
+//! the logs (`catchup` finds the files, `ingest` reads one file's new lines, `select`
+//! decides which records become rows), and answering queries (`recall`). Every write for
+//! a file's new lines is one transaction that also moves that file's offset and rolling
+//! label, so a crash at any point leaves the index equal to a prefix of each log and the
+//! next catch-up continues from exactly there.
+
+mod catchup;
+mod ingest;
+mod recall;
+mod rowid;
+mod schema;
+mod select;
+
+use proto::label::DataClass;
+use proto::memory::MemoryStatus;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use catchup::Progress;
+
+/// Why the index could not do what was asked. File-level problems (a log that cannot be
+/// read, a bad line) are not here: they are logged and that file is skipped, so one bad
+/// file never stops the rest from being indexed.
+#[derive(Debug)]
+pub enum IndexError {
+    /// The database at `path` failed.
+    Sql {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    /// A directory or file the index needs could not be created or removed.
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for IndexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexError::Sql { path, source } => write!(f, "index {}: {source}", path.display()),
+            IndexError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for IndexError {}
+
+pub struct Index {
+    conn: rusqlite::Connection,
+    db_path: PathBuf,
+    sessions: PathBuf,
+    /// The most sensitive class this index may hold; records above it never reach disk.
+    max_class: DataClass,
+    /// Test hook: after this many rows are committed, the process kills itself with
+    /// SIGKILL in the middle of its next transaction.
+    kill_after_rows: Option<u64>,
+    committed_rows: u64,
+    rowids: rowid::RowIds,
+    /// The last problem reported per log file, so a file that stays broken is reported
+    /// once rather than on every recall.
+    reported: HashMap<PathBuf, String>,
+}
+
+impl Index {
+    /// Opens (or creates) the index of `state_dir`. An index built for another schema or
+    /// another `max_class` is rebuilt from the logs: it is derived data, and keeping rows
+    /// above a lowered `max_class` would keep text the owner no longer wants on disk.
+    pub fn open(state_dir: &Path, max_class: DataClass) -> Result<Index, IndexError> {
+        let dir = state_dir.join("memory");
+        std::fs::create_dir_all(&dir).map_err(|source| IndexError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let db_path = dir.join("index.sqlite");
+        let conn = schema::open(&db_path, max_class)?;
+        let rowids = rowid::RowIds::load(&conn).map_err(|source| IndexError::Sql {
+            path: db_path.clone(),
+            source,
+        })?;
+        Ok(Index {
+            rowids,
+            conn,
+            db_path,
+            sessions: state_dir.join("sessions"),
+            max_class,
+            kill_after_rows: None,
+            committed_rows: 0,
+            reported: HashMap::new(),
+        })
+    }
+
+    pub fn max_class(&self) -> DataClass {
+        self.max_class
+    }
+
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+
+    /// Arms the crash test hook (see `kill_after_rows`).
+    pub fn set_kill_after_rows(&mut self, rows: Option<u64>) {
+        self.kill_after_rows = rows;
+    }
+
+    /// What the index holds, for `Status`.
+    pub fn status(&self) -> Result<MemoryStatus, IndexError> {
+        let (logs, rows): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(rows), 0) FROM files",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.sql(e))?;
+        let index_bytes = std::fs::metadata(&self.db_path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        Ok(MemoryStatus {
+            logs: u64::try_from(logs).unwrap_or(0),
+            rows: u64::try_from(rows).unwrap_or(0),
+            index_bytes,
+        })
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> IndexError {
+        IndexError::Sql {
+            path: self.db_path.clone(),
+            source,
+        }
+    }
+
+    /// Logs a problem with one log file unless the same one was already reported.
+    fn report(&mut self, path: &Path, message: String) {
+        if self.reported.get(path) != Some(&message) {
+            plumbing::error!("{message}");
+            self.reported.insert(path.to_path_buf(), message);
+        }
+    }
+
+    fn clear_report(&mut self, path: &Path) {
+        self.reported.remove(path);
+    }
+}
+
+/// Classes are stored as their rank, so `class <= ?` in SQL is the class order.
+fn class_rank(c: DataClass) -> i64 {
+    match c {
+        DataClass::Public => 0,
+        DataClass::Private => 1,
+        DataClass::Secret => 2,
+    }
+}
+
+/// The class of a stored rank. An unknown rank can only come from a damaged database;
+/// it reads as secret so that damage never lowers what a row is allowed to reach.
+fn class_of_rank(rank: i64) -> DataClass {
+    match rank {
+        0 => DataClass::Public,
+        1 => DataClass::Private,
+        _ => DataClass::Secret,
+    }
+}
+
+#[cfg(test)]
+mod tests;

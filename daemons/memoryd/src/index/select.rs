@@ -1,0 +1,173 @@
+//! What is indexed (SPEC §6): the owner's and the assistant's text as kind `session`, and
+//! tool summaries as kind `summary` with their own label. Raw tool results are never
+//! indexed; they only raise the rolling label, which labels the records after them.
+//! Nothing above the index's `max_class` becomes a row, so secret text never reaches the
+//! file, and empty text is skipped.
+
+use proto::label::{DataClass, Label};
+use proto::record::{Origin, Record};
+
+/// One record as it goes into the index.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Row<'a> {
+    pub time: &'a str,
+    pub kind: &'static str,
+    pub role: &'static str,
+    pub label: Label,
+    pub text: &'a str,
+}
+
+/// The row for `record`, if it is indexed, updating the log's rolling label on the way.
+/// Every variant is named so that a new record type is a compile error here.
+pub(super) fn row_of<'a>(
+    record: &'a Record,
+    rolling: &mut Label,
+    max_class: DataClass,
+) -> Option<Row<'a>> {
+    let session = |time: &'a str, role: &'static str, text: &'a str| Row {
+        time,
+        kind: "session",
+        role,
+        label: *rolling,
+        text,
+    };
+    let row = match record {
+        Record::User {
+            time,
+            content,
+            origin: Origin::Owner,
+        } => session(time, "owner", content),
+        // A heartbeat turn's text is loopd's own prompt, not something the owner said;
+        // recalling it as "the owner said" would put words in the owner's mouth.
+        Record::User {
+            origin: Origin::Heartbeat,
+            ..
+        } => return None,
+        Record::Assistant {
+            time,
+            content: Some(content),
+            ..
+        } => session(time, "assistant", content),
+        Record::Assistant { content: None, .. } => return None,
+        Record::ToolResult {
+            class, untrusted, ..
+        } => {
+            *rolling = rolling.join(Label::new(*class, *untrusted));
+            return None;
+        }
+        // A summary carries the label of the result it summarises, not the rolling one;
+        // it is still skipped while the log's context is above the index's class.
+        Record::ToolSummary {
+            time,
+            content,
+            class,
+            untrusted,
+            ..
+        } => {
+            if rolling.class > max_class {
+                return None;
+            }
+            Row {
+                time,
+                kind: "summary",
+                role: "summary",
+                label: Label::new(*class, *untrusted),
+                text: content,
+            }
+        }
+        Record::Usage { .. } | Record::Note { .. } => return None,
+    };
+    if row.label.class > max_class || row.text.trim().is_empty() {
+        return None;
+    }
+    Some(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "2026-11-30T06:00:00.000Z";
+
+    fn user(text: &str) -> Record {
+        Record::User {
+            time: T.into(),
+            content: text.into(),
+            origin: Origin::Owner,
+        }
+    }
+
+    fn result(class: DataClass, untrusted: bool) -> Record {
+        Record::ToolResult {
+            time: T.into(),
+            call: 1,
+            tool_call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "the raw body".into(),
+            class,
+            untrusted,
+        }
+    }
+
+    fn summary(class: DataClass, untrusted: bool) -> Record {
+        Record::ToolSummary {
+            time: T.into(),
+            call: 1,
+            tool_call_id: "c1".into(),
+            content: "a summary".into(),
+            class,
+            untrusted,
+        }
+    }
+
+    #[test]
+    fn a_tool_result_raises_the_label_of_what_follows_and_is_not_a_row() {
+        let mut rolling = Label::PUBLIC;
+        let p = DataClass::Private;
+        assert_eq!(
+            row_of(&user("a"), &mut rolling, p).unwrap().label,
+            Label::PUBLIC
+        );
+        assert!(row_of(&result(DataClass::Public, true), &mut rolling, p).is_none());
+        let b = user("b");
+        let after = row_of(&b, &mut rolling, p).unwrap();
+        assert_eq!(after.label, Label::new(DataClass::Public, true));
+    }
+
+    #[test]
+    fn nothing_above_max_class_becomes_a_row() {
+        let mut rolling = Label::PUBLIC;
+        let p = DataClass::Private;
+        assert!(row_of(&summary(DataClass::Secret, false), &mut rolling, p).is_none());
+        assert!(row_of(&result(DataClass::Secret, false), &mut rolling, p).is_none());
+        assert!(row_of(&user("after the secret"), &mut rolling, p).is_none());
+        assert!(row_of(&summary(DataClass::Public, false), &mut rolling, p).is_none());
+    }
+
+    #[test]
+    fn a_summary_keeps_its_own_label() {
+        let mut rolling = Label::new(DataClass::Private, true);
+        let s = summary(DataClass::Public, false);
+        let row = row_of(&s, &mut rolling, DataClass::Private).unwrap();
+        assert_eq!((row.kind, row.role), ("summary", "summary"));
+        assert_eq!(row.label, Label::PUBLIC);
+    }
+
+    #[test]
+    fn empty_text_and_bookkeeping_records_are_skipped() {
+        let mut rolling = Label::PUBLIC;
+        let p = DataClass::Private;
+        assert!(row_of(&user("  \n"), &mut rolling, p).is_none());
+        let silent = Record::Assistant {
+            time: T.into(),
+            content: None,
+            tool_calls: vec![],
+        };
+        assert!(row_of(&silent, &mut rolling, p).is_none());
+        let note = Record::Note {
+            time: T.into(),
+            text: "compaction failed".into(),
+        };
+        assert!(row_of(&note, &mut rolling, p).is_none());
+    }
+}
