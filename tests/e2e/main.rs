@@ -11,3 +11,4 @@ mod loopd;
 mod memoryd;
 mod reload;
 mod support;
+mod system;
