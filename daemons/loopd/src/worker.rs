@@ -392,9 +392,6 @@ impl State {
         turn::finish_turn(&ctx, session, &outcome);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
-        if let Some(honcho) = &self.honcho {
-            honcho.poke(session_id.as_str());
-        }
         let secs = started.elapsed().as_secs_f64();
         let (reply, ok) = match &outcome {
             Ok(done) => {
@@ -429,6 +426,10 @@ impl State {
             }
         };
         notify.done(id, reply, ok);
+        // After the reply is on its way: reporting never holds up the owner's answer.
+        if let Some(honcho) = &self.honcho {
+            honcho.poke(session_id.as_str());
+        }
     }
 }
 
