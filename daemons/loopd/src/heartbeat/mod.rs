@@ -30,6 +30,11 @@ use std::time::{Duration, Instant};
 /// The prompt beside `baseline.system` that is a heartbeat's text.
 pub const PROMPT: &str = "heartbeat.md";
 
+/// The longest period honoured. A longer `every_s` is as good as off for a daemon that
+/// restarts with the machine, and capping it keeps `Instant` arithmetic from overflowing
+/// (which would panic the poll loop) on an absurd value the config accepts.
+pub const MAX_PERIOD: Duration = Duration::from_secs(366 * 24 * 3600);
+
 /// The settings a schedule runs on, taken from the config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -43,7 +48,8 @@ pub struct Settings {
 impl Settings {
     pub fn of(cfg: &Config, session: SessionId) -> Settings {
         Settings {
-            every: (cfg.heartbeat.every_s > 0).then(|| Duration::from_secs(cfg.heartbeat.every_s)),
+            every: (cfg.heartbeat.every_s > 0)
+                .then(|| Duration::from_secs(cfg.heartbeat.every_s).min(MAX_PERIOD)),
             window: cfg.active_hours(),
             session,
         }

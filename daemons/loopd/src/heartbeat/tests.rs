@@ -113,3 +113,19 @@ fn a_reload_while_a_beat_runs_keeps_it_running_until_it_ends() {
     s.ended(t0 + secs(8));
     assert_eq!(s.deadline(), Some(t0 + secs(15)));
 }
+
+#[test]
+fn an_absurd_period_is_capped_instead_of_overflowing_the_clock() {
+    let cfg = proto::config::Config::parse(
+        "[heartbeat]\nevery_s = 9223372036854775807\n",
+        std::path::Path::new("t.toml"),
+    )
+    .unwrap();
+    let settings = Settings::of(&cfg, SessionId::parse("main").unwrap());
+    assert_eq!(settings.every, Some(MAX_PERIOD));
+    let t0 = Instant::now();
+    let mut s = Schedule::new(settings, t0);
+    assert_eq!(s.deadline(), Some(t0 + MAX_PERIOD));
+    assert!(s.poll(t0 + MAX_PERIOD, true, || NOON).is_some());
+    s.ended(t0 + MAX_PERIOD);
+}
