@@ -8,6 +8,7 @@ mod delivery;
 mod honcho;
 mod idle;
 mod prompt;
+mod reload;
 
 use crate::loopd::{write_config, Loopd, N_CTX};
 use crate::support::standin::{Request, Standin};
