@@ -3,7 +3,7 @@
 //! reply block gets it after that block.
 
 use super::{beat_text, is_beat, start, EVERY};
-use crate::support::standin::{text, Gate, Reply};
+use crate::support::standin::{text, tool_calls, Gate, Reply};
 
 #[test]
 fn an_ack_is_logged_but_not_delivered() {
@@ -108,4 +108,24 @@ fn a_client_inside_a_reply_block_gets_the_heartbeat_after_that_block() {
         "then the news, as a block of its own"
     );
     assert_eq!(waiting.ask("/session"), ["session main"]);
+}
+
+#[test]
+fn a_heartbeat_that_used_a_tool_delivers_its_activity_and_answer_and_an_ack_after_tools_does_not() {
+    let lp = start(EVERY, "", |llama| {
+        llama.push(tool_calls(&[("c1", "read_file", r#"{"path":"/nowhere"}"#)]));
+        llama.push(text(&["Nothing at /nowhere."]));
+        llama.push(tool_calls(&[("c2", "read_file", r#"{"path":"/nowhere"}"#)]));
+        llama.push(text(&["HEARTBEAT_OK"]));
+        llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    });
+    let mut client = lp.client();
+    let block = client.block();
+    assert_eq!(block.len(), 2, "{block:?}");
+    assert!(block[0].starts_with("· read_file"), "{block:?}");
+    assert_eq!(block[1], "Nothing at /nowhere.");
+    // The second beat used a tool too, then acknowledged: nothing more is delivered.
+    lp.llama.wait_chats(5);
+    lp.daemon.wait_log("heartbeat: nothing to report");
+    assert_eq!(client.ask("/session"), ["session main"]);
 }

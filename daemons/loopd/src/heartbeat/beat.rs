@@ -8,7 +8,7 @@ use super::{ack, PROMPT};
 use crate::channel::reply::Block;
 use crate::session::Session;
 use crate::turn::{self, Sink, TurnCtx};
-use proto::{Origin, Record, SessionId};
+use proto::{Origin, SessionId};
 
 /// What a heartbeat came to, for the poll loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,15 +41,15 @@ pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
     };
     let mut sink = Transcript::default();
     let outcome = turn::run_turn(ctx, session, text.trim_end(), Origin::Heartbeat, &mut sink);
-    // Taken before `finish_turn`, which may start a new epoch with no records.
-    let answer = final_answer(session.records());
     turn::finish_turn(ctx, session, &outcome);
     let id = session.id().clone();
     if let Err(e) = outcome {
         plumbing::error!("session {id}: heartbeat failed: {e}");
         return Beat::Quiet;
     }
-    if ack::is_ack(&answer) {
+    // The final answer is what the model said after its last tool activity: taken from
+    // the stream rather than the log, which `finish_turn` may have moved to a new epoch.
+    if ack::is_ack(&sink.last) {
         plumbing::info!("session {id}: heartbeat: nothing to report; logged, not delivered");
         return Beat::Quiet;
     }
@@ -59,24 +59,12 @@ pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
     }
     plumbing::info!(
         "session {id}: heartbeat: delivering {} characters",
-        answer.chars().count()
+        sink.last.chars().count()
     );
     Beat::Deliver {
         session: id,
         block: sink.finish(),
     }
-}
-
-/// The content of the last `assistant` record: the turn's final answer.
-pub fn final_answer(records: &[Record]) -> String {
-    records
-        .iter()
-        .rev()
-        .find_map(|r| match r {
-            Record::Assistant { content, .. } => Some(content.clone().unwrap_or_default()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 /// Collects a turn's visible output as one reply block, the way a client asking for it
@@ -85,6 +73,8 @@ pub fn final_answer(records: &[Record]) -> String {
 struct Transcript {
     block: Block,
     out: String,
+    /// The text streamed since the last activity line: the last round's answer.
+    last: String,
 }
 
 impl Transcript {
@@ -97,9 +87,42 @@ impl Transcript {
 impl Sink for Transcript {
     fn text(&mut self, text: &str) {
         self.block.text(text, &mut self.out);
+        self.last.push_str(text);
     }
 
     fn activity(&mut self, line: &str) {
         self.block.lines(&format!("· {line}"), &mut self.out);
+        self.last.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transcript_is_a_reply_block_and_its_last_round_the_answer() {
+        let mut t = Transcript::default();
+        t.text("Let me look.");
+        t.activity("read_file {\"path\":\"/x\"}");
+        t.text("HEARTBEAT_");
+        t.text("OK");
+        assert!(ack::is_ack(&t.last));
+        assert_eq!(
+            t.finish(),
+            "Let me look.\n· read_file {\"path\":\"/x\"}\nHEARTBEAT_OK\n.\n"
+        );
+    }
+
+    #[test]
+    fn an_answer_before_the_tools_is_not_the_final_one() {
+        let mut t = Transcript::default();
+        t.text("HEARTBEAT_OK");
+        t.activity("stopped: loop.max_rounds (1) was spent");
+        assert!(!ack::is_ack(&t.last));
+        assert_eq!(
+            t.finish(),
+            "HEARTBEAT_OK\n· stopped: loop.max_rounds (1) was spent\n.\n"
+        );
     }
 }
