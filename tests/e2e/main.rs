@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod foundation;
+mod heartbeat;
 mod loopd;
 mod memoryd;
 mod reload;

@@ -4,6 +4,7 @@
 
 pub mod channel;
 pub mod compact;
+pub mod heartbeat;
 pub mod honcho;
 pub mod llama;
 pub mod memory;

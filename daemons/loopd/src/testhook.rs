@@ -39,6 +39,11 @@ pub fn is_known(point: &str) -> bool {
 /// Warns once at start when the hook is set, so a stray variable in a real deployment
 /// shows up in the journal rather than as a mysterious crash.
 pub fn warn_if_armed() {
+    if std::env::var_os(crate::honcho::ABORT_AFTER_POST_ENV).is_some_and(|v| v == "1") {
+        plumbing::warn!(
+            "test hook armed: the Honcho reporter aborts loopd after each batch Honcho accepts"
+        );
+    }
     if let Some(point) = armed() {
         if is_known(point) {
             plumbing::warn!("test hook armed: will abort at {point}");

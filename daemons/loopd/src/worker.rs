@@ -12,6 +12,7 @@ use proto::config::Config;
 use proto::{Origin, SessionId};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,6 +35,8 @@ pub enum Job {
     Open { id: JobId, session: SessionId },
     /// A reloaded configuration, used from the next job on.
     Reload(Box<Config>),
+    /// Run a heartbeat turn in `session` (`crate::heartbeat`).
+    Heartbeat { session: SessionId },
 }
 
 /// What the client asking job `id` should see.
@@ -54,6 +57,8 @@ pub enum Event {
         reply: String,
         ok: bool,
     },
+    /// A heartbeat ended; it belongs to no client's job.
+    Heartbeat(crate::heartbeat::beat::Beat),
 }
 
 /// Sends events to the poll loop and wakes it.
@@ -72,9 +77,14 @@ impl Notifier {
         // The receiver lives as long as the poll loop; once it is gone nobody is left to
         // tell, so a failed send is dropped.
         if self.tx.send(event).is_ok() {
-            if let Err(e) = self.waker.wake() {
-                plumbing::error!("waking the poll loop: {e}");
-            }
+            self.wake();
+        }
+    }
+
+    /// Wakes the poll loop without an event (the worker went idle).
+    pub fn wake(&self) {
+        if let Err(e) = self.waker.wake() {
+            plumbing::error!("waking the poll loop: {e}");
         }
     }
 
@@ -89,20 +99,35 @@ impl Notifier {
 
 pub struct Worker {
     jobs: Sender<Job>,
+    /// Jobs submitted and not yet finished. Only the poll loop submits, so when it reads
+    /// zero nothing is queued or running, and nothing can be until it submits again.
+    pending: Arc<AtomicUsize>,
 }
 
 impl Worker {
     pub fn spawn(cfg: Config, board: Board, notify: Notifier) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, board, notify, rx))?;
-        Ok(Worker { jobs })
+            .spawn(move || run(cfg, board, notify, rx, &count))?;
+        Ok(Worker { jobs, pending })
     }
 
     /// Queues a job; false when the worker thread is gone.
     pub fn submit(&self, job: Job) -> bool {
-        self.jobs.send(job).is_ok()
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let sent = self.jobs.send(job).is_ok();
+        if !sent {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+        sent
+    }
+
+    /// True when no job is queued or running.
+    pub fn idle(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) == 0
     }
 }
 
@@ -113,10 +138,16 @@ struct State {
     notify: Notifier,
     sessions: HashMap<SessionId, (Session, u64)>,
     tick: u64,
+    /// Reports finished owner turns to Honcho, when `honcho.url` is set.
+    honcho: Option<crate::honcho::Reporter>,
 }
 
-fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>) {
+fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending: &AtomicUsize) {
     let client = Client::new(&cfg.llama);
+    let honcho = crate::honcho::Reporter::start(&cfg);
+    if honcho.is_some() {
+        plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
+    }
     let mut state = State {
         cfg,
         client,
@@ -124,6 +155,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>) {
         notify,
         sessions: HashMap::new(),
         tick: 0,
+        honcho,
     };
     check_slots(&state.client, &state.cfg);
     if let Ok(default) = SessionId::parse(&state.cfg.session) {
@@ -132,8 +164,9 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>) {
     for job in jobs {
         let id = match &job {
             Job::Turn { id, .. } | Job::Open { id, .. } => Some(*id),
-            Job::Reload(_) => None,
+            Job::Reload(_) | Job::Heartbeat { .. } => None,
         };
+        let beat = matches!(job, Job::Heartbeat { .. });
         // A bug in one job must not take every later turn with it: report it, forget
         // the in-memory sessions (they are reopened from disk), and go on.
         if catch_unwind(AssertUnwindSafe(|| state.handle(job))).is_err() {
@@ -144,6 +177,15 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>) {
                     .notify
                     .done(id, "error: internal error in loopd (see its log)", false);
             }
+            if beat {
+                state
+                    .notify
+                    .send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
+            }
+        }
+        // The last job done: a heartbeat waiting for the worker may start now.
+        if pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            state.notify.wake();
         }
     }
 }
@@ -195,9 +237,53 @@ impl State {
             }
             Job::Reload(cfg) => {
                 self.client = Client::new(&cfg.llama);
+                self.reload_honcho(&cfg);
                 self.cfg = *cfg;
             }
+            Job::Heartbeat { session } => self.heartbeat(&session),
         }
+    }
+
+    /// A changed `[honcho]` restarts the reporter: the old one is stopped first (at most
+    /// one request's timeout), so two never work on the same cursors at once.
+    fn reload_honcho(&mut self, cfg: &Config) {
+        if cfg.honcho == self.cfg.honcho {
+            return;
+        }
+        if let Some(old) = self.honcho.take() {
+            old.stop();
+        }
+        self.honcho = crate::honcho::Reporter::start(cfg);
+        match &self.honcho {
+            Some(_) => plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url),
+            None => plumbing::info!("honcho: reporting is off"),
+        }
+    }
+
+    /// Runs a heartbeat turn and hands what it came to back to the poll loop.
+    fn heartbeat(&mut self, session_id: &SessionId) {
+        let cfg = self.cfg.clone();
+        let client = self.client.clone();
+        let board = self.board.clone();
+        let beat = match self.session(session_id) {
+            Ok(session) => {
+                board.turn_started(session_id.as_str());
+                let ctx = TurnCtx {
+                    cfg: &cfg,
+                    client: &client,
+                };
+                let beat = crate::heartbeat::beat::run(&ctx, session);
+                board.set(session_id.as_str(), SessionView::of(session));
+                board.turn_ended();
+                beat
+            }
+            Err(e) => {
+                plumbing::error!("session {session_id}: heartbeat: {e}");
+                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
+                crate::heartbeat::beat::Beat::Quiet
+            }
+        };
+        self.notify.send(Event::Heartbeat(beat));
     }
 
     /// Opens an existing session into memory (never creating one) and reports it.
@@ -340,6 +426,10 @@ impl State {
             }
         };
         notify.done(id, reply, ok);
+        // After the reply is on its way: reporting never holds up the owner's answer.
+        if let Some(honcho) = &self.honcho {
+            honcho.poke(session_id.as_str());
+        }
     }
 }
 

@@ -65,11 +65,18 @@ impl Request {
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap()
     }
+
+    /// The content of the last message sent.
+    pub fn last(&self) -> String {
+        last_content(self.body.as_bytes())
+    }
 }
 
 #[derive(Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    /// Replies for the first request whose last message holds the key, before the script.
+    keyed: Mutex<Vec<(String, Reply)>>,
     fallback: Mutex<Option<Reply>>,
     requests: Mutex<Vec<Request>>,
     arrived: Condvar,
@@ -104,6 +111,16 @@ impl Standin {
 
     pub fn push(&self, reply: Reply) {
         self.shared.script.lock().unwrap().push_back(reply);
+    }
+
+    /// The reply for the first chat request whose last message's content contains
+    /// `needle`, whatever its place: for tests where heartbeats and owner turns interleave.
+    pub fn push_for(&self, needle: &str, reply: Reply) {
+        self.shared
+            .keyed
+            .lock()
+            .unwrap()
+            .push((needle.to_string(), reply));
     }
 
     /// The reply every chat request gets once the script is empty.
@@ -142,6 +159,26 @@ impl Standin {
                 "only {} of {n} chat requests arrived",
                 chats.len()
             );
+            guard = self.shared.arrived.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+}
+
+impl Standin {
+    /// Waits until a chat request for which `want` holds has arrived, and returns it.
+    pub fn wait_chat(&self, want: impl Fn(&Request) -> bool) -> Request {
+        let deadline = Instant::now() + HANG;
+        let mut guard = self.shared.requests.lock().unwrap();
+        loop {
+            let found = guard
+                .iter()
+                .filter(|r| r.path == "/v1/chat/completions")
+                .find(|r| want(r));
+            if let Some(r) = found {
+                return r.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no such chat request arrived");
             guard = self.shared.arrived.wait_timeout(guard, left).unwrap().0;
         }
     }
@@ -199,7 +236,13 @@ fn serve(stream: TcpStream, shared: &Shared) {
         }
         ("GET", "/health") => Reply::Status(200, r#"{"status":"ok"}"#.into()),
         ("POST", "/v1/chat/completions") => {
-            let next = shared.script.lock().unwrap().pop_front();
+            let last = last_content(&body);
+            let keyed = {
+                let mut keyed = shared.keyed.lock().unwrap();
+                let at = keyed.iter().position(|(k, _)| last.contains(k.as_str()));
+                at.map(|i| keyed.remove(i).1)
+            };
+            let next = keyed.or_else(|| shared.script.lock().unwrap().pop_front());
             next.or_else(|| shared.fallback.lock().unwrap().clone())
                 .unwrap_or_else(|| {
                     Reply::Status(
@@ -213,6 +256,17 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let mut stream = stream;
     send(&mut stream, reply);
     shared.requests.lock().unwrap()[index].done = Some(Instant::now());
+}
+
+/// The content of a chat request's last message, or "" when there is none.
+pub fn last_content(body: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    v["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 fn send(stream: &mut TcpStream, reply: Reply) {

@@ -4,6 +4,7 @@
 //! Messages become turns on the worker; `/status` and `/recall` run on short threads;
 //! the rest are answered on the spot. Replies stream back through `wake`.
 
+pub mod broadcast;
 pub mod commands;
 pub mod lines;
 pub mod reply;
@@ -19,6 +20,7 @@ use reply::{whole, Block};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
+use std::time::Instant;
 
 /// Lines one connection may have waiting behind the one being answered. A script piping
 /// a file of questions fits; more than this is a runaway, and each further line gets
@@ -66,6 +68,8 @@ pub struct Channel {
     events: Receiver<Event>,
     notify: Notifier,
     board: Board,
+    heartbeat: crate::heartbeat::Schedule,
+    held: broadcast::Held,
 }
 
 impl Channel {
@@ -78,6 +82,7 @@ impl Channel {
         board: Board,
     ) -> Result<Channel, String> {
         let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        let heartbeat = broadcast::schedule(&cfg, default_session.clone());
         Ok(Channel {
             config_path,
             cfg,
@@ -89,6 +94,8 @@ impl Channel {
             events,
             notify,
             board,
+            heartbeat,
+            held: broadcast::Held::default(),
         })
     }
 
@@ -134,6 +141,8 @@ impl Channel {
             if conn.in_flight.is_some() {
                 return;
             }
+            // Between reply blocks: heartbeat replies held for this client go out now.
+            self.held.release(out, id);
             let Some(item) = conn.pending.pop_front() else {
                 if conn.input_closed {
                     out.close(id);
@@ -257,6 +266,7 @@ impl Channel {
     fn on_event(&mut self, out: &mut Outbox, event: Event) {
         let job = match &event {
             Event::Text { id, .. } | Event::Activity { id, .. } | Event::Done { id, .. } => *id,
+            Event::Heartbeat(_) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
             return;
@@ -286,6 +296,7 @@ impl Channel {
                     }
                 }
             }
+            Event::Heartbeat(_) => {}
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);
@@ -358,12 +369,26 @@ impl Service for Channel {
 
     fn closed(&mut self, id: ConnId) {
         self.conns.remove(&id);
+        self.held.forget(id);
     }
 
     fn wake(&mut self, out: &mut Outbox) {
         while let Ok(event) = self.events.try_recv() {
-            self.on_event(out, event);
+            match event {
+                Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
+                other => self.on_event(out, other),
+            }
         }
+        // The worker may have gone idle, which a waiting heartbeat is waiting for.
+        self.heartbeat_poll(Instant::now());
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.heartbeat.deadline()
+    }
+
+    fn timer(&mut self, _out: &mut Outbox, now: Instant) {
+        self.heartbeat_poll(now);
     }
 
     fn reload(&mut self) -> Result<(), String> {
@@ -373,6 +398,7 @@ impl Service for Channel {
         if !self.worker.submit(Job::Reload(Box::new(cfg.clone()))) {
             return Err("the turn worker has stopped".into());
         }
+        self.heartbeat_reload(&cfg, default_session.clone());
         self.cfg = cfg;
         self.default_session = default_session;
         Ok(())

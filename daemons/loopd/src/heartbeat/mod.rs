@@ -1,0 +1,163 @@
+//! Heartbeat turns (SPEC §10): every `heartbeat.every_s` seconds, while loopd is idle, a
+//! turn with `origin: heartbeat` whose text is `heartbeat.md`, so the assistant can speak
+//! up without being asked. An answer that is [`ack::TOKEN`] (with little else) is logged
+//! and not delivered; anything else goes to the connected clients of the session as a
+//! reply block of its own, between their reply blocks (`channel::broadcast`).
+//!
+//! The work is split by thread. The [`Schedule`] lives in the poll loop: its deadline is
+//! the loop's timer (`plumbing::Service::deadline`), so no thread sleeps for it, and it
+//! starts a beat only when the worker has nothing queued or running, so a heartbeat never
+//! interrupts or queues behind a turn. A beat that falls due while the worker is busy
+//! waits, and runs as soon as the worker is idle again. The beat itself runs on the
+//! worker like any turn (`beat::run`), reading `heartbeat.md` afresh each time.
+//!
+//! Which session: the configured `session`, the one a new connection starts in and the
+//! one `STATUS=` shows. Sessions a client switched to with `/session` get no heartbeats:
+//! they are side conversations, and beating in each would multiply the model's work.
+//!
+//! Timing: the next beat is due `every_s` after the previous one ended, so there are
+//! always `every_s` idle seconds between beats however slow the model is, and the first
+//! beat comes `every_s` after start (or after a reload that changed the settings).
+
+pub mod ack;
+pub mod beat;
+pub mod hours;
+
+use proto::config::Config;
+use proto::SessionId;
+use std::time::{Duration, Instant};
+
+/// The prompt beside `baseline.system` that is a heartbeat's text.
+pub const PROMPT: &str = "heartbeat.md";
+
+/// The longest period honoured. A longer `every_s` is as good as off for a daemon that
+/// restarts with the machine, and capping it keeps `Instant` arithmetic from overflowing
+/// (which would panic the poll loop) on an absurd value the config accepts.
+pub const MAX_PERIOD: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// The settings a schedule runs on, taken from the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// `None` when heartbeats are off (`every_s = 0`).
+    pub every: Option<Duration>,
+    /// `heartbeat.active_hours` in minutes after local midnight; `None` means any hour.
+    pub window: Option<(u32, u32)>,
+    pub session: SessionId,
+}
+
+impl Settings {
+    pub fn of(cfg: &Config, session: SessionId) -> Settings {
+        Settings {
+            every: (cfg.heartbeat.every_s > 0)
+                .then(|| Duration::from_secs(cfg.heartbeat.every_s).min(MAX_PERIOD)),
+            window: cfg.active_hours(),
+            session,
+        }
+    }
+}
+
+/// When the next beat is due, and whether one is running or waiting for the worker.
+#[derive(Debug)]
+pub struct Schedule {
+    settings: Settings,
+    next: Instant,
+    /// A beat fell due while the worker was busy; it runs once the worker is idle.
+    waiting: bool,
+    /// A beat is running on the worker.
+    running: bool,
+    /// Outside `active_hours` last time it fell due; logged once per quiet spell.
+    quiet: bool,
+}
+
+impl Schedule {
+    pub fn new(settings: Settings, now: Instant) -> Schedule {
+        let next = now + settings.every.unwrap_or_default();
+        Schedule {
+            settings,
+            next,
+            waiting: false,
+            running: false,
+            quiet: false,
+        }
+    }
+
+    /// New settings after a reload. Changed settings start the period afresh; unchanged
+    /// ones leave the schedule alone, so a reload does not postpone the next beat.
+    pub fn reconfigure(&mut self, settings: Settings, now: Instant) {
+        if settings == self.settings {
+            return;
+        }
+        self.next = now + settings.every.unwrap_or_default();
+        self.settings = settings;
+        self.waiting = false;
+        self.quiet = false;
+    }
+
+    /// When the poll loop should next call [`Schedule::poll`]: `None` while heartbeats are
+    /// off, a beat runs, or a due beat waits for the worker (its end wakes the loop).
+    pub fn deadline(&self) -> Option<Instant> {
+        if self.settings.every.is_none() || self.running || self.waiting {
+            return None;
+        }
+        Some(self.next)
+    }
+
+    /// Called on the timer and whenever the worker may have gone idle. Returns the session
+    /// to beat in when a beat should start now; the caller submits it and later calls
+    /// [`Schedule::ended`]. `local_minutes` is asked only when there is a window to check.
+    pub fn poll(
+        &mut self,
+        now: Instant,
+        worker_idle: bool,
+        local_minutes: impl FnOnce() -> u32,
+    ) -> Option<SessionId> {
+        let every = self.settings.every?;
+        if self.running || (!self.waiting && now < self.next) {
+            return None;
+        }
+        if let Some(window) = self.settings.window {
+            let minutes = local_minutes();
+            if !hours::within(minutes, window) {
+                let wait = u64::from(hours::until_open(minutes, window)) * 60;
+                if !self.quiet {
+                    plumbing::info!(
+                        "heartbeat: outside active_hours; quiet for about {} minutes",
+                        wait / 60
+                    );
+                    self.quiet = true;
+                }
+                self.waiting = false;
+                // At least one period, so a window that opens in a minute does not make
+                // beats come faster than configured.
+                self.next = now + every.max(Duration::from_secs(wait));
+                return None;
+            }
+            self.quiet = false;
+        }
+        if !worker_idle {
+            if !self.waiting {
+                plumbing::info!("heartbeat: due while a turn is running; it waits for the turn");
+                self.waiting = true;
+            }
+            return None;
+        }
+        self.waiting = false;
+        self.running = true;
+        Some(self.settings.session.clone())
+    }
+
+    /// The running beat is over (or could not be started): the next is due a period on.
+    pub fn ended(&mut self, now: Instant) {
+        self.running = false;
+        if let Some(every) = self.settings.every {
+            self.next = now + every;
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.running
+    }
+}
+
+#[cfg(test)]
+mod tests;
