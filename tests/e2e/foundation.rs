@@ -203,3 +203,19 @@ fn journal_lines_carry_a_priority_prefix() {
     let line = d.wait_log("compact.threshold");
     assert!(line.starts_with("<3>memoryd: "), "{line}");
 }
+
+#[test]
+fn a_status_change_after_ready_reaches_the_notify_socket() {
+    // Regression: a changed status line held back by the once-a-second limit must still
+    // go out once the second is up, not only when something else wakes the loop.
+    let fx = Fixture::new("");
+    let mut d = Daemon::start("memoryd", &fx);
+    frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
+    d.notify
+        .wait_line(
+            |l| l.starts_with("STATUS=") && l.contains("1 requests answered"),
+            HANG,
+        )
+        .unwrap();
+    assert!(d.stop().success());
+}

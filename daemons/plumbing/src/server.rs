@@ -34,7 +34,9 @@ const EVENTS_CAPACITY: usize = 256;
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How often `STATUS=` may be re-sent when the service's status line changes; systemd
-/// keeps only the latest, so more would be noise on the notify socket.
+/// keeps only the latest, so more would be noise on the notify socket. A change held
+/// back by this goes out as soon as the interval is over (the loop wakes for it), so
+/// `systemctl status` is never more than this behind.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
 
 /// The per-daemon limits on what clients can make the loop hold.
@@ -158,6 +160,8 @@ impl Server {
         let mut status = svc.status();
         notify::ready(&status);
         let mut status_sent = Instant::now();
+        // Set while a changed status line waits for STATUS_EVERY to pass.
+        let mut status_due: Option<Instant> = None;
         let mut next_ping = Instant::now();
         let mut next_sweep = Instant::now() + SWEEP_EVERY;
         loop {
@@ -172,6 +176,7 @@ impl Server {
                 self.watchdog.map(|_| next_ping),
                 svc.deadline(),
                 Some(next_sweep),
+                status_due,
             ]
             .into_iter()
             .flatten()
@@ -208,10 +213,15 @@ impl Server {
                 next_sweep = now + SWEEP_EVERY;
             }
             let fresh = svc.status();
-            if fresh != status && status_sent.elapsed() >= STATUS_EVERY {
-                notify::status(&fresh);
-                status = fresh;
-                status_sent = Instant::now();
+            status_due = None;
+            if fresh != status {
+                if status_sent.elapsed() >= STATUS_EVERY {
+                    notify::status(&fresh);
+                    status = fresh;
+                    status_sent = Instant::now();
+                } else {
+                    status_due = Some(status_sent + STATUS_EVERY);
+                }
             }
         }
     }

@@ -37,6 +37,37 @@ impl NotifySocket {
         self.wait_for_new(line, within)
     }
 
+    /// Waits until some message, seen before or arriving now, has a line matching `pred`.
+    pub fn wait_line(
+        &mut self,
+        pred: impl Fn(&str) -> bool,
+        within: Duration,
+    ) -> Result<String, String> {
+        let deadline = Instant::now() + within;
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(l) = self.seen.iter().flat_map(|m| m.lines()).find(|l| pred(l)) {
+                return Ok(l.to_string());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!(
+                    "no matching line within {within:?}; saw {:?}",
+                    self.seen
+                ));
+            }
+            self.sock.set_read_timeout(Some(left)).unwrap();
+            match self.sock.recv(&mut buf) {
+                Ok(n) => self
+                    .seen
+                    .push(String::from_utf8_lossy(&buf[..n]).into_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+
     /// Like `wait_for`, but only a message arriving from now on counts.
     pub fn wait_for_new(&mut self, line: &str, within: Duration) -> Result<String, String> {
         let deadline = Instant::now() + within;
