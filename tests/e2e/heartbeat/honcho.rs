@@ -4,9 +4,9 @@
 
 use super::{start_with, EVERY};
 use crate::loopd::Loopd;
-use crate::support::honcho_standin::{Honcho, State};
 use crate::support::standin::{text, Standin};
 use crate::support::Daemon;
+use standins::honcho::{Standin as Honcho, State};
 use std::os::unix::process::ExitStatusExt;
 
 /// The stand-in's messages as (peer, content), in the order Honcho stored them.

@@ -6,7 +6,6 @@ pub mod channel;
 pub mod daemon;
 pub mod fixture;
 pub mod frames;
-pub mod honcho_standin;
 pub mod notify;
 pub mod real_llama;
 pub mod standin;

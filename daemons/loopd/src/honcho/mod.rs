@@ -33,8 +33,6 @@ mod scan;
 mod sync;
 
 #[cfg(test)]
-mod standin;
-#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_recovery;

@@ -2,10 +2,10 @@
 //! them, and the reporter is driven with pokes. Waiting is on events (requests the stand-in
 //! saw, rounds the reporter finished), never on sleeps.
 
-use super::standin::{Fault, Standin, State, HANG};
 use super::*;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
 use proto::{Label, Origin, Record, ToolCall};
+use standins::honcho::{Fault, Standin, State, HANG};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

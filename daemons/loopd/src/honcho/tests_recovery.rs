@@ -2,11 +2,11 @@
 //! most 100, split long texts, the bearer token, a Honcho session shared by two boxmaker
 //! sessions.
 
-use super::standin::{Fault, Standin, Stored};
 use super::tests::{config, got, options, round, settle, start, Expected, Logs};
 use super::*;
 use proto::head::log_file_name;
 use proto::Origin;
+use standins::honcho::{Fault, Standin, Stored};
 
 fn turns(logs: &mut Logs, n: usize) -> Vec<Expected> {
     (0..n).flat_map(|i| logs.owner_turn(0, i, false)).collect()

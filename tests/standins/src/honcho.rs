@@ -1,18 +1,23 @@
-//! A stand-in for Honcho's v3 messages API, for loopd's reporter end to end (its essentials
-//! copied from loopd's own unit-test stand-in, `daemons/loopd/src/honcho/standin.rs`): one
-//! thread on 127.0.0.1, one request per connection. It creates messages as Honcho does
-//! (its own ids, insertion order), lists them with `reverse`, `page`, `size` and metadata
-//! filters, and can be taken down (connections refused) and brought up again on the same
-//! address, as an outage would.
+//! A stand-in for Honcho's v3 messages API, for loopd's reporter: its unit tests and the
+//! end-to-end test of the real loopd. One thread on 127.0.0.1, one request per connection.
+//! It creates messages as Honcho does (1 to 100 per batch, content at most 25 000
+//! characters, its own ids, insertion order), lists them with `reverse`, `page`, `size` and
+//! metadata filters, and records every request. Tests can make it answer with a status
+//! instead, store and then answer with a status (the outcome-unknown case), or take it down
+//! (connections refused) and bring it up again on the same address, as an outage would.
 
-use super::HANG;
 use serde_json::{json, Value};
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should happen before calling it a hang. Not an
+/// assertion on speed: a shared machine may be slow, so it is generous.
+pub const HANG: Duration = Duration::from_secs(120);
 
 /// A message as Honcho stored it.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,37 +26,67 @@ pub struct Stored {
     pub session: String,
     pub peer_id: String,
     pub content: String,
+    pub created_at: String,
     pub metadata: Value,
 }
 
+/// One request the stand-in answered, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub list: bool,
+    pub authorization: Option<String>,
+    /// Messages in a create request.
+    pub count: usize,
+    pub status: u16,
+}
+
+/// What to do with one request instead of answering it normally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    Status(u16),
+    /// Store the messages, then answer with this status anyway.
+    StoreThen(u16),
+}
+
+/// Everything the stand-in holds: what it stored, what it saw, the faults still to come.
 #[derive(Debug, Default)]
 pub struct State {
     pub messages: Vec<Stored>,
-    /// Create requests answered, with the number of messages in each.
-    pub posts: Vec<usize>,
+    pub seen: Vec<Seen>,
+    pub post_faults: VecDeque<Fault>,
+    pub list_faults: VecDeque<Fault>,
     next_id: u64,
+}
+
+impl State {
+    /// The create requests seen, in order.
+    pub fn posts(&self) -> Vec<&Seen> {
+        self.seen.iter().filter(|s| !s.list).collect()
+    }
 }
 
 type Shared = Arc<(Mutex<State>, Condvar)>;
 
-pub struct Honcho {
+/// The running stand-in; dropping it stops the server thread.
+pub struct Standin {
     addr: SocketAddr,
     shared: Shared,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Honcho {
-    pub fn start() -> Honcho {
+impl Standin {
+    pub fn start() -> Standin {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut h = Honcho {
-            addr: listener.local_addr().unwrap(),
+        let addr = listener.local_addr().unwrap();
+        let mut s = Standin {
+            addr,
             shared: Arc::new((Mutex::new(State::default()), Condvar::new())),
             stop: Arc::new(AtomicBool::new(false)),
             thread: None,
         };
-        h.serve(listener);
-        h
+        s.serve(listener);
+        s
     }
 
     fn serve(&mut self, listener: TcpListener) {
@@ -100,16 +135,13 @@ impl Honcho {
         let mut st = self.shared.0.lock().unwrap();
         while !done(&st) {
             let now = Instant::now();
-            assert!(
-                now < deadline,
-                "honcho stand-in: gave up waiting; state {st:#?}"
-            );
+            assert!(now < deadline, "stand-in: gave up waiting; state {st:#?}");
             st = self.shared.1.wait_timeout(st, deadline - now).unwrap().0;
         }
     }
 }
 
-impl Drop for Honcho {
+impl Drop for Standin {
     fn drop(&mut self) {
         if self.thread.is_some() {
             self.down();
@@ -119,29 +151,37 @@ impl Drop for Honcho {
 
 fn handle(mut conn: TcpStream, shared: &Shared) {
     conn.set_read_timeout(Some(HANG)).unwrap();
-    let Some((target, body)) = read_request(&mut conn) else {
+    let Some((target, auth, body)) = read_request(&mut conn) else {
         return;
     };
-    let (status, answer) = route(&mut shared.0.lock().unwrap(), &target, &body);
+    let (status, answer) = {
+        let mut st = shared.0.lock().unwrap();
+        let (status, answer, seen) = route(&mut st, &target, auth, &body);
+        st.seen.push(seen);
+        (status, answer)
+    };
     let text = answer.to_string();
     let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n",
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         text.len()
     );
     let _ = conn.write_all(head.as_bytes());
     let _ = conn.write_all(text.as_bytes());
     let _ = conn.flush();
     drop(conn);
+    // Waiters are woken only once the answer is out, so a test that sees a request also
+    // knows the reporter has (or soon has) its answer.
     shared.1.notify_all();
 }
 
-fn read_request(conn: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+/// Request target, `Authorization` header and body.
+fn read_request(conn: &mut TcpStream) -> Option<(String, Option<String>, Vec<u8>)> {
     let mut reader = BufReader::new(conn);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let target = line.split_whitespace().nth(1)?.to_string();
     let mut length = 0;
+    let mut auth = None;
     loop {
         line.clear();
         reader.read_line(&mut line).ok()?;
@@ -150,33 +190,51 @@ fn read_request(conn: &mut TcpStream) -> Option<(String, Vec<u8>)> {
             break;
         }
         let (k, v) = l.split_once(':')?;
-        if k.trim().eq_ignore_ascii_case("content-length") {
-            length = v.trim().parse().ok()?;
+        match k.trim().to_ascii_lowercase().as_str() {
+            "content-length" => length = v.trim().parse().ok()?,
+            "authorization" => auth = Some(v.trim().to_string()),
+            _ => {}
         }
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    Some((target, body))
+    Some((target, auth, body))
 }
 
 fn detail(m: &str) -> Value {
     json!({ "detail": m })
 }
 
-fn route(st: &mut State, target: &str, body: &[u8]) -> (u16, Value) {
+fn route(st: &mut State, target: &str, auth: Option<String>, body: &[u8]) -> (u16, Value, Seen) {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let parts: Vec<&str> = path.split('/').collect();
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    match parts.as_slice() {
-        ["", "v3", "workspaces", _, "sessions", session, "messages"] => create(st, session, &body),
+    let mut seen = Seen {
+        list: false,
+        authorization: auth,
+        count: 0,
+        status: 0,
+    };
+    let (status, answer) = match parts.as_slice() {
+        ["", "v3", "workspaces", _, "sessions", session, "messages"] => {
+            seen.count = body["messages"].as_array().map_or(0, Vec::len);
+            create(st, session, &body)
+        }
         ["", "v3", "workspaces", _, "sessions", session, "messages", "list"] => {
+            seen.list = true;
             list(st, session, query, &body)
         }
         _ => (404, detail("not found")),
-    }
+    };
+    seen.status = status;
+    (status, answer, seen)
 }
 
 fn create(st: &mut State, session: &str, body: &Value) -> (u16, Value) {
+    let fault = st.post_faults.pop_front();
+    if let Some(Fault::Status(s)) = fault {
+        return (s, detail("stand-in fault"));
+    }
     let Some(batch) = body["messages"].as_array() else {
         return (422, detail("messages: field required"));
     };
@@ -188,22 +246,31 @@ fn create(st: &mut State, session: &str, body: &Value) -> (u16, Value) {
         let (Some(content), Some(peer)) = (m["content"].as_str(), m["peer_id"].as_str()) else {
             return (422, detail("content and peer_id are required strings"));
         };
+        if content.chars().count() > 25_000 {
+            return (422, detail("content: at most 25000 characters"));
+        }
         st.next_id += 1;
         new.push(Stored {
             id: format!("msg{}", st.next_id),
             session: session.to_string(),
             peer_id: peer.to_string(),
             content: content.to_string(),
+            created_at: m["created_at"].as_str().unwrap_or("now").to_string(),
             metadata: m.get("metadata").cloned().unwrap_or(json!({})),
         });
     }
     let answer: Vec<Value> = new.iter().map(to_json).collect();
-    st.posts.push(new.len());
     st.messages.extend(new);
-    (201, Value::Array(answer))
+    match fault {
+        Some(Fault::StoreThen(s)) => (s, detail("stand-in fault after storing")),
+        _ => (201, Value::Array(answer)),
+    }
 }
 
 fn list(st: &mut State, session: &str, query: &str, body: &Value) -> (u16, Value) {
+    if let Some(Fault::Status(s) | Fault::StoreThen(s)) = st.list_faults.pop_front() {
+        return (s, detail("stand-in fault"));
+    }
     let mut reverse = false;
     let (mut page, mut size) = (1_usize, 50_usize);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -237,11 +304,14 @@ fn list(st: &mut State, session: &str, query: &str, body: &Value) -> (u16, Value
         .take(size)
         .map(to_json)
         .collect();
-    (
-        200,
-        json!({"items": chosen, "total": total, "page": page, "size": size,
-            "pages": total.div_ceil(size)}),
-    )
+    let page_json = json!({
+        "items": chosen,
+        "total": total,
+        "page": page,
+        "size": size,
+        "pages": total.div_ceil(size),
+    });
+    (200, page_json)
 }
 
 fn to_json(m: &Stored) -> Value {
@@ -250,8 +320,8 @@ fn to_json(m: &Stored) -> Value {
         "content": m.content,
         "peer_id": m.peer_id,
         "session_id": m.session,
-        "workspace_id": "boxmaker",
-        "created_at": "2025-01-01T00:00:00Z",
+        "workspace_id": "ws",
+        "created_at": m.created_at,
         "token_count": 1,
         "metadata": m.metadata,
     })
