@@ -215,7 +215,8 @@ fn serve(stream: TcpStream, shared: &Shared) {
     shared.requests.lock().unwrap()[index].done = Some(Instant::now());
 }
 
-fn send(stream: &mut TcpStream, reply: Reply) {
+/// Writes `reply` as the whole HTTP response on `stream`.
+pub fn send(stream: &mut TcpStream, reply: Reply) {
     match reply {
         Reply::Held(gate, inner) => {
             gate.wait();
