@@ -21,6 +21,10 @@ type Inbox = (Mutex<Vec<String>>, Condvar);
 pub struct NotifySocket {
     pub path: PathBuf,
     inbox: Arc<Inbox>,
+    /// Messages a wait has looked at: those up to the last match, or all at a timeout.
+    /// `wait_for_new` looks only past them, so a message that came while the test was
+    /// busy (a `RELOADING=1` right after its SIGHUP) is still new to it.
+    looked: usize,
 }
 
 impl NotifySocket {
@@ -35,7 +39,11 @@ impl NotifySocket {
         let inbox: Arc<Inbox> = Arc::default();
         let weak = Arc::downgrade(&inbox);
         std::thread::spawn(move || read_all(&sock, &weak));
-        NotifySocket { path, inbox }
+        NotifySocket {
+            path,
+            inbox,
+            looked: 0,
+        }
     }
 
     /// Every message received so far, in order; each is one or more `KEY=VALUE` lines.
@@ -49,22 +57,26 @@ impl NotifySocket {
         self.wait_from(0, line, within)
     }
 
-    /// Like `wait_for`, but only a message arriving from now on counts.
+    /// Like `wait_for`, but only a message no earlier wait has looked at counts.
     pub fn wait_for_new(&mut self, line: &str, within: Duration) -> Result<String, String> {
-        let from = self.inbox.0.lock().unwrap().len();
-        self.wait_from(from, line, within)
+        self.wait_from(self.looked, line, within)
     }
 
-    fn wait_from(&self, from: usize, line: &str, within: Duration) -> Result<String, String> {
+    fn wait_from(&mut self, from: usize, line: &str, within: Duration) -> Result<String, String> {
         let deadline = Instant::now() + within;
         let (lock, arrived) = &*self.inbox;
         let mut seen = lock.lock().unwrap();
         loop {
-            if let Some(m) = seen[from..].iter().find(|m| m.lines().any(|l| l == line)) {
-                return Ok(m.clone());
+            let found = seen[from..]
+                .iter()
+                .position(|m| m.lines().any(|l| l == line));
+            if let Some(i) = found {
+                self.looked = self.looked.max(from + i + 1);
+                return Ok(seen[from + i].clone());
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                self.looked = seen.len();
                 return Err(format!("no {line:?} within {within:?}; saw {:?}", *seen));
             }
             seen = arrived.wait_timeout(seen, left).unwrap().0;
