@@ -61,6 +61,11 @@ def main() -> int:
         "max_tokens to this); -1: no cap. Tests use it to keep answers short",
     )
     ap.add_argument(
+        "--chat-template-file",
+        help="a Jinja chat template to use instead of the model's own (the compaction "
+        "bench uses one that renders tools into the prompt, as tool-capable models do)",
+    )
+    ap.add_argument(
         "--exit-with-parent",
         action="store_true",
         help="exit when the process that started this one dies (tests use it so a "
@@ -81,6 +86,9 @@ def main() -> int:
     # (kv_unified stays false), so /slots reports n_ctx = ctx_per_slot.
     p.n_ctx = args.ctx_per_slot * N_PARALLEL
     p.use_jinja = True
+    if args.chat_template_file:
+        with open(args.chat_template_file, encoding="utf-8") as f:
+            p.chat_template = f.read()
     p.n_predict = args.n_predict
     p.hostnames = [HOST]
     p.port = args.port

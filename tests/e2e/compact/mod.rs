@@ -3,6 +3,7 @@
 //! carried summary), the reply blocks, and the epoch files on disk. `real` runs a whole
 //! conversation against the real server.
 
+mod bench;
 mod crash;
 mod full;
 mod manual;

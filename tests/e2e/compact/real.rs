@@ -10,9 +10,15 @@
 //! next round — with the result — to the real server, as it sends the summaries, the
 //! compaction and every other turn. The relay records each request's slot and the
 //! server's `timings`, which is how the cache and the slots are checked.
+//!
+//! The server runs a chat template that renders the tool schemas into the system
+//! message, as tool-capable models' templates do (`tools_rendering_llama`). With
+//! SmolLM2's own template, which drops them, a summary sent without `tools` would share
+//! the main slot's prefix anyway, and a regression that sent summaries to the main slot
+//! would go unseen.
 
 use crate::loopd::{records_in, write_config};
-use crate::support::real_llama::{real_llama, RealLlama, CTX_PER_SLOT};
+use crate::support::real_llama::{tools_rendering_llama, CTX_PER_SLOT};
 use crate::support::relay::{Relay, Seen};
 use crate::support::standin::tool_calls;
 use crate::support::{Daemon, Fixture, LineClient};
@@ -30,7 +36,8 @@ const SYSTEM: &str = "You are terse. Answer in at most one short sentence.";
 /// What one conversation left behind.
 pub struct Run {
     pub fx: Fixture,
-    pub daemon: Daemon,
+    /// loopd, alive until the run is dropped.
+    pub _daemon: Daemon,
     pub relay: Relay,
     /// For each turn, the range of `relay.seen()` its requests took.
     pub turns: Vec<Range<usize>>,
@@ -98,11 +105,12 @@ fn notes(dir: &Path, count: usize) {
     }
 }
 
-/// Runs `lines` through loopd against the real server behind a relay. With
+/// Runs `lines` through loopd against the real server behind a relay (which adds
+/// `tool_choice: none` where `tools_rendering_llama` needs it). With
 /// `summaries_on_main`, loopd's bench switch sends tool summaries to the main slot.
 /// `extra` goes into every forwarded request body.
 pub fn converse(
-    server: &RealLlama,
+    server: &str,
     lines: &[String],
     threshold: f64,
     summaries_on_main: bool,
@@ -112,7 +120,7 @@ pub fn converse(
     notes(files.path(), lines.len());
     let dir = files.path().to_path_buf();
     let relay = Relay::start(
-        &server.url,
+        server,
         Box::new(move |body: &Value| {
             let last = body["messages"].as_array()?.last()?;
             let name = last["content"].as_str()?.strip_prefix("Read ")?;
@@ -122,6 +130,7 @@ pub fn converse(
             })
         }),
         extra,
+        json!({"tool_choice": "none"}),
     );
     let fx = Fixture::new("");
     std::fs::write(fx.prompts.join("system.md"), SYSTEM).unwrap();
@@ -166,7 +175,7 @@ pub fn converse(
     }
     Run {
         fx,
-        daemon,
+        _daemon: daemon,
         relay,
         turns,
         _files: files,
@@ -207,8 +216,10 @@ fn epoch_key(seen: &Seen) -> String {
 
 #[test]
 fn a_real_conversation_compacts_with_the_models_summary_and_keeps_the_main_cache() {
-    let Some(server) = real_llama() else { return };
-    let run = converse(server, &lines(15, 4), 0.3, false, json!({}));
+    let Some(server) = tools_rendering_llama() else {
+        return;
+    };
+    let run = converse(&server.url, &lines(15, 4), 0.3, false, json!({}));
     let seen = run.relay.seen();
     let heads = run.heads();
     let records = run.records();

@@ -52,6 +52,7 @@ struct Shared {
     upstream: String,
     rule: Rule,
     extra: Value,
+    tools_extra: Value,
     seen: Mutex<Vec<Seen>>,
 }
 
@@ -62,14 +63,16 @@ pub struct Relay {
 
 impl Relay {
     /// A relay to `upstream` (`http://host:port`). `extra` is a JSON object whose fields
-    /// are set on every forwarded chat body (sampling settings for a repeatable run).
-    pub fn start(upstream: &str, rule: Rule, extra: Value) -> Relay {
+    /// are set on every forwarded chat body (sampling settings for a repeatable run);
+    /// `tools_extra`'s only on bodies that have `tools`.
+    pub fn start(upstream: &str, rule: Rule, extra: Value, tools_extra: Value) -> Relay {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let shared = Arc::new(Shared {
             upstream: upstream.strip_prefix("http://").unwrap().to_string(),
             rule,
             extra,
+            tools_extra,
             seen: Mutex::new(Vec::new()),
         });
         let s = Arc::clone(&shared);
@@ -149,9 +152,12 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
         return;
     }
     let mut out = sent.clone();
-    if let (Some(o), Some(extra)) = (out.as_object_mut(), shared.extra.as_object()) {
-        for (k, v) in extra {
-            o.insert(k.clone(), v.clone());
+    let has_tools = sent.get("tools").is_some();
+    for (extra, wanted) in [(&shared.extra, true), (&shared.tools_extra, has_tools)] {
+        if let (Some(o), Some(extra), true) = (out.as_object_mut(), extra.as_object(), wanted) {
+            for (k, v) in extra {
+                o.insert(k.clone(), v.clone());
+            }
         }
     }
     eprintln!("[relay] forwarding {what}");
@@ -173,8 +179,9 @@ fn serve(mut stream: TcpStream, shared: &Shared) {
     let _ = stream.write_all(&raw);
 }
 
-/// Sends one request upstream on a fresh connection and returns the raw response.
-fn forward(upstream: &str, method: &str, path: &str, body: &[u8]) -> Vec<u8> {
+/// Sends one request upstream (`host:port`) on a fresh connection and returns the raw
+/// response.
+pub fn forward(upstream: &str, method: &str, path: &str, body: &[u8]) -> Vec<u8> {
     let mut up = TcpStream::connect(upstream).unwrap();
     up.set_read_timeout(Some(HANG * 5)).unwrap();
     write!(
