@@ -4,14 +4,23 @@
 //! slot (the naive alternative, loopd's hidden `BOXMAKER_BENCH_SUMMARY_SLOT=main`).
 //! Ignored in the normal run; the script runs it in release with `--ignored`.
 //!
-//! Both runs send the same conversation with greedy sampling (the relay adds
-//! `temperature: 0` and a seed to each forwarded request), so their answers, and so their
-//! prompts and compactions, are the same; only where the summaries run differs. Before
-//! each run both slots are given an unrelated prompt, so neither run starts from the
-//! other's cache.
+//! Three servers, each given both runs:
+//! - a chat template that renders the tool schemas (as tool-capable models do), with
+//!   llama.cpp's host-memory prompt cache off: a summary on the main slot, sent without
+//!   `tools`, differs from the turns' prompt at the system message, so it and the turn
+//!   after it each re-read the whole conversation;
+//! - the same template with the host-memory prompt cache on (llama.cpp's default, 8 GiB):
+//!   llama.cpp saves the prompt a slot drops and restores it, hiding most of that cost
+//!   while the saved prompts fit in it;
+//! - SmolLM2's own template, which drops the tools, so the summary shares the turns'
+//!   prefix on any slot.
+//!
+//! Both runs of a server send the same conversation with greedy sampling (the relay adds
+//! `temperature: 0` and a seed to each forwarded request); where the summaries run is the
+//! only difference loopd makes. Before each run both slots are given an unrelated prompt.
 
 use super::real::{converse, kind, lines, Kind, Run, COMPACT_REAL};
-use crate::support::real_llama::{real_llama, tools_rendering_llama};
+use crate::support::real_llama::{real_llama, tools_rendering_llama, tools_rendering_llama_with};
 use crate::support::relay::{forward, Seen};
 use serde_json::json;
 
@@ -96,15 +105,22 @@ fn prompt_tokens_per_turn_with_and_without_the_background_slot() {
     let Some(plain) = real_llama() else {
         panic!("the benchmark needs the real server (scripts/setup-python)")
     };
-    let Some(tooled) = tools_rendering_llama() else {
+    let Some(tooled) = tools_rendering_llama_with(&["--cache-ram-mib", "0"]) else {
+        panic!("the benchmark needs the real server (scripts/setup-python)")
+    };
+    let Some(tooled_ram) = tools_rendering_llama() else {
         panic!("the benchmark needs the real server (scripts/setup-python)")
     };
     let lines = lines(TURNS, READ_EVERY);
-    let runs = [both(&tooled.url, &lines), both(&plain.url, &lines)];
-    let [(a, b), (c, d)] = runs.each_ref().map(|(x, y)| (per_turn(x), per_turn(y)));
+    let runs = [
+        both(&tooled.url, &lines),
+        both(&tooled_ram.url, &lines),
+        both(&plain.url, &lines),
+    ];
+    let [(a, b), (e, f), (c, d)] = runs.each_ref().map(|(x, y)| (per_turn(x), per_turn(y)));
 
     println!(
-        "\n### prompt tokens llama.cpp processed per turn: {TURNS} turns, every {READ_EVERY}rd reads a file; 2048-token slots, threshold {THRESHOLD}; a chat template that renders the tools\n"
+        "\n### prompt tokens llama.cpp processed per turn: {TURNS} turns, every {READ_EVERY}rd reads a file; 2048-token slots, threshold {THRESHOLD}; a chat template that renders the tools; llama.cpp's host-memory prompt cache off\n"
     );
     println!("| turn | line | background: main turn | background: tool summary (slot 1) | background: compaction | naive: main turn | naive: tool summary (slot 0) | naive: compaction |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -122,9 +138,9 @@ fn prompt_tokens_per_turn_with_and_without_the_background_slot() {
         );
     }
     println!("\n### totals (prompt tokens processed)\n");
-    println!("| measure | tools template: background slot | tools template: main slot (naive) | SmolLM2 template: background slot | SmolLM2 template: main slot (naive) |");
-    println!("|---|---|---|---|---|");
-    let all = [&a, &b, &c, &d];
+    println!("| measure | tools template, no RAM cache: background | same: naive (main slot) | tools template, RAM cache: background | same: naive | SmolLM2 template, RAM cache: background | same: naive |");
+    println!("|---|---|---|---|---|---|---|");
+    let all = [&a, &b, &e, &f, &c, &d];
     let row = |name: &str, f: &dyn Fn(&[Turn]) -> String| {
         let cells: Vec<String> = all.iter().map(|t| f(t)).collect();
         println!("| {name} | {} |", cells.join(" | "));
@@ -156,7 +172,7 @@ fn prompt_tokens_per_turn_with_and_without_the_background_slot() {
         })
         .collect();
     println!(
-        "| both runs got the same answers | {} | | {} | |",
-        same[0], same[1]
+        "| both runs got the same answers | {} | | {} | | {} | |",
+        same[0], same[1], same[2]
     );
 }

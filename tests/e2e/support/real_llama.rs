@@ -64,13 +64,22 @@ pub fn real_llama() -> Option<&'static RealLlama> {
 /// also carry `"tool_choice": "none"`: llama.cpp cannot build a tool-call grammar for
 /// this template, and SmolLM2 makes no tool calls anyway.
 pub fn tools_rendering_llama() -> Option<RealLlama> {
+    tools_rendering_llama_with(&[])
+}
+
+/// `tools_rendering_llama` with more `scripts/llama-server` arguments.
+pub fn tools_rendering_llama_with(args: &[&str]) -> Option<RealLlama> {
     if !have_venv() {
         return None;
     }
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), tools_template()).unwrap();
-    let path = file.path().display().to_string();
-    Some(start(&["--chat-template-file".into(), path]))
+    let mut all = vec![
+        "--chat-template-file".to_string(),
+        file.path().display().to_string(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    Some(start(&all))
 }
 
 /// A ChatML template that puts the tools in the system message and replays tool calls,
