@@ -102,7 +102,10 @@ fn read_all(sock: &UnixDatagram, inbox: &Weak<Inbox>) {
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) => {}
-            Err(e) => panic!("notify socket: {e}"),
+            Err(e) => {
+                eprintln!("[notify] reading the notify socket: {e}; no more messages");
+                return;
+            }
         }
     }
 }
