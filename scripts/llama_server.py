@@ -61,6 +61,17 @@ def main() -> int:
         "max_tokens to this); -1: no cap. Tests use it to keep answers short",
     )
     ap.add_argument(
+        "--chat-template-file",
+        help="a Jinja chat template to use instead of the model's own (the compaction "
+        "bench uses one that renders tools into the prompt, as tool-capable models do)",
+    )
+    ap.add_argument(
+        "--cache-ram-mib",
+        type=int,
+        help="llama.cpp's host-memory prompt cache, which keeps prompts evicted from a "
+        "slot and restores them (default: llama.cpp's own, 8192); 0 turns it off",
+    )
+    ap.add_argument(
         "--exit-with-parent",
         action="store_true",
         help="exit when the process that started this one dies (tests use it so a "
@@ -81,6 +92,11 @@ def main() -> int:
     # (kv_unified stays false), so /slots reports n_ctx = ctx_per_slot.
     p.n_ctx = args.ctx_per_slot * N_PARALLEL
     p.use_jinja = True
+    if args.cache_ram_mib is not None:
+        p.cache_ram_mib = args.cache_ram_mib
+    if args.chat_template_file:
+        with open(args.chat_template_file, encoding="utf-8") as f:
+            p.chat_template = f.read()
     p.n_predict = args.n_predict
     p.hostnames = [HOST]
     p.port = args.port

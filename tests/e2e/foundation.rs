@@ -36,8 +36,8 @@ fn ready_carries_a_status_line() {
     let d = Daemon::start("memoryd", &fx);
     let ready = d
         .notify
-        .seen
-        .iter()
+        .seen()
+        .into_iter()
         .find(|m| m.contains("READY=1"))
         .unwrap();
     assert!(ready.lines().any(|l| l.starts_with("STATUS=")), "{ready}");
@@ -99,7 +99,7 @@ fn a_watchdog_meant_for_another_process_is_not_pinged() {
     d.ready();
     frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
     assert!(d.stop().success());
-    assert!(!d.notify.seen.iter().any(|m| m.contains("WATCHDOG=1")));
+    assert!(!d.notify.seen().iter().any(|m| m.contains("WATCHDOG=1")));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 // Tests state their expectations with unwrap/expect: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod compact;
 mod foundation;
 mod heartbeat;
 mod loopd;

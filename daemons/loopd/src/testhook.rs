@@ -14,6 +14,14 @@ pub const POINTS: &[&str] = &[
     "mid-stream",
     // The `assistant` record is on disk; its `usage` is not.
     "after-assistant-append",
+    // Compaction: the summary is in hand; nothing of the new epoch is on disk.
+    "compact-after-summary",
+    // The new epoch's (empty) log exists; its head does not.
+    "compact-after-log-create",
+    // The new head is written and fsynced under its temporary name, not renamed.
+    "compact-after-head-temp",
+    // The head is renamed into place: the new epoch is current on disk.
+    "compact-after-head-rename",
 ];
 
 fn armed() -> Option<&'static str> {

@@ -33,6 +33,8 @@ pub enum Job {
     },
     /// Open `session` (without creating it) for `/session`.
     Open { id: JobId, session: SessionId },
+    /// `/compact`: start a new epoch of `session` now.
+    Compact { id: JobId, session: SessionId },
     /// A reloaded configuration, used from the next job on.
     Reload(Box<Config>),
     /// Run a heartbeat turn in `session` (`crate::heartbeat`).
@@ -163,7 +165,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     }
     for job in jobs {
         let id = match &job {
-            Job::Turn { id, .. } | Job::Open { id, .. } => Some(*id),
+            Job::Turn { id, .. } | Job::Open { id, .. } | Job::Compact { id, .. } => Some(*id),
             Job::Reload(_) | Job::Heartbeat { .. } => None,
         };
         let beat = matches!(job, Job::Heartbeat { .. });
@@ -235,6 +237,7 @@ impl State {
                 };
                 self.notify.done(id, reply, ok);
             }
+            Job::Compact { id, session } => self.compact(id, &session),
             Job::Reload(cfg) => {
                 self.client = Client::new(&cfg.llama);
                 self.reload_honcho(&cfg);
@@ -388,8 +391,7 @@ impl State {
             id,
             notify: &notify,
         };
-        let outcome = turn::run_turn(&ctx, session, text, Origin::Owner, &mut sink);
-        turn::finish_turn(&ctx, session, &outcome);
+        let outcome = turn::run_and_finish(&ctx, session, text, Origin::Owner, &mut sink);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
         let secs = started.elapsed().as_secs_f64();
@@ -411,14 +413,9 @@ impl State {
                 );
                 (String::new(), true)
             }
-            Err(TurnError::SessionFull(m)) => {
-                plumbing::warn!("session {session_id}: turn ended, context full: {m}");
-                (
-                    format!(
-                        "error: context full: this session needs compaction, which is not built yet ({m})"
-                    ),
-                    false,
-                )
+            Err(e @ TurnError::SessionFull(_)) => {
+                plumbing::warn!("session {session_id}: turn ended: {e}");
+                (format!("error: {e}"), false)
             }
             Err(e) => {
                 plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
@@ -430,6 +427,35 @@ impl State {
         if let Some(honcho) = &self.honcho {
             honcho.poke(session_id.as_str());
         }
+    }
+}
+
+impl State {
+    /// `/compact` for `session_id`, which must exist: a new session has nothing to carry.
+    fn compact(&mut self, id: JobId, session_id: &SessionId) {
+        let notify = self.notify.clone();
+        let why = match self.open(session_id) {
+            SessionView::Open { .. } => None,
+            SessionView::New => Some("it is new; there is nothing to compact".to_string()),
+            SessionView::Broken(e) => Some(e),
+        };
+        if let Some(why) = why {
+            return notify.done(id, format!("error: session {session_id}: {why}"), false);
+        }
+        let (cfg, client, board) = (self.cfg.clone(), self.client.clone(), self.board.clone());
+        let (reply, ok) = match self.session(session_id) {
+            Ok(session) => {
+                let ctx = TurnCtx {
+                    cfg: &cfg,
+                    client: &client,
+                };
+                let reply = crate::compact::manual(&ctx, session);
+                board.set(session_id.as_str(), SessionView::of(session));
+                reply
+            }
+            Err(e) => (format!("error: session {session_id}: {e}"), false),
+        };
+        notify.done(id, reply, ok);
     }
 }
 

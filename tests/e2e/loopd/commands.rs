@@ -9,7 +9,10 @@ fn help_compact_unknown_and_empty_lines_each_get_one_block() {
     let mut c = l.client();
     let help = c.ask("/help");
     assert!(help.iter().any(|l| l.starts_with("/status")), "{help:?}");
-    assert_eq!(c.ask("/compact"), ["error: compaction is not built yet"]);
+    assert_eq!(
+        c.ask("/compact"),
+        ["error: session main: it is new; there is nothing to compact"]
+    );
     assert!(c.ask("/frobnicate")[0].starts_with("error: unknown command /frobnicate"));
     assert!(c.ask("")[0].starts_with("error: empty line"));
     assert_eq!(c.ask("/quit"), ["bye"]);

@@ -38,21 +38,66 @@ fn venv() -> PathBuf {
         .unwrap_or_else(|| repo().join(".venv"))
 }
 
+fn have_venv() -> bool {
+    let here = venv().join("bin").join("python").exists();
+    if !here {
+        eprintln!(
+            "SKIPPED: no venv at {} (scripts/setup-python makes it; scripts/test runs it)",
+            venv().display()
+        );
+    }
+    here
+}
+
 /// The shared server, or `None` (after printing why) when the venv is missing.
 pub fn real_llama() -> Option<&'static RealLlama> {
     static SERVER: OnceLock<Option<RealLlama>> = OnceLock::new();
     SERVER
-        .get_or_init(|| {
-            if !venv().join("bin").join("python").exists() {
-                eprintln!(
-                    "SKIPPED: no venv at {} (scripts/setup-python makes it; scripts/test runs it)",
-                    venv().display()
-                );
-                return None;
-            }
-            Some(start())
-        })
+        .get_or_init(|| have_venv().then(|| start(&[])))
         .as_ref()
+}
+
+/// A server of the caller's own (not shared) whose chat template renders the tool
+/// schemas into the system message, as tool-capable models' templates do. SmolLM2's own
+/// template drops them (docs/llama-api.md), which hides whether a request sent without
+/// `tools` shares its prefix with one sent with them. Requests that carry `tools` must
+/// also carry `"tool_choice": "none"`: llama.cpp cannot build a tool-call grammar for
+/// this template, and SmolLM2 makes no tool calls anyway.
+pub fn tools_rendering_llama() -> Option<RealLlama> {
+    tools_rendering_llama_with(&[])
+}
+
+/// `tools_rendering_llama` with more `scripts/llama-server` arguments.
+pub fn tools_rendering_llama_with(args: &[&str]) -> Option<RealLlama> {
+    if !have_venv() {
+        return None;
+    }
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), tools_template()).unwrap();
+    let mut all = vec![
+        "--chat-template-file".to_string(),
+        file.path().display().to_string(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    Some(start(&all))
+}
+
+/// A ChatML template that puts the tools in the system message and replays tool calls,
+/// built from pieces so that no source file holds a template tag whole.
+pub fn tools_template() -> String {
+    let start = concat!("<|", "im_start|>");
+    let end = concat!("<|", "im_end|>");
+    let (call, call_end) = (concat!("<", "tool_call>"), concat!("</", "tool_call>"));
+    format!(
+        "{{%- for m in messages %}}\n\
+         {{%- if loop.first and m.role == 'system' %}}{start}system\n{{{{ m.content }}}}\
+         {{% if tools %}}\n\nTools you can call:\n<tools>{{% for t in tools %}}\n{{{{ t | tojson }}}}\
+         {{% endfor %}}\n</tools>{{% endif %}}{end}\n\
+         {{% else %}}{start}{{{{ m.role }}}}\n{{% if m.content %}}{{{{ m.content }}}}{{% endif %}}\
+         {{% if m.tool_calls %}}{{% for c in m.tool_calls %}}{call}{{{{ c.function.name }}}} \
+         {{{{ c.function.arguments }}}}{call_end}{{% endfor %}}{{% endif %}}{end}\n{{% endif %}}\n\
+         {{%- endfor %}}\n{{%- if add_generation_prompt %}}{start}assistant\n{{% endif %}}\n"
+    )
 }
 
 fn free_port() -> u16 {
@@ -60,7 +105,7 @@ fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-fn start() -> RealLlama {
+fn start(extra: &[String]) -> RealLlama {
     let port = free_port();
     let log = std::env::temp_dir().join(format!("boxmaker-e2e-llama-{port}.log"));
     let mut child = Command::new(repo().join("scripts").join("llama-server"))
@@ -68,6 +113,7 @@ fn start() -> RealLlama {
         .args(["--ctx-per-slot", &CTX_PER_SLOT.to_string()])
         .args(["--n-predict", &N_PREDICT.to_string()])
         .args(["--threads", "2", "--exit-with-parent"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap())

@@ -269,7 +269,8 @@ pub fn last_content(body: &[u8]) -> String {
         .to_string()
 }
 
-fn send(stream: &mut TcpStream, reply: Reply) {
+/// Writes `reply` as the whole HTTP response on `stream`.
+pub fn send(stream: &mut TcpStream, reply: Reply) {
     match reply {
         Reply::Held(gate, inner) => {
             gate.wait();

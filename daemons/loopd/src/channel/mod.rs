@@ -193,7 +193,16 @@ impl Channel {
                 }
                 out.close(id);
             }
-            Command::Compact => out.send(id, whole("error: compaction is not built yet")),
+            Command::Compact => {
+                let job = self.begin(id, None);
+                if !self.worker.submit(Job::Compact { id: job, session }) {
+                    self.fail(
+                        out,
+                        job,
+                        "error: the turn worker has stopped; restart loopd",
+                    );
+                }
+            }
             Command::Unknown(word) => out.send(
                 id,
                 whole(&format!(

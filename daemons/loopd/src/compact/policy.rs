@@ -11,11 +11,52 @@ pub fn due(cache_n: u64, prompt_n: u64, threshold: f64, n_ctx: u64) -> bool {
     cache_n.saturating_add(prompt_n) as f64 >= threshold * n_ctx as f64
 }
 
-/// The first `n` characters of `s`, never splitting a character.
-pub fn cap_chars(s: &str, n: usize) -> String {
+/// Where an epoch stands against the compaction threshold after a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Below the threshold, or no completion yet this epoch.
+    Room,
+    /// At or above it: compact.
+    Due,
+    /// At or above it, but a carried epoch that was already over the threshold at its
+    /// first completion. Compacting it again would summarise little more than the
+    /// summary it started from (a summary of a summary drifts and loses what matters),
+    /// so it is left to fill; a `SessionFull` still compacts it.
+    OverFromStart,
+}
+
+/// Where the epoch holding `records` stands: `due` on its last `usage`, and the first
+/// `usage` to tell a carried epoch that started over the threshold apart.
+pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fill {
+    let mut usages = records.iter().filter_map(|r| match r {
+        Record::Usage {
+            cache_n, prompt_n, ..
+        } => Some(due(*cache_n, *prompt_n, threshold, n_ctx)),
+        Record::User { .. }
+        | Record::Assistant { .. }
+        | Record::ToolResult { .. }
+        | Record::ToolSummary { .. }
+        | Record::Note { .. } => None,
+    });
+    let Some(first) = usages.next() else {
+        return Fill::Room;
+    };
+    let last = usages.next_back().unwrap_or(first);
+    match (last, carried && first) {
+        (false, _) => Fill::Room,
+        (true, true) => Fill::OverFromStart,
+        (true, false) => Fill::Due,
+    }
+}
+
+/// The first `n` characters of `s`, never splitting a character. It borrows, so the
+/// replay can cap every tool result of a long epoch without copying it. This is the one
+/// character cap in loopd: the replay's tool results, the tool summaries and the carried
+/// summary are all cut by it.
+pub fn cap_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
-        Some((end, _)) => s[..end].to_string(),
-        None => s.to_string(),
+        Some((end, _)) => &s[..end],
+        None => s,
     }
 }
 
@@ -34,7 +75,7 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
             | Record::Note { .. } => None,
         })
         .collect();
-    cap_chars(&texts.join("\n\n"), summary_chars)
+    cap_chars(&texts.join("\n\n"), summary_chars).to_string()
 }
 
 /// The label of everything an epoch's context holds: its own carry label joined with the
@@ -90,6 +131,36 @@ mod tests {
         assert!(due(u64::MAX, u64::MAX, 0.85, 262_144));
     }
 
+    fn usage(cache_n: u64, prompt_n: u64) -> Record {
+        Record::Usage {
+            time: "t".into(),
+            slot: 0,
+            cache_n,
+            prompt_n,
+            predicted_n: 9,
+        }
+    }
+
+    #[test]
+    fn fill_goes_by_the_last_usage() {
+        let recs = [usage(900, 0), user("u"), usage(800, 49)];
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Room);
+        let recs = [usage(10, 0), user("u"), usage(800, 50)];
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::Due);
+        assert_eq!(fill(&[user("u")], true, 0.85, 1000), Fill::Room);
+    }
+
+    #[test]
+    fn a_carried_epoch_over_the_threshold_from_its_first_completion_is_not_compacted_again() {
+        let recs = [user("u"), usage(850, 0)];
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
+        let recs = [usage(850, 0), user("u"), usage(900, 10)];
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
+        // Epoch 0 has no summary to summarise again: it compacts.
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
+    }
+
     #[test]
     fn fallback_is_user_texts_newest_last_joined_by_a_blank_line() {
         let records = [
@@ -119,6 +190,9 @@ mod tests {
     fn cap_chars_keeps_multibyte_characters_whole() {
         assert_eq!(cap_chars("日本語", 2), "日本");
         assert_eq!(cap_chars("abc", 10), "abc");
+        assert_eq!(cap_chars("héllo", 2), "hé");
+        assert_eq!(cap_chars("héllo", 0), "");
+        assert_eq!(cap_chars("héllo", 5), "héllo");
     }
 
     #[test]

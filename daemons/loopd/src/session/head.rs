@@ -61,12 +61,17 @@ pub fn read_head(dir: &Path, epoch: u64) -> Result<Head, SessionError> {
 
 /// Writes `head` as `epoch-NNNNNN.head.json` in `dir`, atomically.
 pub fn write_head(dir: &Path, head: &Head) -> Result<(), SessionError> {
+    write_atomic(dir, &head_file_name(head.epoch), &to_bytes(head)?)
+}
+
+/// The bytes of a head file: pretty JSON and a final newline, for a person reading it.
+pub fn to_bytes(head: &Head) -> Result<Vec<u8>, SessionError> {
     let mut bytes = serde_json::to_vec_pretty(head).map_err(|e| SessionError::BadHead {
-        path: dir.join(head_file_name(head.epoch)),
+        path: head_file_name(head.epoch).into(),
         message: e.to_string(),
     })?;
     bytes.push(b'\n');
-    write_atomic(dir, &head_file_name(head.epoch), &bytes)
+    Ok(bytes)
 }
 
 /// The head of a session's first epoch. SPEC §3 gives no `summary_source` for epoch 0,

@@ -177,6 +177,17 @@ impl Session {
         }
     }
 
+    /// Makes the epoch whose head is now on disk the current one: `log` is its log, opened
+    /// (and so created) before the head was renamed into place, so that nothing after
+    /// that commit point can fail and leave memory on the old epoch while the disk is on
+    /// the new one. Call numbers go on from where they were.
+    pub fn enter(&mut self, head: Head, log: LogFile, records: Vec<Record>) {
+        let next_call = self.next_call;
+        let dir = std::mem::take(&mut self.dir);
+        *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
+        self.next_call = self.next_call.max(next_call);
+    }
+
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;

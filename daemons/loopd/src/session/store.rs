@@ -192,18 +192,34 @@ fn cut_torn_tail(file: &File, path: &Path, at: u64, bytes: usize) -> Result<(), 
 /// Writes `bytes` to `dir/name` atomically: a temporary file, fsync, rename over the
 /// name, fsync the directory. A crash leaves either the old file or the new one.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), SessionError> {
+    let tmp = write_temp(dir, name, bytes)?;
+    rename_into_place(dir, &tmp, name)?;
+    sync_dir(dir)
+}
+
+/// The first half of `write_atomic`: `bytes` in `dir/<name>.tmp`, fsynced. Nothing that
+/// reads the directory takes the temporary name for the real one.
+pub fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, SessionError> {
     let tmp = dir.join(format!("{name}.tmp"));
-    let target = dir.join(name);
-    let io = |op: &'static str, path: &Path| {
-        let path = path.to_path_buf();
+    let io = |op: &'static str| {
+        let path = tmp.clone();
         move |source| SessionError::Io { op, path, source }
     };
-    let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
-    f.write_all(bytes).map_err(io("write", &tmp))?;
-    f.sync_all().map_err(io("fsync", &tmp))?;
-    drop(f);
-    std::fs::rename(&tmp, &target).map_err(io("rename into place", &target))?;
-    sync_dir(dir)
+    let mut f = File::create(&tmp).map_err(io("create"))?;
+    f.write_all(bytes).map_err(io("write"))?;
+    f.sync_all().map_err(io("fsync"))?;
+    Ok(tmp)
+}
+
+/// The second half: the rename that makes the new file visible under `name`. The
+/// directory still needs `sync_dir` for the rename to survive a power cut.
+pub fn rename_into_place(dir: &Path, tmp: &Path, name: &str) -> Result<(), SessionError> {
+    let target = dir.join(name);
+    std::fs::rename(tmp, &target).map_err(|source| SessionError::Io {
+        op: "rename into place",
+        path: target,
+        source,
+    })
 }
 
 /// Makes a directory's entries (a rename, a new file or subdirectory) durable.

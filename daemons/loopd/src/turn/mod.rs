@@ -41,6 +41,11 @@ pub enum TurnError {
     Llama(LlamaError),
     /// A record could not be written; nothing after it happened.
     Store(SessionError),
+    /// Context full, compacted, and the message asked again in the new epoch was
+    /// context-full there too.
+    StillFull { from: u64, to: u64, message: String },
+    /// Context full, and the compaction that should have made room failed.
+    CompactFailed { message: String, why: String },
 }
 
 impl fmt::Display for TurnError {
@@ -49,6 +54,14 @@ impl fmt::Display for TurnError {
             TurnError::SessionFull(m) => write!(f, "context full: {m}"),
             TurnError::Llama(e) => write!(f, "{e}"),
             TurnError::Store(e) => write!(f, "session log: {e}"),
+            TurnError::StillFull { from, to, message } => write!(
+                f,
+                "context full even after compacting epoch {from} into {to} ({message}); the message was not answered"
+            ),
+            TurnError::CompactFailed { message, why } => write!(
+                f,
+                "context full ({message}) and compaction failed: {why}; the message was not answered"
+            ),
         }
     }
 }
@@ -197,12 +210,25 @@ fn call_model(
         })
 }
 
-/// What happens after every turn, on success and on failure. For now: tell memoryd the
-/// log grew. Tool summaries and compaction (SPEC §4, steps 1-3) belong here.
+/// What happens after every turn, whatever its outcome (SPEC §4): tool summaries and
+/// compaction when the turn succeeded or ended `SessionFull`, then the memoryd nudge. It
+/// cannot run the message again after a `SessionFull`; `run_and_finish` does.
 pub fn finish_turn(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
-    _outcome: &Result<TurnDone, TurnError>,
-) {
-    crate::memory::nudge(ctx.cfg.memory.socket.clone(), session.id().to_string());
+    outcome: &Result<TurnDone, TurnError>,
+) -> crate::compact::finish::After {
+    crate::compact::finish::finish(ctx, session, outcome, false)
+}
+
+/// A turn and everything after it: `run_turn`, `finish_turn`, and after a `SessionFull`
+/// that compacted, the message once more in the new epoch.
+pub fn run_and_finish(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    text: &str,
+    origin: Origin,
+    sink: &mut dyn Sink,
+) -> Result<TurnDone, TurnError> {
+    crate::compact::finish::run_and_finish(ctx, session, text, origin, sink)
 }

@@ -3,6 +3,7 @@
 //! epoch's records in order. Pure and deterministic: the same head and records always
 //! give the same messages, so the prompt prefix llama.cpp has cached stays byte-stable.
 
+use crate::compact::policy::cap_chars;
 use crate::llama::request::{Message, WireToolCall};
 use proto::head::Head;
 use proto::{neutralise, Record};
@@ -64,14 +65,6 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
         }
     }
     out
-}
-
-/// The first `n` characters of `s`, cut on a character boundary.
-pub fn cap_chars(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((at, _)) => &s[..at],
-        None => s,
-    }
 }
 
 #[cfg(test)]

@@ -157,11 +157,3 @@ fn an_empty_answer_without_tool_calls_replays_as_empty_text() {
         json!({"role": "assistant", "content": ""})
     );
 }
-
-#[test]
-fn cap_chars_cuts_on_a_character_boundary() {
-    assert_eq!(cap_chars("héllo", 2), "hé");
-    assert_eq!(cap_chars("héllo", 0), "");
-    assert_eq!(cap_chars("héllo", 5), "héllo");
-    assert_eq!(cap_chars("héllo", 50), "héllo");
-}

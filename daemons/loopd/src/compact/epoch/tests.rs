@@ -1,0 +1,172 @@
+use super::*;
+use crate::session::Frozen;
+use proto::{DataClass, Label, Origin, Record, SessionId};
+use serde_json::json;
+
+const T: &str = "2026-11-30T06:00:00.000Z";
+
+fn open(dir: &std::path::Path) -> Session {
+    Session::open_or_create(dir, &SessionId::parse("main").unwrap(), || {
+        Ok(Frozen {
+            system: "old system".into(),
+            tools: json!([{"type": "function", "function": {"name": "read_file"}}]),
+        })
+    })
+    .unwrap()
+}
+
+fn secret_result(call: u64) -> Record {
+    Record::ToolResult {
+        time: T.into(),
+        call,
+        tool_call_id: format!("c{call}"),
+        name: "read_file".into(),
+        content: "key".into(),
+        class: DataClass::Secret,
+        untrusted: false,
+    }
+}
+
+#[test]
+fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    s.append(Record::User {
+        time: T.into(),
+        content: "hi".into(),
+        origin: Origin::Owner,
+    })
+    .unwrap();
+    s.append(secret_result(1)).unwrap();
+    let head = next_head(
+        &s,
+        "new system".into(),
+        json!([]),
+        "we said hi".into(),
+        SummarySource::Fallback,
+        Reason::ContextFull,
+    );
+    assert_eq!(head.epoch, 1);
+    assert_eq!(head.system, "new system");
+    assert_eq!(head.tools, json!([]));
+    assert_eq!(head.carry.as_deref(), Some("we said hi"));
+    assert_eq!(head.carry_label, Label::new(DataClass::Secret, false));
+    assert_eq!(head.reason, Reason::ContextFull);
+    assert_eq!(head.summary_source, SummarySource::Fallback);
+}
+
+#[test]
+fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    s.append(secret_result(1)).unwrap();
+    let h1 = next_head(
+        &s,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    start_next(&mut s, h1).unwrap();
+    let h2 = next_head(
+        &s,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    assert_eq!(h2.carry_label.class, DataClass::Secret);
+}
+
+#[test]
+fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    s.append(secret_result(7)).unwrap();
+    let head = next_head(
+        &s,
+        "new system".into(),
+        json!([]),
+        "summary".into(),
+        SummarySource::Model,
+        Reason::Threshold,
+    );
+    start_next(&mut s, head.clone()).unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert_eq!(s.head(), &head);
+    assert!(s.records().is_empty());
+    assert_eq!(s.label().class, DataClass::Secret, "the carry label");
+    assert_eq!(s.take_call(), 8, "call numbers go on");
+    let files: Vec<String> = std::fs::read_dir(dir.path().join("main"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut files = files;
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "epoch-000000.head.json",
+            "epoch-000000.jsonl",
+            "epoch-000001.head.json",
+            "epoch-000001.jsonl"
+        ]
+    );
+    s.append(Record::Note {
+        time: T.into(),
+        text: "in epoch 1".into(),
+    })
+    .unwrap();
+    drop(s);
+    let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.epoch(), 1);
+    assert_eq!(again.head(), &head);
+    assert_eq!(again.records().len(), 1);
+}
+
+#[test]
+fn a_new_epoch_whose_log_was_never_created_opens_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let head = next_head(
+        &s,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    crate::session::head::write_head(s.dir(), &head).unwrap();
+    drop(s);
+    let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.epoch(), 1);
+    assert!(again.records().is_empty());
+}
+
+#[test]
+fn a_head_left_under_its_temporary_name_is_not_an_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let head = next_head(
+        &s,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    let name = head_file_name(1);
+    store::write_temp(s.dir(), &name, &head::to_bytes(&head).unwrap()).unwrap();
+    LogFile::open(&s.dir().join(log_file_name(1))).unwrap();
+    drop(s);
+    let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.epoch(), 0);
+}

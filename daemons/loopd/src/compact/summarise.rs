@@ -1,0 +1,229 @@
+//! Background tool summaries (SPEC §4 step 1, seed 000). After a turn, each `tool_result`
+//! of the epoch whose tool is named in `compact.summarise` and that has no `tool_summary`
+//! yet gets one no-tools completion on `slots.background`: the epoch's prompt plus one user
+//! message, `summarise.md`, a blank line, the result. The answer becomes a `tool_summary`
+//! carrying the result's call and labels; memoryd indexes it, the replay never shows it.
+//!
+//! The records on disk are the memory of what is done, so a result is never summarised
+//! twice, not even across a restart; a failed call leaves no record, so the next turn's
+//! finish tries that result again.
+
+use super::policy::cap_chars;
+use crate::llama::{ChatRequest, Message};
+use crate::session::{Session, SessionError};
+use crate::turn::{replay, TurnCtx, THINKING};
+use proto::config::Config;
+use proto::head::Head;
+use proto::time::now_rfc3339;
+use proto::{neutralise, DataClass, Record};
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// The hidden switch `scripts/bench compaction` uses to measure the naive alternative:
+/// set to `main`, tool summaries go to `slots.main` instead of `slots.background`. It is
+/// an environment variable rather than a config key because it exists only to show what
+/// the background slot saves; no deployment should turn it on.
+pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
+
+/// A tool result that wants a summary, copied out of the epoch so the session can be
+/// appended to while the queue is worked through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub call: u64,
+    pub tool_call_id: String,
+    pub name: String,
+    pub content: String,
+    pub class: DataClass,
+    pub untrusted: bool,
+}
+
+/// What one round of summaries did, for the log.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Summarised {
+    pub written: usize,
+    pub skipped: usize,
+}
+
+/// The results of `records` whose tool is in `summarise` and that have no
+/// `tool_summary` in `records`, in log order. A summary may sit anywhere after its
+/// result, so the walk collects both before it filters.
+pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
+    let mut done = HashSet::new();
+    let mut queue = Vec::new();
+    for record in records {
+        match record {
+            Record::ToolSummary { call, .. } => {
+                done.insert(*call);
+            }
+            Record::ToolResult {
+                call,
+                tool_call_id,
+                name,
+                content,
+                class,
+                untrusted,
+                ..
+            } if summarise.iter().any(|n| n == name) => queue.push(Pending {
+                call: *call,
+                tool_call_id: tool_call_id.clone(),
+                name: name.clone(),
+                content: content.clone(),
+                class: *class,
+                untrusted: *untrusted,
+            }),
+            Record::ToolResult { .. }
+            | Record::User { .. }
+            | Record::Assistant { .. }
+            | Record::Usage { .. }
+            | Record::Note { .. } => {}
+        }
+    }
+    queue.retain(|p| !done.contains(&p.call));
+    queue
+}
+
+/// The summary request for `item`: `prefix` (the epoch's replayed prompt) plus one user
+/// message, `prompt` + blank line + the result capped to `cap` characters. An untrusted
+/// result is neutralised here as in the replay: it is tool text inside a user message,
+/// and must not be able to close that message. No tools: the answer is prose.
+pub fn request(
+    prefix: &[Message],
+    prompt: &str,
+    item: &Pending,
+    cap: usize,
+    slot: u32,
+) -> ChatRequest {
+    let result = cap_chars(&item.content, cap);
+    let result = if item.untrusted {
+        neutralise(result)
+    } else {
+        Cow::Borrowed(result)
+    };
+    let mut messages = prefix.to_vec();
+    messages.push(Message::User {
+        content: format!("{}\n\n{result}", prompt.trim_end()),
+    });
+    ChatRequest {
+        slot,
+        messages,
+        tools: serde_json::Value::Null,
+        thinking: THINKING,
+    }
+}
+
+/// The `tool_summary` for `item` from the model's `answer`: trimmed, neutralised (the
+/// model read untrusted text and may echo its tags), then capped to `summary_chars`.
+/// Neutralising first keeps the cap a hard bound. `None` when nothing is left.
+pub fn record(item: &Pending, answer: &str, summary_chars: usize) -> Option<Record> {
+    let text = neutralise(answer.trim());
+    let text = cap_chars(&text, summary_chars);
+    (!text.is_empty()).then(|| Record::ToolSummary {
+        time: now_rfc3339(),
+        call: item.call,
+        tool_call_id: item.tool_call_id.clone(),
+        content: text.to_string(),
+        class: item.class,
+        untrusted: item.untrusted,
+    })
+}
+
+/// The slot summaries go to: `slots.background`, unless the bench switch says `main`.
+pub fn slot(cfg: &Config) -> u32 {
+    if bench_on_main() {
+        cfg.slots.main
+    } else {
+        cfg.slots.background
+    }
+}
+
+fn bench_on_main() -> bool {
+    static ON_MAIN: OnceLock<bool> = OnceLock::new();
+    *ON_MAIN.get_or_init(|| std::env::var(BENCH_SLOT_ENV).is_ok_and(|v| v == "main"))
+}
+
+/// Warns at start when the bench switch is set, so it cannot hide in a deployment.
+pub fn warn_if_bench_switch() {
+    if bench_on_main() {
+        plumbing::warn!(
+            "{BENCH_SLOT_ENV}=main: tool summaries run on slots.main (a benchmark setting)"
+        );
+    }
+}
+
+/// Summarises every pending result of the session's epoch. A failed call is logged and
+/// skipped; only a record that cannot be written is an error.
+pub fn missing(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, SessionError> {
+    let queue = pending(session.records(), &ctx.cfg.compact.summarise);
+    let mut out = Summarised::default();
+    if queue.is_empty() {
+        return Ok(out);
+    }
+    let path = ctx.cfg.prompt_path("summarise.md");
+    let prompt = match std::fs::read_to_string(&path) {
+        Ok(p) => p,
+        Err(e) => {
+            plumbing::error!(
+                "session {}: tool summaries skipped: prompt {}: {e}",
+                session.id(),
+                path.display()
+            );
+            out.skipped = queue.len();
+            return Ok(out);
+        }
+    };
+    let prefix = prefix_of(session.head(), session.records(), ctx.cfg);
+    let slot = slot(ctx.cfg);
+    for item in queue {
+        let req = request(&prefix, &prompt, &item, ctx.cfg.turn.tool_result_cap, slot);
+        let answer = match ctx.client.chat(&req, &mut |_| {}) {
+            Ok(c) => {
+                if let Some(t) = c.timings {
+                    plumbing::info!(
+                        "session {}: tool summary of call {} ({}) on slot {slot}: cache {} + prompt {} + predicted {} tokens",
+                        session.id(),
+                        item.call,
+                        item.name,
+                        t.cache_n,
+                        t.prompt_n,
+                        t.predicted_n
+                    );
+                }
+                c.content.unwrap_or_default()
+            }
+            Err(e) => {
+                plumbing::warn!(
+                    "session {}: tool summary of call {} ({}) skipped: {e}",
+                    session.id(),
+                    item.call,
+                    item.name
+                );
+                out.skipped += 1;
+                continue;
+            }
+        };
+        match record(&item, &answer, ctx.cfg.compact.summary_chars) {
+            Some(r) => {
+                session.append(r)?;
+                out.written += 1;
+            }
+            None => {
+                plumbing::warn!(
+                    "session {}: tool summary of call {} ({}) skipped: the model's answer was empty",
+                    session.id(),
+                    item.call,
+                    item.name
+                );
+                out.skipped += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn prefix_of(head: &Head, records: &[Record], cfg: &Config) -> Vec<Message> {
+    replay::messages(head, records, cfg.turn.tool_result_cap)
+}
+
+#[cfg(test)]
+mod tests;
