@@ -3,17 +3,40 @@
 //! daemon in the foreground behaves the same as one under systemd.
 
 use sd_notify::NotifyState;
+use std::io;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::time::Duration;
 
-/// Sends `states` if a notify socket is set. A failed send is logged, not fatal: the
-/// daemon can still serve its clients, and systemd's own timeouts will report the problem.
+/// Sends `states` if a notify socket is set. The send never blocks: the poll loop sends
+/// these, and a service manager that stops reading (or a full datagram queue) must not
+/// be able to stall it. A message that cannot go out now is dropped with a warning; the
+/// next status or watchdog ping carries on. sd-notify's own `notify` blocks, so only its
+/// `NotifyState` wording is used here.
 pub fn send(states: &[NotifyState]) {
-    if std::env::var_os("NOTIFY_SOCKET").is_none() {
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
         return;
+    };
+    let msg: String = states.iter().map(|s| format!("{s}\n")).collect();
+    if let Err(e) = send_nonblocking(&path.to_string_lossy(), msg.as_bytes()) {
+        let what = msg.lines().next().unwrap_or("");
+        crate::warn!("notify socket: {what} not sent: {e}");
     }
-    if let Err(e) = sd_notify::notify(false, states) {
-        crate::warn!("notify socket: {e}");
+}
+
+fn send_nonblocking(path: &str, msg: &[u8]) -> io::Result<()> {
+    // A leading '@' names a socket in the abstract namespace, as sd_notify(3) allows.
+    let addr = match path.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes())?,
+        None => SocketAddr::from_pathname(path)?,
+    };
+    let sock = UnixDatagram::unbound()?;
+    sock.set_nonblocking(true)?;
+    let sent = sock.send_to_addr(msg, &addr)?;
+    if sent != msg.len() {
+        return Err(io::ErrorKind::WriteZero.into());
     }
+    Ok(())
 }
 
 pub fn ready(status: &str) {
@@ -48,4 +71,40 @@ pub fn watchdog_interval() -> Option<Duration> {
         }
     }
     (usec > 0).then(|| Duration::from_micros(usec / 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_notify_queue_does_not_block_the_sender() {
+        // Regression: the poll loop sends STATUS= and WATCHDOG=1; with a reader that does
+        // not read, a blocking send stalled the loop once the datagram queue filled.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notify.sock");
+        let _reader = UnixDatagram::bind(&path).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let mut refused = 0;
+        for _ in 0..10_000 {
+            if send_nonblocking(&p, b"STATUS=x\n").is_err() {
+                refused += 1;
+            }
+        }
+        assert!(
+            refused > 0,
+            "the queue never filled, so this test proved nothing"
+        );
+    }
+
+    #[test]
+    fn an_abstract_socket_is_reached() {
+        let name = format!("boxmaker-test-{}", std::process::id());
+        let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let reader = UnixDatagram::bind_addr(&addr).unwrap();
+        send_nonblocking(&format!("@{name}"), b"READY=1\n").unwrap();
+        let mut buf = [0u8; 64];
+        let n = reader.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"READY=1\n");
+    }
 }
