@@ -6,10 +6,10 @@
 //! is recorded with its body, whether it was forwarded, and the `timings` of the answer,
 //! so a test sees what the server re-processed on which slot.
 
-use super::standin::{send, Reply};
+use super::standin::{read_request, send, Incoming, Reply};
 use super::HANG;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -96,34 +96,12 @@ impl Relay {
 
 fn serve(mut stream: TcpStream, shared: &Shared) {
     stream.set_read_timeout(Some(HANG)).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let Some(Incoming {
+        method, path, body, ..
+    }) = read_request(&stream)
+    else {
         return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let mut length = 0usize;
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return;
-        }
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = header.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0u8; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    };
     if method != "POST" || path != "/v1/chat/completions" {
         let raw = forward(&shared.upstream, &method, &path, &body);
         let _ = stream.write_all(&raw);

@@ -184,11 +184,22 @@ impl Standin {
     }
 }
 
-fn serve(stream: TcpStream, shared: &Shared) {
+/// One HTTP/1.1 request as a stand-in reads it.
+pub struct Incoming {
+    pub method: String,
+    pub path: String,
+    pub body: Vec<u8>,
+    /// When its first line arrived.
+    pub first_byte: Instant,
+}
+
+/// Reads one request (request line, headers, a `Content-Length` body) from `stream`, or
+/// `None` when the peer closed first.
+pub fn read_request(stream: &TcpStream) -> Option<Incoming> {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+        return None;
     }
     let first_byte = Instant::now();
     let mut parts = line.split_whitespace();
@@ -198,7 +209,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return;
+            return None;
         }
         let header = header.trim_end();
         if header.is_empty() {
@@ -211,9 +222,25 @@ fn serve(stream: TcpStream, shared: &Shared) {
         }
     }
     let mut body = vec![0u8; length];
-    if reader.read_exact(&mut body).is_err() {
+    reader.read_exact(&mut body).ok()?;
+    Some(Incoming {
+        method,
+        path,
+        body,
+        first_byte,
+    })
+}
+
+fn serve(stream: TcpStream, shared: &Shared) {
+    let Some(Incoming {
+        method,
+        path,
+        body,
+        first_byte,
+    }) = read_request(&stream)
+    else {
         return;
-    }
+    };
     let index = {
         let mut requests = shared.requests.lock().unwrap();
         requests.push(Request {
