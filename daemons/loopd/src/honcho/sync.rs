@@ -93,6 +93,11 @@ impl SessionSync {
                 .unwrap_or_default(),
         };
         self.cursor = Some(cur);
+        // Checked before each network call too, so `Reporter::stop` (a reload changing
+        // `[honcho]` joins this thread on the worker) waits for at most one request.
+        if ctx.stopping.load(Ordering::SeqCst) {
+            return Ok(Outcome::Exit);
+        }
         if !self.checked {
             match ctx.client.newest(&target, &name) {
                 Ok(Some(held)) => {

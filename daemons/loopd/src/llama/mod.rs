@@ -12,7 +12,7 @@ pub use sse::{Completion, Delta, Timings};
 
 use std::fmt;
 use std::io::{BufReader, Read};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long to wait for llama.cpp to accept a connection. It is on loopback or the LAN;
 /// a connect that takes longer than this is a server that is not there.
@@ -76,6 +76,8 @@ pub struct Client {
     base: String,
     agent: ureq::Agent,
     retries: u32,
+    /// `llama.timeout_s` as a bound on one whole streamed answer, not only on each read.
+    timeout: Duration,
 }
 
 impl Client {
@@ -90,6 +92,7 @@ impl Client {
             base: cfg.url.trim_end_matches('/').to_string(),
             agent,
             retries: cfg.retries,
+            timeout,
         }
     }
 
@@ -122,7 +125,7 @@ impl Client {
                 .set("Content-Type", "application/json")
                 .send_string(body);
             let why = match classify(outcome) {
-                Ok(response) => return read_answer(response, on_delta),
+                Ok(response) => return read_answer(response, on_delta, self.timeout),
                 Err(Attempt::Fail(e)) => return Err(e),
                 Err(Attempt::Retry(why)) => why,
             };
@@ -232,14 +235,17 @@ fn clip(s: &str) -> String {
 fn read_answer(
     response: ureq::Response,
     on_delta: &mut dyn FnMut(Delta<'_>),
+    timeout: Duration,
 ) -> Result<Completion, LlamaError> {
+    let deadline = Instant::now().checked_add(timeout);
     let mut reader = BufReader::new(response.into_reader());
-    let completion = sse::read_stream(&mut reader, on_delta).map_err(|e| match e {
-        sse::StreamError::Server { kind, message } if kind == "exceed_context_size_error" => {
-            LlamaError::ContextFull(message)
-        }
-        other => LlamaError::Stream(other.to_string()),
-    })?;
+    let completion =
+        sse::read_stream_until(&mut reader, on_delta, deadline).map_err(|e| match e {
+            sse::StreamError::Server { kind, message } if kind == "exceed_context_size_error" => {
+                LlamaError::ContextFull(message)
+            }
+            other => LlamaError::Stream(other.to_string()),
+        })?;
     // Read the little that follows [DONE] so the connection is reusable; a failure here
     // does not matter, the answer is whole.
     let _ = std::io::copy(&mut reader.take(MAX_DRAIN), &mut std::io::sink());

@@ -7,15 +7,25 @@
 use serde_json::Value;
 use std::fmt;
 use std::io::{self, BufRead};
+use std::time::Instant;
 
 /// The longest SSE line accepted. A chunk is one token's delta plus a small envelope;
 /// the final chunk with `timings` is well under a kilobyte. A line past this is a broken
 /// or hostile server, and reading it whole would grow memory without bound.
 pub const MAX_SSE_LINE: usize = 1024 * 1024;
 
+/// The most data one event may gather over its `data:` lines before the blank line that
+/// ends it. Each line is already capped; without this, a server sending `data:` lines
+/// and never a blank line would grow one event without bound.
+pub const MAX_SSE_EVENT: usize = MAX_SSE_LINE;
+
 /// The most text (content plus tool-call arguments) one completion may hold. Far above
-/// any answer `MAX_TOKENS` allows; it bounds memory against a server that never stops.
-pub const MAX_COMPLETION_BYTES: usize = 16 * 1024 * 1024;
+/// any real answer; it bounds memory against a server that never stops.
+///
+/// Kept at an eighth of the session log's line limit, because JSON escaping can make a
+/// record's line up to six times its text and the log must never hold a line it would
+/// refuse to read back.
+pub const MAX_COMPLETION_BYTES: usize = 8 * 1024 * 1024;
 
 /// The most tool calls one completion may make; a larger `index` is a broken stream.
 pub const MAX_TOOL_CALLS: usize = 64;
@@ -81,13 +91,29 @@ impl fmt::Display for StreamError {
 
 /// Reads the stream to `[DONE]`, handing each delta to `on_delta`.
 pub fn read_stream(
+    r: impl BufRead,
+    on_delta: &mut dyn FnMut(Delta<'_>),
+) -> Result<Completion, StreamError> {
+    read_stream_until(r, on_delta, None)
+}
+
+/// Like `read_stream`, but gives up once `deadline` has passed. A per-read timeout alone
+/// lets a server that sends keep-alives, empty deltas or endless reasoning hold the one
+/// worker thread for ever; the deadline bounds the whole answer.
+pub fn read_stream_until(
     mut r: impl BufRead,
     on_delta: &mut dyn FnMut(Delta<'_>),
+    deadline: Option<Instant>,
 ) -> Result<Completion, StreamError> {
     let mut acc = Accumulator::default();
     let mut data = String::new();
     let mut line = Vec::new();
     loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(StreamError::Malformed(
+                "the answer did not finish within llama.timeout_s".into(),
+            ));
+        }
         line.clear();
         if !read_line(&mut r, &mut line)? {
             return Err(StreamError::Truncated);
@@ -113,6 +139,11 @@ pub fn read_stream(
             "data" => {
                 if data.is_empty() && value == "[DONE]" {
                     return Ok(acc.finish());
+                }
+                if data.len() + value.len() + 1 > MAX_SSE_EVENT {
+                    return Err(StreamError::Malformed(format!(
+                        "an event's data is over {MAX_SSE_EVENT} bytes"
+                    )));
                 }
                 if !data.is_empty() {
                     data.push('\n');

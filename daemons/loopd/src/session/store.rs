@@ -97,6 +97,22 @@ impl LogFile {
     /// Appends `record` as one `write` of its whole line, then `fdatasync`.
     pub fn append(&mut self, record: &Record) -> Result<(), SessionError> {
         let line = record.to_line();
+        // A line this reader would refuse must never be written: it would make the whole
+        // session unopenable. JSON escaping can make a line up to six times its text.
+        if line.len() as u64 > MAX_RECORD_LINE {
+            return Err(SessionError::Io {
+                op: "append to",
+                path: self.path.clone(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "a {} record of {} bytes is over the {MAX_RECORD_LINE}-byte line limit",
+                        record.kind(),
+                        line.len()
+                    ),
+                ),
+            });
+        }
         let result =
             write_once(&mut self.file, line.as_bytes()).and_then(|()| self.file.sync_data());
         match result {

@@ -108,14 +108,23 @@ fn offered(session: &Session, name: &str) -> bool {
 
 /// `read_file {"path":"/x"}`: the name and the arguments on one line, clipped.
 pub fn activity_line(call: &ToolCall) -> String {
-    let one_line: String = call
-        .arguments
+    // Both parts come from the model: one line each, clipped, so neither can end the
+    // `· ` line early and pass for reply text, nor flood the client.
+    format!(
+        "{} {}",
+        one_line_clipped(&call.name),
+        one_line_clipped(&call.arguments)
+    )
+}
+
+fn one_line_clipped(text: &str) -> String {
+    let mut out: String = text
         .chars()
+        .take(ACTIVITY_ARGS_CHARS)
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let mut args: String = one_line.chars().take(ACTIVITY_ARGS_CHARS).collect();
-    if one_line.chars().count() > ACTIVITY_ARGS_CHARS {
-        args.push('…');
+    if text.chars().nth(ACTIVITY_ARGS_CHARS).is_some() {
+        out.push('…');
     }
-    format!("{} {args}", call.name)
+    out
 }

@@ -73,7 +73,10 @@ impl Index {
             };
             let sig = Signature {
                 size: meta.len(),
-                mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+                mtime_ns: meta
+                    .mtime()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(meta.mtime_nsec()),
             };
             let state = match known.remove(rel) {
                 Some(k) => match k.broken {

@@ -114,3 +114,20 @@ fn a_huge_tool_call_index_is_malformed() {
     let body = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":100000,\"function\":{\"arguments\":\"\"}}]}}]}\n\ndata: [DONE]\n\n";
     assert!(matches!(run(body).0, Err(StreamError::Malformed(_))));
 }
+
+#[test]
+fn data_lines_without_a_blank_line_are_refused_not_gathered_forever() {
+    // Regression: each line was capped but one event's data lines were not.
+    let line = format!("data: {}\n", "x".repeat(1024));
+    let body = line.repeat(MAX_SSE_EVENT / 1024 + 2);
+    let err = read_stream(body.as_bytes(), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("an event's data is over"), "{err}");
+}
+
+#[test]
+fn a_passed_deadline_ends_the_stream() {
+    let body = ": keep-alive\n\n".repeat(10);
+    let past = Some(std::time::Instant::now());
+    let err = read_stream_until(body.as_bytes(), &mut |_| {}, past).unwrap_err();
+    assert!(err.to_string().contains("llama.timeout_s"), "{err}");
+}
