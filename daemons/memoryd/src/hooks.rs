@@ -7,11 +7,15 @@
 //! - `BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS`: once this many rows are committed, memoryd
 //!   kills itself with SIGKILL in the middle of its next transaction, as `kill -9` would,
 //!   so the crash test hits the middle of indexing every time.
+//! - `BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS`: how many chunks a recall or nudge may catch
+//!   up before it is answered, instead of `service::REQUEST_CATCH_UP_CHUNKS`, so a test
+//!   can make a backlog larger than a request's budget without writing many MiB of logs.
 
 use std::time::Duration;
 
 pub const PARTIAL_TIMEOUT_VAR: &str = "BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS";
 pub const KILL_AFTER_ROWS_VAR: &str = "BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS";
+pub const REQUEST_CHUNKS_VAR: &str = "BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS";
 
 /// The partial-frame timeout the environment asks for, if it asks.
 pub fn partial_timeout() -> Option<Duration> {
@@ -20,6 +24,11 @@ pub fn partial_timeout() -> Option<Duration> {
 
 pub fn kill_after_rows() -> Option<u64> {
     number(KILL_AFTER_ROWS_VAR)
+}
+
+/// The per-request catch-up budget the environment asks for, if it asks.
+pub fn request_chunks() -> Option<usize> {
+    number(REQUEST_CHUNKS_VAR).and_then(|n| usize::try_from(n).ok())
 }
 
 fn number(var: &str) -> Option<u64> {

@@ -3,8 +3,10 @@
 //!
 //! `index` owns the database and everything about what is in it; `service` is the frame
 //! server on plumbing's poll loop; `cli` is `memoryd recall`; `query` makes free text
-//! safe for FTS5; `hooks` holds the test-only environment switches.
+//! safe for FTS5; `hooks` holds the test-only environment switches; `bounded` reads small
+//! files (heads, the config) without letting them block the loop or take unbounded memory.
 
+pub mod bounded;
 pub mod cli;
 pub mod hooks;
 pub mod index;
@@ -63,8 +65,13 @@ impl fmt::Display for MainError {
 
 impl std::error::Error for MainError {}
 
+/// The most bytes the config file may hold. A full config is a few KiB; a MiB leaves room
+/// for long comments while keeping a damaged or hostile file from costing the poll loop
+/// (which reads it again on reload) unbounded memory.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+    let text = bounded::read_to_string(path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -113,5 +120,8 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     };
     let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
     let mut service = service::FrameService::new(config_path, cfg, index);
+    if let Some(chunks) = hooks::request_chunks() {
+        service.set_request_chunks(chunks);
+    }
     server.run(&mut service).map_err(MainError::Serve)
 }

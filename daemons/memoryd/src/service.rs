@@ -1,9 +1,11 @@
 //! The frame server (SPEC §7): decodes requests from each connection's bytes, answers
 //! `Recall`, `Nudge` and `Status` from the index, and closes a connection that sends a
 //! frame it cannot trust. The start-up catch-up runs here too, a chunk per turn of the
-//! poll loop, so a large backlog never keeps the loop (and its watchdog) waiting.
+//! poll loop, so a large backlog never keeps the loop (and its watchdog) waiting; a
+//! request catches up within a budget of its own before it is answered, for the same
+//! reason.
 
-use crate::index::{Index, Progress};
+use crate::index::{Budget, Index, Progress};
 use plumbing::{ConnId, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::frame::{self, FrameError};
@@ -11,17 +13,34 @@ use proto::memory::{MemoryStatus, Request, Response};
 use proto::SessionId;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Chunks of log (see `index::ingest`) read per turn of the poll loop while catching up
-/// at start: one keeps each turn short; recalls in the meantime catch up fully anyway.
+/// at start: one keeps each turn short.
 const START_SLICE_CHUNKS: usize = 1;
+
+/// Chunks of log (a MiB each) a `Recall` or `Nudge` may index before it is answered.
+/// A turn's new lines are one chunk per log loopd wrote to, far below this, so recall
+/// still sees everything written before it; a backlog (a deleted index over a large
+/// `sessions/`) is answered from what is indexed so far, and the start-up timer goes on
+/// with the rest in slices. Without a bound one request could index the whole backlog in
+/// one turn of the poll loop, and no watchdog ping would go out until it finished.
+/// Tests lower it with `BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS` (see `hooks`).
+pub const REQUEST_CATCH_UP_CHUNKS: usize = 16;
+
+/// How long a request may spend catching up before it is answered, whatever the chunk
+/// count: on a slow disk sixteen chunks could take seconds, and the watchdog (30 s)
+/// must hear from the loop while requests keep coming. One second keeps a request's
+/// answer prompt and leaves the loop ample room between pings.
+pub const REQUEST_CATCH_UP_TIME: Duration = Duration::from_secs(1);
 
 pub struct FrameService {
     config_path: PathBuf,
     cfg: Config,
     index: Index,
     served: u64,
+    /// Chunks a request may catch up before it is answered (`REQUEST_CATCH_UP_CHUNKS`).
+    request_chunks: usize,
     /// Since when the start-up catch-up has had more to read. A fixed instant in the
     /// past, so the poll loop sees the timer as due and does not wait.
     pending: Option<Instant>,
@@ -38,32 +57,43 @@ impl FrameService {
             cfg,
             index,
             served: 0,
+            request_chunks: REQUEST_CATCH_UP_CHUNKS,
             pending: Some(Instant::now()),
             last: MemoryStatus::default(),
             partial: HashMap::new(),
         }
     }
 
-    fn answer(&mut self, request: Request) -> Response {
+    /// Changes how many chunks a request may catch up before it is answered.
+    pub fn set_request_chunks(&mut self, chunks: usize) {
+        self.request_chunks = chunks;
+    }
+
+    /// Answers one request, catching up within a request's budget first.
+    pub fn answer(&mut self, request: Request) -> Response {
         self.served += 1;
         let answer = match request {
             Request::Recall {
                 query,
                 max_class,
                 limit,
-            } => self.catch_up_all().and_then(|()| {
+            } => self.catch_up_for_recall().and_then(|()| {
                 self.index
                     .search(&query, max_class, limit)
                     .map(Response::Hits)
                     .map_err(|e| e.to_string())
             }),
             Request::Nudge { session } => match SessionId::parse(&session) {
-                Ok(id) => self
-                    .index
-                    .catch_up_session(&id)
-                    .map_err(|e| e.to_string())
-                    .and_then(|()| self.refresh())
-                    .map(Response::Status),
+                Ok(id) => {
+                    let budget = self.request_budget();
+                    match self.index.catch_up_session(&id, budget) {
+                        Ok(progress) => {
+                            self.continue_later(progress);
+                            self.refresh().map(Response::Status)
+                        }
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
                 Err(e) => Err(e.to_string()),
             },
             Request::Status => self.refresh().map(Response::Status),
@@ -74,11 +104,35 @@ impl FrameService {
         })
     }
 
-    /// Read-your-writes: everything loopd wrote before the recall is indexed first.
-    fn catch_up_all(&mut self) -> Result<(), String> {
-        self.index.catch_up(None).map_err(|e| e.to_string())?;
-        self.pending = None;
+    /// Read-your-writes: what loopd wrote before the recall is indexed first, up to a
+    /// request's budget; past it the recall is answered from what is indexed so far.
+    fn catch_up_for_recall(&mut self) -> Result<(), String> {
+        let budget = self.request_budget();
+        let progress = self.index.catch_up(budget).map_err(|e| e.to_string())?;
+        match progress {
+            Progress::Done => self.pending = None,
+            Progress::More => self.continue_later(progress),
+        }
         self.refresh().map(|_| ())
+    }
+
+    fn request_budget(&self) -> Budget {
+        Budget {
+            chunks: Some(self.request_chunks),
+            until: Some(Instant::now() + REQUEST_CATCH_UP_TIME),
+        }
+    }
+
+    /// A request that stopped at its budget leaves the rest to the timer, a slice a turn.
+    fn continue_later(&mut self, progress: Progress) {
+        if progress == Progress::More && self.pending.is_none() {
+            self.pending = Some(Instant::now());
+        }
+    }
+
+    /// Whether the start-up (or left-over) catch-up still has work to do.
+    pub fn catching_up(&self) -> bool {
+        self.pending.is_some()
     }
 
     fn refresh(&mut self) -> Result<MemoryStatus, String> {
@@ -132,7 +186,7 @@ impl Service for FrameService {
     }
 
     fn timer(&mut self, _out: &mut Outbox, _now: Instant) {
-        match self.index.catch_up(Some(START_SLICE_CHUNKS)) {
+        match self.index.catch_up(Budget::chunks(START_SLICE_CHUNKS)) {
             Ok(Progress::More) => {}
             Ok(Progress::Done) => {
                 self.pending = None;
@@ -215,3 +269,6 @@ fn refuse(out: &mut Outbox, id: ConnId, input: &mut Vec<u8>, e: &FrameError) {
     }
     out.close(id);
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,7 @@
 //! memoryd end to end (SPEC §6, §7): the real daemon over real session logs written the
 //! way loopd writes them, asked through its socket and its `recall` command.
 
+mod budget;
 mod catchup;
 mod crash;
 mod faults;

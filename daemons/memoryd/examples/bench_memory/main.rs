@@ -14,7 +14,7 @@
 mod corpus;
 
 use corpus::{Layout, Rng, Words};
-use memoryd::index::Index;
+use memoryd::index::{Budget, Index};
 use memoryd::query::fts_query;
 use proto::label::DataClass;
 use std::time::{Duration, Instant};
@@ -107,7 +107,7 @@ fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run
     let base = rss_kib();
     let mut index = Index::open(dir.path(), DataClass::Private).unwrap();
     let t = Instant::now();
-    index.catch_up(None).unwrap();
+    index.catch_up(Budget::UNLIMITED).unwrap();
     let ours_index = t.elapsed();
     let ours_peak = peak_kib().saturating_sub(base);
     let rows = index.status().unwrap().rows as usize;
@@ -136,14 +136,14 @@ fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run
 
     eprintln!("{layout:?}: recall…");
     let ours = latencies(queries, |q| {
-        index.catch_up(None).unwrap();
+        index.catch_up(Budget::UNLIMITED).unwrap();
         index.search(q, DataClass::Private, LIMIT).unwrap().len()
     });
     let search_only = latencies(queries, |q| {
         index.search(q, DataClass::Private, LIMIT).unwrap().len()
     });
     let catch_up_only = latencies(queries, |_| {
-        index.catch_up(None).unwrap();
+        index.catch_up(Budget::UNLIMITED).unwrap();
         0
     });
     let mut stmt = bare

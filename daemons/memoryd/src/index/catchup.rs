@@ -11,6 +11,45 @@ use rusqlite::params;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How much a catch-up may do before it returns: at most `chunks` chunks of log (see
+/// `ingest`) when set, and no new chunk once `until` has passed when set. At least one
+/// chunk is read whenever there is work and `chunks` is not zero, so every catch-up with
+/// a budget still moves forward.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    pub chunks: Option<usize>,
+    pub until: Option<Instant>,
+}
+
+impl Budget {
+    /// No limit: everything there is to read.
+    pub const UNLIMITED: Budget = Budget {
+        chunks: None,
+        until: None,
+    };
+
+    /// At most `n` chunks.
+    pub fn chunks(n: usize) -> Budget {
+        Budget {
+            chunks: Some(n),
+            until: None,
+        }
+    }
+
+    /// Whether the next chunk is over budget. `started` is whether this catch-up has
+    /// read a chunk yet: the time limit only stops a catch-up that has made progress.
+    pub(super) fn exhausted(&self, started: bool) -> bool {
+        self.chunks == Some(0) || (started && self.until.is_some_and(|t| Instant::now() >= t))
+    }
+
+    pub(super) fn spend(&mut self) {
+        if let Some(n) = self.chunks.as_mut() {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
 
 /// Whether a catch-up finished or stopped at its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,21 +77,27 @@ struct Known {
 }
 
 impl Index {
-    /// Catches up with every session, reading at most `budget` chunks when one is set.
-    pub fn catch_up(&mut self, budget: Option<usize>) -> Result<Progress, IndexError> {
+    /// Catches up with every session, within `budget`.
+    pub fn catch_up(&mut self, budget: Budget) -> Result<Progress, IndexError> {
         self.catch_up_in(None, budget)
     }
 
-    /// Catches up with one session only: what loopd's `Nudge` asks for after a turn.
-    pub fn catch_up_session(&mut self, session: &SessionId) -> Result<(), IndexError> {
-        self.catch_up_in(Some(session.as_str()), None).map(|_| ())
+    /// Catches up with one session only, within `budget`: what loopd's `Nudge` asks for
+    /// after a turn.
+    pub fn catch_up_session(
+        &mut self,
+        session: &SessionId,
+        budget: Budget,
+    ) -> Result<Progress, IndexError> {
+        self.catch_up_in(Some(session.as_str()), budget)
     }
 
     fn catch_up_in(
         &mut self,
         only: Option<&str>,
-        mut budget: Option<usize>,
+        mut budget: Budget,
     ) -> Result<Progress, IndexError> {
+        let mut started = false;
         let on_disk = self.scan(only);
         let mut known = self.known(only)?;
         let gone: Vec<i64> = known
@@ -107,7 +152,7 @@ impl Index {
                     None => continue,
                 },
             };
-            if self.ingest(file, state, sig, &mut budget)? == Outcome::More {
+            if self.ingest(file, state, sig, &mut budget, &mut started)? == Outcome::More {
                 return Ok(Progress::More);
             }
         }
@@ -237,8 +282,14 @@ fn fresh(id: Option<i64>, label: Label) -> FileState {
     }
 }
 
+/// The most bytes a head file may hold. A head carries the system prompt, the tool
+/// schemas and a compaction summary, well under a MiB in practice; 4 MiB is generous, and
+/// anything past it is damage that must not cost the poll loop unbounded memory.
+pub(super) const MAX_HEAD_BYTES: u64 = 4 << 20;
+
 fn read_head(path: &Path) -> Result<Head, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::bounded::read(path, MAX_HEAD_BYTES)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a head: {e}", path.display()))
 }
 

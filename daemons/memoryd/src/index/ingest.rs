@@ -7,7 +7,7 @@
 //! left for later and never indexed half. A bad line with more after it sets the whole
 //! file aside, rows removed, until the file changes.
 
-use super::catchup::LogFile;
+use super::catchup::{Budget, LogFile};
 use super::rowid::RowIds;
 use super::select::row_of;
 use super::{class_rank, Index, IndexError};
@@ -49,7 +49,7 @@ pub(super) struct FileState {
 pub(super) enum Outcome {
     /// Everything complete in the file is indexed.
     CaughtUp,
-    /// The chunk budget ran out first.
+    /// The budget ran out first.
     More,
     /// The file could not be read or was set aside; the problem has been reported.
     Skipped,
@@ -81,13 +81,15 @@ pub(super) struct Signature {
 }
 
 impl Index {
-    /// Indexes `file` from `state` on, spending at most `budget` chunks when one is set.
+    /// Indexes `file` from `state` on, within `budget`. `started` says whether this
+    /// catch-up has read a chunk yet, and is set once it has.
     pub(super) fn ingest(
         &mut self,
         file: &LogFile,
         mut state: FileState,
         sig: Signature,
-        budget: &mut Option<usize>,
+        budget: &mut Budget,
+        started: &mut bool,
     ) -> Result<Outcome, IndexError> {
         let mut reader = match open_at(file, state.offset) {
             Ok(r) => r,
@@ -99,7 +101,7 @@ impl Index {
             }
         };
         loop {
-            if *budget == Some(0) {
+            if budget.exhausted(*started) {
                 return Ok(Outcome::More);
             }
             let before = state.rows;
@@ -115,9 +117,8 @@ impl Index {
             match chunk {
                 Ok(Chunk::Progress { at_end }) => {
                     self.committed_rows += state.rows - before;
-                    if let Some(b) = budget.as_mut() {
-                        *b = b.saturating_sub(1);
-                    }
+                    budget.spend();
+                    *started = true;
                     if at_end {
                         self.clear_report(&file.path);
                         return Ok(Outcome::CaughtUp);

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use catchup::Progress;
+pub use catchup::{Budget, Progress};
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be
 /// read, a bad line) are not here: they are logged and that file is skipped, so one bad

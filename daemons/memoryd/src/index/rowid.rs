@@ -10,6 +10,13 @@
 //! delta-encoded doclists small.
 
 use rusqlite::{Connection, OptionalExtension};
+use std::collections::HashMap;
+
+/// Milliseconds whose next free id is remembered. Only a millisecond that collided is
+/// remembered, so the map stays small in normal use; past this many (16 bytes each plus
+/// the map's overhead, about a MiB) it is cleared, which costs one probe of each run
+/// again, not correctness.
+const MAX_HINTS: usize = 65_536;
 
 /// Where the next row id comes from, kept by the index between chunks.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +26,12 @@ pub(super) struct RowIds {
     /// The millisecond and id of the last row given out, so a run of records sharing
     /// a millisecond takes consecutive ids without probing.
     last: Option<(i64, i64)>,
+    /// For a millisecond whose own id was taken, the id after the last one given out for
+    /// it. Without it every record of a crowded millisecond (many records whose time
+    /// does not parse all land on 0; logs written side by side share milliseconds) that
+    /// follows a record of another time probes upward through every id taken before it,
+    /// one query each: quadratic in the size of the crowd.
+    hints: HashMap<i64, i64>,
 }
 
 impl RowIds {
@@ -30,6 +43,7 @@ impl RowIds {
         Ok(RowIds {
             max: max.unwrap_or(0),
             last: None,
+            hints: HashMap::new(),
         })
     }
 
@@ -41,9 +55,20 @@ impl RowIds {
             _ => ms,
         };
         if id <= self.max {
+            if let Some(&hint) = self.hints.get(&ms) {
+                id = id.max(hint);
+            }
+            let start = id;
             let mut taken = conn.prepare_cached("SELECT 1 FROM docs_content WHERE id = ?1")?;
-            while taken.exists([id])? {
+            // Every id past `max` is free, so probing never goes beyond it.
+            while id <= self.max && taken.exists([id])? {
                 id += 1;
+            }
+            if id != start || self.hints.contains_key(&ms) {
+                if self.hints.len() >= MAX_HINTS {
+                    self.hints.clear();
+                }
+                self.hints.insert(ms, id + 1);
             }
         }
         self.max = self.max.max(id);
@@ -162,5 +187,37 @@ mod tests {
         assert_eq!(again.next(&conn, t).unwrap(), b + 1);
         assert!(ids.next(&conn, "2026-11-30T06:00:00.001Z").unwrap() > b);
         assert!(ids.next(&conn, "2026-11-29T06:00:00.000Z").unwrap() < a);
+    }
+
+    /// Regression: records sharing one time that does not parse, interleaved with
+    /// records of good times, made each one probe past every id taken before it.
+    #[test]
+    fn thousands_of_records_sharing_a_bad_time_get_unique_ids_without_probing_each() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE docs_content (id INTEGER PRIMARY KEY)")
+            .unwrap();
+        let mut ids = RowIds::load(&conn).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        let mut bad = Vec::new();
+        let mut insert = |ids: &mut RowIds, time: &str| {
+            let id = ids.next(&conn, time).unwrap();
+            conn.execute("INSERT INTO docs_content (id) VALUES (?1)", [id])
+                .unwrap();
+            assert!(seen.insert(id), "id {id} given out twice");
+            id
+        };
+        for i in 0..5_000 {
+            bad.push(insert(&mut ids, "not a time"));
+            insert(&mut ids, &format_unix_millis(1_796_013_296_000 + i));
+        }
+        // After a restart the crowd is probed past once, then remembered.
+        let mut again = RowIds::load(&conn).unwrap();
+        for i in 0..5_000 {
+            bad.push(insert(&mut again, "not a time"));
+            insert(&mut again, &format_unix_millis(1_796_013_300_000 + i));
+        }
+        // Records with a bad time still sort as the oldest, in the order they came.
+        assert!(bad.windows(2).all(|w| w[0] < w[1]));
+        assert!(bad.iter().all(|&id| id < 1_796_013_296_000));
     }
 }

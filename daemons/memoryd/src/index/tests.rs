@@ -69,7 +69,7 @@ impl World {
 }
 
 fn texts(index: &mut Index, q: &str) -> Vec<String> {
-    index.catch_up(None).unwrap();
+    index.catch_up(Budget::UNLIMITED).unwrap();
     index
         .search(q, DataClass::Private, 50)
         .unwrap()
@@ -163,7 +163,7 @@ fn a_log_without_a_head_waits_for_it() {
         serde_json::to_string(&head(3, label)).unwrap(),
     )
     .unwrap();
-    ix.catch_up(None).unwrap();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
     let hits = ix.search("headless", DataClass::Private, 5).unwrap();
     assert_eq!((hits[0].epoch, hits[0].label), (3, label));
 }
@@ -177,7 +177,7 @@ fn a_changed_max_class_rebuilds_the_index() {
     drop(ix);
     let mut public = Index::open(w.dir.path(), DataClass::Public).unwrap();
     assert_eq!(public.status().unwrap().rows, 0);
-    public.catch_up(None).unwrap();
+    public.catch_up(Budget::UNLIMITED).unwrap();
     assert_eq!(
         public.search("kept", DataClass::Public, 5).unwrap().len(),
         1
