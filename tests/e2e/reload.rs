@@ -132,3 +132,24 @@ fn a_good_config_after_a_refused_one_is_taken() {
         assert!(d.stop().success(), "{name}");
     }
 }
+
+/// Regression: the prompt check at reload runs on the poll loop, and it used to open each
+/// prompt plainly, so a FIFO at a prompt path blocked the loop forever. It is now refused
+/// with the path named, and loopd keeps answering.
+#[test]
+fn a_fifo_at_a_prompt_path_on_sighup_is_refused_naming_it_and_loopd_keeps_serving() {
+    let fx = Fixture::new("");
+    let mut d = Daemon::start("loopd", &fx);
+    let pid = d.pid();
+    let fifo = fx.prompts.join("compact.md");
+    std::fs::remove_file(&fifo).unwrap();
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mark = log_len(&d);
+    reload(&mut d);
+    let path = fifo.display().to_string();
+    wait_new_log(&d, mark, &["reload refused", &path, "not a regular file"]);
+    assert!(d.child.try_wait().unwrap().is_none(), "loopd exited");
+    assert_eq!(d.pid(), pid);
+    assert_serving("loopd", &fx);
+    assert!(d.stop().success());
+}

@@ -2,6 +2,7 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
+pub mod bounded;
 pub mod channel;
 pub mod compact;
 pub mod heartbeat;
@@ -71,10 +72,11 @@ impl fmt::Display for MainError {
 impl std::error::Error for MainError {}
 
 pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let text =
+        bounded::read_text(path, bounded::MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     Config::parse(&text, path)
 }
 
@@ -91,7 +93,9 @@ pub fn check_prompts(cfg: &Config) -> Result<(), MainError> {
         paths.push(cfg.prompt_path("heartbeat.md"));
     }
     for path in paths {
-        if let Err(source) = std::fs::File::open(&path) {
+        // Read whole and bounded rather than only opened: this runs on the poll loop at
+        // reload, where opening a FIFO could block it, and reading proves the file usable.
+        if let Err(source) = bounded::read_text(&path, bounded::MAX_PROMPT_BYTES) {
             return Err(MainError::Prompt { path, source });
         }
     }

@@ -17,6 +17,7 @@ use plumbing::{ConnId, Outbox};
 use proto::config::Config;
 use proto::SessionId;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Unasked-for blocks held for one client while it is inside a reply block. Only a beat
@@ -28,11 +29,11 @@ pub const MAX_HELD: usize = 16;
 /// Blocks held for clients that were inside a reply block when they came.
 #[derive(Default)]
 pub struct Held {
-    blocks: HashMap<ConnId, VecDeque<String>>,
+    blocks: HashMap<ConnId, VecDeque<Arc<str>>>,
 }
 
 impl Held {
-    pub fn hold(&mut self, id: ConnId, block: String) {
+    pub fn hold(&mut self, id: ConnId, block: Arc<str>) {
         let queue = self.blocks.entry(id).or_default();
         if queue.len() >= MAX_HELD {
             queue.pop_front();
@@ -48,7 +49,7 @@ impl Held {
     pub fn release(&mut self, out: &mut Outbox, id: ConnId) {
         if let Some(queue) = self.blocks.remove(&id) {
             for block in queue {
-                out.send(id, block);
+                out.send(id, block.as_bytes());
             }
         }
     }
@@ -88,9 +89,11 @@ impl Channel {
                 continue;
             }
             if conn.in_flight.is_some() {
-                self.held.hold(id, block.clone());
+                // Held blocks share the one copy; each client's own output buffer gets its
+                // copy only when the block is sent.
+                self.held.hold(id, Arc::clone(&block));
             } else {
-                out.send(id, block.clone());
+                out.send(id, block.as_bytes());
             }
             sent += 1;
         }

@@ -99,8 +99,8 @@ pub fn compact(
     }
     // Read before the summary call, so a missing file does not waste one.
     let path = ctx.cfg.baseline.system.clone();
-    let system =
-        std::fs::read_to_string(&path).map_err(|source| CompactError::Prompt { path, source })?;
+    let system = crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES)
+        .map_err(|source| CompactError::Prompt { path, source })?;
     let (carry, source) = summary::summarise(ctx, session)?;
     testhook::abort_at("compact-after-summary");
     let chars = carry.chars().count();

@@ -49,8 +49,8 @@ pub fn summarise(
     session: &Session,
 ) -> Result<(String, SummarySource), CompactError> {
     let path = ctx.cfg.prompt_path("compact.md");
-    let prompt =
-        std::fs::read_to_string(&path).map_err(|source| CompactError::Prompt { path, source })?;
+    let prompt = crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES)
+        .map_err(|source| CompactError::Prompt { path, source })?;
     let cfg = ctx.cfg;
     let req = request(
         session.head(),

@@ -9,20 +9,32 @@ use crate::channel::reply::Block;
 use crate::session::Session;
 use crate::turn::{self, Sink, TurnCtx};
 use proto::{Origin, SessionId};
+use std::sync::Arc;
+
+/// The most of a heartbeat's reply text kept for delivery. The turn may stream over
+/// `loop.max_rounds` rounds, and the block goes to every client of the session and may be
+/// held for each busy one, so it is kept to an eighth of one client's output allowance:
+/// far more than an unasked-for message needs, and never enough to crowd out a client's
+/// own replies.
+pub const MAX_BEAT_REPLY: usize = crate::MAX_OUTPUT / 8;
+
+/// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
+pub const TRUNCATED: &str = "[truncated]";
 
 /// What a heartbeat came to, for the poll loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Beat {
     /// Nothing to deliver: the model acknowledged, or the beat failed (logged either way).
     Quiet,
-    /// A whole reply block (dot-stuffed, ending in `.`) for the session's clients.
-    Deliver { session: SessionId, block: String },
+    /// A whole reply block (dot-stuffed, ending in `.`) for the session's clients, shared
+    /// rather than copied while it waits for each of them.
+    Deliver { session: SessionId, block: Arc<str> },
 }
 
 /// Runs one heartbeat in `session` and says what to deliver.
 pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
     let path = ctx.cfg.prompt_path(PROMPT);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES) {
         Ok(text) if !text.trim().is_empty() => text,
         Ok(_) => {
             plumbing::error!(
@@ -63,7 +75,7 @@ pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
     );
     Beat::Deliver {
         session: id,
-        block: sink.finish(),
+        block: sink.finish().into(),
     }
 }
 
@@ -73,25 +85,60 @@ pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
 struct Transcript {
     block: Block,
     out: String,
+    /// Set once `out` reached `MAX_BEAT_REPLY`; nothing more is added to it after that.
+    truncated: bool,
     /// The text streamed since the last activity line: the last round's answer.
     last: String,
 }
 
 impl Transcript {
     fn finish(mut self) -> String {
+        if self.truncated {
+            if !self.out.is_empty() && !self.out.ends_with('\n') {
+                self.out.push('\n');
+            }
+            self.out.push_str(TRUNCATED);
+            self.out.push_str("\n.\n");
+            return self.out;
+        }
         self.block.end(&mut self.out);
         self.out
+    }
+
+    /// Cuts `out` back to `MAX_BEAT_REPLY` once it has grown past it.
+    fn cap(&mut self) {
+        if self.out.len() <= MAX_BEAT_REPLY {
+            return;
+        }
+        let mut cut = MAX_BEAT_REPLY;
+        while !self.out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.out.truncate(cut);
+        // A cut just after the first `.` of a dot-stuffed line would leave a line holding
+        // only `.`, which ends the block early; that line is dropped.
+        let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
+        if &self.out[line_start..] == "." {
+            self.out.truncate(line_start);
+        }
+        self.truncated = true;
     }
 }
 
 impl Sink for Transcript {
     fn text(&mut self, text: &str) {
-        self.block.text(text, &mut self.out);
+        if !self.truncated {
+            self.block.text(text, &mut self.out);
+            self.cap();
+        }
         self.last.push_str(text);
     }
 
     fn activity(&mut self, line: &str) {
-        self.block.lines(&format!("· {line}"), &mut self.out);
+        if !self.truncated {
+            self.block.lines(&format!("· {line}"), &mut self.out);
+            self.cap();
+        }
         self.last.clear();
     }
 }
@@ -124,5 +171,45 @@ mod tests {
             t.finish(),
             "HEARTBEAT_OK\n· stopped: loop.max_rounds (1) was spent\n.\n"
         );
+    }
+
+    /// Regression: the transcript kept everything streamed over all rounds, and the block
+    /// is held once per client. It is now cut at `MAX_BEAT_REPLY` with a marker line, and
+    /// still ends as one well-formed block.
+    #[test]
+    fn a_long_heartbeat_reply_is_capped_with_a_truncated_marker() {
+        let mut t = Transcript::default();
+        let line = format!("{}\n", "y".repeat(1023));
+        for _ in 0..(MAX_BEAT_REPLY / line.len() + 10) {
+            t.text(&line);
+            t.activity("read_file {}");
+        }
+        t.text("HEARTBEAT_OK");
+        assert!(ack::is_ack(&t.last), "the final answer is still seen");
+        let block = t.finish();
+        assert!(block.len() <= MAX_BEAT_REPLY + TRUNCATED.len() + 4);
+        assert!(
+            block.ends_with(&format!("\n{TRUNCATED}\n.\n")),
+            "{}",
+            &block[block.len() - 40..]
+        );
+        assert_eq!(block.lines().filter(|l| *l == ".").count(), 1);
+    }
+
+    #[test]
+    fn a_cut_inside_a_dot_stuffed_line_does_not_end_the_block_early() {
+        let mut t = Transcript::default();
+        let mut head = "z".repeat(MAX_BEAT_REPLY - 2);
+        head.push('\n');
+        t.text(&head);
+        // Stuffed to `..more`, whose first `.` is the last byte within the cap.
+        t.text(".more\n");
+        let block = t.finish();
+        assert_eq!(
+            block.lines().filter(|l| *l == ".").count(),
+            1,
+            "only the terminator"
+        );
+        assert!(block.ends_with(&format!("z\n{TRUNCATED}\n.\n")));
     }
 }

@@ -10,12 +10,13 @@
 //! only after the epoch's last record.
 
 use super::cursor::Cursor;
+use crate::session::store::MAX_RECORD_LINE;
 use proto::head::{log_file_name, parse_head_file_name};
 use proto::{Origin, Record};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One side of a turn: a record's text, its time and where its line starts.
@@ -227,7 +228,19 @@ fn scan_log(
     let mut pending: Option<(Origin, Said)> = None;
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(read_err)?;
+        // At most one byte past the line limit is read, so a damaged log without newlines
+        // cannot make the scan hold it whole.
+        let n = (&mut reader)
+            .take(MAX_RECORD_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(read_err)?;
+        if n as u64 > MAX_RECORD_LINE && line.last() != Some(&b'\n') {
+            return Err(ScanError::BadLine {
+                path: path.to_path_buf(),
+                at: pos,
+                message: format!("line is over {MAX_RECORD_LINE} bytes"),
+            });
+        }
         // A last line without its newline is still being written (or was torn by a crash
         // and will be cut by loopd): it is not read.
         if n == 0 || line.last() != Some(&b'\n') {

@@ -407,3 +407,25 @@ fn a_cursor_past_the_logs_is_an_error_not_a_silent_stop() {
     let e = scan::scan(&logs.dir, gone, 50).unwrap_err().to_string();
     assert!(e.contains("epoch 7"), "{e}");
 }
+
+/// Regression: the scan read log lines without a cap, so a damaged log with no newlines was
+/// held whole in memory. A line past `MAX_RECORD_LINE` is now a bad line, named like one.
+#[test]
+fn a_log_line_over_the_record_line_limit_is_a_bad_line_not_read_whole() {
+    use crate::session::store::MAX_RECORD_LINE;
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    logs.owner_turn(0, 1, false);
+    let at = std::fs::metadata(logs.dir.join(log_file_name(0)))
+        .unwrap()
+        .len();
+    logs.raw(0, &"x".repeat(MAX_RECORD_LINE as usize + 1));
+    logs.raw(0, "\n");
+    logs.owner_turn(0, 2, false);
+    let e = scan::scan(&logs.dir, cursor::Cursor::default(), 50)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("epoch-000000.jsonl"), "{e}");
+    assert!(e.contains(&format!("byte {at}")), "{e}");
+    assert!(e.contains(&format!("over {MAX_RECORD_LINE} bytes")), "{e}");
+}

@@ -38,12 +38,15 @@ pub fn current_epoch(dir: &Path) -> Result<Option<u64>, SessionError> {
 /// Reads the head of `epoch`, checking that it is the epoch its name says.
 pub fn read_head(dir: &Path, epoch: u64) -> Result<Head, SessionError> {
     let path = dir.join(head_file_name(epoch));
-    let bytes = std::fs::read(&path).map_err(|source| SessionError::Io {
-        op: "read",
-        path: path.clone(),
-        source,
-    })?;
-    let head: Head = serde_json::from_slice(&bytes).map_err(|e| SessionError::BadHead {
+    let text =
+        crate::bounded::read_text(&path, crate::bounded::MAX_HEAD_BYTES).map_err(|source| {
+            SessionError::Io {
+                op: "read",
+                path: path.clone(),
+                source,
+            }
+        })?;
+    let head: Head = serde_json::from_str(&text).map_err(|e| SessionError::BadHead {
         path: path.clone(),
         message: e.to_string(),
     })?;

@@ -9,9 +9,10 @@ pub mod store;
 use proto::head::{log_file_name, Head};
 use proto::{Label, Record, SessionId};
 use std::fmt;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use store::LogFile;
+use store::MAX_RECORD_LINE;
 
 /// Why a session could not be opened, created or appended to. Each names the file.
 #[derive(Debug)]
@@ -289,14 +290,52 @@ fn max_call_before(dir: &Path, epoch: u64) -> u64 {
                 continue;
             }
         };
-        for (i, line) in BufReader::new(file).lines().enumerate() {
-            match line
-                .map_err(|e| e.to_string())
-                .and_then(|l| Record::from_line(&l).map_err(|e| e.to_string()))
-            {
-                Ok(record) => max = call_of(&record).map_or(max, |c| c.max(max)),
-                Err(e) => plumbing::warn!("{} line {}: {e}", path.display(), i + 1),
+        max = max.max(max_call_in(&path, file));
+    }
+    max
+}
+
+/// The largest `call` in one closed log. Lines are read at most one byte past
+/// `MAX_RECORD_LINE`, so a damaged log without newlines is never held whole: an over-long
+/// line is reported and its rest skipped without being kept.
+fn max_call_in(path: &Path, file: std::fs::File) -> u64 {
+    let mut max = 0;
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        let n = match (&mut reader)
+            .take(MAX_RECORD_LINE + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                plumbing::warn!("{} line {}: {e}", path.display(), number + 1);
+                break;
             }
+        };
+        number += 1;
+        if n as u64 > MAX_RECORD_LINE && line.last() != Some(&b'\n') {
+            plumbing::warn!(
+                "{} line {number}: line is over {MAX_RECORD_LINE} bytes; passed over",
+                path.display()
+            );
+            if let Err(e) = reader.skip_until(b'\n') {
+                plumbing::warn!("{} line {number}: {e}", path.display());
+                break;
+            }
+            continue;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        match std::str::from_utf8(text)
+            .map_err(|e| e.to_string())
+            .and_then(|l| Record::from_line(l).map_err(|e| e.to_string()))
+        {
+            Ok(record) => max = call_of(&record).map_or(max, |c| c.max(max)),
+            Err(e) => plumbing::warn!("{} line {number}: {e}", path.display()),
         }
     }
     max

@@ -203,3 +203,27 @@ fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
     let again = Session::open(dir.path(), &id()).unwrap().unwrap();
     assert_eq!(body(&again), before);
 }
+
+/// Regression: counting call numbers in closed epochs read every line whole, with no cap.
+/// A line past `MAX_RECORD_LINE` is now passed over (and logged) without being held, and
+/// the records after it still count.
+#[test]
+fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(result(3, DataClass::Public, false)).unwrap();
+    let mut head = s.head().clone();
+    drop(s);
+    let mut huge = vec![b'x'; MAX_RECORD_LINE as usize + 1];
+    huge.push(b'\n');
+    append_raw(dir.path(), &huge);
+    append_raw(
+        dir.path(),
+        result(12, DataClass::Public, false).to_line().as_bytes(),
+    );
+    head.epoch = 1;
+    head::write_head(&dir.path().join("main"), &head).unwrap();
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert_eq!(s.take_call(), 13);
+}
