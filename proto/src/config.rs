@@ -305,6 +305,12 @@ impl std::error::Error for ConfigError {}
 /// Largest `llama.retries`: with doubling backoff more would wait for hours.
 pub const MAX_RETRIES: u32 = 10;
 
+/// Largest `compact.summary_chars`. The summary is carried in the next epoch's head, and
+/// heads are read back with a size limit (4 MiB in loopd and memoryd): 200 000
+/// characters stay below it even at four bytes a character and with the frozen system
+/// prompt beside them, and are far more than a useful summary.
+pub const MAX_SUMMARY_CHARS: usize = 200_000;
+
 impl Config {
     /// Parses and validates `text`, naming `path` in every error.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -366,8 +372,11 @@ impl Config {
                 format!("must be in (0, 1], got {t}"),
             ));
         }
-        if self.compact.summary_chars == 0 {
-            return Err(bad("compact.summary_chars", "must be above 0".into()));
+        if self.compact.summary_chars == 0 || self.compact.summary_chars > MAX_SUMMARY_CHARS {
+            return Err(bad(
+                "compact.summary_chars",
+                format!("must be 1 to {MAX_SUMMARY_CHARS}"),
+            ));
         }
         for root in &self.tools.read_file.roots {
             if !root.is_absolute() {

@@ -47,6 +47,10 @@ fn bad_values_are_refused_naming_the_key() {
         ),
         ("state_dir = \"rel\"\n", "state_dir"),
         ("[expect]\nn_ctx = -1\n", "n_ctx"),
+        (
+            "[compact]\nsummary_chars = 200001\n",
+            "compact.summary_chars",
+        ),
     ];
     for (text, key) in cases {
         let e = parse(text).unwrap_err();
