@@ -302,6 +302,11 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The largest config file either daemon reads. A config is a page of TOML; this leaves
+/// room for long comments while keeping a reload on the poll loop from reading something
+/// unbounded.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// Largest `llama.retries`: with doubling backoff more would wait for hours.
 pub const MAX_RETRIES: u32 = 10;
 

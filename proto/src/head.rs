@@ -37,6 +37,11 @@ pub struct Head {
     pub summary_source: SummarySource,
 }
 
+/// The largest head file either daemon reads back. A head holds the frozen system prompt,
+/// the tool schemas and the carried summary (`compact.summary_chars` is bounded so it
+/// fits), each far below this; a larger one is damage and must not cost unbounded memory.
+pub const MAX_HEAD_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Epoch numbers have six digits in file names; past that names would stop sorting.
 pub const MAX_EPOCH: u64 = 999_999;
 

@@ -2,7 +2,6 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
-pub mod bounded;
 pub mod channel;
 pub mod compact;
 pub mod heartbeat;
@@ -26,6 +25,11 @@ use std::time::Duration;
 /// Clients on the channel at once. One owner with a few terminals and scripts needs a
 /// handful; 64 leaves room for bursts of scripted `socat` calls.
 pub const MAX_CLIENTS: usize = 64;
+
+/// The largest prompt file read (system.md, compact.md, summarise.md, heartbeat.md). A
+/// prompt is a few pages written by hand; one past a mebibyte is a mistake, and the
+/// model's context could not hold it anyway.
+pub const MAX_PROMPT_BYTES: u64 = 1024 * 1024;
 
 /// The longest line a client may send (SPEC §5). Longer lines get `error:` and are
 /// discarded; the input buffer never holds more than this plus one read.
@@ -73,9 +77,11 @@ impl std::error::Error for MainError {}
 
 pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
     let text =
-        bounded::read_text(path, bounded::MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
+        plumbing::bounded::read_text(path, proto::config::MAX_CONFIG_BYTES).map_err(|e| {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }
         })?;
     Config::parse(&text, path)
 }
@@ -95,7 +101,7 @@ pub fn check_prompts(cfg: &Config) -> Result<(), MainError> {
     for path in paths {
         // Read whole and bounded rather than only opened: this runs on the poll loop at
         // reload, where opening a FIFO could block it, and reading proves the file usable.
-        if let Err(source) = bounded::read_text(&path, bounded::MAX_PROMPT_BYTES) {
+        if let Err(source) = plumbing::bounded::read_text(&path, MAX_PROMPT_BYTES) {
             return Err(MainError::Prompt { path, source });
         }
     }

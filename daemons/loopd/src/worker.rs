@@ -338,12 +338,11 @@ impl State {
         if !self.sessions.contains_key(id) {
             let system_path = self.cfg.baseline.system.clone();
             let session = Session::open_or_create(&self.cfg.sessions_dir(), id, || {
-                let system =
-                    crate::bounded::read_text(&system_path, crate::bounded::MAX_PROMPT_BYTES)
-                        .map_err(|source| SessionError::Prompt {
-                            path: system_path.clone(),
-                            source,
-                        })?;
+                let system = plumbing::bounded::read_text(&system_path, crate::MAX_PROMPT_BYTES)
+                    .map_err(|source| SessionError::Prompt {
+                        path: system_path.clone(),
+                        source,
+                    })?;
                 Ok(Frozen {
                     system,
                     tools: crate::tools::schemas(),

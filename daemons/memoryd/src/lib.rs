@@ -3,10 +3,10 @@
 //!
 //! `index` owns the database and everything about what is in it; `service` is the frame
 //! server on plumbing's poll loop; `cli` is `memoryd recall`; `query` makes free text
-//! safe for FTS5; `hooks` holds the test-only environment switches; `bounded` reads small
-//! files (heads, the config) without letting them block the loop or take unbounded memory.
+//! safe for FTS5; `hooks` holds the test-only environment switches. Small files (heads,
+//! the config) are read through `plumbing::bounded`, so they can neither block the loop
+//! nor take unbounded memory.
 
-pub mod bounded;
 pub mod cli;
 pub mod hooks;
 pub mod index;
@@ -65,16 +65,14 @@ impl fmt::Display for MainError {
 
 impl std::error::Error for MainError {}
 
-/// The most bytes the config file may hold. A full config is a few KiB; a MiB leaves room
-/// for long comments while keeping a damaged or hostile file from costing the poll loop
-/// (which reads it again on reload) unbounded memory.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
 pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    let text = bounded::read_to_string(path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let text =
+        plumbing::bounded::read_text(path, proto::config::MAX_CONFIG_BYTES).map_err(|e| {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }
+        })?;
     Config::parse(&text, path)
 }
 

@@ -99,7 +99,7 @@ pub fn compact(
     }
     // Read before the summary call, so a missing file does not waste one.
     let path = ctx.cfg.baseline.system.clone();
-    let system = crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES)
+    let system = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;
     let (carry, source) = summary::summarise(ctx, session)?;
     testhook::abort_at("compact-after-summary");

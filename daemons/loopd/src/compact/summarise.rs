@@ -160,7 +160,7 @@ pub fn missing(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, S
         return Ok(out);
     }
     let path = ctx.cfg.prompt_path("summarise.md");
-    let prompt = match crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES) {
+    let prompt = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
         Ok(p) => p,
         Err(e) => {
             plumbing::error!(

@@ -49,7 +49,7 @@ pub fn summarise(
     session: &Session,
 ) -> Result<(String, SummarySource), CompactError> {
     let path = ctx.cfg.prompt_path("compact.md");
-    let prompt = crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES)
+    let prompt = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;
     let cfg = ctx.cfg;
     let req = request(

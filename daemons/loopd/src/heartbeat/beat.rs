@@ -34,7 +34,7 @@ pub enum Beat {
 /// Runs one heartbeat in `session` and says what to deliver.
 pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
     let path = ctx.cfg.prompt_path(PROMPT);
-    let text = match crate::bounded::read_text(&path, crate::bounded::MAX_PROMPT_BYTES) {
+    let text = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
         Ok(text) if !text.trim().is_empty() => text,
         Ok(_) => {
             plumbing::error!(

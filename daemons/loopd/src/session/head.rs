@@ -39,7 +39,7 @@ pub fn current_epoch(dir: &Path) -> Result<Option<u64>, SessionError> {
 pub fn read_head(dir: &Path, epoch: u64) -> Result<Head, SessionError> {
     let path = dir.join(head_file_name(epoch));
     let text =
-        crate::bounded::read_text(&path, crate::bounded::MAX_HEAD_BYTES).map_err(|source| {
+        plumbing::bounded::read_text(&path, proto::head::MAX_HEAD_BYTES).map_err(|source| {
             SessionError::Io {
                 op: "read",
                 path: path.clone(),

@@ -282,13 +282,8 @@ fn fresh(id: Option<i64>, label: Label) -> FileState {
     }
 }
 
-/// The most bytes a head file may hold. A head carries the system prompt, the tool
-/// schemas and a compaction summary, well under a MiB in practice; 4 MiB is generous, and
-/// anything past it is damage that must not cost the poll loop unbounded memory.
-pub(super) const MAX_HEAD_BYTES: u64 = 4 << 20;
-
 fn read_head(path: &Path) -> Result<Head, String> {
-    let bytes = crate::bounded::read(path, MAX_HEAD_BYTES)
+    let bytes = plumbing::bounded::read(path, proto::head::MAX_HEAD_BYTES)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a head: {e}", path.display()))
 }

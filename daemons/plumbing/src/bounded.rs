@@ -1,7 +1,8 @@
-//! Reading loopd's own text files (config, prompts, epoch heads) with a size cap and without
-//! blocking. These reads happen on the turn worker and, for the config and the prompt check
-//! at reload, on the poll loop itself, so a FIFO or a device put at one of these paths must
-//! be refused rather than waited on, and a huge file refused rather than held.
+//! Reading a daemon's own small files (config, prompts, epoch heads) with a size cap and
+//! without blocking. Some of these reads happen on the poll loop itself (the config and
+//! prompt checks at reload, memoryd's head reads), so a FIFO or a device put at one of
+//! these paths must be refused rather than waited on, and a huge file refused rather than
+//! held. The limits are the callers': each names its own with its reason.
 
 use nix::fcntl::OFlag;
 use std::fs::OpenOptions;
@@ -9,24 +10,11 @@ use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// The largest prompt file read (system.md, compact.md, summarise.md, heartbeat.md). A
-/// prompt is a few pages written by hand; one past a mebibyte is a mistake, and the model's
-/// context could not hold it anyway.
-pub const MAX_PROMPT_BYTES: u64 = 1024 * 1024;
-
-/// The largest epoch head read back. A head holds the frozen system prompt, the tool
-/// schemas and the carried summary, each far below this; a larger one is damage.
-pub const MAX_HEAD_BYTES: u64 = 4 * 1024 * 1024;
-
-/// The largest config file read. A config is a page of TOML; this leaves huge room while
-/// keeping a reload on the poll loop from reading something unbounded.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
-
-/// Reads the regular file at `path` as UTF-8 text of at most `max` bytes. The file is opened
-/// with `O_NONBLOCK`, so opening a FIFO with no writer returns at once, and anything that is
+/// Reads the regular file at `path` whole, at most `max` bytes. The file is opened with
+/// `O_NONBLOCK`, so opening a FIFO with no writer returns at once, and anything that is
 /// not a regular file is refused before a byte is read. The error does not name the path:
 /// every caller wraps it in an error that does.
-pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
+pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
@@ -47,7 +35,12 @@ pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
     if bytes.len() as u64 > max {
         return Err(too_large(max));
     }
-    String::from_utf8(bytes)
+    Ok(bytes)
+}
+
+/// Like `read`, for text: bytes that are not UTF-8 are an error.
+pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
+    String::from_utf8(read(path, max)?)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))
 }
 
@@ -88,12 +81,12 @@ mod tests {
     }
 
     #[test]
-    fn an_oversized_prompt_is_refused() {
+    fn an_oversized_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("system.md");
-        let big = "x".repeat(MAX_PROMPT_BYTES as usize + 1);
+        let big = "x".repeat(1025);
         std::fs::write(&path, big).unwrap();
-        let err = read_text(&path, MAX_PROMPT_BYTES).unwrap_err();
+        let err = read_text(&path, 1024).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("limit"), "{err}");
     }
@@ -103,14 +96,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("compact.md");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let err = read_text(&path, MAX_PROMPT_BYTES).unwrap_err();
+        let err = read_text(&path, 1024).unwrap_err();
         assert!(err.to_string().contains("FIFO"), "{err}");
     }
 
     #[test]
     fn a_directory_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let err = read_text(dir.path(), MAX_PROMPT_BYTES).unwrap_err();
+        let err = read_text(dir.path(), 1024).unwrap_err();
         assert!(err.to_string().contains("directory"), "{err}");
     }
 
