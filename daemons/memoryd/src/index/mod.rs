@@ -14,6 +14,7 @@ mod recall;
 mod rowid;
 mod schema;
 mod select;
+mod tidy;
 
 use proto::label::DataClass;
 use proto::memory::MemoryStatus;
@@ -61,6 +62,8 @@ pub struct Index {
     /// SIGKILL in the middle of its next transaction.
     kill_after_rows: Option<u64>,
     committed_rows: u64,
+    /// `committed_rows` when the segments were last merged (see `tidy`).
+    tidied_at: u64,
     rowids: rowid::RowIds,
     /// The last problem reported per log file, so a file that stays broken is reported
     /// once rather than on every recall.
@@ -91,6 +94,7 @@ impl Index {
             max_class,
             kill_after_rows: None,
             committed_rows: 0,
+            tidied_at: 0,
             reported: HashMap::new(),
         })
     }
