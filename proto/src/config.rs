@@ -317,6 +317,20 @@ pub const MAX_RETRIES: u32 = 10;
 pub const MAX_SUMMARY_CHARS: usize = 200_000;
 
 impl Config {
+    /// Reads the file at `path` with `read` (given the size limit `MAX_CONFIG_BYTES`),
+    /// then parses and validates it. proto opens nothing itself: the daemons pass their
+    /// bounded, non-blocking reader.
+    pub fn load(
+        path: &Path,
+        read: impl FnOnce(&Path, u64) -> std::io::Result<String>,
+    ) -> Result<Config, ConfigError> {
+        let text = read(path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Config::parse(&text, path)
+    }
+
     /// Parses and validates `text`, naming `path` in every error.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {

@@ -6,7 +6,7 @@
 use crate::llama::Client;
 use crate::session::{Frozen, Session, SessionError};
 use crate::status::{Board, SessionView};
-use crate::turn::{self, Sink, TurnCtx, TurnError};
+use crate::turn::{Sink, TurnCtx, TurnError};
 use mio::Waker;
 use proto::config::Config;
 use proto::{Origin, SessionId};
@@ -390,7 +390,8 @@ impl State {
             id,
             notify: &notify,
         };
-        let outcome = turn::run_and_finish(&ctx, session, text, Origin::Owner, &mut sink);
+        let outcome =
+            crate::compact::finish::run_and_finish(&ctx, session, text, Origin::Owner, &mut sink);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
         let secs = started.elapsed().as_secs_f64();

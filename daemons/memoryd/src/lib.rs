@@ -66,14 +66,7 @@ impl fmt::Display for MainError {
 impl std::error::Error for MainError {}
 
 pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    let text =
-        plumbing::bounded::read_text(path, proto::config::MAX_CONFIG_BYTES).map_err(|e| {
-            ConfigError::Read {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            }
-        })?;
-    Config::parse(&text, path)
+    Config::load(path, plumbing::bounded::read_text)
 }
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {

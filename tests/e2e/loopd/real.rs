@@ -17,10 +17,15 @@ fn a_conversation_keeps_hitting_the_prompt_cache() {
     .unwrap();
     super::write_config(&fx, &server.url, "", "", "");
     // The real server's slots hold CTX_PER_SLOT; say so, so loopd does not warn.
-    let config = std::fs::read_to_string(&fx.config).unwrap().replace(
-        &format!("n_ctx = {}", super::N_CTX),
-        &format!("n_ctx = {CTX_PER_SLOT}"),
-    );
+    // The real model on a shared 2-core machine can take longer than the stand-in tests'
+    // 60 s for a whole answer (llama.timeout_s bounds the whole stream), so the default.
+    let config = std::fs::read_to_string(&fx.config)
+        .unwrap()
+        .replace(
+            &format!("n_ctx = {}", super::N_CTX),
+            &format!("n_ctx = {CTX_PER_SLOT}"),
+        )
+        .replace("timeout_s = 60", "timeout_s = 600");
     std::fs::write(&fx.config, config).unwrap();
     let d = Daemon::start("loopd", &fx);
     let mut c = LineClient::connect(&fx.loopd_sock);

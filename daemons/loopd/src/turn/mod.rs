@@ -220,15 +220,3 @@ pub fn finish_turn(
 ) -> crate::compact::finish::After {
     crate::compact::finish::finish(ctx, session, outcome, false)
 }
-
-/// A turn and everything after it: `run_turn`, `finish_turn`, and after a `SessionFull`
-/// that compacted, the message once more in the new epoch.
-pub fn run_and_finish(
-    ctx: &TurnCtx<'_>,
-    session: &mut Session,
-    text: &str,
-    origin: Origin,
-    sink: &mut dyn Sink,
-) -> Result<TurnDone, TurnError> {
-    crate::compact::finish::run_and_finish(ctx, session, text, origin, sink)
-}
