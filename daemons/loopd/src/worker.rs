@@ -358,9 +358,9 @@ impl State {
                 Ok(session)
             }
             // `keep` just inserted it; this arm is unreachable in practice.
-            None => Err(SessionError::BadHead {
+            None => Err(SessionError::Create {
                 path: self.cfg.sessions_dir().join(id.as_str()),
-                message: "session vanished from memory".into(),
+                source: std::io::Error::other("session vanished from memory"),
             }),
         }
     }

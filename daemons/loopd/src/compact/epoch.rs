@@ -13,10 +13,11 @@
 //! 4. the directory is fsynced, so the rename and the new log survive a power cut.
 
 use super::policy::context_label;
-use crate::session::store::{self, LogFile};
-use crate::session::{head, Session, SessionError};
+use crate::session::{Session, SessionError};
 use crate::testhook;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
+use sessions::atomic;
+use sessions::log::LogFile;
 
 /// The head of the epoch after `session`'s: `system` and `tools` as they are now (a
 /// changed `system.md` takes effect here), the summary as `carry`, and as `carry_label`
@@ -48,15 +49,15 @@ pub fn start_next(session: &mut Session, head: Head) -> Result<(), SessionError>
     let (log, records) = LogFile::open(&dir.join(log_file_name(head.epoch)))?;
     testhook::abort_at("compact-after-log-create");
     let name = head_file_name(head.epoch);
-    let tmp = store::write_temp(&dir, &name, &head::to_bytes(&head)?)?;
+    let tmp = atomic::write_temp(&dir, &name, &sessions::head::to_bytes(&head)?)?;
     testhook::abort_at("compact-after-head-temp");
-    store::rename_into_place(&dir, &tmp, &name)?;
+    atomic::rename_into_place(&dir, &tmp, &name)?;
     testhook::abort_at("compact-after-head-rename");
     session.enter(head, log, records);
     // The rename is done and visible; memory must follow the disk whatever happens
     // next. A directory that cannot be fsynced is a failing disk: say so loudly, but
     // the epoch has changed and pretending otherwise would split memory from disk.
-    if let Err(e) = store::sync_dir(&dir) {
+    if let Err(e) = atomic::sync_dir(&dir) {
         plumbing::error!(
             "session {}: after starting epoch {}: {e}",
             session.id(),

@@ -107,14 +107,8 @@ impl Client {
                 self.token_file.display()
             ))
         };
-        let file = std::fs::File::open(&self.token_file).map_err(|e| fail(e.to_string()))?;
-        let mut text = String::new();
-        file.take(MAX_TOKEN_BYTES + 1)
-            .read_to_string(&mut text)
+        let text = plumbing::bounded::read_text(&self.token_file, MAX_TOKEN_BYTES)
             .map_err(|e| fail(e.to_string()))?;
-        if text.len() as u64 > MAX_TOKEN_BYTES {
-            return Err(fail(format!("longer than {MAX_TOKEN_BYTES} bytes")));
-        }
         Ok(Some(text.trim().to_string()))
     }
 

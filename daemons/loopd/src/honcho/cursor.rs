@@ -1,12 +1,12 @@
 //! The report cursor of one session, `<state_dir>/honcho/<session>.cursor`: where in the
 //! session's logs the next unreported turn starts. It is the only state the reporter keeps,
-//! so it is written atomically (temp file, fsync, rename, fsync the directory): after a
-//! crash it holds either the old position or the new one, never a torn mix.
+//! so it is written atomically (`sessions::atomic`: temp file, fsync, rename, fsync the
+//! directory): after a crash it holds either the old position or the new one, never a
+//! torn mix. It is read bounded and non-blocking like every other small file.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// A cursor file is three small numbers; anything bigger is not one of ours.
@@ -59,25 +59,22 @@ pub fn path(state_dir: &Path, session: &str) -> PathBuf {
 
 /// The stored cursor, or `None` when the session was never reported.
 pub fn load(path: &Path) -> Result<Option<Cursor>, CursorError> {
-    let read_err = |e: std::io::Error| CursorError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = match File::open(path) {
-        Ok(f) => f,
+    let text = match plumbing::bounded::read_text(path, MAX_CURSOR_BYTES) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(read_err(e)),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(CursorError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+        }
+        Err(e) => {
+            return Err(CursorError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+        }
     };
-    let mut text = String::new();
-    file.take(MAX_CURSOR_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(read_err)?;
-    if text.len() as u64 > MAX_CURSOR_BYTES {
-        return Err(CursorError::Parse {
-            path: path.to_path_buf(),
-            message: format!("longer than {MAX_CURSOR_BYTES} bytes"),
-        });
-    }
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| CursorError::Parse {
@@ -86,33 +83,20 @@ pub fn load(path: &Path) -> Result<Option<Cursor>, CursorError> {
         })
 }
 
-/// Replaces the stored cursor atomically and durably.
+/// Replaces the stored cursor atomically and durably. Without the directory fsync a power
+/// cut could bring back the old cursor and with it a duplicate report.
 pub fn store(path: &Path, cursor: &Cursor) -> Result<(), CursorError> {
-    let write_err = |p: &Path, e: std::io::Error| CursorError::Write {
-        path: p.to_path_buf(),
-        message: e.to_string(),
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = PathBuf::from(tmp_name);
-    let mut text = serde_json::to_string(cursor).map_err(|e| CursorError::Write {
+    let write_err = |message: String| CursorError::Write {
         path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+        message,
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err(write_err("not a file path".into()));
+    };
+    fs::create_dir_all(dir).map_err(|e| write_err(format!("{}: {e}", dir.display())))?;
+    let mut text = serde_json::to_string(cursor).map_err(|e| write_err(e.to_string()))?;
     text.push('\n');
-    let mut file = File::create(&tmp).map_err(|e| write_err(&tmp, e))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| write_err(&tmp, e))?;
-    drop(file);
-    fs::rename(&tmp, path).map_err(|e| write_err(path, e))?;
-    // The rename is only durable once the directory entry is; without this a power cut
-    // could bring back the old cursor and with it a duplicate report.
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| write_err(dir, e))
+    sessions::atomic::write(dir, name, text.as_bytes()).map_err(|e| write_err(e.to_string()))
 }
 
 #[cfg(test)]

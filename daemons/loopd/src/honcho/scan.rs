@@ -10,13 +10,10 @@
 //! only after the epoch's last record.
 
 use super::cursor::Cursor;
-use crate::session::store::MAX_RECORD_LINE;
-use proto::head::{log_file_name, parse_head_file_name};
+use proto::head::log_file_name;
 use proto::{Origin, Record};
-use std::collections::BTreeSet;
+use sessions::lines::{Line, LineReader};
 use std::fmt;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One side of a turn: a record's text, its time and where its line starts.
@@ -50,19 +47,8 @@ pub struct Scan {
 
 #[derive(Debug)]
 pub enum ScanError {
-    Dir {
-        path: PathBuf,
-        message: String,
-    },
-    Read {
-        path: PathBuf,
-        message: String,
-    },
-    BadLine {
-        path: PathBuf,
-        at: u64,
-        message: String,
-    },
+    /// Listing the session directory or reading a log failed, or a log has a bad line.
+    Files(sessions::Error),
     PastEnd {
         path: PathBuf,
         offset: u64,
@@ -77,23 +63,14 @@ pub enum ScanError {
 impl fmt::Display for ScanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScanError::Dir { path, message } => {
-                write!(
-                    f,
-                    "cannot list session directory {}: {message}",
-                    path.display()
-                )
-            }
-            ScanError::Read { path, message } => {
-                write!(f, "cannot read log {}: {message}", path.display())
-            }
-            ScanError::BadLine { path, at, message } => {
-                write!(
-                    f,
-                    "log {} has a bad line at byte {at}: {message}",
-                    path.display()
-                )
-            }
+            ScanError::Files(sessions::Error::BadLine {
+                path, at, message, ..
+            }) => write!(
+                f,
+                "log {} has a bad line at byte {at}: {message}",
+                path.display()
+            ),
+            ScanError::Files(e) => e.fmt(f),
             ScanError::PastEnd { path, offset, len } => write!(
                 f,
                 "report cursor offset {offset} is past the end of log {} ({len} bytes); \
@@ -112,30 +89,10 @@ impl fmt::Display for ScanError {
 
 impl std::error::Error for ScanError {}
 
-/// The epochs of a session that have a head file, in order. A missing directory is a
-/// session with no epochs yet.
-pub fn epochs(dir: &Path) -> Result<BTreeSet<u64>, ScanError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
-        Err(e) => {
-            return Err(ScanError::Dir {
-                path: dir.to_path_buf(),
-                message: e.to_string(),
-            })
-        }
-    };
-    let mut found = BTreeSet::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| ScanError::Dir {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        if let Some(epoch) = entry.file_name().to_str().and_then(parse_head_file_name) {
-            found.insert(epoch);
-        }
+impl From<sessions::Error> for ScanError {
+    fn from(e: sessions::Error) -> ScanError {
+        ScanError::Files(e)
     }
-    Ok(found)
 }
 
 /// Finished turns from `from` on, at most `max_turns` of them (at least one is always
@@ -144,7 +101,7 @@ pub fn scan(dir: &Path, from: Cursor, max_turns: usize) -> Result<Scan, ScanErro
     let max_turns = max_turns.max(1);
     // The epochs are listed before any log is read, so an epoch seen here as closed has
     // all its records on disk by the time its log is read.
-    let epochs = epochs(dir)?;
+    let epochs = sessions::epochs::list(dir)?.heads;
     let mut turns = Vec::new();
     let Some(&first) = epochs.range(from.epoch..).next() else {
         // A cursor beyond every epoch means the logs were replaced under it. Nothing is
@@ -192,27 +149,25 @@ fn scan_log(
     max_turns: usize,
     turns: &mut Vec<Turn>,
 ) -> Result<(u64, bool), ScanError> {
-    let read_err = |e: std::io::Error| ScanError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        // The head is written before the epoch's first record, so a head without a log is
-        // an epoch with no records yet.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if offset > 0 {
-                return Err(ScanError::PastEnd {
-                    path: path.to_path_buf(),
-                    offset,
-                    len: 0,
-                });
-            }
-            return Ok((offset, false));
+    // The head is written before the epoch's first record, so a head without a log is
+    // an epoch with no records yet.
+    let Some(mut reader) = LineReader::open(path, offset, 0)? else {
+        if offset > 0 {
+            return Err(ScanError::PastEnd {
+                path: path.to_path_buf(),
+                offset,
+                len: 0,
+            });
         }
-        Err(e) => return Err(read_err(e)),
+        return Ok((offset, false));
     };
-    let len = file.metadata().map_err(read_err)?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|source| sessions::Error::Io {
+            op: "read",
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
     if offset > len {
         return Err(ScanError::PastEnd {
             path: path.to_path_buf(),
@@ -220,41 +175,15 @@ fn scan_log(
             len,
         });
     }
-    file.seek(SeekFrom::Start(offset)).map_err(read_err)?;
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    let mut pos = offset;
     let mut safe = offset;
     let mut pending: Option<(Origin, Said)> = None;
-    loop {
-        line.clear();
-        // At most one byte past the line limit is read, so a damaged log without newlines
-        // cannot make the scan hold it whole.
-        let n = (&mut reader)
-            .take(MAX_RECORD_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(read_err)?;
-        if n as u64 > MAX_RECORD_LINE && line.last() != Some(&b'\n') {
-            return Err(ScanError::BadLine {
-                path: path.to_path_buf(),
-                at: pos,
-                message: format!("line is over {MAX_RECORD_LINE} bytes"),
-            });
-        }
-        // A last line without its newline is still being written (or was torn by a crash
-        // and will be cut by loopd): it is not read.
-        if n == 0 || line.last() != Some(&b'\n') {
-            break;
-        }
-        let start = pos;
-        pos += n as u64;
-        let bad = |message: String| ScanError::BadLine {
-            path: path.to_path_buf(),
-            at: start,
-            message,
-        };
-        let text = std::str::from_utf8(&line[..n - 1]).map_err(|e| bad(e.to_string()))?;
-        let record = Record::from_line(text).map_err(|e| bad(e.to_string()))?;
+    // A torn tail is still being written (or was torn by a crash and will be cut by
+    // loopd): it is not read, and neither is anything after it.
+    while let Line::Record {
+        at: start, record, ..
+    } = reader.next_line()?
+    {
+        let pos = reader.pos();
         match record {
             Record::User {
                 time,

@@ -412,7 +412,7 @@ fn a_cursor_past_the_logs_is_an_error_not_a_silent_stop() {
 /// held whole in memory. A line past `MAX_RECORD_LINE` is now a bad line, named like one.
 #[test]
 fn a_log_line_over_the_record_line_limit_is_a_bad_line_not_read_whole() {
-    use crate::session::store::MAX_RECORD_LINE;
+    use sessions::MAX_RECORD_LINE;
     let state = tempfile::tempdir().unwrap();
     let mut logs = Logs::new(state.path(), "main");
     logs.owner_turn(0, 1, false);

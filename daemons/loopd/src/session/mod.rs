@@ -1,55 +1,42 @@
 //! A session on disk (SPEC §3): `<state_dir>/sessions/<id>/`, one head file and one log
 //! per epoch. `Session` is the current epoch held in memory — its head, its records, the
 //! context label they add up to — plus the append that puts a record on disk before
-//! anyone is told it happened.
+//! anyone is told it happened. The files themselves (names, heads, the log, the torn-tail
+//! rule, atomic writes) are the `sessions` crate's.
 
-pub mod head;
-pub mod store;
-
-use proto::head::{log_file_name, Head};
+use proto::head::{log_file_name, Head, Reason, SummarySource};
 use proto::{Label, Record, SessionId};
+use sessions::lines::{Line, LineReader};
+use sessions::log::LogFile;
+use sessions::{atomic, epochs};
 use std::fmt;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io;
 use std::path::{Path, PathBuf};
-use store::LogFile;
-use store::MAX_RECORD_LINE;
 
 /// Why a session could not be opened, created or appended to. Each names the file.
 #[derive(Debug)]
 pub enum SessionError {
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        source: io::Error,
-    },
-    BadLine {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-    BadHead {
-        path: PathBuf,
-        message: String,
-    },
+    /// The session files: a directory, a head, the log.
+    Files(sessions::Error),
+    /// The session's directory could not be created.
+    Create { path: PathBuf, source: io::Error },
     /// A prompt a new epoch freezes is missing or unreadable.
-    Prompt {
-        path: PathBuf,
-        source: io::Error,
-    },
+    Prompt { path: PathBuf, source: io::Error },
+}
+
+impl From<sessions::Error> for SessionError {
+    fn from(e: sessions::Error) -> SessionError {
+        SessionError::Files(e)
+    }
 }
 
 impl fmt::Display for SessionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SessionError::Io { op, path, source } => {
-                write!(f, "{op} {}: {source}", path.display())
+            SessionError::Files(e) => e.fmt(f),
+            SessionError::Create { path, source } => {
+                write!(f, "create {}: {source}", path.display())
             }
-            SessionError::BadLine {
-                path,
-                line,
-                message,
-            } => write!(f, "{} line {line}: {message}", path.display()),
-            SessionError::BadHead { path, message } => write!(f, "{}: {message}", path.display()),
             SessionError::Prompt { path, source } => {
                 write!(f, "prompt {}: {source}", path.display())
             }
@@ -103,10 +90,10 @@ impl Session {
     /// Opens the session's current epoch, or `None` when the session has no head yet.
     pub fn open(sessions_dir: &Path, id: &SessionId) -> Result<Option<Session>, SessionError> {
         let dir = Session::dir_of(sessions_dir, id);
-        let Some(epoch) = head::current_epoch(&dir)? else {
+        let Some(epoch) = epochs::list(&dir)?.current() else {
             return Ok(None);
         };
-        let head = head::read_head(&dir, epoch)?;
+        let head = sessions::head::read(&dir, epoch)?;
         let (log, records) = LogFile::open(&dir.join(log_file_name(epoch)))?;
         let earlier = max_call_before(&dir, epoch);
         Ok(Some(Session::assemble(
@@ -131,22 +118,21 @@ impl Session {
         }
         let Frozen { system, tools } = frozen()?;
         let dir = Session::dir_of(sessions_dir, id);
-        std::fs::create_dir_all(&dir).map_err(|source| SessionError::Io {
-            op: "create",
+        std::fs::create_dir_all(&dir).map_err(|source| SessionError::Create {
             path: dir.clone(),
             source,
         })?;
         // The new directories' own entries must be durable before anything inside them
         // is: the session's in `sessions/`, and `sessions/` itself in the state directory
         // when this is the first session ever.
-        store::sync_dir(sessions_dir)?;
+        atomic::sync_dir(sessions_dir)?;
         if let Some(state_dir) = sessions_dir.parent() {
-            store::sync_dir(state_dir)?;
+            atomic::sync_dir(state_dir)?;
         }
-        let head = head::epoch_zero(system, tools);
-        head::write_head(&dir, &head)?;
+        let head = epoch_zero(system, tools);
+        sessions::head::write(&dir, &head)?;
         let (log, records) = LogFile::open(&dir.join(log_file_name(0)))?;
-        store::sync_dir(&dir)?;
+        atomic::sync_dir(&dir)?;
         plumbing::info!("session {id}: started epoch 0 in {}", dir.display());
         Ok(Session::assemble(id.clone(), dir, head, log, records, 0))
     }
@@ -238,10 +224,6 @@ impl Session {
         self.label
     }
 
-    pub fn log_path(&self) -> &Path {
-        self.log.path()
-    }
-
     /// The epoch's last `usage` record.
     pub fn last_usage(&self) -> Option<Usage> {
         self.records.iter().rev().find_map(|r| match r {
@@ -273,72 +255,54 @@ fn call_of(record: &Record) -> Option<u64> {
 }
 
 /// The largest `call` in the logs of epochs before `epoch`. Those epochs are closed and
-/// were checked when they were current; a line that no longer parses is reported and
-/// passed over here, since it can only make the next number larger than needed.
+/// were checked when they were current; a line that no longer parses (or is over the line
+/// limit, and so is skipped without being held) is reported and passed over here, since it
+/// can only make the next number larger than needed.
 fn max_call_before(dir: &Path, epoch: u64) -> u64 {
     let mut max = 0;
     for e in 0..epoch {
         let path = dir.join(log_file_name(e));
-        let file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+        let mut reader = match LineReader::open(&path, 0, 0) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
             Err(err) => {
-                plumbing::warn!(
-                    "{}: {err}; call numbers from it are not counted",
-                    path.display()
-                );
+                plumbing::warn!("{err}; call numbers from it are not counted");
                 continue;
             }
         };
-        max = max.max(max_call_in(&path, file));
+        loop {
+            match reader.next_line() {
+                Ok(Line::Record { record, .. }) => {
+                    max = call_of(&record).map_or(max, |c| c.max(max))
+                }
+                Ok(Line::Torn { .. } | Line::End) => break,
+                Err(err @ sessions::Error::BadLine { .. }) => {
+                    plumbing::warn!("{err}; passed over")
+                }
+                Err(err) => {
+                    plumbing::warn!("{err}");
+                    break;
+                }
+            }
+        }
     }
     max
 }
 
-/// The largest `call` in one closed log. Lines are read at most one byte past
-/// `MAX_RECORD_LINE`, so a damaged log without newlines is never held whole: an over-long
-/// line is reported and its rest skipped without being kept.
-fn max_call_in(path: &Path, file: std::fs::File) -> u64 {
-    let mut max = 0;
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    let mut number = 0usize;
-    loop {
-        line.clear();
-        let n = match (&mut reader)
-            .take(MAX_RECORD_LINE + 1)
-            .read_until(b'\n', &mut line)
-        {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) => {
-                plumbing::warn!("{} line {}: {e}", path.display(), number + 1);
-                break;
-            }
-        };
-        number += 1;
-        if n as u64 > MAX_RECORD_LINE && line.last() != Some(&b'\n') {
-            plumbing::warn!(
-                "{} line {number}: line is over {MAX_RECORD_LINE} bytes; passed over",
-                path.display()
-            );
-            if let Err(e) = reader.skip_until(b'\n') {
-                plumbing::warn!("{} line {number}: {e}", path.display());
-                break;
-            }
-            continue;
-        }
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        match std::str::from_utf8(text)
-            .map_err(|e| e.to_string())
-            .and_then(|l| Record::from_line(l).map_err(|e| e.to_string()))
-        {
-            Ok(record) => max = call_of(&record).map_or(max, |c| c.max(max)),
-            Err(e) => plumbing::warn!("{} line {number}: {e}", path.display()),
-        }
+/// The head of a session's first epoch. SPEC §3 gives no `summary_source` for epoch 0,
+/// which has no summary; it is written as `model` with a null `carry` and a public,
+/// trusted `carry_label`, so a reader can treat every head alike.
+pub fn epoch_zero(system: String, tools: serde_json::Value) -> Head {
+    Head {
+        epoch: 0,
+        started: proto::time::now_rfc3339(),
+        system,
+        tools,
+        carry: None,
+        carry_label: Label::PUBLIC,
+        reason: Reason::Start,
+        summary_source: SummarySource::Model,
     }
-    max
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ fn the_current_epoch_is_the_highest_with_a_head_and_calls_count_across_epochs() 
     head.epoch = 1;
     head.carry = Some("before".into());
     head.carry_label = Label::new(DataClass::Secret, false);
-    head::write_head(&dir.path().join("main"), &head).unwrap();
+    sessions::head::write(&dir.path().join("main"), &head).unwrap();
     // A log without a head is not an epoch.
     std::fs::write(dir.path().join("main").join(log_file_name(2)), b"").unwrap();
     let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
@@ -205,7 +205,7 @@ fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
 }
 
 /// Regression: counting call numbers in closed epochs read every line whole, with no cap.
-/// A line past `MAX_RECORD_LINE` is now passed over (and logged) without being held, and
+/// A line past `sessions::MAX_RECORD_LINE` is now passed over (and logged) without being held, and
 /// the records after it still count.
 #[test]
 fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count() {
@@ -214,7 +214,7 @@ fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count
     s.append(result(3, DataClass::Public, false)).unwrap();
     let mut head = s.head().clone();
     drop(s);
-    let mut huge = vec![b'x'; MAX_RECORD_LINE as usize + 1];
+    let mut huge = vec![b'x'; sessions::MAX_RECORD_LINE as usize + 1];
     huge.push(b'\n');
     append_raw(dir.path(), &huge);
     append_raw(
@@ -222,7 +222,7 @@ fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count
         result(12, DataClass::Public, false).to_line().as_bytes(),
     );
     head.epoch = 1;
-    head::write_head(&dir.path().join("main"), &head).unwrap();
+    sessions::head::write(&dir.path().join("main"), &head).unwrap();
     let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
     assert_eq!(s.epoch(), 1);
     assert_eq!(s.take_call(), 13);

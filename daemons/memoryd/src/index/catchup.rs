@@ -2,72 +2,15 @@
 //! head), which the index knows, and for each what is left to read. A session or log
 //! that disappeared is dropped from the index; one that appeared is picked up.
 
-use super::ingest::{FileState, Outcome, Signature};
+use super::budget::{Budget, Progress};
+use super::ingest::{FileState, LogFile, Outcome, Signature};
 use super::{class_of_rank, Index, IndexError};
-use proto::head::{head_file_name, Head};
+use proto::head::log_file_name;
 use proto::label::Label;
 use proto::SessionId;
 use rusqlite::params;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
-
-/// How much a catch-up may do before it returns: at most `chunks` chunks of log (see
-/// `ingest`) when set, and no new chunk once `until` has passed when set. At least one
-/// chunk is read whenever there is work and `chunks` is not zero, so every catch-up with
-/// a budget still moves forward.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Budget {
-    pub chunks: Option<usize>,
-    pub until: Option<Instant>,
-}
-
-impl Budget {
-    /// No limit: everything there is to read.
-    pub const UNLIMITED: Budget = Budget {
-        chunks: None,
-        until: None,
-    };
-
-    /// At most `n` chunks.
-    pub fn chunks(n: usize) -> Budget {
-        Budget {
-            chunks: Some(n),
-            until: None,
-        }
-    }
-
-    /// Whether the next chunk is over budget. `started` is whether this catch-up has
-    /// read a chunk yet: the time limit only stops a catch-up that has made progress.
-    pub(super) fn exhausted(&self, started: bool) -> bool {
-        self.chunks == Some(0) || (started && self.until.is_some_and(|t| Instant::now() >= t))
-    }
-
-    pub(super) fn spend(&mut self) {
-        if let Some(n) = self.chunks.as_mut() {
-            *n = n.saturating_sub(1);
-        }
-    }
-}
-
-/// Whether a catch-up finished or stopped at its budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    Done,
-    More,
-}
-
-/// One epoch log on disk whose head exists.
-#[derive(Debug, Clone)]
-pub(super) struct LogFile {
-    /// `<session>/epoch-NNNNNN.jsonl`, the key in `files`.
-    pub rel: String,
-    pub session: String,
-    pub epoch: u64,
-    pub path: PathBuf,
-    pub head: PathBuf,
-}
 
 /// A file as the index last left it.
 struct Known {
@@ -164,38 +107,24 @@ impl Index {
         let mut found = BTreeMap::new();
         let sessions: Vec<String> = match only {
             Some(s) => vec![s.to_string()],
-            None => match std::fs::read_dir(&self.sessions) {
-                Ok(entries) => entries
-                    .filter_map(Result::ok)
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|name| SessionId::parse(name).is_ok())
-                    .collect(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            None => match sessions::epochs::sessions(&self.sessions) {
+                Ok(ids) => ids.iter().map(|id| id.as_str().to_string()).collect(),
                 Err(e) => {
                     let dir = self.sessions.clone();
-                    self.report(&dir, format!("{}: {e}", dir.display()));
+                    self.report(&dir, e.to_string());
                     return found;
                 }
             },
         };
         for session in sessions {
             let dir = self.sessions.join(&session);
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+            // A session directory that cannot be listed now (removed meanwhile, say) is
+            // looked at again on the next catch-up.
+            let Ok(listing) = sessions::epochs::list(&dir) else {
                 continue;
             };
-            let names: Vec<String> = entries
-                .filter_map(Result::ok)
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect();
-            for name in &names {
-                let Some(epoch) = log_epoch(name) else {
-                    continue;
-                };
-                let head = head_file_name(epoch);
-                if !names.contains(&head) {
-                    continue;
-                }
+            for epoch in listing.logs_with_heads() {
+                let name = log_file_name(epoch);
                 let rel = format!("{session}/{name}");
                 found.insert(
                     rel.clone(),
@@ -204,7 +133,7 @@ impl Index {
                         session: session.clone(),
                         epoch,
                         path: dir.join(name),
-                        head: dir.join(head),
+                        dir: dir.clone(),
                     },
                 );
             }
@@ -261,11 +190,10 @@ impl Index {
     /// The rolling label a log starts with: its head's `carry_label`. A head that cannot
     /// be read is reported and its log waits until it can.
     fn head_label(&mut self, file: &LogFile) -> Option<Label> {
-        let head = read_head(&file.head);
-        match head {
+        match sessions::head::read(&file.dir, file.epoch) {
             Ok(h) => Some(h.carry_label),
-            Err(message) => {
-                self.report(&file.path, message);
+            Err(e) => {
+                self.report(&file.path, e.to_string());
                 None
             }
         }
@@ -279,40 +207,5 @@ fn fresh(id: Option<i64>, label: Label) -> FileState {
         line: 0,
         label,
         rows: 0,
-    }
-}
-
-fn read_head(path: &Path) -> Result<Head, String> {
-    let bytes = plumbing::bounded::read(path, proto::head::MAX_HEAD_BYTES)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a head: {e}", path.display()))
-}
-
-/// The epoch of a log file name, `epoch-NNNNNN.jsonl` with at least six digits.
-fn log_epoch(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix("epoch-")?.strip_suffix(".jsonl")?;
-    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let epoch: u64 = digits.parse().ok()?;
-    (proto::head::log_file_name(epoch) == name).then_some(epoch)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::log_epoch;
-
-    #[test]
-    fn only_epoch_log_names_are_logs() {
-        assert_eq!(log_epoch("epoch-000000.jsonl"), Some(0));
-        assert_eq!(log_epoch("epoch-1234567.jsonl"), Some(1_234_567));
-        for bad in [
-            "epoch-0.jsonl",
-            "epoch-000000.head.json",
-            "epoch-00000a.jsonl",
-            "x.jsonl",
-        ] {
-            assert_eq!(log_epoch(bad), None, "{bad}");
-        }
     }
 }

@@ -2,37 +2,40 @@
 //! transaction holding its rows and the file's new offset, line count, rolling label and
 //! row count, so a crash anywhere leaves the index at the end of some earlier chunk.
 //!
-//! A last line without its newline, or the last line when it is not valid JSON, is a
+//! A torn tail (`sessions::lines`: a last line without its newline, or not JSON) is a
 //! write still in progress (or one loopd will cut off when it next opens the log): it is
 //! left for later and never indexed half. A bad line with more after it sets the whole
 //! file aside, rows removed, until the file changes.
 
-use super::catchup::{Budget, LogFile};
+use super::budget::Budget;
 use super::rowid::RowIds;
 use super::select::row_of;
 use super::{class_rank, Index, IndexError};
 use proto::label::{DataClass, Label};
-use proto::record::Record;
 use rusqlite::{params, Connection};
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use sessions::lines::{Line, LineReader};
+use std::path::PathBuf;
 
 /// Bytes of log read per transaction. Large enough that commits (each an fsync of the
 /// WAL at checkpoints) are a small share of the work, small enough that one chunk's
 /// uncommitted rows stay a few MiB and the poll loop gets a turn between chunks.
 const CHUNK_BYTES: u64 = 1 << 20;
 
-/// Read buffer for a log file.
-const READ_BUFFER: usize = 256 * 1024;
-
-/// The longest log line read. loopd's largest records are tool results, bounded by the
-/// tools' `max_bytes` (a few MiB, more after JSON escaping); a line past this is damage,
-/// and reading it whole would let one file take unbounded memory.
-pub(super) const MAX_LINE: usize = 64 << 20;
-
 const INSERT_DOC: &str = "INSERT INTO docs \
     (rowid, text, session, epoch, time, kind, role, class, untrusted, file) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+/// One epoch log on disk whose head exists.
+#[derive(Debug, Clone)]
+pub(super) struct LogFile {
+    /// `<session>/epoch-NNNNNN.jsonl`, the key in `files`.
+    pub rel: String,
+    pub session: String,
+    pub epoch: u64,
+    pub path: PathBuf,
+    /// The session directory, where the epoch's head is.
+    pub dir: PathBuf,
+}
 
 /// How far a file has been read, as stored in `files`.
 #[derive(Debug, Clone)]
@@ -63,7 +66,7 @@ enum Chunk {
 
 enum ChunkError {
     Sql(rusqlite::Error),
-    Read(io::Error),
+    Read(sessions::Error),
 }
 
 impl From<rusqlite::Error> for ChunkError {
@@ -91,12 +94,12 @@ impl Index {
         budget: &mut Budget,
         started: &mut bool,
     ) -> Result<Outcome, IndexError> {
-        let mut reader = match open_at(file, state.offset) {
-            Ok(r) => r,
+        let mut reader = match LineReader::open(&file.path, state.offset, state.line) {
+            Ok(Some(r)) => r,
             // Removed since the scan (a session being deleted): the next catch-up drops it.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Outcome::Skipped),
+            Ok(None) => return Ok(Outcome::Skipped),
             Err(e) => {
-                self.report(&file.path, format!("{}: {e}", file.path.display()));
+                self.report(&file.path, e.to_string());
                 return Ok(Outcome::Skipped);
             }
         };
@@ -134,7 +137,7 @@ impl Index {
                     return Ok(Outcome::Skipped);
                 }
                 Err(ChunkError::Read(e)) => {
-                    self.report(&file.path, format!("{}: {e}", file.path.display()));
+                    self.report(&file.path, e.to_string());
                     return Ok(Outcome::Skipped);
                 }
                 Err(ChunkError::Sql(e)) => return Err(self.sql(e)),
@@ -176,12 +179,6 @@ impl Index {
     }
 }
 
-fn open_at(file: &LogFile, offset: u64) -> io::Result<BufReader<File>> {
-    let mut f = File::open(&file.path)?;
-    f.seek(SeekFrom::Start(offset))?;
-    Ok(BufReader::with_capacity(READ_BUFFER, f))
-}
-
 fn epoch_i64(epoch: u64) -> i64 {
     i64::try_from(epoch).unwrap_or(i64::MAX)
 }
@@ -190,7 +187,7 @@ fn epoch_i64(epoch: u64) -> i64 {
 /// state. On any error the transaction is dropped, which rolls it back.
 fn read_chunk(
     conn: &mut Connection,
-    reader: &mut BufReader<File>,
+    reader: &mut LineReader,
     file: &LogFile,
     state: &mut FileState,
     rowids: &mut RowIds,
@@ -221,44 +218,20 @@ fn read_chunk(
     };
     let start = state.offset;
     let mut at_end = false;
-    let mut buf = Vec::new();
     {
         let mut insert = tx.prepare_cached(INSERT_DOC)?;
         while state.offset - start < CHUNK_BYTES {
-            buf.clear();
-            let n = reader
-                .by_ref()
-                .take(MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-                .map_err(ChunkError::Read)?;
-            if n == 0 {
-                at_end = true;
-                break;
-            }
-            let line = state.line + 1;
-            if buf.last() != Some(&b'\n') {
-                if n > MAX_LINE {
-                    let message = format!("longer than {MAX_LINE} bytes");
-                    return Ok(Chunk::Bad { line, message });
+            let (len, record) = match reader.next_line() {
+                Ok(Line::Record { len, record, .. }) => (len, record),
+                // A torn tail is a write still in progress: left for a later catch-up.
+                Ok(Line::Torn { .. } | Line::End) => {
+                    at_end = true;
+                    break;
                 }
-                // A write still in progress: left for a later catch-up.
-                at_end = true;
-                break;
-            }
-            let record = std::str::from_utf8(&buf[..n - 1])
-                .map_err(|e| format!("not utf-8: {e}"))
-                .and_then(|text| Record::from_line(text).map_err(|e| e.to_string()));
-            let record = match record {
-                Ok(r) => r,
-                Err(message) => {
-                    if reader.fill_buf().map_err(ChunkError::Read)?.is_empty() {
-                        // The last line, and not a record yet: loopd cuts such a line off
-                        // when it opens the log, so it is never indexed.
-                        at_end = true;
-                        break;
-                    }
-                    return Ok(Chunk::Bad { line, message });
+                Err(sessions::Error::BadLine { line, message, .. }) => {
+                    return Ok(Chunk::Bad { line, message })
                 }
+                Err(e) => return Err(ChunkError::Read(e)),
             };
             if let Some(row) = row_of(&record, &mut state.label, max_class) {
                 let rowid = rowids.next(&tx, row.time)?;
@@ -281,7 +254,7 @@ fn read_chunk(
                     }
                 }
             }
-            state.offset += n as u64;
+            state.offset += len;
             state.line += 1;
         }
     }

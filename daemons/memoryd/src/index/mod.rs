@@ -2,12 +2,14 @@
 //! session logs under `<state_dir>/sessions/`, which it only ever reads.
 //!
 //! The index owns three things: the schema (`schema`), bringing the index up to date with
-//! the logs (`catchup` finds the files, `ingest` reads one file's new lines, `select`
+//! the logs (`catchup` finds the files, `ingest` reads one file's new lines within a
+//! `budget`, `select`
 //! decides which records become rows), and answering queries (`recall`). Every write for
 //! a file's new lines is one transaction that also moves that file's offset and rolling
 //! label, so a crash at any point leaves the index equal to a prefix of each log and the
 //! next catch-up continues from exactly there.
 
+mod budget;
 mod catchup;
 mod ingest;
 mod recall;
@@ -22,7 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use catchup::{Budget, Progress};
+pub use budget::{Budget, Progress};
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be
 /// read, a bad line) are not here: they are logged and that file is skipped, so one bad

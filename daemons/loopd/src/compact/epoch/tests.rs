@@ -140,7 +140,7 @@ fn a_new_epoch_whose_log_was_never_created_opens_empty() {
         SummarySource::Model,
         Reason::Manual,
     );
-    crate::session::head::write_head(s.dir(), &head).unwrap();
+    sessions::head::write(s.dir(), &head).unwrap();
     drop(s);
     let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
         .unwrap()
@@ -162,7 +162,8 @@ fn a_head_left_under_its_temporary_name_is_not_an_epoch() {
         Reason::Manual,
     );
     let name = head_file_name(1);
-    store::write_temp(s.dir(), &name, &head::to_bytes(&head).unwrap()).unwrap();
+    sessions::atomic::write_temp(s.dir(), &name, &sessions::head::to_bytes(&head).unwrap())
+        .unwrap();
     LogFile::open(&s.dir().join(log_file_name(1))).unwrap();
     drop(s);
     let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())

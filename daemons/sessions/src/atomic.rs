@@ -1,0 +1,61 @@
+//! Small files replaced atomically: a temporary file beside the target, fsync, rename
+//! over the name, fsync the directory. A crash leaves either the old file or the new one,
+//! and once `write` returns the new one survives a power cut.
+
+use crate::Error;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to `dir/name` atomically and durably.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = write_temp(dir, name, bytes)?;
+    rename_into_place(dir, &tmp, name)?;
+    sync_dir(dir)
+}
+
+/// The first half of `write`: `bytes` in `dir/<name>.tmp`, fsynced. Nothing that reads
+/// the directory takes the temporary name for the real one.
+pub fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let mut f = File::create(&tmp).map_err(Error::io("create", &tmp))?;
+    f.write_all(bytes).map_err(Error::io("write", &tmp))?;
+    f.sync_all().map_err(Error::io("fsync", &tmp))?;
+    Ok(tmp)
+}
+
+/// The second half: the rename that makes the new file visible under `name`. The
+/// directory still needs `sync_dir` for the rename to survive a power cut.
+pub fn rename_into_place(dir: &Path, tmp: &Path, name: &str) -> Result<(), Error> {
+    let target = dir.join(name);
+    std::fs::rename(tmp, &target).map_err(Error::io("rename into place", target))
+}
+
+/// Makes a directory's entries (a rename, a new file or subdirectory) durable.
+pub fn sync_dir(dir: &Path) -> Result<(), Error> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(Error::io("fsync directory", dir))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_write_replaces_the_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "c", b"one").unwrap();
+        write(dir.path(), "c", b"two").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("c")).unwrap(), b"two");
+        assert!(!dir.path().join("c.tmp").exists());
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = write(&dir.path().join("missing"), "c", b"x").unwrap_err();
+        assert!(e.to_string().contains("missing/c.tmp"), "{e}");
+    }
+}

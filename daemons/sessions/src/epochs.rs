@@ -1,0 +1,156 @@
+//! The one rule for epoch file names, and listing what is on disk. An epoch's files are
+//! `epoch-NNNNNN.head.json` and `epoch-NNNNNN.jsonl`, exactly six digits
+//! (`proto::head::MAX_EPOCH`); a name is an epoch's only if formatting its number gives
+//! the name back, so `epoch-0000001.jsonl` or `epoch-00000x.jsonl` are no one's.
+
+use crate::Error;
+use proto::head::{head_file_name, log_file_name};
+use proto::SessionId;
+use std::collections::BTreeSet;
+use std::io;
+use std::path::Path;
+
+/// The epoch whose head file is called `name`, or `None` for any other name.
+pub fn parse_head_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("epoch-")?.strip_suffix(".head.json")?;
+    let epoch = parse_digits(digits)?;
+    (head_file_name(epoch) == name).then_some(epoch)
+}
+
+/// The epoch whose log is called `name`, or `None` for any other name.
+pub fn parse_log_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("epoch-")?.strip_suffix(".jsonl")?;
+    let epoch = parse_digits(digits)?;
+    (log_file_name(epoch) == name).then_some(epoch)
+}
+
+fn parse_digits(digits: &str) -> Option<u64> {
+    if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// What one listing of a session directory found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Epochs with a head file: the epochs that exist. The current one is the highest.
+    pub heads: BTreeSet<u64>,
+    /// Epochs with a log file (a log without a head is an epoch that never started).
+    pub logs: BTreeSet<u64>,
+}
+
+impl Listing {
+    /// The current epoch: the highest with a head.
+    pub fn current(&self) -> Option<u64> {
+        self.heads.last().copied()
+    }
+
+    /// Epochs that have both a head and a log, in order.
+    pub fn logs_with_heads(&self) -> impl Iterator<Item = u64> + '_ {
+        self.logs.iter().copied().filter(|e| self.heads.contains(e))
+    }
+}
+
+/// Lists the epoch files of the session directory `dir`. A missing directory is a session
+/// with no epochs yet.
+pub fn list(dir: &Path) -> Result<Listing, Error> {
+    let mut listing = Listing::default();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(listing),
+        Err(source) => return Err(Error::io("list", dir)(source)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(Error::io("list", dir))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(epoch) = parse_head_name(name) {
+            listing.heads.insert(epoch);
+        } else if let Some(epoch) = parse_log_name(name) {
+            listing.logs.insert(epoch);
+        }
+    }
+    Ok(listing)
+}
+
+/// The sessions under `sessions_dir`: subdirectories whose names are session ids, in
+/// order. A missing directory holds none.
+pub fn sessions(sessions_dir: &Path) -> Result<Vec<SessionId>, Error> {
+    let entries = match std::fs::read_dir(sessions_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(Error::io("list", sessions_dir)(source)),
+    };
+    let mut found: Vec<SessionId> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|name| SessionId::parse(&name).ok())
+        .collect();
+    found.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn epoch_names_have_exactly_six_digits() {
+        assert_eq!(parse_head_name("epoch-000003.head.json"), Some(3));
+        assert_eq!(parse_log_name("epoch-000012.jsonl"), Some(12));
+        assert_eq!(parse_log_name("epoch-999999.jsonl"), Some(999_999));
+        for bad in [
+            "epoch-3.head.json",
+            "epoch-00000x.head.json",
+            "epoch-0000003.head.json",
+            "epoch-000003.jsonl",
+            "epoch-000003.head.json.tmp",
+        ] {
+            assert_eq!(parse_head_name(bad), None, "{bad}");
+        }
+        for bad in [
+            "epoch-0.jsonl",
+            "epoch-1234567.jsonl",
+            "epoch-000000.head.json",
+            "epoch-00000a.jsonl",
+            "x.jsonl",
+        ] {
+            assert_eq!(parse_log_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_listing_finds_heads_and_logs_and_a_missing_dir_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(list(&dir.path().join("none")).unwrap(), Listing::default());
+        for name in [
+            "epoch-000000.head.json",
+            "epoch-000000.jsonl",
+            "epoch-000001.head.json.tmp",
+            "epoch-000001.jsonl",
+            "epoch-000002.head.json",
+            "notes.txt",
+        ] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let l = list(dir.path()).unwrap();
+        assert_eq!(l.current(), Some(2));
+        assert_eq!(l.logs_with_heads().collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn only_directories_named_like_sessions_are_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("main")).unwrap();
+        std::fs::create_dir(dir.path().join("bad name!")).unwrap();
+        std::fs::write(dir.path().join("file"), b"").unwrap();
+        let found = sessions(dir.path()).unwrap();
+        assert_eq!(
+            found.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            ["main"]
+        );
+    }
+}

@@ -1,0 +1,26 @@
+//! The session files on disk (SPEC §3), the only state loopd and memoryd share:
+//! `<state_dir>/sessions/<id>/epoch-NNNNNN.{head.json,jsonl}`. This crate owns their layout
+//! and the rules for reading and writing them, so each rule exists once:
+//!
+//! - `epochs`: the one rule for epoch file names, and listing a session's epochs (and the
+//!   sessions under `sessions/`);
+//! - `head`: reading a head back (bounded, non-blocking, with the epoch check) and writing
+//!   one atomically;
+//! - `lines`: reading record lines, bounded, with the one torn-tail rule;
+//! - `log`: loopd's append-only log (the torn tail cut at open, one `write` + `fdatasync`
+//!   per record, rollback on failure);
+//! - `atomic`: small files replaced atomically (temp, fsync, rename, fsync the directory).
+//!
+//! **Invariant:** every open of a file here is `O_NONBLOCK` and refuses anything that is
+//! not a regular file, so a FIFO or device put in a session directory cannot stall a
+//! daemon; every read is bounded by a named limit.
+
+pub mod atomic;
+pub mod epochs;
+mod error;
+pub mod head;
+pub mod lines;
+pub mod log;
+
+pub use error::Error;
+pub use lines::MAX_RECORD_LINE;
