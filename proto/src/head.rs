@@ -45,6 +45,8 @@ pub const MAX_HEAD_BYTES: u64 = 4 * 1024 * 1024;
 /// Epoch numbers have six digits in file names; past that names would stop sorting.
 pub const MAX_EPOCH: u64 = 999_999;
 
+/// The name of an epoch's head file. Parsing names back, and listing epochs, is the
+/// `sessions` crate's (`sessions::epochs`), so the rule exists once.
 pub fn head_file_name(epoch: u64) -> String {
     format!("epoch-{epoch:06}.head.json")
 }
@@ -53,31 +55,15 @@ pub fn log_file_name(epoch: u64) -> String {
     format!("epoch-{epoch:06}.jsonl")
 }
 
-/// The epoch a head file's name stands for, or `None` for any other name.
-pub fn parse_head_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix("epoch-")?.strip_suffix(".head.json")?;
-    (digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::DataClass;
 
     #[test]
-    fn names_have_six_digits_and_parse_back() {
+    fn names_have_six_digits() {
         assert_eq!(head_file_name(3), "epoch-000003.head.json");
         assert_eq!(log_file_name(12), "epoch-000012.jsonl");
-        assert_eq!(parse_head_file_name("epoch-000003.head.json"), Some(3));
-        for bad in [
-            "epoch-3.head.json",
-            "epoch-00000x.head.json",
-            "epoch-000003.jsonl",
-        ] {
-            assert_eq!(parse_head_file_name(bad), None, "{bad}");
-        }
     }
 
     #[test]

@@ -109,7 +109,6 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let cfg = load_config(&args.config).map_err(MainError::Config)?;
     check_prompts(&cfg)?;
     testhook::warn_if_armed();
-    compact::summarise::warn_if_bench_switch();
     let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
     plumbing::info!(
         "listening ({origin:?}); session {}, llama.cpp at {}, state in {}",

@@ -1,62 +1,119 @@
-//! Crash points for the end-to-end tests. `BOXMAKER_TEST_ABORT_AT=<point>` makes loopd
-//! call `std::process::abort()` when it reaches the named point, the nearest a test can
-//! get to pulling the plug at an exact moment. Unset (always, outside tests), every call
-//! here is one comparison against a cached `None`.
+//! Test hooks, compiled in only with the `testhooks` cargo feature (the test command turns
+//! it on; a release build leaves it out, and `scripts/check-release` makes sure). Without
+//! the feature every function here is an empty inline stub, so the call sites cost
+//! nothing and the release binary holds neither the variables' names nor the code.
+//!
+//! - `BOXMAKER_TEST_ABORT_AT=<point>`: loopd calls `std::process::abort()` when it reaches
+//!   the named point, the nearest a test can get to pulling the plug at an exact moment.
+//! - `BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST=1`: the Honcho reporter aborts loopd right
+//!   after Honcho accepted a batch and before the cursor is stored.
+//! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
+//!   `slots.background`, so `scripts/bench compaction` can measure what the background
+//!   slot saves.
 
-use std::sync::OnceLock;
+#[cfg(feature = "testhooks")]
+mod armed {
+    use std::sync::OnceLock;
 
-/// The named points, so a typo in a test is caught by `is_known` rather than silently
-/// never firing.
-pub const POINTS: &[&str] = &[
-    // The owner's `user` record is on disk; the model has not been asked yet.
-    "after-user-append",
-    // The first piece of the model's answer has been streamed to the client.
-    "mid-stream",
-    // The `assistant` record is on disk; its `usage` is not.
-    "after-assistant-append",
-    // Compaction: the summary is in hand; nothing of the new epoch is on disk.
-    "compact-after-summary",
-    // The new epoch's (empty) log exists; its head does not.
-    "compact-after-log-create",
-    // The new head is written and fsynced under its temporary name, not renamed.
-    "compact-after-head-temp",
-    // The head is renamed into place: the new epoch is current on disk.
-    "compact-after-head-rename",
-];
+    /// The named points, so a typo in a test is caught by `is_known` rather than
+    /// silently never firing.
+    pub const POINTS: &[&str] = &[
+        // The owner's `user` record is on disk; the model has not been asked yet.
+        "after-user-append",
+        // The first piece of the model's answer has been streamed to the client.
+        "mid-stream",
+        // The `assistant` record is on disk; its `usage` is not.
+        "after-assistant-append",
+        // Compaction: the summary is in hand; nothing of the new epoch is on disk.
+        "compact-after-summary",
+        // The new epoch's (empty) log exists; its head does not.
+        "compact-after-log-create",
+        // The new head is written and fsynced under its temporary name, not renamed.
+        "compact-after-head-temp",
+        // The head is renamed into place: the new epoch is current on disk.
+        "compact-after-head-rename",
+    ];
 
-fn armed() -> Option<&'static str> {
-    static POINT: OnceLock<Option<String>> = OnceLock::new();
-    POINT
-        .get_or_init(|| std::env::var("BOXMAKER_TEST_ABORT_AT").ok())
-        .as_deref()
+    pub const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";
+    pub const HONCHO_ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
+    pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
+
+    pub fn point() -> Option<&'static str> {
+        static POINT: OnceLock<Option<String>> = OnceLock::new();
+        POINT
+            .get_or_init(|| std::env::var(ABORT_AT_ENV).ok())
+            .as_deref()
+    }
+
+    pub fn flag(var: &str, value: &str) -> bool {
+        std::env::var_os(var).is_some_and(|v| v == value)
+    }
+
+    pub fn summaries_on_main() -> bool {
+        static ON_MAIN: OnceLock<bool> = OnceLock::new();
+        *ON_MAIN.get_or_init(|| flag(BENCH_SLOT_ENV, "main"))
+    }
 }
 
 /// Aborts the process if the test hook names `point`.
+#[inline]
 pub fn abort_at(point: &str) {
-    debug_assert!(is_known(point), "unknown test hook point {point}");
-    if armed() == Some(point) {
-        plumbing::error!("test hook: aborting at {point}");
-        std::process::abort();
-    }
-}
-
-pub fn is_known(point: &str) -> bool {
-    POINTS.contains(&point)
-}
-
-/// Warns once at start when the hook is set, so a stray variable in a real deployment
-/// shows up in the journal rather than as a mysterious crash.
-pub fn warn_if_armed() {
-    if std::env::var_os(crate::honcho::ABORT_AFTER_POST_ENV).is_some_and(|v| v == "1") {
-        plumbing::warn!(
-            "test hook armed: the Honcho reporter aborts loopd after each batch Honcho accepts"
+    #[cfg(feature = "testhooks")]
+    {
+        debug_assert!(
+            armed::POINTS.contains(&point),
+            "unknown test hook point {point}"
         );
+        if armed::point() == Some(point) {
+            plumbing::error!("test hook: aborting at {point}");
+            std::process::abort();
+        }
     }
-    if let Some(point) = armed() {
-        if is_known(point) {
-            plumbing::warn!("test hook armed: will abort at {point}");
-        } else {
-            plumbing::warn!("test hook names an unknown point {point:?}; it will never fire");
+    #[cfg(not(feature = "testhooks"))]
+    let _ = point;
+}
+
+/// Whether the Honcho reporter aborts after each batch Honcho accepts.
+#[inline]
+pub fn honcho_abort_after_post() -> bool {
+    #[cfg(feature = "testhooks")]
+    return armed::flag(armed::HONCHO_ABORT_AFTER_POST_ENV, "1");
+    #[cfg(not(feature = "testhooks"))]
+    false
+}
+
+/// Whether tool summaries run on `slots.main` (the compaction benchmark's switch).
+#[inline]
+pub fn summaries_on_main() -> bool {
+    #[cfg(feature = "testhooks")]
+    return armed::summaries_on_main();
+    #[cfg(not(feature = "testhooks"))]
+    false
+}
+
+/// Warns once at start when a hook is set, so a stray variable shows up in the journal
+/// rather than as a mysterious crash.
+pub fn warn_if_armed() {
+    #[cfg(feature = "testhooks")]
+    {
+        plumbing::warn!("built with test hooks (the `testhooks` feature): not for deployment");
+        if honcho_abort_after_post() {
+            plumbing::warn!(
+                "test hook armed: the Honcho reporter aborts loopd after each batch Honcho accepts"
+            );
+        }
+        if summaries_on_main() {
+            plumbing::warn!(
+                "{}=main: tool summaries run on slots.main (a benchmark setting)",
+                armed::BENCH_SLOT_ENV
+            );
+        }
+        if let Some(point) = armed::point() {
+            if armed::POINTS.contains(&point) {
+                plumbing::warn!("test hook armed: will abort at {point}");
+            } else {
+                plumbing::warn!("test hook names an unknown point {point:?}; it will never fire");
+            }
         }
     }
 }

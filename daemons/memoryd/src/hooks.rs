@@ -1,5 +1,7 @@
-//! Environment variables that change memoryd's behaviour for tests. Each is read once at
-//! start; none belongs in a production unit.
+//! Environment variables that change memoryd's behaviour for tests, compiled in only with
+//! the `testhooks` cargo feature (the test command turns it on; a release build leaves it
+//! out, and `scripts/check-release` makes sure). Without it every function here returns
+//! `None` and the names are not in the binary. Each is read once at start.
 //!
 //! - `BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS`: how long a half-sent frame may wait, in
 //!   milliseconds, instead of `PARTIAL_TIMEOUT`, so a test of hanging clients needs no
@@ -13,31 +15,40 @@
 
 use std::time::Duration;
 
-pub const PARTIAL_TIMEOUT_VAR: &str = "BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS";
-pub const KILL_AFTER_ROWS_VAR: &str = "BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS";
-pub const REQUEST_CHUNKS_VAR: &str = "BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS";
-
 /// The partial-frame timeout the environment asks for, if it asks.
 pub fn partial_timeout() -> Option<Duration> {
-    number(PARTIAL_TIMEOUT_VAR).map(Duration::from_millis)
+    #[cfg(feature = "testhooks")]
+    return armed::number("BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS").map(Duration::from_millis);
+    #[cfg(not(feature = "testhooks"))]
+    None
 }
 
 pub fn kill_after_rows() -> Option<u64> {
-    number(KILL_AFTER_ROWS_VAR)
+    #[cfg(feature = "testhooks")]
+    return armed::number("BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS");
+    #[cfg(not(feature = "testhooks"))]
+    None
 }
 
 /// The per-request catch-up budget the environment asks for, if it asks.
 pub fn request_chunks() -> Option<usize> {
-    number(REQUEST_CHUNKS_VAR).and_then(|n| usize::try_from(n).ok())
+    #[cfg(feature = "testhooks")]
+    return armed::number("BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS")
+        .and_then(|n| usize::try_from(n).ok());
+    #[cfg(not(feature = "testhooks"))]
+    None
 }
 
-fn number(var: &str) -> Option<u64> {
-    let value = std::env::var(var).ok()?;
-    match value.parse() {
-        Ok(n) => Some(n),
-        Err(_) => {
-            plumbing::warn!("ignoring {var}={value:?}: not a whole number");
-            None
+#[cfg(feature = "testhooks")]
+mod armed {
+    pub fn number(var: &str) -> Option<u64> {
+        let value = std::env::var(var).ok()?;
+        match value.parse() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                plumbing::warn!("ignoring {var}={value:?}: not a whole number");
+                None
+            }
         }
     }
 }

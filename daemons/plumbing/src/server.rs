@@ -16,7 +16,6 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook_mio::v1_0::Signals;
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -121,8 +120,6 @@ pub struct Server {
     next_token: usize,
     limits: Limits,
     watchdog: Option<Duration>,
-    /// A test hook: when this file exists the loop stops turning, as a real hang would.
-    freeze_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -145,7 +142,6 @@ impl Server {
             next_token: FIRST_CONN,
             limits,
             watchdog: notify::watchdog_interval(),
-            freeze_file: std::env::var_os("BOXMAKER_TEST_FREEZE_FILE").map(PathBuf::from),
         })
     }
 
@@ -171,7 +167,6 @@ impl Server {
                     next_ping = Instant::now() + every;
                 }
             }
-            self.freeze_if_asked();
             let timeout = [
                 self.watchdog.map(|_| next_ping),
                 svc.deadline(),
@@ -221,20 +216,6 @@ impl Server {
                     status_sent = Instant::now();
                 } else {
                     status_due = Some(status_sent + STATUS_EVERY);
-                }
-            }
-        }
-    }
-
-    fn freeze_if_asked(&self) {
-        if let Some(path) = &self.freeze_file {
-            if path.exists() {
-                crate::warn!(
-                    "test hook: {} exists, freezing the poll loop",
-                    path.display()
-                );
-                loop {
-                    std::thread::park();
                 }
             }
         }

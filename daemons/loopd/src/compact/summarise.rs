@@ -18,13 +18,6 @@ use proto::time::now_rfc3339;
 use proto::{neutralise, DataClass, Record};
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::OnceLock;
-
-/// The hidden switch `scripts/bench compaction` uses to measure the naive alternative:
-/// set to `main`, tool summaries go to `slots.main` instead of `slots.background`. It is
-/// an environment variable rather than a config key because it exists only to show what
-/// the background slot saves; no deployment should turn it on.
-pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
 
 /// A tool result that wants a summary, copied out of the epoch so the session can be
 /// appended to while the queue is worked through.
@@ -128,26 +121,13 @@ pub fn record(item: &Pending, answer: &str, summary_chars: usize) -> Option<Reco
     })
 }
 
-/// The slot summaries go to: `slots.background`, unless the bench switch says `main`.
+/// The slot summaries go to: `slots.background`, unless the compaction benchmark's
+/// switch (a test hook, see `testhook`) says `main`.
 pub fn slot(cfg: &Config) -> u32 {
-    if bench_on_main() {
+    if crate::testhook::summaries_on_main() {
         cfg.slots.main
     } else {
         cfg.slots.background
-    }
-}
-
-fn bench_on_main() -> bool {
-    static ON_MAIN: OnceLock<bool> = OnceLock::new();
-    *ON_MAIN.get_or_init(|| std::env::var(BENCH_SLOT_ENV).is_ok_and(|v| v == "main"))
-}
-
-/// Warns at start when the bench switch is set, so it cannot hide in a deployment.
-pub fn warn_if_bench_switch() {
-    if bench_on_main() {
-        plumbing::warn!(
-            "{BENCH_SLOT_ENV}=main: tool summaries run on slots.main (a benchmark setting)"
-        );
     }
 }
 

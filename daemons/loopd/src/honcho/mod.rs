@@ -68,11 +68,6 @@ pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
 /// any that are dropped, so a full queue never blocks a turn.
 pub const MAX_PENDING_POKES: usize = 64;
 
-/// Set to `1` in loopd's environment, the reporter aborts the process right after
-/// Honcho accepted a batch and before the cursor is stored: the end-to-end test's way to
-/// hit the crash window exactly.
-pub const ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
-
 /// How a reporter paces itself and what it does after a post (tests change these).
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -94,10 +89,12 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The defaults, with the crash hook from [`ABORT_AFTER_POST_ENV`] when it is set.
+    /// The defaults, with the crash hook (`testhook::honcho_abort_after_post`) when it is
+    /// armed: the end-to-end test's way to hit the window between Honcho accepting a batch
+    /// and the cursor being stored.
     pub fn from_env() -> Options {
         let mut opts = Options::default();
-        if std::env::var_os(ABORT_AFTER_POST_ENV).is_some_and(|v| v == "1") {
+        if crate::testhook::honcho_abort_after_post() {
             opts.after_post = AfterPost::Abort;
         }
         opts

@@ -194,6 +194,8 @@ fn read_chunk(
     max_class: DataClass,
     kill: Option<(u64, u64)>,
 ) -> Result<Chunk, ChunkError> {
+    #[cfg(not(feature = "testhooks"))]
+    let _ = kill;
     let tx = conn.transaction()?;
     let fresh = state.id.is_none();
     let id = match state.id {
@@ -248,6 +250,7 @@ fn read_chunk(
                     id
                 ])?;
                 state.rows += 1;
+                #[cfg(feature = "testhooks")]
                 if let Some((after, committed)) = kill {
                     if committed >= after {
                         crash_now(committed);
@@ -282,6 +285,7 @@ fn read_chunk(
     Ok(Chunk::Progress { at_end })
 }
 
+#[cfg(feature = "testhooks")]
 /// The crash test hook: the process dies as under `kill -9`, inside an open transaction.
 fn crash_now(committed: u64) -> ! {
     plumbing::warn!(
