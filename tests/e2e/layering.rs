@@ -24,10 +24,13 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     &["heartbeat"],
     // A turn, and everything after it.
     &["turn", "compact"],
+    // Views over what a turn is made of: the status board (of a session) and the
+    // `recall` tool (the memoryd client's answer as a tool's output).
+    &["status", "recall"],
     // What a turn is made of.
-    &["session", "llama", "tools", "memory", "honcho", "recall"],
+    &["session", "llama", "tools", "memory", "honcho"],
     // Leaves every layer may use.
-    &["status", "testhook"],
+    &["testhook"],
 ];
 
 /// Edges against `LOOPD_LAYERS` that exist today and are being removed by another issue.

@@ -2,18 +2,19 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
-pub mod channel;
-pub mod compact;
-pub mod heartbeat;
-pub mod honcho;
-pub mod llama;
-pub mod memory;
-pub mod session;
-pub mod status;
-pub mod testhook;
-pub mod tools;
-pub mod turn;
-pub mod worker;
+pub(crate) mod channel;
+pub(crate) mod compact;
+pub(crate) mod heartbeat;
+pub(crate) mod honcho;
+pub(crate) mod llama;
+pub(crate) mod memory;
+pub(crate) mod recall;
+pub(crate) mod session;
+pub(crate) mod status;
+pub(crate) mod testhook;
+pub(crate) mod tools;
+pub(crate) mod turn;
+pub(crate) mod worker;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};

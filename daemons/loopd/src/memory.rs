@@ -1,15 +1,13 @@
 //! loopd's memoryd client: one frame out, one frame back, on a fresh connection to
 //! `memory.socket`, every step bounded by a timeout so a stuck memoryd can delay a turn
-//! by seconds at most. It serves the `recall` tool, `/recall`, `/status`, and the nudge
-//! after each turn. memoryd being down is never a turn failure.
+//! by seconds at most. It serves the `recall` tool (`recall.rs`), `/recall`, `/status`,
+//! and the nudge after each turn. memoryd being down is never a turn failure.
 
-use crate::tools::ToolOutput;
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
 use nix::sys::time::{TimeVal, TimeValLike};
 use proto::config::Memory;
 use proto::frame::{read_frame, write_frame, FrameError};
-use proto::memory::{hits_label, render_hits, Hit, MemoryStatus, Request, Response};
-use proto::Label;
+use proto::memory::{render_hits, Hit, MemoryStatus, Request, Response};
 use std::fmt;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -125,27 +123,5 @@ pub fn render(hits: &[Hit]) -> String {
         "no memories match".into()
     } else {
         render_hits(hits)
-    }
-}
-
-/// The `recall {query}` tool. Its label is the join of the hits' labels.
-pub fn recall_tool(cfg: &Memory, arguments: &str) -> ToolOutput {
-    let plain = |content: String| ToolOutput {
-        content,
-        label: Label::PUBLIC,
-    };
-    let args: serde_json::Value = match serde_json::from_str(arguments) {
-        Ok(v) => v,
-        Err(e) => return plain(format!("error: arguments are not valid json: {e}")),
-    };
-    let Some(query) = args.get("query").and_then(|q| q.as_str()) else {
-        return plain("error: recall needs a \"query\" string".into());
-    };
-    match recall(cfg, query) {
-        Ok(hits) => ToolOutput {
-            content: render(&hits),
-            label: hits_label(&hits),
-        },
-        Err(e) => plain(format!("memory unavailable: {e}")),
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! This file also holds the channel's side of the heartbeat: asking the schedule on the
 //! timer and whenever the worker may have gone idle, submitting the beat, and delivering
-//! what it came to.
+//! what it came to (rendered by `unasked`).
 
 use super::Channel;
 use crate::heartbeat::beat::Beat;
@@ -77,12 +77,14 @@ impl Channel {
         }
     }
 
-    /// A beat ended on the worker: deliver it if it has something to say.
+    /// A beat ended on the worker: deliver it if it has something to say, rendered once
+    /// into the block every client of the session gets.
     pub(super) fn heartbeat_ended(&mut self, out: &mut Outbox, beat: Beat) {
         self.heartbeat.ended(Instant::now());
-        let Beat::Deliver { session, block } = beat else {
+        let Beat::Deliver { session, reply } = beat else {
             return;
         };
+        let block: Arc<str> = super::unasked::render(&reply).into();
         let mut sent = 0;
         for (&id, conn) in &self.conns {
             if conn.session != session || conn.input_closed {

@@ -7,7 +7,9 @@
 pub mod broadcast;
 pub mod commands;
 pub mod lines;
+pub mod probes;
 pub mod reply;
+pub mod unasked;
 
 use crate::status::Board;
 use crate::worker::{Event, Job, JobId, Notifier, Worker};
@@ -231,11 +233,11 @@ impl Channel {
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
-                commands::spawn_recall(job, &self.cfg, query, self.notify.clone());
+                probes::spawn_recall(job, &self.cfg, query, self.notify.clone());
             }
             Command::Status => {
                 let job = self.begin(id, None);
-                commands::spawn_status(
+                probes::spawn_status(
                     job,
                     &self.cfg,
                     session,

@@ -153,10 +153,6 @@ impl Schedule {
             self.next = now + every;
         }
     }
-
-    pub fn running(&self) -> bool {
-        self.running
-    }
 }
 
 #[cfg(test)]

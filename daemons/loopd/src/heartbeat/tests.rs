@@ -34,7 +34,7 @@ fn the_first_beat_comes_a_period_after_start_and_the_next_a_period_after_it_ende
         s.poll(t0 + secs(60), true, || NOON).unwrap().as_str(),
         "main"
     );
-    assert!(s.running());
+    assert!(s.running);
     assert_eq!(s.deadline(), None, "no timer while a beat runs");
     assert_eq!(
         s.poll(t0 + secs(200), true, || NOON),
@@ -108,7 +108,7 @@ fn a_reload_while_a_beat_runs_keeps_it_running_until_it_ends() {
     let mut s = Schedule::new(settings(5, None), t0);
     assert!(s.poll(t0 + secs(5), true, || NOON).is_some());
     s.reconfigure(settings(7, None), t0 + secs(6));
-    assert!(s.running());
+    assert!(s.running);
     assert_eq!(s.poll(t0 + secs(100), true, || NOON), None);
     s.ended(t0 + secs(8));
     assert_eq!(s.deadline(), Some(t0 + secs(15)));

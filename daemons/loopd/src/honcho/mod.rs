@@ -37,8 +37,6 @@ mod tests;
 #[cfg(test)]
 mod tests_recovery;
 
-pub use client::{CONNECT_TIMEOUT, MAX_ERROR_BODY_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
-pub use message::{MAX_BATCH, MAX_MESSAGE_CHARS};
 pub use sync::AfterPost;
 
 use message::Peers;
@@ -137,6 +135,8 @@ enum Msg {
 pub struct Reporter {
     tx: SyncSender<Msg>,
     stopping: Arc<AtomicBool>,
+    /// Read only by the tests (`health`, `wait_for`); the thread writes it either way.
+    #[cfg_attr(not(test), allow(dead_code))]
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -201,6 +201,7 @@ impl Reporter {
         }
     }
 
+    #[cfg(test)]
     pub fn health(&self) -> Health {
         self.shared
             .health
@@ -210,6 +211,7 @@ impl Reporter {
     }
 
     /// Waits until `done(health)` holds or `limit` passes, and returns the health then.
+    #[cfg(test)]
     pub fn wait_for(&self, limit: Duration, done: impl Fn(&Health) -> bool) -> Health {
         let deadline = Instant::now() + limit;
         let Ok(mut h) = self.shared.health.lock() else {

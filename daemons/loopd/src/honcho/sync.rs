@@ -21,6 +21,7 @@ pub const MAX_SCAN_TURNS: usize = MAX_BATCH / 2;
 pub enum AfterPost {
     Continue,
     /// End the reporter thread without storing the cursor (in-process tests).
+    #[cfg(test)]
     ExitThread,
     /// `abort()` the whole process, as `kill -9` would (end-to-end tests).
     Abort,
@@ -136,6 +137,7 @@ impl SessionSync {
                     posted += plan.batch.len();
                     match ctx.after_post {
                         AfterPost::Continue => {}
+                        #[cfg(test)]
                         AfterPost::ExitThread => return Ok(Outcome::Exit),
                         AfterPost::Abort => std::process::abort(),
                     }

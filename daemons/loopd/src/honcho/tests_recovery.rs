@@ -2,6 +2,7 @@
 //! most 100, split long texts, the bearer token, a Honcho session shared by two boxmaker
 //! sessions.
 
+use super::message::MAX_MESSAGE_CHARS;
 use super::tests::{config, got, options, round, settle, start, Expected, Logs};
 use super::*;
 use proto::head::log_file_name;

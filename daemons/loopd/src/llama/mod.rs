@@ -8,7 +8,7 @@ pub mod retry;
 pub mod sse;
 
 pub use request::{ChatRequest, Message};
-pub use sse::{Completion, Delta, Timings};
+pub use sse::{Completion, Delta};
 
 use std::fmt;
 use std::io::{BufReader, Read};

@@ -90,6 +90,7 @@ impl fmt::Display for StreamError {
 }
 
 /// Reads the stream to `[DONE]`, handing each delta to `on_delta`.
+#[cfg(test)]
 pub fn read_stream(
     r: impl BufRead,
     on_delta: &mut dyn FnMut(Delta<'_>),

@@ -32,7 +32,7 @@ pub fn run_call(
     } else if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
         error_output(format!("error: arguments are not valid json: {e}"))
     } else if call.name == "recall" {
-        crate::memory::recall_tool(&ctx.cfg.memory, &call.arguments)
+        crate::recall::run(&ctx.cfg.memory, &call.arguments)
     } else {
         tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
     };

@@ -1,0 +1,159 @@
+//! Rendering a reply nobody asked for (a heartbeat's) into one reply block, the way a
+//! client asking for it would have seen it streamed: text dot-stuffed, activity lines as
+//! `· line`, and the block cut at `MAX_BEAT_REPLY` bytes with a `[truncated]` line so
+//! the owner knows. The heartbeat decides what to say; only the channel makes bytes.
+
+use super::reply::Block;
+use crate::heartbeat::beat::{Piece, Reply, MAX_BEAT_REPLY};
+
+/// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
+pub const TRUNCATED: &str = "[truncated]";
+
+/// The whole reply block for `reply`.
+pub fn render(reply: &Reply) -> String {
+    let mut t = Transcript::default();
+    for piece in &reply.pieces {
+        match piece {
+            Piece::Text(text) => t.text(text),
+            Piece::Activity(line) => t.activity(line),
+        }
+    }
+    t.finish()
+}
+
+#[derive(Default)]
+struct Transcript {
+    block: Block,
+    out: String,
+    /// Set once `out` reached `MAX_BEAT_REPLY`; nothing more is added to it after that.
+    truncated: bool,
+}
+
+impl Transcript {
+    fn text(&mut self, text: &str) {
+        if !self.truncated {
+            self.block.text(text, &mut self.out);
+            self.cap();
+        }
+    }
+
+    fn activity(&mut self, line: &str) {
+        if !self.truncated {
+            self.block.lines(&format!("· {line}"), &mut self.out);
+            self.cap();
+        }
+    }
+
+    fn finish(mut self) -> String {
+        if self.truncated {
+            if !self.out.is_empty() && !self.out.ends_with('\n') {
+                self.out.push('\n');
+            }
+            self.out.push_str(TRUNCATED);
+            self.out.push_str("\n.\n");
+            return self.out;
+        }
+        self.block.end(&mut self.out);
+        self.out
+    }
+
+    /// Cuts `out` back to `MAX_BEAT_REPLY` once it has grown past it.
+    fn cap(&mut self) {
+        if self.out.len() <= MAX_BEAT_REPLY {
+            return;
+        }
+        let mut cut = MAX_BEAT_REPLY;
+        while !self.out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.out.truncate(cut);
+        // A cut just after the first `.` of a dot-stuffed line would leave a line holding
+        // only `.`, which ends the block early; that line is dropped.
+        let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
+        if &self.out[line_start..] == "." {
+            self.out.truncate(line_start);
+        }
+        self.truncated = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> Piece {
+        Piece::Text(t.into())
+    }
+
+    fn activity(t: &str) -> Piece {
+        Piece::Activity(t.into())
+    }
+
+    #[test]
+    fn the_transcript_is_a_reply_block_and_its_last_round_the_answer() {
+        let reply = Reply {
+            pieces: vec![
+                text("Let me look."),
+                activity("read_file {\"path\":\"/x\"}"),
+                text("HEARTBEAT_"),
+                text("OK"),
+            ],
+        };
+        assert_eq!(
+            render(&reply),
+            "Let me look.\n· read_file {\"path\":\"/x\"}\nHEARTBEAT_OK\n.\n"
+        );
+    }
+
+    #[test]
+    fn an_answer_before_the_tools_is_not_the_final_one() {
+        let reply = Reply {
+            pieces: vec![
+                text("HEARTBEAT_OK"),
+                activity("stopped: loop.max_rounds (1) was spent"),
+            ],
+        };
+        assert_eq!(
+            render(&reply),
+            "HEARTBEAT_OK\n· stopped: loop.max_rounds (1) was spent\n.\n"
+        );
+    }
+
+    /// Regression: the transcript kept everything streamed over all rounds, and the block
+    /// is held once per client. It is now cut at `MAX_BEAT_REPLY` with a marker line, and
+    /// still ends as one well-formed block.
+    #[test]
+    fn a_long_heartbeat_reply_is_capped_with_a_truncated_marker() {
+        let line = format!("{}\n", "y".repeat(1023));
+        let mut pieces = Vec::new();
+        for _ in 0..(MAX_BEAT_REPLY / line.len() + 10) {
+            pieces.push(text(&line));
+            pieces.push(activity("read_file {}"));
+        }
+        pieces.push(text("HEARTBEAT_OK"));
+        let block = render(&Reply { pieces });
+        assert!(block.len() <= MAX_BEAT_REPLY + TRUNCATED.len() + 4);
+        assert!(
+            block.ends_with(&format!("\n{TRUNCATED}\n.\n")),
+            "{}",
+            &block[block.len() - 40..]
+        );
+        assert_eq!(block.lines().filter(|l| *l == ".").count(), 1);
+    }
+
+    #[test]
+    fn a_cut_inside_a_dot_stuffed_line_does_not_end_the_block_early() {
+        let mut head = "z".repeat(MAX_BEAT_REPLY - 2);
+        head.push('\n');
+        // Stuffed to `..more`, whose first `.` is the last byte within the cap.
+        let block = render(&Reply {
+            pieces: vec![text(&head), text(".more\n")],
+        });
+        assert_eq!(
+            block.lines().filter(|l| *l == ".").count(),
+            1,
+            "only the terminator"
+        );
+        assert!(block.ends_with(&format!("z\n{TRUNCATED}\n.\n")));
+    }
+}

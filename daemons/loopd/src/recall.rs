@@ -1,0 +1,30 @@
+//! The model's `recall` tool: its arguments checked, memoryd asked through the client in
+//! `memory`, the hits rendered as the tool's output with the join of their labels.
+
+use crate::memory::{recall, render};
+use crate::tools::ToolOutput;
+use proto::config::Memory;
+use proto::memory::hits_label;
+use proto::Label;
+
+/// The `recall {query}` tool. Its label is the join of the hits' labels.
+pub fn run(cfg: &Memory, arguments: &str) -> ToolOutput {
+    let plain = |content: String| ToolOutput {
+        content,
+        label: Label::PUBLIC,
+    };
+    let args: serde_json::Value = match serde_json::from_str(arguments) {
+        Ok(v) => v,
+        Err(e) => return plain(format!("error: arguments are not valid json: {e}")),
+    };
+    let Some(query) = args.get("query").and_then(|q| q.as_str()) else {
+        return plain("error: recall needs a \"query\" string".into());
+    };
+    match recall(cfg, query) {
+        Ok(hits) => ToolOutput {
+            content: render(&hits),
+            label: hits_label(&hits),
+        },
+        Err(e) => plain(format!("memory unavailable: {e}")),
+    }
+}
