@@ -315,5 +315,15 @@ impl Fields<'_> {
     }
 }
 
+/// The label of everything an epoch's context holds: its carry label joined with the
+/// label of every record in it. loopd keeps it as the session's label, and a new epoch's
+/// `carry_label` is it, so a summary of secret or tainted turns stays secret or tainted.
+pub fn context_label(carry_label: Label, records: &[Record]) -> Label {
+    records
+        .iter()
+        .filter_map(Record::label)
+        .fold(carry_label, Label::join)
+}
+
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,6 @@
 //!    highest with a head. The session in memory follows at once.
 //! 4. the directory is fsynced, so the rename and the new log survive a power cut.
 
-use super::policy::context_label;
 use crate::session::{Session, SessionError};
 use crate::testhook;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
@@ -21,8 +20,8 @@ use sessions::log::LogFile;
 
 /// The head of the epoch after `session`'s: `system` and `tools` as they are now (a
 /// changed `system.md` takes effect here), the summary as `carry`, and as `carry_label`
-/// the label of everything the old epoch's context held, so a summary of secret or
-/// tainted turns stays secret or tainted.
+/// the label of everything the old epoch's context held (the session's label), so a
+/// summary of secret or tainted turns stays secret or tainted.
 pub fn next_head(
     session: &Session,
     system: String,
@@ -37,7 +36,7 @@ pub fn next_head(
         system,
         tools,
         carry: Some(carry),
-        carry_label: context_label(session.head().carry_label, session.records()),
+        carry_label: session.label(),
         reason,
         summary_source,
     }

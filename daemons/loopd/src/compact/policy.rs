@@ -1,7 +1,7 @@
 //! The pure rules of compaction: when it is due, the fallback summary, the character cap,
 //! and the label a new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
 
-use proto::{Label, Record};
+use proto::Record;
 
 /// True when the epoch's last usage filled at least `threshold` of the slot's context:
 /// `cache_n + prompt_n >= threshold × n_ctx`. The add saturates so absurd counts from a
@@ -78,20 +78,11 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
     cap_chars(&texts.join("\n\n"), summary_chars).to_string()
 }
 
-/// The label of everything an epoch's context holds: its own carry label joined with the
-/// label of every record in it. A new epoch's `carry_label` is this, so a summary of
-/// secret or tainted turns stays secret or tainted.
-pub fn context_label(carry_label: Label, records: &[Record]) -> Label {
-    records
-        .iter()
-        .filter_map(Record::label)
-        .fold(carry_label, Label::join)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::{DataClass, Origin};
+    use proto::record::context_label;
+    use proto::{DataClass, Label, Origin};
 
     fn user(text: &str) -> Record {
         Record::User {

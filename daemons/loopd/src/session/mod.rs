@@ -145,10 +145,7 @@ impl Session {
         records: Vec<Record>,
         earlier_max_call: u64,
     ) -> Session {
-        let label = records
-            .iter()
-            .filter_map(Record::label)
-            .fold(head.carry_label, Label::join);
+        let label = proto::record::context_label(head.carry_label, &records);
         let max_call = records
             .iter()
             .filter_map(call_of)
