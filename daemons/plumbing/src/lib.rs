@@ -6,6 +6,7 @@
 //! bytes between sockets and a `Service`; what the bytes mean is the daemon's business.
 
 pub mod args;
+pub mod backoff;
 pub mod bounded;
 pub mod conn;
 pub mod listen;

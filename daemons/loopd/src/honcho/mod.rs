@@ -40,6 +40,7 @@ mod tests_recovery;
 pub use sync::AfterPost;
 
 use message::Peers;
+use plumbing::backoff::Backoff;
 use proto::config::Config;
 use proto::SessionId;
 use std::collections::BTreeMap;
@@ -254,7 +255,7 @@ struct Slot {
     sync: SessionSync,
     due: bool,
     next_try: Instant,
-    backoff: Duration,
+    backoff: Backoff,
 }
 
 fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
@@ -282,7 +283,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
             match slot.sync.run(&ctx) {
                 Outcome::Idle { posted } => {
                     slot.due = false;
-                    slot.backoff = opts.min_backoff;
+                    slot.backoff.reset();
                     shared.update(|h| {
                         h.posted += posted as u64;
                         h.idle_rounds += 1;
@@ -290,12 +291,12 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                     });
                 }
                 Outcome::Retry(message) => {
+                    let wait = slot.backoff.next_wait();
                     plumbing::warn!(
                         "honcho: session {name}: report delayed, next try in {}s: {message}",
-                        slot.backoff.as_secs_f32()
+                        wait.as_secs_f32()
                     );
-                    slot.next_try = Instant::now() + slot.backoff;
-                    slot.backoff = (slot.backoff * 2).min(opts.max_backoff);
+                    slot.next_try = Instant::now() + wait;
                     shared.update(|h| {
                         h.failures += 1;
                         h.last_error = Some(message);
@@ -339,20 +340,19 @@ fn mark_due(slots: &mut BTreeMap<String, Slot>, name: &str, opts: &Options) {
             sync: SessionSync::new(name),
             due: true,
             next_try: Instant::now(),
-            backoff: opts.min_backoff,
+            backoff: Backoff::new(opts.min_backoff, opts.max_backoff),
         })
         .due = true;
 }
 
-/// The sessions under `<state_dir>/sessions`.
+/// The sessions under `<state_dir>/sessions`. One that cannot be listed now is looked at
+/// again at the next rescan.
 fn session_names(state_dir: &std::path::Path) -> Vec<String> {
-    let dir = state_dir.join("sessions");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| SessionId::parse(n).is_ok())
-        .collect()
+    match sessions::epochs::sessions(&state_dir.join("sessions")) {
+        Ok(ids) => ids.iter().map(|id| id.as_str().to_string()).collect(),
+        Err(e) => {
+            plumbing::warn!("honcho: {e}; trying again at the next rescan");
+            Vec::new()
+        }
+    }
 }

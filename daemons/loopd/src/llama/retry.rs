@@ -16,10 +16,7 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
 /// The wait before retry number `n` (1 for the first retry).
 pub fn delay(n: u32) -> Duration {
-    let doublings = n.saturating_sub(1).min(16);
-    BACKOFF_FIRST
-        .saturating_mul(1u32 << doublings)
-        .min(BACKOFF_MAX)
+    plumbing::backoff::Backoff::nth(BACKOFF_FIRST, BACKOFF_MAX, n)
 }
 
 /// Whether an HTTP status is worth retrying: 503 while the model loads, and any 5xx.
