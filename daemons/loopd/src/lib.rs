@@ -4,10 +4,12 @@
 
 pub mod channel;
 pub mod compact;
+pub mod engine;
 pub mod heartbeat;
 pub mod honcho;
 pub mod llama;
 pub mod memory;
+pub mod prompt;
 pub mod session;
 pub mod status;
 pub mod testhook;

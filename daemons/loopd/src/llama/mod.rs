@@ -3,8 +3,10 @@
 //! at start, and `GET /health` for `/status`. Blocking (ureq); it runs on the worker
 //! thread, never on the poll loop.
 
+pub mod check;
 pub mod request;
 pub mod retry;
+pub mod slots;
 pub mod sse;
 
 pub use request::{ChatRequest, Message};
