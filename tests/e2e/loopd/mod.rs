@@ -8,6 +8,7 @@ mod commands;
 mod faults;
 mod memory;
 mod real;
+mod restore;
 mod turns;
 
 use crate::support::standin::Standin;
