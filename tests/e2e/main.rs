@@ -14,3 +14,4 @@ mod memoryd;
 mod reload;
 mod support;
 mod system;
+mod tty;
