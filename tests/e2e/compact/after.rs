@@ -55,3 +55,36 @@ fn a_line_on_another_connection_is_told_too_and_a_command_that_needs_no_worker_i
     gate.open();
     assert_eq!(other.block(), ["two"]);
 }
+
+#[test]
+fn the_dot_comes_before_the_tool_summaries_and_the_next_line_is_told_what_it_waits_for() {
+    let l = Loopd::start("[tools.http_fetch]\nallow_private = true\n");
+    let gate = Gate::new();
+    let args = serde_json::json!({ "url": format!("{}/health", l.llama.url) }).to_string();
+    l.llama.push(crate::support::standin::tool_calls(&[(
+        "c1",
+        "http_fetch",
+        &args,
+    )]));
+    l.llama.push(text(&["done"]));
+    l.llama.push(Reply::Held(
+        gate.clone(),
+        Box::new(text(&["a health check"])),
+    ));
+    l.llama.push(text(&["two"]));
+    let mut c = l.client();
+    let reply = c.ask("check the server");
+    assert_eq!(reply.last().unwrap(), "done", "{reply:?}");
+    let chats = l.llama.wait_chats(3);
+    assert_eq!(
+        chats[2].json()["id_slot"],
+        1,
+        "the summary call is out, on the background slot"
+    );
+    c.send("next");
+    assert_eq!(c.line(), "· summarising 1 tool result of session main");
+    gate.open();
+    assert_eq!(c.block(), ["two"]);
+    let kinds = epoch_kinds(&l, 0);
+    assert!(kinds.contains(&"tool_summary".to_string()), "{kinds:?}");
+}

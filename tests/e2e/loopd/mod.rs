@@ -10,6 +10,7 @@ mod faults;
 mod memory;
 mod real;
 mod restore;
+mod slots;
 mod turns;
 
 use crate::support::standin::Standin;
