@@ -4,7 +4,8 @@
 //! summarise, and `prompt_n` of the first turn after a llama.cpp restart. Ignored in the
 //! normal run; the script prints the markdown tables.
 
-use super::{records_in, write_config, N_CTX};
+use super::restore::{real_config, usages};
+use super::{write_config, N_CTX};
 use crate::support::real_llama::{own_llama, CTX_PER_SLOT};
 use crate::support::standin::{text, text_with, Gate, Reply, Standin};
 use crate::support::{bin, Daemon, Fixture, LineClient};
@@ -91,19 +92,6 @@ fn time_to_the_dot_on_a_compacting_turn() {
     }
 }
 
-fn usages(fx: &Fixture) -> Vec<(u64, u64)> {
-    records_in(&fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
-        .iter()
-        .filter(|r| r["type"] == "usage")
-        .map(|r| {
-            (
-                r["cache_n"].as_u64().unwrap(),
-                r["prompt_n"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "a benchmark: scripts/bench ux"]
 fn prompt_n_of_the_first_turn_after_a_llama_restart() {
@@ -119,21 +107,8 @@ fn prompt_n_of_the_first_turn_after_a_llama_restart() {
             return;
         };
         let fx = Fixture::new("");
-        std::fs::write(
-            fx.prompts.join("system.md"),
-            "You are terse. Answer in at most one short sentence.",
-        )
-        .unwrap();
         let extra = if saves { "slot_save_idle_s = 1" } else { "" };
-        write_config(&fx, &llama.url, extra, "", "");
-        let config = std::fs::read_to_string(&fx.config)
-            .unwrap()
-            .replace(
-                &format!("n_ctx = {N_CTX}"),
-                &format!("n_ctx = {CTX_PER_SLOT}"),
-            )
-            .replace("timeout_s = 60", "timeout_s = 600");
-        std::fs::write(&fx.config, config).unwrap();
+        real_config(&fx, &llama.url, extra);
         let d = start(&binary, &fx);
         let mut c = LineClient::connect(&fx.loopd_sock);
         c.ask("Say hello.");

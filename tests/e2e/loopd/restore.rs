@@ -7,7 +7,8 @@ use super::records_in;
 use crate::support::real_llama::{own_llama, CTX_PER_SLOT};
 use crate::support::{Daemon, Fixture, LineClient};
 
-fn usages(fx: &Fixture) -> Vec<(u64, u64)> {
+/// `(cache_n, prompt_n)` of each `usage` in session main's epoch 0.
+pub fn usages(fx: &Fixture) -> Vec<(u64, u64)> {
     records_in(&fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
         .iter()
         .filter(|r| r["type"] == "usage")
@@ -20,7 +21,9 @@ fn usages(fx: &Fixture) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn real_config(fx: &Fixture, url: &str, llama_extra: &str) {
+/// A config for the real server at `url`: its slot context, a terse system prompt and
+/// the default whole-answer timeout (the real model on a shared machine is slow).
+pub fn real_config(fx: &Fixture, url: &str, llama_extra: &str) {
     std::fs::write(
         fx.prompts.join("system.md"),
         "You are terse. Answer in at most one short sentence.",
