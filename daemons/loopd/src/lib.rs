@@ -4,10 +4,12 @@
 
 pub(crate) mod channel;
 pub(crate) mod compact;
+pub(crate) mod engine;
 pub(crate) mod heartbeat;
 pub(crate) mod honcho;
 pub(crate) mod llama;
 pub(crate) mod memory;
+pub(crate) mod prompt;
 pub(crate) mod recall;
 pub(crate) mod session;
 pub(crate) mod status;

@@ -2,7 +2,14 @@
 //! arrival order, so turns of a session never overlap. Jobs come in on an mpsc channel;
 //! what the client should see goes back as `Event`s on another, each followed by a poke
 //! of the poll loop's `mio::Waker`. The poll loop never waits on the worker.
+//!
+//! A turn's reply block ends (`Event::Done`) as soon as its answer is complete; the
+//! after-turn work (`engine::after`) follows, announced as `Event::Waiting` so lines that
+//! arrive meanwhile are told what they wait for. While idle the worker saves the main
+//! slot when `engine::slots` asks it to.
 
+use crate::compact::finish::Progress;
+use crate::engine::slots::Keeper;
 use crate::llama::Client;
 use crate::session::{Frozen, Session, SessionError};
 use crate::status::{Board, SessionView};
@@ -13,7 +20,7 @@ use proto::{Origin, SessionId};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -61,6 +68,9 @@ pub enum Event {
     },
     /// A heartbeat ended; it belongs to no client's job.
     Heartbeat(crate::heartbeat::beat::Beat),
+    /// The worker started after-turn work (`Some`, in words for a `· ` line) that the
+    /// next job waits for, or finished it (`None`).
+    Waiting(Option<String>),
 }
 
 /// Sends events to the poll loop and wakes it.
@@ -142,6 +152,8 @@ struct State {
     tick: u64,
     /// Reports finished owner turns to Honcho, when `honcho.url` is set.
     honcho: Option<crate::honcho::Reporter>,
+    /// The main slot's save and restore.
+    keeper: Keeper,
 }
 
 fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending: &AtomicUsize) {
@@ -150,8 +162,10 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
+    let keeper = Keeper::new(&cfg);
     let mut state = State {
         cfg,
+        keeper,
         client,
         board,
         notify,
@@ -163,7 +177,21 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     if let Ok(default) = SessionId::parse(&state.cfg.session) {
         state.open(&default);
     }
-    for job in jobs {
+    loop {
+        let job = match state.keeper.idle_timeout() {
+            Some(idle) => match jobs.recv_timeout(idle) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) => {
+                    state.save_slot();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            },
+            None => match jobs.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+        };
         let id = match &job {
             Job::Turn { id, .. } | Job::Open { id, .. } | Job::Compact { id, .. } => Some(*id),
             Job::Reload(_) | Job::Heartbeat { .. } => None,
@@ -174,6 +202,8 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
         if catch_unwind(AssertUnwindSafe(|| state.handle(job))).is_err() {
             plumbing::error!("a job panicked; reopening sessions from disk");
             state.sessions.clear();
+            // It may have been out with the job: what the slot holds is unknown now.
+            state.keeper = Keeper::new(&state.cfg);
             if let Some(id) = id {
                 state
                     .notify
@@ -192,23 +222,17 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     }
 }
 
-/// Compares the server's per-slot context with `expect.n_ctx`. A server that is down is
-/// only a warning: it may come up later, and turns retry.
+/// Checks the server against what loopd needs (SPEC §4, §9): each slot's context is
+/// `expect.n_ctx`, slots `slots.main` and `slots.background` exist, and there are no
+/// more than two. More slots split the same memory into smaller contexts, or, with
+/// llama.cpp's default of four slots over one unified KV cache, let background work and
+/// other clients evict the conversation. Each finding is a warning with its fix; a
+/// server that is down is only a warning too: it may come up later, and turns retry.
 fn check_slots(client: &Client, cfg: &Config) {
     match client.slots() {
         Ok(slots) => {
-            for (id, n_ctx) in &slots {
-                if *n_ctx != cfg.expect.n_ctx {
-                    plumbing::warn!(
-                        "llama.cpp slot {id} has n_ctx {n_ctx}, but expect.n_ctx is {}",
-                        cfg.expect.n_ctx
-                    );
-                }
-            }
-            for want in [cfg.slots.main, cfg.slots.background] {
-                if !slots.iter().any(|(id, _)| *id == u64::from(want)) {
-                    plumbing::warn!("llama.cpp has no slot {want}; it will pick a slot itself");
-                }
+            for line in crate::llama::check::findings(&slots, cfg) {
+                plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
             }
             plumbing::info!("llama.cpp at {}: {} slots", client.base_url(), slots.len());
         }
@@ -240,6 +264,7 @@ impl State {
             Job::Compact { id, session } => self.compact(id, &session),
             Job::Reload(cfg) => {
                 self.client = Client::new(&cfg.llama);
+                self.keeper.reload(&self.cfg, &cfg);
                 self.reload_honcho(&cfg);
                 self.cfg = *cfg;
             }
@@ -263,30 +288,45 @@ impl State {
         }
     }
 
-    /// Runs a heartbeat turn and hands what it came to back to the poll loop.
+    /// Runs a heartbeat turn and hands what it came to back to the poll loop, then the
+    /// after-turn work.
     fn heartbeat(&mut self, session_id: &SessionId) {
         let cfg = self.cfg.clone();
         let client = self.client.clone();
         let board = self.board.clone();
-        let beat = match self.session(session_id) {
+        let notify = self.notify.clone();
+        let mut keeper = std::mem::take(&mut self.keeper);
+        match self.session(session_id) {
             Ok(session) => {
                 board.turn_started(session_id.as_str());
                 let ctx = TurnCtx {
                     cfg: &cfg,
                     client: &client,
                 };
-                let beat = crate::heartbeat::beat::run(&ctx, session);
+                let (beat, answered) = crate::heartbeat::beat::run(&ctx, &mut keeper, session);
+                board.set(session_id.as_str(), SessionView::of(session));
+                // The beat goes out before the after-turn work, like a reply's `.`.
+                notify.send(Event::Heartbeat(beat));
+                after(&ctx, &mut keeper, session, answered, &notify);
                 board.set(session_id.as_str(), SessionView::of(session));
                 board.turn_ended();
-                beat
             }
             Err(e) => {
                 plumbing::error!("session {session_id}: heartbeat: {e}");
                 board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
-                crate::heartbeat::beat::Beat::Quiet
+                notify.send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
             }
+        }
+        self.keeper = keeper;
+    }
+
+    /// The worker was idle for `llama.slot_save_idle_s`.
+    fn save_slot(&mut self) {
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
         };
-        self.notify.send(Event::Heartbeat(beat));
+        self.keeper.save(&ctx);
     }
 
     /// Opens an existing session into memory (never creating one) and reports it.
@@ -372,9 +412,11 @@ impl State {
         let cfg = self.cfg.clone();
         let client = self.client.clone();
         let board = self.board.clone();
+        let mut keeper = std::mem::take(&mut self.keeper);
         let session = match self.session(session_id) {
             Ok(s) => s,
             Err(e) => {
+                self.keeper = keeper;
                 plumbing::error!("session {session_id}: {e}");
                 board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
                 board.turn_ended();
@@ -391,42 +433,90 @@ impl State {
             notify: &notify,
         };
         let outcome =
-            crate::compact::finish::run_and_finish(&ctx, session, text, Origin::Owner, &mut sink);
+            crate::engine::turn(&ctx, &mut keeper, session, text, Origin::Owner, &mut sink);
+        board.set(session_id.as_str(), SessionView::of(session));
+        let (reply, ok) = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
+        // The answer is complete: the `.` goes out now, before the after-turn work.
+        notify.done(id, reply, ok);
+        after(&ctx, &mut keeper, session, outcome.is_ok(), &notify);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
-        let secs = started.elapsed().as_secs_f64();
-        let (reply, ok) = match &outcome {
-            Ok(done) => {
-                let tokens = done.last.map_or_else(
-                    || "no usage".to_string(),
-                    |u| {
-                        format!(
-                            "cache {} + prompt {} + predicted {} tokens",
-                            u.cache_n, u.prompt_n, u.predicted_n
-                        )
-                    },
-                );
-                plumbing::info!(
-                    "session {session_id}: turn done in {secs:.2} s: {} rounds, {} tool calls, {tokens}",
-                    done.rounds,
-                    done.tool_calls
-                );
-                (String::new(), true)
-            }
-            Err(e @ TurnError::SessionFull(_)) => {
-                plumbing::warn!("session {session_id}: turn ended: {e}");
-                (format!("error: {e}"), false)
-            }
-            Err(e) => {
-                plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
-                (format!("error: {e}"), false)
-            }
-        };
-        notify.done(id, reply, ok);
+        self.keeper = keeper;
         // After the reply is on its way: reporting never holds up the owner's answer.
         if let Some(honcho) = &self.honcho {
             honcho.poke(session_id.as_str());
         }
+    }
+}
+
+/// The after-turn work of an answered turn (`engine::after`), each step announced to the
+/// poll loop as `Event::Waiting`; a turn that was not answered only nudges memoryd.
+fn after(
+    ctx: &TurnCtx<'_>,
+    keeper: &mut Keeper,
+    session: &mut Session,
+    answered: bool,
+    notify: &Notifier,
+) {
+    if !answered {
+        crate::engine::nudge(ctx, session);
+        return;
+    }
+    let mut progress = Waiting {
+        notify,
+        said: false,
+    };
+    crate::engine::after(ctx, keeper, session, &mut progress);
+    if progress.said {
+        notify.send(Event::Waiting(None));
+    }
+}
+
+/// The log line of a finished turn, and the reply's last text (empty, or the error).
+fn done_line(
+    session_id: &SessionId,
+    outcome: &Result<crate::turn::TurnDone, TurnError>,
+    secs: f64,
+) -> (String, bool) {
+    match outcome {
+        Ok(done) => {
+            let tokens = done.last.map_or_else(
+                || "no usage".to_string(),
+                |u| {
+                    format!(
+                        "cache {} + prompt {} + predicted {} tokens",
+                        u.cache_n, u.prompt_n, u.predicted_n
+                    )
+                },
+            );
+            plumbing::info!(
+                "session {session_id}: turn done in {secs:.2} s: {} rounds, {} tool calls, {tokens}",
+                done.rounds,
+                done.tool_calls
+            );
+            (String::new(), true)
+        }
+        Err(e @ TurnError::SessionFull(_)) => {
+            plumbing::warn!("session {session_id}: turn ended: {e}");
+            (format!("error: {e}"), false)
+        }
+        Err(e) => {
+            plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
+            (format!("error: {e}"), false)
+        }
+    }
+}
+
+/// Tells the poll loop what after-turn step the next job waits for.
+struct Waiting<'a> {
+    notify: &'a Notifier,
+    said: bool,
+}
+
+impl Progress for Waiting<'_> {
+    fn step(&mut self, what: &str) {
+        self.said = true;
+        self.notify.send(Event::Waiting(Some(what.to_string())));
     }
 }
 
@@ -443,19 +533,25 @@ impl State {
             return notify.done(id, format!("error: session {session_id}: {why}"), false);
         }
         let (cfg, client, board) = (self.cfg.clone(), self.client.clone(), self.board.clone());
-        let (reply, ok) = match self.session(session_id) {
+        let ctx = TurnCtx {
+            cfg: &cfg,
+            client: &client,
+        };
+        let (reply, ok, ended) = match self.session(session_id) {
             Ok(session) => {
-                let ctx = TurnCtx {
-                    cfg: &cfg,
-                    client: &client,
-                };
-                let reply = crate::compact::manual(&ctx, session);
+                let from = session.epoch();
+                let (reply, ok) = crate::compact::manual(&ctx, session);
                 board.set(session_id.as_str(), SessionView::of(session));
-                reply
+                (reply, ok, (session.epoch() != from).then_some(from))
             }
-            Err(e) => (format!("error: session {session_id}: {e}"), false),
+            Err(e) => (format!("error: session {session_id}: {e}"), false, None),
         };
         notify.done(id, reply, ok);
+        if let Some(from) = ended {
+            // The summary call ran on the main slot, and the epoch's file is stale.
+            self.keeper.main_used(session_id, from);
+            self.keeper.epoch_ended(&ctx, session_id, from);
+        }
     }
 }
 

@@ -13,7 +13,7 @@ fn context_full_compacts_and_answers_the_message_in_the_new_epoch_in_the_same_re
     l.llama.push(text(&["The owner asked a big question."]));
     l.llama.push(text(&["the ", "answer"]));
     let mut c = l.client();
-    assert_eq!(c.ask("big question"), ["the answer"]);
+    assert_eq!(answer(c.ask("big question")), ["the answer"]);
     let chats = l.llama.wait_chats(3);
     assert_eq!(chats.len(), 3, "turn, summary, rerun: no more");
     let summary = chats[1].json();
@@ -44,7 +44,7 @@ fn context_full_compacts_and_answers_the_message_in_the_new_epoch_in_the_same_re
     assert_eq!(epoch_records(&l, 1)[1]["content"], "the answer");
     // The connection goes on in the new epoch.
     l.llama.push(text(&["fine"]));
-    assert_eq!(c.ask("next"), ["fine"]);
+    assert_eq!(answer(c.ask("next")), ["fine"]);
     assert_eq!(epoch_kinds(&l, 1).len(), 6);
 }
 
@@ -57,7 +57,7 @@ fn a_context_full_summary_after_context_full_carries_the_fallback() {
     l.llama.push(text(&["answered"]));
     let mut c = l.client();
     c.ask("hello");
-    assert_eq!(c.ask("too big"), ["answered"]);
+    assert_eq!(answer(c.ask("too big")), ["answered"]);
     let h = head(&l, 1).unwrap();
     assert_eq!(h["summary_source"], "fallback");
     assert_eq!(h["reason"], "context_full");
@@ -103,7 +103,7 @@ fn still_context_full_after_compaction_is_an_error_and_a_note_not_a_loop() {
     );
     // A later, smaller message is answered in the new epoch.
     l.llama.push(text(&["small answer"]));
-    assert_eq!(c.ask("small"), ["small answer"]);
+    assert_eq!(answer(c.ask("small")), ["small answer"]);
     assert!(head(&l, 2).is_none());
 }
 

@@ -3,6 +3,7 @@
 //! carried summary), the reply blocks, and the epoch files on disk. `real` runs a whole
 //! conversation against the real server.
 
+mod after;
 mod bench;
 mod crash;
 mod full;
@@ -31,6 +32,7 @@ pub fn carried(summary: &str) -> String {
 }
 
 pub fn epoch_records(l: &Loopd, epoch: u64) -> Vec<Value> {
+    l.settle();
     records_in(
         &l.session_dir("main")
             .join(format!("epoch-{epoch:06}.jsonl")),
@@ -44,8 +46,18 @@ pub fn epoch_kinds(l: &Loopd, epoch: u64) -> Vec<String> {
         .collect()
 }
 
+/// A reply block without the `· ` lines saying what the line waited for (SPEC §4): a
+/// line sent right after a turn's `.` may or may not find the after-turn work running.
+pub fn answer(block: Vec<String>) -> Vec<String> {
+    block
+        .into_iter()
+        .filter(|l| !(l.starts_with("· compacting ") || l.starts_with("· summarising ")))
+        .collect()
+}
+
 /// The head of `epoch`, or `None` when it has none.
 pub fn head(l: &Loopd, epoch: u64) -> Option<Value> {
+    l.settle();
     let path = l
         .session_dir("main")
         .join(format!("epoch-{epoch:06}.head.json"));

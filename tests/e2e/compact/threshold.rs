@@ -13,7 +13,7 @@ fn a_turn_over_the_threshold_compacts_with_the_models_summary_carried_into_the_n
     l.llama.push(text(&["We talked about tea."]));
     l.llama.push(text(&["second answer"]));
     let mut c = l.client();
-    assert_eq!(c.ask("hello"), ["first answer"]);
+    assert_eq!(answer(c.ask("hello")), ["first answer"]);
     let chats = l.llama.wait_chats(2);
     let (turn, summary) = (chats[0].json(), chats[1].json());
 
@@ -50,7 +50,7 @@ fn a_turn_over_the_threshold_compacts_with_the_models_summary_carried_into_the_n
     assert!(epoch_records(&l, 1).is_empty());
     assert_eq!(epoch_kinds(&l, 0), ["user", "assistant", "usage"]);
 
-    assert_eq!(c.ask("and now?"), ["second answer"]);
+    assert_eq!(answer(c.ask("and now?")), ["second answer"]);
     let next = l.llama.wait_chats(3)[2].json();
     assert_eq!(
         roles(&next),
@@ -127,7 +127,7 @@ fn a_failed_summary_call_leaves_a_note_an_error_line_and_the_next_turn_tries_aga
     l.llama.push(text_with(&["two"], OVER));
     l.llama.push(text(&["now a summary"]));
     let mut c = l.client();
-    assert_eq!(c.ask("first"), ["one"], "the turn itself succeeded");
+    assert_eq!(answer(c.ask("first")), ["one"], "the turn itself succeeded");
     assert!(head(&l, 1).is_none(), "no new epoch");
     let note = epoch_records(&l, 0).pop().unwrap();
     assert_eq!(note["type"], "note");
@@ -139,7 +139,7 @@ fn a_failed_summary_call_leaves_a_note_an_error_line_and_the_next_turn_tries_aga
     );
     l.daemon
         .wait_log("compaction of epoch 0 (threshold) failed: summary call");
-    assert_eq!(c.ask("second"), ["two"]);
+    assert_eq!(answer(c.ask("second")), ["two"]);
     l.llama.wait_chats(4);
     assert_eq!(head(&l, 1).unwrap()["carry"], "now a summary");
 }
@@ -190,7 +190,7 @@ fn a_compaction_that_leaves_the_first_prompt_over_the_threshold_is_not_repeated(
     l.llama.push(text_with(&["three"], OVER));
     let mut c = l.client();
     c.ask("first");
-    assert_eq!(c.ask("second"), ["two"], "the turn goes on");
+    assert_eq!(answer(c.ask("second")), ["two"], "the turn goes on");
     assert_eq!(l.llama.chats().len(), 3, "no second summary call");
     assert!(head(&l, 2).is_none());
     l.daemon
@@ -205,7 +205,7 @@ fn a_compaction_that_leaves_the_first_prompt_over_the_threshold_is_not_repeated(
         notes[0].starts_with("compaction declined: epoch 1"),
         "{notes:?}"
     );
-    assert_eq!(c.ask("third"), ["three"]);
+    assert_eq!(answer(c.ask("third")), ["three"]);
     assert_eq!(l.llama.chats().len(), 4);
     assert!(head(&l, 2).is_none());
     assert_eq!(

@@ -3,11 +3,14 @@
 //! llama.cpp was sent, and the records on disk.
 
 mod bench;
+mod bench_ux;
 mod channel;
 mod commands;
 mod faults;
 mod memory;
 mod real;
+mod restore;
+mod slots;
 mod turns;
 
 use crate::support::standin::Standin;
@@ -61,12 +64,26 @@ impl Loopd {
         self.daemon = Daemon::start("loopd", &self.fx);
     }
 
+    /// Waits until loopd's worker has finished what it does after a turn's `.` (tool
+    /// summaries, compaction): `/session NAME` is a worker job, so its reply comes only
+    /// after that work. A loopd that is not running (a crash test) has nothing to finish.
+    pub fn settle(&self) {
+        let Ok(stream) = std::os::unix::net::UnixStream::connect(&self.fx.loopd_sock) else {
+            return;
+        };
+        drop(stream);
+        let mut c = self.client();
+        c.send("/session main");
+        let _ = c.try_block();
+    }
+
     pub fn session_dir(&self, session: &str) -> PathBuf {
         self.fx.state_dir.join("sessions").join(session)
     }
 
     /// The records of `session`'s epoch 0, as JSON.
     pub fn records(&self, session: &str) -> Vec<Value> {
+        self.settle();
         records_in(&self.session_dir(session).join("epoch-000000.jsonl"))
     }
 

@@ -54,6 +54,17 @@ impl LineClient {
         }
     }
 
+    /// The next line as it arrives, without its newline and un-stuffed: for reading the
+    /// start of a block whose end has not come yet.
+    pub fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let line = line
+            .strip_suffix('\n')
+            .expect("a reply line without its newline");
+        line.strip_prefix('.').unwrap_or(line).to_string()
+    }
+
     /// Sends `line` and returns its reply block.
     pub fn ask(&mut self, line: &str) -> Vec<String> {
         self.send(line);

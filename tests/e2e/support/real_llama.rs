@@ -23,6 +23,8 @@ const START_WITHIN: Duration = Duration::from_secs(180);
 pub struct RealLlama {
     pub url: String,
     _child: Mutex<Child>,
+    port: u16,
+    args: Vec<String>,
 }
 
 fn repo() -> PathBuf {
@@ -100,13 +102,36 @@ pub fn tools_template() -> String {
     )
 }
 
+/// A server of the caller's own with `args` added, which `restart` can stop and start
+/// again on the same port (an upgrade or a reboot of llama.cpp, as loopd sees it).
+pub fn own_llama(args: &[&str]) -> Option<RealLlama> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    have_venv().then(|| start(&args))
+}
+
+impl RealLlama {
+    /// Stops the server (waiting for it to exit) and starts it again on the same port
+    /// with the same arguments: every slot is empty afterwards.
+    pub fn restart(&mut self) {
+        {
+            let mut child = self._child.lock().unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        *self = start_on(self.port, &self.args.clone());
+    }
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
 
 fn start(extra: &[String]) -> RealLlama {
-    let port = free_port();
+    start_on(free_port(), extra)
+}
+
+fn start_on(port: u16, extra: &[String]) -> RealLlama {
     let log = std::env::temp_dir().join(format!("boxmaker-e2e-llama-{port}.log"));
     let mut child = Command::new(repo().join("scripts").join("llama-server"))
         .args(["--port", &port.to_string()])
@@ -142,5 +167,7 @@ fn start(extra: &[String]) -> RealLlama {
     RealLlama {
         url: format!("http://127.0.0.1:{port}"),
         _child: Mutex::new(child),
+        port,
+        args: extra.to_vec(),
     }
 }

@@ -81,7 +81,23 @@ struct Shared {
     requests: Mutex<Vec<Request>>,
     arrived: Condvar,
     n_ctx: Mutex<u64>,
+    slots: Mutex<Slots>,
 }
+
+/// The stand-in's slot save path, as llama.cpp's `--slot-save-path` behaves
+/// (docs/llama-api.md): off (501) unless a test turns it on.
+#[derive(Default)]
+struct Slots {
+    save_path: bool,
+    /// Slot 0 has run a task since the (pretend) server start: `/slots` shows `id_task`.
+    main_used: bool,
+    /// Saved files and the tokens each holds.
+    files: std::collections::HashMap<String, u64>,
+}
+
+/// Tokens a save of slot 0 holds in the stand-in; a save of any other slot holds none
+/// (loopd saves the background slot only right after erasing it).
+pub const SAVED_TOKENS: u64 = 100;
 
 pub struct Standin {
     pub url: String,
@@ -124,6 +140,21 @@ impl Standin {
     }
 
     /// The reply every chat request gets once the script is empty.
+    /// Answers `POST /slots/{id}?action=…` as a server with `--slot-save-path` does.
+    pub fn set_save_path(&self) {
+        self.shared.slots.lock().unwrap().save_path = true;
+    }
+
+    /// As after a server restart: slot 0 has run no task. Saved files stay.
+    pub fn restart_slots(&self) {
+        self.shared.slots.lock().unwrap().main_used = false;
+    }
+
+    /// The tokens in saved file `name`, if it exists.
+    pub fn slot_file(&self, name: &str) -> Option<u64> {
+        self.shared.slots.lock().unwrap().files.get(name).copied()
+    }
+
     pub fn set_fallback(&self, reply: Reply) {
         *self.shared.fallback.lock().unwrap() = Some(reply);
     }
@@ -256,13 +287,19 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let reply = match (method.as_str(), path.as_str()) {
         ("GET", "/slots") => {
             let n = *shared.n_ctx.lock().unwrap();
-            Reply::Status(
-                200,
-                json!([{"id": 0, "n_ctx": n}, {"id": 1, "n_ctx": n}]).to_string(),
-            )
+            let mut main = json!({"id": 0, "n_ctx": n});
+            if shared.slots.lock().unwrap().main_used {
+                main["id_task"] = json!(1);
+            }
+            Reply::Status(200, json!([main, {"id": 1, "n_ctx": n}]).to_string())
         }
+        ("POST", p) if p.starts_with("/slots/") => slot_action(p, &body, shared),
         ("GET", "/health") => Reply::Status(200, r#"{"status":"ok"}"#.into()),
         ("POST", "/v1/chat/completions") => {
+            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            if v["id_slot"] == 0 {
+                shared.slots.lock().unwrap().main_used = true;
+            }
             let last = last_content(&body);
             let keyed = {
                 let mut keyed = shared.keyed.lock().unwrap();
@@ -283,6 +320,40 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let mut stream = stream;
     send(&mut stream, reply);
     shared.requests.lock().unwrap()[index].done = Some(Instant::now());
+}
+
+fn slot_action(path: &str, body: &[u8], shared: &Shared) -> Reply {
+    let mut slots = shared.slots.lock().unwrap();
+    if !slots.save_path {
+        return Reply::Status(
+            501,
+            error_json(
+                "not_supported_error",
+                "This server does not support slots action. Start it with `--slot-save-path`",
+            ),
+        );
+    }
+    let rest = path.trim_start_matches("/slots/");
+    let (id, action) = rest.split_once("?action=").unwrap_or((rest, ""));
+    let id: u64 = id.parse().unwrap_or(99);
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let name = v["filename"].as_str().unwrap_or("").to_string();
+    match action {
+        "save" => {
+            let n = if id == 0 { SAVED_TOKENS } else { 0 };
+            slots.files.insert(name.clone(), n);
+            Reply::Status(200, json!({"id_slot": id, "filename": name, "n_saved": n, "n_written": n * 10}).to_string())
+        }
+        "restore" => match slots.files.get(&name) {
+            Some(&n) => Reply::Status(200, json!({"id_slot": id, "filename": name, "n_restored": n, "n_read": n * 10}).to_string()),
+            None => Reply::Status(
+                400,
+                error_json("invalid_request_error", "Unable to restore slot: No available space in KV cache or invalid slot save file"),
+            ),
+        },
+        "erase" => Reply::Status(200, json!({"id_slot": id, "n_erased": 0}).to_string()),
+        _ => Reply::Status(400, error_json("invalid_request_error", "Invalid action")),
+    }
 }
 
 /// The content of a chat request's last message, or "" when there is none.

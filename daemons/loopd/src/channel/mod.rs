@@ -49,6 +49,8 @@ struct InFlight {
     block: Block,
     /// For `/session NAME`: the session to switch to once the open succeeds.
     switch_to: Option<SessionId>,
+    /// The job runs on the worker, so it waits behind the worker's after-turn work.
+    on_worker: bool,
 }
 
 struct Conn {
@@ -72,6 +74,9 @@ pub struct Channel {
     board: Board,
     heartbeat: crate::heartbeat::Schedule,
     held: broadcast::Held,
+    /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
+    /// arrives now waits for and is told about as a `· ` line.
+    waiting: Option<String>,
 }
 
 impl Channel {
@@ -98,6 +103,7 @@ impl Channel {
             board,
             heartbeat,
             held: broadcast::Held::default(),
+            waiting: None,
         })
     }
 
@@ -172,7 +178,7 @@ impl Channel {
             return out.send(id, whole("error: empty line; /help lists the commands"));
         }
         let Some(command) = commands::parse(&line) else {
-            let job = self.begin(id, None);
+            let job = self.begin_on_worker(out, id, None);
             if !self.worker.submit(Job::Turn {
                 id: job,
                 session,
@@ -196,7 +202,7 @@ impl Channel {
                 out.close(id);
             }
             Command::Compact => {
-                let job = self.begin(id, None);
+                let job = self.begin_on_worker(out, id, None);
                 if !self.worker.submit(Job::Compact { id: job, session }) {
                     self.fail(
                         out,
@@ -215,7 +221,7 @@ impl Channel {
             Command::Session(Some(name)) => match commands::session_name(&name) {
                 Err(e) => out.send(id, whole(&format!("error: {e}"))),
                 Ok(target) => {
-                    let job = self.begin(id, Some(target.clone()));
+                    let job = self.begin_on_worker(out, id, Some(target.clone()));
                     if !self.worker.submit(Job::Open {
                         id: job,
                         session: target,
@@ -258,9 +264,45 @@ impl Channel {
                 job,
                 block: Block::new(),
                 switch_to,
+                on_worker: false,
             });
         }
         job
+    }
+
+    /// `begin` for a job the worker runs: while the worker is busy after a turn, the
+    /// block starts with a `· ` line saying what it waits for (SPEC §4).
+    fn begin_on_worker(
+        &mut self,
+        out: &mut Outbox,
+        id: ConnId,
+        switch_to: Option<SessionId>,
+    ) -> JobId {
+        let job = self.begin(id, switch_to);
+        if let Some(flight) = self.conns.get_mut(&id).and_then(|c| c.in_flight.as_mut()) {
+            flight.on_worker = true;
+            if let Some(what) = &self.waiting {
+                let mut text = String::new();
+                flight.block.lines(&format!("· {what}"), &mut text);
+                out.send(id, text);
+            }
+        }
+        job
+    }
+
+    /// The worker started (or ended) after-turn work: every line waiting on it is told.
+    /// The worker runs one thing at a time, so each worker job in flight now is waiting.
+    fn waiting_changed(&mut self, out: &mut Outbox, what: Option<String>) {
+        if let Some(what) = &what {
+            for (conn_id, conn) in &mut self.conns {
+                if let Some(flight) = conn.in_flight.as_mut().filter(|f| f.on_worker) {
+                    let mut text = String::new();
+                    flight.block.lines(&format!("· {what}"), &mut text);
+                    out.send(*conn_id, text);
+                }
+            }
+        }
+        self.waiting = what;
     }
 
     fn fail(&mut self, out: &mut Outbox, job: JobId, why: &str) {
@@ -277,7 +319,7 @@ impl Channel {
     fn on_event(&mut self, out: &mut Outbox, event: Event) {
         let job = match &event {
             Event::Text { id, .. } | Event::Activity { id, .. } | Event::Done { id, .. } => *id,
-            Event::Heartbeat(_) => return,
+            Event::Heartbeat(_) | Event::Waiting(_) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
             return;
@@ -307,7 +349,7 @@ impl Channel {
                     }
                 }
             }
-            Event::Heartbeat(_) => {}
+            Event::Heartbeat(_) | Event::Waiting(_) => {}
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);
@@ -387,6 +429,7 @@ impl Service for Channel {
         while let Ok(event) = self.events.try_recv() {
             match event {
                 Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
+                Event::Waiting(what) => self.waiting_changed(out, what),
                 other => self.on_event(out, other),
             }
         }

@@ -1,25 +1,31 @@
-//! What happens after a turn (SPEC §4, `finish_turn`), in its order: 1. background tool
+//! The steps after a turn (SPEC §4, `finish_turn`), in their order: 1. background tool
 //! summaries, while the epoch still holds the results; 2. compaction, when the epoch's
-//! last `usage` is over the threshold or the turn ended `SessionFull`; 3. after a
-//! `SessionFull` compaction, the same message once more in the new epoch. Then memoryd
-//! is nudged.
+//! last `usage` is over the threshold or the turn ended `SessionFull`. It knows nothing
+//! of turns: `crate::engine` runs a turn, sends its `.`, and then calls `finish` (or,
+//! after `SessionFull`, calls it inside the reply block and runs the message again).
 //!
-//! The rerun never loops: its own `SessionFull` ends the turn with an error and a
-//! `note`, and a threshold compaction right after a compaction is declined (see
-//! `policy::Fill::OverFromStart`).
-//!
-//! The owner's first attempt stays in the old epoch as its last `user` record, with no
-//! answer after it; the summary call (or the fallback, whose newest text it is) sees it,
-//! and the rerun appends it again as the new epoch's first record, where it is answered.
-//! The carry may so mention the message the next prompt then asks; that repeat is the
-//! price of a summary that covers the whole epoch, as SPEC §4 has it.
+//! Each step that makes the owner wait is announced first through `Progress`, so a line
+//! arriving meanwhile can be told what it waits for (`· compacting session main: epoch 3
+//! → 4`).
 
 use super::policy::{fill, Fill};
 use super::{compact_or_note, note, summarise, Compacted};
+use crate::prompt::TurnCtx;
 use crate::session::Session;
-use crate::turn::{run_turn, Sink, TurnCtx, TurnDone, TurnError};
 use proto::head::Reason;
-use proto::{Origin, Record};
+use proto::Record;
+
+/// Told what after-turn work is starting, in words for a `· ` line.
+pub trait Progress {
+    fn step(&mut self, what: &str);
+}
+
+/// A `Progress` nobody watches.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn step(&mut self, _what: &str) {}
+}
 
 /// How a declined compaction's `note` starts; one is written per epoch.
 pub const DECLINED_NOTE: &str = "compaction declined: ";
@@ -34,78 +40,47 @@ pub enum After {
     Failed(String),
 }
 
-/// Steps 1 and 2, then the nudge. `SessionFull` compacts unless this finishes a rerun.
+/// Steps 1 and 2. `full` is a turn that ended `SessionFull`: it always compacts, with
+/// reason `context_full`; otherwise compaction runs only when due.
 pub fn finish(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
-    outcome: &Result<TurnDone, TurnError>,
-    rerun: bool,
+    full: bool,
+    progress: &mut dyn Progress,
 ) -> After {
-    let full = matches!(outcome, Err(TurnError::SessionFull(_)));
-    let after = if outcome.is_ok() || full {
-        summaries(ctx, session);
-        match reason(ctx, session, full, rerun) {
-            Some(reason) => match compact_or_note(ctx, session, reason) {
+    summaries(ctx, session, progress);
+    let reason = if full {
+        Some(Reason::ContextFull)
+    } else {
+        reason(ctx, session)
+    };
+    match reason {
+        Some(reason) => {
+            progress.step(&format!(
+                "compacting session {}: epoch {} → {}",
+                session.id(),
+                session.epoch(),
+                session.epoch().saturating_add(1)
+            ));
+            match compact_or_note(ctx, session, reason) {
                 Ok(done) => After::Compacted(done),
                 Err(e) => After::Failed(e.to_string()),
-            },
-            None => After::Kept,
-        }
-    } else {
-        After::Kept
-    };
-    crate::memory::nudge(ctx.cfg.memory.socket.clone(), session.id().to_string());
-    after
-}
-
-/// A whole turn: `run_turn`, `finish`, and after a `SessionFull` that compacted, the
-/// message once more in the new epoch, streaming to the same `sink`, so the client's one
-/// reply block holds the answer.
-pub fn run_and_finish(
-    ctx: &TurnCtx<'_>,
-    session: &mut Session,
-    text: &str,
-    origin: Origin,
-    sink: &mut dyn Sink,
-) -> Result<TurnDone, TurnError> {
-    let outcome = run_turn(ctx, session, text, origin, sink);
-    let after = finish(ctx, session, &outcome, false);
-    let Err(TurnError::SessionFull(message)) = outcome else {
-        return outcome;
-    };
-    match after {
-        After::Compacted(done) => {
-            plumbing::info!(
-                "session {}: context full; {done}; asking again in the new epoch",
-                session.id()
-            );
-            let again = run_turn(ctx, session, text, origin, sink);
-            finish(ctx, session, &again, true);
-            match again {
-                Err(TurnError::SessionFull(m)) => {
-                    note(
-                        session,
-                        format!(
-                            "context full even after compaction; the message was not answered: {m}"
-                        ),
-                    );
-                    Err(TurnError::StillFull {
-                        from: done.from,
-                        to: done.to,
-                        message: m,
-                    })
-                }
-                other => other,
             }
         }
-        After::Failed(why) => Err(TurnError::CompactFailed { message, why }),
-        // `finish` always compacts after a first `SessionFull`; should that change, the
-        // plain error still reaches the client.
-        After::Kept => Err(TurnError::SessionFull(message)),
+        None => After::Kept,
     }
 }
 
-fn summaries(ctx: &TurnCtx<'_>, session: &mut Session) {
+fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progress) {
+    let pending = summarise::pending(session.records(), &ctx.cfg.compact.summarise).len();
+    if pending == 0 {
+        return;
+    }
+    progress.step(&format!(
+        "summarising {pending} tool result{} of session {}",
+        if pending == 1 { "" } else { "s" },
+        session.id()
+    ));
     match summarise::missing(ctx, session) {
         Ok(s) if s.written + s.skipped > 0 => plumbing::info!(
             "session {}: tool summaries: {} written, {} skipped",
@@ -119,10 +94,7 @@ fn summaries(ctx: &TurnCtx<'_>, session: &mut Session) {
 }
 
 /// Why to compact now, if at all.
-fn reason(ctx: &TurnCtx<'_>, session: &mut Session, full: bool, rerun: bool) -> Option<Reason> {
-    if full {
-        return (!rerun).then_some(Reason::ContextFull);
-    }
+fn reason(ctx: &TurnCtx<'_>, session: &mut Session) -> Option<Reason> {
     let cfg = ctx.cfg;
     let carried = session.carry().is_some();
     match fill(

@@ -10,9 +10,9 @@ pub mod summarise;
 pub mod summary;
 
 use crate::llama::LlamaError;
+use crate::prompt::TurnCtx;
 use crate::session::{Session, SessionError};
 use crate::testhook;
-use crate::turn::TurnCtx;
 use proto::head::{Reason, SummarySource, MAX_EPOCH};
 use proto::time::now_rfc3339;
 use proto::Record;

@@ -1,6 +1,7 @@
-//! The pure rules of compaction: when it is due, the fallback summary, the character cap,
-//! and the label a new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
+//! The pure rules of compaction: when it is due, the fallback summary, and the label a
+//! new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
 
+use crate::prompt::cap_chars_from_end;
 use proto::Record;
 
 /// True when the epoch's last usage filled at least `threshold` of the slot's context:
@@ -49,20 +50,10 @@ pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fi
     }
 }
 
-/// The first `n` characters of `s`, never splitting a character. It borrows, so the
-/// replay can cap every tool result of a long epoch without copying it. This is the one
-/// character cap in loopd: the replay's tool results, the tool summaries and the carried
-/// summary are all cut by it.
-pub fn cap_chars(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((end, _)) => &s[..end],
-        None => s,
-    }
-}
-
 /// The summary used when the model cannot write one because the summary call itself is
-/// context-full: the epoch's user texts in order (newest last), joined by a blank line,
-/// cut to `summary_chars` characters.
+/// context-full: the epoch's user texts in order (newest last), joined by a blank line;
+/// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
+/// character boundary) so that the newest is kept (SPEC §4).
 pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
     let texts: Vec<&str> = records
         .iter()
@@ -75,7 +66,7 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
             | Record::Note { .. } => None,
         })
         .collect();
-    cap_chars(&texts.join("\n\n"), summary_chars).to_string()
+    cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()
 }
 
 #[cfg(test)]
@@ -164,26 +155,27 @@ mod tests {
     }
 
     #[test]
-    fn fallback_cap_is_in_characters_on_a_boundary() {
+    fn fallback_cap_is_in_characters_on_a_boundary_and_keeps_the_newest() {
         let records = [user("héllo"), user("wörld")];
-        assert_eq!(fallback_summary(&records, 2), "hé");
-        assert_eq!(fallback_summary(&records, 8), "héllo\n\nw");
+        assert_eq!(fallback_summary(&records, 2), "ld");
+        assert_eq!(fallback_summary(&records, 8), "o\n\nwörld");
+        assert_eq!(fallback_summary(&records, 12), "héllo\n\nwörld");
         assert_eq!(fallback_summary(&records, 0), "");
+    }
+
+    #[test]
+    fn fallback_over_the_cap_cuts_the_oldest_text_not_the_newest() {
+        let old = "o".repeat(50);
+        let records = [user(&old), user("the newest question")];
+        let kept = fallback_summary(&records, 30);
+        assert!(kept.ends_with("the newest question"), "{kept:?}");
+        assert_eq!(kept.chars().count(), 30);
     }
 
     #[test]
     fn no_users_give_an_empty_fallback() {
         assert_eq!(fallback_summary(&[note("n")], 100), "");
         assert_eq!(fallback_summary(&[], 100), "");
-    }
-
-    #[test]
-    fn cap_chars_keeps_multibyte_characters_whole() {
-        assert_eq!(cap_chars("日本語", 2), "日本");
-        assert_eq!(cap_chars("abc", 10), "abc");
-        assert_eq!(cap_chars("héllo", 2), "hé");
-        assert_eq!(cap_chars("héllo", 0), "");
-        assert_eq!(cap_chars("héllo", 5), "héllo");
     }
 
     #[test]

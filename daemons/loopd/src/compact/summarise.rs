@@ -8,10 +8,10 @@
 //! twice, not even across a restart; a failed call leaves no record, so the next turn's
 //! finish tries that result again.
 
-use super::policy::cap_chars;
 use crate::llama::{ChatRequest, Message};
+use crate::prompt::cap_chars;
+use crate::prompt::{replay, TurnCtx, THINKING};
 use crate::session::{Session, SessionError};
-use crate::turn::{replay, TurnCtx, THINKING};
 use proto::config::Config;
 use proto::head::Head;
 use proto::time::now_rfc3339;

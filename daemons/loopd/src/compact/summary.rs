@@ -9,11 +9,12 @@
 //! summary call re-reads only `compact.md`. The model may in principle answer with a
 //! tool call; its calls are ignored and only its text is the summary.
 
-use super::policy::{cap_chars, fallback_summary};
+use super::policy::fallback_summary;
 use super::CompactError;
 use crate::llama::{ChatRequest, LlamaError, Message};
+use crate::prompt::cap_chars;
+use crate::prompt::{replay, TurnCtx, THINKING};
 use crate::session::Session;
-use crate::turn::{replay, TurnCtx, THINKING};
 use proto::head::{Head, SummarySource};
 use proto::{neutralise, Record};
 

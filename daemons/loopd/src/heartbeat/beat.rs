@@ -6,8 +6,9 @@
 //! channel turns it into reply-block bytes (`channel::unasked`).
 
 use super::{ack, PROMPT};
+use crate::engine::slots::Keeper;
 use crate::session::Session;
-use crate::turn::{self, Sink, TurnCtx};
+use crate::turn::{Sink, TurnCtx};
 use proto::{Origin, SessionId};
 use std::sync::Arc;
 
@@ -48,8 +49,9 @@ pub enum Beat {
     },
 }
 
-/// Runs one heartbeat in `session` and says what to deliver.
-pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
+/// Runs one heartbeat in `session` and says what to deliver, and whether the turn was
+/// answered (so its after-turn work is due; the worker runs it after delivering).
+pub fn run(ctx: &TurnCtx<'_>, keeper: &mut Keeper, session: &mut Session) -> (Beat, bool) {
     let path = ctx.cfg.prompt_path(PROMPT);
     let text = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
         Ok(text) if !text.trim().is_empty() => text,
@@ -58,42 +60,49 @@ pub fn run(ctx: &TurnCtx<'_>, session: &mut Session) -> Beat {
                 "heartbeat: {} is empty; no heartbeat this time",
                 path.display()
             );
-            return Beat::Quiet;
+            return (Beat::Quiet, false);
         }
         Err(e) => {
             plumbing::error!(
                 "heartbeat: cannot read {}: {e}; no heartbeat this time",
                 path.display()
             );
-            return Beat::Quiet;
+            return (Beat::Quiet, false);
         }
     };
     let mut sink = Collector::default();
-    let outcome = turn::run_turn(ctx, session, text.trim_end(), Origin::Heartbeat, &mut sink);
-    turn::finish_turn(ctx, session, &outcome);
+    let outcome = crate::engine::turn(
+        ctx,
+        keeper,
+        session,
+        text.trim_end(),
+        Origin::Heartbeat,
+        &mut sink,
+    );
     let id = session.id().clone();
     if let Err(e) = outcome {
         plumbing::error!("session {id}: heartbeat failed: {e}");
-        return Beat::Quiet;
+        return (Beat::Quiet, false);
     }
     // The final answer is what the model said after its last tool activity: taken from
-    // the stream rather than the log, which `finish_turn` may have moved to a new epoch.
+    // the stream rather than the log, which a `SessionFull` rerun moved to a new epoch.
     if ack::is_ack(&sink.last) {
         plumbing::info!("session {id}: heartbeat: nothing to report; logged, not delivered");
-        return Beat::Quiet;
+        return (Beat::Quiet, true);
     }
     if sink.is_blank() {
         plumbing::warn!("session {id}: heartbeat: the model answered nothing; nothing delivered");
-        return Beat::Quiet;
+        return (Beat::Quiet, true);
     }
     plumbing::info!(
         "session {id}: heartbeat: delivering {} characters",
         sink.last.chars().count()
     );
-    Beat::Deliver {
+    let beat = Beat::Deliver {
         session: id,
         reply: Arc::new(sink.reply),
-    }
+    };
+    (beat, true)
 }
 
 /// Collects a turn's visible output, bounded, and the last round's answer.

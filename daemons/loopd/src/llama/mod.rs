@@ -3,8 +3,10 @@
 //! at start, and `GET /health` for `/status`. Blocking (ureq); it runs on the worker
 //! thread, never on the poll loop.
 
+pub mod check;
 pub mod request;
 pub mod retry;
+pub mod slots;
 pub mod sse;
 
 pub use request::{ChatRequest, Message};
@@ -149,16 +151,7 @@ impl Client {
 
     /// `(id, n_ctx)` of each slot, from `GET /slots`.
     pub fn slots(&self) -> Result<Vec<(u64, u64)>, String> {
-        let v: serde_json::Value = probe(&format!("{}/slots", self.base))?;
-        let list = v
-            .as_array()
-            .ok_or("GET /slots did not answer a json array")?;
-        list.iter()
-            .map(|s| match (s["id"].as_u64(), s["n_ctx"].as_u64()) {
-                (Some(id), Some(n)) => Ok((id, n)),
-                _ => Err(format!("GET /slots: a slot without id and n_ctx: {s}")),
-            })
-            .collect()
+        Ok(self.slot_list()?.iter().map(|s| (s.id, s.n_ctx)).collect())
     }
 
     /// Whether `GET /health` answers 200.

@@ -2,28 +2,20 @@
 //! with the epoch's replayed prompt, stream its text to the asking client, append
 //! `assistant` and `usage`, run each tool call (appending `tool_result`), and go round
 //! again until the model answers without tool calls or `loop.max_rounds` is spent.
-//! `finish_turn` is what happens after every turn, whatever its outcome.
+//! What follows a turn (summaries, compaction, the rerun after `SessionFull`) is
+//! `crate::engine`'s: this module knows nothing of compaction.
 
-pub mod replay;
 pub mod tools_run;
 
-use crate::llama::{ChatRequest, Client, Completion, Delta, LlamaError};
+use crate::llama::{ChatRequest, Completion, Delta, LlamaError};
+use crate::prompt::{replay, THINKING};
 use crate::session::{Session, SessionError};
 use crate::testhook;
-use proto::config::Config;
 use proto::time::now_rfc3339;
 use proto::{Origin, Record};
 use std::fmt;
 
-/// Turns ask for the model's thinking: the owner's questions deserve it, and llama.cpp
-/// keeps the reasoning out of `content`, so it is neither streamed nor replayed.
-pub const THINKING: bool = true;
-
-/// What a turn needs besides its session.
-pub struct TurnCtx<'a> {
-    pub cfg: &'a Config,
-    pub client: &'a Client,
-}
+pub use crate::prompt::TurnCtx;
 
 /// Where a turn's visible output goes: the asking client's reply block.
 pub trait Sink {
@@ -81,6 +73,8 @@ pub struct TurnDone {
     pub tool_calls: u32,
     /// The model still wanted tools when `loop.max_rounds` was spent.
     pub out_of_rounds: bool,
+    /// The first completion's counters: after a slot restore, whether it took.
+    pub first: Option<crate::session::Usage>,
     /// The last completion's counters.
     pub last: Option<crate::session::Usage>,
 }
@@ -155,6 +149,7 @@ fn rounds(
                 prompt_n: usage.prompt_n,
                 predicted_n: usage.predicted_n,
             })?;
+            done.first.get_or_insert(usage);
             done.last = Some(usage);
         } else {
             plumbing::warn!(
@@ -208,15 +203,4 @@ fn call_model(
             LlamaError::ContextFull(m) => TurnError::SessionFull(m),
             other => TurnError::Llama(other),
         })
-}
-
-/// What happens after every turn, whatever its outcome (SPEC §4): tool summaries and
-/// compaction when the turn succeeded or ended `SessionFull`, then the memoryd nudge. It
-/// cannot run the message again after a `SessionFull`; `run_and_finish` does.
-pub fn finish_turn(
-    ctx: &TurnCtx<'_>,
-    session: &mut Session,
-    outcome: &Result<TurnDone, TurnError>,
-) -> crate::compact::finish::After {
-    crate::compact::finish::finish(ctx, session, outcome, false)
 }

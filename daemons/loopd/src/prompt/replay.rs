@@ -3,7 +3,7 @@
 //! epoch's records in order. Pure and deterministic: the same head and records always
 //! give the same messages, so the prompt prefix llama.cpp has cached stays byte-stable.
 
-use crate::compact::policy::cap_chars;
+use super::cap_chars;
 use crate::llama::request::{Message, WireToolCall};
 use proto::head::Head;
 use proto::{neutralise, Record};

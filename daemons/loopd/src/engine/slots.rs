@@ -1,0 +1,300 @@
+//! Keeping the main slot's prompt cache across a llama.cpp restart (SPEC §4): with
+//! `llama.slot_save_idle_s` above 0 and a server started with `--slot-save-path`, the
+//! main slot is saved after that many idle seconds when it changed since the last save,
+//! and restored before a turn when the server's slot has lost it: the server restarted
+//! (its slot has run no task since), or another session's turns took the slot.
+//!
+//! Files are named by session and epoch (`slot_file`), so a restore only ever loads a
+//! prefix of the same epoch's prompt. llama.cpp has no call that deletes a file, so an
+//! ended epoch's file is overwritten with an empty slot's (40 bytes): the background slot
+//! is erased and saved under that name. A server without a save path is said once in the
+//! log and the keeper goes quiet; it is never an error for the owner.
+
+use crate::llama::slots::SlotError;
+use crate::prompt::TurnCtx;
+use crate::turn::{TurnDone, TurnError};
+use proto::config::Config;
+use proto::SessionId;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// A restore "took" when the next completion reused at least this fraction of the
+/// restored tokens. The last prompt token is always evaluated again and a re-tokenised
+/// answer may differ by a few tokens, so a restore that worked is close to 1; one that
+/// did not (a file from another model, a server that dropped it) is near 0.
+pub const TOOK_FRACTION: f64 = 0.5;
+
+/// The file the main slot of `session` in `epoch` is saved to. Session ids are
+/// `[a-z0-9][a-z0-9-]*`, which llama.cpp's file-name check accepts.
+pub fn slot_file(session: &SessionId, epoch: u64) -> String {
+    format!("{session}-epoch-{epoch:06}.bin")
+}
+
+/// Whether a restore took, from the first completion after it.
+pub fn took(restored: u64, cache_n: u64) -> bool {
+    cache_n as f64 >= TOOK_FRACTION * restored as f64
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    session: SessionId,
+    epoch: u64,
+}
+
+/// What loopd knows of the main slot. It lives on the worker thread, as long as loopd.
+pub struct Keeper {
+    idle: Option<Duration>,
+    main: u32,
+    background: u32,
+    /// False once the server said it has no save path (until a reload).
+    supported: bool,
+    /// Whose epoch the main slot holds, as far as loopd put it there.
+    owner: Option<Owner>,
+    /// The main slot changed since it was last saved or restored.
+    dirty: bool,
+    /// The epoch each session's file was last saved for, with its tokens.
+    saved: HashMap<SessionId, (u64, u64)>,
+    /// Tokens a restore brought back, until the next completion says whether it took.
+    restored: Option<(Owner, u64)>,
+}
+
+/// A keeper that is off: what the worker holds while a job has its own out.
+impl Default for Keeper {
+    fn default() -> Keeper {
+        Keeper {
+            idle: None,
+            main: 0,
+            background: 1,
+            supported: false,
+            owner: None,
+            dirty: false,
+            saved: HashMap::new(),
+            restored: None,
+        }
+    }
+}
+
+impl Keeper {
+    pub fn new(cfg: &Config) -> Keeper {
+        Keeper {
+            idle: idle(cfg),
+            main: cfg.slots.main,
+            background: cfg.slots.background,
+            supported: true,
+            owner: None,
+            dirty: false,
+            saved: HashMap::new(),
+            restored: None,
+        }
+    }
+
+    /// A reloaded config: a new server (or new slots) starts from knowing nothing.
+    pub fn reload(&mut self, old: &Config, new: &Config) {
+        if old.llama.url != new.llama.url || old.slots != new.slots {
+            *self = Keeper::new(new);
+        } else {
+            self.idle = idle(new);
+            self.supported = true;
+        }
+    }
+
+    fn on(&self) -> bool {
+        self.idle.is_some() && self.supported
+    }
+
+    /// How long the worker may wait for a job before saving the main slot; `None` when
+    /// there is nothing to save.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        if self.on() && self.dirty && self.owner.is_some() {
+            self.idle
+        } else {
+            None
+        }
+    }
+
+    /// Before a turn of `session` in `epoch` on the main slot: restore its file when the
+    /// slot does not hold its prompt.
+    pub fn before_turn(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {
+        if !self.on() {
+            return;
+        }
+        let want = Owner {
+            session: session.clone(),
+            epoch,
+        };
+        let fresh = match ctx.client.slot_list() {
+            Ok(list) => !list.iter().any(|s| s.id == u64::from(self.main) && s.used),
+            // The turn will find out for itself; nothing to restore into.
+            Err(_) => return,
+        };
+        let holds = self.owner.as_ref() == Some(&want);
+        let known = self.saved.get(session).map(|(e, _)| *e);
+        let restore = if fresh {
+            // A restarted server: its slot is empty, whatever loopd last put there.
+            // Files from before a loopd restart are unknown to `saved`: try.
+            known.is_none_or(|e| e == epoch)
+        } else if holds {
+            false
+        } else {
+            // Another session's turns, or loopd restarted: restore only what this loopd
+            // saved, never a file that may be older than what the slot holds.
+            self.owner.is_some() && known == Some(epoch)
+        };
+        if restore {
+            self.restore(ctx, want);
+        }
+    }
+
+    fn restore(&mut self, ctx: &TurnCtx<'_>, want: Owner) {
+        let file = slot_file(&want.session, want.epoch);
+        let started = Instant::now();
+        match ctx.client.slot_restore(self.main, &file) {
+            Ok(0) => {}
+            Ok(n) => {
+                plumbing::info!(
+                    "session {}: restored slot {} from {file}: {n} tokens in {} ms",
+                    want.session,
+                    self.main,
+                    started.elapsed().as_millis()
+                );
+                self.owner = Some(want.clone());
+                self.dirty = false;
+                self.restored = Some((want, n));
+            }
+            Err(SlotError::NoSavePath) => self.no_save_path(ctx),
+            // A file that is not there (never saved, or overwritten empty) is a 400.
+            Err(SlotError::Refused { status: 400, .. }) => {}
+            Err(e) => plumbing::warn!(
+                "session {}: restoring slot {} from {file}: {e}; the turn reads its whole prompt",
+                want.session,
+                self.main
+            ),
+        }
+    }
+
+    /// After a turn on the main slot: whose prompt it now holds, and whether a restore
+    /// before it took.
+    pub fn after_turn(
+        &mut self,
+        session: &SessionId,
+        epoch: u64,
+        outcome: &Result<TurnDone, TurnError>,
+    ) {
+        let first = outcome.as_ref().ok().and_then(|d| d.first);
+        if let (Some((owner, n)), Some(usage)) = (self.restored.take(), first) {
+            if !took(n, usage.cache_n) {
+                plumbing::warn!(
+                    "session {}: the restore of slot {} (epoch {}, {n} tokens) did not take: the next turn reused only {} tokens",
+                    owner.session,
+                    self.main,
+                    owner.epoch,
+                    usage.cache_n
+                );
+            }
+        }
+        if matches!(outcome, Err(TurnError::SessionFull(_))) {
+            // The prompt did not fit: what the slot holds now is no one's.
+            self.owner = None;
+            self.dirty = false;
+        } else {
+            self.main_used(session, epoch);
+        }
+    }
+
+    /// The main slot was used for `session`'s `epoch` (a turn, or a summary call whose
+    /// prefix is that epoch's prompt).
+    pub fn main_used(&mut self, session: &SessionId, epoch: u64) {
+        self.owner = Some(Owner {
+            session: session.clone(),
+            epoch,
+        });
+        self.dirty = true;
+    }
+
+    /// `session`'s `epoch` ended (compaction): its file is emptied, and the main slot,
+    /// which holds that epoch's prompt and the summary request, is nobody's.
+    pub fn epoch_ended(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {
+        if self
+            .owner
+            .as_ref()
+            .is_some_and(|o| &o.session == session && o.epoch == epoch)
+        {
+            self.owner = None;
+            self.dirty = false;
+        }
+        self.saved.remove(session);
+        if !self.on() {
+            return;
+        }
+        // Emptied even when this loopd never saved it: a file of the same name may be
+        // from before a loopd restart. It costs two small requests per compaction.
+        let file = slot_file(session, epoch);
+        let emptied = ctx
+            .client
+            .slot_erase(self.background)
+            .and_then(|()| ctx.client.slot_save(self.background, &file));
+        match emptied {
+            Ok(_) => plumbing::info!("session {session}: epoch {epoch} ended; emptied {file}"),
+            Err(SlotError::NoSavePath) => self.no_save_path(ctx),
+            Err(e) => plumbing::warn!("session {session}: emptying {file}: {e}"),
+        }
+    }
+
+    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot.
+    pub fn save(&mut self, ctx: &TurnCtx<'_>) {
+        let Some(owner) = self.owner.clone().filter(|_| self.on() && self.dirty) else {
+            return;
+        };
+        // Whatever happens, this change is dealt with: a failure is not retried every
+        // idle period, the next turn makes the slot dirty again.
+        self.dirty = false;
+        let file = slot_file(&owner.session, owner.epoch);
+        let started = Instant::now();
+        match ctx.client.slot_save(self.main, &file) {
+            Ok(n) => {
+                plumbing::info!(
+                    "session {}: saved slot {} to {file}: {n} tokens in {} ms",
+                    owner.session,
+                    self.main,
+                    started.elapsed().as_millis()
+                );
+                self.saved.insert(owner.session, (owner.epoch, n));
+            }
+            Err(SlotError::NoSavePath) => self.no_save_path(ctx),
+            Err(e) => plumbing::warn!("session {}: saving slot {}: {e}", owner.session, self.main),
+        }
+    }
+
+    fn no_save_path(&mut self, ctx: &TurnCtx<'_>) {
+        self.supported = false;
+        plumbing::notice!(
+            "llama.cpp at {} was started without --slot-save-path: the main slot is not saved, so a restart of llama.cpp makes the next turn read its whole prompt (llama.slot_save_idle_s = {})",
+            ctx.client.base_url(),
+            ctx.cfg.llama.slot_save_idle_s
+        );
+    }
+}
+
+fn idle(cfg: &Config) -> Option<Duration> {
+    (cfg.llama.slot_save_idle_s > 0).then(|| Duration::from_secs(cfg.llama.slot_save_idle_s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_files_are_named_by_session_and_epoch() {
+        let main = SessionId::parse("main").unwrap();
+        assert_eq!(slot_file(&main, 3), "main-epoch-000003.bin");
+    }
+
+    #[test]
+    fn a_restore_took_when_most_of_it_was_reused() {
+        assert!(took(322, 321));
+        assert!(took(322, 161));
+        assert!(!took(322, 160));
+        assert!(!took(322, 0));
+        assert!(took(0, 0));
+    }
+}

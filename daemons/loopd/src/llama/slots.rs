@@ -1,0 +1,127 @@
+//! llama.cpp's slot endpoints beyond the completion: `GET /slots` (which slots exist and
+//! whether each has run a task since the server started) and `POST /slots/{id}?action=
+//! save|restore|erase` (a slot's KV cache to and from a file under the server's
+//! `--slot-save-path`). The facts these rely on are in `docs/llama-api.md`.
+
+use super::{error_body, probe, Client};
+use std::fmt;
+use std::io::Read;
+
+/// The most of a slot action's answer read: a few numbers and a file name.
+pub const MAX_ACTION_BODY: u64 = 64 * 1024;
+
+/// One slot as `GET /slots` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotInfo {
+    pub id: u64,
+    pub n_ctx: u64,
+    /// The slot has run a task since the server started (it shows `id_task`). A slot
+    /// that has not holds nothing of ours, whatever we last put there: the server was
+    /// restarted.
+    pub used: bool,
+}
+
+/// Why a slot action did not happen.
+#[derive(Debug)]
+pub enum SlotError {
+    /// 501: the server was started without `--slot-save-path`.
+    NoSavePath,
+    /// Any other refusal (a missing or unreadable file on restore is a 400).
+    Refused { status: u16, message: String },
+    /// The server could not be reached, or its answer was not what the action returns.
+    Transport(String),
+}
+
+impl fmt::Display for SlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SlotError::NoSavePath => f.write_str("llama.cpp has no --slot-save-path"),
+            SlotError::Refused { status, message } => {
+                write!(f, "llama.cpp answered {status}: {message}")
+            }
+            SlotError::Transport(m) => write!(f, "llama.cpp: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SlotError {}
+
+impl Client {
+    /// Every slot, from `GET /slots`.
+    pub fn slot_list(&self) -> Result<Vec<SlotInfo>, String> {
+        let v: serde_json::Value = probe(&format!("{}/slots", self.base))?;
+        let list = v
+            .as_array()
+            .ok_or("GET /slots did not answer a json array")?;
+        list.iter()
+            .map(|s| match (s["id"].as_u64(), s["n_ctx"].as_u64()) {
+                (Some(id), Some(n_ctx)) => Ok(SlotInfo {
+                    id,
+                    n_ctx,
+                    used: s.get("id_task").is_some(),
+                }),
+                _ => Err(format!("GET /slots: a slot without id and n_ctx: {s}")),
+            })
+            .collect()
+    }
+
+    /// Saves slot `slot` to `filename` under the server's save path; the tokens saved.
+    pub fn slot_save(&self, slot: u32, filename: &str) -> Result<u64, SlotError> {
+        let v = self.slot_action(slot, "save", Some(filename))?;
+        count(&v, "n_saved")
+    }
+
+    /// Loads `filename` into slot `slot`; the tokens restored.
+    pub fn slot_restore(&self, slot: u32, filename: &str) -> Result<u64, SlotError> {
+        let v = self.slot_action(slot, "restore", Some(filename))?;
+        count(&v, "n_restored")
+    }
+
+    /// Empties slot `slot`.
+    pub fn slot_erase(&self, slot: u32) -> Result<(), SlotError> {
+        self.slot_action(slot, "erase", None).map(|_| ())
+    }
+
+    fn slot_action(
+        &self,
+        slot: u32,
+        action: &str,
+        filename: Option<&str>,
+    ) -> Result<serde_json::Value, SlotError> {
+        let url = format!("{}/slots/{slot}?action={action}", self.base);
+        let body = match filename {
+            Some(name) => serde_json::json!({ "filename": name }).to_string(),
+            None => "{}".to_string(),
+        };
+        // The agent's own timeouts (`llama.timeout_s`) bound it: writing a large slot's
+        // cache to disk can take a while, but it is one request.
+        let outcome = self
+            .agent
+            .post(&url)
+            .set("Content-Type", "application/json")
+            .send_string(&body);
+        match outcome {
+            Ok(r) => {
+                let mut text = String::new();
+                r.into_reader()
+                    .take(MAX_ACTION_BODY)
+                    .read_to_string(&mut text)
+                    .map_err(|e| SlotError::Transport(format!("POST {url}: {e}")))?;
+                serde_json::from_str(&text)
+                    .map_err(|e| SlotError::Transport(format!("POST {url}: bad json: {e}")))
+            }
+            Err(ureq::Error::Status(501, _)) => Err(SlotError::NoSavePath),
+            Err(ureq::Error::Status(status, r)) => Err(SlotError::Refused {
+                status,
+                message: error_body(r).1,
+            }),
+            Err(ureq::Error::Transport(t)) => Err(SlotError::Transport(format!("POST {url}: {t}"))),
+        }
+    }
+}
+
+fn count(v: &serde_json::Value, key: &str) -> Result<u64, SlotError> {
+    v[key]
+        .as_u64()
+        .ok_or_else(|| SlotError::Transport(format!("the answer has no {key}: {v}")))
+}
