@@ -111,6 +111,23 @@ impl Record {
         }
     }
 
+    /// The label this record adds to its epoch's context when what the owner says is
+    /// `owner_class` (SPEC §4): an owner `user` record carries that class, trusted; a
+    /// heartbeat's text is loopd's own prompt and carries none; the rest as [`Record::label`].
+    pub fn label_as(&self, owner_class: DataClass) -> Option<Label> {
+        match self {
+            Record::User {
+                origin: Origin::Owner,
+                ..
+            } => Some(Label::new(owner_class, false)),
+            Record::User {
+                origin: Origin::Heartbeat,
+                ..
+            } => None,
+            other => other.label(),
+        }
+    }
+
     /// The record as one line of JSON, newline included, ready for a single `write`.
     pub fn to_line(&self) -> String {
         // Serialising these plain structs cannot fail: every key is a string and every

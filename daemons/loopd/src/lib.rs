@@ -2,6 +2,7 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
+pub mod allow;
 pub mod channel;
 pub mod compact;
 pub mod heartbeat;

@@ -36,7 +36,11 @@ pub fn next_head(
         system,
         tools,
         carry: Some(carry),
-        carry_label: context_label(session.head().carry_label, session.records()),
+        carry_label: context_label(
+            session.head().carry_label,
+            session.records(),
+            session.owner_class(),
+        ),
         reason,
         summary_source,
     }

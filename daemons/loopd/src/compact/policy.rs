@@ -1,7 +1,7 @@
 //! The pure rules of compaction: when it is due, the fallback summary, the character cap,
 //! and the label a new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
 
-use proto::{Label, Record};
+use proto::{DataClass, Label, Record};
 
 /// True when the epoch's last usage filled at least `threshold` of the slot's context:
 /// `cache_n + prompt_n >= threshold × n_ctx`. The add saturates so absurd counts from a
@@ -79,19 +79,20 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
 }
 
 /// The label of everything an epoch's context holds: its own carry label joined with the
-/// label of every record in it. A new epoch's `carry_label` is this, so a summary of
-/// secret or tainted turns stays secret or tainted.
-pub fn context_label(carry_label: Label, records: &[Record]) -> Label {
+/// label of every record in it, the owner's words as `owner_class` (SPEC §4). A new
+/// epoch's `carry_label` is this, so a summary of secret, private or tainted turns stays
+/// so.
+pub fn context_label(carry_label: Label, records: &[Record], owner_class: DataClass) -> Label {
     records
         .iter()
-        .filter_map(Record::label)
+        .filter_map(|r| r.label_as(owner_class))
         .fold(carry_label, Label::join)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::{DataClass, Origin};
+    use proto::Origin;
 
     fn user(text: &str) -> Record {
         Record::User {
@@ -208,9 +209,16 @@ mod tests {
         };
         let carry = Label::new(DataClass::Public, true);
         assert_eq!(
-            context_label(carry, &[user("u"), secret]),
+            context_label(carry, &[user("u"), secret], DataClass::Public),
             Label::new(DataClass::Secret, true)
         );
-        assert_eq!(context_label(Label::PUBLIC, &[user("u")]), Label::PUBLIC);
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Public),
+            Label::PUBLIC
+        );
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Private),
+            Label::new(DataClass::Private, false)
+        );
     }
 }
