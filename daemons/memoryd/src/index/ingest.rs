@@ -112,6 +112,7 @@ impl Index {
                 &mut state,
                 &mut self.rowids,
                 self.max_class,
+                self.owner_class,
                 self.kill_after_rows.map(|n| (n, self.committed_rows)),
             );
             match chunk {
@@ -195,6 +196,7 @@ fn read_chunk(
     state: &mut FileState,
     rowids: &mut RowIds,
     max_class: DataClass,
+    owner_class: DataClass,
     kill: Option<(u64, u64)>,
 ) -> Result<Chunk, ChunkError> {
     let tx = conn.transaction()?;
@@ -260,7 +262,7 @@ fn read_chunk(
                     return Ok(Chunk::Bad { line, message });
                 }
             };
-            if let Some(row) = row_of(&record, &mut state.label, max_class) {
+            if let Some(row) = row_of(&record, &mut state.label, max_class, owner_class) {
                 let rowid = rowids.next(&tx, row.time)?;
                 insert.execute(params![
                     rowid,
