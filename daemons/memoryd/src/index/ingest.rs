@@ -9,9 +9,9 @@
 
 use super::catchup::{Budget, LogFile};
 use super::rowid::RowIds;
-use super::select::row_of;
+use super::select::{row_of, Classes};
 use super::{class_rank, Index, IndexError};
-use proto::label::{DataClass, Label};
+use proto::label::Label;
 use proto::record::Record;
 use rusqlite::{params, Connection};
 use std::fs::File;
@@ -111,8 +111,10 @@ impl Index {
                 file,
                 &mut state,
                 &mut self.rowids,
-                self.max_class,
-                self.owner_class,
+                Classes {
+                    max: self.max_class,
+                    owner: self.owner_class,
+                },
                 self.kill_after_rows.map(|n| (n, self.committed_rows)),
             );
             match chunk {
@@ -195,8 +197,7 @@ fn read_chunk(
     file: &LogFile,
     state: &mut FileState,
     rowids: &mut RowIds,
-    max_class: DataClass,
-    owner_class: DataClass,
+    classes: Classes,
     kill: Option<(u64, u64)>,
 ) -> Result<Chunk, ChunkError> {
     let tx = conn.transaction()?;
@@ -262,7 +263,7 @@ fn read_chunk(
                     return Ok(Chunk::Bad { line, message });
                 }
             };
-            if let Some(row) = row_of(&record, &mut state.label, max_class, owner_class) {
+            if let Some(row) = row_of(&record, &mut state.label, classes.max, classes.owner) {
                 let rowid = rowids.next(&tx, row.time)?;
                 insert.execute(params![
                     rowid,

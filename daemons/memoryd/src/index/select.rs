@@ -9,6 +9,14 @@
 use proto::label::{DataClass, Label};
 use proto::record::{Origin, Record};
 
+/// The classes that decide a row: the index's `memory.max_class` and the owner's words'
+/// `channel.owner_class`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Classes {
+    pub max: DataClass,
+    pub owner: DataClass,
+}
+
 /// One record as it goes into the index.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Row<'a> {
@@ -200,7 +208,8 @@ mod tests {
         assert_eq!(row.label.class, DataClass::Private);
         // An owner class above the index's is never a row.
         let x = user("x");
-        assert!(row_of(&x, &mut Label::PUBLIC, p, DataClass::Secret).is_none());
+        let mut fresh = Label::PUBLIC;
+        assert!(row_of(&x, &mut fresh, p, DataClass::Secret).is_none());
     }
 
     #[test]
