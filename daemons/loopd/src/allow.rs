@@ -53,14 +53,15 @@ pub fn run(
         tool_calls: vec![fetch.clone()],
     })?;
     let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
-    let failed = output.content.starts_with("error: ");
-    let chars = output.content.chars().count();
+    let content = crate::llama::tokenize::neutralise_for_model(&cfg.llama.url, &output.content);
+    let failed = content.starts_with("error: ");
+    let chars = content.chars().count();
     session.append(Record::ToolResult {
         time: now_rfc3339(),
         call: number,
         tool_call_id: fetch.id.clone(),
         name: HTTP_FETCH.into(),
-        content: output.content,
+        content,
         class: output.label.class,
         untrusted: output.label.untrusted,
     })?;

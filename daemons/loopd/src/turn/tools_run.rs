@@ -47,6 +47,16 @@ pub fn run_call(
     } else {
         tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
     };
+    // Broken here, once, where the record is made: the server is asked which spans its
+    // model reads as special, and the answer is kept in the record, so replay stays a pure
+    // function of the records however the server answers later.
+    let output = ToolOutput {
+        content: crate::llama::tokenize::neutralise_for_model(
+            ctx.client.base_url(),
+            &output.content,
+        ),
+        label: output.label,
+    };
     append_result(session, call, number, output)?;
     if let Some(refusal) = refused {
         let why = one_line_clipped(&refusal.reason);
