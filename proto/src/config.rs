@@ -90,6 +90,9 @@ pub struct Memory {
 pub struct Channel {
     pub socket: PathBuf,
     pub allow_uids: Vec<u32>,
+    /// The class of what the owner says (SPEC §4): in loopd's context label and in
+    /// memoryd's rows.
+    pub owner_class: DataClass,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
@@ -123,6 +126,9 @@ pub struct HttpFetch {
     pub max_bytes: u64,
     pub timeout_s: u64,
     pub allow_private: bool,
+    /// A URL not chosen by the owner is refused when the context is untrusted and its
+    /// class is at least this (SPEC §4).
+    pub guard_class: DataClass,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
@@ -144,6 +150,8 @@ pub struct Honcho {
     pub assistant_peer: String,
     /// A file holding the bearer token; empty sends no `Authorization` header.
     pub token_file: PathBuf,
+    /// Nothing whose label class is above this is posted (SPEC §4, §10).
+    pub max_class: DataClass,
 }
 
 impl Default for Config {
@@ -233,6 +241,7 @@ impl Default for Channel {
         Channel {
             socket: PathBuf::from("/run/boxmaker/loopd.sock"),
             allow_uids: Vec::new(),
+            owner_class: DataClass::Private,
         }
     }
 }
@@ -253,6 +262,7 @@ impl Default for HttpFetch {
             max_bytes: 2_097_152,
             timeout_s: 20,
             allow_private: false,
+            guard_class: DataClass::Private,
         }
     }
 }
@@ -266,6 +276,7 @@ impl Default for Honcho {
             owner_peer: "owner".into(),
             assistant_peer: "assistant".into(),
             token_file: PathBuf::new(),
+            max_class: DataClass::Private,
         }
     }
 }

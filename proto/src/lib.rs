@@ -15,6 +15,6 @@ pub mod session_id;
 pub mod time;
 
 pub use label::{DataClass, Label};
-pub use neutralise::neutralise;
+pub use neutralise::{neutralise, neutralise_spans};
 pub use record::{Origin, Record, RecordError, ToolCall};
 pub use session_id::SessionId;

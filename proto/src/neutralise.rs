@@ -24,35 +24,75 @@ const TAG_NAMES: &[&str] = &[
     "function_call",
     "start_of_turn",
     "end_of_turn",
+    "s",
+    "bos",
+    "eos",
+    "pad",
+    "unk",
+    "arg_key",
+    "arg_value",
+    "available_tools",
+    "tool_results",
 ];
 
 /// Returns `text` with every control tag broken, borrowed and unchanged when there is none.
 /// Idempotent: a broken tag has `BREAKER` after its `<`, which no rule matches again.
 pub fn neutralise(text: &str) -> Cow<'_, str> {
-    let Some(first) = text
-        .match_indices('<')
-        .map(|(i, _)| i)
-        .find(|&i| needs_break(&text[i + 1..]))
-    else {
-        return Cow::Borrowed(text);
+    let breaks = || {
+        text.match_indices(['<', '['])
+            .filter(|&(i, open)| needs_break(open, &text[i + 1..]))
+            .map(|(i, _)| i + 1)
     };
+    break_at(text, breaks)
+}
+
+/// `text` with `BREAKER` put at each byte offset `at()` yields (ascending, each on a
+/// character boundary), borrowed when it yields none.
+fn break_at<I: Iterator<Item = usize>>(text: &str, at: impl Fn() -> I) -> Cow<'_, str> {
+    if at().next().is_none() {
+        return Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len() + 3 * 4);
-    out.push_str(&text[..=first]);
-    out.push(BREAKER);
-    let mut rest_start = first + 1;
-    for (at, _) in text.match_indices('<').filter(|&(i, _)| i > first) {
-        if needs_break(&text[at + 1..]) {
-            out.push_str(&text[rest_start..=at]);
-            out.push(BREAKER);
-            rest_start = at + 1;
-        }
+    let mut rest_start = 0;
+    for cut in at() {
+        out.push_str(&text[rest_start..cut]);
+        out.push(BREAKER);
+        rest_start = cut;
     }
     out.push_str(&text[rest_start..]);
     Cow::Owned(out)
 }
 
-/// Whether the text right after a `<` would make it a control tag.
-fn needs_break(after: &str) -> bool {
+/// [`neutralise`], then each of `specials` (the spans the served model's tokenizer reads
+/// as special tokens, as its server said) still standing whole in the text broken after
+/// its first character. Spans of one character cannot be broken and are left; an empty
+/// list is plain `neutralise`.
+pub fn neutralise_spans<'a>(text: &'a str, specials: &[String]) -> Cow<'a, str> {
+    let mut out = neutralise(text);
+    for special in specials {
+        let Some(first) = special.chars().next() else {
+            continue;
+        };
+        if special.len() == first.len_utf8() || !out.contains(special.as_str()) {
+            continue;
+        }
+        let current = out.into_owned();
+        let broken = break_at(&current, || {
+            current
+                .match_indices(special.as_str())
+                .map(|(i, _)| i + first.len_utf8())
+        })
+        .into_owned();
+        out = Cow::Owned(broken);
+    }
+    out
+}
+
+/// Whether the text right after `open` (`<` or `[`) would make it a control tag.
+fn needs_break(open: &str, after: &str) -> bool {
+    if open == "[" {
+        return bracket_word(after);
+    }
     // `<|…|>` is the family most templates use; `<｜` (fullwidth bar) is DeepSeek's.
     if after.starts_with('|') || after.starts_with('\u{FF5C}') {
         return true;
@@ -63,6 +103,23 @@ fn needs_break(after: &str) -> bool {
             && name.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
             && name.as_bytes()[tag.len()] == b'>'
     })
+}
+
+/// `WORD]` or `/WORD]` with a word of two or more upper-case ASCII letters and
+/// underscores (digits after the first letter): the shape of `[INST]` and its family.
+/// These tokens are matched exactly by tokenizers, so `[inst]` is plain text; a harmless
+/// `[OK]` in a page gets an invisible joiner too.
+fn bracket_word(after: &str) -> bool {
+    let name = after.strip_prefix('/').unwrap_or(after);
+    let Some(end) = name.find(']') else {
+        return false;
+    };
+    let word = &name.as_bytes()[..end];
+    word.len() >= 2
+        && word[0].is_ascii_uppercase()
+        && word
+            .iter()
+            .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 #[cfg(test)]
@@ -77,12 +134,77 @@ mod tests {
             tags.push(format!("<{name}>"));
             tags.push(format!("</{name}>"));
         }
+        for word in BRACKETED {
+            tags.push(format!("[{word}]"));
+        }
         tags
     }
 
+    /// The bracketed control words the issue names, and a few more of the family.
+    const BRACKETED: &[&str] = &[
+        "INST",
+        "/INST",
+        "TOOL_CALLS",
+        "AVAILABLE_TOOLS",
+        "/AVAILABLE_TOOLS",
+        "TOOL_RESULTS",
+        "/TOOL_RESULTS",
+        "SYSTEM_PROMPT",
+        "THINK",
+    ];
+
+    #[test]
+    fn breaks_the_families_beyond_chatml() {
+        let mut inputs: Vec<String> = BRACKETED.iter().map(|w| format!("x[{w}]y")).collect();
+        for name in ["s", "/s", "bos", "eos", "arg_key", "/arg_value"] {
+            inputs.push(format!("a<{name}>b"));
+        }
+        for input in inputs {
+            let out = neutralise(&input);
+            assert!(matches!(out, Cow::Owned(_)), "{input}");
+            assert!(!holds_a_whole_tag(&out), "{out}");
+        }
+    }
+
+    #[test]
+    fn bracketed_near_misses_are_borrowed() {
+        for input in [
+            "[x]",
+            "[1]",
+            "[a b]",
+            "[link](https://x)",
+            "[",
+            "[]",
+            "[_A]",
+        ] {
+            assert!(matches!(neutralise(input), Cow::Borrowed(_)), "{input}");
+        }
+        assert!(matches!(neutralise("[inst]"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn spans_the_server_names_are_broken_after_their_first_character() {
+        let special = String::from("<") + "custom_special>";
+        let text = format!("a{special}b{special}");
+        let out = neutralise_spans(&text, std::slice::from_ref(&special));
+        assert!(!out.contains(&special), "{out}");
+        assert_eq!(out.matches(BREAKER).count(), 2);
+        assert!(matches!(
+            neutralise_spans("plain", &[special]),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    /// Angle tags are looked for in any case, bracketed words exactly (as tokenizers do).
     fn holds_a_whole_tag(s: &str) -> bool {
         let lower = s.to_ascii_lowercase();
-        whole_tags().iter().any(|t| lower.contains(t.as_str()))
+        whole_tags().iter().any(|t| {
+            if t.starts_with('[') {
+                s.contains(t.as_str())
+            } else {
+                lower.contains(t.as_str())
+            }
+        })
     }
 
     #[test]
@@ -114,7 +236,7 @@ mod tests {
 
     fn tagged_text() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
-            "[a-z <>|/\u{FF5C}\u{200D}]{0,8}",
+            "[a-zA-Z_ <>|/\\[\\]\u{FF5C}\u{200D}]{0,8}",
             proptest::sample::select(whole_tags()),
             proptest::sample::select(whole_tags()).prop_map(|t| t.to_uppercase()),
             Just(String::from(">")),
@@ -139,6 +261,16 @@ mod tests {
         #[test]
         fn clean_text_comes_back_borrowed(s in "[^<]{0,64}") {
             prop_assert!(matches!(neutralise(&s), Cow::Borrowed(_)));
+        }
+
+        #[test]
+        fn named_spans_never_survive(s in tagged_text(), span in "[<\\[][a-z_|]{1,6}[>\\]]") {
+            let out = neutralise_spans(&s, std::slice::from_ref(&span));
+            prop_assert!(!out.contains(span.as_str()));
+            prop_assert!(!holds_a_whole_tag(&out));
+            let stripped: String = out.chars().filter(|&c| c != BREAKER).collect();
+            let orig: String = s.chars().filter(|&c| c != BREAKER).collect();
+            prop_assert_eq!(stripped, orig);
         }
 
         #[test]

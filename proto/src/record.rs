@@ -111,6 +111,23 @@ impl Record {
         }
     }
 
+    /// The label this record adds to its epoch's context when what the owner says is
+    /// `owner_class` (SPEC §4): an owner `user` record carries that class, trusted; a
+    /// heartbeat's text is loopd's own prompt and carries none; the rest as [`Record::label`].
+    pub fn label_as(&self, owner_class: DataClass) -> Option<Label> {
+        match self {
+            Record::User {
+                origin: Origin::Owner,
+                ..
+            } => Some(Label::new(owner_class, false)),
+            Record::User {
+                origin: Origin::Heartbeat,
+                ..
+            } => None,
+            other => other.label(),
+        }
+    }
+
     /// The record as one line of JSON, newline included, ready for a single `write`.
     pub fn to_line(&self) -> String {
         // Serialising these plain structs cannot fail: every key is a string and every
@@ -316,12 +333,13 @@ impl Fields<'_> {
 }
 
 /// The label of everything an epoch's context holds: its carry label joined with the
-/// label of every record in it. loopd keeps it as the session's label, and a new epoch's
-/// `carry_label` is it, so a summary of secret or tainted turns stays secret or tainted.
-pub fn context_label(carry_label: Label, records: &[Record]) -> Label {
+/// label of every record in it, the owner's words as `owner_class` (SPEC §4). loopd keeps
+/// it as the session's label, and a new epoch's `carry_label` is it, so a summary of
+/// secret, private or tainted turns stays so.
+pub fn context_label(carry_label: Label, records: &[Record], owner_class: DataClass) -> Label {
     records
         .iter()
-        .filter_map(Record::label)
+        .filter_map(|r| r.label_as(owner_class))
         .fold(carry_label, Label::join)
 }
 

@@ -23,8 +23,8 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // deliver, unrendered.
     &["heartbeat"],
     // The whole turn: the turn, the `.`, then what follows it (and the `SessionFull`
-    // rerun), driving both of the layer below.
-    &["engine"],
+    // rerun), driving both of the layer below; `/allow N`, a fetch logged as a tool call.
+    &["engine", "allow"],
     // A turn, and everything after it; neither uses the other.
     &["turn", "compact"],
     // What every model call on an epoch shares: the replayed prompt, the turn context.

@@ -9,6 +9,7 @@
 mod compact;
 mod foundation;
 mod heartbeat;
+mod inject;
 mod layering;
 mod loopd;
 mod memoryd;

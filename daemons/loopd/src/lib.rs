@@ -2,6 +2,7 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
+pub(crate) mod allow;
 pub(crate) mod channel;
 pub(crate) mod compact;
 pub(crate) mod engine;

@@ -42,6 +42,12 @@ pub enum Job {
     Open { id: JobId, session: SessionId },
     /// `/compact`: start a new epoch of `session` now.
     Compact { id: JobId, session: SessionId },
+    /// `/allow N`: fetch the URL the label policy refused for call `call` (`crate::allow`).
+    Allow {
+        id: JobId,
+        session: SessionId,
+        call: u64,
+    },
     /// A reloaded configuration, used from the next job on.
     Reload(Box<Config>),
     /// Run a heartbeat turn in `session` (`crate::heartbeat`).
@@ -193,7 +199,10 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             },
         };
         let id = match &job {
-            Job::Turn { id, .. } | Job::Open { id, .. } | Job::Compact { id, .. } => Some(*id),
+            Job::Turn { id, .. }
+            | Job::Open { id, .. }
+            | Job::Compact { id, .. }
+            | Job::Allow { id, .. } => Some(*id),
             Job::Reload(_) | Job::Heartbeat { .. } => None,
         };
         let beat = matches!(job, Job::Heartbeat { .. });
@@ -262,6 +271,7 @@ impl State {
                 self.notify.done(id, reply, ok);
             }
             Job::Compact { id, session } => self.compact(id, &session),
+            Job::Allow { id, session, call } => self.allow(id, &session, call),
             Job::Reload(cfg) => {
                 self.client = Client::new(&cfg.llama);
                 self.keeper.reload(&self.cfg, &cfg);
@@ -358,6 +368,7 @@ impl State {
     }
 
     fn keep(&mut self, session: Session) {
+        let session = session.with_owner_class(self.cfg.channel.owner_class);
         if self.sessions.len() >= MAX_OPEN_SESSIONS {
             let oldest = self
                 .sessions
@@ -552,6 +563,31 @@ impl State {
             self.keeper.main_used(session_id, from);
             self.keeper.epoch_ended(&ctx, session_id, from);
         }
+    }
+}
+
+impl State {
+    /// `/allow N` in `session_id`, which must exist: a new session refused nothing.
+    fn allow(&mut self, id: JobId, session_id: &SessionId, call: u64) {
+        let notify = self.notify.clone();
+        if !matches!(self.open(session_id), SessionView::Open { .. }) {
+            let why = format!("error: /allow {call}: session {session_id} has refused nothing");
+            return notify.done(id, why, false);
+        }
+        let (cfg, board) = (self.cfg.clone(), self.board.clone());
+        let mut sink = EventSink {
+            id,
+            notify: &notify,
+        };
+        let (reply, ok) = match self.session(session_id) {
+            Ok(session) => {
+                let result = crate::allow::run(&cfg, session, call, &mut sink);
+                board.set(session_id.as_str(), SessionView::of(session));
+                result.unwrap_or_else(|e| (format!("error: session {session_id}: {e}"), false))
+            }
+            Err(e) => (format!("error: session {session_id}: {e}"), false),
+        };
+        notify.done(id, reply, ok);
     }
 }
 

@@ -95,7 +95,9 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
 }
 
 fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> {
-    let mut index = Index::open(&cfg.state_dir, cfg.memory.max_class).map_err(MainError::Index)?;
+    let mut index = Index::open(&cfg.state_dir, cfg.memory.max_class)
+        .map_err(MainError::Index)?
+        .with_owner_class(cfg.channel.owner_class);
     index.set_kill_after_rows(hooks::kill_after_rows());
     let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
     plumbing::info!(

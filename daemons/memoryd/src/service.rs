@@ -217,10 +217,12 @@ impl Service for FrameService {
         let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
         if cfg.state_dir != self.cfg.state_dir || cfg.memory.max_class != self.cfg.memory.max_class
         {
-            self.index =
-                Index::open(&cfg.state_dir, cfg.memory.max_class).map_err(|e| e.to_string())?;
+            self.index = Index::open(&cfg.state_dir, cfg.memory.max_class)
+                .map_err(|e| e.to_string())?
+                .with_owner_class(cfg.channel.owner_class);
             self.pending = Some(Instant::now());
         }
+        self.index.set_owner_class(cfg.channel.owner_class);
         if cfg.memory.socket != self.cfg.memory.socket {
             plumbing::notice!("memory.socket changed; the new path is used after a restart");
         }

@@ -11,6 +11,29 @@ fn an_empty_file_is_the_specs_defaults() {
     assert_eq!(cfg.expect.n_ctx, 262_144);
     assert_eq!(cfg.compact.summarise, vec!["http_fetch".to_string()]);
     assert_eq!(cfg.memory.max_class, DataClass::Private);
+    assert_eq!(cfg.channel.owner_class, DataClass::Private);
+    assert_eq!(cfg.tools.http_fetch.guard_class, DataClass::Private);
+    assert_eq!(cfg.honcho.max_class, DataClass::Private);
+}
+
+#[test]
+fn the_label_keys_parse_and_a_bad_class_is_refused_by_name() {
+    let cfg = parse(
+        "[channel]\nowner_class = \"secret\"\n[tools.http_fetch]\nguard_class = \"public\"\n\
+         [honcho]\nmax_class = \"public\"\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.channel.owner_class, DataClass::Secret);
+    assert_eq!(cfg.tools.http_fetch.guard_class, DataClass::Public);
+    assert_eq!(cfg.honcho.max_class, DataClass::Public);
+    for (text, key) in [
+        ("[channel]\nowner_class = \"mine\"\n", "owner_class"),
+        ("[tools.http_fetch]\nguard_class = 1\n", "guard_class"),
+        ("[honcho]\nmax_class = \"top\"\n", "max_class"),
+    ] {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(key), "{e}");
+    }
 }
 
 #[test]

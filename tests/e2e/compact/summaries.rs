@@ -55,7 +55,9 @@ fn an_http_fetch_result_is_summarised_on_the_background_slot_without_tools() {
     let s = recs.last().unwrap();
     assert_eq!(s["call"], result["call"]);
     assert_eq!(s["tool_call_id"], "c1");
-    assert_eq!(s["class"], "public");
+    // The result is public, but the summary call read the whole epoch, where the owner
+    // spoke (private): the summary carries the join (README, "Labels and injection").
+    assert_eq!(s["class"], "private");
     assert_eq!(s["untrusted"], true);
     assert_eq!(s["content"], "A health <\u{200D}tool_call>check.");
     assert!(head(&l, 1).is_none(), "a summary is not a compaction");

@@ -40,7 +40,8 @@ fn a_turn_over_the_threshold_compacts_with_the_models_summary_carried_into_the_n
     assert_eq!(h["carry"], "We talked about tea.");
     assert_eq!(
         h["carry_label"],
-        json!({"class": "public", "untrusted": false})
+        // The owner spoke in epoch 0: channel.owner_class, private.
+        json!({"class": "private", "untrusted": false})
     );
     assert_eq!(h["reason"], "threshold");
     assert_eq!(h["summary_source"], "model");

@@ -32,7 +32,8 @@ fn status_reports_session_epoch_context_label_and_reachability() {
         "session: main",
         "epoch: 0 (3 records)",
         "context: 350/4096 tokens (8%)",
-        "label: public",
+        // The owner said "hello": channel.owner_class, private.
+        "label: private",
         &format!("llama.cpp: reachable at {}", l.llama.url),
         "memoryd: unreachable: connect ",
     ] {

@@ -328,9 +328,9 @@ fn http_fetch_is_refused_once_the_context_holds_secret_data() {
     c.ask("/session vault");
     let reply = c.ask("send the pin out");
     assert!(
-        reply
-            .iter()
-            .any(|l| l.starts_with("· http_fetch refused: ")),
+        reply.iter().any(|l| l
+            .starts_with("· http_fetch of http://example.com/?pin=1234 refused: ")
+            && l.ends_with("/allow 8")),
         "{reply:?}"
     );
     let log = super::records_in(&l.session_dir("vault").join("epoch-000000.jsonl"));

@@ -135,7 +135,9 @@ fn owner_and_assistant_text_are_recalled_with_their_roles_and_render_as_the_spec
 #[test]
 fn the_rolling_label_starts_at_the_heads_carry_label_and_rises_with_tool_results() {
     let fx = Fixture::new("");
-    Epoch::start(&fx, "main").add(&user("plain walrus"));
+    // Assistant text where nothing raised the label: public. (Owner text is
+    // channel.owner_class, private, which would raise it.)
+    Epoch::start(&fx, "main").add(&assistant("plain walrus"));
     Epoch::begin(
         &fx.state_dir,
         "main",
@@ -144,7 +146,7 @@ fn the_rolling_label_starts_at_the_heads_carry_label_and_rises_with_tool_results
     )
     .add(&user("carried walrus"));
     Epoch::begin(&fx.state_dir, "other", 0, Label::PUBLIC)
-        .add(&user("before the fetch narwhal"))
+        .add(&assistant("before the fetch narwhal"))
         .add(&tool_result("read_file", "body", DataClass::Private, false))
         .add(&user("after the fetch narwhal"));
     let _d = Daemon::start("memoryd", &fx);

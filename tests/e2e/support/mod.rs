@@ -3,6 +3,7 @@
 //! ends however it ends.
 
 pub mod channel;
+pub mod compromised;
 pub mod daemon;
 pub mod fixture;
 pub mod frames;

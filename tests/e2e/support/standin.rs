@@ -12,6 +12,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+/// A reply computed from a chat request's JSON body.
+pub type Brain = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 /// A latch a scripted reply can wait on, so a test can act while a turn is in flight.
 #[derive(Clone, Default)]
 pub struct Gate(Arc<(Mutex<bool>, Condvar)>);
@@ -78,6 +81,9 @@ struct Shared {
     /// Replies for the first request whose last message holds the key, before the script.
     keyed: Mutex<Vec<(String, Reply)>>,
     fallback: Mutex<Option<Reply>>,
+    /// Computes the reply from the request body when nothing keyed or scripted is left
+    /// (a model with a mind of its own: `support::compromised`).
+    brain: Mutex<Option<Brain>>,
     requests: Mutex<Vec<Request>>,
     arrived: Condvar,
     n_ctx: Mutex<u64>,
@@ -137,6 +143,11 @@ impl Standin {
             .lock()
             .unwrap()
             .push((needle.to_string(), reply));
+    }
+
+    /// Every chat request past the script is answered by `brain` from its body.
+    pub fn set_brain(&self, brain: Brain) {
+        *self.shared.brain.lock().unwrap() = Some(brain);
     }
 
     /// The reply every chat request gets once the script is empty.
@@ -307,6 +318,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 at.map(|i| keyed.remove(i).1)
             };
             let next = keyed.or_else(|| shared.script.lock().unwrap().pop_front());
+            let brain = shared.brain.lock().unwrap().clone();
+            let next = next.or_else(|| {
+                let body: Value = serde_json::from_slice(&body).ok()?;
+                brain.map(|b| b(&body))
+            });
             next.or_else(|| shared.fallback.lock().unwrap().clone())
                 .unwrap_or_else(|| {
                     Reply::Status(

@@ -11,6 +11,8 @@ pub enum Command {
     /// `/session` alone shows the current session; with a name it switches.
     Session(Option<String>),
     Recall(String),
+    /// `/allow N`: the call number, or the text that is not one.
+    Allow(Result<u64, String>),
     Quit,
     Unknown(String),
 }
@@ -28,6 +30,7 @@ pub fn parse(line: &str) -> Option<Command> {
         "compact" => Command::Compact,
         "session" => Command::Session((!arg.is_empty()).then(|| arg.to_string())),
         "recall" => Command::Recall(arg.to_string()),
+        "allow" => Command::Allow(arg.parse().map_err(|_| arg.to_string())),
         "quit" => Command::Quit,
         _ => Command::Unknown(word.to_string()),
     })
@@ -41,6 +44,7 @@ Lines starting with / are commands:
 /session [NAME]  show this connection's session, or switch to NAME
 /recall QUERY    search memory directly, without the model
 /compact         start a new epoch now, carrying a summary
+/allow N         fetch the url of refused call N, as if you had sent it
 /quit            close this connection
 Tool activity shows as lines starting with `· `.";
 
@@ -67,5 +71,7 @@ mod tests {
             Some(Command::Session(Some("work".into())))
         );
         assert_eq!(parse("/frob x"), Some(Command::Unknown("frob".into())));
+        assert_eq!(parse("/allow 7"), Some(Command::Allow(Ok(7))));
+        assert_eq!(parse("/allow x"), Some(Command::Allow(Err("x".into()))));
     }
 }

@@ -234,6 +234,26 @@ impl Channel {
                     }
                 }
             },
+            Command::Allow(Err(arg)) => out.send(
+                id,
+                whole(&format!(
+                    "error: /allow needs the number of a refused call, got {arg:?}"
+                )),
+            ),
+            Command::Allow(Ok(call)) => {
+                let job = self.begin(id, None);
+                if !self.worker.submit(Job::Allow {
+                    id: job,
+                    session,
+                    call,
+                }) {
+                    self.fail(
+                        out,
+                        job,
+                        "error: the turn worker has stopped; restart loopd",
+                    );
+                }
+            }
             Command::Recall(query) if query.is_empty() => {
                 out.send(id, whole("error: /recall needs a query"))
             }

@@ -191,9 +191,16 @@ mod tests {
         };
         let carry = Label::new(DataClass::Public, true);
         assert_eq!(
-            context_label(carry, &[user("u"), secret]),
+            context_label(carry, &[user("u"), secret], DataClass::Public),
             Label::new(DataClass::Secret, true)
         );
-        assert_eq!(context_label(Label::PUBLIC, &[user("u")]), Label::PUBLIC);
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Public),
+            Label::PUBLIC
+        );
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Private),
+            Label::new(DataClass::Private, false)
+        );
     }
 }

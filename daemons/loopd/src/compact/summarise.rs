@@ -20,7 +20,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// A tool result that wants a summary, copied out of the epoch so the session can be
-/// appended to while the queue is worked through.
+/// appended to while the queue is worked through. Its label becomes the summary's, joined
+/// with the context label by [`missing`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pending {
     pub call: u64,
@@ -154,7 +155,14 @@ pub fn missing(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, S
     };
     let prefix = prefix_of(session.head(), session.records(), ctx.cfg);
     let slot = slot(ctx.cfg);
-    for item in queue {
+    // The summary is written by a model that reads the whole epoch's prompt, not only the
+    // result: it can repeat anything in it (an injected page can ask for exactly that).
+    // So it carries the result's label joined with the context's, or a private fact
+    // would come back out of memoryd as a public summary.
+    let context = session.label();
+    for mut item in queue {
+        item.class = item.class.max(context.class);
+        item.untrusted |= context.untrusted;
         let req = request(&prefix, &prompt, &item, ctx.cfg.turn.tool_result_cap, slot);
         let answer = match ctx.client.chat(&req, &mut |_| {}) {
             Ok(c) => {

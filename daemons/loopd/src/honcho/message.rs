@@ -6,8 +6,10 @@
 //! as several messages in order, so nothing is refused for its length.
 
 use super::cursor::Cursor;
+use super::label::Labeller;
 use super::scan::{Scan, Turn};
 use proto::Origin;
+use proto::{DataClass, Label};
 use serde_json::{json, Value};
 
 /// Honcho refuses a batch of more than 100 messages (`MessageBatchCreate`).
@@ -120,12 +122,46 @@ pub struct Plan {
     pub after: Cursor,
 }
 
+/// What may be posted: the labeller reading the logs, and `honcho.max_class`.
+pub struct Gate<'a> {
+    pub labels: &'a mut Labeller,
+    pub max_class: DataClass,
+}
+
+/// A message of a scan not yet reported: to post, or held back for good because its
+/// label is above `honcho.max_class`. Either way the cursor moves past it.
+enum Item {
+    Post(Outgoing),
+    Held { id: String, label: Label },
+}
+
+/// The labels of a turn's messages, in [`turn_messages`]' order: the owner's words, then
+/// the answer under the context it was written in.
+fn turn_labels(turn: &Turn, labels: &mut Labeller) -> Result<[Label; 2], String> {
+    Ok([
+        labels.owner_label(),
+        labels.context_at(turn.epoch, turn.answer.offset)?,
+    ])
+}
+
 /// Every message of `scan` that `from` does not already count as reported, each with the
 /// cursor that counts it (and all before it) as reported.
-fn pending(session: &str, scan: &Scan, from: &Cursor, peers: &Peers) -> Vec<(Outgoing, Cursor)> {
+fn pending(
+    session: &str,
+    scan: &Scan,
+    from: &Cursor,
+    peers: &Peers,
+    gate: &mut Gate<'_>,
+) -> Result<Vec<(Item, Cursor)>, String> {
     let mut out = Vec::new();
     for turn in &scan.turns {
         let messages = turn_messages(session, turn, peers);
+        let labels = if messages.is_empty() {
+            [Label::PUBLIC; 2]
+        } else {
+            turn_labels(turn, gate.labels)?
+        };
+        let owner_parts = split(&turn.user.text).len();
         let total = messages.len();
         let skip = if (turn.epoch, turn.user.offset) == (from.epoch, from.offset) {
             from.done
@@ -146,27 +182,55 @@ fn pending(session: &str, scan: &Scan, from: &Cursor, peers: &Peers) -> Vec<(Out
                     done: k + 1,
                 }
             };
-            out.push((m, after));
+            // The owner's parts come first (see `turn_messages`); parts of one text share
+            // its record, and so its label.
+            let label = if k < owner_parts {
+                labels[0]
+            } else {
+                labels[1]
+            };
+            let item = if label.class > gate.max_class {
+                Item::Held { id: m.id, label }
+            } else {
+                Item::Post(m)
+            };
+            out.push((item, after));
         }
     }
-    out
+    Ok(out)
 }
 
 /// The next batch of at most `max` messages from `scan`, which was read from `from`.
-pub fn plan(session: &str, scan: &Scan, from: &Cursor, peers: &Peers, max: usize) -> Plan {
-    let all = pending(session, scan, from, peers);
-    if all.len() <= max {
-        // Everything found goes, so the cursor may move on to where the scan rested.
-        return Plan {
-            batch: all.into_iter().map(|(m, _)| m).collect(),
-            after: scan.rest,
-        };
+/// Messages held back by their label are passed over (the cursor moves past them) with a
+/// `loopd:` line each, once: only those before the batch's end are passed over now.
+pub fn plan(
+    session: &str,
+    scan: &Scan,
+    from: &Cursor,
+    peers: &Peers,
+    max: usize,
+    gate: &mut Gate<'_>,
+) -> Result<Plan, String> {
+    let all = pending(session, scan, from, peers, gate)?;
+    let mut batch = Vec::new();
+    let mut last = *from;
+    for (item, cursor) in all {
+        match item {
+            // The batch is full: the cursor rests just past the last message it passed.
+            Item::Post(_) if batch.len() == max => return Ok(Plan { batch, after: last }),
+            Item::Post(m) => batch.push(m),
+            Item::Held { id, label } => plumbing::notice!(
+                "honcho: session {session}: message {id} is {label}, above honcho.max_class ({}); it is passed over for good, not posted",
+                gate.max_class
+            ),
+        }
+        last = cursor;
     }
-    let after = all[max - 1].1;
-    Plan {
-        batch: all.into_iter().take(max).map(|(m, _)| m).collect(),
-        after,
-    }
+    // Everything found is passed, so the cursor may move on to where the scan rested.
+    Ok(Plan {
+        batch,
+        after: scan.rest,
+    })
 }
 
 /// Where message `id` lies in `scan` (read from `from`): the cursor just past it, and
@@ -179,11 +243,14 @@ pub fn cursor_past(
     peers: &Peers,
     id: &str,
     content: &str,
-) -> Option<(Cursor, bool)> {
-    pending(session, scan, from, peers)
+    gate: &mut Gate<'_>,
+) -> Result<Option<(Cursor, bool)>, String> {
+    Ok(pending(session, scan, from, peers, gate)?
         .into_iter()
-        .find(|(m, _)| m.id == id)
-        .map(|(m, after)| (after, m.content.replace('\0', "") == content))
+        .find_map(|(item, after)| match item {
+            Item::Post(m) if m.id == id => Some((after, m.content.replace('\0', "") == content)),
+            _ => None,
+        }))
 }
 
 #[cfg(test)]

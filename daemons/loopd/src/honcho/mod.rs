@@ -28,6 +28,7 @@
 
 mod client;
 mod cursor;
+mod label;
 mod message;
 mod scan;
 mod sync;
@@ -160,6 +161,10 @@ impl Reporter {
             peers: Peers {
                 owner: cfg.honcho.owner_peer.clone(),
                 assistant: cfg.honcho.assistant_peer.clone(),
+            },
+            classes: label::Classes {
+                owner: cfg.channel.owner_class,
+                max: cfg.honcho.max_class,
             },
             honcho_session: cfg.honcho.session.clone(),
             after_post: opts.after_post,

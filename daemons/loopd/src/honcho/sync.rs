@@ -4,6 +4,7 @@
 
 use super::client::{CallError, Client, Held};
 use super::cursor::{self, Cursor};
+use super::label::{Classes, Labeller};
 use super::message::{self, Peers, MAX_BATCH};
 use super::scan;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,8 @@ pub struct Ctx {
     pub state_dir: PathBuf,
     pub client: Client,
     pub peers: Peers,
+    /// What the owner's words are, and the most that may be posted.
+    pub classes: Classes,
     /// `honcho.session`; empty means each boxmaker session reports to its own name.
     pub honcho_session: String,
     pub after_post: AfterPost,
@@ -102,7 +105,7 @@ impl SessionSync {
         if !self.checked {
             match ctx.client.newest(&target, &name) {
                 Ok(Some(held)) => {
-                    if let Some(past) = find_past(&dir, cur, &name, &ctx.peers, &held)? {
+                    if let Some(past) = find_past(&dir, cur, &name, ctx, &held)? {
                         plumbing::notice!(
                             "honcho: session {name}: Honcho already holds {}; the cursor moves past it",
                             held.id
@@ -120,12 +123,17 @@ impl SessionSync {
             self.checked = true;
         }
         let mut posted = 0;
+        let mut labels = Labeller::new(&dir, ctx.classes.owner);
         loop {
             if ctx.stopping.load(Ordering::SeqCst) {
                 return Ok(Outcome::Exit);
             }
             let found = scan::scan(&dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
-            let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH);
+            let mut gate = message::Gate {
+                labels: &mut labels,
+                max_class: ctx.classes.max,
+            };
+            let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)?;
             let (Some(first), Some(last)) = (plan.batch.first(), plan.batch.last()) else {
                 if plan.after != cur {
                     self.save(&cursor_path, plan.after)?;
@@ -190,9 +198,11 @@ fn find_past(
     dir: &Path,
     from: Cursor,
     session: &str,
-    peers: &Peers,
+    ctx: &Ctx,
     held: &Held,
 ) -> Result<Option<Cursor>, String> {
+    let peers = &ctx.peers;
+    let mut labels = Labeller::new(dir, ctx.classes.owner);
     let Some(at) = message::parse_id(session, &held.id) else {
         return Ok(None);
     };
@@ -202,7 +212,19 @@ fn find_past(
     let mut cur = from;
     loop {
         let found = scan::scan(dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
-        match message::cursor_past(session, &found, &cur, peers, &held.id, &held.content) {
+        let mut gate = message::Gate {
+            labels: &mut labels,
+            max_class: ctx.classes.max,
+        };
+        match message::cursor_past(
+            session,
+            &found,
+            &cur,
+            peers,
+            &held.id,
+            &held.content,
+            &mut gate,
+        )? {
             Some((past, true)) => return Ok(Some(past)),
             Some((_, false)) => {
                 // Same place, other text: these logs are not the ones Honcho was sent (the

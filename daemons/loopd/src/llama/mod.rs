@@ -8,6 +8,7 @@ pub mod request;
 pub mod retry;
 pub mod slots;
 pub mod sse;
+pub mod tokenize;
 
 pub use request::{ChatRequest, Message};
 pub use sse::{Completion, Delta};

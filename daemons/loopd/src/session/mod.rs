@@ -5,7 +5,7 @@
 //! rule, atomic writes) are the `sessions` crate's.
 
 use proto::head::{log_file_name, Head, Reason, SummarySource};
-use proto::{Label, Record, SessionId};
+use proto::{DataClass, Label, Record, SessionId};
 use sessions::lines::{Line, LineReader};
 use sessions::log::LogFile;
 use sessions::{atomic, epochs};
@@ -46,6 +46,10 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
+/// The owner's class until [`Session::with_owner_class`] sets the configured one: the
+/// default of `channel.owner_class`.
+const OWNER_CLASS_DEFAULT: DataClass = DataClass::Private;
+
 /// What a new epoch freezes: the system prompt text and the tool schemas.
 pub struct Frozen {
     pub system: String,
@@ -76,8 +80,11 @@ pub struct Session {
     head: Head,
     log: LogFile,
     records: Vec<Record>,
-    /// The join of the head's carry label and every record label in the epoch.
+    /// The join of the head's carry label and every record label in the epoch, the
+    /// owner's words counted as `owner_class`.
     label: Label,
+    /// `channel.owner_class`: the label of what the owner says (SPEC §4).
+    owner_class: DataClass,
     /// The next tool call number: one more than any `call` in the session's logs.
     next_call: u64,
 }
@@ -145,7 +152,8 @@ impl Session {
         records: Vec<Record>,
         earlier_max_call: u64,
     ) -> Session {
-        let label = proto::record::context_label(head.carry_label, &records);
+        let owner_class = OWNER_CLASS_DEFAULT;
+        let label = proto::record::context_label(head.carry_label, &records, owner_class);
         let max_call = records
             .iter()
             .filter_map(call_of)
@@ -157,8 +165,19 @@ impl Session {
             log,
             records,
             label,
+            owner_class,
             next_call: max_call.saturating_add(1),
         }
+    }
+
+    /// The session with what the owner says labelled `owner_class` (`channel.owner_class`),
+    /// its context label counted again from the head and the records with it.
+    #[must_use]
+    pub fn with_owner_class(mut self, owner_class: DataClass) -> Session {
+        self.owner_class = owner_class;
+        self.label =
+            proto::record::context_label(self.head.carry_label, &self.records, owner_class);
+        self
     }
 
     /// Makes the epoch whose head is now on disk the current one: `log` is its log, opened
@@ -167,15 +186,17 @@ impl Session {
     /// the new one. Call numbers go on from where they were.
     pub fn enter(&mut self, head: Head, log: LogFile, records: Vec<Record>) {
         let next_call = self.next_call;
+        let owner_class = self.owner_class;
         let dir = std::mem::take(&mut self.dir);
-        *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
+        let entered = Session::assemble(self.id.clone(), dir, head, log, records, 0);
+        *self = entered.with_owner_class(owner_class);
         self.next_call = self.next_call.max(next_call);
     }
 
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;
-        if let Some(l) = record.label() {
+        if let Some(l) = record.label_as(self.owner_class) {
             self.label = self.label.join(l);
         }
         if let Some(call) = call_of(&record) {

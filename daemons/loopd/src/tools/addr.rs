@@ -72,6 +72,38 @@ fn refusal_v6(ip: Ipv6Addr) -> Option<&'static str> {
     if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return refusal_v4(embedded_v4(seg));
     }
+    // ::ffff:0:a.b.c.d is SIIT's IPv4-translated form (RFC 6145): a translator forwards
+    // it to a.b.c.d.
+    if seg[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return refusal_v4(embedded_v4(seg))
+            .map(|_| "SIIT (::ffff:0:0:0/96) of a refused IPv4 address");
+    }
+    // 64:ff9b:1::/48 is local-use NAT64 (RFC 8215): the operator picks the prefix length,
+    // so the IPv4 address may sit at any of RFC 6052's places; refused when any reading
+    // of it is a refused address.
+    if seg[..3] == [0x64, 0xff9b, 1] {
+        let o = ip.octets();
+        let readings = [
+            [o[6], o[7], o[9], o[10]],    // /48 (octet 8 is the reserved `u` octet)
+            [o[7], o[9], o[10], o[11]],   // /56
+            [o[9], o[10], o[11], o[12]],  // /64
+            [o[12], o[13], o[14], o[15]], // /96
+        ];
+        if readings
+            .into_iter()
+            .any(|v4| refusal_v4(Ipv4Addr::from(v4)).is_some())
+        {
+            return Some("local-use NAT64 (64:ff9b:1::/48) of a refused IPv4 address");
+        }
+    }
+    // 2002:AABB:CCDD::/48 is 6to4: a relay sends it to the IPv4 address AA.BB.CC.DD.
+    if seg[0] == 0x2002 {
+        let [a, b] = seg[1].to_be_bytes();
+        let [c, d] = seg[2].to_be_bytes();
+        if refusal_v4(Ipv4Addr::new(a, b, c, d)).is_some() {
+            return Some("6to4 (2002::/16) of a refused IPv4 address");
+        }
+    }
     // ::a.b.c.d (IPv4-compatible, deprecated) has no legitimate use on the internet.
     if seg[..6] == [0; 6] {
         return Some("IPv4-compatible (::/96)");
@@ -250,6 +282,14 @@ mod tests {
             "64:ff9b::7f00:1",
             "64:ff9b::a00:1",
             "::127.0.0.1",
+            // SIIT, local-use NAT64 at /96 and /48, 6to4: each embedding 127/8 or 10/8.
+            "::ffff:0:7f00:1",
+            "::ffff:0:a00:1",
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1:7f00:1:100::",
+            "2002:7f00:1::1",
+            "2002:a00:1::",
+            "2002:c0a8:101::1",
         ] {
             assert!(refused(a), "{a} should be refused");
         }
@@ -270,6 +310,8 @@ mod tests {
             "2001:4860:4860::8888",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "::ffff:0:808:808",
+            "2002:808:808::1",
         ] {
             assert!(!refused(a), "{a} should pass");
         }

@@ -1,6 +1,6 @@
 //! loopd's tools as the turn loop sees them (SPEC §4): the schemas sent to the model, the
-//! two local tools (`read_file`, `http_fetch`) run from the model's raw JSON arguments,
-//! and the context-label policy checked before any tool runs. `recall` talks to memoryd
+//! two local tools (`read_file`, `http_fetch`) run from the model's raw JSON arguments;
+//! the context-label policy checked before any tool runs is in [`guard`]. `recall` talks to memoryd
 //! and is run by the turn loop; only its schema and policy live here.
 //!
 //! **Invariant:** nothing here panics or returns an error type on bad input. Every
@@ -9,6 +9,7 @@
 //! on.
 
 pub mod addr;
+pub mod guard;
 pub mod html;
 pub mod http_fetch;
 pub mod read_file;
@@ -133,22 +134,6 @@ pub const FETCHED: Label = Label {
     class: DataClass::Public,
     untrusted: true,
 };
-
-/// The context-label policy: may tool `name` run when the epoch's context label is
-/// `context`? `Err(reason)` when refused; the reason has no `error: ` prefix (wrap it with
-/// [`ToolOutput::error`] for the model, and put it in the `note`). `http_fetch` is refused
-/// once the context holds secret data, so an injected instruction cannot carry a secret
-/// out in a URL. `read_file`, `recall` and any other name are allowed (an unknown name
-/// then fails in [`run_local`]).
-pub fn policy(name: &str, context: proto::Label) -> Result<(), String> {
-    if name == HTTP_FETCH && context.class >= DataClass::Secret {
-        return Err(format!(
-            "{HTTP_FETCH} refused: the conversation holds secret data, and a fetched url could \
-             carry it out"
-        ));
-    }
-    Ok(())
-}
 
 /// Why the model's arguments could not be used. Messages name the tool and the field.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,20 +5,23 @@
 //! canonical path must lie under a canonicalized root, component by component; the
 //! class rules are matched against that same canonical path, so neither `..` nor a
 //! symlink can move a file out of a root or out from under a `secret` rule. The file
-//! is then opened with `O_NOFOLLOW` (its last component cannot have become a symlink
-//! since the check) and `O_NONBLOCK` (a FIFO cannot hang the turn), and its size is taken
-//! from the open file before a byte is read.
+//! is then opened beneath the root's own directory by that canonical path, with no
+//! symlink followed on the way (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`,
+//! or, where the kernel lacks it, a walk opening one component at a time with
+//! `O_NOFOLLOW`), so swapping a directory for a symlink between the check and the open
+//! makes the open fail instead of escaping; `O_NONBLOCK` keeps a FIFO from hanging the
+//! turn, and the size is taken from the open file before a byte is read.
 //!
-//! Left as it is: someone with write access inside a root could swap a directory for a
-//! symlink between the check and the open. The threat here is an injected instruction,
-//! which can ask for paths but cannot create symlinks.
+//! A hard link has no single path: the same file could sit under a `secret` rule and,
+//! linked, under a `private` one. Rather than guess which rule is the true one, a file
+//! with more than one link is refused (`st_nlink > 1`).
 
 use proto::config::{ClassRule, ReadFile};
 use proto::{DataClass, Label};
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The label of a file no class rule matches (SPEC §4): the owner's files are private,
@@ -39,6 +42,8 @@ pub enum ReadError {
     TooLarge { path: String, size: u64, max: u64 },
     Grew { path: String, max: u64 },
     NotUtf8 { path: String },
+    HardLinked { path: String, links: u64 },
+    Moved { path: String },
 }
 
 impl fmt::Display for ReadError {
@@ -63,6 +68,14 @@ impl fmt::Display for ReadError {
             ReadError::NotUtf8 { path } => {
                 write!(f, "{path}: not UTF-8 text (a binary file?), not read")
             }
+            ReadError::HardLinked { path, links } => write!(
+                f,
+                "{path}: the file has {links} hard links, so its class cannot be told from one path; not read"
+            ),
+            ReadError::Moved { path } => write!(
+                f,
+                "{path}: a directory on the path was replaced by a symlink or moved while it was opened; not read"
+            ),
         }
     }
 }
@@ -71,14 +84,15 @@ impl fmt::Display for ReadError {
 /// a file already found inside a root carries that file's label too (its size or
 /// encoding is a fact about the file); an error before that carries none.
 pub fn read(path: &str, cfg: &ReadFile) -> Result<(String, Label), (ReadError, Option<Label>)> {
-    let canonical = resolve(path, cfg).map_err(|e| (e, None))?;
+    let (root, canonical) = resolve(path, cfg).map_err(|e| (e, None))?;
     let label = label_for(&canonical, &cfg.class);
-    let text = read_bounded(path, &canonical, cfg.max_bytes).map_err(|e| (e, Some(label)))?;
+    let text =
+        read_bounded(path, &root, &canonical, cfg.max_bytes).map_err(|e| (e, Some(label)))?;
     Ok((text, label))
 }
 
-/// The canonical path of `path`, or why it may not be read.
-fn resolve(path: &str, cfg: &ReadFile) -> Result<PathBuf, ReadError> {
+/// The canonical root holding `path` and the canonical path, or why it may not be read.
+fn resolve(path: &str, cfg: &ReadFile) -> Result<(PathBuf, PathBuf), ReadError> {
     let given = Path::new(path);
     if !given.is_absolute() {
         return Err(ReadError::Relative { path: path.into() });
@@ -109,10 +123,15 @@ fn resolve(path: &str, cfg: &ReadFile) -> Result<PathBuf, ReadError> {
         return Err(outside());
     }
     let canonical = given.canonicalize().map_err(|e| io_error(path, &e))?;
-    if !roots.iter().any(|r| canonical.starts_with(r)) {
+    // The deepest root holding it: nested roots open beneath the nearest one.
+    let Some(root) = roots
+        .iter()
+        .filter(|r| canonical.starts_with(r))
+        .max_by_key(|r| r.components().count())
+    else {
         return Err(outside());
-    }
-    Ok(canonical)
+    };
+    Ok((root.clone(), canonical))
 }
 
 /// `path` with `.` dropped and `..` applied to the text alone, without touching the disk.
@@ -167,11 +186,27 @@ pub fn label_for(canonical: &Path, rules: &[ClassRule]) -> Label {
     best.map_or(DEFAULT_LABEL, |(_, label)| label)
 }
 
-fn read_bounded(path: &str, canonical: &Path, max_bytes: u64) -> Result<String, ReadError> {
-    let file = open(canonical).map_err(|e| io_error(path, &e))?;
+fn read_bounded(
+    path: &str,
+    root: &Path,
+    canonical: &Path,
+    max_bytes: u64,
+) -> Result<String, ReadError> {
+    let file = open_beneath(root, canonical).map_err(|e| match e.raw_os_error() {
+        // ELOOP: a symlink on the way; EXDEV: the path left the root; ENOTDIR: a
+        // directory became something else. Each means the tree changed since the check.
+        Some(libc_errno) if MOVED.contains(&libc_errno) => ReadError::Moved { path: path.into() },
+        _ => io_error(path, &e),
+    })?;
     let meta = file.metadata().map_err(|e| io_error(path, &e))?;
     if !meta.is_file() {
         return Err(ReadError::NotAFile { path: path.into() });
+    }
+    if meta.nlink() > 1 {
+        return Err(ReadError::HardLinked {
+            path: path.into(),
+            links: meta.nlink(),
+        });
     }
     // Refused by the size the file has now, before any read: a 2 GB file costs one fstat.
     if meta.len() > max_bytes {
@@ -195,13 +230,73 @@ fn read_bounded(path: &str, canonical: &Path, max_bytes: u64) -> Result<String, 
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8 { path: path.into() })
 }
 
-fn open(canonical: &Path) -> io::Result<File> {
-    use nix::fcntl::OFlag;
-    let flags = OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits())
-        .open(canonical)
+/// The errors of an open beneath the root that mean the tree changed under it.
+const MOVED: [i32; 3] = [
+    rustix::io::Errno::LOOP.raw_os_error(),
+    rustix::io::Errno::XDEV.raw_os_error(),
+    rustix::io::Errno::NOTDIR.raw_os_error(),
+];
+
+/// Opens `canonical` (which lies under `root`) for reading, beneath `root`'s directory,
+/// following no symlink on the way.
+fn open_beneath(root: &Path, canonical: &Path) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let rel = canonical
+        .strip_prefix(root)
+        .map_err(|_| io::Error::from_raw_os_error(rustix::io::Errno::XDEV.raw_os_error()))?;
+    let dir = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let file_flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if rel.as_os_str().is_empty() {
+        // The root itself: a directory, refused as not a regular file by the caller.
+        return Ok(File::from(rustix::fs::openat(
+            &dir,
+            ".",
+            file_flags,
+            Mode::empty(),
+        )?));
+    }
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(&dir, rel, file_flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(File::from(fd)),
+        // No openat2 here (before Linux 5.6, or a seccomp filter): the walk does the same.
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+            walk_beneath(dir, rel, file_flags).map(File::from)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Opens `rel` beneath `dir` one component at a time, each with `O_NOFOLLOW`: a component
+/// that is a symlink fails with `ELOOP` (or `ENOTDIR`) rather than being followed. `rel`
+/// is part of a canonical path, so it holds no `..` or `.`.
+fn walk_beneath(
+    dir: std::os::fd::OwnedFd,
+    rel: &Path,
+    file_flags: rustix::fs::OFlags,
+) -> io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let parts: Vec<Component<'_>> = rel.components().collect();
+    let mut dir = dir;
+    for (i, part) in parts.iter().enumerate() {
+        let Component::Normal(name) = part else {
+            return Err(io::Error::from_raw_os_error(
+                rustix::io::Errno::XDEV.raw_os_error(),
+            ));
+        };
+        if i + 1 == parts.len() {
+            return Ok(rustix::fs::openat(&dir, *name, file_flags, Mode::empty())?);
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        dir = rustix::fs::openat(&dir, *name, flags, Mode::empty())?;
+    }
+    Err(io::Error::from_raw_os_error(
+        rustix::io::Errno::NOENT.raw_os_error(),
+    ))
 }
 
 #[cfg(test)]

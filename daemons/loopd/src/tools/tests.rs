@@ -99,39 +99,3 @@ fn recall_is_not_run_locally() {
     let out = run_local(RECALL, "{\"query\": \"x\"}", &cfg());
     is_error_naming(&out, &["recall", "turn loop"]);
 }
-
-#[test]
-fn policy_refuses_http_fetch_under_a_secret_context() {
-    let secret = Label::new(DataClass::Secret, false);
-    let reason = policy(HTTP_FETCH, secret).unwrap_err();
-    assert!(
-        reason.contains("http_fetch") && reason.contains("secret"),
-        "{reason}"
-    );
-    assert!(policy(HTTP_FETCH, Label::new(DataClass::Secret, true)).is_err());
-}
-
-#[test]
-fn policy_allows_http_fetch_below_secret() {
-    for class in [DataClass::Public, DataClass::Private] {
-        for untrusted in [false, true] {
-            assert_eq!(policy(HTTP_FETCH, Label::new(class, untrusted)), Ok(()));
-        }
-    }
-}
-
-#[test]
-fn policy_always_allows_read_file_and_recall() {
-    for class in DataClass::ALL {
-        let context = Label::new(class, true);
-        assert_eq!(policy(READ_FILE, context), Ok(()));
-        assert_eq!(policy(RECALL, context), Ok(()));
-    }
-}
-
-#[test]
-fn a_refusal_wrapped_for_the_model_reads_as_an_error() {
-    let reason = policy(HTTP_FETCH, Label::new(DataClass::Secret, false)).unwrap_err();
-    let out = ToolOutput::error(&reason, Label::PUBLIC);
-    assert_eq!(out.content, format!("error: {reason}"));
-}

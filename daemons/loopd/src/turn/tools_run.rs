@@ -5,7 +5,7 @@
 
 use super::{Sink, TurnCtx};
 use crate::session::{Session, SessionError};
-use crate::tools::{self, ToolOutput};
+use crate::tools::{self, guard, ToolOutput};
 use proto::time::now_rfc3339;
 use proto::{Label, Record, ToolCall};
 
@@ -23,11 +23,22 @@ pub fn run_call(
 ) -> Result<(), SessionError> {
     sink.activity(&activity_line(call));
     let mut refused = None;
+    let verdict = guard::policy(
+        &call.name,
+        &call.arguments,
+        session.label(),
+        ctx.cfg.tools.http_fetch.guard_class,
+        session.records(),
+    );
     let output = if !offered(session, &call.name) {
         error_output(format!("error: unknown tool {:?}", call.name))
-    } else if let Err(why) = tools::policy(&call.name, session.label()) {
-        let output = error_output(format!("error: refused: {why}"));
-        refused = Some(why);
+    } else if let Err(refusal) = verdict {
+        let output = error_output(format!(
+            "{}{}. Only the owner can fetch it (with /allow {number}).",
+            crate::tools::guard::REFUSED_PREFIX,
+            refusal.reason
+        ));
+        refused = Some(refusal);
         output
     } else if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
         error_output(format!("error: arguments are not valid json: {e}"))
@@ -36,12 +47,32 @@ pub fn run_call(
     } else {
         tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
     };
+    // Broken here, once, where the record is made: the server is asked which spans its
+    // model reads as special, and the answer is kept in the record, so replay stays a pure
+    // function of the records however the server answers later.
+    let output = ToolOutput {
+        content: crate::llama::tokenize::neutralise_for_model(
+            ctx.client.base_url(),
+            &output.content,
+        ),
+        label: output.label,
+    };
     append_result(session, call, number, output)?;
-    if let Some(why) = refused {
-        sink.activity(&format!("{} refused: {why}", call.name));
+    if let Some(refusal) = refused {
+        let why = one_line_clipped(&refusal.reason);
+        match &refusal.url {
+            Some(url) => sink.activity(&format!(
+                "{why}. To fetch {} anyway, send: /allow {number}",
+                one_line_clipped(url)
+            )),
+            None => sink.activity(&why),
+        }
         session.append(Record::Note {
             time: now_rfc3339(),
-            text: format!("tool {} (call {number}) refused: {why}", call.name),
+            text: format!(
+                "tool {} (call {number}) refused: {}; /allow {number} fetches it",
+                call.name, refusal.reason
+            ),
         })?;
     }
     Ok(())

@@ -9,9 +9,9 @@
 
 use super::budget::Budget;
 use super::rowid::RowIds;
-use super::select::row_of;
+use super::select::{row_of, Classes};
 use super::{class_rank, Index, IndexError};
-use proto::label::{DataClass, Label};
+use proto::label::Label;
 use rusqlite::{params, Connection};
 use sessions::lines::{Line, LineReader};
 use std::path::PathBuf;
@@ -114,7 +114,10 @@ impl Index {
                 file,
                 &mut state,
                 &mut self.rowids,
-                self.max_class,
+                Classes {
+                    max: self.max_class,
+                    owner: self.owner_class,
+                },
                 self.kill_after_rows.map(|n| (n, self.committed_rows)),
             );
             match chunk {
@@ -191,7 +194,7 @@ fn read_chunk(
     file: &LogFile,
     state: &mut FileState,
     rowids: &mut RowIds,
-    max_class: DataClass,
+    classes: Classes,
     kill: Option<(u64, u64)>,
 ) -> Result<Chunk, ChunkError> {
     #[cfg(not(feature = "testhooks"))]
@@ -235,7 +238,7 @@ fn read_chunk(
                 }
                 Err(e) => return Err(ChunkError::Read(e)),
             };
-            if let Some(row) = row_of(&record, &mut state.label, max_class) {
+            if let Some(row) = row_of(&record, &mut state.label, classes.max, classes.owner) {
                 let rowid = rowids.next(&tx, row.time)?;
                 insert.execute(params![
                     rowid,

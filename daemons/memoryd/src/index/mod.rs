@@ -60,6 +60,8 @@ pub struct Index {
     sessions: PathBuf,
     /// The most sensitive class this index may hold; records above it never reach disk.
     max_class: DataClass,
+    /// `channel.owner_class`: the label of the owner's words in rows (SPEC §4).
+    owner_class: DataClass,
     /// Test hook: after this many rows are committed, the process kills itself with
     /// SIGKILL in the middle of its next transaction.
     kill_after_rows: Option<u64>,
@@ -94,11 +96,26 @@ impl Index {
             db_path,
             sessions: state_dir.join("sessions"),
             max_class,
+            owner_class: DataClass::Private,
             kill_after_rows: None,
             committed_rows: 0,
             tidied_at: 0,
             reported: HashMap::new(),
         })
+    }
+
+    /// The index with the owner's words labelled `owner_class` (`channel.owner_class`,
+    /// default private) in the rows it adds from now on. Rows already indexed keep theirs:
+    /// delete `memory/` to relabel them.
+    #[must_use]
+    pub fn with_owner_class(mut self, owner_class: DataClass) -> Index {
+        self.set_owner_class(owner_class);
+        self
+    }
+
+    /// [`Index::with_owner_class`] for an open index (a reload).
+    pub fn set_owner_class(&mut self, owner_class: DataClass) {
+        self.owner_class = owner_class;
     }
 
     pub fn max_class(&self) -> DataClass {

@@ -1,11 +1,21 @@
 //! What is indexed (SPEC §6): the owner's and the assistant's text as kind `session`, and
 //! tool summaries as kind `summary` with their own label. Raw tool results are never
-//! indexed; they only raise the rolling label, which labels the records after them.
+//! indexed; they only raise the rolling label, which labels the records after them. What
+//! the owner says is `channel.owner_class` (SPEC §4): it raises the rolling label too, so
+//! an owner row and the answers after it carry at least that class.
 //! Nothing above the index's `max_class` becomes a row, so secret text never reaches the
 //! file, and empty text is skipped.
 
 use proto::label::{DataClass, Label};
 use proto::record::{Origin, Record};
+
+/// The classes that decide a row: the index's `memory.max_class` and the owner's words'
+/// `channel.owner_class`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Classes {
+    pub max: DataClass,
+    pub owner: DataClass,
+}
 
 /// One record as it goes into the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +33,13 @@ pub(super) fn row_of<'a>(
     record: &'a Record,
     rolling: &mut Label,
     max_class: DataClass,
+    owner_class: DataClass,
 ) -> Option<Row<'a>> {
+    if let Some(label) = record.label_as(owner_class) {
+        if matches!(record, Record::User { .. }) {
+            *rolling = rolling.join(label);
+        }
+    }
     let session = |time: &'a str, role: &'static str, text: &'a str| Row {
         time,
         kind: "session",
@@ -125,12 +141,20 @@ mod tests {
         let mut rolling = Label::PUBLIC;
         let p = DataClass::Private;
         assert_eq!(
-            row_of(&user("a"), &mut rolling, p).unwrap().label,
+            row_of(&user("a"), &mut rolling, p, DataClass::Public)
+                .unwrap()
+                .label,
             Label::PUBLIC
         );
-        assert!(row_of(&result(DataClass::Public, true), &mut rolling, p).is_none());
+        assert!(row_of(
+            &result(DataClass::Public, true),
+            &mut rolling,
+            p,
+            DataClass::Public
+        )
+        .is_none());
         let b = user("b");
-        let after = row_of(&b, &mut rolling, p).unwrap();
+        let after = row_of(&b, &mut rolling, p, DataClass::Public).unwrap();
         assert_eq!(after.label, Label::new(DataClass::Public, true));
     }
 
@@ -138,17 +162,61 @@ mod tests {
     fn nothing_above_max_class_becomes_a_row() {
         let mut rolling = Label::PUBLIC;
         let p = DataClass::Private;
-        assert!(row_of(&summary(DataClass::Secret, false), &mut rolling, p).is_none());
-        assert!(row_of(&result(DataClass::Secret, false), &mut rolling, p).is_none());
-        assert!(row_of(&user("after the secret"), &mut rolling, p).is_none());
-        assert!(row_of(&summary(DataClass::Public, false), &mut rolling, p).is_none());
+        assert!(row_of(
+            &summary(DataClass::Secret, false),
+            &mut rolling,
+            p,
+            DataClass::Public
+        )
+        .is_none());
+        assert!(row_of(
+            &result(DataClass::Secret, false),
+            &mut rolling,
+            p,
+            DataClass::Public
+        )
+        .is_none());
+        assert!(row_of(
+            &user("after the secret"),
+            &mut rolling,
+            p,
+            DataClass::Public
+        )
+        .is_none());
+        assert!(row_of(
+            &summary(DataClass::Public, false),
+            &mut rolling,
+            p,
+            DataClass::Public
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn owner_text_is_owner_class_and_raises_what_follows() {
+        let mut rolling = Label::PUBLIC;
+        let p = DataClass::Private;
+        let pin = user("my pin is 4711");
+        let said = row_of(&pin, &mut rolling, p, p).unwrap();
+        assert_eq!(said.label, Label::new(DataClass::Private, false));
+        let answer = Record::Assistant {
+            time: T.into(),
+            content: Some("noted".into()),
+            tool_calls: vec![],
+        };
+        let row = row_of(&answer, &mut rolling, p, p).unwrap();
+        assert_eq!(row.label.class, DataClass::Private);
+        // An owner class above the index's is never a row.
+        let x = user("x");
+        let mut fresh = Label::PUBLIC;
+        assert!(row_of(&x, &mut fresh, p, DataClass::Secret).is_none());
     }
 
     #[test]
     fn a_summary_keeps_its_own_label() {
         let mut rolling = Label::new(DataClass::Private, true);
         let s = summary(DataClass::Public, false);
-        let row = row_of(&s, &mut rolling, DataClass::Private).unwrap();
+        let row = row_of(&s, &mut rolling, DataClass::Private, DataClass::Public).unwrap();
         assert_eq!((row.kind, row.role), ("summary", "summary"));
         assert_eq!(row.label, Label::PUBLIC);
     }
@@ -157,17 +225,17 @@ mod tests {
     fn empty_text_and_bookkeeping_records_are_skipped() {
         let mut rolling = Label::PUBLIC;
         let p = DataClass::Private;
-        assert!(row_of(&user("  \n"), &mut rolling, p).is_none());
+        assert!(row_of(&user("  \n"), &mut rolling, p, DataClass::Public).is_none());
         let silent = Record::Assistant {
             time: T.into(),
             content: None,
             tool_calls: vec![],
         };
-        assert!(row_of(&silent, &mut rolling, p).is_none());
+        assert!(row_of(&silent, &mut rolling, p, DataClass::Public).is_none());
         let note = Record::Note {
             time: T.into(),
             text: "compaction failed".into(),
         };
-        assert!(row_of(&note, &mut rolling, p).is_none());
+        assert!(row_of(&note, &mut rolling, p, DataClass::Public).is_none());
     }
 }

@@ -175,7 +175,9 @@ fn a_changed_max_class_rebuilds_the_index() {
     let mut ix = w.index();
     assert_eq!(texts(&mut ix, "kept").len(), 1);
     drop(ix);
-    let mut public = Index::open(w.dir.path(), DataClass::Public).unwrap();
+    let mut public = Index::open(w.dir.path(), DataClass::Public)
+        .unwrap()
+        .with_owner_class(DataClass::Public);
     assert_eq!(public.status().unwrap().rows, 0);
     public.catch_up(Budget::UNLIMITED).unwrap();
     assert_eq!(
@@ -217,7 +219,8 @@ fn recall_ranks_by_bm25_then_recency_and_honours_the_callers_class() {
         0,
         &at("2026-01-03T00:00:00.000Z", "private tea").to_line(),
     );
-    let mut ix = w.index();
+    // Owner words counted public here, so only the tool result makes a row private.
+    let mut ix = w.index().with_owner_class(DataClass::Public);
     assert_eq!(
         texts(&mut ix, "tea"),
         vec!["private tea", "tea new", "tea old"]

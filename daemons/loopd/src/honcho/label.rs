@@ -1,0 +1,154 @@
+//! The label of a message Honcho would be sent (SPEC §4, §10), and so whether it may go.
+//!
+//! The owner's message carries `channel.owner_class`. An assistant answer carries the
+//! context label it was written under — the epoch's `carry_label` joined with the label
+//! of every record before it, the owner's words counted as `owner_class` — and not only
+//! that of its own text: a reply written after a secret file was read may quote it in
+//! words no rule would recognise. A message above `honcho.max_class` is held back for
+//! good; the reporter passes over it.
+//!
+//! The labels are read from the logs, like everything the reporter knows. Turns are asked
+//! about in log order, so the reader keeps its place and reads each log once per scan.
+
+use proto::head::log_file_name;
+use proto::{DataClass, Label};
+use sessions::lines::{Line, LineReader};
+use std::path::{Path, PathBuf};
+
+/// The classes that decide what may be posted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classes {
+    /// `channel.owner_class`.
+    pub owner: DataClass,
+    /// `honcho.max_class`.
+    pub max: DataClass,
+}
+
+/// Reads context labels from one session's logs, keeping its place between questions.
+pub struct Labeller {
+    dir: PathBuf,
+    owner: DataClass,
+    /// The epoch read, the offset read up to, and the label there.
+    at: Option<(u64, u64, Label)>,
+}
+
+impl Labeller {
+    pub fn new(dir: &Path, owner: DataClass) -> Labeller {
+        Labeller {
+            dir: dir.to_path_buf(),
+            owner,
+            at: None,
+        }
+    }
+
+    /// The label of what the owner says.
+    pub fn owner_label(&self) -> Label {
+        Label::new(self.owner, false)
+    }
+
+    /// The context label in `epoch` just before the record whose line starts at `offset`.
+    pub fn context_at(&mut self, epoch: u64, offset: u64) -> Result<Label, String> {
+        let (from, mut label) = match self.at {
+            Some((e, o, l)) if e == epoch && o <= offset => (o, l),
+            _ => {
+                let head = sessions::head::read(&self.dir, epoch).map_err(|e| e.to_string())?;
+                (0, head.carry_label)
+            }
+        };
+        let path = self.dir.join(log_file_name(epoch));
+        // The reader counts lines only for its error messages; the count from `from` on
+        // is unknown here and not needed, since every error names the byte offset too.
+        let mut reader = LineReader::open(&path, from, 0)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("log {} is missing", path.display()))?;
+        while reader.pos() < offset {
+            match reader.next_line().map_err(|e| e.to_string())? {
+                Line::Record { record, .. } => {
+                    if let Some(l) = record.label_as(self.owner) {
+                        label = label.join(l);
+                    }
+                }
+                Line::Torn { .. } | Line::End => {
+                    return Err(format!(
+                        "log {} ends at byte {}, before the message at {offset}",
+                        path.display(),
+                        reader.pos()
+                    ))
+                }
+            }
+        }
+        self.at = Some((epoch, reader.pos(), label));
+        Ok(label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::head::{head_file_name, Head, Reason, SummarySource};
+    use proto::{Origin, Record};
+
+    fn write_epoch(dir: &Path, epoch: u64, carry_label: Label, records: &[Record]) -> Vec<u64> {
+        let head = Head {
+            epoch,
+            started: "t".into(),
+            system: "s".into(),
+            tools: serde_json::json!([]),
+            carry: None,
+            carry_label,
+            reason: Reason::Start,
+            summary_source: SummarySource::Model,
+        };
+        std::fs::write(
+            dir.join(head_file_name(epoch)),
+            serde_json::to_string(&head).unwrap(),
+        )
+        .unwrap();
+        let mut offsets = Vec::new();
+        let mut text = String::new();
+        for r in records {
+            offsets.push(text.len() as u64);
+            text.push_str(&r.to_line());
+        }
+        std::fs::write(dir.join(log_file_name(epoch)), text).unwrap();
+        offsets
+    }
+
+    #[test]
+    fn an_answer_after_a_secret_read_carries_secret_and_one_before_it_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Record::User {
+            time: "t".into(),
+            content: "hi".into(),
+            origin: Origin::Owner,
+        };
+        let answer = Record::Assistant {
+            time: "t".into(),
+            content: Some("a".into()),
+            tool_calls: Vec::new(),
+        };
+        let secret = Record::ToolResult {
+            time: "t".into(),
+            call: 1,
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            content: "k".into(),
+            class: DataClass::Secret,
+            untrusted: false,
+        };
+        let at = write_epoch(
+            dir.path(),
+            0,
+            Label::PUBLIC,
+            &[user.clone(), answer.clone(), secret, answer],
+        );
+        let mut l = Labeller::new(dir.path(), DataClass::Private);
+        assert_eq!(l.context_at(0, at[1]).unwrap().class, DataClass::Private);
+        assert_eq!(l.context_at(0, at[3]).unwrap().class, DataClass::Secret);
+        // Asked again from the start, it reads the log again rather than guessing.
+        assert_eq!(l.context_at(0, at[1]).unwrap().class, DataClass::Private);
+        // The carry label of a later epoch starts it.
+        let at = write_epoch(dir.path(), 1, Label::new(DataClass::Secret, false), &[user]);
+        assert_eq!(l.context_at(1, at[0]).unwrap().class, DataClass::Secret);
+    }
+}

@@ -1,0 +1,160 @@
+//! Asking the llama.cpp server which spans of a text its tokenizer would read as special
+//! tokens, so tool text can be broken exactly there (`proto::neutralise_spans`), whatever
+//! model is served, beyond the static list in `proto::neutralise`.
+//!
+//! `POST /tokenize` with `with_pieces: true` returns each token's id and text; with
+//! `parse_special: true` a control sequence such as `<|im_start|>` or SmolLM2's
+//! `<filename>` comes back as one token, with `parse_special: false` as plain pieces
+//! (docs/llama-api.md). A token of the first answer whose id is not in the second is a
+//! special token; its piece is the span to break. What a model is found to treat as
+//! special is remembered per model (`GET /props` `model_path`), so when the server cannot
+//! be asked later every span seen before is still broken, with the static list besides.
+
+use proto::neutralise_spans;
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// How long one `/tokenize` or `/props` call may take. Tokenizing 16 000 characters
+/// takes milliseconds; a server that needs seconds is busy or gone, and the static list
+/// stands in rather than holding up the turn.
+pub const TOKENIZE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest answer read from `/tokenize`: a token is about 40 bytes of JSON, and tool text
+/// is capped far below this many tokens.
+const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Special spans remembered per model, at most this many per model: a vocabulary has a
+/// few hundred special tokens at most.
+const MAX_SPECIALS_PER_MODEL: usize = 4096;
+
+/// Models remembered: one server serves one model; a few reloads of other models fit.
+const MAX_MODELS: usize = 16;
+
+/// Whether the last ask failed and was reported.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Spans known to be special, per model path.
+fn known() -> &'static Mutex<HashMap<String, BTreeSet<String>>> {
+    static KNOWN: OnceLock<Mutex<HashMap<String, BTreeSet<String>>>> = OnceLock::new();
+    KNOWN.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// `text` with every control sequence broken: the static list, then each span the server
+/// at `base_url` says its model reads as special (and every span seen for that model
+/// before). When the server cannot be asked, the remembered spans and the static list.
+pub fn neutralise_for_model(base_url: &str, text: &str) -> String {
+    let base_url = base_url.trim_end_matches('/');
+    let agent = ureq::AgentBuilder::new().timeout(TOKENIZE_TIMEOUT).build();
+    // Asked of the text as the static list leaves it: what is left special is exactly
+    // what the static list does not know.
+    let first = proto::neutralise(text).into_owned();
+    let model = model_path(&agent, base_url);
+    let found = special_spans(&agent, base_url, &first);
+    let spans: Vec<String> = match (&model, found) {
+        (model, Ok(found)) => {
+            WARNED.store(false, Ordering::Relaxed);
+            let mut map = known().lock().unwrap_or_else(|p| p.into_inner());
+            let key = model.clone().unwrap_or_default();
+            if !map.contains_key(&key) && map.len() >= MAX_MODELS {
+                map.clear();
+            }
+            let set = map.entry(key).or_default();
+            for span in found {
+                if set.len() < MAX_SPECIALS_PER_MODEL {
+                    set.insert(span);
+                }
+            }
+            set.iter().cloned().collect()
+        }
+        (model, Err(why)) => {
+            // Once per run of failures, not per tool result: a server without
+            // `/tokenize` would otherwise fill the journal.
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                plumbing::warn!(
+                "llama.cpp at {base_url} could not say which spans are special tokens ({why}); tool text is broken by the static list and the spans seen before"
+                );
+            }
+            let map = known().lock().unwrap_or_else(|p| p.into_inner());
+            map.get(&model.clone().unwrap_or_default())
+                .map(|s| s.iter().cloned().collect())
+                .unwrap_or_default()
+        }
+    };
+    neutralise_spans(&first, &spans).into_owned()
+}
+
+/// The served model's path from `GET /props`, or `None` when the server cannot say.
+fn model_path(agent: &ureq::Agent, base_url: &str) -> Option<String> {
+    let body = agent
+        .get(&format!("{base_url}/props"))
+        .call()
+        .ok()?
+        .into_string()
+        .ok()?;
+    let props: Value = serde_json::from_str(&body).ok()?;
+    props["model_path"].as_str().map(str::to_string)
+}
+
+/// The pieces of `text` the server's tokenizer reads as special tokens.
+pub fn special_spans(
+    agent: &ureq::Agent,
+    base_url: &str,
+    text: &str,
+) -> Result<Vec<String>, String> {
+    let with = tokenize(agent, base_url, text, true)?;
+    let without: HashSet<u64> = tokenize(agent, base_url, text, false)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut spans: Vec<String> = with
+        .into_iter()
+        .filter(|(id, _)| !without.contains(id))
+        .filter_map(|(_, piece)| piece)
+        .collect();
+    spans.sort();
+    spans.dedup();
+    Ok(spans)
+}
+
+/// Token ids and their text pieces (`None` for a piece that is not whole UTF-8, which the
+/// server sends as a list of bytes).
+fn tokenize(
+    agent: &ureq::Agent,
+    base_url: &str,
+    text: &str,
+    parse_special: bool,
+) -> Result<Vec<(u64, Option<String>)>, String> {
+    let body = json!({
+        "content": text,
+        "add_special": false,
+        "parse_special": parse_special,
+        "with_pieces": true,
+    });
+    let answer = agent
+        .post(&format!("{base_url}/tokenize"))
+        .set("Content-Type", "application/json")
+        .send_string(&body.to_string())
+        .map_err(|e| format!("POST /tokenize: {e}"))?;
+    let mut raw = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(answer.into_reader(), MAX_ANSWER_BYTES),
+        &mut raw,
+    )
+    .map_err(|e| format!("POST /tokenize: reading the answer: {e}"))?;
+    let value: Value =
+        serde_json::from_str(&raw).map_err(|e| format!("POST /tokenize: not JSON: {e}"))?;
+    let tokens = value["tokens"]
+        .as_array()
+        .ok_or("POST /tokenize: the answer has no `tokens` list")?;
+    tokens
+        .iter()
+        .map(|t| match (t["id"].as_u64(), &t["piece"]) {
+            (Some(id), Value::String(p)) => Ok((id, Some(p.clone()))),
+            (Some(id), _) => Ok((id, None)),
+            (None, _) => Err("POST /tokenize: a token without a numeric `id`".to_string()),
+        })
+        .collect()
+}
