@@ -9,6 +9,7 @@
 mod compact;
 mod foundation;
 mod heartbeat;
+mod load;
 mod loopd;
 mod memoryd;
 mod reload;

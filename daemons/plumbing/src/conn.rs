@@ -1,5 +1,6 @@
 //! One client connection as the poll loop sees it: its stream, the bytes read but not yet
-//! consumed by the service, the bytes queued for it, and where it is in its life.
+//! consumed by the service, the bytes queued for it, where it is in its life, and the
+//! instants the loop's deadlines are counted from.
 
 use mio::net::UnixStream;
 use std::io::{self, Read, Write};
@@ -14,7 +15,8 @@ const READ_CHUNK: usize = 16 * 1024;
 pub enum State {
     /// Reading and writing.
     Open,
-    /// The peer shut down its writing side; replies still go out.
+    /// The peer shut down its writing side and the service has been told; replies still
+    /// go out.
     InputClosed,
     /// The service asked to close once everything queued has been written.
     Closing,
@@ -25,8 +27,19 @@ pub struct Conn {
     pub state: State,
     pub input: Vec<u8>,
     pub output: Vec<u8>,
-    /// The last time bytes arrived, for the partial-message and idle timeouts.
-    pub last_input: Instant,
+    /// The peer's end of input was read but the service has not been told yet: it still
+    /// has buffered messages to take first (backpressure held them back).
+    pub eof: bool,
+    /// Reading and answering are held back: the output queue is over its limit, or the
+    /// service will take no more input for now. The loop looks again after each turn.
+    pub paused: bool,
+    /// When the first byte of the message still unfinished in `input` arrived.
+    pub partial_since: Option<Instant>,
+    /// The last time bytes moved either way, for the idle timeout and eviction.
+    pub last_active: Instant,
+    /// The last time queued output was empty or some of it was written, for the stall
+    /// timeout of a peer that does not read.
+    pub last_drained: Instant,
     /// Whether WRITABLE interest is registered, so it is only re-registered on change.
     pub want_write: bool,
 }
@@ -34,7 +47,7 @@ pub struct Conn {
 /// What one round of reading found.
 pub enum ReadOutcome {
     /// Some bytes (possibly none) and the socket would block.
-    Drained,
+    Drained(usize),
     /// The buffer reached its cap; the socket may hold more, and since readiness is
     /// edge-triggered no new event will say so: read again once the buffer is consumed.
     Full,
@@ -44,12 +57,17 @@ pub enum ReadOutcome {
 
 impl Conn {
     pub fn new(stream: UnixStream) -> Conn {
+        let now = Instant::now();
         Conn {
             stream,
             state: State::Open,
             input: Vec::new(),
             output: Vec::new(),
-            last_input: Instant::now(),
+            eof: false,
+            paused: false,
+            partial_since: None,
+            last_active: now,
+            last_drained: now,
             want_write: false,
         }
     }
@@ -58,17 +76,22 @@ impl Conn {
     /// peer cannot make us buffer without bound in one readiness event.
     pub fn read_available(&mut self, cap: usize) -> io::Result<ReadOutcome> {
         let mut chunk = [0u8; READ_CHUNK];
+        let mut got = 0;
         loop {
-            if self.input.len() >= cap {
+            let want = cap.saturating_sub(self.input.len()).min(READ_CHUNK);
+            if want == 0 {
                 return Ok(ReadOutcome::Full);
             }
-            match self.stream.read(&mut chunk) {
+            match self.stream.read(&mut chunk[..want]) {
                 Ok(0) => return Ok(ReadOutcome::Eof),
                 Ok(n) => {
                     self.input.extend_from_slice(&chunk[..n]);
-                    self.last_input = Instant::now();
+                    self.last_active = Instant::now();
+                    got += n;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadOutcome::Drained),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadOutcome::Drained(got))
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -77,15 +100,24 @@ impl Conn {
 
     /// Writes queued output until done or the socket would block.
     pub fn flush(&mut self) -> io::Result<()> {
-        while !self.output.is_empty() {
-            match self.stream.write(&self.output) {
+        let mut wrote = 0;
+        while wrote < self.output.len() {
+            match self.stream.write(&self.output[wrote..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.output.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Ok(n) => wrote += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
+            }
+        }
+        // One drain for the whole flush: draining per write would move the rest of a
+        // large queue once for every socket-buffer's worth written.
+        self.output.drain(..wrote);
+        if wrote > 0 || self.output.is_empty() {
+            let now = Instant::now();
+            self.last_drained = now;
+            if wrote > 0 {
+                self.last_active = now;
             }
         }
         Ok(())

@@ -4,8 +4,10 @@
 
 mod bench;
 mod channel;
+mod clients;
 mod commands;
 mod faults;
+mod leftovers;
 mod memory;
 mod real;
 mod turns;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// held for each busy one, so it is kept to an eighth of one client's output allowance:
 /// far more than an unasked-for message needs, and never enough to crowd out a client's
 /// own replies.
-pub const MAX_BEAT_REPLY: usize = crate::MAX_OUTPUT / 8;
+pub const MAX_BEAT_REPLY: usize = crate::HARD_OUTPUT / 8;
 
 /// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
 pub const TRUNCATED: &str = "[truncated]";

@@ -4,6 +4,7 @@
 //! anyone is told it happened.
 
 pub mod head;
+pub mod leftovers;
 pub mod store;
 
 use proto::head::{log_file_name, Head};
