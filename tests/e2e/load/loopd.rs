@@ -2,7 +2,7 @@
 //! that reads all the while, a full house of idle connections, and a full house of
 //! connections each holding a line's first byte.
 
-use super::{peak_kib, probes, rss_kib, table, Outcome, PROBE_TIMEOUT};
+use super::{probes, table, Outcome, PROBE_TIMEOUT};
 use crate::loopd::Loopd;
 use crate::support::standin::text;
 use std::io::{BufRead, BufReader, Write};
@@ -61,8 +61,8 @@ fn measure(l: &Loopd, flood: String) -> Outcome {
     });
     Outcome {
         flood,
-        peak_kib: peak_kib(l.daemon.child.id()),
-        after_kib: rss_kib(l.daemon.child.id()),
+        peak_kib: l.daemon.peak_rss_kib(),
+        after_kib: l.daemon.rss_kib(),
         answered,
         failed,
     }

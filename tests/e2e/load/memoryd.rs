@@ -2,7 +2,7 @@
 //! answers are about a MiB each and never reads, and a full house of connections that
 //! each hold half a frame and trickle one byte every five seconds.
 
-use super::{peak_kib, probes, rss_kib, table, Outcome, PROBE_TIMEOUT};
+use super::{probes, table, Outcome, PROBE_TIMEOUT};
 use crate::memoryd::{assistant, Epoch};
 use crate::support::{Daemon, Fixture};
 use proto::frame::{encode, read_frame, HEADER, MAX_FRAME};
@@ -63,8 +63,8 @@ fn idle_run(fx: &Fixture, d: &Daemon) -> Outcome {
     });
     Outcome {
         flood: "idle (baseline)".into(),
-        peak_kib: peak_kib(d.child.id()),
-        after_kib: rss_kib(d.child.id()),
+        peak_kib: d.peak_rss_kib(),
+        after_kib: d.rss_kib(),
         answered,
         failed,
     }
@@ -87,8 +87,8 @@ fn recall_flood() -> (Outcome, Outcome) {
     });
     let flood = Outcome {
         flood: format!("{RECALL_FLOOD} recalls (~1 MiB answers) in one write, never read"),
-        peak_kib: peak_kib(d.child.id()),
-        after_kib: rss_kib(d.child.id()),
+        peak_kib: d.peak_rss_kib(),
+        after_kib: d.rss_kib(),
         answered,
         failed,
     };
@@ -130,8 +130,8 @@ fn trickle_flood() -> Outcome {
             TRICKLE_HEAD / 1024,
             TRICKLE_FOR.as_secs()
         ),
-        peak_kib: peak_kib(d.child.id()),
-        after_kib: rss_kib(d.child.id()),
+        peak_kib: d.peak_rss_kib(),
+        after_kib: d.rss_kib(),
         answered,
         failed,
     };

@@ -25,23 +25,6 @@ pub struct Outcome {
     pub failed: usize,
 }
 
-fn proc_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-pub fn peak_kib(pid: u32) -> u64 {
-    proc_kib(pid, "VmHWM:")
-}
-
-pub fn rss_kib(pid: u32) -> u64 {
-    proc_kib(pid, "VmRSS:")
-}
-
 /// Runs `probe` `count` times, `gap` apart, timing each.
 pub fn probes(
     count: usize,

@@ -16,15 +16,6 @@ fn connect(fx: &Fixture) -> UnixStream {
     s
 }
 
-fn peak_kib(d: &Daemon) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", d.child.id())).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 fn error_message(s: &mut UnixStream) -> String {
     match read_frame::<Response>(s) {
         Ok(Response::Error { message }) => message,
@@ -46,7 +37,7 @@ fn a_client_that_writes_many_recalls_and_never_reads_is_not_answered_past_its_qu
     }
     let d = Daemon::start("memoryd", &fx);
     assert!(!recall(&fx, "wombat").is_empty());
-    let before = peak_kib(&d);
+    let before = d.peak_rss_kib();
     let requests = 100;
     let one = encode(&Request::Recall {
         query: "wombat".into(),
@@ -58,7 +49,7 @@ fn a_client_that_writes_many_recalls_and_never_reads_is_not_answered_past_its_qu
     flood.write_all(&one.repeat(requests)).unwrap();
     // Another client is served meanwhile.
     assert!(matches!(status(&fx), MemoryStatus { .. }));
-    let grown_mib = (peak_kib(&d).saturating_sub(before)) / 1024;
+    let grown_mib = (d.peak_rss_kib().saturating_sub(before)) / 1024;
     // Two frames of answers (~2 MiB) plus working memory; a hundred would be ~100 MiB.
     assert!(grown_mib < 40, "peak RSS grew by {grown_mib} MiB");
     // Nothing was lost: once it reads, every request is answered.
