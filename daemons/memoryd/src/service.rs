@@ -174,10 +174,14 @@ impl Service for FrameService {
     }
 
     fn farewell(&self, why: &Farewell) -> Vec<u8> {
-        frame::encode(&Response::Error {
-            message: why.to_string(),
-        })
-        .unwrap_or_default()
+        let message = match why {
+            Farewell::Deadline(d) => format!(
+                "closed: a frame did not arrive whole within {} s of its first byte",
+                d.as_secs_f64()
+            ),
+            other => other.to_string(),
+        };
+        frame::encode(&Response::Error { message }).unwrap_or_default()
     }
 
     fn closed(&mut self, _id: ConnId) {}

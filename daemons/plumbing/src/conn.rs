@@ -10,6 +10,10 @@ use std::time::Instant;
 /// small enough to keep on the stack.
 const READ_CHUNK: usize = 16 * 1024;
 
+/// Reads `discard_unread` makes before giving up: a peer still writing at full speed
+/// gets its reset, one that sent a few more bytes gets a clean end of stream.
+const DISCARD_CHUNKS: usize = 4;
+
 /// Where a connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -94,6 +98,21 @@ impl Conn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads and throws away what the peer sent that nobody will take, up to a bound,
+    /// just before the close: closing a Unix socket with unread bytes makes the peer's
+    /// next read fail with "connection reset" instead of seeing our last words and the
+    /// end of the stream.
+    pub fn discard_unread(&mut self) {
+        let mut chunk = [0u8; READ_CHUNK];
+        for _ in 0..DISCARD_CHUNKS {
+            match self.stream.read(&mut chunk) {
+                Ok(n) if n > 0 => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => return,
             }
         }
     }

@@ -397,6 +397,7 @@ impl Server {
         };
         if conn.state == State::Closing && conn.output.is_empty() {
             if let Some(mut conn) = self.conns.remove(&token) {
+                conn.discard_unread();
                 let _ = self.poll.registry().deregister(&mut conn.stream);
             }
             svc.closed(ConnId(token.0));
@@ -435,6 +436,7 @@ impl Server {
             crate::warn!("client {}: {why}", token.0);
             conn.output.extend_from_slice(&svc.farewell(&why));
             let _ = conn.flush();
+            conn.discard_unread();
             let _ = self.poll.registry().deregister(&mut conn.stream);
             svc.closed(ConnId(token.0));
         }

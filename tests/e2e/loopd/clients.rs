@@ -157,3 +157,51 @@ fn a_memoryd_that_never_answers_is_reported_in_words() {
         "{block:?}"
     );
 }
+
+/// A script that writes thousands of lines before it reads anything is held by
+/// backpressure (loopd stops reading it once 1 MiB of replies wait), not cut off, and
+/// others are served meanwhile; once it reads, every line has its block.
+#[test]
+fn a_client_that_reads_late_is_held_not_dropped_and_gets_every_reply() {
+    let l = Loopd::start("");
+    let lines = 3000; // about 2 MiB of `/help` blocks: past loopd::MAX_OUTPUT
+    let mut c = l.client();
+    let mut writer = c.stream.try_clone().unwrap();
+    let writing = std::thread::spawn(move || {
+        writer
+            .write_all("/help\n".repeat(lines).as_bytes())
+            .unwrap();
+    });
+    assert_eq!(l.client().ask("/session"), ["session main"]);
+    for i in 0..lines {
+        assert!(c.block()[0].starts_with("Each line you send"), "line {i}");
+    }
+    writing.join().unwrap();
+}
+
+/// Regression: 64 connections sending a byte every 30 s held every slot for ever; the
+/// partial-line timeout counted from the last byte. Now a line must arrive whole within
+/// loopd::LINE_DEADLINE (30 s) of its first byte. (Waits out the real deadline.)
+#[test]
+fn a_line_trickled_past_the_line_deadline_is_closed_with_an_error() {
+    let l = Loopd::start("");
+    let mut c = l.client();
+    let mut writer = c.stream.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // A byte a second, past the deadline, until loopd closes the connection.
+        for _ in 0..HANG.as_secs() {
+            if writer.write_all(b"x").is_err() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        false
+    });
+    let block = c.block();
+    assert_eq!(
+        block,
+        ["error: closed: a line did not arrive whole within 30 s of its first byte"]
+    );
+    assert!(trickle.join().unwrap(), "the trickling client was closed");
+    assert_eq!(l.client().ask("/session"), ["session main"]);
+}

@@ -360,7 +360,14 @@ impl Service for Channel {
     }
 
     fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
-        whole(&format!("error: {why}")).into_bytes()
+        let text = match why {
+            plumbing::Farewell::Deadline(d) => format!(
+                "error: closed: a line did not arrive whole within {} s of its first byte",
+                d.as_secs_f64()
+            ),
+            other => format!("error: {other}"),
+        };
+        whole(&text).into_bytes()
     }
 
     fn closed(&mut self, id: ConnId) {
