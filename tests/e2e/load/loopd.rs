@@ -1,10 +1,10 @@
-//! loopd under the floods: 10 000 lines pipelined on one connection by a client
-//! that reads all the while, a full house of idle connections, and a full house of
+//! loopd under the floods: 10 000 lines pipelined on one connection, behind a
+//! turn, by a client that reads all the while, a full house of idle connections, and a full house of
 //! connections each holding a line's first byte.
 
 use super::{probes, table, Outcome, PROBE_TIMEOUT};
 use crate::loopd::Loopd;
-use crate::support::standin::text;
+use crate::support::standin::{text, Gate, Reply};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -72,6 +72,11 @@ fn pipelined() -> (Outcome, Outcome) {
     let l = Loopd::start("");
     l.llama.set_fallback(text(&["ok"]));
     let idle = measure(&l, "idle (baseline)".into());
+    // The first line is a turn held at the stand-in, so the rest queue behind it, as
+    // lines do behind a model that is thinking.
+    let gate = Gate::new();
+    l.llama
+        .push(Reply::Held(gate.clone(), Box::new(text(&["ok"]))));
     let mut s = UnixStream::connect(&l.fx.loopd_sock).unwrap();
     s.set_read_timeout(Some(PROBE_TIMEOUT)).unwrap();
     let reader = s.try_clone().unwrap();
@@ -84,14 +89,18 @@ fn pipelined() -> (Outcome, Outcome) {
         answered
     });
     let writing = std::thread::spawn(move || {
-        let _ = s.write_all("/session\n".repeat(PIPELINED).as_bytes());
+        let mut lines = String::from("think about this\n");
+        lines.push_str(&"/session\n".repeat(PIPELINED - 1));
+        let _ = s.write_all(lines.as_bytes());
         s
     });
+    l.llama.wait_chats(1);
     let mut flood = measure(&l, String::new());
     let _s = writing.join();
+    gate.open();
     let answered = counting.join().unwrap_or(0);
     flood.flood = format!(
-        "{PIPELINED} lines pipelined by a client that reads ({answered} answered without error)"
+        "{PIPELINED} lines pipelined behind a turn by a client that reads ({answered} answered without error)"
     );
     (idle, flood)
 }
