@@ -40,7 +40,9 @@ impl Server {
                 return;
             };
             conn.paused = false;
-            if feed && conn.state != State::InputClosed {
+            // Fed after the end of input too (with nothing left to take): the service
+            // may still have queued requests to answer once there is room.
+            if feed {
                 let before = conn.input.len();
                 svc.input(out, id, &mut conn.input);
                 let now = Instant::now();

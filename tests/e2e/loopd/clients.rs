@@ -179,6 +179,29 @@ fn a_client_that_reads_late_is_held_not_dropped_and_gets_every_reply() {
     writing.join().unwrap();
 }
 
+/// The same for a script that half-closes after its last line: the replies still owed
+/// when loopd held it are all sent once it reads, then the server closes.
+#[test]
+fn a_half_closed_client_that_reads_late_still_gets_every_reply_then_the_close() {
+    let l = Loopd::start("");
+    let lines = 3000;
+    let mut c = l.client();
+    let mut writer = c.stream.try_clone().unwrap();
+    let writing = std::thread::spawn(move || {
+        writer
+            .write_all("/help\n".repeat(lines).as_bytes())
+            .unwrap();
+        writer.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    assert_eq!(l.client().ask("/session"), ["session main"]);
+    writing.join().unwrap();
+    let blocks = c.rest();
+    assert_eq!(blocks.len(), lines);
+    assert!(blocks
+        .iter()
+        .all(|b| b[0].starts_with("Each line you send")));
+}
+
 /// Regression: 64 connections sending a byte every 30 s held every slot for ever; the
 /// partial-line timeout counted from the last byte. Now a line must arrive whole within
 /// loopd::LINE_DEADLINE (30 s) of its first byte. (Waits out the real deadline.)
