@@ -107,14 +107,7 @@ impl Conn {
     /// next read fail with "connection reset" instead of seeing our last words and the
     /// end of the stream.
     pub fn discard_unread(&mut self) {
-        let mut chunk = [0u8; READ_CHUNK];
-        for _ in 0..DISCARD_CHUNKS {
-            match self.stream.read(&mut chunk) {
-                Ok(n) if n > 0 => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                _ => return,
-            }
-        }
+        discard_unread(&mut self.stream);
     }
 
     /// Writes queued output until done or the socket would block.
@@ -140,5 +133,17 @@ impl Conn {
             }
         }
         Ok(())
+    }
+}
+
+/// `Conn::discard_unread` for a stream that never became a `Conn` (a refused newcomer).
+pub fn discard_unread(stream: &mut UnixStream) {
+    let mut chunk = [0u8; READ_CHUNK];
+    for _ in 0..DISCARD_CHUNKS {
+        match stream.read(&mut chunk) {
+            Ok(n) if n > 0 => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            _ => return,
+        }
     }
 }

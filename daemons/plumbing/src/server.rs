@@ -292,6 +292,7 @@ impl Server {
                 // A fresh socket's buffer is empty, so this short write goes through;
                 // if it does not, the close alone still tells the peer.
                 let _ = io::Write::write(&mut stream, &svc.farewell(&why));
+                crate::conn::discard_unread(&mut stream);
                 continue;
             }
             let token = Token(self.next_token);

@@ -120,7 +120,8 @@ fn sixty_four_idle_connections_give_way_to_a_new_client() {
     let answer = loop {
         assert!(Instant::now() < deadline, "never got in");
         let mut c = l.client();
-        c.send_raw(b"/session\n");
+        // A refused newcomer may be closed before this write lands: that is not a failure.
+        let _ = c.stream.write_all(b"/session\n");
         match c.try_block() {
             Some(b) if b[0].starts_with("error: too many clients") => {
                 std::thread::sleep(std::time::Duration::from_millis(100));
