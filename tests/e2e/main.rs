@@ -11,6 +11,7 @@ mod foundation;
 mod heartbeat;
 mod inject;
 mod layering;
+mod load;
 mod loopd;
 mod memoryd;
 mod reload;

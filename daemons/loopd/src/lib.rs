@@ -27,7 +27,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Clients on the channel at once. One owner with a few terminals and scripts needs a
-/// handful; 64 leaves room for bursts of scripted `socat` calls.
+/// handful; 64 leaves room for bursts of scripted `socat` calls. When all are taken, the
+/// connection quiet longest (`EVICT_QUIET`) gives its slot to the newcomer, so idle or
+/// trickling connections cannot keep the owner out; when none is quiet the newcomer
+/// reads one `error:` line saying so.
 pub const MAX_CLIENTS: usize = 64;
 
 /// The largest prompt file read (system.md, compact.md, summarise.md, heartbeat.md). A
@@ -43,13 +46,36 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// of a `\r\n` still waiting for its `\n`, and one byte to tell "too long" apart.
 pub const MAX_INPUT: usize = MAX_LINE + 2;
 
-/// Reply text queued for a client that is not reading. A long streamed answer is far less
-/// than this; past it the client is disconnected (its turn still completes and is logged).
-pub const MAX_OUTPUT: usize = 8 * 1024 * 1024;
+/// Reply text queued for a client past which its next line is not started and its socket
+/// not read until it reads (backpressure). A `/help` or a streamed answer is far less; a
+/// script that pipes thousands of lines and reads as it goes never waits on this.
+pub const MAX_OUTPUT: usize = 1024 * 1024;
 
-/// How long half a line may sit with nothing more coming. A person typing into socat sends
-/// whole lines, so a partial line only waits on a stuck script.
-pub const PARTIAL_TIMEOUT: Duration = Duration::from_secs(300);
+/// Reply text queued for a client past which it is disconnected. Only the block in flight
+/// can grow past `MAX_OUTPUT` (the model's text streams as it comes; the worker does not
+/// wait for a reader), so this bounds one long answer to a client that stopped reading;
+/// its turn still completes and is logged.
+pub const HARD_OUTPUT: usize = 8 * 1024 * 1024;
+
+/// How long a line may take to arrive whole, counted from its first byte. socat and
+/// terminals send a line in one write when Enter is pressed, and scripts write faster;
+/// a line still unfinished after this is a stuck or hostile peer holding a slot.
+pub const LINE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a connection may sit with nothing in or out and nothing in flight before it
+/// is closed with an `error:` line. An hour keeps a terminal left open over lunch (and
+/// the heartbeat replies it receives), and still returns slots that scripts leaked.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// How long replies may wait unread before the client is closed. A person who paused
+/// their terminal has ten minutes; a client that stopped reading for good is let go.
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a connection must have been quiet (nothing in or out, nothing in flight)
+/// before a newcomer may take its slot when all `MAX_CLIENTS` are taken. A second is
+/// far longer than the gap between a script's writes, so only an idle or trickling
+/// connection is ever evicted, never one mid-exchange.
+pub const EVICT_QUIET: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 pub enum MainError {
@@ -113,6 +139,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let cfg = load_config(&args.config).map_err(MainError::Config)?;
     check_prompts(&cfg)?;
     testhook::warn_if_armed();
+    sessions::leftovers::remove_all(&cfg.sessions_dir());
     let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
     plumbing::info!(
         "listening ({origin:?}); session {}, llama.cpp at {}, state in {}",
@@ -124,8 +151,11 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         max_clients: MAX_CLIENTS,
         max_input: MAX_INPUT,
         max_output: MAX_OUTPUT,
-        partial_timeout: PARTIAL_TIMEOUT,
-        idle_timeout: None,
+        hard_output: HARD_OUTPUT,
+        message_deadline: LINE_DEADLINE,
+        idle_timeout: IDLE_TIMEOUT,
+        stall_timeout: STALL_TIMEOUT,
+        evict_quiet: EVICT_QUIET,
     };
     let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
     let board = status::Board::default();

@@ -28,7 +28,16 @@ pub const RECALL_LIMIT: u32 = 8;
 
 #[derive(Debug)]
 pub enum MemoryError {
-    Connect { path: PathBuf, source: nix::Error },
+    Connect {
+        path: PathBuf,
+        source: nix::Error,
+    },
+    /// A step ran into its socket timeout; the words say which, with the timeout, rather
+    /// than "Resource temporarily unavailable (os error 11)".
+    Timeout {
+        what: &'static str,
+        after: Duration,
+    },
     Frame(FrameError),
     Refused(String),
     Unexpected(&'static str),
@@ -39,6 +48,9 @@ impl fmt::Display for MemoryError {
         match self {
             MemoryError::Connect { path, source } => {
                 write!(f, "connect {}: {}", path.display(), source.desc())
+            }
+            MemoryError::Timeout { what, after } => {
+                write!(f, "memoryd did not {what} within {} s", after.as_secs_f64())
             }
             MemoryError::Frame(e) => write!(f, "{e}"),
             MemoryError::Refused(m) => write!(f, "memoryd: {m}"),
@@ -67,15 +79,37 @@ fn connect(path: &Path, timeout: Duration) -> Result<UnixStream, MemoryError> {
     socket::setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(err)?;
     socket::setsockopt(&fd, sockopt::ReceiveTimeout, &tv).map_err(err)?;
     let addr = UnixAddr::new(path).map_err(err)?;
-    socket::connect(fd.as_raw_fd(), &addr).map_err(err)?;
-    Ok(UnixStream::from(fd))
+    match socket::connect(fd.as_raw_fd(), &addr) {
+        // A full listen backlog: the send timeout ran out while connect waited.
+        Err(nix::Error::EAGAIN) => Err(MemoryError::Timeout {
+            what: "accept the connection",
+            after: timeout,
+        }),
+        Err(e) => Err(err(e)),
+        Ok(()) => Ok(UnixStream::from(fd)),
+    }
+}
+
+/// A frame error, with a socket timeout named as one.
+fn frame_error(e: FrameError, what: &'static str, after: Duration) -> MemoryError {
+    match &e {
+        FrameError::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            MemoryError::Timeout { what, after }
+        }
+        _ => MemoryError::Frame(e),
+    }
 }
 
 /// Sends one request and reads one response.
 pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, MemoryError> {
     let mut stream = connect(socket, timeout)?;
-    write_frame(&mut stream, request).map_err(MemoryError::Frame)?;
-    read_frame(&mut stream).map_err(MemoryError::Frame)
+    write_frame(&mut stream, request).map_err(|e| frame_error(e, "take the request", timeout))?;
+    read_frame(&mut stream).map_err(|e| frame_error(e, "answer", timeout))
 }
 
 pub fn recall(cfg: &Memory, query: &str) -> Result<Vec<Hit>, MemoryError> {

@@ -4,7 +4,7 @@
 //! `None` and the names are not in the binary. Each is read once at start.
 //!
 //! - `BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS`: how long a half-sent frame may wait, in
-//!   milliseconds, instead of `PARTIAL_TIMEOUT`, so a test of hanging clients needs no
+//!   milliseconds, instead of `FRAME_DEADLINE`, so a test of hanging clients needs no
 //!   ten-second wait.
 //! - `BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS`: once this many rows are committed, memoryd
 //!   kills itself with SIGKILL in the middle of its next transaction, as `kill -9` would,

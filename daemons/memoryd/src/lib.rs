@@ -21,24 +21,42 @@ use std::fmt;
 use std::io::Write;
 use std::time::Duration;
 
-/// Clients served at once. loopd holds one connection per recall; the CLI one more. The
-/// rest of this headroom is for bursts; past it a client is refused, not queued forever.
+/// Clients served at once. loopd holds one connection per recall, nudge or status probe;
+/// the CLI one more. The rest of this headroom is for bursts; past it the connection
+/// quiet longest gives up its slot (`EVICT_QUIET`), and when none is quiet the newcomer
+/// gets an `Error` frame and is closed, not queued forever.
 pub const MAX_CLIENTS: usize = 256;
 
 /// A whole frame plus its header is the most a client may have half-sent.
 pub const MAX_INPUT: usize = proto::frame::MAX_FRAME as usize + proto::frame::HEADER;
 
-/// Responses queued for one client that is not reading: four of the largest frames.
-pub const MAX_OUTPUT: usize = 4 * MAX_INPUT;
+/// Answers queued for one client past which its next request is not answered (nor its
+/// socket read) until it reads: one largest frame. The answer computed just before the
+/// queue reached this is at most one more frame, so a client that never reads holds at
+/// most two frames of answers, however many requests it wrote.
+pub const MAX_OUTPUT: usize = MAX_INPUT;
 
-/// How long half a frame may wait for the rest. A local peer sends a frame in one write;
-/// ten seconds of silence in the middle means it is stuck or hostile. Tests shorten it
-/// with `BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS` (see `hooks`).
-pub const PARTIAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Never reached by memoryd's own answers (see `MAX_OUTPUT`); the loop's last resort.
+pub const HARD_OUTPUT: usize = MAX_OUTPUT + MAX_INPUT;
 
-/// How long a connection may sit idle. loopd connects per request, so an idle client is
-/// a leak on its side, and closing it returns the slot.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a frame may take to arrive whole, counted from its first byte. A local peer
+/// sends a frame in one write; ten seconds means it is stuck or trickling on purpose,
+/// and must not keep half a MiB and a slot. Tests shorten it with
+/// `BOXMAKER_MEMORYD_PARTIAL_TIMEOUT_MS` (see `hooks`).
+pub const FRAME_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How long a connection may sit with nothing in or out. loopd connects per request, so
+/// an idle client is a leak on its side, and closing it returns the slot.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long answers may wait unread. loopd reads within its own 5 s timeout; a client
+/// that has read nothing for longer has gone or is holding memory on purpose.
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection must have been quiet before a newcomer may take its slot when
+/// all are taken. loopd's requests arrive in one write and are answered at once, so a
+/// second of quiet means the peer is idle or trickling, never mid-request.
+pub const EVICT_QUIET: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 pub enum MainError {
@@ -108,8 +126,11 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
         max_clients: MAX_CLIENTS,
         max_input: MAX_INPUT,
         max_output: MAX_OUTPUT,
-        partial_timeout: hooks::partial_timeout().unwrap_or(PARTIAL_TIMEOUT),
-        idle_timeout: Some(IDLE_TIMEOUT),
+        hard_output: HARD_OUTPUT,
+        message_deadline: hooks::partial_timeout().unwrap_or(FRAME_DEADLINE),
+        idle_timeout: IDLE_TIMEOUT,
+        stall_timeout: STALL_TIMEOUT,
+        evict_quiet: EVICT_QUIET,
     };
     let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
     let mut service = service::FrameService::new(config_path, cfg, index);

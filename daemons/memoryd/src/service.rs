@@ -6,12 +6,11 @@
 //! reason.
 
 use crate::index::{Budget, Index, Progress};
-use plumbing::{ConnId, Outbox, Peer, Service};
+use plumbing::{ConnId, Farewell, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::frame::{self, FrameError};
 use proto::memory::{MemoryStatus, Request, Response};
 use proto::SessionId;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -46,8 +45,6 @@ pub struct FrameService {
     pending: Option<Instant>,
     /// What the index held after its last catch-up, for the status line.
     last: MemoryStatus,
-    /// Bytes of an unfinished frame held per connection, to name a half frame at close.
-    partial: HashMap<ConnId, usize>,
 }
 
 impl FrameService {
@@ -60,7 +57,6 @@ impl FrameService {
             request_chunks: REQUEST_CATCH_UP_CHUNKS,
             pending: Some(Instant::now()),
             last: MemoryStatus::default(),
-            partial: HashMap::new(),
         }
     }
 
@@ -146,7 +142,10 @@ impl Service for FrameService {
     fn accept(&mut self, _out: &mut Outbox, _id: ConnId, _peer: Peer) {}
 
     fn input(&mut self, out: &mut Outbox, id: ConnId, input: &mut Vec<u8>) {
-        loop {
+        // One request at a time while the client has room for its answer: the rest stay
+        // buffered (and the socket unread) until it reads, so a client that writes
+        // thousands of requests and reads nothing costs two frames, not thousands.
+        while out.has_room(id) {
             let payload = match frame::take_payload(input) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
@@ -160,26 +159,32 @@ impl Service for FrameService {
                 out.send(id, bytes);
             }
         }
-        if input.is_empty() {
-            self.partial.remove(&id);
-        } else {
-            self.partial.insert(id, input.len());
-        }
     }
 
-    fn input_closed(&mut self, out: &mut Outbox, id: ConnId) {
-        if let Some(held) = self.partial.remove(&id) {
+    fn input_closed(&mut self, out: &mut Outbox, id: ConnId, rest: &mut Vec<u8>) {
+        if !rest.is_empty() {
             plumbing::warn!(
-                "client {}: closed in the middle of a frame ({held} bytes)",
-                id.0
+                "client {}: closed in the middle of a frame ({} bytes)",
+                id.0,
+                rest.len()
             );
+            rest.clear();
         }
         out.close(id);
     }
 
-    fn closed(&mut self, id: ConnId) {
-        self.partial.remove(&id);
+    fn farewell(&self, why: &Farewell) -> Vec<u8> {
+        let message = match why {
+            Farewell::Deadline(d) => format!(
+                "closed: a frame did not arrive whole within {} s of its first byte",
+                d.as_secs_f64()
+            ),
+            other => other.to_string(),
+        };
+        frame::encode(&Response::Error { message }).unwrap_or_default()
     }
+
+    fn closed(&mut self, _id: ConnId) {}
 
     fn deadline(&self) -> Option<Instant> {
         self.pending

@@ -1,5 +1,6 @@
 //! One client connection as the poll loop sees it: its stream, the bytes read but not yet
-//! consumed by the service, the bytes queued for it, and where it is in its life.
+//! consumed by the service, the bytes queued for it, where it is in its life, and the
+//! instants the loop's deadlines are counted from.
 
 use mio::net::UnixStream;
 use std::io::{self, Read, Write};
@@ -9,12 +10,17 @@ use std::time::Instant;
 /// small enough to keep on the stack.
 const READ_CHUNK: usize = 16 * 1024;
 
+/// Reads `discard_unread` makes before giving up: a peer still writing at full speed
+/// gets its reset, one that sent a few more bytes gets a clean end of stream.
+const DISCARD_CHUNKS: usize = 4;
+
 /// Where a connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     /// Reading and writing.
     Open,
-    /// The peer shut down its writing side; replies still go out.
+    /// The peer shut down its writing side and the service has been told; replies still
+    /// go out.
     InputClosed,
     /// The service asked to close once everything queued has been written.
     Closing,
@@ -25,8 +31,19 @@ pub struct Conn {
     pub state: State,
     pub input: Vec<u8>,
     pub output: Vec<u8>,
-    /// The last time bytes arrived, for the partial-message and idle timeouts.
-    pub last_input: Instant,
+    /// The peer's end of input was read but the service has not been told yet: it still
+    /// has buffered messages to take first (backpressure held them back).
+    pub eof: bool,
+    /// Reading and answering are held back: the output queue is over its limit, or the
+    /// service will take no more input for now. The loop looks again after each turn.
+    pub paused: bool,
+    /// When the first byte of the message still unfinished in `input` arrived.
+    pub partial_since: Option<Instant>,
+    /// The last time bytes moved either way, for the idle timeout and eviction.
+    pub last_active: Instant,
+    /// The last time queued output was empty or some of it was written, for the stall
+    /// timeout of a peer that does not read.
+    pub last_drained: Instant,
     /// Whether WRITABLE interest is registered, so it is only re-registered on change.
     pub want_write: bool,
 }
@@ -34,7 +51,7 @@ pub struct Conn {
 /// What one round of reading found.
 pub enum ReadOutcome {
     /// Some bytes (possibly none) and the socket would block.
-    Drained,
+    Drained(usize),
     /// The buffer reached its cap; the socket may hold more, and since readiness is
     /// edge-triggered no new event will say so: read again once the buffer is consumed.
     Full,
@@ -44,12 +61,17 @@ pub enum ReadOutcome {
 
 impl Conn {
     pub fn new(stream: UnixStream) -> Conn {
+        let now = Instant::now();
         Conn {
             stream,
             state: State::Open,
             input: Vec::new(),
             output: Vec::new(),
-            last_input: Instant::now(),
+            eof: false,
+            paused: false,
+            partial_since: None,
+            last_active: now,
+            last_drained: now,
             want_write: false,
         }
     }
@@ -58,36 +80,70 @@ impl Conn {
     /// peer cannot make us buffer without bound in one readiness event.
     pub fn read_available(&mut self, cap: usize) -> io::Result<ReadOutcome> {
         let mut chunk = [0u8; READ_CHUNK];
+        let mut got = 0;
         loop {
-            if self.input.len() >= cap {
+            let want = cap.saturating_sub(self.input.len()).min(READ_CHUNK);
+            if want == 0 {
                 return Ok(ReadOutcome::Full);
             }
-            match self.stream.read(&mut chunk) {
+            match self.stream.read(&mut chunk[..want]) {
                 Ok(0) => return Ok(ReadOutcome::Eof),
                 Ok(n) => {
                     self.input.extend_from_slice(&chunk[..n]);
-                    self.last_input = Instant::now();
+                    self.last_active = Instant::now();
+                    got += n;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadOutcome::Drained),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadOutcome::Drained(got))
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
     }
 
+    /// Reads and throws away what the peer sent that nobody will take, up to a bound,
+    /// just before the close: closing a Unix socket with unread bytes makes the peer's
+    /// next read fail with "connection reset" instead of seeing our last words and the
+    /// end of the stream.
+    pub fn discard_unread(&mut self) {
+        discard_unread(&mut self.stream);
+    }
+
     /// Writes queued output until done or the socket would block.
     pub fn flush(&mut self) -> io::Result<()> {
-        while !self.output.is_empty() {
-            match self.stream.write(&self.output) {
+        let mut wrote = 0;
+        while wrote < self.output.len() {
+            match self.stream.write(&self.output[wrote..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.output.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Ok(n) => wrote += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
+        // One drain for the whole flush: draining per write would move the rest of a
+        // large queue once for every socket-buffer's worth written.
+        self.output.drain(..wrote);
+        if wrote > 0 || self.output.is_empty() {
+            let now = Instant::now();
+            self.last_drained = now;
+            if wrote > 0 {
+                self.last_active = now;
+            }
+        }
         Ok(())
+    }
+}
+
+/// `Conn::discard_unread` for a stream that never became a `Conn` (a refused newcomer).
+pub fn discard_unread(stream: &mut UnixStream) {
+    let mut chunk = [0u8; READ_CHUNK];
+    for _ in 0..DISCARD_CHUNKS {
+        match stream.read(&mut chunk) {
+            Ok(n) if n > 0 => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            _ => return,
+        }
     }
 }

@@ -9,9 +9,15 @@ pub mod args;
 pub mod backoff;
 pub mod bounded;
 pub mod conn;
+mod flow;
+pub mod limits;
 pub mod listen;
 pub mod log;
 pub mod notify;
+pub mod outbox;
 pub mod server;
+mod sweep;
 
-pub use server::{ConnId, Limits, Outbox, Peer, Server, Service};
+pub use limits::{Farewell, Limits};
+pub use outbox::Outbox;
+pub use server::{ConnId, Peer, Server, Service};

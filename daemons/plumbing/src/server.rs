@@ -7,8 +7,10 @@
 //! other threads' results (the waker), timers and the watchdog all arrive as poll events
 //! or poll timeouts, so a loop that stops turning also stops the watchdog pings.
 
-use crate::conn::{Conn, ReadOutcome, State};
+use crate::conn::{Conn, State};
+use crate::limits::{Farewell, Limits};
 use crate::notify;
+use crate::outbox::{Action, Outbox};
 use mio::net::{UnixListener, UnixStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use nix::sys::socket::{getsockopt, sockopt};
@@ -28,32 +30,16 @@ const FIRST_CONN: usize = 16;
 /// Events handled per `poll` call; more simply wait for the next turn of the loop.
 const EVENTS_CAPACITY: usize = 256;
 
-/// How often the loop looks for timed-out connections when some are being watched. A
-/// timeout is a resource limit, not a deadline, so a second of slack is fine.
-const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// How often the loop looks for timed-out connections. A timeout is a resource limit,
+/// not a promise to the peer, so a fraction of a second of slack is fine; a quarter of a
+/// second keeps tests with short limits quick without costing an idle daemon anything.
+const SWEEP_EVERY: Duration = Duration::from_millis(250);
 
 /// How often `STATUS=` may be re-sent when the service's status line changes; systemd
 /// keeps only the latest, so more would be noise on the notify socket. A change held
 /// back by this goes out as soon as the interval is over (the loop wakes for it), so
 /// `systemctl status` is never more than this behind.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
-
-/// The per-daemon limits on what clients can make the loop hold.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Connections served at once; one more is closed straight after `accept`.
-    pub max_clients: usize,
-    /// Unconsumed input held per connection; a peer past this without a complete
-    /// message is disconnected.
-    pub max_input: usize,
-    /// Output queued per connection; a peer that stops reading past this is disconnected
-    /// rather than letting its replies pile up in memory.
-    pub max_output: usize,
-    /// How long half a message may sit in a connection's buffer with nothing more coming.
-    pub partial_timeout: Duration,
-    /// How long a connection may do nothing at all, when set.
-    pub idle_timeout: Option<Duration>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub usize);
@@ -66,38 +52,36 @@ pub struct Peer {
     pub pid: i32,
 }
 
-enum Action {
-    Send(ConnId, Vec<u8>),
-    Close(ConnId),
-}
-
-/// What a service asks the loop to do; applied after the service's call returns.
-#[derive(Default)]
-pub struct Outbox {
-    actions: Vec<Action>,
-}
-
-impl Outbox {
-    pub fn send(&mut self, id: ConnId, bytes: impl Into<Vec<u8>>) {
-        self.actions.push(Action::Send(id, bytes.into()));
-    }
-
-    /// Closes the connection once what was queued for it has been written.
-    pub fn close(&mut self, id: ConnId) {
-        self.actions.push(Action::Close(id));
-    }
-}
-
 /// A daemon's logic, driven by the loop.
 pub trait Service {
     /// A client connected. The service may send to it or close it straight away.
     fn accept(&mut self, out: &mut Outbox, id: ConnId, peer: Peer);
-    /// New bytes are at the end of `input`; drain what forms whole messages.
+    /// `input` holds what the peer sent and the service has not taken yet (possibly
+    /// nothing, when the loop calls again because the connection has room once more).
+    /// Drain whole messages from its front while `out.has_room(id)` and `wants_input`
+    /// allow; leave the rest, a partial message or what must wait.
     fn input(&mut self, out: &mut Outbox, id: ConnId, input: &mut Vec<u8>);
-    /// The peer will send nothing more. Whatever it asked for should still be answered.
-    fn input_closed(&mut self, out: &mut Outbox, id: ConnId);
+    /// The peer will send nothing more. `rest` holds what it sent after its last whole
+    /// message (an unfinished one, or nothing). Whatever it asked for should still be
+    /// answered.
+    fn input_closed(&mut self, out: &mut Outbox, id: ConnId, rest: &mut Vec<u8>);
     /// The connection is gone; later sends to `id` are dropped.
     fn closed(&mut self, id: ConnId);
+    /// Whether the service takes more input from `id` now. While it says no, the loop
+    /// neither reads the socket nor calls `input`, so the peer's writes back up into its
+    /// own socket buffer instead of the daemon's memory; the loop asks again each turn.
+    fn wants_input(&self, _id: ConnId) -> bool {
+        true
+    }
+    /// Whether the service is working on something for `id` (a request in flight, lines
+    /// queued), so that the connection is neither idle nor a candidate for eviction.
+    fn busy(&self, _id: ConnId) -> bool {
+        false
+    }
+    /// The bytes that tell a client why the loop is closing (or refusing) it, in the
+    /// service's own protocol. Written without waiting; a peer that does not read them
+    /// is closed anyway.
+    fn farewell(&self, why: &Farewell) -> Vec<u8>;
     /// Another thread woke the loop through the waker.
     fn wake(&mut self, _out: &mut Outbox) {}
     /// When `timer` should next run.
@@ -116,9 +100,9 @@ pub struct Server {
     listener: UnixListener,
     signals: Signals,
     waker: Arc<Waker>,
-    conns: HashMap<Token, Conn>,
+    pub(crate) conns: HashMap<Token, Conn>,
     next_token: usize,
-    limits: Limits,
+    pub(crate) limits: Limits,
     watchdog: Option<Duration>,
 }
 
@@ -182,7 +166,7 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            let mut out = Outbox::default();
+            let mut out = self.outbox();
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.accept_all(svc, &mut out),
@@ -203,6 +187,9 @@ impl Server {
                 svc.timer(&mut out, now);
                 self.apply(svc, &mut out);
             }
+            // What this turn freed (output written, a request finished) may let a held
+            // connection go on.
+            self.resume_paused(svc, &mut out);
             if now >= next_sweep {
                 self.sweep(svc, now);
                 next_sweep = now + SWEEP_EVERY;
@@ -219,6 +206,19 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// An `Outbox` that knows how much room each connection's output queue has left.
+    fn outbox(&self) -> Outbox {
+        let mut out = Outbox::default();
+        for (token, conn) in &self.conns {
+            out.room.insert(ConnId(token.0), self.room_of(conn));
+        }
+        out
+    }
+
+    pub(crate) fn room_of(&self, conn: &Conn) -> usize {
+        self.limits.max_output.saturating_sub(conn.output.len())
     }
 
     /// True when the loop should stop.
@@ -256,13 +256,6 @@ impl Server {
                     return;
                 }
             };
-            if self.conns.len() >= self.limits.max_clients {
-                crate::warn!(
-                    "refusing a client: already serving {} (the limit)",
-                    self.limits.max_clients
-                );
-                continue;
-            }
             let peer = match peer_of(&stream) {
                 Ok(p) => p,
                 Err(e) => {
@@ -270,6 +263,19 @@ impl Server {
                     continue;
                 }
             };
+            if self.conns.len() >= self.limits.max_clients && !self.evict_one(svc) {
+                let why = Farewell::TooManyClients(self.limits.max_clients);
+                crate::warn!(
+                    "refusing a client (uid {}, pid {}): {why}",
+                    peer.uid,
+                    peer.pid
+                );
+                // A fresh socket's buffer is empty, so this short write goes through;
+                // if it does not, the close alone still tells the peer.
+                let _ = io::Write::write(&mut stream, &svc.farewell(&why));
+                crate::conn::discard_unread(&mut stream);
+                continue;
+            }
             let token = Token(self.next_token);
             self.next_token += 1;
             if let Err(e) = self
@@ -280,7 +286,9 @@ impl Server {
                 crate::warn!("register client: {e}");
                 continue;
             }
-            self.conns.insert(token, Conn::new(stream));
+            let conn = Conn::new(stream);
+            out.room.insert(ConnId(token.0), self.room_of(&conn));
+            self.conns.insert(token, conn);
             svc.accept(out, ConnId(token.0), peer);
             self.apply(svc, out);
         }
@@ -293,7 +301,6 @@ impl Server {
         token: Token,
         event: &mio::event::Event,
     ) {
-        let id = ConnId(token.0);
         let Some(conn) = self.conns.get_mut(&token) else {
             return;
         };
@@ -301,51 +308,29 @@ impl Server {
             if let Err(e) = conn.flush() {
                 return self.drop_conn(svc, token, &format!("write failed: {e}"));
             }
+            out.room.insert(ConnId(token.0), self.room_of_token(token));
         }
-        if event.is_readable() {
-            loop {
-                let Some(conn) = self.conns.get_mut(&token) else {
-                    return;
-                };
-                if conn.state != State::Open {
-                    break;
-                }
-                let outcome = match conn.read_available(self.limits.max_input) {
-                    Ok(outcome) => outcome,
-                    Err(e) => return self.drop_conn(svc, token, &format!("read failed: {e}")),
-                };
-                if !conn.input.is_empty() {
-                    svc.input(out, id, &mut conn.input);
-                }
-                if conn.input.len() >= self.limits.max_input {
-                    let msg = format!(
-                        "sent {} bytes without completing a message (limit {})",
-                        conn.input.len(),
-                        self.limits.max_input
-                    );
-                    return self.drop_conn(svc, token, &msg);
-                }
-                match outcome {
-                    ReadOutcome::Full => continue,
-                    ReadOutcome::Drained => break,
-                    ReadOutcome::Eof => {
-                        conn.state = State::InputClosed;
-                        svc.input_closed(out, id);
-                        break;
-                    }
-                }
-            }
+        if event.is_readable() || event.is_read_closed() {
+            self.serve_input(svc, out, token);
         }
         self.settle(svc, token);
     }
 
+    fn room_of_token(&self, token: Token) -> usize {
+        self.conns.get(&token).map_or(0, |c| self.room_of(c))
+    }
+
     /// Applies queued actions, then settles every connection they touched.
-    fn apply<S: Service>(&mut self, svc: &mut S, out: &mut Outbox) {
+    pub(crate) fn apply<S: Service>(&mut self, svc: &mut S, out: &mut Outbox) {
         let mut touched = Vec::new();
         for action in out.actions.drain(..) {
             let (id, close) = match action {
                 Action::Send(id, bytes) => {
                     if let Some(conn) = self.conns.get_mut(&Token(id.0)) {
+                        if conn.output.is_empty() {
+                            // The stall timeout counts from when output began to wait.
+                            conn.last_drained = Instant::now();
+                        }
                         conn.output.extend_from_slice(&bytes);
                     }
                     (id, false)
@@ -359,35 +344,44 @@ impl Server {
                 touched.push(Token(id.0));
             }
         }
+        touched.sort_unstable();
         touched.dedup();
         for token in touched {
             let Some(conn) = self.conns.get_mut(&token) else {
                 continue;
             };
-            if conn.output.len() > self.limits.max_output {
-                let msg = format!(
-                    "stopped reading; {} bytes queued (limit {})",
-                    conn.output.len(),
-                    self.limits.max_output
-                );
-                self.drop_conn(svc, token, &msg);
-                continue;
-            }
             if let Err(e) = conn.flush() {
                 self.drop_conn(svc, token, &format!("write failed: {e}"));
                 continue;
             }
+            if conn.output.len() > self.limits.hard_output {
+                let msg = format!(
+                    "not reading its replies; {} bytes queued (limit {})",
+                    conn.output.len(),
+                    self.limits.hard_output
+                );
+                self.drop_conn(svc, token, &msg);
+                continue;
+            }
+            if conn.output.len() >= self.limits.max_output {
+                conn.paused = true;
+            }
+            let room = self.room_of_token(token);
+            out.room.insert(ConnId(token.0), room);
             self.settle(svc, token);
         }
     }
 
     /// Closes a finished connection, or sets its interest to what it still needs.
-    fn settle<S: Service>(&mut self, svc: &mut S, token: Token) {
+    pub(crate) fn settle<S: Service>(&mut self, svc: &mut S, token: Token) {
         let Some(conn) = self.conns.get_mut(&token) else {
             return;
         };
         if conn.state == State::Closing && conn.output.is_empty() {
-            self.conns.remove(&token);
+            if let Some(mut conn) = self.conns.remove(&token) {
+                conn.discard_unread();
+                let _ = self.poll.registry().deregister(&mut conn.stream);
+            }
             svc.closed(ConnId(token.0));
             return;
         }
@@ -409,7 +403,7 @@ impl Server {
         }
     }
 
-    fn drop_conn<S: Service>(&mut self, svc: &mut S, token: Token, why: &str) {
+    pub(crate) fn drop_conn<S: Service>(&mut self, svc: &mut S, token: Token, why: &str) {
         if let Some(mut conn) = self.conns.remove(&token) {
             crate::warn!("closing client {}: {why}", token.0);
             let _ = self.poll.registry().deregister(&mut conn.stream);
@@ -417,27 +411,16 @@ impl Server {
         }
     }
 
-    /// Disconnects clients that sat too long on half a message, or on nothing.
-    fn sweep<S: Service>(&mut self, svc: &mut S, now: Instant) {
-        let limits = &self.limits;
-        let stale: Vec<(Token, String)> = self
-            .conns
-            .iter()
-            .filter_map(|(t, c)| {
-                let quiet = now.saturating_duration_since(c.last_input);
-                if !c.input.is_empty() && quiet >= limits.partial_timeout {
-                    Some((*t, format!("half a message idle for {}s", quiet.as_secs())))
-                } else if limits.idle_timeout.is_some_and(|idle| quiet >= idle)
-                    && c.output.is_empty()
-                {
-                    Some((*t, format!("idle for {}s", quiet.as_secs())))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        for (token, why) in stale {
-            self.drop_conn(svc, token, &why);
+    /// Tells a client why it is being closed, then closes it without waiting: what fits
+    /// in its socket buffer reaches it; a peer that does not read loses only the words.
+    pub(crate) fn farewell<S: Service>(&mut self, svc: &mut S, token: Token, why: Farewell) {
+        if let Some(mut conn) = self.conns.remove(&token) {
+            crate::warn!("client {}: {why}", token.0);
+            conn.output.extend_from_slice(&svc.farewell(&why));
+            let _ = conn.flush();
+            conn.discard_unread();
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            svc.closed(ConnId(token.0));
         }
     }
 }
@@ -450,3 +433,6 @@ fn peer_of(stream: &UnixStream) -> nix::Result<Peer> {
         pid: cred.pid(),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,9 @@
 //! - `lines`: reading record lines, bounded, with the one torn-tail rule;
 //! - `log`: loopd's append-only log (the torn tail cut at open, one `write` + `fdatasync`
 //!   per record, rollback on failure);
-//! - `atomic`: small files replaced atomically (temp, fsync, rename, fsync the directory).
+//! - `atomic`: small files replaced atomically (temp, fsync, rename, fsync the directory);
+//! - `leftovers`: what a failed epoch start leaves behind (a temporary head, an empty log
+//!   past the current epoch), removed at loopd's start.
 //!
 //! **Invariant:** every open of a file here is `O_NONBLOCK` and refuses anything that is
 //! not a regular file, so a FIFO or device put in a session directory cannot stall a
@@ -19,6 +21,7 @@ pub mod atomic;
 pub mod epochs;
 mod error;
 pub mod head;
+pub mod leftovers;
 pub mod lines;
 pub mod log;
 

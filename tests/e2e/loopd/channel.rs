@@ -113,37 +113,6 @@ fn a_client_that_disconnects_mid_turn_still_has_its_turn_logged() {
     assert_eq!(recs[2]["type"], "usage");
 }
 
-#[test]
-fn lines_past_the_pending_limit_get_an_error_in_their_turn() {
-    let l = Loopd::start("");
-    let gate = Gate::new();
-    l.llama
-        .push(Reply::Held(gate.clone(), Box::new(text(&["first"]))));
-    let mut c = l.client();
-    let pending = 64; // loopd::channel::MAX_PENDING_LINES
-                      // One write: loopd reads it in one go, so every line is queued (or refused) while
-                      // the first is still in flight, whatever the timing.
-    let mut lines = String::from("hold on\n");
-    for _ in 0..pending + 3 {
-        lines.push_str("/session\n");
-    }
-    c.send_raw(lines.as_bytes());
-    l.llama.wait_chats(1);
-    gate.open();
-    assert_eq!(c.block(), ["first"]);
-    for _ in 0..pending {
-        assert_eq!(c.block(), ["session main"]);
-    }
-    for _ in 0..3 {
-        assert_eq!(c.block(), ["error: too many pending lines"]);
-    }
-    assert_eq!(
-        c.ask("/session"),
-        ["session main"],
-        "the connection goes on"
-    );
-}
-
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
 }

@@ -5,8 +5,10 @@
 mod bench;
 mod bench_ux;
 mod channel;
+mod clients;
 mod commands;
 mod faults;
+mod leftovers;
 mod memory;
 mod real;
 mod restore;

@@ -114,9 +114,15 @@ fn fifty_hanging_half_frames_time_out_while_others_are_served() {
         .collect();
     still_serving(&fx);
     for s in &mut hanging {
+        match read_frame::<Response>(s) {
+            Ok(Response::Error { message }) => {
+                assert!(message.contains("did not arrive whole"), "{message}")
+            }
+            other => panic!("a timed-out half frame got {other:?}"),
+        }
         assert!(read_to_close(s).is_empty());
     }
-    d.wait_log("half a message idle");
+    d.wait_log("did not arrive whole");
     still_serving(&fx);
 }
 

@@ -3,6 +3,7 @@
 
 mod budget;
 mod catchup;
+mod clients;
 mod crash;
 mod faults;
 mod pinned;

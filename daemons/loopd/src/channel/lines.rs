@@ -2,7 +2,7 @@
 //! is dropped, a line over `MAX_LINE` bytes is refused and the rest of it discarded up to
 //! its newline, and a line that is not UTF-8 is refused. The connection goes on after
 //! each refusal. A partial line stays in the poll loop's input buffer, so the loop's
-//! partial-line timeout still sees it.
+//! line deadline still sees it; at the end of input it is the last line.
 
 use crate::MAX_LINE;
 
@@ -20,29 +20,31 @@ pub struct Framer {
 }
 
 impl Framer {
-    /// Takes every whole line out of `input`, leaving a partial one behind, and pushes
-    /// what it found to `out`.
-    pub fn feed(&mut self, input: &mut Vec<u8>, out: &mut Vec<LineEvent>) {
+    /// Takes up to `max` whole lines out of `input`, leaving the rest (further lines and
+    /// a partial one) behind, and pushes what it found to `out`.
+    pub fn feed(&mut self, input: &mut Vec<u8>, out: &mut Vec<LineEvent>, max: usize) {
         let mut start = 0;
-        while let Some(nl) = input[start..].iter().position(|&b| b == b'\n') {
+        let mut found = 0;
+        while found < max {
+            let Some(nl) = input[start..].iter().position(|&b| b == b'\n') else {
+                break;
+            };
             let end = start + nl;
             if self.discarding {
                 self.discarding = false;
             } else {
-                let line = &input[start..end];
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                out.push(if line.len() > MAX_LINE {
-                    LineEvent::TooLong
-                } else {
-                    match std::str::from_utf8(line) {
-                        Ok(s) => LineEvent::Line(s.to_string()),
-                        Err(_) => LineEvent::NotUtf8,
-                    }
-                });
+                out.push(line_event(&input[start..end]));
+                found += 1;
             }
             start = end + 1;
         }
+        // One drain per call: draining per line would move the rest of the buffer once
+        // for every short line in it.
         input.drain(..start);
+        if found == max {
+            // Lines may be left behind; the partial-line rules apply once they are taken.
+            return;
+        }
         // What is left has no newline. A `\r` at its end may belong to a `\r\n` that is
         // still on its way, so it does not count towards the limit yet.
         let pending = input.strip_suffix(b"\r").unwrap_or(input).len();
@@ -52,6 +54,28 @@ impl Framer {
             input.clear();
             self.discarding = true;
             out.push(LineEvent::TooLong);
+        }
+    }
+
+    /// The end of input: what is left without a newline is the last line (SPEC §5), so
+    /// `printf 'hi' | socat …` is answered like `printf 'hi\n' | …`.
+    pub fn finish(&mut self, rest: &mut Vec<u8>) -> Option<LineEvent> {
+        let discarding = std::mem::take(&mut self.discarding);
+        let last = (!discarding && !rest.is_empty()).then(|| line_event(rest));
+        rest.clear();
+        last
+    }
+}
+
+/// One line without its `\n`: its `\r` dropped, then refused if too long or not UTF-8.
+fn line_event(line: &[u8]) -> LineEvent {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > MAX_LINE {
+        LineEvent::TooLong
+    } else {
+        match std::str::from_utf8(line) {
+            Ok(s) => LineEvent::Line(s.to_string()),
+            Err(_) => LineEvent::NotUtf8,
         }
     }
 }
@@ -66,7 +90,7 @@ mod tests {
         let mut out = Vec::new();
         for c in chunks {
             input.extend_from_slice(c);
-            f.feed(&mut input, &mut out);
+            f.feed(&mut input, &mut out, usize::MAX);
         }
         (out, input)
     }
@@ -109,6 +133,36 @@ mod tests {
         assert_eq!(rest.len(), MAX_LINE + 1);
         let (out, _) = feed_all(&[&line, b"\n"]);
         assert!(matches!(&out[..], [LineEvent::Line(s)] if s.len() == MAX_LINE));
+    }
+
+    #[test]
+    fn feeding_stops_after_max_lines_and_leaves_the_rest_whole() {
+        let mut f = Framer::default();
+        let mut input = b"a\nb\nc\npart".to_vec();
+        let mut out = Vec::new();
+        f.feed(&mut input, &mut out, 2);
+        assert_eq!(
+            out,
+            [LineEvent::Line("a".into()), LineEvent::Line("b".into())]
+        );
+        assert_eq!(input, b"c\npart");
+        out.clear();
+        f.feed(&mut input, &mut out, 2);
+        assert_eq!(out, [LineEvent::Line("c".into())]);
+        assert_eq!(input, b"part");
+    }
+
+    #[test]
+    fn the_rest_at_end_of_input_is_a_line_unless_it_was_being_discarded() {
+        let mut f = Framer::default();
+        assert_eq!(
+            f.finish(&mut b"last\r".to_vec()),
+            Some(LineEvent::Line("last".into()))
+        );
+        assert_eq!(f.finish(&mut Vec::new()), None);
+        let mut big = vec![b'x'; MAX_LINE + 5];
+        f.feed(&mut big, &mut Vec::new(), usize::MAX);
+        assert_eq!(f.finish(&mut b"tail".to_vec()), None);
     }
 
     #[test]

@@ -24,23 +24,15 @@ use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
-/// Lines one connection may have waiting behind the one being answered. A script piping
-/// a file of questions fits; more than this is a runaway, and each further line gets
-/// `error: too many pending lines` (in its turn) instead of queueing a turn.
-pub const MAX_PENDING_LINES: usize = 64;
-
-/// Refused lines one connection may pile up. Each costs a reply block once its turn
-/// comes; a client that sends this many without reading is cut off rather than making
-/// loopd build megabytes of identical errors.
-pub const MAX_REFUSED_LINES: u64 = 4096;
-
-const TOO_MANY: &str = "error: too many pending lines";
+/// Lines one connection may have waiting behind the one being answered. More are not
+/// refused: they stay unread in the socket (backpressure) until these are answered, so
+/// a script piping ten thousand lines gets ten thousand replies while loopd holds at
+/// most this many lines (of up to `MAX_LINE` each) for it.
+pub const MAX_PENDING_LINES: usize = 16;
 
 enum Pending {
     Line(String),
     Error(String),
-    /// This many lines refused for `TOO_MANY`, answered in order like any other.
-    Refused(u64),
 }
 
 /// The job a connection is waiting on, and the reply block it is streaming into.
@@ -107,35 +99,9 @@ impl Channel {
         })
     }
 
-    fn enqueue(&mut self, out: &mut Outbox, id: ConnId, item: Pending) {
-        let Some(conn) = self.conns.get_mut(&id) else {
-            return;
-        };
-        let queued = conn
-            .pending
-            .iter()
-            .filter(|p| !matches!(p, Pending::Refused(_)))
-            .count();
-        if queued < MAX_PENDING_LINES {
+    fn enqueue(&mut self, id: ConnId, item: Pending) {
+        if let Some(conn) = self.conns.get_mut(&id) {
             conn.pending.push_back(item);
-            return;
-        }
-        match conn.pending.back_mut() {
-            Some(Pending::Refused(n)) => *n += 1,
-            _ => conn.pending.push_back(Pending::Refused(1)),
-        }
-        let refused: u64 = conn
-            .pending
-            .iter()
-            .map(|p| if let Pending::Refused(n) = p { *n } else { 0 })
-            .sum();
-        if refused > MAX_REFUSED_LINES {
-            plumbing::warn!(
-                "client {}: {refused} lines refused without reading replies; closing",
-                id.0
-            );
-            conn.pending.clear();
-            out.close(id);
         }
     }
 
@@ -149,6 +115,11 @@ impl Channel {
             if conn.in_flight.is_some() {
                 return;
             }
+            // A client that is not reading gets no new block until it does; the loop
+            // calls `input` again once its output has drained.
+            if !out.has_room(id) {
+                return;
+            }
             // Between reply blocks: heartbeat replies held for this client go out now.
             self.held.release(out, id);
             let Some(item) = conn.pending.pop_front() else {
@@ -159,10 +130,6 @@ impl Channel {
             };
             match item {
                 Pending::Error(e) => out.send(id, whole(&e)),
-                Pending::Refused(n) => {
-                    let one = whole(TOO_MANY);
-                    out.send(id, one.repeat(n as usize));
-                }
                 Pending::Line(line) => self.start(out, id, line),
             }
         }
@@ -376,6 +343,18 @@ impl Channel {
     }
 }
 
+/// What one framed line becomes in the connection's queue.
+fn pending_for(event: LineEvent) -> Pending {
+    match event {
+        LineEvent::Line(line) => Pending::Line(line),
+        LineEvent::TooLong => Pending::Error(format!(
+            "error: line over {} bytes; discarded",
+            crate::MAX_LINE
+        )),
+        LineEvent::NotUtf8 => Pending::Error("error: line is not valid utf-8".into()),
+    }
+}
+
 impl Service for Channel {
     fn accept(&mut self, out: &mut Outbox, id: ConnId, peer: Peer) {
         let allowed = &self.cfg.channel.allow_uids;
@@ -411,33 +390,48 @@ impl Service for Channel {
             input.clear();
             return;
         };
+        let room = MAX_PENDING_LINES.saturating_sub(conn.pending.len());
         let mut found = Vec::new();
-        conn.framer.feed(input, &mut found);
+        conn.framer.feed(input, &mut found, room);
         for event in found {
-            let item = match event {
-                LineEvent::Line(line) => Pending::Line(line),
-                LineEvent::TooLong => Pending::Error(format!(
-                    "error: line over {} bytes; discarded",
-                    crate::MAX_LINE
-                )),
-                LineEvent::NotUtf8 => Pending::Error("error: line is not valid utf-8".into()),
-            };
-            // Pumping after each line starts the first one at once, so "pending" counts
-            // only lines waiting behind one in flight.
-            self.enqueue(out, id, item);
-            self.pump(out, id);
+            self.enqueue(id, pending_for(event));
         }
         self.pump(out, id);
     }
 
-    fn input_closed(&mut self, out: &mut Outbox, id: ConnId) {
-        match self.conns.get_mut(&id) {
-            Some(conn) => {
-                conn.input_closed = true;
-                self.pump(out, id);
-            }
-            None => out.close(id),
+    fn input_closed(&mut self, out: &mut Outbox, id: ConnId, rest: &mut Vec<u8>) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            rest.clear();
+            return out.close(id);
+        };
+        if let Some(last) = conn.framer.finish(rest) {
+            conn.pending.push_back(pending_for(last));
         }
+        conn.input_closed = true;
+        self.pump(out, id);
+    }
+
+    fn wants_input(&self, id: ConnId) -> bool {
+        self.conns
+            .get(&id)
+            .is_none_or(|c| c.pending.len() < MAX_PENDING_LINES)
+    }
+
+    fn busy(&self, id: ConnId) -> bool {
+        self.conns
+            .get(&id)
+            .is_some_and(|c| c.in_flight.is_some() || !c.pending.is_empty())
+    }
+
+    fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
+        let text = match why {
+            plumbing::Farewell::Deadline(d) => format!(
+                "error: closed: a line did not arrive whole within {} s of its first byte",
+                d.as_secs_f64()
+            ),
+            other => format!("error: {other}"),
+        };
+        whole(&text).into_bytes()
     }
 
     fn closed(&mut self, id: ConnId) {

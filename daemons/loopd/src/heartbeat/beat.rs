@@ -15,11 +15,11 @@ use std::sync::Arc;
 /// The most of a heartbeat's reply kept for delivery, in bytes of its reply block. The
 /// turn may stream over `loop.max_rounds` rounds, and the block goes to every client of
 /// the session and may be held for each busy one, so it is kept to an eighth of one
-/// client's output allowance: far more than an unasked-for message needs, and never
+/// client's hard output allowance: far more than an unasked-for message needs, and never
 /// enough to crowd out a client's own replies. The heartbeat keeps one byte more of text
 /// than this (a block is never shorter than its text), so the channel can tell that it
 /// must cut.
-pub const MAX_BEAT_REPLY: usize = crate::MAX_OUTPUT / 8;
+pub const MAX_BEAT_REPLY: usize = crate::HARD_OUTPUT / 8;
 
 /// One piece of a turn's visible output, as the turn streamed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
