@@ -6,6 +6,10 @@ use mio::net::UnixStream;
 use std::io::{self, Read, Write};
 use std::time::Instant;
 
+/// A connection's name for the `Service`: its poll token, stable while it is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId(pub usize);
+
 /// Bytes read per `read` call. Large enough that a 64 KiB line arrives in a few calls,
 /// small enough to keep on the stack.
 const READ_CHUNK: usize = 16 * 1024;

@@ -2,7 +2,7 @@
 //! service's call returns, and how much room each connection's output queue has left, so
 //! a service can stop answering at the limit instead of after the batch.
 
-use crate::server::ConnId;
+use crate::conn::ConnId;
 use std::collections::HashMap;
 
 pub(crate) enum Action {

@@ -7,6 +7,7 @@
 //! other threads' results (the waker), timers and the watchdog all arrive as poll events
 //! or poll timeouts, so a loop that stops turning also stops the watchdog pings.
 
+pub use crate::conn::ConnId;
 use crate::conn::{Conn, State};
 use crate::limits::{Farewell, Limits};
 use crate::notify;
@@ -40,9 +41,6 @@ const SWEEP_EVERY: Duration = Duration::from_millis(250);
 /// back by this goes out as soon as the interval is over (the loop wakes for it), so
 /// `systemctl status` is never more than this behind.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConnId(pub usize);
 
 /// Who is on the other end of a connection, from `SO_PEERCRED`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
