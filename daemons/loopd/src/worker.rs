@@ -213,6 +213,8 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             state.sessions.clear();
             // It may have been out with the job: what the slot holds is unknown now.
             state.keeper = Keeper::new(&state.cfg);
+            // It may have panicked inside after-turn work: lines wait for nothing now.
+            state.notify.send(Event::Waiting(None));
             if let Some(id) = id {
                 state
                     .notify

@@ -122,6 +122,17 @@ impl RealLlama {
     }
 }
 
+/// A server of a test's own stops with it (the shared one lives in a static, never
+/// dropped, and exits with the test binary).
+impl Drop for RealLlama {
+    fn drop(&mut self) {
+        if let Ok(child) = self._child.get_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
