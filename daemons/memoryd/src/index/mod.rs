@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 pub use catchup::{Budget, Progress};
 pub use recall::Candidate;
+pub use schema::TOKENIZER;
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be
 /// read, a bad line) are not here: they are logged and that file is skipped, so one bad
