@@ -68,7 +68,7 @@ impl Index {
             return Ok(Vec::new());
         }
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
-        let found = self.candidates(&parsed, max_class, wanted)?;
+        let found = self.candidates(&parsed, max_class, wanted, limit)?;
         let mut rows = Vec::with_capacity(found.len());
         for c in &found {
             if let Some(hit) = self.row(c.rowid)? {
@@ -79,23 +79,29 @@ impl Index {
         Ok(ranked.into_iter().take(limit as usize).collect())
     }
 
-    /// The lexical step: up to `n` rows matching any of the query's terms at or below
-    /// `max_class`, best first by bm25, then newest.
+    /// The lexical step: up to `n` rows at or below `max_class` holding all of the
+    /// query's groups, best first by bm25, then newest; then, only when fewer than
+    /// `enough` (the hits asked for) hold them all, the rows holding any. All-words
+    /// matches rank above partial ones, so with `enough` of them the partial ones could
+    /// not reach the answer, and the OR, which scores every row holding any common word,
+    /// is not run.
     pub fn candidates(
         &self,
         query: &Query,
         max_class: DataClass,
         n: u32,
+        enough: u32,
     ) -> Result<Vec<Candidate>, IndexError> {
         let mut found: Vec<(i64, f64, bool)> = Vec::new();
-        if let Some(all) = query.all_expression() {
+        let all = query.all_expression();
+        if let Some(all) = &all {
             found.extend(
-                self.matching(&all, max_class, n)?
+                self.matching(all, max_class, n)?
                     .into_iter()
                     .map(|(r, s)| (r, s, true)),
             );
         }
-        if found.len() < n as usize {
+        if all.is_none() || found.len() < enough.min(n) as usize {
             for (rowid, bm25) in self.matching(&query.expression(), max_class, n)? {
                 if found.len() >= n as usize {
                     break;
