@@ -7,6 +7,7 @@ mod clients;
 mod crash;
 mod faults;
 mod pinned;
+mod questions;
 
 use crate::support::{frames, Daemon, Fixture};
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
