@@ -109,7 +109,7 @@ impl LineReader {
         let n = (&mut self.reader)
             .take(MAX_RECORD_LINE + 1)
             .read_until(b'\n', &mut self.buf)
-            .map_err(Error::io("read", &self.path))? as u64;
+            .map_err(|e| read_error(&self.path, e))? as u64;
         if n == 0 {
             return Ok(Line::End);
         }
@@ -123,7 +123,7 @@ impl LineReader {
             let skipped = self
                 .reader
                 .skip_until(b'\n')
-                .map_err(Error::io("read", &self.path))? as u64;
+                .map_err(|e| read_error(&self.path, e))? as u64;
             self.pass(n + skipped);
             return Err(self.bad(at, format!("line is over {MAX_RECORD_LINE} bytes")));
         }
@@ -156,7 +156,7 @@ impl LineReader {
         Ok(self
             .reader
             .fill_buf()
-            .map_err(Error::io("read", &self.path))?
+            .map_err(|e| read_error(&self.path, e))?
             .is_empty())
     }
 
@@ -167,6 +167,15 @@ impl LineReader {
             at,
             message,
         }
+    }
+}
+
+/// Built only on failure, since reading a line is the hot path.
+fn read_error(path: &Path, source: io::Error) -> Error {
+    Error::Io {
+        op: "read",
+        path: path.to_path_buf(),
+        source,
     }
 }
 
