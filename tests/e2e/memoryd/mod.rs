@@ -6,6 +6,7 @@ mod catchup;
 mod crash;
 mod faults;
 mod pinned;
+mod vectors;
 
 use crate::support::{frames, Daemon, Fixture};
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};

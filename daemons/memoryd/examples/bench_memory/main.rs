@@ -12,6 +12,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod corpus;
+mod vectors;
 
 use corpus::{Layout, Rng, Words};
 use memoryd::index::{Budget, Index};
@@ -33,6 +34,8 @@ struct Run {
     search_only: Vec<Duration>,
     catch_up_only: Vec<Duration>,
     tidy: Duration,
+    /// The vector half, measured on the sequential layout's index only.
+    vectors: Option<vectors::VectorRun>,
 }
 
 fn main() {
@@ -94,6 +97,12 @@ fn main() {
             r.peak_kib.0 / 1024,
             r.peak_kib.1 / 1024
         );
+    }
+    for (_, r) in &runs {
+        if let Some(v) = &r.vectors {
+            vectors::print(v);
+            return;
+        }
     }
     println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
 }
@@ -165,7 +174,9 @@ fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run
             .count(),
         None => 0,
     });
+    let vectors = (layout == Layout::Sequential).then(|| vectors::measure(&index, words, queries));
     Run {
+        vectors,
         rows,
         index: (ours_index, bare_index),
         peak_kib: (ours_peak, bare_peak),

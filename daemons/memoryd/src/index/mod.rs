@@ -8,6 +8,7 @@
 //! label, so a crash at any point leaves the index equal to a prefix of each log and the
 //! next catch-up continues from exactly there.
 
+mod byid;
 mod catchup;
 mod ingest;
 mod recall;
@@ -129,6 +130,7 @@ impl Index {
             logs: u64::try_from(logs).unwrap_or(0),
             rows: u64::try_from(rows).unwrap_or(0),
             index_bytes,
+            ..MemoryStatus::default()
         })
     }
 
@@ -153,7 +155,7 @@ impl Index {
 }
 
 /// Classes are stored as their rank, so `class <= ?` in SQL is the class order.
-fn class_rank(c: DataClass) -> i64 {
+pub fn class_rank(c: DataClass) -> i64 {
     match c {
         DataClass::Public => 0,
         DataClass::Private => 1,
