@@ -1,63 +1,269 @@
-//! Turning free text into an FTS5 query that cannot be a syntax error: each
-//! whitespace-separated token becomes a quoted string (a phrase), inner quotes doubled,
-//! and the phrases are joined by spaces, which FTS5 reads as AND. Operators such as
-//! `NEAR(`, `*`, `OR` or `-` inside a token are then just text.
+//! Turning free text (a person's or the model's question) into a search (SPEC §6): the
+//! words that carry meaning, each an FTS5 term, OR-ed together, so a record needs only
+//! some of them to be found and bm25 ranks the ones with more and rarer words first.
+//!
+//! - A word is a run of letters and digits, lower-cased, as FTS5's `unicode61` tokenizer
+//!   cuts text. Stop words (`stop`) are dropped; the index's `porter` tokenizer stems the
+//!   rest on both sides, so "meetings" finds "meeting".
+//! - A word with an English suffix porter does not undo ("allergic" is `allerg`,
+//!   "allergy" is `allergi`) also searches its root as a prefix (`"allerg"*`), so the two
+//!   forms find each other.
+//! - A token with letters or digits joined by punctuation (an e-mail address, a URL, a
+//!   file name, a date, `A-113`) is an exact phrase of its parts, matched in order.
+//! - Every term is a quoted FTS5 string, so operators in the input (`NEAR(`, `*`, `OR`,
+//!   `-`, quotes) are plain text: no input is a syntax error. Nothing left to search for
+//!   (empty, punctuation, stop words only) is `None`: no hits, not every row.
+//!
+//! `Query::coverage` tells the ranking (`index::recall`) which of the query's groups a
+//! candidate text contains and whether it holds them as a phrase; it approximates the
+//! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
-/// Tokens kept from one query. A question is a handful of words; a longer input is pasted
-/// text, and thousands of phrases would only make one recall slow for the same answer.
+mod stop;
+
+pub use stop::is_stop_word;
+
+/// Input words looked at. A question is a handful of words; a longer input is pasted
+/// text, and hundreds of terms would only make one recall slow for the same answer.
 pub const MAX_QUERY_TOKENS: usize = 64;
 
-/// The FTS5 expression for `text`, or `None` when nothing in it can match (an empty
-/// query, or only punctuation, which the tokenizer drops): that is no hits, not an error.
-pub fn fts_query(text: &str) -> Option<String> {
-    let mut out = String::new();
-    for token in text
-        .split_whitespace()
-        // A token with no letter or digit tokenizes to nothing, and an empty phrase is
-        // not something a person meant to search for.
-        .filter(|t| t.chars().any(char::is_alphanumeric))
-        .take(MAX_QUERY_TOKENS)
-    {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push('"');
-        out.push_str(&token.replace('"', "\"\""));
-        out.push('"');
+/// Distinct terms kept from those words: each costs a doclist walk per recall.
+pub const MAX_QUERY_GROUPS: usize = 24;
+
+/// Shortest root searched as a prefix: shorter ones ("meet*", "sist*") match unrelated
+/// words, and porter already joins the common forms of short words.
+const MIN_ROOT: usize = 5;
+
+/// Shortest word whose suffix is stripped for a prefix search.
+const MIN_ROOT_WORD: usize = 6;
+
+/// English suffixes porter leaves apart from their siblings, longest first; the first
+/// that matches is stripped, and only when `MIN_ROOT` letters remain.
+const SUFFIXES: &[&str] = &[
+    "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ic",
+    "y", "s",
+];
+
+/// One thing the query looks for; a record matches it or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Group {
+    /// A word, and the root its other forms share when it has one worth searching.
+    Word { word: String, root: Option<String> },
+    /// An exact token of several parts (`maria.santos@example.com`), matched in order.
+    Exact { parts: Vec<String> },
+}
+
+/// A parsed question: what is searched for, in the order it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    groups: Vec<Group>,
+}
+
+/// What a candidate text holds of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// Groups found in the text.
+    pub matched: usize,
+    /// Groups in the query.
+    pub of: usize,
+    /// Pairs of the query's neighbouring groups that the text holds side by side, in
+    /// the query's order ("wifi password" in "the wifi password is…"); `of - 1` is the
+    /// whole query as a phrase.
+    pub adjacent: usize,
+}
+
+impl Coverage {
+    pub fn all(&self) -> bool {
+        self.matched == self.of
     }
-    (!out.is_empty()).then_some(out)
+
+    /// The text holds the whole query (of two groups or more) as a phrase.
+    pub fn phrase(&self) -> bool {
+        self.of > 1 && self.adjacent == self.of - 1
+    }
+}
+
+/// The search for `text`, or `None` when nothing in it can match.
+pub fn parse(text: &str) -> Option<Query> {
+    let mut groups: Vec<Group> = Vec::new();
+    for raw in text.split_whitespace().take(MAX_QUERY_TOKENS) {
+        let Some(group) = group_of(raw) else {
+            continue;
+        };
+        if !groups.contains(&group) && groups.len() < MAX_QUERY_GROUPS {
+            groups.push(group);
+        }
+    }
+    (!groups.is_empty()).then_some(Query { groups })
+}
+
+/// The FTS5 expression for `text` (see `parse`), or `None` when nothing in it can match.
+pub fn fts_query(text: &str) -> Option<String> {
+    parse(text).map(|q| q.expression())
+}
+
+impl Query {
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// The FTS5 MATCH expression: every group's terms OR-ed. Terms are quoted strings of
+    /// letters and digits only, so the expression is always valid.
+    pub fn expression(&self) -> String {
+        let mut terms: Vec<String> = Vec::new();
+        for g in &self.groups {
+            match g {
+                Group::Word { word, root } => {
+                    terms.push(format!("\"{word}\""));
+                    if let Some(r) = root {
+                        terms.push(format!("\"{r}\"*"));
+                    }
+                }
+                Group::Exact { parts } => terms.push(format!("\"{}\"", parts.join(" "))),
+            }
+        }
+        terms.join(" OR ")
+    }
+
+    /// Which groups `text` holds, and whether as a phrase.
+    pub fn coverage(&self, text: &str) -> Coverage {
+        let tokens = words(text);
+        let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, &tokens)).collect();
+        let matched = found.iter().filter(|f| f.is_some()).count();
+        let adjacent = self
+            .groups
+            .windows(2)
+            .filter(|pair| {
+                (0..tokens.len()).any(|at| {
+                    pair[0]
+                        .matches_at(&tokens, at)
+                        .is_some_and(|len| pair[1].matches_at(&tokens, at + len).is_some())
+                })
+            })
+            .count();
+        Coverage {
+            matched,
+            of: self.groups.len(),
+            adjacent,
+        }
+    }
+}
+
+impl Group {
+    /// How many tokens from `at` this group matches, if it matches there.
+    fn matches_at(&self, tokens: &[String], at: usize) -> Option<usize> {
+        match self {
+            Group::Word { word, root } => {
+                let t = tokens.get(at)?;
+                let hit = t == word
+                    || base(t) == base(word)
+                    || root.as_deref().is_some_and(|r| t.starts_with(r));
+                hit.then_some(1)
+            }
+            Group::Exact { parts } => {
+                let window = tokens.get(at..at + parts.len())?;
+                (window == parts.as_slice()).then_some(parts.len())
+            }
+        }
+    }
+}
+
+/// The first token position where `group` matches.
+fn find(group: &Group, tokens: &[String]) -> Option<usize> {
+    (0..tokens.len()).find(|&at| group.matches_at(tokens, at).is_some())
+}
+
+/// The group one whitespace-separated input token stands for, if any.
+fn group_of(raw: &str) -> Option<Group> {
+    // Punctuation around a token is the sentence's ("appointment?", "(feedback.xlsx)"),
+    // not the token's.
+    let core = raw.trim_matches(|c: char| !c.is_alphanumeric());
+    // A contraction or possessive is its first word: "maria's" is "maria", "I'm" is "i".
+    let core = match core.split_once(['\'', '’']) {
+        Some((head, tail)) if tail.chars().all(char::is_alphabetic) && tail.len() <= 2 => head,
+        _ => core,
+    };
+    let mut parts = words(core);
+    match parts.len() {
+        0 => None,
+        1 => {
+            let word = parts.pop()?;
+            if is_stop_word(&word) {
+                return None;
+            }
+            let root = root_of(&word);
+            Some(Group::Word { word, root })
+        }
+        _ => Some(Group::Exact { parts }),
+    }
+}
+
+/// The root of an English word worth searching as a prefix, when stripping a suffix
+/// leaves `MIN_ROOT` letters.
+fn root_of(word: &str) -> Option<String> {
+    if word.len() < MIN_ROOT_WORD || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    let suffix = SUFFIXES.iter().find(|s| word.ends_with(*s))?;
+    let root = &word[..word.len() - suffix.len()];
+    (root.len() >= MIN_ROOT).then(|| root.to_string())
+}
+
+/// A word without its inflection, for telling "lives" and "live" or "sisters" and
+/// "sister" are one word when ranking (the index's porter does this for matching).
+fn base(word: &str) -> &str {
+    let w = word;
+    let cut = if w.len() > 5 && w.ends_with("ing") {
+        &w[..w.len() - 3]
+    } else if w.len() > 4 && (w.ends_with("ed") || w.ends_with("es")) {
+        &w[..w.len() - 2]
+    } else if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        &w[..w.len() - 1]
+    } else {
+        w
+    };
+    cut.strip_suffix('e').unwrap_or(cut)
+}
+
+/// The lower-case, diacritic-free runs of letters and digits of `text`, as the index's
+/// `unicode61 remove_diacritics 2` tokenizer cuts it.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            for l in c.to_lowercase() {
+                cur.push(fold(l));
+            }
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The base letter of a lower-case Latin letter with a diacritic.
+pub(crate) fn fold(c: char) -> char {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
+        'ç' | 'ć' | 'č' => 'c',
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ę' | 'ě' => 'e',
+        'ì' | 'í' | 'î' | 'ï' | 'ī' => 'i',
+        'ñ' | 'ń' | 'ň' => 'n',
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
+        'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' => 'u',
+        'ý' | 'ÿ' => 'y',
+        'ś' | 'š' => 's',
+        'ź' | 'ż' | 'ž' => 'z',
+        'ł' => 'l',
+        'ř' => 'r',
+        'ť' => 't',
+        'ď' => 'd',
+        other => other,
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_token_is_quoted() {
-        assert_eq!(
-            fts_query("tea at four").as_deref(),
-            Some(r#""tea" "at" "four""#)
-        );
-        assert_eq!(
-            fts_query(r#"say "hi""#).as_deref(),
-            Some(r#""say" """hi""""#)
-        );
-        assert_eq!(
-            fts_query("NEAR( multi-agent").as_deref(),
-            Some(r#""NEAR(" "multi-agent""#)
-        );
-    }
-
-    #[test]
-    fn nothing_searchable_is_no_query() {
-        for q in ["", "   ", "\"", "*", "( ) - \" *"] {
-            assert_eq!(fts_query(q), None, "{q:?}");
-        }
-    }
-
-    #[test]
-    fn long_input_is_cut_to_the_token_limit() {
-        let q = fts_query(&"word ".repeat(10_000)).unwrap();
-        assert_eq!(q.matches("\"word\"").count(), MAX_QUERY_TOKENS);
-    }
-}
+mod tests;

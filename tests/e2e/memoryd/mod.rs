@@ -6,6 +6,7 @@ mod catchup;
 mod crash;
 mod faults;
 mod pinned;
+mod questions;
 mod vectors;
 
 use crate::support::{frames, Daemon, Fixture};

@@ -3,8 +3,11 @@
 //! Indexing: 1 000 000 generated log records (or the count given as the first argument)
 //! caught up by memoryd's `Index` from real log files, against a plain rusqlite loop
 //! inserting the same texts into `fts5(text)` in transactions of `BARE_BATCH` rows with
-//! the same pragmas. Recall: 1 000 queries of one to three words, memoryd's catch-up
-//! check plus search against the same FTS5 expression as a bare `MATCH … ORDER BY bm25`.
+//! the same pragmas and memoryd's tokenizer. Recall: two sets of 1 000 queries, one to
+//! three bare words, and questions in natural words (one to three vocabulary words
+//! wrapped in a question's stop words: "what did I say about X and Y?"); memoryd's
+//! catch-up check plus search against the same FTS5 expression (`query::fts_query`) as a
+//! bare `MATCH … ORDER BY bm25 LIMIT`.
 //! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
 //! the process's high-water RSS rose above its RSS at the start of each indexing run.
 //! Prints a markdown table.
@@ -15,7 +18,7 @@ mod corpus;
 mod vectors;
 
 use corpus::{Layout, Rng, Words};
-use memoryd::index::{Budget, Index};
+use memoryd::index::{Budget, Index, TOKENIZER};
 use memoryd::query::fts_query;
 use proto::label::DataClass;
 use std::time::{Duration, Instant};
@@ -26,12 +29,30 @@ const BARE_BATCH: usize = 8_192;
 /// Hits asked for per recall, as loopd's tool would.
 const LIMIT: u32 = 10;
 
+/// How people wrap the words they look for; `{}` is a vocabulary word.
+const QUESTIONS: &[&str] = &[
+    "what did I say about {}?",
+    "when is the {} with {}?",
+    "do you remember the {} {}",
+    "where did I put my {}",
+    "what is the {} for {} and {}?",
+    "can you find the {} I mentioned",
+    "who told me about {} {}",
+    "{} {}",
+];
+
+struct Recall {
+    name: &'static str,
+    ours: Vec<Duration>,
+    bare: Vec<Duration>,
+    search_only: Vec<Duration>,
+}
+
 struct Run {
     rows: usize,
     index: (Duration, Duration),
     peak_kib: (u64, u64),
-    recall: (Vec<Duration>, Vec<Duration>),
-    search_only: Vec<Duration>,
+    recall: Vec<Recall>,
     catch_up_only: Vec<Duration>,
     tidy: Duration,
     /// The vector half, measured on the sequential layout's index only.
@@ -54,13 +75,30 @@ fn main() {
                 .join(" ")
         })
         .collect();
+    let questions: Vec<String> = (0..QUERIES)
+        .map(|_| {
+            let template = QUESTIONS[rng.below(QUESTIONS.len())];
+            let mut q = String::new();
+            for (i, piece) in template.split("{}").enumerate() {
+                if i > 0 {
+                    q.push_str(words.pick(&mut rng));
+                }
+                q.push_str(piece);
+            }
+            q
+        })
+        .collect();
+    let sets = [("words", &queries), ("questions", &questions)];
     let runs: Vec<(Layout, Run)> = [Layout::Sequential, Layout::Interleaved]
         .into_iter()
-        .map(|layout| (layout, run(records, layout, &words, &queries)))
+        .map(|layout| (layout, run(records, layout, &words, &sets)))
         .collect();
 
     let rows = runs[0].1.rows;
-    println!("{records} log records ({rows} indexed rows), {QUERIES} queries, limit {LIMIT}\n");
+    println!(
+        "{records} log records ({rows} indexed rows), {QUERIES} queries per set, limit {LIMIT}, \
+         tokenizer `{TOKENIZER}` on both sides\n"
+    );
     println!("| layout | measure | memoryd | bare FTS5 | ratio |");
     println!("|---|---|---:|---:|---:|");
     for (layout, r) in &runs {
@@ -78,20 +116,24 @@ fn main() {
             "| {l} | segment merge after catch-up (start-up timer, not in index) | {:.1} s | | |",
             r.tidy.as_secs_f64()
         );
-        for (name, p) in [("recall p50", 0.50), ("recall p99", 0.99)] {
-            let (a, b) = (pct(&r.recall.0, p), pct(&r.recall.1, p));
+        for set in &r.recall {
+            for (name, p) in [("p50", 0.50), ("p99", 0.99)] {
+                let (a, b) = (pct(&set.ours, p), pct(&set.bare, p));
+                println!(
+                    "| {l} | recall {name}, {} | {:.2} ms | {:.2} ms | {:.2} |",
+                    set.name,
+                    ms(a),
+                    ms(b),
+                    a.as_secs_f64() / b.as_secs_f64()
+                );
+            }
             println!(
-                "| {l} | {name} | {:.2} ms | {:.2} ms | {:.2} |",
-                ms(a),
-                ms(b),
-                a.as_secs_f64() / b.as_secs_f64()
+                "| {l} | of which search / catch-up check, p50, {} | {:.2} ms / {:.3} ms | | |",
+                set.name,
+                ms(pct(&set.search_only, 0.5)),
+                ms(pct(&r.catch_up_only, 0.5))
             );
         }
-        println!(
-            "| {l} | of which search / catch-up check, p50 | {:.2} ms / {:.3} ms | | |",
-            ms(pct(&r.search_only, 0.5)),
-            ms(pct(&r.catch_up_only, 0.5))
-        );
         println!(
             "| {l} | peak RSS growth while indexing | {} MiB | {} MiB | |",
             r.peak_kib.0 / 1024,
@@ -107,7 +149,12 @@ fn main() {
     println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
 }
 
-fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run {
+fn run(
+    records: usize,
+    layout: Layout,
+    words: &Words,
+    sets: &[(&'static str, &Vec<String>)],
+) -> Run {
     let dir = tempfile::Builder::new()
         .prefix("bench-memory")
         .tempdir()
@@ -153,26 +200,35 @@ fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run
     drop(texts);
 
     eprintln!("{layout:?}: recall…");
-    let ours = latencies(queries, |q| {
-        index.catch_up(Budget::UNLIMITED).unwrap();
-        index.search(q, DataClass::Private, LIMIT).unwrap().len()
-    });
-    let search_only = latencies(queries, |q| {
-        index.search(q, DataClass::Private, LIMIT).unwrap().len()
-    });
-    let catch_up_only = latencies(queries, |_| {
-        index.catch_up(Budget::UNLIMITED).unwrap();
-        0
-    });
     let mut stmt = bare
         .prepare("SELECT rowid, text FROM t WHERE t MATCH ?1 ORDER BY bm25(t) LIMIT ?2")
         .unwrap();
-    let theirs = latencies(queries, |q| match fts_query(q) {
-        Some(expr) => stmt
-            .query_map(rusqlite::params![expr, LIMIT], |r| r.get::<_, String>(1))
-            .unwrap()
-            .count(),
-        None => 0,
+    let mut recall = Vec::new();
+    for (name, queries) in sets {
+        let ours = latencies(queries, |q| {
+            index.catch_up(Budget::UNLIMITED).unwrap();
+            index.search(q, DataClass::Private, LIMIT).unwrap().len()
+        });
+        let search_only = latencies(queries, |q| {
+            index.search(q, DataClass::Private, LIMIT).unwrap().len()
+        });
+        let theirs = latencies(queries, |q| match fts_query(q) {
+            Some(expr) => stmt
+                .query_map(rusqlite::params![expr, LIMIT], |r| r.get::<_, String>(1))
+                .unwrap()
+                .count(),
+            None => 0,
+        });
+        recall.push(Recall {
+            name,
+            ours,
+            bare: theirs,
+            search_only,
+        });
+    }
+    let catch_up_only = latencies(sets[0].1, |_| {
+        index.catch_up(Budget::UNLIMITED).unwrap();
+        0
     });
     let vectors = (layout == Layout::Sequential).then(|| vectors::measure(&index, words, queries));
     Run {
@@ -180,8 +236,7 @@ fn run(records: usize, layout: Layout, words: &Words, queries: &[String]) -> Run
         rows,
         index: (ours_index, bare_index),
         peak_kib: (ours_peak, bare_peak),
-        recall: (ours, theirs),
-        search_only,
+        recall,
         catch_up_only,
         tidy,
     }
@@ -191,8 +246,10 @@ fn bare_connection(path: &std::path::Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
     conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
-    conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(text)")
-        .unwrap();
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE t USING fts5(text, tokenize = '{TOKENIZER}')"
+    ))
+    .unwrap();
     conn
 }
 

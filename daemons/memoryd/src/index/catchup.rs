@@ -79,7 +79,9 @@ struct Known {
 impl Index {
     /// Catches up with every session, within `budget`.
     pub fn catch_up(&mut self, budget: Budget) -> Result<Progress, IndexError> {
-        self.catch_up_in(None, budget)
+        let progress = self.catch_up_in(None, budget)?;
+        self.rebuild_progress(progress);
+        Ok(progress)
     }
 
     /// Catches up with one session only, within `budget`: what loopd's `Nudge` asks for

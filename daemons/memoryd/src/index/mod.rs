@@ -11,7 +11,9 @@
 mod byid;
 mod catchup;
 mod ingest;
-mod recall;
+mod rank;
+mod rebuild;
+pub mod recall;
 mod rowid;
 mod schema;
 mod select;
@@ -24,6 +26,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use catchup::{Budget, Progress};
+pub use recall::Candidate;
+pub use schema::TOKENIZER;
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be
 /// read, a bad line) are not here: they are logged and that file is skipped, so one bad
@@ -69,6 +73,8 @@ pub struct Index {
     /// The last problem reported per log file, so a file that stays broken is reported
     /// once rather than on every recall.
     reported: HashMap<PathBuf, String>,
+    /// Why and since when the index is being filled again, until a catch-up finishes.
+    rebuild: Option<rebuild::Rebuild>,
 }
 
 impl Index {
@@ -82,7 +88,8 @@ impl Index {
             source,
         })?;
         let db_path = dir.join("index.sqlite");
-        let conn = schema::open(&db_path, max_class)?;
+        let (conn, why) = schema::open(&db_path, max_class)?;
+        let rebuild = why.map(|why| rebuild::Rebuild::start(&db_path, why));
         let rowids = rowid::RowIds::load(&conn).map_err(|source| IndexError::Sql {
             path: db_path.clone(),
             source,
@@ -97,6 +104,7 @@ impl Index {
             committed_rows: 0,
             tidied_at: 0,
             reported: HashMap::new(),
+            rebuild,
         })
     }
 

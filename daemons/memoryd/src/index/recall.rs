@@ -1,24 +1,49 @@
-//! Answering a recall: the query's phrases matched in FTS5, ranked by bm25 and then by
-//! recency (rowids follow record time, see `rowid`), filtered to the caller's
-//! `max_class`.
+//! Answering a recall (SPEC §6) in two steps, so another ranking (issue 15's vectors)
+//! can be fused beside the lexical one:
+//!
+//! 1. `candidates`: the query's terms OR-ed in FTS5, ranked by bm25, filtered to the
+//!    caller's `max_class`: row ids with their score and rank, nothing read but the
+//!    full-text index.
+//! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
+//!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
-use super::{class_of_rank, class_rank, Index, IndexError};
-use crate::query::fts_query;
+use super::{class_of_rank, class_rank, rank, Index, IndexError};
+use crate::query::{self, Query};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
-/// FTS5's `bm25()` is smaller for better matches; ties go to the newer record, which is
-/// the larger rowid (see `rowid`), so the sort never reads a row's stored content and
-/// only the hits that survive `LIMIT` are read whole.
-const SEARCH: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
-    FROM docs WHERE docs MATCH ?1 AND class <= ?2
+/// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
+/// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
+/// words but a common one twice less) is still in reach, and that duplicates collapsing
+/// leave `limit` hits; few enough that reading them costs little beside the search.
+pub const CANDIDATES_PER_HIT: u32 = 3;
+pub const MIN_CANDIDATES: u32 = 30;
+
+/// One row the full-text index found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub rowid: i64,
+    /// FTS5's `bm25()`: negative, smaller for a better match.
+    pub bm25: f64,
+    /// 0 for the best.
+    pub rank: usize,
+}
+
+/// bm25 ranks better matches lower; ties go to the newer record, the larger rowid (see
+/// `rowid`). Only row ids and scores are selected, so the sort holds small rows.
+const CANDIDATES: &str = "SELECT rowid, bm25(docs) FROM docs
+    WHERE docs MATCH ?1 AND class <= ?2
     ORDER BY bm25(docs), rowid DESC LIMIT ?3";
 
-/// Without the class filter, for callers allowed everything the index may hold.
-const SEARCH_ALL: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
-    FROM docs WHERE docs MATCH ?1
+/// Without the class filter, for callers allowed everything the index may hold: the
+/// filter reads each matching row's stored columns, this reads only the index.
+const CANDIDATES_ALL: &str = "SELECT rowid, bm25(docs) FROM docs
+    WHERE docs MATCH ?1
     ORDER BY bm25(docs), rowid DESC LIMIT ?2";
+
+const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
+    FROM docs WHERE rowid = ?1";
 
 impl Index {
     /// The best `limit` hits (at most `MAX_HITS`) for `query` at or below `max_class`,
@@ -30,12 +55,57 @@ impl Index {
         limit: u32,
     ) -> Result<Vec<Hit>, IndexError> {
         let limit = limit.min(MAX_HITS);
-        let Some(expr) = fts_query(query) else {
+        let Some(parsed) = query::parse(query) else {
             return Ok(Vec::new());
         };
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
+        let found = self.candidates(&parsed, max_class, wanted)?;
+        let mut rows = Vec::with_capacity(found.len());
+        for c in &found {
+            if let Some(hit) = self.row(c.rowid)? {
+                rows.push((*c, hit));
+            }
+        }
+        let ranked = rank::rerank(&parsed, rows);
+        Ok(ranked.into_iter().take(limit as usize).collect())
+    }
+
+    /// The lexical step: up to `n` rows matching any of the query's terms at or below
+    /// `max_class`, best first by bm25, then newest.
+    pub fn candidates(
+        &self,
+        query: &Query,
+        max_class: DataClass,
+        n: u32,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        let expr = query.expression();
+        let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?));
+        let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
+            // Everything in the index is at or below its own class, so a caller cleared
+            // for that much needs no per-row filter.
+            if max_class >= self.max_class {
+                let mut stmt = self.conn.prepare_cached(CANDIDATES_ALL)?;
+                let rows = stmt.query_map(params![expr, n], read)?;
+                rows.collect()
+            } else {
+                let mut stmt = self.conn.prepare_cached(CANDIDATES)?;
+                let rows = stmt.query_map(params![expr, class_rank(max_class), n], read)?;
+                rows.collect()
+            }
+        };
+        let rows = run().map_err(|e| self.sql(e))?;
+        Ok(rows
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (rowid, bm25))| Candidate { rowid, bm25, rank })
+            .collect())
+    }
+
+    /// A candidate's row as a hit; `None` if it went away since the search.
+    fn row(&self, rowid: i64) -> Result<Option<Hit>, IndexError> {
         let read = |r: &rusqlite::Row<'_>| {
             Ok(Hit {
                 session: r.get(0)?,
@@ -47,18 +117,9 @@ impl Index {
                 text: r.get(7)?,
             })
         };
-        let run = || -> rusqlite::Result<Vec<Hit>> {
-            // Everything in the index is at or below its own class, so a caller cleared
-            // for that much needs no per-row filter.
-            if max_class >= self.max_class {
-                let mut stmt = self.conn.prepare_cached(SEARCH_ALL)?;
-                let hits = stmt.query_map(params![expr, limit], read)?;
-                hits.collect()
-            } else {
-                let mut stmt = self.conn.prepare_cached(SEARCH)?;
-                let hits = stmt.query_map(params![expr, class_rank(max_class), limit], read)?;
-                hits.collect()
-            }
+        let run = || -> rusqlite::Result<Option<Hit>> {
+            let mut stmt = self.conn.prepare_cached(ROW)?;
+            stmt.query_row([rowid], read).optional()
         };
         run().map_err(|e| self.sql(e))
     }

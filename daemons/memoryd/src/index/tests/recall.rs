@@ -1,0 +1,163 @@
+//! Recall in plain words (SPEC §6, issue 10) against the index itself.
+
+use super::*;
+
+/// The notes of issue 10, in one session.
+const NOTES: &[&str] = &[
+    "My dentist appointment is on Thursday at 3pm with Dr. Alvarez.",
+    "I'm allergic to penicillin, please remember that.",
+    "My sister Maria lives in Lisbon and her birthday is June 4.",
+    "The wifi password at the cabin is on the fridge.",
+    "Buy oat milk and coffee beans on the way home.",
+    "The car needs its oil changed before the trip in May.",
+    "Send the feedback.xlsx file to maria.santos@example.com by Friday.",
+    "The door code for the storage unit is 463820.",
+];
+
+fn notes() -> (World, Index) {
+    let w = World::new();
+    for n in NOTES {
+        w.append("main", 0, &user(n).to_line());
+    }
+    let ix = w.index();
+    (w, ix)
+}
+
+fn first(ix: &mut Index, q: &str) -> String {
+    texts(ix, q).into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn the_issue_questions_find_their_notes_first() {
+    let (_w, mut ix) = notes();
+    for (q, want) in [
+        ("when is my dentist appointment", "dentist"),
+        ("what am I allergic to", "penicillin"),
+        ("where does my sister live", "Lisbon"),
+        ("what is the wifi password", "fridge"),
+        ("do I have any allergies?", "penicillin"),
+        ("what's my allergy", "penicillin"),
+        ("Maria's birthday", "June 4"),
+    ] {
+        assert!(
+            first(&mut ix, q).contains(want),
+            "{q:?} -> {:?}",
+            texts(&mut ix, q)
+        );
+    }
+}
+
+#[test]
+fn stop_words_only_and_empty_find_nothing() {
+    let (_w, mut ix) = notes();
+    for q in ["", "  ", "what is it", "is the", "?!", "please tell me"] {
+        assert!(texts(&mut ix, q).is_empty(), "{q:?}");
+    }
+}
+
+#[test]
+fn exact_tokens_match_exactly() {
+    let (_w, mut ix) = notes();
+    assert!(first(&mut ix, "463820").contains("storage"));
+    assert!(first(&mut ix, "feedback.xlsx").contains("maria.santos"));
+    assert!(first(&mut ix, "maria.santos@example.com").contains("feedback"));
+    // The parts in another order are not the address.
+    assert!(texts(&mut ix, "santos.maria@example.com")
+        .iter()
+        .all(|t| !t.contains("storage")));
+    assert!(texts(&mut ix, "463821").is_empty());
+}
+
+#[test]
+fn fts5_syntax_in_a_question_is_text() {
+    let (_w, mut ix) = notes();
+    for q in [
+        "NEAR(wifi password)",
+        "wifi AND password OR \"cabin",
+        "password*",
+        "-wifi ^password",
+        "text: wifi password",
+        "{text} : wifi",
+    ] {
+        assert!(first(&mut ix, q).contains("fridge"), "{q:?}");
+    }
+}
+
+#[test]
+fn more_words_rank_above_fewer_and_a_phrase_above_scattered_words() {
+    let w = World::new();
+    w.append("main", 0, &user("the cabin has a wood stove").to_line());
+    w.append(
+        "main",
+        0,
+        &user("the password for the office printer is 1234").to_line(),
+    );
+    w.append(
+        "main",
+        0,
+        &user("cabin: the wifi password is on the fridge").to_line(),
+    );
+    w.append(
+        "main",
+        0,
+        &user("password wifi reset done at cabin").to_line(),
+    );
+    let mut ix = w.index();
+    let got = texts(&mut ix, "what is the wifi password at the cabin");
+    assert!(got[0].contains("fridge"), "{got:?}");
+    assert!(got[1].contains("reset"), "{got:?}");
+}
+
+#[test]
+fn relevance_ties_go_to_the_newer_record_and_duplicates_are_one_hit() {
+    let w = World::new();
+    let t1 = "2026-11-30T06:00:00.000Z";
+    let t2 = "2026-11-30T07:00:00.000Z";
+    let rec = |t: &str, s: &str| Record::User {
+        time: t.into(),
+        content: s.into(),
+        origin: Origin::Owner,
+    };
+    w.append("main", 0, &rec(t1, "the plumber comes on monday").to_line());
+    w.append("main", 0, &rec(t2, "the plumber comes on monday").to_line());
+    w.append(
+        "main",
+        0,
+        &rec(t1, "the plumber comes on tuesday").to_line(),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let hits = ix.search("plumber", DataClass::Private, 10).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert_eq!(hits[0].text, "the plumber comes on monday");
+    assert_eq!(hits[0].time, t2);
+}
+
+#[test]
+fn a_question_in_portuguese_finds_its_note() {
+    let w = World::new();
+    w.append(
+        "main",
+        0,
+        &user("A reunião com o contabilista é na sexta-feira às 10h.").to_line(),
+    );
+    w.append(
+        "main",
+        0,
+        &user("The accountant wants the receipts.").to_line(),
+    );
+    let mut ix = w.index();
+    assert!(first(&mut ix, "quando é a reunião com o contabilista?").contains("sexta"));
+    assert!(first(&mut ix, "reuniao").contains("sexta"));
+}
+
+#[test]
+fn the_lexical_step_returns_ranked_candidates() {
+    let (_w, mut ix) = notes();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let q = crate::query::parse("wifi password at the cabin").unwrap();
+    let c = ix.candidates(&q, DataClass::Private, 5).unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].rank, 0);
+    assert!(c[0].bm25 < 0.0);
+}

@@ -1,0 +1,243 @@
+//! Words that carry no meaning in a search (SPEC §6): English, plus the commonest
+//! function words of Spanish, Portuguese, French, German and Italian, the languages an
+//! owner in Europe or the Americas is likeliest to mix in. A question is matched on what
+//! is left, so "what is my wifi password" searches for `wifi` and `password` only.
+//!
+//! The lists are short on purpose: a word is here only when it means nothing on its own
+//! in a personal note. Words that are function words in one language but content in
+//! another (English "son", "die", "pan"; Spanish "sin") are left out, since dropping a
+//! word the owner meant costs more than keeping one that did not matter.
+
+/// English: articles, pronouns, auxiliaries, prepositions, question words, and the verbs
+/// people wrap a question in ("do you remember", "can you tell me", "please find").
+const ENGLISH: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "down",
+    "during",
+    "each",
+    "either",
+    "else",
+    "ever",
+    "every",
+    "few",
+    "find",
+    "for",
+    "from",
+    "further",
+    "get",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "me",
+    "mention",
+    "mentioned",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "recall",
+    "remember",
+    "remind",
+    "same",
+    "say",
+    "said",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "told",
+    "under",
+    "until",
+    "up",
+    "us",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    // The pieces contractions leave behind ("what's", "I'm", "don't").
+    "s",
+    "m",
+    "t",
+    "re",
+    "ll",
+    "ve",
+    "d",
+    "don",
+    "didn",
+    "doesn",
+    "isn",
+    "wasn",
+];
+
+const SPANISH: &[&str] = &[
+    "el", "la", "los", "las", "un", "una", "unos", "unas", "de", "del", "al", "y", "o", "en",
+    "que", "qué", "es", "por", "para", "mi", "mis", "tu", "su", "sus", "lo", "le", "se", "yo",
+    "cuando", "cuándo", "donde", "dónde", "cual", "cuál", "como", "cómo", "quien", "quién", "está",
+    "esta", "este", "eso", "era", "fue", "muy", "pero",
+];
+
+const PORTUGUESE: &[&str] = &[
+    "o", "os", "a", "as", "um", "uma", "de", "do", "da", "dos", "das", "e", "em", "no", "na",
+    "nos", "nas", "que", "é", "por", "para", "meu", "minha", "meus", "minhas", "seu", "sua", "eu",
+    "ele", "ela", "quando", "onde", "qual", "como", "quem", "está", "foi", "com", "não", "mais",
+    "se",
+];
+
+const FRENCH: &[&str] = &[
+    "le", "la", "les", "un", "une", "des", "de", "du", "et", "ou", "en", "au", "aux", "est", "que",
+    "qui", "quoi", "quand", "où", "comment", "quel", "quelle", "mon", "ma", "mes", "ton", "ta",
+    "tes", "je", "tu", "il", "elle", "nous", "vous", "ils", "pour", "par", "dans", "sur", "avec",
+    "pas", "ce", "cette",
+];
+
+const GERMAN: &[&str] = &[
+    "der", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "und", "oder", "ist",
+    "sind", "war", "wann", "wo", "wer", "wie", "welche", "welcher", "mein", "meine", "meinen",
+    "ich", "du", "er", "sie", "es", "wir", "ihr", "mit", "von", "zu", "im", "auf", "für", "nicht",
+    "auch",
+];
+
+const ITALIAN: &[&str] = &[
+    "il", "lo", "gli", "le", "un", "uno", "una", "di", "del", "della", "e", "è", "che", "chi",
+    "quando", "dove", "quale", "mio", "mia", "miei", "io", "per", "con", "non",
+];
+
+/// Whether `word` (lower-case, as the query parser has it) carries no meaning in a search.
+/// The lists are compared without their diacritics, as the parser folds the query.
+pub fn is_stop_word(word: &str) -> bool {
+    [ENGLISH, SPANISH, PORTUGUESE, FRENCH, GERMAN, ITALIAN]
+        .iter()
+        .any(|list| {
+            list.iter()
+                .any(|s| s.chars().map(super::fold).eq(word.chars()))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_stop_word;
+
+    #[test]
+    fn question_words_are_stop_words_and_content_words_are_not() {
+        for w in [
+            "what", "is", "my", "the", "please", "quando", "ou", "wann", "fur", "nao",
+        ] {
+            assert!(is_stop_word(w), "{w}");
+        }
+        for w in [
+            "dentist", "son", "die", "wifi", "password", "lisbon", "2024",
+        ] {
+            assert!(!is_stop_word(w), "{w}");
+        }
+    }
+}

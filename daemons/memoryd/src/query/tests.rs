@@ -1,0 +1,112 @@
+use super::*;
+
+fn expr(q: &str) -> Option<String> {
+    fts_query(q)
+}
+
+#[test]
+fn stop_words_are_dropped_and_the_rest_or_ed() {
+    assert_eq!(
+        expr("when is my dentist appointment?").as_deref(),
+        Some(r#""dentist" OR "appointment" OR "appoint"*"#)
+    );
+    assert_eq!(
+        expr("what is the wifi password").as_deref(),
+        Some(r#""wifi" OR "password""#)
+    );
+    assert_eq!(
+        expr("Where does my sister live?").as_deref(),
+        Some(r#""sister" OR "live""#)
+    );
+}
+
+#[test]
+fn suffixes_porter_keeps_apart_search_their_root() {
+    assert_eq!(
+        expr("what am I allergic to").as_deref(),
+        Some(r#""allergic" OR "allerg"*"#)
+    );
+    assert_eq!(
+        expr("allergy").as_deref(),
+        Some(r#""allergy" OR "allerg"*"#)
+    );
+    // Too short a root would match unrelated words.
+    assert_eq!(expr("meetings").as_deref(), Some(r#""meetings""#));
+}
+
+#[test]
+fn exact_tokens_are_phrases_of_their_parts() {
+    assert_eq!(
+        expr("mail maria.santos@example.com about feedback.xlsx").as_deref(),
+        Some(r#""mail" OR "maria santos example com" OR "feedback xlsx""#)
+    );
+    assert_eq!(
+        expr("https://example.org/a?b=1 on 2024-06-04, code 463820").as_deref(),
+        Some(r#""https example org a b 1" OR "2024 06 04" OR "code" OR "463820""#)
+    );
+}
+
+#[test]
+fn fts5_syntax_in_the_input_is_plain_text() {
+    assert_eq!(
+        expr(r#"NEAR( dentist "x" OR -cabin AND z* NEAR(a b)"#).as_deref(),
+        Some(r#""near" OR "dentist" OR "x" OR "cabin" OR "z" OR "near a" OR "b""#)
+    );
+    assert_eq!(expr(r#"say "hi""#).as_deref(), Some(r#""hi""#));
+}
+
+#[test]
+fn nothing_searchable_is_no_query() {
+    for q in [
+        "",
+        "   ",
+        "\"",
+        "*",
+        "( ) - \" *",
+        "what is it?",
+        "what is my",
+        "can you tell me what I said",
+        "o que é",
+    ] {
+        assert_eq!(fts_query(q), None, "{q:?}");
+    }
+}
+
+#[test]
+fn contractions_and_diacritics() {
+    assert_eq!(
+        expr("what's Maria's birthday").as_deref(),
+        Some(r#""maria" OR "birthday" OR "birthda"*"#)
+    );
+    assert_eq!(
+        expr("quando é a reunião com o contabilista?").as_deref(),
+        Some(r#""reuniao" OR "contabilista""#)
+    );
+}
+
+#[test]
+fn repeated_and_long_input_is_bounded() {
+    assert_eq!(expr("wifi wifi WIFI").as_deref(), Some(r#""wifi""#));
+    let long: String = (0..10_000).map(|i| format!("w{i} ")).collect();
+    let q = parse(&long).unwrap();
+    assert_eq!(q.groups().len(), MAX_QUERY_GROUPS);
+}
+
+#[test]
+fn coverage_counts_groups_and_sees_phrases() {
+    let q = parse("where does my sister live").unwrap();
+    let c = q.coverage("My sister Maria lives in Lisbon.");
+    assert_eq!((c.matched, c.of, c.phrase()), (2, 2, false));
+    let c = q.coverage("Her sister lives nearby");
+    assert!(c.phrase() && c.all());
+    let c = q.coverage("I live alone");
+    assert_eq!((c.matched, c.phrase()), (1, false));
+    let q = parse("wifi password at the cabin").unwrap();
+    let c = q.coverage("cabin: the wifi password is on the fridge");
+    assert_eq!((c.matched, c.adjacent, c.phrase()), (3, 1, false));
+    let q = parse("allergy").unwrap();
+    assert!(q.coverage("I'm allergic to penicillin").all());
+    let q = parse("feedback.xlsx").unwrap();
+    assert!(q.coverage("see Feedback.XLSX attached").all());
+    assert!(!q.coverage("feedback on the xlsx").all());
+}
