@@ -63,17 +63,40 @@ pub fn recall_with(
     Ok(fuse(query, lexical, by_meaning, limit as usize))
 }
 
+/// How the two rankings are weighed: `rrf_k` and each list's weight (see the constants).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub rrf_k: f32,
+    pub lexical: f32,
+    pub vector: f32,
+}
+
+/// The weights `Recall` uses.
+pub const WEIGHTS: Weights = Weights {
+    rrf_k: RRF_K,
+    lexical: LEXICAL_WEIGHT,
+    vector: VECTOR_WEIGHT,
+};
+
 /// Fuses two ranked lists of hits (best first) into at most `limit`, one hit per text.
 pub fn fuse(query: &str, lexical: Vec<Hit>, by_meaning: Vec<Hit>, limit: usize) -> Vec<Hit> {
+    fuse_with(WEIGHTS, query, lexical, by_meaning, limit)
+}
+
+/// `fuse` with other weights, for measuring them (`scripts/bench recall --sweep`).
+pub fn fuse_with(
+    w: Weights,
+    query: &str,
+    lexical: Vec<Hit>,
+    by_meaning: Vec<Hit>,
+    limit: usize,
+) -> Vec<Hit> {
     let codes = code_tokens(query);
     // text -> (exact, score, hit)
     let mut fused: HashMap<String, (bool, f32, Hit)> = HashMap::new();
-    for (weight, list, from_text) in [
-        (LEXICAL_WEIGHT, lexical, true),
-        (VECTOR_WEIGHT, by_meaning, false),
-    ] {
+    for (weight, list, from_text) in [(w.lexical, lexical, true), (w.vector, by_meaning, false)] {
         for (rank, hit) in list.into_iter().enumerate() {
-            let score = weight / (RRF_K + rank as f32 + 1.0);
+            let score = weight / (w.rrf_k + rank as f32 + 1.0);
             let exact = from_text && contains_any(&hit.text, &codes);
             match fused.get_mut(&hit.text) {
                 Some(entry) => {

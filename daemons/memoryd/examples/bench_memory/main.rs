@@ -230,7 +230,8 @@ fn run(
         index.catch_up(Budget::UNLIMITED).unwrap();
         0
     });
-    let vectors = (layout == Layout::Sequential).then(|| vectors::measure(&index, words, queries));
+    let vectors =
+        (layout == Layout::Sequential).then(|| vectors::measure(&index, words, sets[1].1));
     Run {
         vectors,
         rows,
