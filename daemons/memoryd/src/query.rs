@@ -111,17 +111,29 @@ impl Query {
     pub fn expression(&self) -> String {
         let mut terms: Vec<String> = Vec::new();
         for g in &self.groups {
-            match g {
-                Group::Word { word, root } => {
-                    terms.push(format!("\"{word}\""));
-                    if let Some(r) = root {
-                        terms.push(format!("\"{r}\"*"));
-                    }
-                }
-                Group::Exact { parts } => terms.push(format!("\"{}\"", parts.join(" "))),
-            }
+            g.terms(&mut terms);
         }
         terms.join(" OR ")
+    }
+
+    /// The FTS5 expression of a record holding every group (each group's terms OR-ed in
+    /// parentheses, the groups AND-ed); `None` for a query of one group, where it is
+    /// `expression` itself. FTS5 walks an AND by its rarest term, so this is cheap even
+    /// when the words are common, which the OR of them is not.
+    pub fn all_expression(&self) -> Option<String> {
+        if self.groups.len() < 2 {
+            return None;
+        }
+        let groups: Vec<String> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let mut terms = Vec::new();
+                g.terms(&mut terms);
+                format!("({})", terms.join(" OR "))
+            })
+            .collect();
+        Some(groups.join(" AND "))
     }
 
     /// Which groups `text` holds, and whether as a phrase.
@@ -149,6 +161,19 @@ impl Query {
 }
 
 impl Group {
+    /// This group's FTS5 terms, quoted.
+    fn terms(&self, out: &mut Vec<String>) {
+        match self {
+            Group::Word { word, root } => {
+                out.push(format!("\"{word}\""));
+                if let Some(r) = root {
+                    out.push(format!("\"{r}\"*"));
+                }
+            }
+            Group::Exact { parts } => out.push(format!("\"{}\"", parts.join(" "))),
+        }
+    }
+
     /// How many tokens from `at` this group matches, if it matches there.
     fn matches_at(&self, tokens: &[String], at: usize) -> Option<usize> {
         match self {

@@ -63,10 +63,12 @@ pub fn schemas() -> serde_json::Value {
         ),
         function(
             RECALL,
-            "Search the memory of earlier conversations, and of summaries of pages fetched \
-             in them, for a query.",
+            "Search the memory of earlier conversations (what the owner said, your answers, \
+             summaries of pages and files) when the owner refers to something from before. \
+             Ask a question or give keywords, e.g. \"when is the dentist appointment\"; \
+             names, numbers, codes, file names and addresses are matched exactly.",
             "query",
-            "Words to search the memory for",
+            "A question or keywords, in the owner's words",
         ),
     ])
 }

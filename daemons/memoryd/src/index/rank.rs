@@ -28,17 +28,18 @@ const PHRASE: f64 = 1.0;
 
 /// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone.
 pub(super) fn rerank(query: &Query, rows: Vec<(Candidate, Hit)>) -> Vec<Hit> {
-    let mut scored: Vec<(f64, i64, Hit)> = rows
+    let mut scored: Vec<(bool, f64, i64, Hit)> = rows
         .into_iter()
-        .map(|(c, hit)| (score(query, c.bm25, &hit.text), c.rowid, hit))
+        .map(|(c, hit)| (c.all, score(query, c.bm25, &hit.text), c.rowid, hit))
         .collect();
-    // Better score first; on a tie the newer record (larger rowid, see `rowid`).
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+    // All-words matches first (FTS5's own verdict), then the better score; on a tie the
+    // newer record (larger rowid, see `rowid`).
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2)));
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, hit)| hit)
+        .filter(|(_, _, _, hit)| seen.insert(hit.text.clone()))
+        .map(|(_, _, _, hit)| hit)
         .collect()
 }
 

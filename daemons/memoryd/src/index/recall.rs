@@ -1,9 +1,12 @@
 //! Answering a recall (SPEC §6) in two steps, so another ranking (issue 15's vectors)
 //! can be fused beside the lexical one:
 //!
-//! 1. `candidates`: the query's terms OR-ed in FTS5, ranked by bm25, filtered to the
-//!    caller's `max_class`: row ids with their score and rank, nothing read but the
-//!    full-text index.
+//! 1. `candidates`: the records holding all of the query's groups first (their AND),
+//!    then, when those do not fill the candidates, the records holding any (the OR),
+//!    each ranked by bm25 and filtered to the caller's `max_class`: row ids with their
+//!    score and rank, nothing read but the full-text index. An all-words match so ranks
+//!    above a partial one (SPEC §6), and a question of common words costs an AND, which
+//!    FTS5 walks by its rarest term, instead of scoring every row holding any of them.
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
@@ -17,13 +20,16 @@ use rusqlite::{params, OptionalExtension};
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
 /// words but a common one twice less) is still in reach, and that duplicates collapsing
 /// leave `limit` hits; few enough that reading them costs little beside the search.
-pub const CANDIDATES_PER_HIT: u32 = 3;
-pub const MIN_CANDIDATES: u32 = 30;
+/// Measured on the evaluation set: 3 per hit and 30 at least rank exactly as these do.
+pub const CANDIDATES_PER_HIT: u32 = 2;
+pub const MIN_CANDIDATES: u32 = 20;
 
 /// One row the full-text index found.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
     pub rowid: i64,
+    /// Found by the all-groups (AND) search: it holds every group of the query.
+    pub all: bool,
     /// FTS5's `bm25()`: negative, smaller for a better match.
     pub bm25: f64,
     /// 0 for the best.
@@ -62,7 +68,7 @@ impl Index {
             return Ok(Vec::new());
         }
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
-        let found = self.candidates(&parsed, max_class, wanted)?;
+        let found = self.candidates(&parsed, max_class, wanted, limit)?;
         let mut rows = Vec::with_capacity(found.len());
         for c in &found {
             if let Some(hit) = self.row(c.rowid)? {
@@ -73,15 +79,57 @@ impl Index {
         Ok(ranked.into_iter().take(limit as usize).collect())
     }
 
-    /// The lexical step: up to `n` rows matching any of the query's terms at or below
-    /// `max_class`, best first by bm25, then newest.
+    /// The lexical step: up to `n` rows at or below `max_class` holding all of the
+    /// query's groups, best first by bm25, then newest; then, only when fewer than
+    /// `enough` (the hits asked for) hold them all, the rows holding any. All-words
+    /// matches rank above partial ones, so with `enough` of them the partial ones could
+    /// not reach the answer, and the OR, which scores every row holding any common word,
+    /// is not run.
     pub fn candidates(
         &self,
         query: &Query,
         max_class: DataClass,
         n: u32,
+        enough: u32,
     ) -> Result<Vec<Candidate>, IndexError> {
-        let expr = query.expression();
+        let mut found: Vec<(i64, f64, bool)> = Vec::new();
+        let all = query.all_expression();
+        if let Some(all) = &all {
+            found.extend(
+                self.matching(all, max_class, n)?
+                    .into_iter()
+                    .map(|(r, s)| (r, s, true)),
+            );
+        }
+        if all.is_none() || found.len() < enough.min(n) as usize {
+            for (rowid, bm25) in self.matching(&query.expression(), max_class, n)? {
+                if found.len() >= n as usize {
+                    break;
+                }
+                if !found.iter().any(|f| f.0 == rowid) {
+                    found.push((rowid, bm25, false));
+                }
+            }
+        }
+        Ok(found
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (rowid, bm25, all))| Candidate {
+                rowid,
+                all,
+                bm25,
+                rank,
+            })
+            .collect())
+    }
+
+    /// Up to `n` (rowid, bm25) matching `expr` at or below `max_class`, best first.
+    fn matching(
+        &self,
+        expr: &str,
+        max_class: DataClass,
+        n: u32,
+    ) -> Result<Vec<(i64, f64)>, IndexError> {
         let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?));
         let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
             // Everything in the index is at or below its own class, so a caller cleared
@@ -96,12 +144,7 @@ impl Index {
                 rows.collect()
             }
         };
-        let rows = run().map_err(|e| self.sql(e))?;
-        Ok(rows
-            .into_iter()
-            .enumerate()
-            .map(|(rank, (rowid, bm25))| Candidate { rowid, bm25, rank })
-            .collect())
+        run().map_err(|e| self.sql(e))
     }
 
     /// A candidate's row as a hit; `None` if it went away since the search.

@@ -110,3 +110,13 @@ fn coverage_counts_groups_and_sees_phrases() {
     assert!(q.coverage("see Feedback.XLSX attached").all());
     assert!(!q.coverage("feedback on the xlsx").all());
 }
+
+#[test]
+fn the_all_words_expression_ands_the_groups() {
+    let q = parse("what am I allergic to, cabin wifi").unwrap();
+    assert_eq!(
+        q.all_expression().as_deref(),
+        Some(r#"("allergic" OR "allerg"*) AND ("cabin") AND ("wifi")"#)
+    );
+    assert_eq!(parse("wifi").unwrap().all_expression(), None);
+}

@@ -156,7 +156,7 @@ fn the_lexical_step_returns_ranked_candidates() {
     let (_w, mut ix) = notes();
     ix.catch_up(Budget::UNLIMITED).unwrap();
     let q = crate::query::parse("wifi password at the cabin").unwrap();
-    let c = ix.candidates(&q, DataClass::Private, 5).unwrap();
+    let c = ix.candidates(&q, DataClass::Private, 5, 5).unwrap();
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].rank, 0);
     assert!(c[0].bm25 < 0.0);
