@@ -92,8 +92,9 @@ pub fn fuse_with(
     limit: usize,
 ) -> Vec<Hit> {
     let codes = code_tokens(query);
-    // text -> (exact, score, hit)
-    let mut fused: HashMap<String, (bool, f32, Hit)> = HashMap::new();
+    // text -> (exact, score, hit, order first seen: text hits before meaning hits, each in
+    // rank order, so equal scores and times still sort the same way every run)
+    let mut fused: HashMap<String, (bool, f32, Hit, usize)> = HashMap::new();
     for (weight, list, from_text) in [(w.lexical, lexical, true), (w.vector, by_meaning, false)] {
         for (rank, hit) in list.into_iter().enumerate() {
             let score = weight / (w.rrf_k + rank as f32 + 1.0);
@@ -108,18 +109,20 @@ pub fn fuse_with(
                     }
                 }
                 None => {
-                    fused.insert(hit.text.clone(), (exact, score, hit));
+                    let seen = fused.len();
+                    fused.insert(hit.text.clone(), (exact, score, hit, seen));
                 }
             }
         }
     }
-    let mut out: Vec<(bool, f32, Hit)> = fused.into_values().collect();
+    let mut out: Vec<(bool, f32, Hit, usize)> = fused.into_values().collect();
     out.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(b.1.total_cmp(&a.1))
             .then_with(|| b.2.time.cmp(&a.2.time))
+            .then(a.3.cmp(&b.3))
     });
-    out.into_iter().take(limit).map(|(_, _, h)| h).collect()
+    out.into_iter().take(limit).map(|(_, _, h, _)| h).collect()
 }
 
 /// The query's tokens that read as codes, lower-cased.
