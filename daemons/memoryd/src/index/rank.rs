@@ -8,10 +8,23 @@
 //! texts (a `SessionFull` rerun logs the owner's line twice) are one hit: the best
 //! placed, which on a tie in score is the newest.
 
-use super::recall::Candidate;
 use crate::query::Query;
 use proto::memory::Hit;
 use std::collections::HashSet;
+
+/// One row the full-text index found: what `recall`'s lexical step hands to the
+/// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
+/// other way round (the layering check found the cycle).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub rowid: i64,
+    /// Found by the all-groups (AND) search: it holds every group of the query.
+    pub all: bool,
+    /// FTS5's `bm25()`: negative, smaller for a better match.
+    pub bm25: f64,
+    /// 0 for the best.
+    pub rank: usize,
+}
 
 /// How much a record's relevance grows from holding none to all of the query's groups.
 /// Measured on the evaluation set (`scripts/bench recall`): 1 keeps bm25's view of

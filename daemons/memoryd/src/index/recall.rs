@@ -10,7 +10,8 @@
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
-use super::{class_of_rank, class_rank, rank, Index, IndexError};
+use super::rank::{self, Candidate};
+use super::{class_of_rank, class_rank, Index, IndexError};
 use crate::query::{self, Query};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
@@ -23,18 +24,6 @@ use rusqlite::{params, OptionalExtension};
 /// Measured on the evaluation set: 3 per hit and 30 at least rank exactly as these do.
 pub const CANDIDATES_PER_HIT: u32 = 2;
 pub const MIN_CANDIDATES: u32 = 20;
-
-/// One row the full-text index found.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Candidate {
-    pub rowid: i64,
-    /// Found by the all-groups (AND) search: it holds every group of the query.
-    pub all: bool,
-    /// FTS5's `bm25()`: negative, smaller for a better match.
-    pub bm25: f64,
-    /// 0 for the best.
-    pub rank: usize,
-}
 
 /// bm25 ranks better matches lower; ties go to the newer record, the larger rowid (see
 /// `rowid`). Only row ids and scores are selected, so the sort holds small rows.
