@@ -83,6 +83,9 @@ pub struct Compact {
 pub struct Memory {
     pub socket: PathBuf,
     pub max_class: DataClass,
+    /// The sentence-embedding model's directory (all-MiniLM-L6-v2 in sentence-transformers
+    /// layout) for recall by meaning; empty: recall by words only.
+    pub embed_model: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -232,6 +235,7 @@ impl Default for Memory {
         Memory {
             socket: PathBuf::from("/run/boxmaker/memoryd.sock"),
             max_class: DataClass::Private,
+            embed_model: PathBuf::new(),
         }
     }
 }
@@ -370,6 +374,13 @@ impl Config {
         }
         if !self.state_dir.is_absolute() {
             return Err(bad("state_dir", "must be an absolute path".into()));
+        }
+        if !self.memory.embed_model.as_os_str().is_empty() && !self.memory.embed_model.is_absolute()
+        {
+            return Err(bad(
+                "memory.embed_model",
+                "must be an absolute path or empty".into(),
+            ));
         }
         if !(self.llama.url.starts_with("http://") || self.llama.url.starts_with("https://")) {
             return Err(bad(

@@ -55,6 +55,10 @@ pub struct MemoryStatus {
     pub rows: u64,
     /// Size of the index database file in bytes.
     pub index_bytes: u64,
+    /// Rows with a vector for recall by meaning; 0 without an embedding model.
+    pub vectors: u64,
+    /// Rows still waiting for their vector: how far the background backfill has to go.
+    pub vectors_pending: u64,
 }
 
 /// The label of a set of hits: the join of each hit's label, public and trusted when empty.

@@ -1,14 +1,17 @@
 //! memoryd: reads loopd's session logs, keeps an SQLite FTS5 index of them, and answers
 //! recall queries in frames on its own socket (SPEC §6, §7).
 //!
-//! `index` owns the database and everything about what is in it; `service` is the frame
-//! server on plumbing's poll loop; `cli` is `memoryd recall`; `query` makes free text
-//! safe for FTS5; `hooks` holds the test-only environment switches. Small files (heads,
+//! `index` owns the database and everything about what is in it; `embed` the sentence
+//! vectors beside it (model, worker thread, store, backfill); `hybrid` fuses the two
+//! rankings for a recall; `service` is the frame server on plumbing's poll loop; `cli` is
+//! `memoryd recall`; `query` makes free text safe for FTS5; `hooks` holds the test-only environment switches. Small files (heads,
 //! the config) are read through `plumbing::bounded`, so they can neither block the loop
 //! nor take unbounded memory.
 
 pub mod cli;
+pub mod embed;
 pub mod hooks;
+pub mod hybrid;
 pub mod index;
 pub mod query;
 pub mod service;

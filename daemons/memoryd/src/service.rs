@@ -5,6 +5,7 @@
 //! request catches up within a budget of its own before it is answered, for the same
 //! reason.
 
+use crate::embed::vectors::Vectors;
 use crate::index::{Budget, Index, Progress};
 use plumbing::{ConnId, Farewell, Outbox, Peer, Service};
 use proto::config::Config;
@@ -45,10 +46,13 @@ pub struct FrameService {
     pending: Option<Instant>,
     /// What the index held after its last catch-up, for the status line.
     last: MemoryStatus,
+    /// Recall by meaning (`embed`); `None` when `memory.embed_model` is empty or missing.
+    vectors: Option<Vectors>,
 }
 
 impl FrameService {
     pub fn new(config_path: PathBuf, cfg: Config, index: Index) -> FrameService {
+        let vectors = open_vectors(&cfg);
         FrameService {
             config_path,
             cfg,
@@ -57,6 +61,7 @@ impl FrameService {
             request_chunks: REQUEST_CATCH_UP_CHUNKS,
             pending: Some(Instant::now()),
             last: MemoryStatus::default(),
+            vectors,
         }
     }
 
@@ -74,8 +79,7 @@ impl FrameService {
                 max_class,
                 limit,
             } => self.catch_up_for_recall().and_then(|()| {
-                self.index
-                    .search(&query, max_class, limit)
+                crate::hybrid::recall(&self.index, self.vectors.as_ref(), &query, max_class, limit)
                     .map(Response::Hits)
                     .map_err(|e| e.to_string())
             }),
@@ -132,7 +136,12 @@ impl FrameService {
     }
 
     fn refresh(&mut self) -> Result<MemoryStatus, String> {
-        let status = self.index.status().map_err(|e| e.to_string())?;
+        let mut status = self.index.status().map_err(|e| e.to_string())?;
+        if let Some(v) = self.vectors.as_mut() {
+            // A catch-up just ran and may have queued rows for the backfill.
+            v.wake();
+            (status.vectors, status.vectors_pending) = v.progress();
+        }
         self.last = status.clone();
         Ok(status)
     }
@@ -187,10 +196,73 @@ impl Service for FrameService {
     fn closed(&mut self, _id: ConnId) {}
 
     fn deadline(&self) -> Option<Instant> {
-        self.pending
+        let vectors = self.vectors.as_ref().and_then(Vectors::deadline);
+        match (self.pending, vectors) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    fn timer(&mut self, _out: &mut Outbox, _now: Instant) {
+    fn timer(&mut self, _out: &mut Outbox, now: Instant) {
+        if let Some(v) = self.vectors.as_mut() {
+            if v.deadline().is_some_and(|t| t <= now) {
+                v.tick(self.index.conn());
+            }
+        }
+        if self.pending.is_some_and(|t| t <= now) {
+            self.catch_up_slice();
+        }
+    }
+
+    fn reload(&mut self) -> Result<(), String> {
+        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
+        let reopen = cfg.state_dir != self.cfg.state_dir
+            || cfg.memory.max_class != self.cfg.memory.max_class;
+        if reopen {
+            self.index = Index::open(&cfg.state_dir, cfg.memory.max_class)
+                .map_err(|e| e.to_string())?
+                .with_owner_class(cfg.channel.owner_class);
+            self.pending = Some(Instant::now());
+        }
+        if reopen || cfg.memory.embed_model != self.cfg.memory.embed_model {
+            // Dropping the old side ends its worker thread once it finishes its batch.
+            self.vectors = open_vectors(&cfg);
+        }
+        self.index.set_owner_class(cfg.channel.owner_class);
+        if cfg.memory.socket != self.cfg.memory.socket {
+            plumbing::notice!("memory.socket changed; the new path is used after a restart");
+        }
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    fn status(&self) -> String {
+        let catching_up = if self.pending.is_some() {
+            "catching up; "
+        } else {
+            ""
+        };
+        let vectors = match &self.vectors {
+            Some(v) => {
+                let (done, left) = v.progress();
+                if left > 0 {
+                    format!("; {done} vectors, {left} to embed")
+                } else {
+                    format!("; {done} vectors")
+                }
+            }
+            None => String::new(),
+        };
+        format!(
+            "{catching_up}{} rows from {} logs indexed{vectors}; {} requests answered",
+            self.last.rows, self.last.logs, self.served
+        )
+    }
+}
+
+impl FrameService {
+    /// One slice of the start-up (or left-over) catch-up.
+    fn catch_up_slice(&mut self) {
         match self.index.catch_up(Budget::chunks(START_SLICE_CHUNKS)) {
             Ok(Progress::More) => {}
             Ok(Progress::Done) => {
@@ -217,35 +289,15 @@ impl Service for FrameService {
             }
         }
     }
+}
 
-    fn reload(&mut self) -> Result<(), String> {
-        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
-        if cfg.state_dir != self.cfg.state_dir || cfg.memory.max_class != self.cfg.memory.max_class
-        {
-            self.index = Index::open(&cfg.state_dir, cfg.memory.max_class)
-                .map_err(|e| e.to_string())?
-                .with_owner_class(cfg.channel.owner_class);
-            self.pending = Some(Instant::now());
-        }
-        self.index.set_owner_class(cfg.channel.owner_class);
-        if cfg.memory.socket != self.cfg.memory.socket {
-            plumbing::notice!("memory.socket changed; the new path is used after a restart");
-        }
-        self.cfg = cfg;
-        Ok(())
+/// The vector side for `memory.embed_model`, or none when it is empty.
+fn open_vectors(cfg: &Config) -> Option<Vectors> {
+    let dir = &cfg.memory.embed_model;
+    if dir.as_os_str().is_empty() {
+        return None;
     }
-
-    fn status(&self) -> String {
-        let catching_up = if self.pending.is_some() {
-            "catching up; "
-        } else {
-            ""
-        };
-        format!(
-            "{catching_up}{} rows from {} logs indexed; {} requests answered",
-            self.last.rows, self.last.logs, self.served
-        )
-    }
+    Vectors::open(dir)
 }
 
 /// Encodes a response, dropping the lowest-ranked hits until it fits in one frame.

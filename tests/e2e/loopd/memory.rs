@@ -50,6 +50,7 @@ fn fake_memoryd(path: &Path) -> mpsc::Receiver<Request> {
                     logs: 1,
                     rows: 2,
                     index_bytes: 3,
+                    ..MemoryStatus::default()
                 }),
             };
             let _ = write_frame(&mut stream, &response);

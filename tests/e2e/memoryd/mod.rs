@@ -8,6 +8,7 @@ mod crash;
 mod faults;
 mod pinned;
 mod questions;
+mod vectors;
 
 use crate::support::{frames, Daemon, Fixture};
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};

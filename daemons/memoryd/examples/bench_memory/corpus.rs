@@ -90,7 +90,7 @@ fn time(i: usize) -> String {
 }
 
 /// How the records are spread over the sessions.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
     /// One session after another, as one owner mostly works: the logs are read in time
     /// order.

@@ -16,6 +16,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod corpus;
+mod vectors;
 
 use corpus::{Layout, Rng, Words};
 use memoryd::index::{Budget, Index, TOKENIZER};
@@ -55,6 +56,8 @@ struct Run {
     recall: Vec<Recall>,
     catch_up_only: Vec<Duration>,
     tidy: Duration,
+    /// The vector half, measured on the sequential layout's index only.
+    vectors: Option<vectors::VectorRun>,
 }
 
 fn main() {
@@ -137,6 +140,12 @@ fn main() {
             r.peak_kib.0 / 1024,
             r.peak_kib.1 / 1024
         );
+    }
+    for (_, r) in &runs {
+        if let Some(v) = &r.vectors {
+            vectors::print(v);
+            return;
+        }
     }
     println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
 }
@@ -238,7 +247,10 @@ fn run(
         index.catch_up(Budget::UNLIMITED).unwrap();
         0
     });
+    let vectors =
+        (layout == Layout::Sequential).then(|| vectors::measure(&index, words, sets[1].1));
     Run {
+        vectors,
         rows,
         index: (ours_index, bare_index),
         peak_kib: (ours_peak, bare_peak),

@@ -13,6 +13,7 @@
 
 mod metrics;
 mod systems;
+mod vectors;
 
 use metrics::Scores;
 use std::path::{Path, PathBuf};
@@ -41,7 +42,14 @@ fn main() {
     let state = tempfile::tempdir().unwrap();
     copy_dir(&eval.join("sessions"), &state.path().join("sessions"));
     let world = systems::World::build(state.path());
+    let vec_world = vectors::VecWorld::build(state.path());
     let mut systems = world.systems(DEPTH);
+    if let Some(v) = &vec_world {
+        systems.extend(v.systems(DEPTH));
+        if std::env::args().any(|a| a == "--sweep") {
+            systems.extend(v.sweep(DEPTH));
+        }
+    }
     let verbose = std::env::args().any(|a| a == "--misses");
 
     let mut sets: Vec<PathBuf> = std::fs::read_dir(eval.join("questions"))

@@ -10,6 +10,7 @@
 //! next catch-up continues from exactly there.
 
 mod budget;
+mod byid;
 mod catchup;
 mod ingest;
 mod rank;
@@ -156,6 +157,7 @@ impl Index {
             logs: u64::try_from(logs).unwrap_or(0),
             rows: u64::try_from(rows).unwrap_or(0),
             index_bytes,
+            ..MemoryStatus::default()
         })
     }
 
@@ -180,7 +182,7 @@ impl Index {
 }
 
 /// Classes are stored as their rank, so `class <= ?` in SQL is the class order.
-fn class_rank(c: DataClass) -> i64 {
+pub fn class_rank(c: DataClass) -> i64 {
     match c {
         DataClass::Public => 0,
         DataClass::Private => 1,

@@ -1,0 +1,267 @@
+//! The vector half at scale, on the sequential run's index: one synthetic code per row
+//! (random unit vectors: the scan costs the same whatever the vectors hold), stored in the
+//! index database as memoryd stores them, loaded into memory as memoryd loads them, then
+//! recalls with the real model embedding each query. Beside it, the same codes scanned
+//! from SQLite on every query: the storage choice (see `embed::store`). Embedding
+//! throughput is the real model on generated sentences, one core, in the worker's batches.
+
+use super::corpus::{Rng, Words};
+use super::{latencies, ms, pct, peak_kib, rss_kib};
+use memoryd::embed::model::Embedder;
+use memoryd::embed::quant::{self, Code};
+use memoryd::embed::store::Store;
+use memoryd::embed::table;
+use memoryd::embed::worker::BATCH;
+use memoryd::embed::DIM;
+use memoryd::index::Index;
+use proto::label::DataClass;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Sentences embedded for the throughput line.
+const THROUGHPUT_TEXTS: usize = 256;
+
+/// Queries for the scan from SQLite: each reads every code, so a few are enough.
+const SQLITE_SCANS: usize = 5;
+
+pub struct VectorRun {
+    pub rows: usize,
+    pub throughput: Option<f64>,
+    pub fill: Duration,
+    pub load: Duration,
+    pub store_mib: u64,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub scan: Vec<Duration>,
+    pub sqlite_scan: Vec<Duration>,
+    pub hybrid: Option<(Vec<Duration>, Vec<Duration>)>,
+}
+
+fn model_dir() -> Option<PathBuf> {
+    let venv = std::env::var_os("BOXMAKER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
+    let dir = venv.join("share").join("all-minilm-l6-v2");
+    dir.join("model.safetensors").exists().then_some(dir)
+}
+
+fn unit(rng: &mut Rng) -> [f32; DIM] {
+    let mut v = [0f32; DIM];
+    for x in v.iter_mut() {
+        // A sum of uniforms is near enough to Gaussian for directions spread evenly.
+        *x = (0..4)
+            .map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0)
+            .sum();
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+fn db_bytes(db: &Path) -> u64 {
+    ["", "-wal"]
+        .iter()
+        .map(|s| {
+            let mut p = db.as_os_str().to_owned();
+            p.push(s);
+            std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+        })
+        .sum()
+}
+
+pub fn measure(index: &Index, words: &Words, queries: &[String]) -> VectorRun {
+    let conn = index.conn();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let bytes_before = db_bytes(index.db_path());
+    let model = model_dir().map(|d| Embedder::load(&d).expect("embedding model"));
+    if model.is_none() {
+        eprintln!(
+            "no embedding model (scripts/setup-python): throughput and recall with vectors skipped"
+        );
+    }
+
+    let throughput = model.as_ref().map(|m| {
+        eprintln!("vectors: embedding throughput…");
+        let mut rng = Rng::new(7);
+        let texts: Vec<String> = (0..THROUGHPUT_TEXTS)
+            .map(|_| words.sentence(&mut rng, 6, 30))
+            .collect();
+        let t = Instant::now();
+        for batch in texts.chunks(BATCH) {
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            std::hint::black_box(m.embed(&refs).unwrap());
+        }
+        THROUGHPUT_TEXTS as f64 / t.elapsed().as_secs_f64()
+    });
+
+    eprintln!("vectors: storing one code per row…");
+    let t = Instant::now();
+    table::prepare(conn, "bench").unwrap();
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM docs_content")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut rng = Rng::new(42);
+    for chunk in ids.chunks(8_192) {
+        let tx = conn.unchecked_transaction().unwrap();
+        {
+            let mut put = tx
+                .prepare_cached("INSERT OR REPLACE INTO vecs (id, class, code) VALUES (?1, 1, ?2)")
+                .unwrap();
+            for &id in chunk {
+                put.execute(rusqlite::params![
+                    id,
+                    quant::to_bytes(&quant::encode(&unit(&mut rng)))
+                ])
+                .unwrap();
+            }
+        }
+        tx.execute("DELETE FROM embed_queue", []).unwrap();
+        tx.commit().unwrap();
+    }
+    let fill = t.elapsed();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let bytes_after = db_bytes(index.db_path());
+
+    eprintln!("vectors: loading them as memoryd does…");
+    let base = rss_kib();
+    let t = Instant::now();
+    let mut store = Store::default();
+    let mut after = i64::MIN;
+    while let (codes, Some(last)) =
+        table::load_slice(conn, after, memoryd::embed::vectors::LOAD_SLICE).unwrap()
+    {
+        for (id, class, code) in &codes {
+            store.put(*id, u8::try_from(*class).unwrap(), code);
+        }
+        after = last;
+    }
+    let load = t.elapsed();
+    let store_mib = rss_kib().saturating_sub(base) / 1024;
+    assert_eq!(store.len(), ids.len());
+
+    eprintln!("vectors: scans…");
+    let mut qrng = Rng::new(99);
+    let qcodes: Vec<Code> = (0..queries.len())
+        .map(|_| quant::encode(&unit(&mut qrng)))
+        .collect();
+    let mut i = 0;
+    let scan = latencies(queries, |_| {
+        i = (i + 1) % qcodes.len();
+        store
+            .nearest(&qcodes[i], 1, 50, memoryd::embed::vectors::MIN_COSINE)
+            .len()
+    });
+    // Not `latencies`: its hundred warm-up queries would be minutes here.
+    let mut sqlite_scan: Vec<Duration> = (0..SQLITE_SCANS)
+        .map(|n| {
+            let t = Instant::now();
+            let q = &qcodes[n];
+            let mut stmt = conn.prepare_cached("SELECT id, code FROM vecs").unwrap();
+            let mut best = (f32::MIN, 0i64);
+            let mut rows = stmt.query([]).unwrap();
+            while let Some(r) = rows.next().unwrap() {
+                let blob = r.get_ref(1).unwrap().as_blob().unwrap();
+                if let Some(c) = quant::from_bytes(blob) {
+                    let s = quant::dot(&q.q, &c.q) as f32 * c.inv_scale;
+                    if s > best.0 {
+                        best = (s, r.get(0).unwrap());
+                    }
+                }
+            }
+            std::hint::black_box(best.1);
+            t.elapsed()
+        })
+        .collect();
+    sqlite_scan.sort_unstable();
+
+    let hybrid = model.as_ref().map(|m| {
+        eprintln!("vectors: recall with vectors…");
+        let with = latencies(queries, |q| {
+            let v = m.embed(&[q]).unwrap();
+            let near = store.nearest(
+                &quant::encode(&v[0]),
+                1,
+                50,
+                memoryd::embed::vectors::MIN_COSINE,
+            );
+            memoryd::hybrid::recall_with(index, &near, q, DataClass::Private, super::LIMIT)
+                .unwrap()
+                .len()
+        });
+        let without = latencies(queries, |q| {
+            index
+                .search(q, DataClass::Private, super::LIMIT)
+                .unwrap()
+                .len()
+        });
+        (with, without)
+    });
+    let _ = peak_kib();
+    VectorRun {
+        rows: ids.len(),
+        throughput,
+        fill,
+        load,
+        store_mib,
+        bytes_before,
+        bytes_after,
+        scan,
+        sqlite_scan,
+        hybrid,
+    }
+}
+
+pub fn print(r: &VectorRun) {
+    println!(
+        "\n### vectors ({} rows, one code each; sequential layout's index)\n",
+        r.rows
+    );
+    println!("| measure | value | against | ratio |");
+    println!("|---|---:|---:|---:|");
+    match r.throughput {
+        Some(t) => println!("| embedding throughput (real model, one core, batches of {BATCH}) | {t:.0} records/s | | |"),
+        None => println!("| embedding throughput | no model | | |"),
+    }
+    println!(
+        "| index size on disk | {:.0} MiB with vectors | {:.0} MiB text only | {:.2} |",
+        r.bytes_after as f64 / 1048576.0,
+        r.bytes_before as f64 / 1048576.0,
+        r.bytes_after as f64 / r.bytes_before.max(1) as f64
+    );
+    println!(
+        "| storing the codes (bench fill, not the backfill) | {:.1} s | | |",
+        r.fill.as_secs_f64()
+    );
+    println!(
+        "| loading the codes into memory (start-up, in slices) | {:.1} s, {} MiB RSS | | |",
+        r.load.as_secs_f64(),
+        r.store_mib
+    );
+    for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+        let (a, b) = (pct(&r.scan, p), pct(&r.sqlite_scan, p));
+        println!(
+            "| vector scan {name}: codes in memory vs blobs scanned from SQLite | {:.2} ms | {:.2} ms | {:.3} |",
+            ms(a),
+            ms(b),
+            a.as_secs_f64() / b.as_secs_f64()
+        );
+    }
+    if let Some((with, without)) = &r.hybrid {
+        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+            let (a, b) = (pct(with, p), pct(without, p));
+            println!(
+                "| recall {name}: hybrid (query embedding + scan + fusion) vs lexical alone | {:.2} ms | {:.2} ms | {:.2} |",
+                ms(a),
+                ms(b),
+                a.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+    }
+    println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
+}

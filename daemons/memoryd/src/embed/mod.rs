@@ -1,0 +1,56 @@
+//! Recall by meaning: sentence vectors of the indexed rows, beside the FTS5 text.
+//!
+//! `model` runs the embedding model (all-MiniLM-L6-v2 with candle, in process: memoryd
+//! has no network); `worker` runs it on its own thread behind bounded queues so the poll
+//! loop never waits for it; `quant` turns unit vectors into 8-bit codes and scores them;
+//! `store` holds every code in memory and finds the nearest to a query by a full scan;
+//! `table` keeps the codes in the index database (`vecs`) with the queue of rows still
+//! to embed (`embed_queue`), which triggers on the FTS5 content table fill and empty in
+//! the same transaction as the text rows; `vectors` drives it all from the poll loop (the
+//! backfill, a slice per turn) and answers the vector half of a recall.
+//!
+//! Vectors are derived data: they follow the rows of the text index (so the same
+//! `memory.max_class` rule applies: a secret record has no row and so no vector), and
+//! deleting `memory/` rebuilds them from the logs.
+
+pub mod model;
+pub mod quant;
+pub mod store;
+pub mod table;
+pub mod vectors;
+pub mod worker;
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Dimensions of a vector: all-MiniLM-L6-v2's. A model of another width is refused.
+pub const DIM: usize = 384;
+
+/// Why embedding could not be done. None of these stops memoryd: without vectors,
+/// recall is lexical alone.
+#[derive(Debug)]
+pub enum EmbedError {
+    /// The model directory or one of its files at `path` is missing or unusable.
+    Model { path: PathBuf, why: String },
+    /// Running the model failed.
+    Run { why: String },
+    /// The embedding worker thread could not start or went away.
+    Worker { why: String },
+}
+
+impl fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmbedError::Model { path, why } => {
+                write!(f, "embedding model {}: {why}", path.display())
+            }
+            EmbedError::Run { why } => write!(f, "embedding: {why}"),
+            EmbedError::Worker { why } => write!(f, "embedding worker: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for EmbedError {}
+
+#[cfg(test)]
+mod tests;

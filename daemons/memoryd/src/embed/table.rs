@@ -1,0 +1,182 @@
+//! The vectors in the index database, and the queue of rows still to embed.
+//!
+//! `vecs` holds one code per text row (keyed by the row's id, with its class so a scan
+//! can filter without reading the text), `embed_queue` the ids of rows without one, and
+//! `embed_meta` which model made the codes. Two triggers on FTS5's content table
+//! (`docs_content`) keep the queue exact in the same transaction as the text: a row
+//! added is queued, a row dropped takes its code and its queue entry with it. So a crash
+//! anywhere leaves no row unqueued and no code for a row that is gone, and the text
+//! index's own code (catch-up, ingest) needs no change to feed the vectors.
+
+use super::quant::{self, Code};
+use rusqlite::{params, Connection, OptionalExtension};
+
+const CREATE: &str = "
+CREATE TABLE IF NOT EXISTS vecs (id INTEGER PRIMARY KEY, class INTEGER NOT NULL, code BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS embed_queue (id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS embed_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS embed_row_added AFTER INSERT ON docs_content BEGIN
+    INSERT OR IGNORE INTO embed_queue (id) VALUES (new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS embed_row_dropped AFTER DELETE ON docs_content BEGIN
+    DELETE FROM embed_queue WHERE id = old.id;
+    DELETE FROM vecs WHERE id = old.id;
+END;
+";
+
+/// Queues every text row that has no code: for an index that had no triggers yet (the
+/// model was just configured) or whose codes were cleared for another model.
+const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
+    SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vecs)";
+
+/// Makes the tables and triggers, and starts over when the codes were made by another
+/// model (`model` names it). Returns whether the queue was (re)seeded.
+pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
+    let had_triggers: bool = conn.query_row(
+        "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'trigger'
+             AND name IN ('embed_row_added', 'embed_row_dropped')",
+        [],
+        |r| r.get(0),
+    )?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(CREATE)?;
+    let made_by: Option<String> = tx
+        .query_row(
+            "SELECT value FROM embed_meta WHERE key = 'model'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let other_model = made_by.as_deref() != Some(model);
+    if other_model {
+        tx.execute("DELETE FROM vecs", [])?;
+        tx.execute(
+            "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
+            [model],
+        )?;
+    }
+    let seed = other_model || !had_triggers;
+    if seed {
+        tx.execute(SEED, [])?;
+    }
+    tx.commit()?;
+    Ok(seed)
+}
+
+/// Rows still to embed.
+pub fn pending(conn: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM embed_queue", [], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Rows with a code.
+pub fn stored(conn: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM vecs", [], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// A row to embed.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: i64,
+    pub class: i64,
+    pub text: String,
+}
+
+/// Up to `n` queued rows, newest first (the recent past is what is asked about most),
+/// skipping ids for which `skip` is true (already handed to the worker). A queued id
+/// whose text row is gone (only a damaged database has one) is dropped from the queue.
+pub fn next_jobs(
+    conn: &Connection,
+    n: usize,
+    skip: impl Fn(i64) -> bool,
+    skipped: usize,
+) -> rusqlite::Result<Vec<Job>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT q.id, d.class, d.text FROM embed_queue q LEFT JOIN docs d ON d.rowid = q.id
+         ORDER BY q.id DESC LIMIT ?1",
+    )?;
+    let want = i64::try_from(n + skipped).unwrap_or(i64::MAX);
+    let rows = stmt.query_map([want], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, Option<i64>>(1)?,
+            r.get::<_, Option<String>>(2)?,
+        ))
+    })?;
+    let mut jobs = Vec::new();
+    let mut orphans = Vec::new();
+    for row in rows {
+        let (id, class, text) = row?;
+        match (class, text) {
+            (Some(class), Some(text)) if !skip(id) && jobs.len() < n => {
+                jobs.push(Job { id, class, text })
+            }
+            (None, _) | (_, None) => orphans.push(id),
+            _ => {}
+        }
+    }
+    for id in orphans {
+        conn.execute("DELETE FROM embed_queue WHERE id = ?1", [id])?;
+    }
+    Ok(jobs)
+}
+
+/// Stores the codes of finished jobs and takes them off the queue, in one transaction.
+/// A job whose row changed since it was read (dropped, or replaced by other text) is not
+/// stored: its vector would describe text that is no longer there. Returns the jobs
+/// stored.
+pub fn store(conn: &Connection, done: &[(Job, Code)]) -> rusqlite::Result<Vec<usize>> {
+    let tx = conn.unchecked_transaction()?;
+    let mut stored = Vec::new();
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO vecs (id, class, code)
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)",
+        )?;
+        let mut unqueue = tx.prepare_cached("DELETE FROM embed_queue WHERE id = ?1")?;
+        for (i, (job, code)) in done.iter().enumerate() {
+            if put.execute(params![job.id, job.class, quant::to_bytes(code), job.text])? == 1 {
+                unqueue.execute([job.id])?;
+                stored.push(i);
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(stored)
+}
+
+/// Up to `n` stored codes with ids above `after`, in id order, for loading the store in
+/// slices, and the last id read (`None`: nothing was left). A blob that is not a code is
+/// queued again rather than loaded.
+pub fn load_slice(conn: &Connection, after: i64, n: usize) -> rusqlite::Result<Slice> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id, class, code FROM vecs WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+    let rows = stmt.query_map(params![after, i64::try_from(n).unwrap_or(i64::MAX)], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, Vec<u8>>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    let mut damaged = Vec::new();
+    let mut last = None;
+    for row in rows {
+        let (id, class, blob) = row?;
+        last = Some(id);
+        match quant::from_bytes(&blob) {
+            Some(code) => out.push((id, class, code)),
+            None => damaged.push(id),
+        }
+    }
+    for id in damaged {
+        plumbing::warn!("vector of row {id} is damaged; embedding it again");
+        conn.execute("DELETE FROM vecs WHERE id = ?1", [id])?;
+        conn.execute("INSERT OR IGNORE INTO embed_queue (id) VALUES (?1)", [id])?;
+    }
+    Ok((out, last))
+}
+
+/// Loaded codes (id, class, code) and the last id read.
+pub type Slice = (Vec<(i64, i64, Code)>, Option<i64>);

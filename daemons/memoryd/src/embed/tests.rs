@@ -1,0 +1,115 @@
+//! The model against its published behaviour. The reference numbers are the ones
+//! sentence-transformers prints in its quickstart for all-MiniLM-L6-v2
+//! (sbert.net, "Usage"): cosines 0.6660, 0.1046 and 0.1411 for its three sentences.
+//! These tests need the model (scripts/setup-python unpacks it into the venv); without
+//! it they say SKIPPED and pass, as the real-server tests do.
+
+use super::model::Embedder;
+use super::DIM;
+use std::path::PathBuf;
+
+/// `$BOXMAKER_VENV/share/all-minilm-l6-v2`, or the repository's `.venv`.
+pub fn model_dir() -> Option<PathBuf> {
+    let venv = std::env::var_os("BOXMAKER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
+    let dir = venv.join("share").join("all-minilm-l6-v2");
+    if dir.join("model.safetensors").exists() {
+        Some(dir)
+    } else {
+        println!(
+            "SKIPPED: no embedding model at {} (scripts/setup-python)",
+            dir.display()
+        );
+        None
+    }
+}
+
+fn cos(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn vectors_match_sentence_transformers_published_similarities() {
+    let Some(dir) = model_dir() else { return };
+    let model = Embedder::load(&dir).expect("load");
+    let v = model
+        .embed(&[
+            "The weather is lovely today.",
+            "It's so sunny outside!",
+            "He drove to the stadium.",
+        ])
+        .expect("embed");
+    for x in &v {
+        let norm = cos(x, x).sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    }
+    let got = [cos(&v[0], &v[1]), cos(&v[0], &v[2]), cos(&v[1], &v[2])];
+    for (g, want) in got.iter().zip([0.6660, 0.1046, 0.1411]) {
+        assert!((g - want).abs() < 0.005, "got {got:?}, published {want}");
+    }
+}
+
+#[test]
+fn a_batch_gives_each_text_the_vector_it_gets_alone() {
+    let Some(dir) = model_dir() else { return };
+    let model = Embedder::load(&dir).expect("load");
+    let long = "a much longer sentence that pads the short one in the same batch ".repeat(3);
+    let both = model.embed(&["short", &long]).expect("batch");
+    let alone = model.embed(&["short"]).expect("alone");
+    assert!(
+        cos(&both[0], &alone[0]) > 0.9999,
+        "padding must not move the mean"
+    );
+}
+
+#[test]
+fn the_paraphrase_is_nearer_than_the_unrelated_record() {
+    let Some(dir) = model_dir() else { return };
+    let model = Embedder::load(&dir).expect("load");
+    let v = model
+        .embed(&[
+            "what should I avoid at the pharmacy?",
+            "I'm allergic to penicillin",
+            "the car needs new tyres before winter",
+        ])
+        .expect("embed");
+    assert!(
+        cos(&v[0], &v[1]) > cos(&v[0], &v[2]) + 0.05,
+        "{} vs {}",
+        cos(&v[0], &v[1]),
+        cos(&v[0], &v[2])
+    );
+}
+
+#[test]
+fn a_missing_or_wrong_directory_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = Embedder::load(dir.path())
+        .err()
+        .expect("no model there")
+        .to_string();
+    assert!(e.contains(&dir.path().display().to_string()), "{e}");
+    std::fs::create_dir(dir.path().join("1_Pooling")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("1_Pooling/config.json"),
+        r#"{"word_embedding_dimension": 384, "pooling_mode_cls_token": true}"#,
+    )
+    .expect("write");
+    let e = Embedder::load(dir.path())
+        .err()
+        .expect("cls pooling")
+        .to_string();
+    assert!(e.contains("mean pooling"), "{e}");
+}
+
+#[test]
+fn huge_input_is_clipped_before_tokenizing() {
+    let Some(dir) = model_dir() else { return };
+    let model = Embedder::load(&dir).expect("load");
+    let huge = "word ".repeat(200_000);
+    let v = model
+        .embed(&[&huge])
+        .expect("a megabyte of text still embeds");
+    assert!((cos(&v[0], &v[0]) - 1.0).abs() < 1e-4);
+}

@@ -1,0 +1,314 @@
+//! The vector side of memoryd, driven from the poll loop: a slice of work per turn
+//! (`tick`), never a wait. At start it prepares the tables, loads the stored codes into
+//! memory a slice at a time and has the worker load the model; then it keeps the worker
+//! fed from the queue, newest rows first, and stores what comes back. Until the model is
+//! loaded, or for rows not embedded yet, recall is by words alone: the vector half only
+//! adds to it.
+
+use super::model::Embedder;
+use super::quant;
+use super::store::{Near, Store};
+use super::table::{self, Job};
+use super::worker::{Event, Worker, JOB_QUEUE, RESULT_QUEUE};
+use super::EmbedError;
+use rusqlite::Connection;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Codes loaded from the database per turn of the loop: a few milliseconds of reading,
+/// so a million stored codes load in a minute of turns while requests keep being served.
+pub const LOAD_SLICE: usize = 8_192;
+
+/// How often the loop looks for finished batches while there is work. The worker cannot
+/// wake the loop, so it is polled; a batch takes about a tenth of a second, so this keeps
+/// the worker fed without the loop spinning.
+pub const TICK: Duration = Duration::from_millis(25);
+
+/// Below this cosine a row is not near enough to be recalled by meaning at all. Unrelated
+/// sentences score about 0 to 0.15 under all-MiniLM-L6-v2, a paraphrase 0.4 and up; the
+/// floor keeps a question about nothing in the index from recalling noise.
+pub const MIN_COSINE: f32 = 0.25;
+
+enum Phase {
+    /// Tables not prepared yet (the first tick does it, after READY).
+    Start,
+    /// Working or idle; `worker` says whether the model is still coming.
+    Running,
+    /// The model failed; lexical only until the configuration changes.
+    Off,
+}
+
+pub struct Vectors {
+    dir: PathBuf,
+    phase: Phase,
+    worker: Option<Worker>,
+    embedder: Option<Embedder>,
+    store: Store,
+    /// The last id loaded into `store` while loading; `None` once all are loaded.
+    loading: Option<i64>,
+    in_flight: HashSet<i64>,
+    /// A job the worker's queue had no room for, offered again next turn.
+    held: Option<Job>,
+    /// Rows waiting for a vector, and rows with one, as last counted or kept.
+    pending: u64,
+    stored: u64,
+    /// New rows may have been queued since the last count.
+    woken: bool,
+    full_reported: bool,
+    /// When the next tick is due: fixed at each tick, so traffic on the loop (which asks
+    /// for the deadline every turn) cannot keep pushing it away.
+    next_tick: Instant,
+}
+
+impl Vectors {
+    /// The vector side for the model in `dir`, or `None` (with one warning naming the
+    /// path) when there is no model there: recall is then lexical alone.
+    pub fn open(dir: &Path) -> Option<Vectors> {
+        let weights = dir.join("model.safetensors");
+        if let Err(e) = std::fs::metadata(&weights) {
+            plumbing::warn!(
+                "memory.embed_model {}: {e}; recall is by words only",
+                weights.display()
+            );
+            return None;
+        }
+        let worker = match Worker::spawn(dir.to_path_buf()) {
+            Ok(w) => w,
+            Err(e) => {
+                plumbing::warn!("{e}; recall is by words only");
+                return None;
+            }
+        };
+        Some(Vectors {
+            dir: dir.to_path_buf(),
+            phase: Phase::Start,
+            worker: Some(worker),
+            embedder: None,
+            store: Store::default(),
+            loading: Some(i64::MIN),
+            in_flight: HashSet::new(),
+            held: None,
+            pending: 0,
+            stored: 0,
+            woken: true,
+            full_reported: false,
+            next_tick: Instant::now(),
+        })
+    }
+
+    /// What names the model's codes: another file at the path means other vectors.
+    fn fingerprint(&self) -> String {
+        let size = std::fs::metadata(self.dir.join("model.safetensors"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        format!("{} {size} {}", self.dir.display(), super::DIM)
+    }
+
+    /// Rows with a vector and rows still waiting for one.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.stored, self.pending)
+    }
+
+    /// Whether the model is loaded and vectors can be searched.
+    pub fn ready(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// The text index may have added or dropped rows: count the queue again next turn.
+    pub fn wake(&mut self) {
+        if !self.woken && self.deadline().is_none() {
+            self.next_tick = Instant::now();
+        }
+        self.woken = true;
+    }
+
+    /// When the loop should call `tick` next, if there is anything to do.
+    pub fn deadline(&self) -> Option<Instant> {
+        let busy = match self.phase {
+            Phase::Start => true,
+            Phase::Off => false,
+            Phase::Running => {
+                self.woken
+                    || self.loading.is_some()
+                    || !self.in_flight.is_empty()
+                    || (self.worker.is_some() && (self.embedder.is_none() || self.pending > 0))
+            }
+        };
+        busy.then_some(self.next_tick)
+    }
+
+    /// One turn's worth of work.
+    pub fn tick(&mut self, conn: &Connection) {
+        self.next_tick = Instant::now() + TICK;
+        if let Err(e) = self.step(conn) {
+            plumbing::error!("vectors: {e}");
+            // A failing database would fail every turn; the next request's catch-up
+            // wakes this again.
+            self.woken = false;
+            self.loading = None;
+        }
+    }
+
+    fn step(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        if let Phase::Start = self.phase {
+            if table::prepare(conn, &self.fingerprint())? {
+                plumbing::info!("vectors: every indexed row is queued for embedding");
+            }
+            self.stored = table::stored(conn)?;
+            self.phase = Phase::Running;
+        }
+        if let Phase::Off = self.phase {
+            return Ok(());
+        }
+        self.drain(conn)?;
+        if let Some(after) = self.loading {
+            let (codes, last) = table::load_slice(conn, after, LOAD_SLICE)?;
+            for (id, class, code) in &codes {
+                self.put(*id, *class, code);
+            }
+            self.loading = last;
+        }
+        if self.woken {
+            self.woken = false;
+            self.pending = table::pending(conn)?;
+            self.stored = table::stored(conn)?;
+        }
+        self.feed(conn)
+    }
+
+    fn put(&mut self, id: i64, class: i64, code: &quant::Code) {
+        let rank = u8::try_from(class.clamp(0, 255)).unwrap_or(u8::MAX);
+        if !self.store.put(id, rank, code) && !self.full_reported {
+            self.full_reported = true;
+            plumbing::warn!(
+                "vectors: {} rows held, the most memoryd keeps in memory; newer rows are found by words only",
+                self.store.len()
+            );
+        }
+    }
+
+    fn drain(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        for _ in 0..RESULT_QUEUE {
+            let Some(worker) = &self.worker else {
+                return Ok(());
+            };
+            let event = match worker.poll() {
+                Ok(Some(e)) => e,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    self.stop(&e);
+                    return Ok(());
+                }
+            };
+            match event {
+                Event::Loaded(model) => {
+                    plumbing::info!(
+                        "vectors: embedding model loaded from {}",
+                        self.dir.display()
+                    );
+                    self.embedder = Some(*model);
+                }
+                Event::Failed(e) => self.stop(&e),
+                Event::Done(jobs, Ok(vectors)) => {
+                    for job in &jobs {
+                        self.in_flight.remove(&job.id);
+                    }
+                    let done: Vec<(Job, quant::Code)> = jobs
+                        .into_iter()
+                        .zip(vectors.iter().map(quant::encode))
+                        .collect();
+                    let stored = table::store(conn, &done)?;
+                    for &i in &stored {
+                        let (job, code) = &done[i];
+                        self.put(job.id, job.class, code);
+                    }
+                    let n = stored.len() as u64;
+                    self.stored += n;
+                    self.pending = self.pending.saturating_sub(n);
+                    if stored.len() < done.len() {
+                        // Rows that changed under the worker: the queue says what is left.
+                        self.woken = true;
+                    }
+                }
+                Event::Done(jobs, Err(e)) => {
+                    // A batch the model cannot take would fail again: drop those rows
+                    // from the queue (they are found by words only) instead of retrying.
+                    plumbing::warn!("{e}; {} rows are left without vectors", jobs.len());
+                    for job in &jobs {
+                        self.in_flight.remove(&job.id);
+                        conn.execute("DELETE FROM embed_queue WHERE id = ?1", [job.id])?;
+                    }
+                    self.woken = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The worker is gone or the model failed: lexical only from here on.
+    fn stop(&mut self, e: &EmbedError) {
+        plumbing::warn!("{e}; recall is by words only");
+        self.worker = None;
+        self.embedder = None;
+        self.in_flight.clear();
+        self.held = None;
+        self.phase = Phase::Off;
+    }
+
+    fn feed(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        if self.embedder.is_none() || self.pending == 0 || self.store.is_full() {
+            return Ok(());
+        }
+        let Some(worker) = &self.worker else {
+            return Ok(());
+        };
+        let room = JOB_QUEUE.saturating_sub(self.in_flight.len());
+        if room == 0 {
+            return Ok(());
+        }
+        let mut jobs: Vec<Job> = self.held.take().into_iter().collect();
+        if jobs.is_empty() {
+            let in_flight = &self.in_flight;
+            jobs = table::next_jobs(conn, room, |id| in_flight.contains(&id), in_flight.len())?;
+            if jobs.is_empty() {
+                // Counted rows that are all in flight or gone: count again.
+                self.pending = self.in_flight.len() as u64;
+            }
+        }
+        for job in jobs {
+            let id = job.id;
+            match worker.offer(job) {
+                Ok(()) => {
+                    self.in_flight.insert(id);
+                }
+                Err(Some(job)) => {
+                    self.held = Some(job);
+                    break;
+                }
+                Err(None) => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows nearest in meaning to `query` at or below class rank `max_class`, best
+    /// first; none while the model is not loaded.
+    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
+        let Some(model) = &self.embedder else {
+            return Vec::new();
+        };
+        match model.embed(&[query]) {
+            Ok(v) => match v.first() {
+                Some(v) => self
+                    .store
+                    .nearest(&quant::encode(v), max_class, k, MIN_COSINE),
+                None => Vec::new(),
+            },
+            Err(e) => {
+                plumbing::warn!("{e}; this recall is by words only");
+                Vec::new()
+            }
+        }
+    }
+}

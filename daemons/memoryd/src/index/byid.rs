@@ -1,0 +1,41 @@
+//! Reading hits by row id, for the rows the vector side found: the same columns and the
+//! same class filter as a text search, so a row above the caller's class never comes
+//! back whatever found it.
+
+use super::{class_of_rank, class_rank, Index, IndexError};
+use proto::label::{DataClass, Label};
+use proto::memory::Hit;
+
+impl Index {
+    /// The hits for `ids` that still exist at or below `max_class`, in the order given.
+    pub fn hits_by_ids(&self, ids: &[i64], max_class: DataClass) -> Result<Vec<Hit>, IndexError> {
+        let run = || -> rusqlite::Result<Vec<Hit>> {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT session, epoch, time, kind, role, class, untrusted, text
+                 FROM docs WHERE rowid = ?1 AND class <= ?2",
+            )?;
+            let mut out = Vec::with_capacity(ids.len());
+            for &id in ids {
+                let mut rows = stmt.query(rusqlite::params![id, class_rank(max_class)])?;
+                if let Some(r) = rows.next()? {
+                    out.push(Hit {
+                        session: r.get(0)?,
+                        epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                        time: r.get(2)?,
+                        kind: r.get(3)?,
+                        role: r.get(4)?,
+                        label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
+                        text: r.get(7)?,
+                    });
+                }
+            }
+            Ok(out)
+        };
+        run().map_err(|e| self.sql(e))
+    }
+
+    /// The connection, for the vector tables that live in the same database (`embed`).
+    pub fn conn(&self) -> &rusqlite::Connection {
+        &self.conn
+    }
+}

@@ -1,0 +1,180 @@
+//! Recall by meaning (issue 15): memoryd with `memory.embed_model` set embeds what it
+//! indexes in the background and fuses both rankings. These need the embedding model
+//! (scripts/setup-python unpacks it into the venv); without it they say SKIPPED.
+
+use super::*;
+use crate::support::HANG;
+use nix::sys::signal::Signal;
+use std::time::Instant;
+
+/// `$BOXMAKER_VENV/share/all-minilm-l6-v2` (or the repository's `.venv`), if it is there.
+fn model_dir() -> Option<PathBuf> {
+    let venv = std::env::var_os("BOXMAKER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv"));
+    let dir = venv.join("share").join("all-minilm-l6-v2");
+    if dir.join("model.safetensors").exists() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: no embedding model at {} (scripts/setup-python)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The fixture's config with `memory.embed_model` set to `model`.
+fn with_model(fx: &Fixture, model: &Path) {
+    let text = format!(
+        "state_dir = {:?}\n\n[baseline]\nsystem = {:?}\n\n[memory]\nsocket = {:?}\nembed_model = {:?}\n\n\
+         [channel]\nsocket = {:?}\n",
+        fx.state_dir,
+        fx.prompts.join("system.md"),
+        fx.memoryd_sock,
+        model,
+        fx.loopd_sock,
+    );
+    std::fs::write(&fx.config, text).unwrap();
+}
+
+/// Polls `Status` until every indexed row has its vector.
+fn wait_embedded(fx: &Fixture) -> MemoryStatus {
+    let deadline = Instant::now() + HANG;
+    loop {
+        let s = status(fx);
+        if s.rows > 0 && s.vectors == s.rows && s.vectors_pending == 0 {
+            return s;
+        }
+        assert!(s.vectors <= s.rows, "more vectors than rows: {s:?}");
+        assert!(Instant::now() < deadline, "backfill stuck at {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_question_sharing_no_word_with_its_record_is_recalled_by_meaning() {
+    let Some(model) = model_dir() else { return };
+    let fx = Fixture::new("");
+    with_model(&fx, &model);
+    Epoch::start(&fx, "main")
+        .add(&user("I'm allergic to penicillin"))
+        .add(&user("the car needs new tyres before winter"))
+        .add(&user("ticket 4471 is about the broken boiler"));
+    let _d = Daemon::start("memoryd", &fx);
+    wait_embedded(&fx);
+    let hits = recall(&fx, "which medicine must I never take?");
+    assert_eq!(
+        hits.first().map(|h| h.text.as_str()),
+        Some("I'm allergic to penicillin"),
+        "{hits:?}"
+    );
+    // An exact code still wins over whatever is near in meaning.
+    let hits = recall(&fx, "4471");
+    assert_eq!(
+        hits.first().map(|h| h.text.as_str()),
+        Some("ticket 4471 is about the broken boiler"),
+        "{hits:?}"
+    );
+}
+
+#[test]
+fn secret_text_is_never_embedded() {
+    let Some(model) = model_dir() else { return };
+    let fx = Fixture::new("");
+    with_model(&fx, &model);
+    Epoch::start(&fx, "main")
+        .add(&user("my bank is on the high street"))
+        .add(&tool_result(
+            "read_file",
+            "the vault combination",
+            DataClass::Secret,
+            false,
+        ))
+        .add(&assistant(
+            "the vault combination is written on the blue card",
+        ))
+        .add(&user("where did I put the safe's code?"));
+    let _d = Daemon::start("memoryd", &fx);
+    let s = wait_embedded(&fx);
+    // One row (the text before the secret tool result); the rest is secret and has
+    // neither a text row nor a vector.
+    assert_eq!((s.rows, s.vectors), (1, 1), "{s:?}");
+    for hit in recall_at(&fx, "the code of the safe in the vault", DataClass::Secret) {
+        assert!(!hit.text.contains("vault"), "{hit:?}");
+        assert!(!hit.text.contains("safe"), "{hit:?}");
+    }
+    let bytes = index_bytes(&fx);
+    assert!(!contains(&bytes, "blue card"));
+}
+
+#[test]
+fn a_missing_model_falls_back_to_words_with_one_warning_naming_the_path() {
+    let fx = Fixture::new("");
+    let missing = fx.path().join("no-such-model");
+    with_model(&fx, &missing);
+    Epoch::start(&fx, "main").add(&user("tea at four with Maria"));
+    let d = Daemon::start("memoryd", &fx);
+    let line = d.wait_log("recall is by words only");
+    assert!(line.contains(&missing.display().to_string()), "{line}");
+    for _ in 0..3 {
+        let hits = recall(&fx, "tea");
+        assert_eq!(hits.len(), 1, "{hits:?}");
+    }
+    let s = status(&fx);
+    assert_eq!((s.vectors, s.vectors_pending), (0, 0), "{s:?}");
+    let warnings = d
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("embed_model"))
+        .count();
+    assert_eq!(warnings, 1, "{}", d.log_text());
+}
+
+/// Records in the backfill that is killed: enough batches that the kill lands between
+/// the first stored batch and the last.
+const BACKFILL: usize = 300;
+
+#[test]
+fn a_backfill_killed_with_sigkill_resumes_without_duplicates() {
+    let Some(model) = model_dir() else { return };
+    let fx = Fixture::new("");
+    with_model(&fx, &model);
+    let epoch = Epoch::start(&fx, "big");
+    let mut text = String::new();
+    for i in 0..BACKFILL {
+        text.push_str(
+            &user(&format!(
+                "note {i}: the {} is in drawer {}",
+                ["key", "pen", "map"][i % 3],
+                i % 7
+            ))
+            .to_line(),
+        );
+    }
+    epoch.raw(text.as_bytes());
+    let mut doomed = Daemon::start("memoryd", &fx);
+    let deadline = Instant::now() + HANG;
+    loop {
+        let s = status(&fx);
+        if s.vectors > 0 {
+            assert!(
+                s.vectors_pending > 0,
+                "the backfill finished before the kill: {s:?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "backfill never started: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    doomed.signal(Signal::SIGKILL);
+    doomed.wait();
+
+    let _d = Daemon::start("memoryd", &fx);
+    let s = wait_embedded(&fx);
+    assert_eq!(
+        (s.rows, s.vectors),
+        (BACKFILL as u64, BACKFILL as u64),
+        "{s:?}"
+    );
+}
