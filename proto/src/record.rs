@@ -26,6 +26,29 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// llama.cpp's token counts of one completion, from its `timings` (docs/llama-api.md), as
+/// a `usage` record carries them. The one type for them: the SSE reader fills it, a turn
+/// writes it into its `usage` record, and `/status`, the turn's log line and compaction
+/// read it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Tokens {
+    /// Prompt tokens the slot's cache already held.
+    pub cache_n: u64,
+    /// Prompt tokens the server had to read.
+    pub prompt_n: u64,
+    /// Tokens generated.
+    pub predicted_n: u64,
+}
+
+impl Tokens {
+    /// Tokens the slot holds after the completion: the prompt and what was generated.
+    pub fn context_used(&self) -> u64 {
+        self.cache_n
+            .saturating_add(self.prompt_n)
+            .saturating_add(self.predicted_n)
+    }
+}
+
 /// One line of `epoch-NNNNNN.jsonl`. Code that matches on records names every variant, so
 /// adding one here is a compile error at each place that must decide what to do with it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,9 +84,10 @@ pub enum Record {
     Usage {
         time: String,
         slot: u32,
-        cache_n: u64,
-        prompt_n: u64,
-        predicted_n: u64,
+        /// Written inline: the line keeps SPEC §2's flat `cache_n`, `prompt_n`,
+        /// `predicted_n` after `slot`.
+        #[serde(flatten)]
+        tokens: Tokens,
     },
     Note {
         time: String,
@@ -190,9 +214,11 @@ impl Record {
             "usage" => Record::Usage {
                 time,
                 slot: f.u32("slot")?,
-                cache_n: f.u64("cache_n")?,
-                prompt_n: f.u64("prompt_n")?,
-                predicted_n: f.u64("predicted_n")?,
+                tokens: Tokens {
+                    cache_n: f.u64("cache_n")?,
+                    prompt_n: f.u64("prompt_n")?,
+                    predicted_n: f.u64("predicted_n")?,
+                },
             },
             "note" => Record::Note {
                 time,

@@ -3,8 +3,8 @@
 //! The lock is held only to copy a few numbers, never across I/O, so the poll loop never
 //! waits on a turn.
 
-use crate::session::{Session, Usage};
-use proto::Label;
+use crate::session::Session;
+use proto::{Label, Tokens};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -15,7 +15,7 @@ pub enum SessionView {
     Open {
         epoch: u64,
         records: usize,
-        usage: Option<Usage>,
+        usage: Option<Tokens>,
         label: Label,
     },
     /// Never used: no head on disk yet.
@@ -97,7 +97,7 @@ impl Board {
 }
 
 /// `1234/262144 tokens (0%)`, or `unknown` before the first completion.
-pub fn context_text(usage: Option<&Usage>, n_ctx: u64) -> String {
+pub fn context_text(usage: Option<&Tokens>, n_ctx: u64) -> String {
     match usage {
         Some(u) => {
             let used = u.context_used();

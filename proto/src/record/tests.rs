@@ -38,9 +38,11 @@ fn all_variants() -> Vec<Record> {
         Record::Usage {
             time: T.into(),
             slot: 0,
-            cache_n: 10,
-            prompt_n: 5,
-            predicted_n: 7,
+            tokens: Tokens {
+                cache_n: 10,
+                prompt_n: 5,
+                predicted_n: 7,
+            },
         },
         Record::Note {
             time: T.into(),
@@ -155,5 +157,23 @@ fn non_records_are_clear_errors() {
     assert_eq!(
         err(r#"{"type":"poem","time":"t"}"#),
         "unknown record type \"poem\""
+    );
+}
+
+#[test]
+fn a_usage_line_is_flat_in_the_specs_order() {
+    // SPEC §2: the counts sit beside `slot`, not under a key of their own.
+    let r = Record::Usage {
+        time: "t".into(),
+        slot: 1,
+        tokens: Tokens {
+            cache_n: 10,
+            prompt_n: 5,
+            predicted_n: 7,
+        },
+    };
+    assert_eq!(
+        r.to_line(),
+        "{\"type\":\"usage\",\"time\":\"t\",\"slot\":1,\"cache_n\":10,\"prompt_n\":5,\"predicted_n\":7}\n"
     );
 }

@@ -8,6 +8,7 @@
 
 use super::standin::{read_request, send, Incoming, Reply};
 use super::HANG;
+use proto::Tokens;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,14 +17,6 @@ use std::sync::{Arc, Mutex};
 /// Decides whether a chat request gets a scripted reply (`Some`) or goes to the server.
 pub type Rule = Box<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
 
-/// llama.cpp's counters for one forwarded completion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timings {
-    pub cache_n: u64,
-    pub prompt_n: u64,
-    pub predicted_n: u64,
-}
-
 /// One chat request as the relay saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
@@ -31,7 +24,8 @@ pub struct Seen {
     pub body: Value,
     pub forwarded: bool,
     pub status: u16,
-    pub timings: Option<Timings>,
+    /// llama.cpp's counters for the forwarded completion.
+    pub timings: Option<Tokens>,
     /// The streamed answer's text.
     pub content: String,
 }
@@ -176,7 +170,7 @@ pub fn forward(upstream: &str, method: &str, path: &str, body: &[u8]) -> Vec<u8>
 }
 
 /// The status, the final `timings` and the streamed text of a raw chat response.
-fn read_answer(raw: &[u8]) -> (u16, Option<Timings>, String) {
+fn read_answer(raw: &[u8]) -> (u16, Option<Tokens>, String) {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -205,7 +199,7 @@ fn read_answer(raw: &[u8]) -> (u16, Option<Timings>, String) {
             content.push_str(piece);
         }
         if let Some(t) = v.get("timings") {
-            timings = Some(Timings {
+            timings = Some(Tokens {
                 cache_n: t["cache_n"].as_u64().unwrap_or(0),
                 prompt_n: t["prompt_n"].as_u64().unwrap_or(0),
                 predicted_n: t["predicted_n"].as_u64().unwrap_or(0),

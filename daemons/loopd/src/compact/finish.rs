@@ -9,7 +9,7 @@
 //! → 4`).
 
 use super::policy::{fill, Fill};
-use super::{compact_or_note, note, summarise, Compacted};
+use super::{compact_or_note, note, tool_summaries, Compacted};
 use crate::prompt::TurnCtx;
 use crate::session::Session;
 use proto::head::Reason;
@@ -72,7 +72,7 @@ pub fn finish(
 }
 
 fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progress) {
-    let pending = summarise::pending(session.records(), &ctx.cfg.compact.summarise).len();
+    let pending = tool_summaries::pending(session.records(), &ctx.cfg.compact.summarise).len();
     if pending == 0 {
         return;
     }
@@ -81,7 +81,7 @@ fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progre
         if pending == 1 { "" } else { "s" },
         session.id()
     ));
-    match summarise::missing(ctx, session) {
+    match tool_summaries::make(ctx, session) {
         Ok(s) if s.written + s.skipped > 0 => plumbing::info!(
             "session {}: tool summaries: {} written, {} skipped",
             session.id(),

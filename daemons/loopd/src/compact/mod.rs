@@ -1,13 +1,14 @@
 //! Compaction: starting a new epoch whose head carries a summary of the old one (SPEC §3,
-//! §4). `policy` holds the pure rules, `summary` the summary call and its fallback,
-//! `epoch` the crash-safe write of the new epoch, `summarise` the background tool
-//! summaries that run before it, and `finish` the order of all of it after a turn.
+//! §4). `policy` holds the pure rules, `carry` makes the summary the new epoch carries
+//! (the summary call and its fallback), `epoch` the crash-safe write of the new epoch,
+//! `tool_summaries` makes the background tool summaries that run before it, and `finish`
+//! the order of all of it after a turn.
 
+pub mod carry;
 pub mod epoch;
 pub mod finish;
 pub mod policy;
-pub mod summarise;
-pub mod summary;
+pub mod tool_summaries;
 
 use crate::llama::LlamaError;
 use crate::prompt::TurnCtx;
@@ -101,7 +102,7 @@ pub fn compact(
     let path = ctx.cfg.baseline.system.clone();
     let system = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;
-    let (carry, source) = summary::summarise(ctx, session)?;
+    let (carry, source) = carry::make(ctx, session)?;
     testhook::abort_at("compact-after-summary");
     let chars = carry.chars().count();
     let head = epoch::next_head(

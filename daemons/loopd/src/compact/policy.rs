@@ -30,9 +30,9 @@ pub enum Fill {
 /// `usage` to tell a carried epoch that started over the threshold apart.
 pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fill {
     let mut usages = records.iter().filter_map(|r| match r {
-        Record::Usage {
-            cache_n, prompt_n, ..
-        } => Some(due(*cache_n, *prompt_n, threshold, n_ctx)),
+        Record::Usage { tokens, .. } => {
+            Some(due(tokens.cache_n, tokens.prompt_n, threshold, n_ctx))
+        }
         Record::User { .. }
         | Record::Assistant { .. }
         | Record::ToolResult { .. }
@@ -73,7 +73,7 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
 mod tests {
     use super::*;
     use proto::record::context_label;
-    use proto::{DataClass, Label, Origin};
+    use proto::{DataClass, Label, Origin, Tokens};
 
     fn user(text: &str) -> Record {
         Record::User {
@@ -117,9 +117,11 @@ mod tests {
         Record::Usage {
             time: "t".into(),
             slot: 0,
-            cache_n,
-            prompt_n,
-            predicted_n: 9,
+            tokens: Tokens {
+                cache_n,
+                prompt_n,
+                predicted_n: 9,
+            },
         }
     }
 

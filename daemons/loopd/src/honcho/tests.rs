@@ -4,7 +4,7 @@
 
 use super::*;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
-use proto::{Label, Origin, Record, ToolCall};
+use proto::{Label, Origin, Record, Tokens, ToolCall};
 use standins::honcho::{Fault, Standin, State, HANG};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,9 +111,11 @@ impl Logs {
         let usage = Record::Usage {
             time: time.clone(),
             slot: 0,
-            cache_n: 10,
-            prompt_n: 5,
-            predicted_n: 3,
+            tokens: Tokens {
+                cache_n: 10,
+                prompt_n: 5,
+                predicted_n: 3,
+            },
         };
         let note = Record::Note {
             time,

@@ -3,7 +3,13 @@
 //! fragment goes to a callback as it arrives; `timings` is taken from whichever chunk
 //! carries it. A stream that ends before `[DONE]`, or holds a line that is not SSE or
 //! not JSON, is an error — never a hang and never a silently short answer.
+//!
+//! `finish_reason` is not kept: nothing decides on it. A tool call is known by the calls
+//! themselves, and an answer cut short because the slot filled (`"length"`; loopd sends no
+//! `max_tokens`) shows in the `timings` counts against `expect.n_ctx`, which compaction
+//! already reads (docs/llama-api.md).
 
+use proto::Tokens;
 use serde_json::Value;
 use std::fmt;
 use std::io::{self, BufRead};
@@ -30,14 +36,6 @@ pub const MAX_COMPLETION_BYTES: usize = 8 * 1024 * 1024;
 /// The most tool calls one completion may make; a larger `index` is a broken stream.
 pub const MAX_TOOL_CALLS: usize = 64;
 
-/// llama.cpp's per-completion counters, from the `timings` object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Timings {
-    pub cache_n: u64,
-    pub prompt_n: u64,
-    pub predicted_n: u64,
-}
-
 /// One piece of the answer as it streams in.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Delta<'a> {
@@ -57,8 +55,8 @@ pub struct Completion {
     pub content: Option<String>,
     /// Tool calls in `index` order; an `id` the server left out is empty.
     pub tool_calls: Vec<proto::ToolCall>,
-    pub finish_reason: Option<String>,
-    pub timings: Option<Timings>,
+    /// The counts of llama.cpp's `timings` object, from whichever chunk carries it.
+    pub timings: Option<Tokens>,
 }
 
 #[derive(Debug)]
@@ -199,8 +197,7 @@ fn clip(s: &str) -> String {
 struct Accumulator {
     content: Option<String>,
     calls: Vec<proto::ToolCall>,
-    finish_reason: Option<String>,
-    timings: Option<Timings>,
+    timings: Option<Tokens>,
     bytes: usize,
 }
 
@@ -224,9 +221,6 @@ impl Accumulator {
         let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
             return Ok(()); // the usage-only chunk has no choices
         };
-        if let Some(reason) = choice["finish_reason"].as_str() {
-            self.finish_reason = Some(reason.to_string());
-        }
         let delta = &choice["delta"];
         if let Some(text) = delta["content"].as_str() {
             self.grow(text.len())?;
@@ -296,13 +290,12 @@ impl Accumulator {
         Completion {
             content: self.content,
             tool_calls: self.calls,
-            finish_reason: self.finish_reason,
             timings: self.timings,
         }
     }
 }
 
-fn timings(t: &Value) -> Result<Timings, StreamError> {
+fn timings(t: &Value) -> Result<Tokens, StreamError> {
     let field = |name: &str| {
         // llama.cpp writes these as integers; accept a whole float too, rather than
         // failing a turn over a formatting change.
@@ -315,7 +308,7 @@ fn timings(t: &Value) -> Result<Timings, StreamError> {
             })
             .ok_or_else(|| StreamError::Malformed(format!("timings.{name} is {v}")))
     };
-    Ok(Timings {
+    Ok(Tokens {
         cache_n: field("cache_n")?,
         prompt_n: field("prompt_n")?,
         predicted_n: field("predicted_n")?,

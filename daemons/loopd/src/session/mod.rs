@@ -5,7 +5,7 @@
 //! rule, atomic writes) are the `sessions` crate's.
 
 use proto::head::{log_file_name, Head, Reason, SummarySource};
-use proto::{DataClass, Label, Record, SessionId};
+use proto::{DataClass, Label, Record, SessionId, Tokens};
 use sessions::lines::{Line, LineReader};
 use sessions::log::LogFile;
 use sessions::{atomic, epochs};
@@ -54,24 +54,6 @@ const OWNER_CLASS_DEFAULT: DataClass = DataClass::Private;
 pub struct Frozen {
     pub system: String,
     pub tools: serde_json::Value,
-}
-
-/// The `usage` numbers of one completion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Usage {
-    pub slot: u32,
-    pub cache_n: u64,
-    pub prompt_n: u64,
-    pub predicted_n: u64,
-}
-
-impl Usage {
-    /// Tokens the slot holds after the completion: the prompt and what was generated.
-    pub fn context_used(&self) -> u64 {
-        self.cache_n
-            .saturating_add(self.prompt_n)
-            .saturating_add(self.predicted_n)
-    }
 }
 
 pub struct Session {
@@ -242,21 +224,10 @@ impl Session {
         self.label
     }
 
-    /// The epoch's last `usage` record.
-    pub fn last_usage(&self) -> Option<Usage> {
+    /// The token counts of the epoch's last `usage` record.
+    pub fn last_usage(&self) -> Option<Tokens> {
         self.records.iter().rev().find_map(|r| match r {
-            Record::Usage {
-                slot,
-                cache_n,
-                prompt_n,
-                predicted_n,
-                ..
-            } => Some(Usage {
-                slot: *slot,
-                cache_n: *cache_n,
-                prompt_n: *prompt_n,
-                predicted_n: *predicted_n,
-            }),
+            Record::Usage { tokens, .. } => Some(*tokens),
             _ => None,
         })
     }

@@ -12,7 +12,7 @@ use crate::prompt::{replay, THINKING};
 use crate::session::{Session, SessionError};
 use crate::testhook;
 use proto::time::now_rfc3339;
-use proto::{Origin, Record};
+use proto::{Origin, Record, Tokens};
 use std::fmt;
 
 pub use crate::prompt::TurnCtx;
@@ -74,9 +74,9 @@ pub struct TurnDone {
     /// The model still wanted tools when `loop.max_rounds` was spent.
     pub out_of_rounds: bool,
     /// The first completion's counters: after a slot restore, whether it took.
-    pub first: Option<crate::session::Usage>,
+    pub first: Option<Tokens>,
     /// The last completion's counters.
-    pub last: Option<crate::session::Usage>,
+    pub last: Option<Tokens>,
 }
 
 /// Runs one turn for `text` in `session`. A failure of the model is also written down
@@ -135,22 +135,14 @@ fn rounds(
             tool_calls: calls.clone(),
         })?;
         testhook::abort_at("after-assistant-append");
-        if let Some(t) = completion.timings {
-            let usage = crate::session::Usage {
-                slot: ctx.cfg.slots.main,
-                cache_n: t.cache_n,
-                prompt_n: t.prompt_n,
-                predicted_n: t.predicted_n,
-            };
+        if let Some(tokens) = completion.timings {
             session.append(Record::Usage {
                 time: now_rfc3339(),
-                slot: usage.slot,
-                cache_n: usage.cache_n,
-                prompt_n: usage.prompt_n,
-                predicted_n: usage.predicted_n,
+                slot: ctx.cfg.slots.main,
+                tokens,
             })?;
-            done.first.get_or_insert(usage);
-            done.last = Some(usage);
+            done.first.get_or_insert(tokens);
+            done.last = Some(tokens);
         } else {
             plumbing::warn!(
                 "session {}: llama.cpp sent no timings; no usage record",

@@ -12,7 +12,9 @@ use crate::query::Query;
 use proto::memory::Hit;
 use std::collections::HashSet;
 
-/// One row the full-text index found (`recall`'s lexical step), as this re-ranking takes it.
+/// One row the full-text index found: what `recall`'s lexical step hands to the
+/// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
+/// other way round (the layering check found the cycle).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
     pub rowid: i64,

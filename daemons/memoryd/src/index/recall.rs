@@ -10,7 +10,7 @@
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
-pub use super::rank::Candidate;
+use super::rank::Candidate;
 use super::{class_of_rank, class_rank, rank, Index, IndexError};
 use crate::query::{self, Query};
 use proto::label::{DataClass, Label};

@@ -20,10 +20,12 @@ fn content_deltas_are_joined_and_timings_read_from_the_final_chunk() {
     let (c, seen) = run(&body);
     let c = c.unwrap();
     assert_eq!(c.content.as_deref(), Some("Hey, you"));
-    assert_eq!(c.finish_reason.as_deref(), Some("stop"));
+    // The `finish_reason` chunk gives its timings and nothing else: no text, no call,
+    // no delta to the callback (the reason itself is not kept; see the module doc).
+    assert!(c.tool_calls.is_empty());
     assert_eq!(
         c.timings,
-        Some(Timings {
+        Some(Tokens {
             cache_n: 3,
             prompt_n: 25,
             predicted_n: 6

@@ -1,7 +1,7 @@
 use super::*;
 use crate::llama::ChatRequest;
 use proto::head::{Reason, SummarySource};
-use proto::{DataClass, Label, Origin, ToolCall};
+use proto::{DataClass, Label, Origin, Tokens, ToolCall};
 use serde_json::{json, Value};
 
 const T: &str = "2026-11-30T06:00:00.000Z";
@@ -38,9 +38,11 @@ fn records() -> Vec<Record> {
         Record::Usage {
             time: T.into(),
             slot: 0,
-            cache_n: 1,
-            prompt_n: 2,
-            predicted_n: 3,
+            tokens: Tokens {
+                cache_n: 1,
+                prompt_n: 2,
+                predicted_n: 3,
+            },
         },
         Record::ToolResult {
             time: T.into(),

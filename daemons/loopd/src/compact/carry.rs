@@ -44,11 +44,8 @@ pub fn carry_text(answer: &str, summary_chars: usize) -> String {
     cap_chars(&neutralise(answer.trim()), summary_chars).to_string()
 }
 
-/// The summary of the session's epoch and where it came from.
-pub fn summarise(
-    ctx: &TurnCtx<'_>,
-    session: &Session,
-) -> Result<(String, SummarySource), CompactError> {
+/// Makes the carry: the summary of the session's epoch, and where it came from.
+pub fn make(ctx: &TurnCtx<'_>, session: &Session) -> Result<(String, SummarySource), CompactError> {
     let path = ctx.cfg.prompt_path("compact.md");
     let prompt = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;

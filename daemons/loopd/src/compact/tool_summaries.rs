@@ -132,9 +132,9 @@ pub fn slot(cfg: &Config) -> u32 {
     }
 }
 
-/// Summarises every pending result of the session's epoch. A failed call is logged and
-/// skipped; only a record that cannot be written is an error.
-pub fn missing(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, SessionError> {
+/// Makes the tool summary of every pending result of the session's epoch. A failed call
+/// is logged and skipped; only a record that cannot be written is an error.
+pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, SessionError> {
     let queue = pending(session.records(), &ctx.cfg.compact.summarise);
     let mut out = Summarised::default();
     if queue.is_empty() {
