@@ -8,15 +8,18 @@
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
 //! slot when `engine::slots` asks it to.
 
-use crate::compact::finish::Progress;
+mod jobs;
+mod report;
+
 use crate::engine::slots::Keeper;
 use crate::llama::Client;
 use crate::session::{Frozen, Session, SessionError};
 use crate::status::{Board, SessionView};
-use crate::turn::{Sink, TurnCtx, TurnError};
+use crate::turn::TurnCtx;
 use mio::Waker;
 use proto::config::Config;
 use proto::{Origin, SessionId};
+use report::{done_line, EventSink, Waiting};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -482,135 +485,5 @@ fn after(
     crate::engine::after(ctx, keeper, session, &mut progress);
     if progress.said {
         notify.send(Event::Waiting(None));
-    }
-}
-
-/// The log line of a finished turn, and the reply's last text (empty, or the error).
-fn done_line(
-    session_id: &SessionId,
-    outcome: &Result<crate::turn::TurnDone, TurnError>,
-    secs: f64,
-) -> (String, bool) {
-    match outcome {
-        Ok(done) => {
-            let tokens = done.last.map_or_else(
-                || "no usage".to_string(),
-                |u| {
-                    format!(
-                        "cache {} + prompt {} + predicted {} tokens",
-                        u.cache_n, u.prompt_n, u.predicted_n
-                    )
-                },
-            );
-            plumbing::info!(
-                "session {session_id}: turn done in {secs:.2} s: {} rounds, {} tool calls, {tokens}",
-                done.rounds,
-                done.tool_calls
-            );
-            (String::new(), true)
-        }
-        Err(e @ TurnError::SessionFull(_)) => {
-            plumbing::warn!("session {session_id}: turn ended: {e}");
-            (format!("error: {e}"), false)
-        }
-        Err(e) => {
-            plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
-            (format!("error: {e}"), false)
-        }
-    }
-}
-
-/// Tells the poll loop what after-turn step the next job waits for.
-struct Waiting<'a> {
-    notify: &'a Notifier,
-    said: bool,
-}
-
-impl Progress for Waiting<'_> {
-    fn step(&mut self, what: &str) {
-        self.said = true;
-        self.notify.send(Event::Waiting(Some(what.to_string())));
-    }
-}
-
-impl State {
-    /// `/compact` for `session_id`, which must exist: a new session has nothing to carry.
-    fn compact(&mut self, id: JobId, session_id: &SessionId) {
-        let notify = self.notify.clone();
-        let why = match self.open(session_id) {
-            SessionView::Open { .. } => None,
-            SessionView::New => Some("it is new; there is nothing to compact".to_string()),
-            SessionView::Broken(e) => Some(e),
-        };
-        if let Some(why) = why {
-            return notify.done(id, format!("error: session {session_id}: {why}"), false);
-        }
-        let (cfg, client, board) = (self.cfg.clone(), self.client.clone(), self.board.clone());
-        let ctx = TurnCtx {
-            cfg: &cfg,
-            client: &client,
-        };
-        let (reply, ok, ended) = match self.session(session_id) {
-            Ok(session) => {
-                let from = session.epoch();
-                let (reply, ok) = crate::compact::manual(&ctx, session);
-                board.set(session_id.as_str(), SessionView::of(session));
-                (reply, ok, (session.epoch() != from).then_some(from))
-            }
-            Err(e) => (format!("error: session {session_id}: {e}"), false, None),
-        };
-        notify.done(id, reply, ok);
-        if let Some(from) = ended {
-            // The summary call ran on the main slot, and the epoch's file is stale.
-            self.keeper.main_used(session_id, from);
-            self.keeper.epoch_ended(&ctx, session_id, from);
-        }
-    }
-}
-
-impl State {
-    /// `/allow N` in `session_id`, which must exist: a new session refused nothing.
-    fn allow(&mut self, id: JobId, session_id: &SessionId, call: u64) {
-        let notify = self.notify.clone();
-        if !matches!(self.open(session_id), SessionView::Open { .. }) {
-            let why = format!("error: /allow {call}: session {session_id} has refused nothing");
-            return notify.done(id, why, false);
-        }
-        let (cfg, board) = (self.cfg.clone(), self.board.clone());
-        let mut sink = EventSink {
-            id,
-            notify: &notify,
-        };
-        let (reply, ok) = match self.session(session_id) {
-            Ok(session) => {
-                let result = crate::allow::run(&cfg, session, call, &mut sink);
-                board.set(session_id.as_str(), SessionView::of(session));
-                result.unwrap_or_else(|e| (format!("error: session {session_id}: {e}"), false))
-            }
-            Err(e) => (format!("error: session {session_id}: {e}"), false),
-        };
-        notify.done(id, reply, ok);
-    }
-}
-
-/// Streams a turn's output to the poll loop as events for job `id`.
-struct EventSink<'a> {
-    id: JobId,
-    notify: &'a Notifier,
-}
-
-impl Sink for EventSink<'_> {
-    fn text(&mut self, text: &str) {
-        self.notify.send(Event::Text {
-            id: self.id,
-            text: text.to_string(),
-        });
-    }
-
-    fn activity(&mut self, line: &str) {
-        self.notify.send(Event::Activity {
-            id: self.id,
-            line: line.to_string(),
-        });
     }
 }
