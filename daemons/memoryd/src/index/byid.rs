@@ -2,8 +2,9 @@
 //! same class filter as a text search, so a row above the caller's class never comes
 //! back whatever found it.
 
-use super::{class_of_rank, class_rank, Index, IndexError};
-use proto::label::{DataClass, Label};
+use super::recall::hit_of;
+use super::{class_rank, Index, IndexError};
+use proto::label::DataClass;
 use proto::memory::Hit;
 
 impl Index {
@@ -18,15 +19,7 @@ impl Index {
             for &id in ids {
                 let mut rows = stmt.query(rusqlite::params![id, class_rank(max_class)])?;
                 if let Some(r) = rows.next()? {
-                    out.push(Hit {
-                        session: r.get(0)?,
-                        epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                        time: r.get(2)?,
-                        kind: r.get(3)?,
-                        role: r.get(4)?,
-                        label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
-                        text: r.get(7)?,
-                    });
+                    out.push(hit_of(r)?);
                 }
             }
             Ok(out)

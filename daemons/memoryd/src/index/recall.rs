@@ -40,6 +40,20 @@ const CANDIDATES_ALL: &str = "SELECT rowid, bm25(docs) FROM docs
 const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
     FROM docs WHERE rowid = ?1";
 
+/// A row selected as `session, epoch, time, kind, role, class, untrusted, text` (as
+/// `ROW` and `byid` do) as a hit.
+pub(super) fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
+    Ok(Hit {
+        session: r.get(0)?,
+        epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+        time: r.get(2)?,
+        kind: r.get(3)?,
+        role: r.get(4)?,
+        label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
+        text: r.get(7)?,
+    })
+}
+
 impl Index {
     /// The best `limit` hits (at most `MAX_HITS`) for `query` at or below `max_class`,
     /// from what is indexed now; callers catch up first for read-your-writes.
@@ -138,20 +152,9 @@ impl Index {
 
     /// A candidate's row as a hit; `None` if it went away since the search.
     fn row(&self, rowid: i64) -> Result<Option<Hit>, IndexError> {
-        let read = |r: &rusqlite::Row<'_>| {
-            Ok(Hit {
-                session: r.get(0)?,
-                epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                time: r.get(2)?,
-                kind: r.get(3)?,
-                role: r.get(4)?,
-                label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
-                text: r.get(7)?,
-            })
-        };
         let run = || -> rusqlite::Result<Option<Hit>> {
             let mut stmt = self.conn.prepare_cached(ROW)?;
-            stmt.query_row([rowid], read).optional()
+            stmt.query_row([rowid], hit_of).optional()
         };
         run().map_err(|e| self.sql(e))
     }
