@@ -116,6 +116,25 @@ impl Query {
         terms.join(" OR ")
     }
 
+    /// The FTS5 expression of group `i` alone (its terms OR-ed), or `None` past the end.
+    pub fn group_expression(&self, i: usize) -> Option<String> {
+        let mut terms = Vec::new();
+        self.groups.get(i)?.terms(&mut terms);
+        Some(terms.join(" OR "))
+    }
+
+    /// `expression` over only the groups `keep` says yes to (by position); `None` when
+    /// it keeps none.
+    pub fn expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
+        let mut terms: Vec<String> = Vec::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            if keep(i) {
+                g.terms(&mut terms);
+            }
+        }
+        (!terms.is_empty()).then(|| terms.join(" OR "))
+    }
+
     /// The FTS5 expression of a record holding every group (each group's terms OR-ed in
     /// parentheses, the groups AND-ed); `None` for a query of one group, where it is
     /// `expression` itself. FTS5 walks an AND by its rarest term, so this is cheap even

@@ -186,6 +186,8 @@ impl Index {
             tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
             tx.commit()
         };
+        // Rows went: a group once common may not be now.
+        self.common.forget();
         run(&mut self.conn).map_err(|e| self.sql(e))
     }
 

@@ -178,6 +178,8 @@ impl Index {
             )?;
             tx.commit()
         };
+        // Rows went: a group once common may not be now.
+        self.common.forget();
         run(&mut self.conn).map_err(|e| self.sql(e))
     }
 }

@@ -12,6 +12,7 @@
 mod budget;
 mod byid;
 mod catchup;
+pub mod common;
 mod ingest;
 mod rank;
 mod rebuild;
@@ -79,6 +80,8 @@ pub struct Index {
     reported: HashMap<PathBuf, String>,
     /// Why and since when the index is being filled again, until a catch-up finishes.
     rebuild: Option<rebuild::Rebuild>,
+    /// The query groups known to match more rows than a recall scores (see `common`).
+    common: common::Common,
 }
 
 impl Index {
@@ -110,6 +113,7 @@ impl Index {
             tidied_at: 0,
             reported: HashMap::new(),
             rebuild,
+            common: common::Common::default(),
         })
     }
 

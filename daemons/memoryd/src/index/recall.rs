@@ -27,14 +27,16 @@ pub const MIN_CANDIDATES: u32 = 20;
 
 /// bm25 ranks better matches lower; ties go to the newer record, the larger rowid (see
 /// `rowid`). Only row ids and scores are selected, so the sort holds small rows.
+/// `rowid >= ?` is the window of a search over common words (see `common`); FTS5 starts
+/// its doclist walk there, so rows before it cost nothing.
 const CANDIDATES: &str = "SELECT rowid, bm25(docs) FROM docs
-    WHERE docs MATCH ?1 AND class <= ?2
+    WHERE docs MATCH ?1 AND rowid >= ?4 AND class <= ?2
     ORDER BY bm25(docs), rowid DESC LIMIT ?3";
 
 /// Without the class filter, for callers allowed everything the index may hold: the
 /// filter reads each matching row's stored columns, this reads only the index.
 const CANDIDATES_ALL: &str = "SELECT rowid, bm25(docs) FROM docs
-    WHERE docs MATCH ?1
+    WHERE docs MATCH ?1 AND rowid >= ?3
     ORDER BY bm25(docs), rowid DESC LIMIT ?2";
 
 const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
@@ -87,7 +89,8 @@ impl Index {
     /// `enough` (the hits asked for) hold them all, the rows holding any. All-words
     /// matches rank above partial ones, so with `enough` of them the partial ones could
     /// not reach the answer, and the OR, which scores every row holding any common word,
-    /// is not run.
+    /// is not run. Common words are left out of the OR when rarer ones are asked for,
+    /// and a search of common words only is made over its newest matches (`common`).
     pub fn candidates(
         &self,
         query: &Query,
@@ -95,17 +98,44 @@ impl Index {
         n: u32,
         enough: u32,
     ) -> Result<Vec<Candidate>, IndexError> {
+        let mut common = Vec::with_capacity(query.groups().len());
+        for i in 0..query.groups().len() {
+            let expr = query.group_expression(i).unwrap_or_default();
+            common.push(self.is_common(&expr)?);
+        }
+        let all_common = common.iter().all(|&c| c);
         let mut found: Vec<(i64, f64, bool)> = Vec::new();
         let all = query.all_expression();
         if let Some(all) = &all {
+            // A rare group bounds the AND by its own matches; only an AND of common
+            // groups may match more than the window.
+            let from = if all_common {
+                self.window_start(all)?
+            } else {
+                i64::MIN
+            };
             found.extend(
-                self.matching(all, max_class, n)?
+                self.matching(all, max_class, n, from)?
                     .into_iter()
                     .map(|(r, s)| (r, s, true)),
             );
         }
         if all.is_none() || found.len() < enough.min(n) as usize {
-            for (rowid, bm25) in self.matching(&query.expression(), max_class, n)? {
+            let any = if all_common {
+                query.expression()
+            } else {
+                query
+                    .expression_of(|i| !common[i])
+                    .unwrap_or_else(|| query.expression())
+            };
+            // One rare group matches no more than the window holds; several may.
+            let rare = common.iter().filter(|&&c| !c).count();
+            let from = if rare == 1 {
+                i64::MIN
+            } else {
+                self.window_start(&any)?
+            };
+            for (rowid, bm25) in self.matching(&any, max_class, n, from)? {
                 if found.len() >= n as usize {
                     break;
                 }
@@ -126,12 +156,14 @@ impl Index {
             .collect())
     }
 
-    /// Up to `n` (rowid, bm25) matching `expr` at or below `max_class`, best first.
+    /// Up to `n` (rowid, bm25) matching `expr` at or below `max_class` with a rowid of
+    /// at least `from`, best first.
     fn matching(
         &self,
         expr: &str,
         max_class: DataClass,
         n: u32,
+        from: i64,
     ) -> Result<Vec<(i64, f64)>, IndexError> {
         let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?));
         let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
@@ -139,11 +171,11 @@ impl Index {
             // for that much needs no per-row filter.
             if max_class >= self.max_class {
                 let mut stmt = self.conn.prepare_cached(CANDIDATES_ALL)?;
-                let rows = stmt.query_map(params![expr, n], read)?;
+                let rows = stmt.query_map(params![expr, n, from], read)?;
                 rows.collect()
             } else {
                 let mut stmt = self.conn.prepare_cached(CANDIDATES)?;
-                let rows = stmt.query_map(params![expr, class_rank(max_class), n], read)?;
+                let rows = stmt.query_map(params![expr, class_rank(max_class), n, from], read)?;
                 rows.collect()
             }
         };

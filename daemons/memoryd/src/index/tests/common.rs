@@ -1,0 +1,78 @@
+//! Recall over words in more rows than a search scores (`index::common`): the window of
+//! newest matches must never cost a rare word its old record.
+
+use super::*;
+use crate::index::common::COMMON_ROWS;
+
+fn user_at(i: usize, text: &str) -> Record {
+    Record::User {
+        time: proto::time::format_unix_millis(1_780_000_000_000 + i as i64 * 1000),
+        content: text.into(),
+        origin: Origin::Owner,
+    }
+}
+
+/// `old` notes first, then more than `COMMON_ROWS` newer rows that all hold "today".
+fn history(old: &[&str]) -> (World, Index) {
+    let w = World::new();
+    let mut lines = String::new();
+    for (i, n) in old.iter().enumerate() {
+        lines.push_str(&user_at(i, n).to_line());
+    }
+    for i in 0..COMMON_ROWS as usize + 500 {
+        let n = old.len() + i;
+        lines.push_str(&user_at(n, &format!("today note {n} about nothing much")).to_line());
+    }
+    w.append("main", 0, &lines);
+    let ix = w.index();
+    (w, ix)
+}
+
+#[test]
+fn a_rare_word_beside_common_ones_finds_its_old_record() {
+    let (_w, mut ix) = history(&[
+        "the dentist moved my appointment to friday",
+        "the plumber comes on monday",
+    ]);
+    // No row holds all three words, so the any-words search runs: over the rare words
+    // only, not the newest rows holding "today".
+    let found = texts(&mut ix, "what did the dentist and the plumber say today");
+    assert!(
+        found[..2].iter().any(|t| t.contains("dentist"))
+            && found[..2].iter().any(|t| t.contains("plumber")),
+        "{found:?}"
+    );
+    // The all-words search keeps a common word: a rare one bounds it.
+    let found = texts(&mut ix, "dentist appointment today");
+    assert!(found[0].contains("dentist"), "{found:?}");
+}
+
+#[test]
+fn common_words_only_answer_from_the_newest_matches() {
+    let (_w, mut ix) = history(&["today an old note"]);
+    let found = texts(&mut ix, "what about today's note?");
+    assert_eq!(found.len(), 50, "a full page of hits");
+    let newest = COMMON_ROWS as usize + 500;
+    for t in &found {
+        let n: usize = t
+            .split_whitespace()
+            .nth(2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            n + COMMON_ROWS as usize > newest,
+            "{t:?} is older than the window"
+        );
+    }
+}
+
+#[test]
+fn a_group_is_common_past_the_bound_and_forgotten_when_rows_go() {
+    let (_w, mut ix) = history(&["dentist"]);
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    assert!(ix.is_common("\"today\"").unwrap());
+    assert!(!ix.is_common("\"dentist\"").unwrap());
+    assert!(ix.common.knows("\"today\""));
+    ix.common.forget();
+    assert!(!ix.common.knows("\"today\""));
+}
