@@ -143,16 +143,24 @@ impl Query {
         if self.groups.len() < 2 {
             return None;
         }
+        self.all_expression_of(|_| true)
+    }
+
+    /// The AND of only the groups `keep` says yes to (by position), each its terms
+    /// OR-ed; `None` when it keeps none.
+    pub fn all_expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
         let groups: Vec<String> = self
             .groups
             .iter()
-            .map(|g| {
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, g)| {
                 let mut terms = Vec::new();
                 g.terms(&mut terms);
                 format!("({})", terms.join(" OR "))
             })
             .collect();
-        Some(groups.join(" AND "))
+        (!groups.is_empty()).then(|| groups.join(" AND "))
     }
 
     /// Which groups `text` holds, and whether as a phrase.

@@ -72,6 +72,11 @@ impl Words {
         &self.words[i]
     }
 
+    /// The rank of `word` in the vocabulary, 1 the commonest.
+    pub fn rank(&self, word: &str) -> Option<usize> {
+        self.words.iter().position(|w| w == word).map(|i| i + 1)
+    }
+
     pub fn sentence(&self, rng: &mut Rng, min: usize, max: usize) -> String {
         let n = min + rng.below(max - min + 1);
         let mut s = String::new();

@@ -11,7 +11,9 @@
 //! that does not fill the hits, as memoryd does.
 //! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
 //! the process's high-water RSS rose above its RSS at the start of each indexing run.
-//! Prints a markdown table.
+//! Prints a markdown table. `--index-only` after the count stops after the indexing runs
+//! (for trying an indexing change in a minute rather than half an hour), `--sequential`
+//! runs that layout only, `--slowest` lists each set's ten slowest searches on stderr.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -65,6 +67,7 @@ fn main() {
         .nth(1)
         .map(|a| a.replace('_', "").parse().expect("record count"))
         .unwrap_or(1_000_000);
+    let index_only = std::env::args().any(|a| a == "--index-only");
     let mut rng = Rng::new(0x5eed);
     let words = Words::new(&mut rng);
     let queries: Vec<String> = (0..QUERIES)
@@ -90,9 +93,16 @@ fn main() {
         })
         .collect();
     let sets = [("words", &queries), ("questions", &questions)];
-    let runs: Vec<(Layout, Run)> = [Layout::Sequential, Layout::Interleaved]
-        .into_iter()
-        .map(|layout| (layout, run(records, layout, &words, &sets)))
+    let sets: &[(&'static str, &Vec<String>)] = if index_only { &[] } else { &sets };
+    let layouts: &[Layout] = if std::env::args().any(|a| a == "--sequential") {
+        &[Layout::Sequential]
+    } else {
+        &[Layout::Sequential, Layout::Interleaved]
+    };
+    let runs: Vec<(Layout, Run)> = layouts
+        .iter()
+        .copied()
+        .map(|layout| (layout, run(records, layout, &words, sets)))
         .collect();
 
     let rows = runs[0].1.rows;
@@ -210,6 +220,9 @@ fn run(
             index.catch_up(Budget::UNLIMITED).unwrap();
             index.search(q, DataClass::Private, LIMIT).unwrap().len()
         });
+        if std::env::args().any(|a| a == "--slowest") {
+            slowest(&index, words, name, queries);
+        }
         let search_only = latencies(queries, |q| {
             index.search(q, DataClass::Private, LIMIT).unwrap().len()
         });
@@ -243,6 +256,17 @@ fn run(
             search_only,
         });
     }
+    if sets.is_empty() {
+        return Run {
+            vectors: None,
+            rows,
+            index: (ours_index, bare_index),
+            peak_kib: (ours_peak, bare_peak),
+            recall,
+            catch_up_only: Vec::new(),
+            tidy,
+        };
+    }
     let catch_up_only = latencies(sets[0].1, |_| {
         index.catch_up(Budget::UNLIMITED).unwrap();
         0
@@ -269,6 +293,31 @@ fn bare_connection(path: &std::path::Path) -> rusqlite::Connection {
     ))
     .unwrap();
     conn
+}
+
+/// `--slowest`: the ten slowest searches of a set on stderr, each word with its rank in
+/// the vocabulary (1 is the commonest), to see what the tail of the latencies is made of.
+fn slowest(index: &Index, words: &Words, set: &str, queries: &[String]) {
+    let mut timed: Vec<(Duration, &String)> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            std::hint::black_box(index.search(q, DataClass::Private, LIMIT).unwrap());
+            (t.elapsed(), q)
+        })
+        .collect();
+    timed.sort_unstable_by_key(|t| std::cmp::Reverse(t.0));
+    for (d, q) in timed.iter().take(10) {
+        let ranks: Vec<String> = q
+            .split(|c: char| !c.is_alphanumeric())
+            .filter_map(|w| words.rank(w).map(|r| format!("{w}#{r}")))
+            .collect();
+        eprintln!(
+            "slowest {set}: {:8.2} ms  {q:?}  {}",
+            ms(*d),
+            ranks.join(" ")
+        );
+    }
 }
 
 /// Runs the first hundred queries once to warm the caches, then all of them timed;

@@ -1,36 +1,38 @@
 //! Keeping a recall's cost bounded however common its words are (issue 10: p99 at a
-//! million rows). bm25 with `ORDER BY … LIMIT` scores every row that matches, so a
-//! question whose words sit in a large share of the history ("what did I say about
-//! work?") costs a score per matching row: hundreds of milliseconds at a million rows,
-//! while its answer is decided by little more than recency, since a word in that many
-//! rows says almost nothing about which one is meant.
+//! million rows). FTS5's `bm25()` costs twice per word: it counts every row holding the
+//! word (its document frequency, a walk of the word's whole doclist with a callback per
+//! row, once per query), and it scores every row that matches. For a word in most of a
+//! million rows either is tens of milliseconds, while a word in that many rows says
+//! almost nothing about which record is meant.
 //!
-//! Two rules, both invisible on a history where no word is in more than `COMMON_ROWS`
-//! rows (the evaluation set, any young index):
+//! A group (a word and its forms, or an exact token) matching more than `COMMON_ROWS`
+//! rows is *common*. Nothing changes for a query without one (any young index, the
+//! evaluation set). Otherwise (`recall::Search`):
 //!
-//! - A group (a word and its forms, or an exact token) matching more than `COMMON_ROWS`
-//!   rows is *common*. When the query also has a rarer group, the any-words search is
-//!   over the rarer groups only: a row holding only common words could not outrank one
-//!   holding a rare word, and the re-ranking (`rank`) still counts every word the
-//!   candidates hold. The all-words search keeps every group: FTS5 walks an AND by its
-//!   rarest term, so a rare group bounds it.
-//! - A search that may still match more than `COMMON_ROWS` rows (every group common) is
-//!   made over the newest `COMMON_ROWS` rows it matches (a window of rowids, which are
-//!   record times, see `rowid`), ranked by relevance within them. Relevance still comes
-//!   first inside the window; past it, the choice is recency, which is what is left to
-//!   choose by when every candidate holds the same common words.
+//! - all-words search, some groups rare: scored by bm25 over the rare groups only, among
+//!   the rows holding every group (`ScoredWithin`). The rare groups bound it; the common
+//!   ones are in every such row anyway.
+//! - any-words search, some groups rare: over the rare groups only. A row holding only
+//!   common words could not outrank one holding a rare word; the re-ranking (`rank`)
+//!   still counts every word the candidates hold. Several rare groups are ranked over
+//!   the newest `COMMON_ROWS` rows they match (`Index::window_start`), so no search
+//!   scores more than that many rows.
+//! - every group common: the newest matches, unscored (`Newest`), re-ranked by how many
+//!   of the words they hold and whether as the phrase asked, then recency: what is left
+//!   to tell records apart by when all of them hold the same common words.
 //!
 //! Whether a group is common is found by counting its matches up to `COMMON_ROWS + 1`
-//! (a walk of its doclist, no row read, no score) and remembered (`Common`): a common
-//! group stays common while rows are only added; a deletion forgets every verdict.
+//! (a walk of at most that much of its doclist, no row read, no score) and remembered
+//! (`Common`): a common group stays common while rows are only added; a deletion forgets
+//! every verdict.
 
 use super::{Index, IndexError};
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-/// Matching rows past which a group is common and a search is windowed. Scoring a row
-/// costs FTS5 about two microseconds on this class of machine (a doclist position read
-/// and a `docsize` lookup), so this bounds the scoring of one search to about ten
+/// Matching rows past which a group is common. Scoring a row costs FTS5 about two
+/// microseconds on this class of machine (a doclist position read and a `docsize`
+/// lookup), and counting one a fraction of that, so this bounds one search to about ten
 /// milliseconds, a recall's two searches and the re-ranking well inside 50 ms; a word in
 /// fewer rows than this is rare enough for its matches to be worth ranking in full.
 pub const COMMON_ROWS: u32 = 5_000;

@@ -26,6 +26,11 @@ pub struct Candidate {
     pub rank: usize,
 }
 
+/// The bm25 given a candidate found unscored (every word of the query common, see
+/// `common`): one unit of relevance, so the coverage and phrase factors alone order
+/// such candidates, then recency.
+pub const UNSCORED: f64 = -1.0;
+
 /// How much a record's relevance grows from holding none to all of the query's groups.
 /// Measured on the evaluation set (`scripts/bench recall`): 1 keeps bm25's view of
 /// rarity while a record of two words out of two beats one of one out of two unless

@@ -25,19 +25,52 @@ use rusqlite::{params, OptionalExtension};
 pub const CANDIDATES_PER_HIT: u32 = 2;
 pub const MIN_CANDIDATES: u32 = 20;
 
-/// bm25 ranks better matches lower; ties go to the newer record, the larger rowid (see
-/// `rowid`). Only row ids and scores are selected, so the sort holds small rows.
-/// `rowid >= ?` is the window of a search over common words (see `common`); FTS5 starts
-/// its doclist walk there, so rows before it cost nothing.
-const CANDIDATES: &str = "SELECT rowid, bm25(docs) FROM docs
-    WHERE docs MATCH ?1 AND rowid >= ?4 AND class <= ?2
-    ORDER BY bm25(docs), rowid DESC LIMIT ?3";
+/// How one lexical search is made (see `common` for why there are three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Search<'a> {
+    /// Ranked by bm25 over `expr`, rows with a rowid of at least `from`.
+    Scored { expr: &'a str, from: i64 },
+    /// Ranked by bm25 over `scored` (the rare groups), among the rows that also match
+    /// `within` (every group): bm25 counts every row of each word it scores, which for
+    /// a common word is most of the index.
+    ScoredWithin { scored: &'a str, within: &'a str },
+    /// The newest rows matching `expr`, unscored (`rank::UNSCORED`): every word is
+    /// common, so bm25 would count most of the index to tell them apart by little.
+    Newest { expr: &'a str },
+}
 
-/// Without the class filter, for callers allowed everything the index may hold: the
-/// filter reads each matching row's stored columns, this reads only the index.
-const CANDIDATES_ALL: &str = "SELECT rowid, bm25(docs) FROM docs
-    WHERE docs MATCH ?1 AND rowid >= ?3
-    ORDER BY bm25(docs), rowid DESC LIMIT ?2";
+/// The statement for a search: bm25 ranks better matches lower; ties go to the newer
+/// record, the larger rowid (see `rowid`). Only row ids and scores are selected, so the
+/// sort holds small rows. `?1` is the expression, `?2` the lower rowid (FTS5 starts its
+/// doclist walk there, so rows before it cost nothing) or, for `ScoredWithin`, the
+/// expression to be within, `?3` how many, `?4` the class bound when `filtered`: that
+/// filter reads each matching row's stored columns, so a caller allowed everything the
+/// index may hold goes without it. The `+` keeps SQLite from handing the `IN` to FTS5 as
+/// rowid lookups, one full query each; the rowids are gathered once instead.
+fn sql(search: &Search<'_>, filtered: bool) -> String {
+    let class = if filtered { " AND class <= ?4" } else { "" };
+    match search {
+        Search::Scored { .. } => format!(
+            "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
+             ORDER BY bm25(docs), rowid DESC LIMIT ?3"
+        ),
+        Search::ScoredWithin { .. } => format!(
+            "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?1 \
+             AND +rowid IN (SELECT rowid FROM docs WHERE docs MATCH ?2){class} \
+             ORDER BY bm25(docs), rowid DESC LIMIT ?3"
+        ),
+        Search::Newest { .. } => format!(
+            "SELECT rowid, {:.1} FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
+             ORDER BY rowid DESC LIMIT ?3",
+            rank::UNSCORED
+        ),
+    }
+}
+
+/// Candidates read per one asked for when they are found unscored (`Search::Newest`):
+/// the re-ranking then has more than the very newest to find the phrase among, and rows
+/// cost a few microseconds each to read.
+const NEWEST_WIDEN: u32 = 4;
 
 const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
     FROM docs WHERE rowid = ?1";
@@ -98,45 +131,57 @@ impl Index {
         n: u32,
         enough: u32,
     ) -> Result<Vec<Candidate>, IndexError> {
-        let mut common = Vec::with_capacity(query.groups().len());
-        for i in 0..query.groups().len() {
+        let groups = query.groups().len();
+        let mut common = Vec::with_capacity(groups);
+        for i in 0..groups {
             let expr = query.group_expression(i).unwrap_or_default();
             common.push(self.is_common(&expr)?);
         }
-        let all_common = common.iter().all(|&c| c);
+        let rare = common.iter().filter(|&&c| !c).count();
+        let rare_all = query.all_expression_of(|i| !common[i]);
+        let rare_any = query.expression_of(|i| !common[i]);
         let mut found: Vec<(i64, f64, bool)> = Vec::new();
         let all = query.all_expression();
         if let Some(all) = &all {
-            // A rare group bounds the AND by its own matches; only an AND of common
-            // groups may match more than the window.
-            let from = if all_common {
-                self.window_start(all)?
-            } else {
-                i64::MIN
+            let search = match &rare_all {
+                None => Search::Newest { expr: all },
+                Some(_) if rare == groups => Search::Scored {
+                    expr: all,
+                    from: i64::MIN,
+                },
+                // The rare groups bound the AND by their own matches.
+                Some(scored) => Search::ScoredWithin {
+                    scored,
+                    within: all,
+                },
             };
             found.extend(
-                self.matching(all, max_class, n, from)?
+                self.matching(search, max_class, n)?
                     .into_iter()
                     .map(|(r, s)| (r, s, true)),
             );
         }
         if all.is_none() || found.len() < enough.min(n) as usize {
-            let any = if all_common {
-                query.expression()
-            } else {
-                query
-                    .expression_of(|i| !common[i])
-                    .unwrap_or_else(|| query.expression())
+            let any = query.expression();
+            let search = match &rare_any {
+                None => Search::Newest { expr: &any },
+                // One rare group matches no more than `COMMON_ROWS`; several may, so
+                // they are ranked over the newest that many of their matches.
+                Some(expr) => Search::Scored {
+                    expr,
+                    from: if rare == 1 {
+                        i64::MIN
+                    } else {
+                        self.window_start(expr)?
+                    },
+                },
             };
-            // One rare group matches no more than the window holds; several may.
-            let rare = common.iter().filter(|&&c| !c).count();
-            let from = if rare == 1 {
-                i64::MIN
-            } else {
-                self.window_start(&any)?
-            };
-            for (rowid, bm25) in self.matching(&any, max_class, n, from)? {
-                if found.len() >= n as usize {
+            let cap = match search {
+                Search::Newest { .. } => n.saturating_mul(NEWEST_WIDEN),
+                _ => n,
+            } as usize;
+            for (rowid, bm25) in self.matching(search, max_class, n)? {
+                if found.len() >= cap {
                     break;
                 }
                 if !found.iter().any(|f| f.0 == rowid) {
@@ -156,28 +201,31 @@ impl Index {
             .collect())
     }
 
-    /// Up to `n` (rowid, bm25) matching `expr` at or below `max_class` with a rowid of
-    /// at least `from`, best first.
+    /// Up to `n` (rowid, bm25) found by `search` at or below `max_class`, best first
+    /// (`NEWEST_WIDEN` times as many for an unscored search).
     fn matching(
         &self,
-        expr: &str,
+        search: Search<'_>,
         max_class: DataClass,
         n: u32,
-        from: i64,
     ) -> Result<Vec<(i64, f64)>, IndexError> {
         let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?));
+        // Everything in the index is at or below its own class, so a caller cleared for
+        // that much needs no per-row filter.
+        let filtered = max_class < self.max_class;
+        let (expr, second, n): (&str, rusqlite::types::Value, u32) = match search {
+            Search::Scored { expr, from } => (expr, from.into(), n),
+            Search::ScoredWithin { scored, within } => (scored, within.to_string().into(), n),
+            Search::Newest { expr } => (expr, i64::MIN.into(), n.saturating_mul(NEWEST_WIDEN)),
+        };
         let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
-            // Everything in the index is at or below its own class, so a caller cleared
-            // for that much needs no per-row filter.
-            if max_class >= self.max_class {
-                let mut stmt = self.conn.prepare_cached(CANDIDATES_ALL)?;
-                let rows = stmt.query_map(params![expr, n, from], read)?;
-                rows.collect()
+            let mut stmt = self.conn.prepare_cached(&sql(&search, filtered))?;
+            let rows = if filtered {
+                stmt.query_map(params![expr, second, n, class_rank(max_class)], read)?
             } else {
-                let mut stmt = self.conn.prepare_cached(CANDIDATES)?;
-                let rows = stmt.query_map(params![expr, class_rank(max_class), n, from], read)?;
-                rows.collect()
-            }
+                stmt.query_map(params![expr, second, n], read)?
+            };
+            rows.collect()
         };
         run().map_err(|e| self.sql(e))
     }

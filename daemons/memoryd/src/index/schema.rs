@@ -31,6 +31,13 @@ fn describe(version: i64) -> &'static str {
 /// patience covers that without hanging the poll loop for long.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// SQLite's page cache per connection, in KiB. The default 2 MiB is less than one
+/// chunk's FTS5 segment flush and merge touch at a million rows, so SQLite spills dirty
+/// pages mid-transaction and reads them back; 16 MiB keeps a chunk's pages in memory
+/// (measured with `scripts/bench memory --index-only`) and is a small, fixed part of
+/// memoryd's memory bound.
+pub const CACHE_KIB: i64 = 16 * 1024;
+
 /// The FTS5 tokenizer of `docs`: porter stems over `unicode61` words with diacritics
 /// removed, so "meetings" finds "meeting" and "reuniao" finds "reunião". Measured on the
 /// evaluation set (`scripts/bench recall`) against `unicode61` alone: recall@1 0.776 vs
@@ -103,6 +110,8 @@ pub(super) fn open(
 pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Negative: a size in KiB rather than in pages.
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)

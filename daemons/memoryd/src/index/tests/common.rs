@@ -76,3 +76,33 @@ fn a_group_is_common_past_the_bound_and_forgotten_when_rows_go() {
     ix.common.forget();
     assert!(!ix.common.knows("\"today\""));
 }
+
+#[test]
+fn a_record_with_the_rare_and_the_common_word_ranks_above_one_with_the_rare_only() {
+    let (_w, mut ix) = history(&["the dentist called today", "the dentist appointment moved"]);
+    // The AND is scored by the rare word only, among the rows holding both.
+    let found = texts(&mut ix, "dentist today");
+    assert_eq!(found[0], "the dentist called today", "{found:?}");
+    assert_eq!(found[1], "the dentist appointment moved", "{found:?}");
+}
+
+#[test]
+fn every_kind_of_search_runs_with_the_class_filter() {
+    let (_w, mut ix) = history(&["the dentist called today"]);
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    // Owner rows are private: a public caller sees none, by every path.
+    for q in [
+        "today note",
+        "today",
+        "dentist today",
+        "dentist called",
+        "dentist zebra",
+    ] {
+        let hits = ix.search(q, DataClass::Public, 10).unwrap();
+        assert!(hits.is_empty(), "{q:?}: {hits:?}");
+    }
+    assert!(!ix
+        .search("today note", DataClass::Private, 10)
+        .unwrap()
+        .is_empty());
+}
