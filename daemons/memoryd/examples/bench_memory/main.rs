@@ -11,10 +11,12 @@
 //! that does not fill the hits, as memoryd does.
 //! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
 //! the process's high-water RSS rose above its RSS at the start of each indexing run.
-//! Prints a markdown table.
+//! Prints a markdown table. `--ann [TEXTS]` instead measures what the two-stage vector
+//! search loses against the exact scan on real embeddings (see `ann`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod ann;
 mod corpus;
 mod vectors;
 
@@ -61,6 +63,14 @@ struct Run {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--ann") {
+        let texts = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("text count"))
+            .unwrap_or(ann::DEFAULT_TEXTS);
+        ann::run(vectors::model_dir(), texts);
+        return;
+    }
     let records: usize = std::env::args()
         .nth(1)
         .map(|a| a.replace('_', "").parse().expect("record count"))
