@@ -6,17 +6,21 @@
 //! the same pragmas and memoryd's tokenizer. Recall: two sets of 1 000 queries, one to
 //! three bare words, and questions in natural words (one to three vocabulary words
 //! wrapped in a question's stop words: "what did I say about X and Y?"); memoryd's
-//! catch-up check plus search against the same FTS5 expressions (`query::Query`) as a
-//! bare `MATCH … ORDER BY bm25 LIMIT`: the all-words AND first, the OR of the words when
-//! that does not fill the hits, as memoryd does.
+//! catch-up check plus search against bare FTS5 running the plain expressions of the
+//! same `query::Query` as `MATCH … ORDER BY bm25 LIMIT`: the all-words AND first, the OR
+//! of the words when that does not fill the hits, as memoryd does for words in fewer than
+//! `index::common::COMMON_ROWS` rows (for commoner ones memoryd plans otherwise).
 //! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
 //! the process's high-water RSS rose above its RSS at the start of each indexing run.
 //! Prints a markdown table. `--index-only` after the count stops after the indexing runs
 //! (for trying an indexing change in a minute rather than half an hour), `--sequential`
 //! runs that layout only, `--slowest` lists each set's ten slowest searches on stderr.
+//! `--ann [TEXTS]` instead measures what the two-stage vector search loses against the
+//! exact scan on real embeddings (see `ann`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod ann;
 mod corpus;
 mod vectors;
 
@@ -63,6 +67,14 @@ struct Run {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--ann") {
+        let texts = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("text count"))
+            .unwrap_or(ann::DEFAULT_TEXTS);
+        ann::run(vectors::model_dir(), texts);
+        return;
+    }
     let records: usize = std::env::args()
         .nth(1)
         .map(|a| a.replace('_', "").parse().expect("record count"))

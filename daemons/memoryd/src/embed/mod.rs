@@ -3,7 +3,10 @@
 //! `model` runs the embedding model (all-MiniLM-L6-v2 with candle, in process: memoryd
 //! has no network); `worker` runs it on its own thread behind bounded queues so the poll
 //! loop never waits for it; `quant` turns unit vectors into 8-bit codes and scores them;
-//! `store` holds every code in memory and finds the nearest to a query by a full scan;
+//! `bits` derives 1-bit sign codes from those for a first, coarse stage; `store` holds
+//! every code in memory and finds the nearest to a query (a full scan of the 8-bit codes
+//! for a small history, sign codes first and then the 8-bit codes of the best few for a
+//! large one);
 //! `table` keeps the codes in the index database (`vecs`) with the queue of rows still
 //! to embed (`embed_queue`), which triggers on the FTS5 content table fill and empty in
 //! the same transaction as the text rows; `vectors` drives it all from the poll loop (the
@@ -13,6 +16,7 @@
 //! `memory.max_class` rule applies: a secret record has no row and so no vector), and
 //! deleting `memory/` rebuilds them from the logs.
 
+pub mod bits;
 pub mod model;
 pub mod quant;
 pub mod store;
