@@ -8,6 +8,10 @@ use std::path::Path;
 
 pub struct World {
     index: Index,
+    /// The same index with a word in more than `SCALED[i]` rows common: the plan for
+    /// common words (`index::common`) as it works at a million rows, where most words of
+    /// a question are in more than 5 000.
+    scaled: Vec<Index>,
     bare: rusqlite::Connection,
     pub records: usize,
     pub logs: u64,
@@ -36,7 +40,16 @@ impl World {
                 .unwrap();
         }
         let records = count_records(&state.join("sessions"));
+        let scaled = SCALED
+            .iter()
+            .map(|&(rows, _)| {
+                Index::open(state, DataClass::Private)
+                    .unwrap()
+                    .with_common_rows(rows)
+            })
+            .collect();
         World {
+            scaled,
             index,
             bare,
             records,
@@ -47,7 +60,7 @@ impl World {
 
     /// The columns of the table, in order.
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
-        vec![
+        let mut out = vec![
             System {
                 name: "memoryd",
                 ask: Box::new(move |q| {
@@ -67,9 +80,29 @@ impl World {
                 name: "memoryd before issue 10 (AND of the tokens)",
                 ask: Box::new(move |q| bare(&self.bare, &and_of_tokens(q), depth)),
             },
-        ]
+        ];
+        for (ix, &(_, name)) in self.scaled.iter().zip(SCALED) {
+            out.push(System {
+                name,
+                ask: Box::new(move |q| {
+                    ix.search(q, DataClass::Private, depth as u32)
+                        .unwrap()
+                        .into_iter()
+                        .map(|h| h.text)
+                        .collect()
+                }),
+            });
+        }
+        out
     }
 }
+
+/// Bounds for the common-word columns, with their names: 2 rows of 306 is about the
+/// share 5 000 is of a million, 10 a milder one.
+const SCALED: &[(u32, &str)] = &[
+    (10, "memoryd, words in > 10 rows common"),
+    (2, "memoryd, words in > 2 rows common"),
+];
 
 fn bare(conn: &rusqlite::Connection, expr: &str, depth: usize) -> Vec<String> {
     if expr.is_empty() {

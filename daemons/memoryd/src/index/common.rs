@@ -16,7 +16,9 @@
 //!   common words could not outrank one holding a rare word; the re-ranking (`rank`)
 //!   still counts every word the candidates hold. Several rare groups are ranked over
 //!   the newest `COMMON_ROWS` rows they match (`Index::window_start`), so no search
-//!   scores more than that many rows.
+//!   scores more than that many rows. With two common groups or more, the newest rows
+//!   holding all of them join the candidates unscored: the record that answers may hold
+//!   the question's common words and not its rare one.
 //! - every group common: the newest matches, unscored (`Newest`), re-ranked by how many
 //!   of the words they hold and whether as the phrase asked, then recency: what is left
 //!   to tell records apart by when all of them hold the same common words.
@@ -84,10 +86,10 @@ impl Index {
         }
         let run = || -> rusqlite::Result<i64> {
             let mut stmt = self.conn.prepare_cached(COUNT_UP_TO)?;
-            stmt.query_row(rusqlite::params![expr, COMMON_ROWS + 1], |r| r.get(0))
+            stmt.query_row(rusqlite::params![expr, self.common_rows + 1], |r| r.get(0))
         };
         let n = run().map_err(|e| self.sql(e))?;
-        let common = n > i64::from(COMMON_ROWS);
+        let common = n > i64::from(self.common_rows);
         if common {
             self.common.remember(expr);
         }
@@ -99,7 +101,7 @@ impl Index {
     pub(super) fn window_start(&self, expr: &str) -> Result<i64, IndexError> {
         let run = || -> rusqlite::Result<Option<i64>> {
             let mut stmt = self.conn.prepare_cached(WINDOW_START)?;
-            let mut rows = stmt.query(rusqlite::params![expr, COMMON_ROWS - 1])?;
+            let mut rows = stmt.query(rusqlite::params![expr, self.common_rows - 1])?;
             rows.next()?.map(|r| r.get(0)).transpose()
         };
         Ok(run().map_err(|e| self.sql(e))?.unwrap_or(i64::MIN))

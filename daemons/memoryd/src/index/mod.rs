@@ -82,6 +82,8 @@ pub struct Index {
     rebuild: Option<rebuild::Rebuild>,
     /// The query groups known to match more rows than a recall scores (see `common`).
     common: common::Common,
+    /// Matches past which a group is common: `common::COMMON_ROWS` but for measuring.
+    common_rows: u32,
 }
 
 impl Index {
@@ -114,6 +116,7 @@ impl Index {
             reported: HashMap::new(),
             rebuild,
             common: common::Common::default(),
+            common_rows: common::COMMON_ROWS,
         })
     }
 
@@ -123,6 +126,16 @@ impl Index {
     #[must_use]
     pub fn with_owner_class(mut self, owner_class: DataClass) -> Index {
         self.set_owner_class(owner_class);
+        self
+    }
+
+    /// The index with groups in more than `rows` rows treated as common (see `common`),
+    /// instead of `COMMON_ROWS`: for measuring on a small evaluation set what the plan for
+    /// common words costs in answers (`scripts/bench recall`), where no word reaches 5 000.
+    #[must_use]
+    pub fn with_common_rows(mut self, rows: u32) -> Index {
+        self.common_rows = rows.max(1);
+        self.common.forget();
         self
     }
 

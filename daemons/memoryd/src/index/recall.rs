@@ -72,6 +72,10 @@ fn sql(search: &Search<'_>, filtered: bool) -> String {
 /// cost a few microseconds each to read.
 const NEWEST_WIDEN: u32 = 4;
 
+/// Common groups a question needs beside its rare ones before the newest rows holding
+/// all of them are candidates too: one common word alone is too weak to bring a row.
+const MIN_COMMON_FOR_NEWEST: usize = 2;
+
 const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
     FROM docs WHERE rowid = ?1";
 
@@ -186,6 +190,26 @@ impl Index {
                 }
                 if !found.iter().any(|f| f.0 == rowid) {
                     found.push((rowid, bm25, false));
+                }
+            }
+            // The rare groups' rows leave out a record holding the question's common
+            // words but none of its rare ones ("daily" asked, "every morning" written):
+            // the newest rows holding every common group join the candidates, and the
+            // re-ranking weighs them by how much of the question they hold.
+            let common_groups = groups - rare;
+            if rare > 0 && common_groups >= MIN_COMMON_FOR_NEWEST {
+                if let Some(expr) = query.all_expression_of(|i| common[i]) {
+                    let room = found.len() + n as usize;
+                    for (rowid, bm25) in
+                        self.matching(Search::Newest { expr: &expr }, max_class, n)?
+                    {
+                        if found.len() >= room {
+                            break;
+                        }
+                        if !found.iter().any(|f| f.0 == rowid) {
+                            found.push((rowid, bm25, false));
+                        }
+                    }
                 }
             }
         }
