@@ -106,3 +106,13 @@ fn every_kind_of_search_runs_with_the_class_filter() {
         .unwrap()
         .is_empty());
 }
+
+#[test]
+fn a_question_whose_rare_word_is_nowhere_still_finds_its_common_words() {
+    let (_w, mut ix) = history(&[]);
+    // "zebra" matches nothing, so it is rare; "today" and "note" are in every row. The
+    // rows holding both common words are still candidates, newest first.
+    let found = texts(&mut ix, "zebra today note");
+    assert!(!found.is_empty(), "no hits");
+    assert!(found[0].starts_with("today note "), "{found:?}");
+}
