@@ -93,6 +93,19 @@ pub(super) fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
     })
 }
 
+/// Appends the rows of `rows` not already in `found`, as partial (any-words) matches,
+/// while `found` holds fewer than `cap`.
+fn add_new(found: &mut Vec<(i64, f64, bool)>, rows: Vec<(i64, f64)>, cap: usize) {
+    for (rowid, bm25) in rows {
+        if found.len() >= cap {
+            break;
+        }
+        if !found.iter().any(|f| f.0 == rowid) {
+            found.push((rowid, bm25, false));
+        }
+    }
+}
+
 impl Index {
     /// The best `limit` hits (at most `MAX_HITS`) for `query` at or below `max_class`,
     /// from what is indexed now; callers catch up first for read-your-writes.
@@ -184,14 +197,7 @@ impl Index {
                 Search::Newest { .. } => n.saturating_mul(NEWEST_WIDEN),
                 _ => n,
             } as usize;
-            for (rowid, bm25) in self.matching(search, max_class, n)? {
-                if found.len() >= cap {
-                    break;
-                }
-                if !found.iter().any(|f| f.0 == rowid) {
-                    found.push((rowid, bm25, false));
-                }
-            }
+            add_new(&mut found, self.matching(search, max_class, n)?, cap);
             // The rare groups' rows leave out a record holding the question's common
             // words but none of its rare ones ("daily" asked, "every morning" written):
             // the newest rows holding every common group join the candidates, and the
@@ -200,16 +206,8 @@ impl Index {
             if rare > 0 && common_groups >= MIN_COMMON_FOR_NEWEST {
                 if let Some(expr) = query.all_expression_of(|i| common[i]) {
                     let room = found.len() + n as usize;
-                    for (rowid, bm25) in
-                        self.matching(Search::Newest { expr: &expr }, max_class, n)?
-                    {
-                        if found.len() >= room {
-                            break;
-                        }
-                        if !found.iter().any(|f| f.0 == rowid) {
-                            found.push((rowid, bm25, false));
-                        }
-                    }
+                    let newest = self.matching(Search::Newest { expr: &expr }, max_class, n)?;
+                    add_new(&mut found, newest, room);
                 }
             }
         }
