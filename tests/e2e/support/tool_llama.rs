@@ -43,9 +43,7 @@ pub const TOOL_N_PREDICT: u32 = 96;
 /// The shared tool server, or `None` (after saying why) when the venv is missing.
 pub fn tool_llama() -> Option<&'static RealLlama> {
     static SERVER: OnceLock<Option<RealLlama>> = OnceLock::new();
-    SERVER
-        .get_or_init(|| start(TOOL_N_PREDICT))
-        .as_ref()
+    SERVER.get_or_init(|| start(TOOL_N_PREDICT)).as_ref()
 }
 
 /// A tool server of the caller's own whose answers stop after `n_predict` tokens.

@@ -41,6 +41,12 @@ pub const MAX_COMPLETION_BYTES: usize = 8 * 1024 * 1024;
 /// The most tool calls one completion may make; a larger `index` is a broken stream.
 pub const MAX_TOOL_CALLS: usize = 64;
 
+/// The most bytes of arguments one tool call may have. Each tool takes one short
+/// string (a path, a URL, a query): a few kilobytes at the very most. Arguments past
+/// this are a broken or hostile server, and every byte would be logged and replayed
+/// each round of the epoch; the answer is refused, saying so.
+pub const MAX_TOOL_ARGUMENTS: usize = 64 * 1024;
+
 /// The `finish_reason` of an answer the server cut at its token limit (`n_predict`,
 /// `max_tokens`, or a full slot).
 #[allow(dead_code)]
@@ -355,6 +361,11 @@ impl Accumulator {
         }
         if let Some(name) = name {
             slot.name = name.to_string();
+        }
+        if slot.arguments.len() + arguments.len() > MAX_TOOL_ARGUMENTS {
+            return Err(StreamError::Malformed(format!(
+                "tool call {index}'s arguments are over {MAX_TOOL_ARGUMENTS} bytes"
+            )));
         }
         slot.arguments.push_str(arguments);
         on_delta(Delta::ToolCall {

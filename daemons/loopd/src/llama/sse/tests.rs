@@ -270,3 +270,19 @@ fn finish_reason_length_is_a_cut_answer() {
     }
     assert!(!run("data: [DONE]\n\n").0.unwrap().cut());
 }
+
+#[test]
+fn tool_arguments_past_their_bound_are_refused_with_words() {
+    // Regression: a server sending megabytes of arguments had them logged and replayed
+    // every round.
+    let piece = "x".repeat(60 * 1024);
+    let frag = format!(
+        "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{piece}\"}}}}]}}}}]}}\n\n"
+    );
+    let body = format!("{frag}{frag}data: [DONE]\n\n");
+    let err = run(&body).0.unwrap_err();
+    assert!(
+        err.to_string().contains("arguments are over 65536 bytes"),
+        "{err}"
+    );
+}
