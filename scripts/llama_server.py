@@ -66,6 +66,12 @@ def main() -> int:
         "bench uses one that renders tools into the prompt, as tool-capable models do)",
     )
     ap.add_argument(
+        "--temp",
+        type=float,
+        help="the sampling temperature of every request that sets none (llama.cpp's "
+        "default is 0.8); 0 makes answers repeatable. loopd sends no temperature",
+    )
+    ap.add_argument(
         "--cache-ram-mib",
         type=int,
         help="llama.cpp's host-memory prompt cache, which keeps prompts evicted from a "
@@ -112,6 +118,8 @@ def main() -> int:
         with open(args.chat_template_file, encoding="utf-8") as f:
             p.chat_template = f.read()
     p.n_predict = args.n_predict
+    if args.temp is not None:
+        p.sampling.temp = args.temp
     p.hostnames = [HOST]
     p.port = args.port
     p.cpuparams.n_threads = args.threads

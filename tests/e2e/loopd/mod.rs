@@ -11,6 +11,7 @@ mod faults;
 mod leftovers;
 mod memory;
 mod real;
+mod real_tools;
 mod restore;
 mod slots;
 mod turns;

@@ -69,6 +69,14 @@ impl EngineError {
     }
 }
 
+/// Warns, with the fix, when the served chat template cannot make tool calls: a model
+/// behind such a template never reads a file or recalls, and says nothing about why.
+pub fn check_tools(client: &Client) {
+    for line in client.tool_findings() {
+        plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
+    }
+}
+
 pub struct Engine {
     cfg: Config,
     client: Client,
@@ -248,7 +256,10 @@ impl Engine {
             cfg: &self.cfg,
             client: &self.client,
         };
-        self.keeper.before_turn(&ctx, session.id(), session.epoch());
+        if self.keeper.before_turn(&ctx, session.id(), session.epoch()) {
+            // A restarted server may serve another model or template.
+            check_tools(&self.client);
+        }
         let outcome = run_turn(&ctx, session, text, origin, sink);
         self.keeper
             .after_turn(session.id(), session.epoch(), &outcome);

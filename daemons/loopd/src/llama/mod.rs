@@ -1,8 +1,16 @@
 //! The llama.cpp client: one streaming `POST /v1/chat/completions` per model call, with
 //! retries for a server that is down or loading, `GET /slots` to check the context size
-//! at start, and `GET /health` for `/status`. Blocking (ureq); it runs on the worker
-//! thread, never on the poll loop.
+//! at start, `GET /props` to check that the served template can do tool calls, and
+//! `GET /health` for `/status`. Blocking (ureq); it runs on the worker thread, never on
+//! the poll loop.
+//!
+//! Every call has one deadline, `llama.timeout_s` from its start: connecting, sending,
+//! each read of the stream or of an error body, the backoff between retries. ureq sets
+//! the socket's read timeout to the time left before each read, so a server trickling
+//! one byte a second cannot stretch it, and nothing is read after `[DONE]`: the answer
+//! is returned as soon as it is whole (docs/llama-api.md, "Deadlines").
 
+pub mod body;
 pub mod check;
 pub mod request;
 pub mod retry;
@@ -10,44 +18,63 @@ pub mod slots;
 pub mod sse;
 pub mod tokenize;
 
+#[allow(unused_imports)] // for the start-up check's caller (`Client::tool_support`)
+pub use check::ToolSupport;
 pub use request::{ChatRequest, Message};
 pub use sse::{Completion, Delta};
 
 use std::fmt;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::time::{Duration, Instant};
 
 /// How long to wait for llama.cpp to accept a connection. It is on loopback or the LAN;
 /// a connect that takes longer than this is a server that is not there.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Timeout for the small probes (`/slots`, `/health`): they answer from memory, so a slow
-/// probe means a server too busy or stuck to be called reachable.
+/// Timeout for the small probes (`/slots`, `/health`, `/props`): they answer from
+/// memory, so a slow probe means a server too busy or stuck to be called reachable.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The most of an error response body read, to find the error's type and message.
 pub const MAX_ERROR_BODY: u64 = 64 * 1024;
 
 /// The most of a probe's answer read. `/slots` with its `params` is a few kilobytes per
-/// slot; a megabyte is a server gone wrong.
+/// slot and `/props` holds the chat template (tens of kilobytes for the largest); a
+/// megabyte is a server gone wrong.
 pub const MAX_PROBE_BODY: u64 = 1024 * 1024;
 
-/// What is read after `[DONE]` so the connection can go back to the pool; llama.cpp
-/// sends only the chunked-encoding trailer there.
-const MAX_DRAIN: u64 = 4096;
+/// The longest deadline a call is given, whatever `llama.timeout_s` says: a clock plus a
+/// huge duration overflows, and no call should outlive a day.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Debug)]
 pub enum LlamaError {
-    /// HTTP 400 `exceed_context_size_error`: the prompt does not fit the slot.
+    /// The prompt does not fit the slot: HTTP 400 `exceed_context_size_error`, or the
+    /// same reported in the stream (docs/llama-api.md, "Errors").
     ContextFull(String),
-    /// Retryable failures lasted past `llama.retries`.
+    /// Retryable failures lasted past `llama.retries` (or past the deadline).
     GaveUp { attempts: u32, last: String },
-    /// A status that retrying will not fix.
-    Http { status: u16, message: String },
-    /// A failure before any response that retrying will not fix (a read timeout).
+    /// The server refused the request and would refuse it again (docs/llama-api.md,
+    /// "Errors"): never retried. `message` is the server's own words.
+    Refused { status: u16, message: String },
+    /// A failure before any response that retrying will not fix (a bad URL).
     Transport(String),
-    /// The answer started and then broke: cut short, malformed, timed out.
+    /// The answer started and then broke: cut short, malformed, an error in the stream.
     Stream(String),
+    /// The call did not finish within `llama.timeout_s` (`secs`).
+    Timeout { secs: u64 },
+}
+
+impl LlamaError {
+    /// Whether the same request would fail the same way again, so that asking again
+    /// (a retry, or the next turn with the same history) is pointless: context full, or
+    /// a refusal. The caller tells the owner what to change (`/compact`).
+    pub fn repeats(&self) -> bool {
+        matches!(
+            self,
+            LlamaError::ContextFull(_) | LlamaError::Refused { .. }
+        )
+    }
 }
 
 impl fmt::Display for LlamaError {
@@ -57,24 +84,20 @@ impl fmt::Display for LlamaError {
             LlamaError::GaveUp { attempts, last } => {
                 write!(f, "llama.cpp failed {attempts} times; last: {last}")
             }
-            LlamaError::Http { status, message } => {
+            LlamaError::Refused { status, message } => {
                 write!(f, "llama.cpp answered {status}: {message}")
             }
             LlamaError::Transport(m) => write!(f, "llama.cpp: {m}"),
             LlamaError::Stream(m) => write!(f, "llama.cpp: {m}"),
+            LlamaError::Timeout { secs } => write!(
+                f,
+                "llama.cpp: timed out: no complete answer within {secs} s (llama.timeout_s)"
+            ),
         }
     }
 }
 
 impl std::error::Error for LlamaError {}
-
-impl LlamaError {
-    /// Whether the same request would fail the same way again: the server refused what
-    /// it was sent, so retrying, or sending the same history next turn, cannot help.
-    pub fn repeats(&self) -> bool {
-        matches!(self, LlamaError::Http { .. })
-    }
-}
 
 /// A failed attempt, before any of the answer streamed.
 enum Attempt {
@@ -82,28 +105,56 @@ enum Attempt {
     Fail(LlamaError),
 }
 
+/// The end of one call: `llama.timeout_s` from its start.
+#[derive(Clone, Copy)]
+pub(crate) struct Deadline {
+    at: Instant,
+    secs: u64,
+}
+
+impl Deadline {
+    pub(crate) fn start(timeout: Duration) -> Deadline {
+        let timeout = timeout.min(MAX_TIMEOUT);
+        let now = Instant::now();
+        Deadline {
+            at: now.checked_add(timeout).unwrap_or(now),
+            secs: timeout.as_secs(),
+        }
+    }
+
+    /// The time left, or `None` once it has passed.
+    pub(crate) fn left(&self) -> Option<Duration> {
+        self.at
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+    }
+
+    pub(crate) fn error(&self) -> LlamaError {
+        LlamaError::Timeout { secs: self.secs }
+    }
+}
+
 #[derive(Clone)]
 pub struct Client {
     base: String,
     agent: ureq::Agent,
     retries: u32,
-    /// `llama.timeout_s` as a bound on one whole streamed answer, not only on each read.
+    /// `llama.timeout_s`: the deadline of each whole call, not of each read.
     timeout: Duration,
 }
 
 impl Client {
     pub fn new(cfg: &proto::config::Llama) -> Client {
-        let timeout = Duration::from_secs(cfg.timeout_s);
+        // No read or write timeout on the agent: each request is given the time left
+        // before its deadline, which ureq applies to every read and write.
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(CONNECT_TIMEOUT)
-            .timeout_read(timeout)
-            .timeout_write(timeout)
             .build();
         Client {
             base: cfg.url.trim_end_matches('/').to_string(),
             agent,
             retries: cfg.retries,
-            timeout,
+            timeout: Duration::from_secs(cfg.timeout_s),
         }
     }
 
@@ -112,7 +163,8 @@ impl Client {
     }
 
     /// One completion, streamed: each delta goes to `on_delta` as it arrives. Failures
-    /// before the answer starts are retried up to `llama.retries` times.
+    /// before the answer starts that the same request may not meet again are retried up
+    /// to `llama.retries` times; all within `llama.timeout_s`.
     pub fn chat(
         &self,
         req: &ChatRequest,
@@ -128,15 +180,18 @@ impl Client {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, LlamaError> {
         let url = format!("{}/v1/chat/completions", self.base);
+        let deadline = Deadline::start(self.timeout);
         let mut failures = 0u32;
         loop {
+            let left = deadline.left().ok_or_else(|| deadline.error())?;
             let outcome = self
                 .agent
                 .post(&url)
+                .timeout(left)
                 .set("Content-Type", "application/json")
                 .send_string(body);
-            let why = match classify(outcome) {
-                Ok(response) => return read_answer(response, on_delta, self.timeout),
+            let why = match classify(outcome, &deadline) {
+                Ok(response) => return read_answer(response, on_delta, &deadline),
                 Err(Attempt::Fail(e)) => return Err(e),
                 Err(Attempt::Retry(why)) => why,
             };
@@ -148,6 +203,15 @@ impl Client {
                 });
             }
             let wait = retry::delay(failures);
+            if deadline.left().is_none_or(|left| left <= wait) {
+                return Err(LlamaError::GaveUp {
+                    attempts: failures,
+                    last: format!(
+                        "{why}; no time is left for another try within llama.timeout_s ({} s)",
+                        deadline.secs
+                    ),
+                });
+            }
             plumbing::warn!(
                 "llama.cpp at {}: {why}; retry {failures} of {} in {} ms",
                 self.base,
@@ -167,35 +231,67 @@ impl Client {
     pub fn health(&self) -> Result<(), String> {
         probe::<serde_json::Value>(&format!("{}/health", self.base)).map(|_| ())
     }
+
+    /// `GET /props`: the served model, its chat template and what the template can do.
+    #[allow(dead_code)] // through `tool_support`, for the start-up check
+    pub fn props(&self) -> Result<serde_json::Value, String> {
+        probe(&format!("{}/props", self.base))
+    }
 }
 
+/// A small `GET` answered from the server's memory, within `PROBE_TIMEOUT` in all and
+/// `MAX_PROBE_BODY` bytes.
 fn probe<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String> {
     let agent = ureq::AgentBuilder::new().timeout(PROBE_TIMEOUT).build();
     match agent.get(url).call() {
-        Ok(r) => serde_json::from_reader(r.into_reader().take(MAX_PROBE_BODY))
-            .map_err(|e| format!("GET {url}: bad json: {e}")),
-        Err(ureq::Error::Status(s, r)) => Err(format!("GET {url}: {s}: {}", error_message(r))),
+        Ok(r) => {
+            let bytes = body::read_capped(r.into_reader(), MAX_PROBE_BODY)
+                .map_err(|e| format!("GET {url}: {e}"))?;
+            serde_json::from_slice(&bytes).map_err(|e| format!("GET {url}: bad json: {e}"))
+        }
+        Err(ureq::Error::Status(s, r)) => match error_body(r) {
+            Ok((_, message)) => Err(format!("GET {url}: {s}: {message}")),
+            Err(e) => Err(format!("GET {url}: {s}: {e}")),
+        },
         Err(ureq::Error::Transport(t)) => Err(format!("GET {url}: {t}")),
     }
 }
 
+/// Whether the server's error says the prompt does not fit the slot: today's
+/// `exceed_context_size_error`, and the messages older llama.cpp sent for the same.
+fn is_context_full(kind: &str, message: &str) -> bool {
+    kind == "exceed_context_size_error"
+        || message.contains("exceeds the available context size")
+        || message.contains("Input prompt is too big compared to KV size")
+        || message.contains("context shift is disabled")
+}
+
 /// Sorts the outcome of sending the request: an answer to stream, a retry, or a failure.
-fn classify(outcome: Result<ureq::Response, ureq::Error>) -> Result<ureq::Response, Attempt> {
+fn classify(
+    outcome: Result<ureq::Response, ureq::Error>,
+    deadline: &Deadline,
+) -> Result<ureq::Response, Attempt> {
     match outcome {
         Ok(response) => Ok(response),
         Err(ureq::Error::Status(status, response)) => {
-            let (kind, message) = error_body(response);
-            if status == 400 && kind == "exceed_context_size_error" {
+            let (kind, message) = match error_body(response) {
+                Ok(found) => found,
+                Err(body::BodyError::TimedOut) => return Err(Attempt::Fail(deadline.error())),
+                Err(e) => (String::new(), e.to_string()),
+            };
+            if is_context_full(&kind, &message) {
                 Err(Attempt::Fail(LlamaError::ContextFull(message)))
-            } else if retry::status_is_retryable(status) {
-                Err(Attempt::Retry(format!("HTTP {status}: {message}")))
+            } else if retry::status_repeats(status, &message) {
+                Err(Attempt::Fail(LlamaError::Refused { status, message }))
             } else {
-                Err(Attempt::Fail(LlamaError::Http { status, message }))
+                Err(Attempt::Retry(format!("HTTP {status}: {message}")))
             }
         }
         Err(ureq::Error::Transport(t)) => {
             if retry::transport_is_retryable(&t) {
                 Err(Attempt::Retry(t.to_string()))
+            } else if retry::is_timeout(&t) {
+                Err(Attempt::Fail(deadline.error()))
             } else {
                 Err(Attempt::Fail(LlamaError::Transport(t.to_string())))
             }
@@ -203,28 +299,26 @@ fn classify(outcome: Result<ureq::Response, ureq::Error>) -> Result<ureq::Respon
     }
 }
 
-/// `error.type` and `error.message` of an error response, as far as it has them.
-fn error_body(response: ureq::Response) -> (String, String) {
-    let mut text = String::new();
-    let _ = response
-        .into_reader()
-        .take(MAX_ERROR_BODY)
-        .read_to_string(&mut text);
-    match serde_json::from_str::<serde_json::Value>(&text) {
+/// `error.type` and `error.message` of an error response, as far as it has them, read
+/// within the call's deadline and `MAX_ERROR_BODY` bytes.
+fn error_body(response: ureq::Response) -> Result<(String, String), body::BodyError> {
+    let bytes = body::read_prefix(response.into_reader(), MAX_ERROR_BODY)?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(v) => (
             v["error"]["type"].as_str().unwrap_or("").to_string(),
             v["error"]["message"]
                 .as_str()
-                .map(str::to_string)
+                .map(|m| m.chars().take(MAX_MESSAGE_CHARS).collect())
                 .unwrap_or_else(|| clip(&text)),
         ),
         Err(_) => (String::new(), clip(&text)),
-    }
+    })
 }
 
-fn error_message(response: ureq::Response) -> String {
-    error_body(response).1
-}
+/// The most of a server's error message kept: enough for llama.cpp's longest (a JSON
+/// parse error quoting the text it failed on), short enough for a reply line and a note.
+const MAX_MESSAGE_CHARS: usize = 1000;
 
 fn clip(s: &str) -> String {
     let s = s.trim();
@@ -237,19 +331,20 @@ fn clip(s: &str) -> String {
 fn read_answer(
     response: ureq::Response,
     on_delta: &mut dyn FnMut(Delta<'_>),
-    timeout: Duration,
+    deadline: &Deadline,
 ) -> Result<Completion, LlamaError> {
-    let deadline = Instant::now().checked_add(timeout);
-    let mut reader = BufReader::new(response.into_reader());
-    let completion =
-        sse::read_stream_until(&mut reader, on_delta, deadline).map_err(|e| match e {
-            sse::StreamError::Server { kind, message } if kind == "exceed_context_size_error" => {
-                LlamaError::ContextFull(message)
-            }
-            other => LlamaError::Stream(other.to_string()),
-        })?;
-    // Read the little that follows [DONE] so the connection is reusable; a failure here
-    // does not matter, the answer is whole.
-    let _ = std::io::copy(&mut reader.take(MAX_DRAIN), &mut std::io::sink());
-    Ok(completion)
+    let reader = BufReader::new(response.into_reader());
+    // Nothing is read after `[DONE]`: a server that holds the connection open (or
+    // trickles a trailer) would keep the answer from the owner. The connection is
+    // closed, not pooled; on loopback a new one costs well under a millisecond.
+    sse::read_stream_until(reader, on_delta, Some(deadline.at)).map_err(|e| match e {
+        e if e.is_timeout() => deadline.error(),
+        sse::StreamError::Server { kind, message } if is_context_full(&kind, &message) => {
+            LlamaError::ContextFull(message)
+        }
+        other => LlamaError::Stream(other.to_string()),
+    })
 }
+
+#[cfg(test)]
+mod hostile;

@@ -1,9 +1,22 @@
 //! Which failures of a request to llama.cpp are worth another try, and how long to wait
-//! before it. Connection errors, 503 (the model is loading) and other 5xx are retried
-//! with doubling backoff; everything else fails at once. Nothing is retried once the
-//! answer has started streaming, since its text has already reached the client.
+//! before it. An error the same request would get again is never retried: retrying it
+//! only repeats the failure, and a session whose history draws it would fail every turn
+//! three times over. The rules, read from llama.cpp's server (docs/llama-api.md,
+//! "Errors"):
+//!
+//! - 4xx are the request's fault (bad JSON, a template that cannot render it, tools
+//!   without `--jinja`, a prompt over the slot's context): the same request, the same
+//!   answer. 408 and 429 are a busy peer (a proxy in front), worth another try.
+//! - 500 is an exception thrown while reading the request or rendering its template
+//!   (`Failed to parse tool call arguments as JSON` is one): the same again, except the
+//!   few failures of the decode itself, which depend on what else the server is doing.
+//! - 501 is a feature the server was started without: the same again.
+//! - 502, 503 (the model is loading), 504 and other 5xx, connection refused or reset:
+//!   the server is restarting or a proxy lost it; retried with doubling backoff.
+//!
+//! Nothing is retried once the answer has started streaming, since its text has
+//! already reached the client, and nothing past the call's deadline (`llama.timeout_s`).
 
-use std::io;
 use std::time::Duration;
 
 /// The wait before the first retry. llama.cpp restarting or loading a model takes
@@ -14,19 +27,36 @@ pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 /// a minute, which is as long as a person at the socket should be kept waiting.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
+/// Parts of llama.cpp's 500 messages that come from the decode step rather than from
+/// the request: the KV cache had no room at that moment (other slots' work), or the
+/// backend failed a batch. Another try may find room.
+const TRANSIENT_500: [&str; 3] = [
+    "failed to find a memory slot",
+    "failed to decode",
+    "compute error",
+];
+
 /// The wait before retry number `n` (1 for the first retry).
 pub fn delay(n: u32) -> Duration {
     plumbing::backoff::Backoff::nth(BACKOFF_FIRST, BACKOFF_MAX, n)
 }
 
-/// Whether an HTTP status is worth retrying: 503 while the model loads, and any 5xx.
-pub fn status_is_retryable(status: u16) -> bool {
-    (500..600).contains(&status)
+/// Whether the same request would get this HTTP error again (see the module doc).
+pub fn status_repeats(status: u16, message: &str) -> bool {
+    match status {
+        408 | 429 => false,
+        400..=499 | 501 => true,
+        500 => {
+            let m = message.to_ascii_lowercase();
+            !TRANSIENT_500.iter().any(|t| m.contains(t))
+        }
+        _ => false,
+    }
 }
 
-/// Whether a transport failure before any response is worth retrying. A read timeout
-/// is not: the server accepted the request and then sat on it for `llama.timeout_s`,
-/// and asking again would only wait as long once more.
+/// Whether a transport failure before any response is worth retrying: the server is
+/// not there (yet), or dropped the connection. A read timeout is not retried: the
+/// call's deadline has passed.
 pub fn transport_is_retryable(t: &ureq::Transport) -> bool {
     use ureq::ErrorKind as K;
     match t.kind() {
@@ -36,14 +66,12 @@ pub fn transport_is_retryable(t: &ureq::Transport) -> bool {
     }
 }
 
+/// Whether a transport failure is the call's deadline running out.
 pub fn is_timeout(t: &ureq::Transport) -> bool {
     let mut source = std::error::Error::source(t);
     while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return matches!(
-                io.kind(),
-                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-            );
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return super::body::is_timeout(io);
         }
         source = e.source();
     }
@@ -64,10 +92,32 @@ mod tests {
     }
 
     #[test]
-    fn server_errors_are_retried_client_errors_are_not() {
-        assert!(status_is_retryable(503));
-        assert!(status_is_retryable(500));
-        assert!(!status_is_retryable(400));
-        assert!(!status_is_retryable(404));
+    fn a_server_restarting_or_loading_is_retried() {
+        for status in [502, 503, 504, 408, 429] {
+            assert!(!status_repeats(status, "Loading model"), "{status}");
+        }
+    }
+
+    #[test]
+    fn the_same_request_refused_again_is_not_retried() {
+        assert!(status_repeats(
+            500,
+            "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]"
+        ));
+        assert!(status_repeats(400, "tools param requires --jinja flag"));
+        assert!(status_repeats(404, "File Not Found"));
+        assert!(status_repeats(
+            501,
+            "This server does not support slots action"
+        ));
+    }
+
+    #[test]
+    fn a_500_from_the_decode_step_is_retried() {
+        assert!(!status_repeats(500, "Compute error."));
+        assert!(!status_repeats(
+            500,
+            "failed to find a memory slot for batch of size 512"
+        ));
     }
 }

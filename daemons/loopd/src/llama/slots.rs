@@ -3,9 +3,8 @@
 //! save|restore|erase` (a slot's KV cache to and from a file under the server's
 //! `--slot-save-path`). The facts these rely on are in `docs/llama-api.md`.
 
-use super::{error_body, probe, Client};
+use super::{body, error_body, probe, Client, Deadline};
 use std::fmt;
-use std::io::Read;
 
 /// The most of a slot action's answer read: a few numbers and a file name.
 pub const MAX_ACTION_BODY: u64 = 64 * 1024;
@@ -30,6 +29,8 @@ pub enum SlotError {
     Refused { status: u16, message: String },
     /// The server could not be reached, or its answer was not what the action returns.
     Transport(String),
+    /// The action did not finish within `llama.timeout_s` (`secs`).
+    Timeout { secs: u64 },
 }
 
 impl fmt::Display for SlotError {
@@ -40,6 +41,10 @@ impl fmt::Display for SlotError {
                 write!(f, "llama.cpp answered {status}: {message}")
             }
             SlotError::Transport(m) => write!(f, "llama.cpp: {m}"),
+            SlotError::Timeout { secs } => write!(
+                f,
+                "llama.cpp: timed out: the slot action did not finish within {secs} s (llama.timeout_s)"
+            ),
         }
     }
 }
@@ -89,32 +94,45 @@ impl Client {
         filename: Option<&str>,
     ) -> Result<serde_json::Value, SlotError> {
         let url = format!("{}/slots/{slot}?action={action}", self.base);
-        let body = match filename {
+        let request = match filename {
             Some(name) => serde_json::json!({ "filename": name }).to_string(),
             None => "{}".to_string(),
         };
-        // The agent's own timeouts (`llama.timeout_s`) bound it: writing a large slot's
-        // cache to disk can take a while, but it is one request.
+        // One deadline, `llama.timeout_s`, for the whole action: writing a large slot's
+        // cache to disk can take a while, but it is one request, and the worker waits.
+        let deadline = Deadline::start(self.timeout);
+        let timed_out = SlotError::Timeout {
+            secs: deadline.secs,
+        };
+        let left = deadline.left().ok_or(SlotError::Timeout {
+            secs: deadline.secs,
+        })?;
         let outcome = self
             .agent
             .post(&url)
+            .timeout(left)
             .set("Content-Type", "application/json")
-            .send_string(&body);
+            .send_string(&request);
         match outcome {
             Ok(r) => {
-                let mut text = String::new();
-                r.into_reader()
-                    .take(MAX_ACTION_BODY)
-                    .read_to_string(&mut text)
-                    .map_err(|e| SlotError::Transport(format!("POST {url}: {e}")))?;
-                serde_json::from_str(&text)
+                let bytes = match body::read_capped(r.into_reader(), MAX_ACTION_BODY) {
+                    Ok(bytes) => bytes,
+                    Err(body::BodyError::TimedOut) => return Err(timed_out),
+                    Err(e) => return Err(SlotError::Transport(format!("POST {url}: {e}"))),
+                };
+                serde_json::from_slice(&bytes)
                     .map_err(|e| SlotError::Transport(format!("POST {url}: bad json: {e}")))
             }
             Err(ureq::Error::Status(501, _)) => Err(SlotError::NoSavePath),
-            Err(ureq::Error::Status(status, r)) => Err(SlotError::Refused {
-                status,
-                message: error_body(r).1,
-            }),
+            Err(ureq::Error::Status(status, r)) => match error_body(r) {
+                Ok((_, message)) => Err(SlotError::Refused { status, message }),
+                Err(body::BodyError::TimedOut) => Err(timed_out),
+                Err(e) => Err(SlotError::Refused {
+                    status,
+                    message: e.to_string(),
+                }),
+            },
+            Err(ureq::Error::Transport(t)) if super::retry::is_timeout(&t) => Err(timed_out),
             Err(ureq::Error::Transport(t)) => Err(SlotError::Transport(format!("POST {url}: {t}"))),
         }
     }

@@ -22,9 +22,20 @@ use std::time::Duration;
 /// stands in rather than holding up the turn.
 pub const TOKENIZE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Largest answer read from `/tokenize`: a token is about 40 bytes of JSON, and tool text
-/// is capped far below this many tokens.
+/// Bytes of `/tokenize` answer allowed per byte of text asked about. A token covers at
+/// least one byte of text and takes about 30 bytes of JSON (`{"id":12345,"piece":"x"}`);
+/// a piece that is not whole UTF-8 comes as a list of byte values, a few more. An answer
+/// past this is not an answer about this text, and is refused unread rather than held.
+const ANSWER_BYTES_PER_TEXT_BYTE: u64 = 64;
+
+/// Answer bytes allowed whatever the text's length: the envelope and a short text.
+const ANSWER_BYTES_BASE: u64 = 64 * 1024;
+
+/// Largest answer read from `/tokenize` at all, however long the text.
 const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The largest `/props` answer read: it holds the chat template (tens of kilobytes).
+const MAX_PROPS_BYTES: u64 = super::MAX_PROBE_BODY;
 
 /// Special spans remembered per model, at most this many per model: a vocabulary has a
 /// few hundred special tokens at most.
@@ -88,14 +99,31 @@ pub fn neutralise_for_model(base_url: &str, text: &str) -> String {
 
 /// The served model's path from `GET /props`, or `None` when the server cannot say.
 fn model_path(agent: &ureq::Agent, base_url: &str) -> Option<String> {
-    let body = agent
-        .get(&format!("{base_url}/props"))
-        .call()
-        .ok()?
-        .into_string()
-        .ok()?;
-    let props: Value = serde_json::from_str(&body).ok()?;
+    let answer = agent.get(&format!("{base_url}/props")).call().ok()?;
+    let bytes = super::body::read_capped(answer.into_reader(), MAX_PROPS_BYTES).ok()?;
+    let props: Value = serde_json::from_slice(&bytes).ok()?;
     props["model_path"].as_str().map(str::to_string)
+}
+
+/// The most of a `/tokenize` answer read for `text`.
+fn answer_cap(text: &str) -> u64 {
+    (text.len() as u64)
+        .saturating_mul(ANSWER_BYTES_PER_TEXT_BYTE)
+        .saturating_add(ANSWER_BYTES_BASE)
+        .min(MAX_ANSWER_BYTES)
+}
+
+/// One token of a `/tokenize` answer; `piece` is a string, or a list of byte values.
+#[derive(serde::Deserialize)]
+struct Token {
+    id: Option<u64>,
+    #[serde(default)]
+    piece: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct Answer {
+    tokens: Vec<Token>,
 }
 
 /// The pieces of `text` the server's tokenizer reads as special tokens.
@@ -138,23 +166,34 @@ fn tokenize(
         .set("Content-Type", "application/json")
         .send_string(&body.to_string())
         .map_err(|e| format!("POST /tokenize: {e}"))?;
-    let mut raw = String::new();
-    std::io::Read::read_to_string(
-        &mut std::io::Read::take(answer.into_reader(), MAX_ANSWER_BYTES),
-        &mut raw,
-    )
-    .map_err(|e| format!("POST /tokenize: reading the answer: {e}"))?;
-    let value: Value =
-        serde_json::from_str(&raw).map_err(|e| format!("POST /tokenize: not JSON: {e}"))?;
-    let tokens = value["tokens"]
-        .as_array()
-        .ok_or("POST /tokenize: the answer has no `tokens` list")?;
-    tokens
-        .iter()
-        .map(|t| match (t["id"].as_u64(), &t["piece"]) {
-            (Some(id), Value::String(p)) => Ok((id, Some(p.clone()))),
+    let cap = answer_cap(text);
+    let raw = super::body::read_capped(answer.into_reader(), cap)
+        .map_err(|e| format!("POST /tokenize: {e} (the most read for this text)"))?;
+    let answer: Answer = serde_json::from_slice(&raw).map_err(|e| {
+        format!("POST /tokenize: the answer is not a `tokens` list of ids and pieces: {e}")
+    })?;
+    answer
+        .tokens
+        .into_iter()
+        .map(|t| match (t.id, t.piece) {
+            (Some(id), Value::String(p)) => Ok((id, Some(p))),
             (Some(id), _) => Ok((id, None)),
             (None, _) => Err("POST /tokenize: a token without a numeric `id`".to_string()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_cap_grows_with_the_text_up_to_its_bound() {
+        assert_eq!(answer_cap(""), ANSWER_BYTES_BASE);
+        assert_eq!(
+            answer_cap("abcd"),
+            ANSWER_BYTES_BASE + 4 * ANSWER_BYTES_PER_TEXT_BYTE
+        );
+        assert_eq!(answer_cap(&"x".repeat(1 << 20)), MAX_ANSWER_BYTES);
+    }
 }

@@ -216,14 +216,22 @@ fn call_model(
         thinking: THINKING,
     };
     let mut streamed = false;
-    let mut on_delta = |d: Delta<'_>| {
-        if let Delta::Content(text) = d {
+    let mut thinking = false;
+    let mut on_delta = |d: Delta<'_>| match d {
+        Delta::Content(text) => {
             sink.text(text);
             if !streamed {
                 streamed = true;
                 testhook::abort_at("mid-stream");
             }
         }
+        // The model's reasoning is neither the reply nor replayed; the owner is told
+        // once that it is thinking, so a long silence is not mistaken for a hang.
+        Delta::Reasoning(_) if !thinking && !streamed => {
+            thinking = true;
+            sink.activity("thinking…");
+        }
+        Delta::Reasoning(_) | Delta::ToolCall { .. } => {}
     };
     ctx.client
         .chat(&request, &mut on_delta)

@@ -180,6 +180,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
         honcho,
     };
     check_slots(&state.engine);
+    crate::engine::check_tools(state.engine.ctx().client);
     if let Ok(default) = SessionId::parse(&state.engine.cfg().session) {
         state.open(&default);
     }

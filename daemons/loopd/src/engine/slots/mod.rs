@@ -103,10 +103,11 @@ impl Keeper {
     }
 
     /// Before a turn of `session` in `epoch` on the main slot: restore its file when the
-    /// slot does not hold its prompt.
-    pub fn before_turn(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {
+    /// slot does not hold its prompt. True when the server looks restarted since loopd
+    /// last used it (its main slot has run no task while loopd thought it held a prompt).
+    pub fn before_turn(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) -> bool {
         if !self.on() {
-            return;
+            return false;
         }
         let want = Owner {
             session: session.clone(),
@@ -115,8 +116,9 @@ impl Keeper {
         let fresh = match ctx.client.slot_list() {
             Ok(list) => !list.iter().any(|s| s.id == u64::from(self.main) && s.used),
             // The turn will find out for itself; nothing to restore into.
-            Err(_) => return,
+            Err(_) => return false,
         };
+        let restarted = fresh && self.owner.is_some();
         let holds = self.owner.as_ref() == Some(&want);
         let known = self.saved.get(session).map(|s| s.epoch);
         let restore = if fresh {
@@ -133,6 +135,7 @@ impl Keeper {
         if restore {
             self.restore(ctx, want);
         }
+        restarted
     }
 
     fn restore(&mut self, ctx: &TurnCtx<'_>, want: Owner) {

@@ -1,0 +1,58 @@
+//! The real llama.cpp server made to stream real tool calls: SmolLM2 behind a
+//! Hermes-style chat template (`hermes_tools.jinja`, Qwen2.5's form: the tool schemas in
+//! the system message, each call as `<tool_call>` JSON), at temperature 0, with a
+//! system prompt of worked examples (`tool_system.md`). With these the model answers
+//! "Read /a/b.txt" with a `read_file` call, which llama.cpp parses and streams as
+//! `delta.tool_calls` (docs/llama-api.md, "Tools"). The model's choices are its own;
+//! tests that must steer them use the scripted stand-in instead.
+
+use super::real_llama::{own_llama, RealLlama};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The few-shot system prompt the tool tier's loopd runs with.
+pub fn tool_system() -> String {
+    std::fs::read_to_string(support_file("tool_system.md")).unwrap()
+}
+
+fn support_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("e2e")
+        .join("support")
+        .join(name)
+}
+
+/// The arguments that make a server of the tool tier: the template, temperature 0,
+/// and `n_predict` tokens at most per answer.
+fn args(n_predict: u32) -> Vec<String> {
+    vec![
+        "--chat-template-file".into(),
+        support_file("hermes_tools.jinja").display().to_string(),
+        "--temp".into(),
+        "0".into(),
+        "--n-predict".into(),
+        n_predict.to_string(),
+    ]
+}
+
+/// The most tokens an answer of the shared tool server may run to: a call of one
+/// short path is about 25 tokens, two calls 50, and a reply after a tool result a
+/// sentence; the limit keeps the tiny model's rambling short on a shared machine.
+pub const TOOL_N_PREDICT: u32 = 96;
+
+/// The shared tool server, or `None` (after saying why) when the venv is missing.
+pub fn tool_llama() -> Option<&'static RealLlama> {
+    static SERVER: OnceLock<Option<RealLlama>> = OnceLock::new();
+    SERVER.get_or_init(|| start(TOOL_N_PREDICT)).as_ref()
+}
+
+/// A tool server of the caller's own whose answers stop after `n_predict` tokens.
+pub fn tool_llama_cut_at(n_predict: u32) -> Option<RealLlama> {
+    start(n_predict)
+}
+
+fn start(n_predict: u32) -> Option<RealLlama> {
+    let args = args(n_predict);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    own_llama(&refs)
+}
