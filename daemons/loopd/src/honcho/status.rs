@@ -43,7 +43,10 @@ impl StatusHandle {
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn get(&self) -> HonchoStatus {
         // A panic elsewhere while holding the lock leaves plain fields, still fine to read.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub(super) fn set(&self, status: HonchoStatus) {

@@ -216,8 +216,8 @@ impl SessionSync {
         while count < MAX_BACKLOG_COUNT {
             let found = scan::scan(&dir, cur, MAX_SCAN_TURNS).ok()?;
             let mut gate = self.gate(ctx, &mut labels);
-            count += message::count_pending(&self.name, &found, &cur, &ctx.peers, &mut gate)
-                .ok()? as u64;
+            count += message::count_pending(&self.name, &found, &cur, &ctx.peers, &mut gate).ok()?
+                as u64;
             if found.turns.is_empty() || found.rest == cur {
                 break;
             }
