@@ -94,7 +94,8 @@ mod tests {
     fn a_bad_name_in_any_honcho_key_is_an_error_naming_the_key() {
         let good = Honcho::default();
         assert_eq!(check(&good), Ok(()));
-        let cases: [(&str, fn(&mut Honcho)); 4] = [
+        type Spoil = fn(&mut Honcho);
+        let cases: [(&str, Spoil); 4] = [
             ("honcho.workspace", |h| h.workspace = "my workspace".into()),
             ("honcho.session", |h| h.session = "a.b".into()),
             ("honcho.owner_peer", |h| h.owner_peer = String::new()),
