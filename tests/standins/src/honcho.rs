@@ -3,7 +3,7 @@
 //! It creates messages as Honcho does (1 to 100 per batch, content at most 25 000
 //! characters unless told a lower limit, its own ids, insertion order), lists them with
 //! `reverse`, `page`, `size` and metadata filters, gets or creates peers with their
-//! configuration, and records every request. Its 422s have Honcho's shapes: FastAPI's
+//! configuration, lists and deletes conclusions, and records every request. Its 422s have Honcho's shapes: FastAPI's
 //! `{"detail": [{"type", "loc", "msg", …}]}` for a message it will not take (too long, or
 //! holding a text the test marked), `{"detail": "…"}` otherwise. Tests can make it answer
 //! with a status instead (429 with a `Retry-After`), store and then answer with a status
@@ -32,6 +32,15 @@ pub struct Stored {
     pub content: String,
     pub created_at: String,
     pub metadata: Value,
+}
+
+/// A conclusion Honcho's deriver drew.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conclusion {
+    pub id: String,
+    pub session: String,
+    pub content: String,
+    pub created_at: String,
 }
 
 /// One request the stand-in answered, and how.
@@ -73,6 +82,8 @@ pub struct State {
     pub refuse_containing: Option<String>,
     /// Peers got or created, with the configuration last sent.
     pub peers: Vec<(String, Value)>,
+    /// Conclusions, listed by session and deleted by id.
+    pub conclusions: Vec<Conclusion>,
     next_id: u64,
 }
 
@@ -178,7 +189,12 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
         st.seen.push(seen);
         (status, answer, retry_after)
     };
-    let text = answer.to_string();
+    // A 204 has no body.
+    let text = if status == 204 {
+        String::new()
+    } else {
+        answer.to_string()
+    };
     let extra = retry_after.map_or(String::new(), |s| format!("Retry-After: {s}\r\n"));
     let head = format!(
         "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
@@ -294,6 +310,19 @@ fn route(
                     (s, a)
                 }
                 None => peer(st, &body),
+            }
+        }
+        ["", "v3", "workspaces", _, "conclusions", "list"] => {
+            seen.list = true;
+            conclusions(st, query, &body)
+        }
+        ["", "v3", "workspaces", _, "conclusions", id] => {
+            let before = st.conclusions.len();
+            st.conclusions.retain(|c| c.id != *id);
+            if st.conclusions.len() < before {
+                (204, Value::Null)
+            } else {
+                (404, detail("Conclusion not found"))
             }
         }
         _ => (404, detail("not found")),
@@ -438,6 +467,55 @@ fn list(st: &mut State, session: &str, query: &str, body: &Value) -> (u16, Value
         "pages": total.div_ceil(size),
     });
     (200, page_json)
+}
+
+/// `page` and `size` of a list query, or the 422 Honcho answers for bad ones.
+fn paging(query: &str) -> Result<(usize, usize), (u16, Value)> {
+    let (mut page, mut size) = (1_usize, 50_usize);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("page", v)) => page = v.parse().unwrap_or(0),
+            Some(("size", v)) => size = v.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    if page < 1 || !(1..=100).contains(&size) {
+        return Err((422, detail("page >= 1 and 1 <= size <= 100")));
+    }
+    Ok((page, size))
+}
+
+fn conclusions(st: &State, query: &str, body: &Value) -> (u16, Value) {
+    let (page, size) = match paging(query) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let session = body["filters"]["session_id"].as_str();
+    let items: Vec<&Conclusion> = st
+        .conclusions
+        .iter()
+        .filter(|c| session.is_none_or(|s| c.session == s))
+        .collect();
+    let total = items.len();
+    let chosen: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * size)
+        .take(size)
+        .map(|c| {
+            json!({
+                "id": c.id,
+                "content": c.content,
+                "observer_id": "owner",
+                "observed_id": "owner",
+                "session_id": c.session,
+                "created_at": c.created_at,
+            })
+        })
+        .collect();
+    (
+        200,
+        json!({ "items": chosen, "total": total, "page": page, "size": size, "pages": total.div_ceil(size) }),
+    )
 }
 
 fn to_json(m: &Stored) -> Value {

@@ -39,6 +39,10 @@ pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 /// validation messages, not enough to flood the journal.
 pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
 
+#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+/// Conclusions asked for per page: the most Honcho's pages hold.
+pub const CONCLUSIONS_PAGE: u64 = 100;
+
 /// A bearer token is a short line; a bigger file is the wrong file.
 pub const MAX_TOKEN_BYTES: u64 = 4096;
 
@@ -182,6 +186,67 @@ impl Client {
         Ok(())
     }
 
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Honcho's id and `created_at` of the message whose `boxmaker_id` is `id`, if it
+    /// holds one.
+    pub fn message_by_id(
+        &self,
+        session: &str,
+        id: &str,
+    ) -> Result<Option<(String, String)>, CallError> {
+        let url = format!("{}/list?page=1&size=1", self.messages_url(session));
+        let body = json!({ "filters": { "metadata": { ID_KEY: id } } });
+        let resp = match self.send(&url, &body) {
+            Ok(r) => r,
+            Err(CallError::Status { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (items, _) = read_page(resp, &url)?;
+        Ok(items.first().and_then(id_and_time))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Page `page` (from 1) of the conclusions Honcho drew in `session`, as (id,
+    /// `created_at`), and how many pages there are.
+    pub fn conclusions(
+        &self,
+        session: &str,
+        page: u64,
+    ) -> Result<(Vec<(String, String)>, u64), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/conclusions/list?page={page}&size={CONCLUSIONS_PAGE}",
+            self.base,
+            encode(&self.workspace)
+        );
+        let body = json!({ "filters": { "session_id": session } });
+        let resp = self.send(&url, &body)?;
+        let (items, pages) = read_page(resp, &url)?;
+        Ok((items.iter().filter_map(id_and_time).collect(), pages))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204). One already gone counts
+    /// as deleted.
+    pub fn delete_conclusion(&self, id: &str) -> Result<(), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/conclusions/{}",
+            self.base,
+            encode(&self.workspace),
+            encode(id)
+        );
+        let mut req = self.agent.delete(&url);
+        if let Some(token) = self.token()? {
+            req = req.set("Authorization", &format!("Bearer {token}"));
+        }
+        match req.call() {
+            Ok(resp) if (200..300).contains(&resp.status()) => Ok(()),
+            Ok(resp) => Err(judge(resp.status(), resp)),
+            Err(ureq::Error::Status(404, _)) => Ok(()),
+            Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
+            Err(ureq::Error::Transport(t)) => Err(CallError::Transport(t.to_string())),
+        }
+    }
+
     /// The newest message Honcho holds for boxmaker session `boxmaker`, if any.
     pub fn newest(&self, session: &str, boxmaker: &str) -> Result<Option<Held>, CallError> {
         let url = format!(
@@ -195,23 +260,7 @@ impl Client {
             Err(CallError::Status { status: 404, .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let mut text = String::new();
-        resp.into_reader()
-            .take(MAX_RESPONSE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| CallError::Transport(format!("{url}: reading the answer: {e}")))?;
-        if text.len() as u64 > MAX_RESPONSE_BYTES {
-            return Err(CallError::Transport(format!(
-                "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
-            )));
-        }
-        let page: Value = serde_json::from_str(&text)
-            .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))?;
-        let Some(items) = page.get("items").and_then(Value::as_array) else {
-            return Err(CallError::Transport(format!(
-                "{url}: answer has no `items` list"
-            )));
-        };
+        let (items, _) = read_page(resp, &url)?;
         let Some(item) = items.first() else {
             return Ok(None);
         };
@@ -225,6 +274,38 @@ impl Client {
             _ => Ok(None),
         }
     }
+}
+
+/// The `items` of a page answer, and its `pages`, read within [`MAX_RESPONSE_BYTES`].
+fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallError> {
+    let mut text = String::new();
+    resp.into_reader()
+        .take(MAX_RESPONSE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| CallError::Transport(format!("{url}: reading the answer: {e}")))?;
+    if text.len() as u64 > MAX_RESPONSE_BYTES {
+        return Err(CallError::Transport(format!(
+            "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
+        )));
+    }
+    let mut page: Value = serde_json::from_str(&text)
+        .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))?;
+    let pages = page.get("pages").and_then(Value::as_u64).unwrap_or(1);
+    match page.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => Ok((items, pages)),
+        _ => Err(CallError::Transport(format!(
+            "{url}: answer has no `items` list"
+        ))),
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+/// An item's `id` and `created_at`.
+fn id_and_time(item: &Value) -> Option<(String, String)> {
+    Some((
+        item.get("id")?.as_str()?.to_string(),
+        item.get("created_at")?.as_str()?.to_string(),
+    ))
 }
 
 /// Keeps a non-2xx answer's status, `Retry-After` and the start of its body.

@@ -36,6 +36,9 @@
 
 mod client;
 mod cursor;
+// Called by `/forget` once it is wired; until then only the tests call it.
+#[cfg_attr(not(test), allow(dead_code))]
+pub mod forget;
 mod label;
 mod message;
 mod names;
@@ -47,6 +50,8 @@ mod sync;
 mod tests;
 #[cfg(test)]
 mod tests_recovery;
+#[cfg(test)]
+mod tests_forget;
 #[cfg(test)]
 mod tests_refusals;
 
