@@ -49,9 +49,9 @@ mod sync;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_recovery;
-#[cfg(test)]
 mod tests_forget;
+#[cfg(test)]
+mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
 

@@ -359,17 +359,13 @@ impl SessionSync {
                     todo.push((mid, b));
                     todo.push((a, mid));
                 }
-                Err(
-                    e @ CallError::Status {
-                        status: status @ (413 | 422),
-                        ..
-                    },
-                ) => {
-                    let CallError::Status { body, .. } = &e else {
-                        continue;
-                    };
+                Err(CallError::Status {
+                    status: status @ (413 | 422),
+                    body,
+                    retry_after,
+                }) => {
                     let m = &plan.batch[a];
-                    match sort_refusal(status, body, m.content.chars().count()) {
+                    match sort_refusal(status, &body, m.content.chars().count()) {
                         Refusal::TooLong(limit) => {
                             plumbing::warn!(
                                 "honcho: session {name}: Honcho refused message {} ({} characters) as too long; texts are cut to {limit} characters from now on",
@@ -380,12 +376,18 @@ impl SessionSync {
                             return Ok(Posted::Recut(posted));
                         }
                         Refusal::Message => {
-                            plumbing::warn!("{}", refusal_line(&name, m, status, body));
+                            plumbing::warn!("{}", refusal_line(&name, m, status, &body));
                             if b < n {
                                 self.save(cursor_path, plan.ends[a])?;
                             }
                         }
-                        Refusal::Request => return Err(Failure::call(&e)),
+                        Refusal::Request => {
+                            return Err(Failure::call(&CallError::Status {
+                                status,
+                                body,
+                                retry_after,
+                            }))
+                        }
                     }
                 }
                 Err(e) => {

@@ -79,11 +79,26 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
     server.with(|st| st.conclusions = vec![conclusion("c", "main", "2026-01-01T00:00:00Z")]);
     let state = tempfile::tempdir().unwrap();
     let cfg = config(state.path(), &server);
-    let done = forget(&cfg.honcho, "main", &[Record { epoch: 0, offset: 0 }]).unwrap();
+    let done = forget(
+        &cfg.honcho,
+        "main",
+        &[Record {
+            epoch: 0,
+            offset: 0,
+        }],
+    )
+    .unwrap();
     assert!(done.messages_left.is_empty());
-    assert!(done.sentence().starts_with("Honcho holds no message"), "{}", done.sentence());
+    assert!(
+        done.sentence().starts_with("Honcho holds no message"),
+        "{}",
+        done.sentence()
+    );
     server.with(|st| assert_eq!(st.conclusions.len(), 1));
     let mut off = cfg.honcho.clone();
     off.url = String::new();
-    assert!(forget(&off, "main", &[]).is_none(), "reporting off: nothing to do");
+    assert!(
+        forget(&off, "main", &[]).is_none(),
+        "reporting off: nothing to do"
+    );
 }
