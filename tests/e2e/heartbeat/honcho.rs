@@ -1,12 +1,14 @@
 //! Honcho reporting from the real loopd: every finished owner turn reaches Honcho once and
 //! in order, across a `kill -9` between Honcho accepting a batch and loopd storing its
-//! cursor, and across an outage of Honcho; heartbeat turns are never reported.
+//! cursor, across an outage of Honcho and a stretch of 401s; heartbeat turns are never
+//! reported; names Honcho would refuse are named at start.
 
-use super::{start_with, EVERY};
+use super::{start, start_with, EVERY};
 use crate::loopd::Loopd;
 use crate::support::standin::{text, Standin};
 use crate::support::Daemon;
-use standins::honcho::{Standin as Honcho, State};
+use serde_json::json;
+use standins::honcho::{Fault, Standin as Honcho, State};
 use std::os::unix::process::ExitStatusExt;
 
 /// The stand-in's messages as (peer, content), in the order Honcho stored them.
@@ -60,7 +62,8 @@ fn every_owner_turn_is_reported_once_in_order_across_a_kill_and_an_outage() {
     // Second life, during an outage: turns are answered as ever, reports wait.
     honcho.down();
     lp.daemon = Daemon::start("loopd", &lp.fx);
-    lp.daemon.wait_log("honcho: session main: report delayed");
+    lp.daemon
+        .wait_log("honcho: session main: reports held back");
     let mut client = lp.client();
     assert_eq!(client.ask("question 2"), ["answer 2"]);
     assert_eq!(client.ask("question 3"), ["answer 3"]);
@@ -88,6 +91,66 @@ fn every_owner_turn_is_reported_once_in_order_across_a_kill_and_an_outage() {
     });
     let records = lp.records("main");
     assert!(records.iter().any(|r| r["origin"] == "heartbeat"));
+}
+
+/// No heartbeats: only the owner's turns run.
+const OFF: &str = "[heartbeat]\nevery_s = 0\n";
+
+/// Regression: 401 was taken as "refused for good", so an expired or rotated token lost
+/// every turn made until it was fixed.
+#[test]
+fn a_honcho_answering_401_for_a_while_gets_every_turn_made_meanwhile_with_one_warning() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.post_faults.extend([Fault::Status(401); 2]));
+    let tables = format!("[honcho]\nurl = {:?}\n", honcho.url());
+    let lp = start(OFF, &tables, |llama| {
+        for i in 1..=3 {
+            llama.push_for(&format!("question {i}"), text(&[&format!("answer {i}")]));
+        }
+    });
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    lp.daemon.wait_log("honcho answered 401");
+    // Turns made while Honcho refuses.
+    assert_eq!(client.ask("question 2"), ["answer 2"]);
+    assert_eq!(client.ask("question 3"), ["answer 3"]);
+    honcho.wait(|st| st.messages.len() >= 6);
+    lp.daemon.wait_log("reports go out again");
+    honcho.with(|st| {
+        assert_eq!(said(st), turns(3), "every turn once, in order");
+        assert_eq!(st.posts().iter().filter(|p| p.status == 401).count(), 2);
+        assert_eq!(
+            st.peers,
+            vec![("assistant".to_string(), json!({ "observe_me": false }))],
+            "the assistant peer is not observed by Honcho's deriver"
+        );
+    });
+    let log = lp.daemon.log_text();
+    assert_eq!(
+        log.matches("reports held back").count(),
+        1,
+        "one warning per change, not per retry: {log}"
+    );
+}
+
+/// Regression: a bad workspace name was sent as it was, and Honcho's 500 for it was
+/// retried for ever.
+#[test]
+fn a_honcho_name_honcho_would_refuse_is_named_at_start_and_nothing_is_sent() {
+    let honcho = Honcho::start();
+    let tables = format!(
+        "[honcho]\nurl = {:?}\nworkspace = \"my workspace\"\n",
+        honcho.url()
+    );
+    let lp = start(OFF, &tables, |llama| {
+        llama.push_for("question 1", text(&["answer 1"]));
+    });
+    let line = lp.daemon.wait_log("honcho.workspace");
+    assert!(line.contains("\"my workspace\""), "{line}");
+    assert!(line.contains("letters, digits"), "{line}");
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    honcho.with(|st| assert!(st.seen.is_empty(), "{:?}", st.seen));
 }
 
 /// Where the `user` record holding `content` starts in `main`'s epoch 0 log.

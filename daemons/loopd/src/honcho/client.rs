@@ -1,16 +1,19 @@
-//! The two calls the reporter makes to Honcho's v3 API, over blocking `ureq`:
+//! The calls the reporter makes to Honcho's v3 API, over blocking `ureq`:
 //!
 //! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages` with
 //!   `{"messages": [MessageCreate…]}` (1 to 100 messages; Honcho answers 201 with the
 //!   created messages). Honcho gets-or-creates the workspace, the session and the peers
-//!   named in the messages itself, so no setup calls come first.
+//!   named in the messages itself.
 //! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=1`
 //!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest message of one
 //!   boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`.
+//! - `POST /v3/workspaces/{workspace}/peers` with `{"id": peer, "configuration":
+//!   {"observe_me": false}}`: gets or creates the assistant's peer and sets its peer-level
+//!   configuration, so that Honcho's deriver does not spend model calls on the assistant's
+//!   own words (Honcho replaces an existing peer's configuration with the one sent).
 //!
-//! Every answer is sorted into: done, refused for good (a 4xx other than 408 and 429: the
-//! same request would be refused again), or try again later (5xx, 408, 429, a redirect, no
-//! connection, a timeout) — in which case Honcho may or may not have stored what was sent.
+//! Every failure is kept as it came: an HTTP status with the start of its body and any
+//! `Retry-After`, or a transport error. What to do about it is the caller's (`sync`).
 
 use super::message::{Outgoing, ID_KEY, SESSION_KEY};
 use proto::config::Honcho;
@@ -36,22 +39,55 @@ pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 /// validation messages, not enough to flood the journal.
 pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
 
+#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+/// Conclusions asked for per page: the most Honcho's pages hold.
+pub const CONCLUSIONS_PAGE: u64 = 100;
+
 /// A bearer token is a short line; a bigger file is the wrong file.
 pub const MAX_TOKEN_BYTES: u64 = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
-    /// Honcho refused the request; sending it again would be refused again.
-    Refused { status: u16, body: String },
-    /// No answer, or one that says to come back later.
-    Retry(String),
+    /// Honcho (or a proxy in front of it) answered with a status outside 2xx.
+    Status {
+        status: u16,
+        /// The start of the answer's body, at most [`MAX_ERROR_BODY_BYTES`].
+        body: String,
+        /// The answer's `Retry-After`, when it gave one in seconds.
+        retry_after: Option<Duration>,
+    },
+    /// No answer: no connection, a timeout, a token file that cannot be read, an answer
+    /// that cannot be read or understood.
+    Transport(String),
+}
+
+impl CallError {
+    /// Whether Honcho may have stored what was sent: no answer, or a server error that
+    /// may have come after the commit. A 4xx is answered before anything is stored.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            CallError::Status { status, .. } => *status >= 500 || *status == 408,
+            CallError::Transport(_) => true,
+        }
+    }
+
+    /// A short name for the kind of failure (`HTTP 401`, `no answer`): the reporter logs
+    /// a failure when this changes, not at every retry.
+    pub fn kind(&self) -> String {
+        match self {
+            CallError::Status { status, .. } => format!("HTTP {status}"),
+            CallError::Transport(_) => "no answer".into(),
+        }
+    }
 }
 
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::Refused { status, body } => write!(f, "honcho answered {status}: {body}"),
-            CallError::Retry(m) => f.write_str(m),
+            CallError::Status { status, body, .. } => {
+                write!(f, "honcho answered {status}: {body}")
+            }
+            CallError::Transport(m) => f.write_str(m),
         }
     }
 }
@@ -102,7 +138,7 @@ impl Client {
             return Ok(None);
         }
         let fail = |m: String| {
-            CallError::Retry(format!(
+            CallError::Transport(format!(
                 "cannot read honcho.token_file {}: {m}",
                 self.token_file.display()
             ))
@@ -122,7 +158,7 @@ impl Client {
             Ok(resp) => Err(judge(resp.status(), resp)),
             Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
             // The transport error names the url itself.
-            Err(ureq::Error::Transport(t)) => Err(CallError::Retry(t.to_string())),
+            Err(ureq::Error::Transport(t)) => Err(CallError::Transport(t.to_string())),
         }
     }
 
@@ -137,6 +173,80 @@ impl Client {
         Ok(())
     }
 
+    /// Gets or creates `peer` with `observe_me: false`: Honcho then forms no representation
+    /// of it (its deriver makes model calls for each observed peer's messages).
+    pub fn unobserved_peer(&self, peer: &str) -> Result<(), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/peers",
+            self.base,
+            encode(&self.workspace)
+        );
+        let body = json!({ "id": peer, "configuration": { "observe_me": false } });
+        self.send(&url, &body)?;
+        Ok(())
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Honcho's id and `created_at` of the message whose `boxmaker_id` is `id`, if it
+    /// holds one.
+    pub fn message_by_id(
+        &self,
+        session: &str,
+        id: &str,
+    ) -> Result<Option<(String, String)>, CallError> {
+        let url = format!("{}/list?page=1&size=1", self.messages_url(session));
+        let body = json!({ "filters": { "metadata": { ID_KEY: id } } });
+        let resp = match self.send(&url, &body) {
+            Ok(r) => r,
+            Err(CallError::Status { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (items, _) = read_page(resp, &url)?;
+        Ok(items.first().and_then(id_and_time))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Page `page` (from 1) of the conclusions Honcho drew in `session`, as (id,
+    /// `created_at`), and how many pages there are.
+    pub fn conclusions(
+        &self,
+        session: &str,
+        page: u64,
+    ) -> Result<(Vec<(String, String)>, u64), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/conclusions/list?page={page}&size={CONCLUSIONS_PAGE}",
+            self.base,
+            encode(&self.workspace)
+        );
+        let body = json!({ "filters": { "session_id": session } });
+        let resp = self.send(&url, &body)?;
+        let (items, pages) = read_page(resp, &url)?;
+        Ok((items.iter().filter_map(id_and_time).collect(), pages))
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+    /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204). One already gone counts
+    /// as deleted.
+    pub fn delete_conclusion(&self, id: &str) -> Result<(), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/conclusions/{}",
+            self.base,
+            encode(&self.workspace),
+            encode(id)
+        );
+        let mut req = self.agent.delete(&url);
+        if let Some(token) = self.token()? {
+            req = req.set("Authorization", &format!("Bearer {token}"));
+        }
+        match req.call() {
+            Ok(resp) if (200..300).contains(&resp.status()) => Ok(()),
+            Ok(resp) => Err(judge(resp.status(), resp)),
+            Err(ureq::Error::Status(404, _)) => Ok(()),
+            Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
+            Err(ureq::Error::Transport(t)) => Err(CallError::Transport(t.to_string())),
+        }
+    }
+
     /// The newest message Honcho holds for boxmaker session `boxmaker`, if any.
     pub fn newest(&self, session: &str, boxmaker: &str) -> Result<Option<Held>, CallError> {
         let url = format!(
@@ -147,26 +257,10 @@ impl Client {
         let resp = match self.send(&url, &body) {
             Ok(r) => r,
             // A session Honcho has never seen holds no messages.
-            Err(CallError::Refused { status: 404, .. }) => return Ok(None),
+            Err(CallError::Status { status: 404, .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let mut text = String::new();
-        resp.into_reader()
-            .take(MAX_RESPONSE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| CallError::Retry(format!("{url}: reading the answer: {e}")))?;
-        if text.len() as u64 > MAX_RESPONSE_BYTES {
-            return Err(CallError::Retry(format!(
-                "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
-            )));
-        }
-        let page: Value = serde_json::from_str(&text)
-            .map_err(|e| CallError::Retry(format!("{url}: answer is not json: {e}")))?;
-        let Some(items) = page.get("items").and_then(Value::as_array) else {
-            return Err(CallError::Retry(format!(
-                "{url}: answer has no `items` list"
-            )));
-        };
+        let (items, _) = read_page(resp, &url)?;
         let Some(item) = items.first() else {
             return Ok(None);
         };
@@ -182,28 +276,57 @@ impl Client {
     }
 }
 
-/// Sorts a non-2xx answer, keeping the start of its body for the log.
+/// The `items` of a page answer, and its `pages`, read within [`MAX_RESPONSE_BYTES`].
+fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallError> {
+    let mut text = String::new();
+    resp.into_reader()
+        .take(MAX_RESPONSE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| CallError::Transport(format!("{url}: reading the answer: {e}")))?;
+    if text.len() as u64 > MAX_RESPONSE_BYTES {
+        return Err(CallError::Transport(format!(
+            "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
+        )));
+    }
+    let mut page: Value = serde_json::from_str(&text)
+        .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))?;
+    let pages = page.get("pages").and_then(Value::as_u64).unwrap_or(1);
+    match page.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => Ok((items, pages)),
+        _ => Err(CallError::Transport(format!(
+            "{url}: answer has no `items` list"
+        ))),
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
+/// An item's `id` and `created_at`.
+fn id_and_time(item: &Value) -> Option<(String, String)> {
+    Some((
+        item.get("id")?.as_str()?.to_string(),
+        item.get("created_at")?.as_str()?.to_string(),
+    ))
+}
+
+/// Keeps a non-2xx answer's status, `Retry-After` and the start of its body.
 fn judge(status: u16, resp: ureq::Response) -> CallError {
+    let retry_after = resp.header("Retry-After").and_then(retry_after);
     let mut bytes = Vec::new();
     // A body that cannot be read leaves the status alone to tell what happened.
     let _ = resp
         .into_reader()
         .take(MAX_ERROR_BODY_BYTES)
         .read_to_end(&mut bytes);
-    let body = String::from_utf8_lossy(&bytes).into_owned();
-    if is_permanent(status) {
-        CallError::Refused { status, body }
-    } else {
-        CallError::Retry(format!("honcho answered {status}: {body}"))
+    CallError::Status {
+        status,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        retry_after,
     }
 }
 
-/// Whether an HTTP status means the same request will never succeed: a 4xx, except 408
-/// (request timeout) and 429 (too many requests), which ask to come back later as 5xx do.
-/// A redirect is not followed and not taken as final either: it means a wrong url, which
-/// the owner fixes, and until then nothing should be thrown away.
-pub fn is_permanent(status: u16) -> bool {
-    (400..500).contains(&status) && status != 408 && status != 429
+/// A `Retry-After` in seconds. The HTTP-date form is not read: the backoff covers it.
+pub fn retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
 /// Percent-encodes one path segment, keeping RFC 3986's unreserved characters.
@@ -224,13 +347,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statuses_sort_into_refused_and_retry() {
-        for s in [400, 401, 403, 404, 409, 413, 422] {
-            assert!(is_permanent(s), "{s}");
+    fn retry_after_is_read_in_seconds_only() {
+        assert_eq!(retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after("Wed, 21 Oct 2026 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn only_server_errors_and_silence_leave_the_outcome_unknown() {
+        let status = |s| CallError::Status {
+            status: s,
+            body: String::new(),
+            retry_after: None,
+        };
+        for s in [400, 401, 403, 409, 413, 422, 429] {
+            assert!(!status(s).outcome_unknown(), "{s}");
         }
-        for s in [301, 308, 408, 429, 500, 502, 503, 504] {
-            assert!(!is_permanent(s), "{s}");
+        for s in [408, 500, 502, 503] {
+            assert!(status(s).outcome_unknown(), "{s}");
         }
+        assert!(CallError::Transport("refused".into()).outcome_unknown());
     }
 
     #[test]

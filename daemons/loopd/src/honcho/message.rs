@@ -16,9 +16,15 @@ use serde_json::{json, Value};
 pub const MAX_BATCH: usize = 100;
 
 /// Honcho's default `MAX_MESSAGE_SIZE`: a message's content may hold at most this many
-/// characters. Longer texts are split so that one long answer does not get a whole batch
-/// refused.
+/// characters (Unicode code points, as Python counts them). Longer texts are split so that
+/// one long answer is not refused. The setting is the server's own and may be lower; the
+/// reporter starts from this and cuts smaller when a server refuses a piece as too long
+/// (see `sync`), so this is where cutting starts, not a limit loopd imposes.
 pub const MAX_MESSAGE_CHARS: usize = 25_000;
+
+/// The smallest piece a text is cut to however often a server refuses pieces as too long:
+/// below this a "too long" answer is not about length, and the message is passed over.
+pub const MIN_MESSAGE_CHARS: usize = 256;
 
 /// The metadata key holding a message's stable id.
 pub const ID_KEY: &str = "boxmaker_id";
@@ -75,8 +81,9 @@ pub fn parse_id(session: &str, id: &str) -> Option<(u64, u64)> {
     matches!(parts.next(), Some("owner" | "assistant")).then_some((epoch, offset))
 }
 
-/// The messages one turn gives, in the order they are posted.
-pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers) -> Vec<Outgoing> {
+/// The messages one turn gives, in the order they are posted, each text cut into pieces of
+/// at most `max_chars` characters.
+pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers, max_chars: usize) -> Vec<Outgoing> {
     if turn.origin == Origin::Heartbeat {
         return Vec::new();
     }
@@ -85,7 +92,7 @@ pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers) -> Vec<Outgoing>
         (&turn.user, "owner", &peers.owner),
         (&turn.answer, "assistant", &peers.assistant),
     ] {
-        for (part, content) in split(&said.text).into_iter().enumerate() {
+        for (part, content) in split(&said.text, max_chars).into_iter().enumerate() {
             out.push(Outgoing {
                 id: message_id(session, turn.epoch, said.offset, role, part),
                 peer: peer.clone(),
@@ -97,15 +104,16 @@ pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers) -> Vec<Outgoing>
     out
 }
 
-/// `text` in pieces of at most `MAX_MESSAGE_CHARS` characters; an empty text is one empty
-/// piece.
-fn split(text: &str) -> Vec<String> {
+/// `text` in pieces of at most `max_chars` characters (at least one); an empty text is one
+/// empty piece.
+fn split(text: &str, max_chars: usize) -> Vec<String> {
+    let max_chars = max_chars.max(1);
     let mut pieces = Vec::new();
     let mut rest = text;
     loop {
         let cut = rest
             .char_indices()
-            .nth(MAX_MESSAGE_CHARS)
+            .nth(max_chars)
             .map_or(rest.len(), |(i, _)| i);
         pieces.push(rest[..cut].to_string());
         rest = &rest[cut..];
@@ -119,13 +127,18 @@ fn split(text: &str) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub batch: Vec<Outgoing>,
+    /// `ends[i]`: the cursor to store once Honcho holds `batch[..=i]`, for when only part
+    /// of a batch goes through (a message refused on its own).
+    pub ends: Vec<Cursor>,
     pub after: Cursor,
 }
 
-/// What may be posted: the labeller reading the logs, and `honcho.max_class`.
+/// What may be posted, and how: the labeller reading the logs, `honcho.max_class`, and
+/// the most characters a message may hold.
 pub struct Gate<'a> {
     pub labels: &'a mut Labeller,
     pub max_class: DataClass,
+    pub max_chars: usize,
 }
 
 /// A message of a scan not yet reported: to post, or held back for good because its
@@ -155,13 +168,13 @@ fn pending(
 ) -> Result<Vec<(Item, Cursor)>, String> {
     let mut out = Vec::new();
     for turn in &scan.turns {
-        let messages = turn_messages(session, turn, peers);
+        let messages = turn_messages(session, turn, peers, gate.max_chars);
         let labels = if messages.is_empty() {
             [Label::PUBLIC; 2]
         } else {
             turn_labels(turn, gate.labels)?
         };
-        let owner_parts = split(&turn.user.text).len();
+        let owner_parts = split(&turn.user.text, gate.max_chars).len();
         let total = messages.len();
         let skip = if (turn.epoch, turn.user.offset) == (from.epoch, from.offset) {
             from.done
@@ -213,12 +226,22 @@ pub fn plan(
 ) -> Result<Plan, String> {
     let all = pending(session, scan, from, peers, gate)?;
     let mut batch = Vec::new();
+    let mut ends = Vec::new();
     let mut last = *from;
     for (item, cursor) in all {
         match item {
             // The batch is full: the cursor rests just past the last message it passed.
-            Item::Post(_) if batch.len() == max => return Ok(Plan { batch, after: last }),
-            Item::Post(m) => batch.push(m),
+            Item::Post(_) if batch.len() == max => {
+                return Ok(Plan {
+                    batch,
+                    ends,
+                    after: last,
+                })
+            }
+            Item::Post(m) => {
+                batch.push(m);
+                ends.push(cursor);
+            }
             Item::Held { id, label } => plumbing::notice!(
                 "honcho: session {session}: message {id} is {label}, above honcho.max_class ({}); it is passed over for good, not posted",
                 gate.max_class
@@ -229,8 +252,24 @@ pub fn plan(
     // Everything found is passed, so the cursor may move on to where the scan rested.
     Ok(Plan {
         batch,
+        ends,
         after: scan.rest,
     })
+}
+
+/// How many messages of `scan` (read from `from`) are still to be posted; those held back
+/// by their label are not counted. Logs nothing: this only answers `/status`.
+pub fn count_pending(
+    session: &str,
+    scan: &Scan,
+    from: &Cursor,
+    peers: &Peers,
+    gate: &mut Gate<'_>,
+) -> Result<usize, String> {
+    Ok(pending(session, scan, from, peers, gate)?
+        .iter()
+        .filter(|(item, _)| matches!(item, Item::Post(_)))
+        .count())
 }
 
 /// Where message `id` lies in `scan` (read from `from`): the cursor just past it, and
@@ -270,9 +309,9 @@ mod tests {
 
     #[test]
     fn long_texts_split_on_character_boundaries() {
-        assert_eq!(split(""), vec![String::new()]);
+        assert_eq!(split("", MAX_MESSAGE_CHARS), vec![String::new()]);
         let text = "é".repeat(MAX_MESSAGE_CHARS * 2 + 1);
-        let pieces = split(&text);
+        let pieces = split(&text, MAX_MESSAGE_CHARS);
         assert_eq!(pieces.len(), 3);
         assert_eq!(pieces[0].chars().count(), MAX_MESSAGE_CHARS);
         assert_eq!(pieces[2], "é");

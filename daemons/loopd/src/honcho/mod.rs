@@ -22,35 +22,54 @@
 //! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
 //! one extra list call, not a duplicate.
 //!
-//! **Refusals.** A 4xx (other than 408 and 429) means Honcho will refuse the same batch
-//! again: it is logged with the start of the answer's body and skipped, and the cursor
-//! moves past it. Everything else that fails is retried with backoff and loses nothing.
+//! **Refusals.** Only a message Honcho refuses on its own (a 422 or 413, narrowed to that
+//! one message by halving the batch) is passed over, with a warning naming it; one refused
+//! as too long is cut smaller and sent again. Everything else — 401, 403, 409, 429, 5xx, no
+//! answer — holds the batch and is retried with backoff (at least as long as a
+//! `Retry-After` asks), so no turn is lost: see `sync`. A warning is logged when a session
+//! starts failing or fails differently, and a notice when it recovers, not at every retry;
+//! [`StatusHandle`] tells `/status` how many messages wait and since when.
+//!
+//! **Names.** Workspace, session and peer names are checked against Honcho's rule before
+//! the reporter starts (`names`); a bad one is an error naming its key, and nothing is
+//! reported until it is fixed.
 
 mod client;
 mod cursor;
+// Called by `/forget` once it is wired; until then only the tests call it.
+#[cfg_attr(not(test), allow(dead_code))]
+pub mod forget;
 mod label;
 mod message;
+mod names;
 mod scan;
+mod status;
 mod sync;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_forget;
+#[cfg(test)]
 mod tests_recovery;
+#[cfg(test)]
+mod tests_refusals;
 
+pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
 
 use message::Peers;
 use plumbing::backoff::Backoff;
 use proto::config::Config;
 use proto::SessionId;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use sync::{Ctx, Outcome, SessionSync};
+use sync::{Ctx, Failure, Outcome, PeerSetup, SessionSync};
 
 /// The first wait after a failure. Short, so a blip costs little delay.
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
@@ -68,13 +87,17 @@ pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
 /// any that are dropped, so a full queue never blocks a turn.
 pub const MAX_PENDING_POKES: usize = 64;
 
-/// How a reporter paces itself and what it does after a post (tests change these).
+/// How a reporter paces itself, what it does after a post (tests change these), and where
+/// it tells its state.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub min_backoff: Duration,
     pub max_backoff: Duration,
     pub rescan: Duration,
     pub after_post: AfterPost,
+    /// Where `/status` reads the reporter's state. The caller may keep a clone across
+    /// reporter restarts (a reload of `[honcho]`); each reporter starts it afresh.
+    pub status: StatusHandle,
 }
 
 impl Default for Options {
@@ -84,6 +107,7 @@ impl Default for Options {
             max_backoff: MAX_BACKOFF,
             rescan: RESCAN_INTERVAL,
             after_post: AfterPost::Continue,
+            status: StatusHandle::default(),
         }
     }
 }
@@ -117,6 +141,7 @@ pub struct Health {
 struct Shared {
     health: Mutex<Health>,
     changed: Condvar,
+    status: StatusHandle,
 }
 
 impl Shared {
@@ -137,7 +162,7 @@ enum Msg {
 pub struct Reporter {
     tx: SyncSender<Msg>,
     stopping: Arc<AtomicBool>,
-    /// Read only by the tests (`health`, `wait_for`); the thread writes it either way.
+    /// Read by the tests and by `status` (not yet asked for by `/status`).
     #[cfg_attr(not(test), allow(dead_code))]
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -152,6 +177,14 @@ impl Reporter {
 
     pub fn start_with(cfg: &Config, opts: Options) -> Option<Reporter> {
         if cfg.honcho.url.is_empty() {
+            return None;
+        }
+        if let Err(e) = names::check(&cfg.honcho) {
+            plumbing::error!("honcho: {e}; turns are not reported until it is fixed");
+            opts.status.set(HonchoStatus {
+                last_error: Some(e.to_string()),
+                ..HonchoStatus::default()
+            });
             return None;
         }
         let stopping = Arc::new(AtomicBool::new(false));
@@ -169,11 +202,15 @@ impl Reporter {
             honcho_session: cfg.honcho.session.clone(),
             after_post: opts.after_post,
             stopping: Arc::clone(&stopping),
+            max_chars: Cell::new(message::MAX_MESSAGE_CHARS),
+            peer_setup: Cell::new(PeerSetup::Pending),
         };
+        opts.status.set(HonchoStatus::default());
         let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let shared = Arc::new(Shared {
             health: Mutex::new(Health::default()),
             changed: Condvar::new(),
+            status: opts.status.clone(),
         });
         let thread_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
@@ -193,6 +230,12 @@ impl Reporter {
                 None
             }
         }
+    }
+
+    /// The reporter's state for `/status`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn status(&self) -> StatusHandle {
+        self.shared.status.clone()
     }
 
     /// Tells the reporter that `session` may have a newly finished turn. Never blocks.
@@ -255,12 +298,30 @@ impl Drop for Reporter {
     }
 }
 
-/// Per session: the round state and when it may next be tried.
+/// Per session: the round state, when it may next be tried, and whether it is failing.
 struct Slot {
     sync: SessionSync,
     due: bool,
     next_try: Instant,
     backoff: Backoff,
+    /// Set while the session's reports are held back.
+    held: Option<Held>,
+}
+
+/// A session whose reports are held back.
+struct Held {
+    since: Instant,
+    failure: Failure,
+    /// Messages waiting, as last counted.
+    backlog: u64,
+}
+
+/// The wait before the next try: the backoff's, or longer when Honcho asked for longer
+/// with `Retry-After` (but never past `max`, so reports resume at most that long after
+/// Honcho is back, as after any outage).
+pub fn retry_wait(backoff: &mut Backoff, asked: Option<Duration>, max: Duration) -> Duration {
+    let wait = backoff.next_wait();
+    asked.map_or(wait, |a| wait.max(a.min(max)))
 }
 
 fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
@@ -289,22 +350,47 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                 Outcome::Idle { posted } => {
                     slot.due = false;
                     slot.backoff.reset();
+                    if let Some(held) = slot.held.take() {
+                        plumbing::notice!(
+                            "honcho: session {name}: reports go out again after {} s held back",
+                            held.since.elapsed().as_secs()
+                        );
+                        publish(&slots, &shared.status);
+                    }
                     shared.update(|h| {
                         h.posted += posted as u64;
                         h.idle_rounds += 1;
                         h.last_error = None;
                     });
                 }
-                Outcome::Retry(message) => {
-                    let wait = slot.backoff.next_wait();
-                    plumbing::warn!(
-                        "honcho: session {name}: report delayed, next try in {}s: {message}",
-                        wait.as_secs_f32()
-                    );
+                Outcome::Retry(failure) => {
+                    let wait = retry_wait(&mut slot.backoff, failure.retry_after, opts.max_backoff);
                     slot.next_try = Instant::now() + wait;
+                    let backlog = slot.sync.waiting(&ctx);
+                    let changed = slot
+                        .held
+                        .as_ref()
+                        .is_none_or(|h| h.failure.kind != failure.kind);
+                    if changed {
+                        plumbing::warn!(
+                            "honcho: session {name}: reports held back, nothing is dropped ({} waiting); retrying with backoff, next try in {:.1} s; not logged again until this changes: {}",
+                            backlog.map_or("some messages".into(), |n| format!("{n} messages")),
+                            wait.as_secs_f32(),
+                            failure.message
+                        );
+                    }
+                    let since = slot.held.as_ref().map_or_else(Instant::now, |h| h.since);
+                    slot.held = Some(Held {
+                        since,
+                        backlog: backlog
+                            .or(slot.held.as_ref().map(|h| h.backlog))
+                            .unwrap_or(0),
+                        failure: failure.clone(),
+                    });
+                    publish(&slots, &shared.status);
                     shared.update(|h| {
                         h.failures += 1;
-                        h.last_error = Some(message);
+                        h.last_error = Some(failure.message);
                     });
                 }
                 Outcome::Exit => return,
@@ -333,6 +419,18 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
     }
 }
 
+/// Tells `/status` what the held-back sessions add up to.
+fn publish(slots: &BTreeMap<String, Slot>, status: &StatusHandle) {
+    let held = || slots.values().filter_map(|s| s.held.as_ref());
+    status.set(HonchoStatus {
+        backlog: held().map(|h| h.backlog).sum(),
+        last_error: held()
+            .max_by_key(|h| h.since)
+            .map(|h| h.failure.message.clone()),
+        retrying_since: held().map(|h| h.since).min(),
+    });
+}
+
 /// Marks a session for a round, keeping any backoff it is in.
 fn mark_due(slots: &mut BTreeMap<String, Slot>, name: &str, opts: &Options) {
     if SessionId::parse(name).is_err() {
@@ -346,6 +444,7 @@ fn mark_due(slots: &mut BTreeMap<String, Slot>, name: &str, opts: &Options) {
             due: true,
             next_try: Instant::now(),
             backoff: Backoff::new(opts.min_backoff, opts.max_backoff),
+            held: None,
         })
         .due = true;
 }

@@ -1,20 +1,37 @@
 //! One reporting round for one session: make sure the cursor agrees with what Honcho holds,
 //! then post batch after batch of finished turns from the cursor on, storing the cursor
-//! after each, until nothing is left or Honcho cannot be reached.
+//! after each, until nothing is left or Honcho does not take a batch.
+//!
+//! **What Honcho's answers mean here.** Only a batch Honcho took moves the cursor, with one
+//! exception: a message refused on its own. A 422 (or 413) for a batch is narrowed by
+//! splitting the batch in halves until the refused message stands alone; the others go
+//! through. That one is passed over for good with a `loopd:` warning naming its session and
+//! place, unless Honcho said it is too long: then texts are cut smaller from then on and
+//! it is sent again. Every other answer — 401 and 403 (a token expired, rotated or scoped
+//! wrongly), 409 (a creation race in Honcho), 429, 5xx, no answer — holds the batch: the
+//! round ends as a [`Failure`] and is tried again after a backoff, so turns made meanwhile
+//! wait behind it and none is lost.
 
 use super::client::{CallError, Client, Held};
 use super::cursor::{self, Cursor};
 use super::label::{Classes, Labeller};
-use super::message::{self, Peers, MAX_BATCH};
+use super::message::{self, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
 use super::scan;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Turns read from the logs per scan. Half a batch of turns fills a batch (two messages
 /// each) and keeps what is held in memory to about one batch, however far behind the
 /// reporter is after an outage.
 pub const MAX_SCAN_TURNS: usize = MAX_BATCH / 2;
+
+/// The most waiting messages counted for `/status` after a failed round. Counting reads
+/// the logs from the cursor on; past this many it stops and says "at least", so a long
+/// history never reported does not cost a read of every log at each retry.
+pub const MAX_BACKLOG_COUNT: u64 = 10_000;
 
 /// What the reporter does right after Honcho accepted a batch, before it stores the
 /// cursor. Anything but `Continue` exists to test the crash window between the two.
@@ -28,7 +45,18 @@ pub enum AfterPost {
     Abort,
 }
 
-/// What the reporter thread shares across sessions.
+/// Whether the assistant's peer has been set up with `observe_me: false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerSetup {
+    /// Not yet: tried before the next batch.
+    Pending,
+    /// Honcho refused to change the peer; warned once, tried again before each batch.
+    Refused,
+    Done,
+}
+
+/// What the reporter thread shares across sessions. Only that thread uses it, so the
+/// cells need no lock.
 pub struct Ctx {
     pub state_dir: PathBuf,
     pub client: Client,
@@ -41,6 +69,43 @@ pub struct Ctx {
     /// Set when the reporter is stopped; looked at between batches so that a long catch-up
     /// does not hold a shutdown.
     pub stopping: Arc<AtomicBool>,
+    /// The most characters one message holds: `MAX_MESSAGE_CHARS` until a server refuses a
+    /// piece as too long, then what it said (or half the piece).
+    pub max_chars: Cell<usize>,
+    pub peer_setup: Cell<PeerSetup>,
+}
+
+/// Why a round stopped before everything finished was reported. Nothing was dropped: the
+/// round is tried again after a backoff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The kind of failure (`HTTP 401`, `no answer`, `files`): a warning is logged when a
+    /// session's kind changes, not at every retry.
+    pub kind: String,
+    pub message: String,
+    /// How long Honcho asked to be left alone (`Retry-After`).
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    fn local(message: String) -> Failure {
+        Failure {
+            kind: "files".into(),
+            message,
+            retry_after: None,
+        }
+    }
+
+    fn call(e: &CallError) -> Failure {
+        Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            retry_after: match e {
+                CallError::Status { retry_after, .. } => *retry_after,
+                CallError::Transport(_) => None,
+            },
+        }
+    }
 }
 
 /// How a round ended.
@@ -49,9 +114,64 @@ pub enum Outcome {
     /// Everything finished so far is reported; `posted` messages went out this round.
     Idle { posted: usize },
     /// Something failed that may heal by itself; try again after a backoff.
-    Retry(String),
+    Retry(Failure),
     /// The reporter is stopping, or the test hook asked the thread to end.
     Exit,
+}
+
+/// How posting one planned batch ended, when Honcho took or passed over all of it.
+enum Posted {
+    /// Every message is either held by Honcho or passed over for good.
+    All(usize),
+    /// Honcho refused a piece as too long: `ctx.max_chars` is lower now, and the rest of
+    /// the batch is planned again from the cursor. The count is what went out before.
+    Recut(usize),
+    Stopping,
+}
+
+/// Why Honcho refused one message on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Too long: cut texts to at most this many characters and send it again.
+    TooLong(usize),
+    /// Something in the message itself: pass it over.
+    Message,
+    /// Not about the message (the refusal names no field of it): hold and retry, since
+    /// passing over would drop every message after it as well.
+    Request,
+}
+
+/// Sorts a 413 or 422 for one message of `len` characters. Honcho's 422 for a request body
+/// is FastAPI's `{"detail": [{"type", "loc", "msg", …}]}`; a content over its
+/// `MAX_MESSAGE_SIZE` has type `string_too_long` and says "at most N characters". Its own
+/// validation errors (`{"detail": "…"}`, a string) concern names and peers, not one text.
+pub fn sort_refusal(status: u16, body: &str, len: usize) -> Refusal {
+    if status == 413 || body.contains("string_too_long") {
+        let said = stated_limit(body).filter(|&n| n < len);
+        let limit = said.unwrap_or(len / 2);
+        return if limit >= MIN_MESSAGE_CHARS {
+            Refusal::TooLong(limit)
+        } else {
+            Refusal::Message
+        };
+    }
+    let compact: String = body
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .take(16)
+        .collect();
+    if compact.starts_with("{\"detail\":[") {
+        Refusal::Message
+    } else {
+        Refusal::Request
+    }
+}
+
+/// The N of "at most N characters" in a validation answer.
+fn stated_limit(body: &str) -> Option<usize> {
+    let rest = &body[body.find("at most ")? + "at most ".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// What the reporter keeps in memory about one session. It can all be thrown away: the
@@ -77,11 +197,44 @@ impl SessionSync {
     pub fn run(&mut self, ctx: &Ctx) -> Outcome {
         match self.round(ctx) {
             Ok(outcome) => outcome,
-            Err(message) => Outcome::Retry(message),
+            Err(failure) => Outcome::Retry(failure),
         }
     }
 
-    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, String> {
+    /// How many messages wait to be posted, counted from the cursor up to
+    /// [`MAX_BACKLOG_COUNT`]; `None` when the logs cannot be read.
+    pub fn waiting(&self, ctx: &Ctx) -> Option<u64> {
+        let dir = ctx.state_dir.join("sessions").join(&self.name);
+        let mut cur = match self.cursor {
+            Some(c) => c,
+            None => cursor::load(&cursor::path(&ctx.state_dir, &self.name))
+                .ok()?
+                .unwrap_or_default(),
+        };
+        let mut labels = Labeller::new(&dir, ctx.classes.owner);
+        let mut count = 0u64;
+        while count < MAX_BACKLOG_COUNT {
+            let found = scan::scan(&dir, cur, MAX_SCAN_TURNS).ok()?;
+            let mut gate = self.gate(ctx, &mut labels);
+            count += message::count_pending(&self.name, &found, &cur, &ctx.peers, &mut gate).ok()?
+                as u64;
+            if found.turns.is_empty() || found.rest == cur {
+                break;
+            }
+            cur = found.rest;
+        }
+        Some(count.min(MAX_BACKLOG_COUNT))
+    }
+
+    fn gate<'a>(&self, ctx: &Ctx, labels: &'a mut Labeller) -> message::Gate<'a> {
+        message::Gate {
+            labels,
+            max_class: ctx.classes.max,
+            max_chars: ctx.max_chars.get(),
+        }
+    }
+
+    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, Failure> {
         let name = self.name.clone();
         let cursor_path = cursor::path(&ctx.state_dir, &name);
         let dir = ctx.state_dir.join("sessions").join(&name);
@@ -93,7 +246,7 @@ impl SessionSync {
         let mut cur = match self.cursor {
             Some(c) => c,
             None => cursor::load(&cursor_path)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| Failure::local(e.to_string()))?
                 .unwrap_or_default(),
         };
         self.cursor = Some(cur);
@@ -105,7 +258,9 @@ impl SessionSync {
         if !self.checked {
             match ctx.client.newest(&target, &name) {
                 Ok(Some(held)) => {
-                    if let Some(past) = find_past(&dir, cur, &name, ctx, &held)? {
+                    if let Some(past) =
+                        find_past(&dir, cur, &name, ctx, &held).map_err(Failure::local)?
+                    {
                         plumbing::notice!(
                             "honcho: session {name}: Honcho already holds {}; the cursor moves past it",
                             held.id
@@ -115,10 +270,14 @@ impl SessionSync {
                     }
                 }
                 Ok(None) => {}
-                Err(CallError::Retry(m)) => return Err(m),
-                Err(e @ CallError::Refused { .. }) => plumbing::warn!(
-                    "honcho: session {name}: cannot ask Honcho what it holds ({e}); reporting from the cursor on disk"
-                ),
+                // Asking is only a check: a refusal of it leaves the cursor on disk to go
+                // by, and the post itself says whether Honcho takes messages.
+                Err(e @ CallError::Status { status, .. }) if status < 500 && status != 408 => {
+                    plumbing::warn!(
+                        "honcho: session {name}: cannot ask Honcho what it holds ({e}); reporting from the cursor on disk"
+                    )
+                }
+                Err(e) => return Err(Failure::call(&e)),
             }
             self.checked = true;
         }
@@ -128,66 +287,168 @@ impl SessionSync {
             if ctx.stopping.load(Ordering::SeqCst) {
                 return Ok(Outcome::Exit);
             }
-            let found = scan::scan(&dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
-            let mut gate = message::Gate {
-                labels: &mut labels,
-                max_class: ctx.classes.max,
-            };
-            let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)?;
-            let (Some(first), Some(last)) = (plan.batch.first(), plan.batch.last()) else {
+            let found =
+                scan::scan(&dir, cur, MAX_SCAN_TURNS).map_err(|e| Failure::local(e.to_string()))?;
+            let mut gate = self.gate(ctx, &mut labels);
+            let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)
+                .map_err(Failure::local)?;
+            if plan.batch.is_empty() {
                 if plan.after != cur {
                     self.save(&cursor_path, plan.after)?;
                 }
                 return Ok(Outcome::Idle { posted });
-            };
-            match ctx.client.post(&target, &name, &plan.batch) {
-                Ok(()) => {
-                    posted += plan.batch.len();
-                    match ctx.after_post {
-                        AfterPost::Continue => {}
-                        #[cfg(test)]
-                        AfterPost::ExitThread => return Ok(Outcome::Exit),
-                        AfterPost::Abort => std::process::abort(),
-                    }
-                }
-                Err(CallError::Refused { status, body }) => plumbing::error!(
-                    "{}",
-                    refusal_line(&name, plan.batch.len(), &first.id, &last.id, status, &body)
-                ),
-                Err(CallError::Retry(m)) => {
-                    // Honcho may have stored the batch before the answer was lost, so the
-                    // next round asks it first.
-                    self.checked = false;
-                    return Err(m);
-                }
             }
-            if let Err(e) = self.save(&cursor_path, plan.after) {
-                self.checked = false;
-                return Err(e);
+            setup_peer(ctx)?;
+            match self.post_plan(ctx, &target, &cursor_path, &plan)? {
+                Posted::All(n) => {
+                    posted += n;
+                    self.save(&cursor_path, plan.after)?;
+                    cur = plan.after;
+                }
+                Posted::Recut(n) => {
+                    posted += n;
+                    cur = self.cursor.unwrap_or(cur);
+                }
+                Posted::Stopping => return Ok(Outcome::Exit),
             }
-            cur = plan.after;
         }
     }
 
-    fn save(&mut self, path: &Path, c: Cursor) -> Result<(), String> {
-        cursor::store(path, &c).map_err(|e| e.to_string())?;
+    /// Posts `plan.batch`, narrowing a refused batch down to the message at fault: halves
+    /// are posted in order, so the cursor only ever moves past a prefix Honcho took or
+    /// passed over. A batch that goes through whole costs one request, as before.
+    fn post_plan(
+        &mut self,
+        ctx: &Ctx,
+        target: &str,
+        cursor_path: &Path,
+        plan: &Plan,
+    ) -> Result<Posted, Failure> {
+        let name = self.name.clone();
+        let n = plan.batch.len();
+        let mut posted = 0;
+        // Ranges still to post, the next one on top.
+        let mut todo = vec![(0, n)];
+        while let Some((a, b)) = todo.pop() {
+            if ctx.stopping.load(Ordering::SeqCst) {
+                return Ok(Posted::Stopping);
+            }
+            let part = &plan.batch[a..b];
+            match ctx.client.post(target, &name, part) {
+                Ok(()) => {
+                    posted += part.len();
+                    match ctx.after_post {
+                        AfterPost::Continue => {}
+                        #[cfg(test)]
+                        AfterPost::ExitThread => return Ok(Posted::Stopping),
+                        AfterPost::Abort => std::process::abort(),
+                    }
+                    if b < n {
+                        self.save(cursor_path, plan.ends[b - 1])?;
+                    }
+                }
+                Err(CallError::Status {
+                    status: status @ (413 | 422),
+                    ..
+                }) if part.len() > 1 => {
+                    let mid = a + part.len() / 2;
+                    plumbing::info!(
+                        "honcho: session {name}: Honcho refused a batch of {} messages with HTTP {status}; sending it in halves to find the one at fault",
+                        part.len()
+                    );
+                    todo.push((mid, b));
+                    todo.push((a, mid));
+                }
+                Err(CallError::Status {
+                    status: status @ (413 | 422),
+                    body,
+                    retry_after,
+                }) => {
+                    let m = &plan.batch[a];
+                    match sort_refusal(status, &body, m.content.chars().count()) {
+                        Refusal::TooLong(limit) => {
+                            plumbing::warn!(
+                                "honcho: session {name}: Honcho refused message {} ({} characters) as too long; texts are cut to {limit} characters from now on",
+                                m.id,
+                                m.content.chars().count()
+                            );
+                            ctx.max_chars.set(limit.min(ctx.max_chars.get()));
+                            return Ok(Posted::Recut(posted));
+                        }
+                        Refusal::Message => {
+                            plumbing::warn!("{}", refusal_line(&name, m, status, &body));
+                            if b < n {
+                                self.save(cursor_path, plan.ends[a])?;
+                            }
+                        }
+                        Refusal::Request => {
+                            return Err(Failure::call(&CallError::Status {
+                                status,
+                                body,
+                                retry_after,
+                            }))
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Honcho may have stored the batch before the answer was lost, so the
+                    // next round asks it first.
+                    if e.outcome_unknown() {
+                        self.checked = false;
+                    }
+                    return Err(Failure::call(&e));
+                }
+            }
+        }
+        Ok(Posted::All(posted))
+    }
+
+    fn save(&mut self, path: &Path, c: Cursor) -> Result<(), Failure> {
+        if let Err(e) = cursor::store(path, &c) {
+            self.checked = false;
+            return Err(Failure::local(e.to_string()));
+        }
         self.cursor = Some(c);
         Ok(())
     }
 }
 
-/// The log line for a batch Honcho refused. It names the batch by its first and last
-/// message ids, so the owner can find the turns in the logs and post them by hand.
-pub fn refusal_line(
-    session: &str,
-    count: usize,
-    first: &str,
-    last: &str,
-    status: u16,
-    body: &str,
-) -> String {
+/// Sets the assistant's peer to `observe_me: false` before the first batch. A refusal
+/// (a token limited to one session may not change peers) does not hold reports back: it
+/// is warned about once and tried again before later batches. No answer or a busy Honcho
+/// ends the round, as the post would.
+fn setup_peer(ctx: &Ctx) -> Result<(), Failure> {
+    let state = ctx.peer_setup.get();
+    if state == PeerSetup::Done {
+        return Ok(());
+    }
+    match ctx.client.unobserved_peer(&ctx.peers.assistant) {
+        Ok(()) => {
+            ctx.peer_setup.set(PeerSetup::Done);
+            Ok(())
+        }
+        Err(e @ CallError::Status { status, .. })
+            if (400..500).contains(&status) && !matches!(status, 408 | 409 | 429) =>
+        {
+            if state == PeerSetup::Pending {
+                plumbing::warn!(
+                    "honcho: cannot set observe_me false on peer {} ({e}); Honcho's deriver keeps observing the assistant's words until it can",
+                    ctx.peers.assistant
+                );
+                ctx.peer_setup.set(PeerSetup::Refused);
+            }
+            Ok(())
+        }
+        Err(e) => Err(Failure::call(&e)),
+    }
+}
+
+/// The log line for a message Honcho refused on its own. It names the message by its id
+/// (session, epoch, byte offset of its record, side), so the owner can find it in the logs.
+pub fn refusal_line(session: &str, m: &Outgoing, status: u16, body: &str) -> String {
     format!(
-        "honcho: session {session}: Honcho refused {count} messages ({first} to {last}) with HTTP {status}; they are skipped, not retried: {body}"
+        "honcho: session {session}: Honcho refused message {} with HTTP {status}; it is passed over for good and the others go on: {body}",
+        m.id
     )
 }
 
@@ -215,6 +476,7 @@ fn find_past(
         let mut gate = message::Gate {
             labels: &mut labels,
             max_class: ctx.classes.max,
+            max_chars: ctx.max_chars.get(),
         };
         match message::cursor_past(
             session,

@@ -160,6 +160,7 @@ pub(super) fn options(after_post: AfterPost) -> Options {
         max_backoff: Duration::from_millis(50),
         rescan: Duration::from_secs(3600),
         after_post,
+        status: StatusHandle::default(),
     }
 }
 
@@ -329,48 +330,6 @@ fn a_server_that_is_down_then_up_gets_everything_once_in_order() {
     server.up();
     settle(&reporter, &server, "main", want.len());
     server.with(|st| assert_eq!(got(st), want));
-}
-
-#[test]
-fn a_refused_batch_is_logged_skipped_and_not_retried() {
-    let server = Standin::start();
-    server.with(|st| st.post_faults.push_back(Fault::Status(422)));
-    let state = tempfile::tempdir().unwrap();
-    let mut logs = Logs::new(state.path(), "main");
-    logs.owner_turn(0, 1, false);
-    logs.owner_turn(0, 2, false);
-    let reporter = start(&config(state.path(), &server));
-    round(&reporter, "main");
-    server.with(|st| {
-        assert!(st.messages.is_empty());
-        assert_eq!(st.posts().len(), 1);
-        assert_eq!(st.posts()[0].status, 422);
-    });
-
-    let want = logs.owner_turn(0, 3, false);
-    settle(&reporter, &server, "main", want.len());
-    server.with(|st| {
-        assert_eq!(got(st), want, "only the turn after the refused batch");
-        assert_eq!(st.posts().len(), 2, "the refused batch was not sent again");
-    });
-}
-
-#[test]
-fn the_refusal_log_line_names_the_batch_and_quotes_the_body() {
-    let line = sync::refusal_line(
-        "main",
-        4,
-        "main/0/0/owner",
-        "main/0/900/assistant",
-        422,
-        "{\"detail\":\"bad\"}",
-    );
-    assert!(line.contains("HTTP 422"), "{line}");
-    assert!(
-        line.contains("main/0/0/owner to main/0/900/assistant"),
-        "{line}"
-    );
-    assert!(line.contains("{\"detail\":\"bad\"}"), "{line}");
 }
 
 #[test]

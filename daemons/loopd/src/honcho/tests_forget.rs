@@ -1,0 +1,104 @@
+//! Forgetting in Honcho against the stand-in: the messages that hold forgotten text are
+//! named (Honcho cannot delete them), the conclusions of that session that may hold it
+//! are deleted, and the others are left.
+
+use super::forget::{forget, Record};
+use super::tests::{config, settle, start, Logs};
+use proto::head::log_file_name;
+use standins::honcho::{Conclusion, Standin};
+
+/// Where the line holding `needle` starts in `main`'s epoch 0 log.
+fn offset_of(logs: &Logs, needle: &str) -> u64 {
+    let log = std::fs::read_to_string(logs.dir.join(log_file_name(0))).unwrap();
+    let mut at = 0;
+    for line in log.split_inclusive('\n') {
+        if line.contains(needle) {
+            return at;
+        }
+        at += line.len() as u64;
+    }
+    panic!("no line with {needle:?}");
+}
+
+fn conclusion(id: &str, session: &str, created_at: &str) -> Conclusion {
+    Conclusion {
+        id: id.into(),
+        session: session.into(),
+        content: format!("conclusion {id}"),
+        created_at: created_at.into(),
+    }
+}
+
+#[test]
+fn forgetting_names_the_messages_honcho_keeps_and_deletes_the_conclusions_that_may_hold_them() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut n = logs.owner_turn(0, 1, false).len();
+    let forgotten = logs.owner_turn(0, 2, false);
+    n += forgotten.len();
+    n += logs.owner_turn(0, 3, false).len();
+    let cfg = config(state.path(), &server);
+    let reporter = start(&cfg);
+    settle(&reporter, &server, "main", n);
+    reporter.stop();
+    let at = forgotten[0].2.clone();
+    let honcho_id = server.with(|st| {
+        st.conclusions = vec![
+            conclusion("before", "main", "2026-01-01T00:00:00Z"),
+            conclusion("after", "main", &at),
+            conclusion("elsewhere", "other", &at),
+        ];
+        st.messages
+            .iter()
+            .find(|m| m.content == "question 2")
+            .unwrap()
+            .id
+            .clone()
+    });
+    let record = Record {
+        epoch: 0,
+        offset: offset_of(&logs, "question 2"),
+    };
+    let done = forget(&cfg.honcho, "main", &[record]).unwrap();
+    assert_eq!(done.messages_left, vec![honcho_id.clone()]);
+    assert_eq!(done.conclusions_deleted, 1);
+    assert_eq!(done.failed, None);
+    server.with(|st| {
+        let left: Vec<&str> = st.conclusions.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(left, ["before", "elsewhere"]);
+    });
+    let s = done.sentence();
+    assert!(s.contains(&honcho_id), "{s}");
+    assert!(s.contains("cannot delete or edit a message"), "{s}");
+}
+
+#[test]
+fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
+    let server = Standin::start();
+    server.with(|st| st.conclusions = vec![conclusion("c", "main", "2026-01-01T00:00:00Z")]);
+    let state = tempfile::tempdir().unwrap();
+    let cfg = config(state.path(), &server);
+    let done = forget(
+        &cfg.honcho,
+        "main",
+        &[Record {
+            epoch: 0,
+            offset: 0,
+        }],
+    )
+    .unwrap();
+    assert!(done.messages_left.is_empty());
+    assert!(
+        done.sentence().starts_with("Honcho holds no message"),
+        "{}",
+        done.sentence()
+    );
+    server.with(|st| assert_eq!(st.conclusions.len(), 1));
+    let mut off = cfg.honcho.clone();
+    off.url = String::new();
+    assert!(
+        forget(&off, "main", &[]).is_none(),
+        "reporting off: nothing to do"
+    );
+}
