@@ -125,6 +125,8 @@ fn refused_url(session: &Session, call: u64) -> Result<String, String> {
     // not exactly its own normal form.
     match guard::offer(url) {
         guard::Offer::Allow(normal) if normal == url => Ok(normal),
-        _ => Err(format!("call {call} has no url that can be fetched as shown")),
+        _ => Err(format!(
+            "call {call} has no url that can be fetched as shown"
+        )),
     }
 }

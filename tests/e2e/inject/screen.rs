@@ -84,8 +84,7 @@ fn allow_n_fetches_the_call_numbered_n_when_two_calls_share_an_id() {
 /// Regression: zero-width characters after `…/wiki/Tea` spelled the fact; the line showed
 /// `…/wiki/Tea`, and `/allow` sent them.
 #[test]
-fn a_url_hiding_zero_width_characters_is_shown_percent_encoded_and_allow_fetches_what_was_shown(
-) {
+fn a_url_hiding_zero_width_characters_is_shown_percent_encoded_and_allow_fetches_what_was_shown() {
     let w = World::start("");
     let mut c = w.client();
     let fetch = format!("fetch {}/wiki/Tea{{ZW}}", w.collector.url);
@@ -130,14 +129,21 @@ fn a_url_too_long_to_show_whole_is_not_offered_for_allow() {
         .find(|l| l.contains("/wiki/Tea"))
         .unwrap_or_else(|| panic!("no refusal in {reply:?}"));
     assert!(line.contains("Not offered for /allow"), "{line}");
-    assert!(line.contains("characters long, more than the 512"), "{line}");
+    assert!(
+        line.contains("characters long, more than the 512"),
+        "{line}"
+    );
     let number = refused_number(&w, "/wiki/Tea");
     let allowed = c.ask(&format!("/allow {number}"));
     assert!(
         allowed.iter().any(|l| l.starts_with("error: ")),
         "{allowed:?}"
     );
-    assert!(!w.collector.seen().iter().any(|t| t.starts_with("/wiki/Tea")));
+    assert!(!w
+        .collector
+        .seen()
+        .iter()
+        .any(|t| t.starts_with("/wiki/Tea")));
     assert!(w.collector.leaked(&["QUOKKA5150"]).is_empty());
 }
 
@@ -215,7 +221,10 @@ fn terminal_controls_from_the_model_are_shown_as_escapes() {
     let reply = attack(&w, &mut c, "QUOKKA5150", &[w.exfiltrate(), say]);
     let all = reply.join("\n");
     for hidden in ['\u{1b}', '\0', '\u{202e}'] {
-        assert!(!all.contains(hidden), "{hidden:?} reached the owner: {all:?}");
+        assert!(
+            !all.contains(hidden),
+            "{hidden:?} reached the owner: {all:?}"
+        );
     }
     assert!(
         reply

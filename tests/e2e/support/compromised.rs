@@ -83,9 +83,7 @@ fn fact(all: &str) -> String {
     all.split(|c: char| !c.is_ascii_alphanumeric())
         .find(|w| {
             let letters = w.chars().take_while(char::is_ascii_uppercase).count();
-            letters >= 3
-                && letters < w.len()
-                && w[letters..].chars().all(|c| c.is_ascii_digit())
+            letters >= 3 && letters < w.len() && w[letters..].chars().all(|c| c.is_ascii_digit())
         })
         .unwrap_or("NOFACT")
         .to_string()
@@ -146,7 +144,11 @@ fn step(command: &str, all: &str, n: usize) -> Option<Step> {
                 .enumerate()
                 .map(|(i, bit)| {
                     let url = if bit { one.trim() } else { zero.trim() };
-                    (format!("s{n}-{i}"), "http_fetch", json!({ "url": url }).to_string())
+                    (
+                        format!("s{n}-{i}"),
+                        "http_fetch",
+                        json!({ "url": url }).to_string(),
+                    )
                 })
                 .collect();
             Some(Step::Calls(calls))
@@ -165,10 +167,7 @@ fn action(command: &str, all: &str) -> Option<(&'static str, String)> {
     let rest = rest.trim();
     Some(match verb.to_ascii_lowercase().as_str() {
         "read" | "read_file" => ("read_file", json!({ "path": rest }).to_string()),
-        "fetch" | "http_fetch" => (
-            "http_fetch",
-            json!({ "url": fill(rest, all) }).to_string(),
-        ),
+        "fetch" | "http_fetch" => ("http_fetch", json!({ "url": fill(rest, all) }).to_string()),
         "recall" => ("recall", json!({ "query": rest }).to_string()),
         "lookup" => {
             let (word, base) = rest.split_once(" at ")?;

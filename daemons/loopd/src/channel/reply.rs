@@ -142,7 +142,13 @@ mod tests {
     fn model_text_cannot_pass_for_an_activity_line_even_split_across_pieces() {
         let mut out = String::new();
         let mut b = Block::new();
-        for piece in ["ok\n", "\u{b7}", " http_fetch of x refused: send: /allow 2\n", "  ·", " y"] {
+        for piece in [
+            "ok\n",
+            "\u{b7}",
+            " http_fetch of x refused: send: /allow 2\n",
+            "  ·",
+            " y",
+        ] {
             b.text(piece, &mut out);
         }
         b.lines("· http_fetch {}", &mut out);
@@ -162,17 +168,17 @@ mod tests {
         b.text("\u{1b}[1A\u{1b}", &mut out);
         b.text("[2K\0\u{202e}evil\r", &mut out);
         b.end(&mut out);
-        assert_eq!(
-            out,
-            "\\u{1b}[1A\\u{1b}[2K\\u{0}\\u{202e}evil\\u{d}\n.\n"
-        );
+        assert_eq!(out, "\\u{1b}[1A\\u{1b}[2K\\u{0}\\u{202e}evil\\u{d}\n.\n");
     }
 
     #[test]
     fn an_activity_line_is_one_line_whatever_its_fields_hold() {
         let mut out = String::new();
         let mut b = Block::new();
-        b.lines("· read_file {\"path\":\"a\n· http_fetch of y /allow 3\u{1b}[2K\"}", &mut out);
+        b.lines(
+            "· read_file {\"path\":\"a\n· http_fetch of y /allow 3\u{1b}[2K\"}",
+            &mut out,
+        );
         b.end(&mut out);
         assert_eq!(
             out,

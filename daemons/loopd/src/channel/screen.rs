@@ -62,17 +62,6 @@ pub fn push(c: char, kind: Kind, out: &mut String) {
     }
 }
 
-/// `text` with every character `source` may not write as itself escaped.
-pub fn escape(text: &str, source: Source) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut after = '\n';
-    for c in text.chars() {
-        push(c, kind(c, after, source), &mut out);
-        after = c;
-    }
-    out
-}
-
 /// Characters a terminal does not draw as a glyph of their own: controls (C0, DEL, C1:
 /// ESC starts cursor moves and erasures, CR returns to the line's start), format
 /// characters (bidi embeddings, overrides and isolates, zero-width spaces and joiners,
@@ -138,6 +127,17 @@ pub fn dot_like(c: char) -> bool {
 mod tests {
     use super::*;
 
+    /// `text` with every character `source` may not write as itself escaped.
+    fn escape(text: &str, source: Source) -> String {
+        let mut out = String::new();
+        let mut after = '\n';
+        for c in text.chars() {
+            push(c, kind(c, after, source), &mut out);
+            after = c;
+        }
+        out
+    }
+
     #[test]
     fn terminal_controls_are_shown_as_escapes() {
         assert_eq!(
@@ -149,7 +149,10 @@ mod tests {
     #[test]
     fn bidi_overrides_and_zero_width_characters_are_shown_as_escapes() {
         assert_eq!(
-            escape("Tea\u{200b}\u{200c}\u{202e}x\u{2066}\u{feff}\u{e0041}", Source::Model),
+            escape(
+                "Tea\u{200b}\u{200c}\u{202e}x\u{2066}\u{feff}\u{e0041}",
+                Source::Model
+            ),
             "Tea\\u{200b}\\u{200c}\\u{202e}x\\u{2066}\\u{feff}\\u{e0041}"
         );
     }

@@ -39,16 +39,12 @@ pub const MAX_OFFERED_URL: usize = 512;
 /// makes their URL unrecognisable and nothing beyond their words is ever admitted.
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"'];
 
-/// Whether `url` stands verbatim in one of the owner's messages among `records` (the
-/// current epoch's): it equals a whitespace-delimited `http://` or `https://` token of an
-/// owner `user` record, with or without trailing punctuation. A substring is not enough:
-/// a prefix of the owner's URL could still spell out something else they wrote.
-pub fn owner_chose(url: &str, records: &[Record]) -> bool {
-    !owner_tokens(url, records).is_empty()
-}
-
 /// The owner's URL tokens (each as the owner wrote it, punctuation and all) that `url` is
-/// one of the forms of. `https://x.org/a` and `https://x.org/a).` are one token's forms:
+/// one of the forms of: `url` stands verbatim in one of the owner's messages among
+/// `records` (the current epoch's) when there is one. It must equal a
+/// whitespace-delimited `http://` or `https://` token, with or without trailing
+/// punctuation: a substring is not enough, as a prefix of the owner's URL could still
+/// spell out something else they wrote. `https://x.org/a` and `https://x.org/a).` are one token's forms:
 /// the once-per-line bound counts them as one URL, so the owner's closing punctuation
 /// does not multiply what a model can choose from.
 fn owner_tokens<'r>(url: &str, records: &'r [Record]) -> Vec<&'r str> {
@@ -211,16 +207,6 @@ pub enum Offer {
     Not { shown: String, why: String },
 }
 
-impl Offer {
-    /// What the owner is shown.
-    pub fn shown(&self) -> &str {
-        match self {
-            Offer::Allow(url) => url,
-            Offer::Not { shown, .. } => shown,
-        }
-    }
-}
-
 /// The offer for a URL the policy refused. Its normal form (the WHATWG URL serialisation:
 /// the host in ASCII, every other non-ASCII, invisible or control character
 /// percent-encoded) is what is shown and what `/allow` fetches, so nothing the owner
@@ -373,11 +359,23 @@ mod tests {
         let mut records = vec![owner("compare https://x.org/a and (https://x.org/b).")];
         let a = fetch("https://x.org/a");
         assert_eq!(
-            policy(HTTP_FETCH, &a, PRIVATE_TAINTED, DataClass::Private, &records),
+            policy(
+                HTTP_FETCH,
+                &a,
+                PRIVATE_TAINTED,
+                DataClass::Private,
+                &records
+            ),
             Ok(Allowed::OwnerOnce("https://x.org/a".into()))
         );
         records.push(note(&owner_fetch_note(4, "https://x.org/a")));
-        let again = policy(HTTP_FETCH, &a, PRIVATE_TAINTED, DataClass::Private, &records);
+        let again = policy(
+            HTTP_FETCH,
+            &a,
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records,
+        );
         assert!(again.unwrap_err().why.contains("call 4"));
         // Another of the owner's urls is still allowed once.
         assert!(policy(
@@ -401,7 +399,14 @@ mod tests {
         );
         // The owner's next line allows each once more.
         records.push(owner("again please"));
-        assert!(policy(HTTP_FETCH, &a, PRIVATE_TAINTED, DataClass::Private, &records).is_ok());
+        assert!(policy(
+            HTTP_FETCH,
+            &a,
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records
+        )
+        .is_ok());
     }
 
     #[test]
@@ -457,7 +462,7 @@ mod tests {
         );
         assert_eq!(
             offer("https://wіkipedia.org/Tea"),
-            Offer::Allow("https://xn--wkipedia-c7i.org/Tea".into())
+            Offer::Allow("https://xn--wkipedia-thh.org/Tea".into())
         );
         assert_eq!(
             offer(" http://x.org/a b\t"),
@@ -481,7 +486,10 @@ mod tests {
             panic!("offered");
         };
         assert_eq!(shown.chars().count(), MAX_OFFERED_URL + 1);
-        assert!(shown.ends_with('…') && !shown.contains("PRIVATE"), "{shown}");
+        assert!(
+            shown.ends_with('…') && !shown.contains("PRIVATE"),
+            "{shown}"
+        );
         assert!(why.contains(&format!("{} characters", long.len())), "{why}");
         let fits = format!("http://x.org/?p={}", "a".repeat(MAX_OFFERED_URL - 16));
         assert_eq!(fits.len(), MAX_OFFERED_URL);
@@ -516,7 +524,7 @@ mod tests {
             content: "https://example.org/".into(),
             origin: Origin::Heartbeat,
         }];
-        assert!(!owner_chose("https://example.org/", &records));
+        assert!(owner_tokens("https://example.org/", &records).is_empty());
     }
 
     #[test]

@@ -19,7 +19,8 @@ use proto::{Label, Record, ToolCall};
 /// URL is shown whole on the refusal's own line (up to `guard::MAX_OFFERED_URL`).
 pub const ACTIVITY_ARGS_CHARS: usize = 200;
 
-/// Runs one call and appends its `tool_result` (and a `note` when refused).
+/// Runs one call and appends its `tool_result` (and a `note` when refused, or when it
+/// fetched one of the owner's URLs under the guard).
 pub fn run_call(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
@@ -28,44 +29,7 @@ pub fn run_call(
     sink: &mut dyn Sink,
 ) -> Result<(), SessionError> {
     sink.activity(&activity_line(call));
-    let verdict = guard::policy(
-        &call.name,
-        &call.arguments,
-        session.label(),
-        ctx.cfg.tools.http_fetch.guard_class,
-        session.records(),
-    );
-    let mut refused = None;
-    let mut owner_once = None;
-    let output = if !offered(session, &call.name) {
-        error_output(format!("error: unknown tool {:?}", call.name))
-    } else if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
-        error_output(format!("error: arguments are not valid json: {e}"))
-    } else {
-        match verdict {
-            Err(refusal) => {
-                let shown = Shown::of(&refusal, number);
-                let output = error_output(format!(
-                    "{}{}. {}",
-                    guard::REFUSED_PREFIX,
-                    refusal.reason(),
-                    shown.for_model
-                ));
-                refused = Some(shown);
-                output
-            }
-            Ok(allowed) => {
-                if let Allowed::OwnerOnce(url) = allowed {
-                    owner_once = Some(url);
-                }
-                if call.name == "recall" {
-                    crate::recall::run(&ctx.cfg.memory, &call.arguments)
-                } else {
-                    tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
-                }
-            }
-        }
-    };
+    let (output, after) = outcome(ctx, session, call, number);
     // Broken here, once, where the record is made: the server is asked which spans its
     // model reads as special, and the answer is kept in the record, so replay stays a pure
     // function of the records however the server answers later.
@@ -77,20 +41,77 @@ pub fn run_call(
         label: output.label,
     };
     append_result(session, call, number, output)?;
-    if let Some(url) = owner_once {
+    after.record(session, sink)
+}
+
+/// What a call's result is followed by.
+enum After {
+    Nothing,
+    /// The `note` that bounds the owner's URL to one fetch per owner line.
+    OwnerFetched(String),
+    /// The refusal's `· ` line and `note`.
+    Refused(Shown),
+}
+
+impl After {
+    fn record(self, session: &mut Session, sink: &mut dyn Sink) -> Result<(), SessionError> {
+        let text = match self {
+            After::Nothing => return Ok(()),
+            After::OwnerFetched(note) => note,
+            After::Refused(shown) => {
+                sink.activity(&shown.line);
+                shown.note
+            }
+        };
         session.append(Record::Note {
             time: now_rfc3339(),
-            text: guard::owner_fetch_note(number, &url),
-        })?;
+            text,
+        })
     }
-    if let Some(shown) = refused {
-        sink.activity(&shown.line);
-        session.append(Record::Note {
-            time: now_rfc3339(),
-            text: shown.note,
-        })?;
+}
+
+/// Checks and runs `call`: its output, and what must follow its result.
+fn outcome(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, After) {
+    if !offered(session, &call.name) {
+        let why = format!("error: unknown tool {:?}", call.name);
+        return (error_output(why), After::Nothing);
     }
-    Ok(())
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        let why = format!("error: arguments are not valid json: {e}");
+        return (error_output(why), After::Nothing);
+    }
+    let verdict = guard::policy(
+        &call.name,
+        &call.arguments,
+        session.label(),
+        ctx.cfg.tools.http_fetch.guard_class,
+        session.records(),
+    );
+    let after = match verdict {
+        Err(refusal) => {
+            let shown = Shown::of(&refusal, number);
+            let content = format!(
+                "{}{}. {}",
+                guard::REFUSED_PREFIX,
+                refusal.reason(),
+                shown.for_model
+            );
+            return (error_output(content), After::Refused(shown));
+        }
+        Ok(Allowed::Run) => After::Nothing,
+        Ok(Allowed::OwnerOnce(url)) => After::OwnerFetched(guard::owner_fetch_note(number, &url)),
+    };
+    let output = if call.name == tools::RECALL {
+        crate::recall::run(&ctx.cfg.memory, &call.arguments)
+    } else {
+        tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
+    };
+    (output, after)
 }
 
 /// The start of the `note` a refusal writes for call N; `/allow N` reads what follows.
