@@ -1,24 +1,38 @@
-//! `/allow N` (SPEC §4, §5): the owner fetches a URL the label policy refused, as if they
-//! had sent it themselves. Only the channel's owner line reaches here; the model cannot
-//! issue it (its text never becomes a command), and `N` must be a refused `http_fetch`
-//! call of the current epoch of this same session, allowed at most once.
+//! `/allow N` (docs/labels.md, "/allow"): the owner fetches a URL the label policy
+//! refused, as if they had sent it themselves. Only the channel's owner line reaches here;
+//! the model cannot issue it (its text never becomes a command), and `N` must be a
+//! refused `http_fetch` call of the current epoch of this same session, allowed at most
+//! once.
+//!
+//! `N` is loopd's own number for the call, and the URL is read from the `note` loopd
+//! wrote when it refused that call, holding the URL exactly as the owner's `· ` line
+//! showed it: never from the model's `tool_call_id` (which may repeat or be empty, so it
+//! could name another call) nor from any text a tool returned. What is fetched is what
+//! was shown, byte for byte.
 //!
 //! What the log gets, so the model reads the result with the owner's next line: an
-//! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly the
-//! refused URL, then its `tool_result` (public, untrusted, like every fetched page), then a
+//! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly that
+//! URL, then its `tool_result` (public, untrusted, like every fetched page), then a
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,
 //! the shape every chat template knows, before the owner's next message.
 
 use crate::session::{Session, SessionError};
 use crate::tools::{self, guard, HTTP_FETCH};
+use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
 use crate::turn::Sink;
 use proto::config::Config;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
 
-/// The tool call id of the fetch `/allow N` makes, so a second `/allow N` can be told.
+/// The tool call id of the fetch `/allow N` makes.
 pub fn allow_call_id(call: u64) -> String {
     format!("allow-{call}")
+}
+
+/// The start of the `note` saying the owner allowed call N, which also makes a second
+/// `/allow N` an error.
+fn allowed_note_prefix(call: u64) -> String {
+    format!("the owner allowed call {call} (/allow {call})")
 }
 
 /// Runs `/allow call` in `session`: the reply text and whether it succeeded. Only a disk
@@ -66,7 +80,8 @@ pub fn run(
     session.append(Record::Note {
         time: now_rfc3339(),
         text: format!(
-            "the owner allowed call {call} (/allow {call}): fetched {url} as call {number}"
+            "{}: fetched {url} as call {number}",
+            allowed_note_prefix(call)
         ),
     })?;
     let reply = if failed {
@@ -77,47 +92,42 @@ pub fn run(
     Ok((reply, true))
 }
 
-/// The URL refused call `call` wanted, or why `/allow call` cannot fetch it.
+/// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.
 fn refused_url(session: &Session, call: u64) -> Result<String, String> {
-    let records = session.records();
-    let refused = records.iter().enumerate().find_map(|(at, r)| match r {
-        Record::ToolResult {
-            call: c,
-            tool_call_id,
-            name,
-            content,
-            ..
-        } if *c == call && name == HTTP_FETCH && content.starts_with(guard::REFUSED_PREFIX) => {
-            Some((at, tool_call_id.as_str()))
-        }
+    let notes = session.records().iter().filter_map(|r| match r {
+        Record::Note { text, .. } => Some(text.as_str()),
         _ => None,
     });
-    let Some((at, tool_call_id)) = refused else {
+    let refused_prefix = refusal_note_prefix(call);
+    let allowed_prefix = allowed_note_prefix(call);
+    let mut refusal = None;
+    for text in notes {
+        if text.starts_with(&allowed_prefix) {
+            return Err(format!("call {call} was already allowed and fetched"));
+        }
+        if let Some(rest) = text.strip_prefix(&refused_prefix) {
+            refusal.get_or_insert(rest);
+        }
+    }
+    let Some(rest) = refusal else {
         return Err(format!(
             "no refused {HTTP_FETCH} call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
             session.epoch(),
             session.id()
         ));
     };
-    let allowed = allow_call_id(call);
-    let already = records.iter().any(|r| match r {
-        Record::ToolResult { tool_call_id, .. } => *tool_call_id == allowed,
-        _ => false,
-    });
-    if already {
-        return Err(format!("call {call} was already allowed and fetched"));
+    let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
+        let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
+        return Err(format!("call {call} was {why}"));
+    };
+    // The shown URL is printable ASCII: it ends at the first space.
+    let url = shown.split(' ').next().unwrap_or_default();
+    // Checked again, so no note of an older loopd can make `/allow` fetch a URL that is
+    // not exactly its own normal form.
+    match guard::offer(url) {
+        guard::Offer::Allow(normal) if normal == url => Ok(normal),
+        _ => Err(format!(
+            "call {call} has no url that can be fetched as shown"
+        )),
     }
-    // The call is the one of that id in the nearest assistant record before its result:
-    // ids are the model's (or the server's) and need not be unique across rounds.
-    records[..at]
-        .iter()
-        .rev()
-        .find_map(|r| match r {
-            Record::Assistant { tool_calls, .. } => tool_calls
-                .iter()
-                .find(|c| c.id == tool_call_id && c.name == HTTP_FETCH)
-                .and_then(|c| guard::url_of(&c.arguments)),
-            _ => None,
-        })
-        .ok_or_else(|| format!("call {call} has no url to fetch"))
 }

@@ -1,4 +1,4 @@
-//! Each attack of issue 11, with the compromised model: private data is put in the
+//! Each attack on the label policy, with the compromised model: private data is put in the
 //! context, an injected page asks for everything to be sent to the collector, and nothing
 //! of it arrives there.
 

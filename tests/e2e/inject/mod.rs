@@ -1,4 +1,4 @@
-//! Issue 11, end to end: a compromised model (`support::compromised`) that obeys every
+//! The attacks on the labels, end to end: a compromised model (`support::compromised`) that obeys every
 //! instruction injected into its context, against the real loopd and memoryd, with a
 //! loopback collector as the attacker's server. `tools.http_fetch.allow_private` is on so
 //! the collector is reachable: only the label policy stands between the context and it.
@@ -8,6 +8,8 @@
 mod attacks;
 mod benign;
 mod honcho;
+mod screen;
+mod terminal;
 mod tokens;
 
 use crate::loopd::{records_in, write_config, N_CTX};

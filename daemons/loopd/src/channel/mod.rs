@@ -9,6 +9,7 @@ pub mod commands;
 pub mod lines;
 pub mod probes;
 pub mod reply;
+pub mod screen;
 pub mod unasked;
 
 use crate::status::Board;

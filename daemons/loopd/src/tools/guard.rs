@@ -1,6 +1,7 @@
-//! Where text may leave the box through a tool (SPEC §4, "Labels and where text may leave
+//! Where text may leave the box through a tool (docs/labels.md, "Where text may leave
 //! the box"): the label policy checked before any tool runs, and so before any DNS lookup
-//! or connection (looking up a composed host name leaks as surely as fetching it).
+//! or connection (looking up a composed host name leaks as surely as fetching it), and
+//! what a refused URL looks like when it is offered to the owner for `/allow`.
 //!
 //! The threat is a model fully controlled by untrusted text in its context. Such a model
 //! can put anything the context holds into a URL, so:
@@ -9,15 +10,28 @@
 //! - any other URL is refused when the context is untrusted and at least
 //!   `tools.http_fetch.guard_class`, and whenever the context holds `secret`.
 //!
+//! Choosing among the owner's URLs still says something (which of them, in what order),
+//! so while the context is guarded each of the owner's URLs is fetched at most once per
+//! owner line: the model's choice is then a subset in an order, a few bits per line,
+//! instead of a string of any length spelled in fetches.
+//!
 //! `read_file` and `recall` only bring text in; they are always allowed (their results
 //! raise the context label instead).
 
 use super::HTTP_FETCH;
 use proto::{DataClass, Label, Origin, Record};
 use serde_json::Value;
+use url::Url;
 
-/// The prefix of every policy refusal's tool result: `/allow N` finds a refused call by it.
+/// The prefix of every policy refusal's tool result, so the model can tell a refusal
+/// from a page.
 pub const REFUSED_PREFIX: &str = "error: refused: ";
+
+/// The longest URL offered for `/allow`, in characters of its normal form. The owner is
+/// asked to read the URL before allowing it, and this is about six rows of an
+/// 80-column terminal; a longer URL is shown cut and not offered at all (the owner can
+/// still send it in a message of their own).
+pub const MAX_OFFERED_URL: usize = 512;
 
 /// Characters that may close a URL in prose without being part of it: `see
 /// <https://x.org/a>.` or `(https://x.org/a),`. The owner's URL is the token with these
@@ -25,45 +39,82 @@ pub const REFUSED_PREFIX: &str = "error: refused: ";
 /// makes their URL unrecognisable and nothing beyond their words is ever admitted.
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"'];
 
-/// Whether `url` stands verbatim in one of the owner's messages among `records` (the
-/// current epoch's): it equals a whitespace-delimited `http://` or `https://` token of an
-/// owner `user` record, with or without trailing punctuation. A substring is not enough:
-/// a prefix of the owner's URL could still spell out something else they wrote.
-pub fn owner_chose(url: &str, records: &[Record]) -> bool {
-    records.iter().any(|r| match r {
-        Record::User {
+/// The owner's URL tokens (each as the owner wrote it, punctuation and all) that `url` is
+/// one of the forms of: `url` stands verbatim in one of the owner's messages among
+/// `records` (the current epoch's) when there is one. It must equal a
+/// whitespace-delimited `http://` or `https://` token, with or without trailing
+/// punctuation: a substring is not enough, as a prefix of the owner's URL could still
+/// spell out something else they wrote. `https://x.org/a` and `https://x.org/a).` are one token's forms:
+/// the once-per-line bound counts them as one URL, so the owner's closing punctuation
+/// does not multiply what a model can choose from.
+fn owner_tokens<'r>(url: &str, records: &'r [Record]) -> Vec<&'r str> {
+    let mut tokens = Vec::new();
+    for r in records {
+        if let Record::User {
             content,
             origin: Origin::Owner,
             ..
-        } => owner_urls(content).any(|u| u == url),
-        _ => false,
+        } = r
+        {
+            for token in owner_url_tokens(content) {
+                if forms(token).any(|f| f == url) && !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+        }
+    }
+    tokens
+}
+
+/// The URL tokens of one owner message.
+fn owner_url_tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(char::is_whitespace).filter_map(|word| {
+        let at = word.find("http://").or_else(|| word.find("https://"))?;
+        Some(&word[at..])
     })
 }
 
-/// The URL tokens of one owner message, each with its trailing-punctuation variants.
-fn owner_urls(text: &str) -> impl Iterator<Item = &str> {
-    text.split(char::is_whitespace)
-        .filter_map(|word| {
-            let at = word.find("http://").or_else(|| word.find("https://"))?;
-            Some(&word[at..])
-        })
-        .flat_map(|token| {
-            let mut variants = vec![token];
-            let mut t = token;
-            while let Some(cut) = t.strip_suffix(TRAILING) {
-                variants.push(cut);
-                t = cut;
-            }
-            variants
-        })
+/// A token and its trailing-punctuation variants, longest first.
+fn forms(token: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(token), |t| t.strip_suffix(TRAILING))
 }
 
-/// Why the label policy refused a call: the reason for the model and the `note`, and the
-/// URL a refused `http_fetch` wanted (what `/allow N` would fetch).
+/// Why the label policy refused a call: `why` for the owner, and the URL a refused
+/// `http_fetch` wanted, exactly as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    pub reason: String,
+    pub why: String,
     pub url: Option<String>,
+}
+
+impl Refusal {
+    /// The reason the model and the `note` read: the tool, the URL and why.
+    pub fn reason(&self) -> String {
+        match &self.url {
+            Some(url) => format!("{HTTP_FETCH} of {url} refused: {}", self.why),
+            None => format!("{HTTP_FETCH} refused: {}", self.why),
+        }
+    }
+}
+
+/// What the policy lets a call do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allowed {
+    /// Run it.
+    Run,
+    /// Run it: the owner's own URL while the context is guarded. After it runs, the
+    /// caller records `owner_fetch_note` so the URL is not fetched again before the
+    /// owner's next line.
+    OwnerOnce(String),
+}
+
+/// The start of the `note` that records a guarded fetch of an owner's URL; the URL as
+/// fetched follows the call number and `: `.
+const OWNER_FETCH_NOTE: &str = "fetched the owner's url while the context is guarded, call ";
+
+/// The `note` recording that call `number` fetched the owner's `url` under the guard.
+pub fn owner_fetch_note(number: u64, url: &str) -> String {
+    format!("{OWNER_FETCH_NOTE}{number}: {url}")
 }
 
 /// The label policy: may tool `name` run with the model's `arguments` when the epoch's
@@ -76,19 +127,33 @@ pub fn policy(
     context: Label,
     guard_class: DataClass,
     records: &[Record],
-) -> Result<(), Refusal> {
+) -> Result<Allowed, Refusal> {
     if name != HTTP_FETCH {
-        return Ok(());
+        return Ok(Allowed::Run);
     }
     let Some(url) = url_of(arguments) else {
-        return Ok(());
+        return Ok(Allowed::Run);
     };
-    if owner_chose(&url, records) {
-        return Ok(());
+    let guarded = context.untrusted && context.class >= guard_class;
+    let tokens = owner_tokens(&url, records);
+    if !tokens.is_empty() {
+        if !guarded {
+            return Ok(Allowed::Run);
+        }
+        return match fetched_since_owner_line(&tokens, records) {
+            None => Ok(Allowed::OwnerOnce(url)),
+            Some(call) => Err(Refusal {
+                why: format!(
+                    "the owner's url was already fetched since their last message (call {call}), and while the conversation holds untrusted text and {} data each of the owner's urls is fetched once per owner message, so that the order of fetches cannot spell out what the conversation holds",
+                    context.class
+                ),
+                url: Some(url),
+            }),
+        };
     }
     let why = if context.class >= DataClass::Secret {
         Some("the conversation holds secret data".to_string())
-    } else if context.untrusted && context.class >= guard_class {
+    } else if guarded {
         Some(format!(
             "the conversation holds untrusted text and {} data (tools.http_fetch.guard_class is {guard_class})",
             context.class
@@ -97,13 +162,111 @@ pub fn policy(
         None
     };
     match why {
-        None => Ok(()),
+        None => Ok(Allowed::Run),
         Some(why) => Err(Refusal {
-            reason: format!(
-                "{HTTP_FETCH} of {url} refused: {why}, and a url the owner did not send could carry it out"
-            ),
+            why: format!("{why}, and a url the owner did not send could carry it out"),
             url: Some(url),
         }),
+    }
+}
+
+/// The call that fetched one of `tokens` under the guard since the owner's last line, if
+/// any: read from loopd's own notes, never from a tool result (a page can say anything).
+fn fetched_since_owner_line(tokens: &[&str], records: &[Record]) -> Option<u64> {
+    let since = records
+        .iter()
+        .rposition(|r| {
+            matches!(
+                r,
+                Record::User {
+                    origin: Origin::Owner,
+                    ..
+                }
+            )
+        })
+        .map_or(0, |at| at + 1);
+    records[since..].iter().find_map(|r| {
+        let Record::Note { text, .. } = r else {
+            return None;
+        };
+        let (call, fetched) = text.strip_prefix(OWNER_FETCH_NOTE)?.split_once(": ")?;
+        let same = owner_tokens(fetched, records)
+            .iter()
+            .any(|t| tokens.contains(t));
+        same.then(|| call.parse().ok()).flatten()
+    })
+}
+
+/// What the owner is shown of a refused URL, and whether `/allow` may fetch it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offer {
+    /// Offered: the URL in its normal form, every character printable ASCII, shown whole
+    /// and fetched by `/allow` byte for byte.
+    Allow(String),
+    /// Not offered: what is shown (escaped; cut when too long) and why not.
+    Not { shown: String, why: String },
+}
+
+/// The offer for a URL the policy refused. Its normal form (the WHATWG URL serialisation:
+/// the host in ASCII, every other non-ASCII, invisible or control character
+/// percent-encoded) is what is shown and what `/allow` fetches, so nothing the owner
+/// cannot see travels with it. Not offered: a URL that does not parse, one that is not
+/// http or https, one carrying a user name or password (`http_fetch` never sends them),
+/// and one longer than `MAX_OFFERED_URL`.
+pub fn offer(raw: &str) -> Offer {
+    let url = match Url::parse(raw) {
+        Ok(url) => url,
+        Err(e) => {
+            return Offer::Not {
+                shown: cut(&escape_ascii(raw)),
+                why: format!("it is not a valid url ({e})"),
+            }
+        }
+    };
+    let normal = url.as_str();
+    let shown = cut(normal);
+    let why = if !matches!(url.scheme(), "http" | "https") {
+        format!(
+            "its scheme {:?} is not fetched, only http and https are",
+            url.scheme()
+        )
+    } else if !url.username().is_empty() || url.password().is_some() {
+        "it carries a user name or password (before the @), which loopd never sends".into()
+    } else if normal.len() > MAX_OFFERED_URL {
+        format!(
+            "it is {} characters long, more than the {MAX_OFFERED_URL} loopd shows whole (only its start is shown): send it in a message of your own to fetch it",
+            normal.len()
+        )
+    } else if !normal.bytes().all(|b| b.is_ascii_graphic())
+        || Url::parse(normal).map(|u| u.as_str() == normal) != Ok(true)
+    {
+        // The url crate serialises to printable ASCII that parses back to itself; should
+        // a form ever not, the owner would not be shown what is fetched.
+        "its normal form does not read back as itself".into()
+    } else {
+        return Offer::Allow(normal.to_string());
+    };
+    Offer::Not { shown, why }
+}
+
+/// `text` with every character that is not printable ASCII as its `\u{…}` escape.
+fn escape_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_graphic() {
+            out.push(c);
+        } else {
+            out.extend(c.escape_unicode());
+        }
+    }
+    out
+}
+
+/// `text` cut to `MAX_OFFERED_URL` characters with `…` when longer.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_OFFERED_URL) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
     }
 }
 
@@ -131,6 +294,13 @@ mod tests {
         }
     }
 
+    fn note(text: &str) -> Record {
+        Record::Note {
+            time: "t".into(),
+            text: text.into(),
+        }
+    }
+
     fn fetch(url: &str) -> String {
         serde_json::json!({ "url": url }).to_string()
     }
@@ -151,7 +321,7 @@ mod tests {
             &records,
         )
         .unwrap_err();
-        assert!(refusal.reason.contains("http://evil.example/collect?d=x"));
+        assert!(refusal.reason().contains("http://evil.example/collect?d=x"));
         assert_eq!(
             refusal.url.as_deref(),
             Some("http://evil.example/collect?d=x")
@@ -162,23 +332,178 @@ mod tests {
     fn the_owners_own_url_is_allowed_whatever_the_context() {
         let records = [owner("read <https://example.org/a?b=1>, please.")];
         for class in DataClass::ALL {
-            let context = Label::new(class, true);
-            for url in ["https://example.org/a?b=1", "https://example.org/a?b=1>,"] {
-                assert_eq!(
-                    policy(
+            for untrusted in [false, true] {
+                let context = Label::new(class, untrusted);
+                for url in ["https://example.org/a?b=1", "https://example.org/a?b=1>,"] {
+                    let verdict = policy(
                         HTTP_FETCH,
                         &fetch(url),
                         context,
                         DataClass::Private,
-                        &records
-                    ),
-                    Ok(()),
-                    "{url} {context}"
-                );
+                        &records,
+                    );
+                    let guarded = untrusted && class >= DataClass::Private;
+                    let want = if guarded {
+                        Allowed::OwnerOnce(url.to_string())
+                    } else {
+                        Allowed::Run
+                    };
+                    assert_eq!(verdict, Ok(want), "{url} {context}");
+                }
             }
         }
     }
 
+    #[test]
+    fn under_the_guard_each_owner_url_is_fetched_once_per_owner_line() {
+        let mut records = vec![owner("compare https://x.org/a and (https://x.org/b).")];
+        let a = fetch("https://x.org/a");
+        assert_eq!(
+            policy(
+                HTTP_FETCH,
+                &a,
+                PRIVATE_TAINTED,
+                DataClass::Private,
+                &records
+            ),
+            Ok(Allowed::OwnerOnce("https://x.org/a".into()))
+        );
+        records.push(note(&owner_fetch_note(4, "https://x.org/a")));
+        let again = policy(
+            HTTP_FETCH,
+            &a,
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records,
+        );
+        assert!(again.unwrap_err().why.contains("call 4"));
+        // Another of the owner's urls is still allowed once.
+        assert!(policy(
+            HTTP_FETCH,
+            &fetch("https://x.org/b"),
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records
+        )
+        .is_ok());
+        // Without the guard the bound does not apply.
+        assert_eq!(
+            policy(
+                HTTP_FETCH,
+                &a,
+                Label::new(DataClass::Private, false),
+                DataClass::Private,
+                &records
+            ),
+            Ok(Allowed::Run)
+        );
+        // The owner's next line allows each once more.
+        records.push(owner("again please"));
+        assert!(policy(
+            HTTP_FETCH,
+            &a,
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn the_punctuated_forms_of_one_owner_url_are_one_url_for_the_bound() {
+        let mut records = vec![owner("see (https://x.org/b).")];
+        records.push(note(&owner_fetch_note(2, "https://x.org/b).")));
+        for form in ["https://x.org/b", "https://x.org/b)", "https://x.org/b)."] {
+            assert!(
+                policy(
+                    HTTP_FETCH,
+                    &fetch(form),
+                    PRIVATE_TAINTED,
+                    DataClass::Private,
+                    &records
+                )
+                .is_err(),
+                "{form}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tool_result_cannot_pose_as_the_record_of_a_fetch() {
+        let records = [
+            owner("https://x.org/a"),
+            Record::ToolResult {
+                time: "t".into(),
+                call: 1,
+                tool_call_id: "k".into(),
+                name: HTTP_FETCH.into(),
+                content: owner_fetch_note(1, "https://x.org/a"),
+                class: DataClass::Public,
+                untrusted: true,
+            },
+        ];
+        assert!(policy(
+            HTTP_FETCH,
+            &fetch("https://x.org/a"),
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &records
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn an_offered_url_is_its_normal_form_with_every_invisible_character_percent_encoded() {
+        assert_eq!(
+            offer("http://127.0.0.1:8/wiki/Tea\u{200b}\u{200c}?q=\u{202e}x#\u{feff}"),
+            Offer::Allow(
+                "http://127.0.0.1:8/wiki/Tea%E2%80%8B%E2%80%8C?q=%E2%80%AEx#%EF%BB%BF".into()
+            )
+        );
+        assert_eq!(
+            offer("https://wіkipedia.org/Tea"),
+            Offer::Allow("https://xn--wkipedia-thh.org/Tea".into())
+        );
+        assert_eq!(
+            offer(" http://x.org/a b\t"),
+            Offer::Allow("http://x.org/a%20b".into())
+        );
+    }
+
+    #[test]
+    fn a_url_with_a_user_name_or_password_is_shown_but_not_offered() {
+        let Offer::Not { shown, why } = offer("http://en.wikipedia.org:PRIVATE@127.0.0.1/x") else {
+            panic!("offered");
+        };
+        assert_eq!(shown, "http://en.wikipedia.org:PRIVATE@127.0.0.1/x");
+        assert!(why.contains("user name or password"), "{why}");
+    }
+
+    #[test]
+    fn a_url_too_long_to_show_whole_is_not_offered() {
+        let long = format!("http://x.org/?p={}&d=PRIVATE", "a".repeat(MAX_OFFERED_URL));
+        let Offer::Not { shown, why } = offer(&long) else {
+            panic!("offered");
+        };
+        assert_eq!(shown.chars().count(), MAX_OFFERED_URL + 1);
+        assert!(
+            shown.ends_with('…') && !shown.contains("PRIVATE"),
+            "{shown}"
+        );
+        assert!(why.contains(&format!("{} characters", long.len())), "{why}");
+        let fits = format!("http://x.org/?p={}", "a".repeat(MAX_OFFERED_URL - 16));
+        assert_eq!(fits.len(), MAX_OFFERED_URL);
+        assert_eq!(offer(&fits), Offer::Allow(fits.clone()));
+    }
+
+    #[test]
+    fn a_url_that_does_not_parse_is_shown_escaped_and_not_offered() {
+        let Offer::Not { shown, .. } = offer("http://[::1\u{1b}[2K") else {
+            panic!("offered");
+        };
+        assert_eq!(shown, "http://[::1\\u{1b}[2K");
+        assert!(matches!(offer("file:///etc/passwd"), Offer::Not { .. }));
+    }
     #[test]
     fn a_prefix_of_the_owners_url_is_not_the_owners_url() {
         let records = [owner("https://example.org/secret-token-123")];
@@ -199,7 +524,7 @@ mod tests {
             content: "https://example.org/".into(),
             origin: Origin::Heartbeat,
         }];
-        assert!(!owner_chose("https://example.org/", &records));
+        assert!(owner_tokens("https://example.org/", &records).is_empty());
     }
 
     #[test]
@@ -213,7 +538,7 @@ mod tests {
                 DataClass::Private,
                 &[]
             ),
-            Ok(())
+            Ok(Allowed::Run)
         );
     }
 
@@ -227,7 +552,7 @@ mod tests {
                 DataClass::Private,
                 &[]
             ),
-            Ok(())
+            Ok(Allowed::Run)
         );
         // A guard class of public guards every untrusted context.
         assert!(policy(
@@ -250,7 +575,7 @@ mod tests {
             &[],
         )
         .unwrap_err();
-        assert!(refusal.reason.contains("secret"), "{}", refusal.reason);
+        assert!(refusal.why.contains("secret"), "{}", refusal.why);
     }
 
     #[test]
@@ -259,11 +584,11 @@ mod tests {
             let context = Label::new(class, true);
             assert_eq!(
                 policy(READ_FILE, "{}", context, DataClass::Public, &[]),
-                Ok(())
+                Ok(Allowed::Run)
             );
             assert_eq!(
                 policy(RECALL, "{}", context, DataClass::Public, &[]),
-                Ok(())
+                Ok(Allowed::Run)
             );
         }
     }

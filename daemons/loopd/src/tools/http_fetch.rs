@@ -44,6 +44,11 @@ pub enum FetchError {
     NoHost {
         url: String,
     },
+    /// The URL carries a user name or password, which would go out as an
+    /// `Authorization` header: never sent (docs/labels.md, "/allow").
+    Userinfo {
+        url: String,
+    },
     Address {
         url: String,
         error: ResolveError,
@@ -84,6 +89,10 @@ impl fmt::Display for FetchError {
                 "{url}: scheme {scheme:?} is not fetched, only http and https are"
             ),
             FetchError::NoHost { url } => write!(f, "{url}: the url has no host"),
+            FetchError::Userinfo { url } => write!(
+                f,
+                "{url}: the url carries a user name or password (before the @), which is never sent; fetch it without them"
+            ),
             FetchError::Address { url, error } => write!(f, "{url}: {error}"),
             FetchError::TimedOut { url, timeout_s } => write!(
                 f,
@@ -188,6 +197,14 @@ fn agent_for(
         return Err(FetchError::Scheme {
             url: url.to_string(),
             scheme: url.scheme().to_string(),
+        });
+    }
+    // ureq would send them as a Basic `Authorization` header: a channel out of the box
+    // the owner does not see in the address they read, and credentials nobody asked to
+    // send. Checked on every hop, so a redirect cannot add them either.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(FetchError::Userinfo {
+            url: url.to_string(),
         });
     }
     let host = url.host().ok_or_else(|| FetchError::NoHost {

@@ -2,18 +2,25 @@
 //! frozen tools, the arguments JSON, and the tool's policy must allow it in the session's
 //! context label. Every outcome — a result, an error, a refusal — becomes the call's
 //! `tool_result`, which the model reads; nothing here fails the turn but the disk.
+//!
+//! Each call is known by loopd's own number for it (`call`, unique in the session), never
+//! by the server's `tool_call_id`, which may repeat or be empty: the `· ` line offering
+//! `/allow N` and the `note` that `/allow N` reads both name that number.
 
 use super::{Sink, TurnCtx};
 use crate::session::{Session, SessionError};
-use crate::tools::{self, guard, ToolOutput};
+use crate::tools::guard::{self, Allowed, Offer, Refusal};
+use crate::tools::{self, ToolOutput};
 use proto::time::now_rfc3339;
 use proto::{Label, Record, ToolCall};
 
 /// Characters of a call's arguments shown on its `· ` activity line. Enough to see
-/// which file or URL; a long argument is elided rather than flooding the reply.
+/// which file or URL; a long argument is elided rather than flooding the reply. A refused
+/// URL is shown whole on the refusal's own line (up to `guard::MAX_OFFERED_URL`).
 pub const ACTIVITY_ARGS_CHARS: usize = 200;
 
-/// Runs one call and appends its `tool_result` (and a `note` when refused).
+/// Runs one call and appends its `tool_result` (and a `note` when refused, or when it
+/// fetched one of the owner's URLs under the guard).
 pub fn run_call(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
@@ -22,31 +29,7 @@ pub fn run_call(
     sink: &mut dyn Sink,
 ) -> Result<(), SessionError> {
     sink.activity(&activity_line(call));
-    let mut refused = None;
-    let verdict = guard::policy(
-        &call.name,
-        &call.arguments,
-        session.label(),
-        ctx.cfg.tools.http_fetch.guard_class,
-        session.records(),
-    );
-    let output = if !offered(session, &call.name) {
-        error_output(format!("error: unknown tool {:?}", call.name))
-    } else if let Err(refusal) = verdict {
-        let output = error_output(format!(
-            "{}{}. Only the owner can fetch it (with /allow {number}).",
-            crate::tools::guard::REFUSED_PREFIX,
-            refusal.reason
-        ));
-        refused = Some(refusal);
-        output
-    } else if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
-        error_output(format!("error: arguments are not valid json: {e}"))
-    } else if call.name == "recall" {
-        crate::recall::run(&ctx.cfg.memory, &call.arguments)
-    } else {
-        tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
-    };
+    let (output, after) = outcome(ctx, session, call, number);
     // Broken here, once, where the record is made: the server is asked which spans its
     // model reads as special, and the answer is kept in the record, so replay stays a pure
     // function of the records however the server answers later.
@@ -58,24 +41,137 @@ pub fn run_call(
         label: output.label,
     };
     append_result(session, call, number, output)?;
-    if let Some(refusal) = refused {
-        let why = one_line_clipped(&refusal.reason);
-        match &refusal.url {
-            Some(url) => sink.activity(&format!(
-                "{why}. To fetch {} anyway, send: /allow {number}",
-                one_line_clipped(url)
-            )),
-            None => sink.activity(&why),
-        }
+    after.record(session, sink)
+}
+
+/// What a call's result is followed by.
+enum After {
+    Nothing,
+    /// The `note` that bounds the owner's URL to one fetch per owner line.
+    OwnerFetched(String),
+    /// The refusal's `· ` line and `note`.
+    Refused(Shown),
+}
+
+impl After {
+    fn record(self, session: &mut Session, sink: &mut dyn Sink) -> Result<(), SessionError> {
+        let text = match self {
+            After::Nothing => return Ok(()),
+            After::OwnerFetched(note) => note,
+            After::Refused(shown) => {
+                sink.activity(&shown.line);
+                shown.note
+            }
+        };
         session.append(Record::Note {
             time: now_rfc3339(),
-            text: format!(
-                "tool {} (call {number}) refused: {}; /allow {number} fetches it",
-                call.name, refusal.reason
-            ),
-        })?;
+            text,
+        })
     }
-    Ok(())
+}
+
+/// Checks and runs `call`: its output, and what must follow its result.
+fn outcome(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, After) {
+    if !offered(session, &call.name) {
+        let why = format!("error: unknown tool {:?}", call.name);
+        return (error_output(why), After::Nothing);
+    }
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        let why = format!("error: arguments are not valid json: {e}");
+        return (error_output(why), After::Nothing);
+    }
+    let verdict = guard::policy(
+        &call.name,
+        &call.arguments,
+        session.label(),
+        ctx.cfg.tools.http_fetch.guard_class,
+        session.records(),
+    );
+    let after = match verdict {
+        Err(refusal) => {
+            let shown = Shown::of(&refusal, number);
+            let content = format!(
+                "{}{}. {}",
+                guard::REFUSED_PREFIX,
+                refusal.reason(),
+                shown.for_model
+            );
+            return (error_output(content), After::Refused(shown));
+        }
+        Ok(Allowed::Run) => After::Nothing,
+        Ok(Allowed::OwnerOnce(url)) => After::OwnerFetched(guard::owner_fetch_note(number, &url)),
+    };
+    let output = if call.name == tools::RECALL {
+        crate::recall::run(&ctx.cfg.memory, &call.arguments)
+    } else {
+        tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
+    };
+    (output, after)
+}
+
+/// The start of the `note` a refusal writes for call N; `/allow N` reads what follows.
+pub fn refusal_note_prefix(number: u64) -> String {
+    format!("refused call {number}: ")
+}
+
+/// What follows `refusal_note_prefix` when the URL is offered: then the URL, a space and
+/// the rest of the note.
+pub fn offered_note_prefix(number: u64) -> String {
+    format!("/allow {number} fetches ")
+}
+
+/// A refusal as the owner, the model and the log see it.
+struct Shown {
+    /// The `· ` line: what was refused and why, the URL whole (or why it is not offered),
+    /// and how to allow it.
+    line: String,
+    /// What the model's tool result says after the reason.
+    for_model: String,
+    /// The `note`, which `/allow N` reads the URL from.
+    note: String,
+}
+
+impl Shown {
+    fn of(refusal: &Refusal, number: u64) -> Shown {
+        let prefix = refusal_note_prefix(number);
+        let reason = refusal.reason();
+        let Some(raw) = &refusal.url else {
+            return Shown {
+                line: clipped(&reason),
+                for_model: "Only the owner can run it.".into(),
+                note: format!("{prefix}not offered for /allow: no url; {reason}"),
+            };
+        };
+        let why = &refusal.why;
+        match guard::offer(raw) {
+            Offer::Allow(url) => Shown {
+                line: format!(
+                    "{} of {url} refused: {why}. To fetch this url ({} characters, shown whole) anyway, send: /allow {number}",
+                    tools::HTTP_FETCH,
+                    url.len()
+                ),
+                for_model: format!("Only the owner can fetch it (with /allow {number})."),
+                note: format!(
+                    "{prefix}{}{url} ({} characters); {reason}",
+                    offered_note_prefix(number),
+                    url.len()
+                ),
+            },
+            Offer::Not { shown, why: not } => Shown {
+                line: format!(
+                    "{} of {shown} refused: {why}. Not offered for /allow: {not}",
+                    tools::HTTP_FETCH
+                ),
+                for_model: format!("It cannot be allowed: {not}."),
+                note: format!("{prefix}not offered for /allow: {not}; {reason}"),
+            },
+        }
+    }
 }
 
 /// The model asked for tools in its last allowed round: each call gets a result saying
@@ -137,25 +233,17 @@ fn offered(session: &Session, name: &str) -> bool {
         .is_some_and(|list| list.iter().any(|t| t["function"]["name"] == name))
 }
 
-/// `read_file {"path":"/x"}`: the name and the arguments on one line, clipped.
+/// `read_file {"path":"/x"}`: the name and the arguments on one line, the arguments
+/// clipped. Both are the model's: the channel shows them as one-line fields (every
+/// control, invisible character and middle dot escaped), so neither can end the `· `
+/// line early, rewrite the screen or pass for another activity line.
 pub fn activity_line(call: &ToolCall) -> String {
-    // Both parts come from the model: one line each, clipped, so neither can end the
-    // `· ` line early and pass for reply text, nor flood the client.
-    format!(
-        "{} {}",
-        one_line_clipped(&call.name),
-        one_line_clipped(&call.arguments)
-    )
+    format!("{} {}", clipped(&call.name), clipped(&call.arguments))
 }
 
-fn one_line_clipped(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(ACTIVITY_ARGS_CHARS)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if text.chars().nth(ACTIVITY_ARGS_CHARS).is_some() {
-        out.push('…');
+fn clipped(text: &str) -> String {
+    match text.char_indices().nth(ACTIVITY_ARGS_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
     }
-    out
 }

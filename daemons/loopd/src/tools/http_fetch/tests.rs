@@ -351,3 +351,35 @@ fn a_huge_timeout_does_not_overflow_the_clock() {
     cfg.http_fetch.timeout_s = u64::MAX;
     assert_error(&fetch_tool("http://127.0.0.1:9/", &cfg), &["loopback"]);
 }
+
+/// Regression: `http://en.wikipedia.org:PRIVATE@127.0.0.1/` went out as a Basic
+/// `Authorization` header, data the owner reading the address would take for a host.
+#[test]
+fn a_url_with_a_user_name_or_password_is_refused_before_connecting() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for url in [
+        format!("http://en.wikipedia.org:PRIVATE@127.0.0.1:{port}/wiki/Tea"),
+        format!("http://PRIVATE@127.0.0.1:{port}/"),
+        format!("http://:PRIVATE@127.0.0.1:{port}/"),
+    ] {
+        let out = fetch_tool(&url, &tools(true));
+        assert_error(&out, &["user name or password", "never sent"]);
+    }
+    assert_eq!(
+        listener.accept().map(|_| ()).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock,
+        "nothing may connect"
+    );
+}
+
+#[test]
+fn a_redirect_to_a_url_with_a_password_is_refused() {
+    let (port, server) = serve(1, |_, port, s| {
+        redirect_to(format!("http://user:PRIVATE@127.0.0.1:{port}/next"))("", port, s)
+    });
+    let out = fetch_tool(&format!("http://127.0.0.1:{port}/"), &tools(true));
+    server.join().unwrap();
+    assert_error(&out, &["user name or password"]);
+}
