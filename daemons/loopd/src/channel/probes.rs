@@ -1,12 +1,22 @@
 //! The two commands that ask other servers — `/status` (llama.cpp, memoryd and the status
 //! board) and `/recall` (memoryd) — each on a short-lived thread of its own, so neither the
 //! poll loop nor the turn worker waits on them. The reply comes back as the job's `Done`.
+//! `/recall` is for a person at a terminal: each hit is cut to a screenful and says how
+//! long it is whole (the `recall` tool gives the model the hits whole).
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
 use crate::worker::{JobId, Notifier};
 use proto::config::Config;
+use proto::memory::{Hit, MemoryStatus};
 use proto::SessionId;
+
+/// The most characters of one hit `/recall` shows: about six lines of an 80-column
+/// terminal, so eight hits fit in a few screens and each can still be recognised.
+const HIT_SHOWN_CHARS: usize = 480;
+
+/// The most lines of one hit `/recall` shows, for hits made of many short lines.
+const HIT_SHOWN_LINES: usize = 6;
 
 /// Runs `/status` on its own thread and sends the reply as job `id`'s `Done`.
 pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, notify: Notifier) {
@@ -41,12 +51,14 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
             Ok(()) => out.push_str(&format!("llama.cpp: reachable at {}\n", client.base_url())),
             Err(e) => out.push_str(&format!("llama.cpp: unreachable: {e}\n")),
         }
+        out.push_str(&board.background().lines());
         match crate::memory::status(&memory) {
             Ok(s) => out.push_str(&format!(
-                "memoryd: reachable at {} ({} logs, {} rows)",
+                "memoryd: reachable at {} ({} logs, {} rows; {})",
                 memory.display(),
                 s.logs,
-                s.rows
+                s.rows,
+                backfill_text(&s)
             )),
             Err(crate::memory::MemoryError::Refused(m)) => out.push_str(&format!(
                 "memoryd: reachable at {}, but: {m}",
@@ -63,10 +75,53 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     spawn(notify.clone(), id, move || {
         match crate::memory::recall(&memory, &query) {
-            Ok(hits) => (crate::memory::render(&hits), true),
+            Ok(hits) => (crate::memory::render(&for_the_screen(hits)), true),
             Err(e) => (format!("error: memory unavailable: {e}"), false),
         }
     });
+}
+
+/// memoryd's vector backfill: how many rows have their vector and how many wait.
+fn backfill_text(s: &MemoryStatus) -> String {
+    if s.vectors_pending == 0 {
+        format!("vectors: {} rows, backfill done", s.vectors)
+    } else {
+        format!(
+            "vectors: {} rows, backfill running: {} rows pending",
+            s.vectors, s.vectors_pending
+        )
+    }
+}
+
+/// Hits cut to a screenful each, every cut one saying the hit's whole length.
+fn for_the_screen(hits: Vec<Hit>) -> Vec<Hit> {
+    hits.into_iter()
+        .map(|mut hit| {
+            if let Some(short) = shortened(&hit.text) {
+                hit.text = short;
+            }
+            hit
+        })
+        .collect()
+}
+
+/// `text` cut at `HIT_SHOWN_CHARS` characters or `HIT_SHOWN_LINES` lines, whichever
+/// comes first, with its length in characters; `None` when it fits whole.
+fn shortened(text: &str) -> Option<String> {
+    let by_lines = text
+        .match_indices('\n')
+        .nth(HIT_SHOWN_LINES - 1)
+        .map(|(at, _)| at);
+    let by_chars = text.char_indices().nth(HIT_SHOWN_CHARS).map(|(at, _)| at);
+    let cut = match (by_lines, by_chars) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let total = text.chars().count();
+    Some(format!(
+        "{} … [shortened: {total} characters in all]",
+        text[..cut].trim_end()
+    ))
 }
 
 fn spawn(notify: Notifier, id: JobId, f: impl FnOnce() -> (String, bool) + Send + 'static) {
@@ -79,5 +134,55 @@ fn spawn(notify: Notifier, id: JobId, f: impl FnOnce() -> (String, bool) + Send 
         });
     if let Err(e) = spawned {
         fallback.done(id, format!("error: cannot start a thread: {e}"), false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_recall_hit_is_cut_to_a_screenful_that_says_its_whole_length() {
+        let text = "é".repeat(4400);
+        let short = shortened(&text).unwrap();
+        assert!(short.starts_with(&"é".repeat(HIT_SHOWN_CHARS)));
+        assert!(!short.starts_with(&"é".repeat(HIT_SHOWN_CHARS + 1)));
+        assert!(
+            short.ends_with("… [shortened: 4400 characters in all]"),
+            "{short}"
+        );
+    }
+
+    #[test]
+    fn a_recall_hit_of_many_short_lines_is_cut_by_lines() {
+        let text = (1..=20)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let short = shortened(&text).unwrap();
+        assert_eq!(short.lines().count(), HIT_SHOWN_LINES);
+        assert!(short.starts_with("line 1\n"));
+        assert!(short.contains("line 6 … [shortened: "), "{short}");
+    }
+
+    #[test]
+    fn a_short_recall_hit_is_shown_whole() {
+        assert_eq!(shortened("dentist on Thursday at 3pm"), None);
+        let fits = "x".repeat(HIT_SHOWN_CHARS);
+        assert_eq!(shortened(&fits), None);
+    }
+
+    #[test]
+    fn status_says_whether_the_vector_backfill_is_done() {
+        let mut s = MemoryStatus {
+            vectors: 120,
+            ..MemoryStatus::default()
+        };
+        assert_eq!(backfill_text(&s), "vectors: 120 rows, backfill done");
+        s.vectors_pending = 30;
+        assert_eq!(
+            backfill_text(&s),
+            "vectors: 120 rows, backfill running: 30 rows pending"
+        );
     }
 }
