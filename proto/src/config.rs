@@ -40,7 +40,7 @@ pub struct Llama {
     pub url: String,
     pub retries: u32,
     pub timeout_s: u64,
-    /// Above 0: save the main slot after this many idle seconds (SPEC §4, §9).
+    /// Above 0: save the main slot after this many idle seconds (docs/turn.md, docs/config.md).
     pub slot_save_idle_s: u64,
     /// Days a session's saved slot file is kept after its last save; 0 keeps it for
     /// ever. loopd empties the files of sessions idle longer (docs/config.md).
@@ -105,7 +105,7 @@ pub const MAX_AUTO_HITS: u32 = 10;
 pub struct Channel {
     pub socket: PathBuf,
     pub allow_uids: Vec<u32>,
-    /// The class of what the owner says (SPEC §4): in loopd's context label and in
+    /// The class of what the owner says (docs/labels.md): in loopd's context label and in
     /// memoryd's rows.
     pub owner_class: DataClass,
 }
@@ -142,7 +142,7 @@ pub struct HttpFetch {
     pub timeout_s: u64,
     pub allow_private: bool,
     /// A URL not chosen by the owner is refused when the context is untrusted and its
-    /// class is at least this (SPEC §4).
+    /// class is at least this (docs/labels.md).
     pub guard_class: DataClass,
 }
 
@@ -165,7 +165,7 @@ pub struct Honcho {
     pub assistant_peer: String,
     /// A file holding the bearer token; empty sends no `Authorization` header.
     pub token_file: PathBuf,
-    /// Nothing whose label class is above this is posted (SPEC §4, §10).
+    /// Nothing whose label class is above this is posted (docs/labels.md, docs/honcho.md).
     pub max_class: DataClass,
 }
 

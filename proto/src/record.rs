@@ -97,7 +97,7 @@ pub enum Record {
     Usage {
         time: String,
         slot: u32,
-        /// Written inline: the line keeps SPEC §2's flat `cache_n`, `prompt_n`,
+        /// Written inline: the line keeps the flat `cache_n`, `prompt_n`,
         /// `predicted_n` after `slot`.
         #[serde(flatten)]
         tokens: Tokens,
@@ -154,7 +154,7 @@ impl Record {
     }
 
     /// The label this record adds to its epoch's context when what the owner says is
-    /// `owner_class` (SPEC §4): an owner `user` record carries that class, trusted; a
+    /// `owner_class` (docs/labels.md): an owner `user` record carries that class, trusted; a
     /// heartbeat's text is loopd's own prompt and carries none; the rest as [`Record::label`].
     pub fn label_as(&self, owner_class: DataClass) -> Option<Label> {
         match self {
@@ -394,7 +394,7 @@ impl Fields<'_> {
 }
 
 /// The label of everything an epoch's context holds: its carry label joined with the
-/// label of every record in it, the owner's words as `owner_class` (SPEC §4). loopd keeps
+/// label of every record in it, the owner's words as `owner_class` (docs/labels.md). loopd keeps
 /// it as the session's label, and a new epoch's `carry_label` is it, so a summary of
 /// secret, private or tainted turns stays so.
 pub fn context_label(carry_label: Label, records: &[Record], owner_class: DataClass) -> Label {

@@ -1,4 +1,4 @@
-//! SIGHUP reload (SPEC §8, what `systemctl reload` does): the config is re-read and
+//! SIGHUP reload (docs/systemd.md, what `systemctl reload` does): the config is re-read and
 //! validated; a bad new config is refused with the key (or the file) named in the log,
 //! the old config is kept and the daemon keeps serving, and systemd hears
 //! `RELOADING=1` then `READY=1` either way.

@@ -38,7 +38,7 @@ pub const MAX_CLIENTS: usize = 64;
 /// model's context could not hold it anyway.
 pub const MAX_PROMPT_BYTES: u64 = 1024 * 1024;
 
-/// The longest line a client may send (SPEC §5). Longer lines get `error:` and are
+/// The longest line a client may send (docs/channel.md). Longer lines get `error:` and are
 /// discarded; the input buffer never holds more than this plus one read.
 pub const MAX_LINE: usize = 64 * 1024;
 

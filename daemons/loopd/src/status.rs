@@ -49,6 +49,8 @@ struct Data {
     last_slot_save: Option<(Instant, SlotSave)>,
     /// Records waiting to be reported to Honcho; `None` when Honcho is not configured.
     honcho_backlog: Option<u64>,
+    /// The Honcho reporter's own account, read when `/status` asks.
+    honcho: Option<crate::honcho::StatusHandle>,
 }
 
 /// One save of the main slot to llama.cpp's slot file.
@@ -118,8 +120,18 @@ impl Board {
     }
 
     /// Records not yet reported to Honcho (call after each report attempt).
+    #[cfg(test)]
     pub fn set_honcho_backlog(&self, records: u64) {
         self.with(|d| d.honcho_backlog = Some(records));
+    }
+
+    /// The running Honcho reporter's status, read afresh by every `/status`; `None`
+    /// when reporting is off.
+    pub fn set_honcho(&self, handle: Option<crate::honcho::StatusHandle>) {
+        self.with(|d| {
+            d.honcho_backlog = None;
+            d.honcho = handle;
+        });
     }
 
     pub fn background(&self) -> BackgroundView {
@@ -129,7 +141,11 @@ impl Board {
                 .last_slot_save
                 .as_ref()
                 .map(|(at, save)| (save.clone(), at.elapsed().as_secs())),
-            honcho_backlog: d.honcho_backlog,
+            honcho_backlog: d
+                .honcho
+                .as_ref()
+                .map(|h| h.get().backlog)
+                .or(d.honcho_backlog),
         })
     }
 

@@ -1,4 +1,4 @@
-//! The session files on disk (SPEC §3), the only state loopd and memoryd share:
+//! The session files on disk (docs/sessions.md), the only state loopd and memoryd share:
 //! `<state_dir>/sessions/<id>/epoch-NNNNNN.{head.json,jsonl}`. This crate owns their layout
 //! and the rules for reading and writing them, so each rule exists once:
 //!

@@ -163,7 +163,7 @@ fn non_records_are_clear_errors() {
 
 #[test]
 fn a_usage_line_is_flat_in_the_specs_order() {
-    // SPEC §2: the counts sit beside `slot`, not under a key of their own.
+    // docs/sessions.md: the counts sit beside `slot`, not under a key of their own.
     let r = Record::Usage {
         time: "t".into(),
         slot: 1,

@@ -1,4 +1,4 @@
-//! The `.` before the after-turn work (SPEC §4): a turn's reply block ends as soon as its
+//! The `.` before the after-turn work (docs/turn.md): a turn's reply block ends as soon as its
 //! answer is complete; tool summaries and a threshold compaction run after it, and a line
 //! arriving meanwhile first gets a `· ` line saying what it waits for. The stand-in holds
 //! the summary's answer behind a gate, so "before" is the stand-in's state, not time.

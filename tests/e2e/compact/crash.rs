@@ -1,4 +1,4 @@
-//! A crash at each step of starting a new epoch (SPEC §3): loopd is aborted at a named
+//! A crash at each step of starting a new epoch (docs/sessions.md): loopd is aborted at a named
 //! point (`BOXMAKER_TEST_ABORT_AT`), restarted, and must find either the old epoch
 //! current or the new one complete — and the session must open and work.
 
@@ -85,7 +85,7 @@ fn a_crash_after_the_summary_leaves_the_old_epoch_current() {
 #[test]
 fn a_crash_after_the_new_log_is_created_leaves_the_old_epoch_current() {
     let l = crash_at("compact-after-log-create");
-    // The new epoch's empty log is a leftover; the restart removed it (issue 12).
+    // The new epoch's empty log is a leftover; the restart removed it.
     assert_eq!(files(&l), ["epoch-000000.head.json", "epoch-000000.jsonl"]);
     old_epoch_is_current_and_a_later_compaction_works(&l);
 }

@@ -1,4 +1,4 @@
-//! `SessionFull` (SPEC §4 steps 2 and 3): the turn's prompt does not fit, so the epoch is
+//! `SessionFull` (docs/turn.md, 'Context full'): the turn's prompt does not fit, so the epoch is
 //! compacted (reason `context_full`) and the owner's message is asked once more in the
 //! new epoch — answered in the same reply block, never lost, never looped.
 

@@ -1,4 +1,4 @@
-//! `/compact` (SPEC §5): a compaction now, reason `manual`, picking up a changed
+//! `/compact` (docs/channel.md): a compaction now, reason `manual`, picking up a changed
 //! `system.md`, answered with one reply block.
 
 use super::*;

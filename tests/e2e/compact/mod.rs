@@ -1,4 +1,4 @@
-//! Compaction end to end (SPEC §3, §4; seeds 000, 001, 002): loopd on a real socket with
+//! Compaction end to end (docs/sessions.md, docs/turn.md): loopd on a real socket with
 //! the scripted llama.cpp stand-in, asserting on the requests it sends (slot, tools, the
 //! carried summary), the reply blocks, and the epoch files on disk. `real` runs a whole
 //! conversation against the real server.
@@ -46,7 +46,7 @@ pub fn epoch_kinds(l: &Loopd, epoch: u64) -> Vec<String> {
         .collect()
 }
 
-/// A reply block without the `· ` lines saying what the line waited for (SPEC §4): a
+/// A reply block without the `· ` lines saying what the line waited for (docs/turn.md): a
 /// line sent right after a turn's `.` may or may not find the after-turn work running.
 pub fn answer(block: Vec<String>) -> Vec<String> {
     block

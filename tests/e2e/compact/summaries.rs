@@ -1,4 +1,4 @@
-//! Background tool summaries (SPEC §4 step 1, seed 000): which results, which slot, no
+//! Background tool summaries (docs/turn.md, 'Tool summaries'): which results, which slot, no
 //! tools key, labels copied, never twice, skipped on error, before compaction.
 
 use super::*;

@@ -1,5 +1,5 @@
-//! Compaction at the threshold (seed 001), the carried summary in the next epoch's
-//! prefix (seed 002), and what a failing or context-full summary call does.
+//! Compaction at the threshold, the carried summary in the next epoch's
+//! prefix, and what a failing or context-full summary call does.
 
 use super::*;
 use crate::loopd::Loopd;

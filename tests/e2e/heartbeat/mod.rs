@@ -1,4 +1,4 @@
-//! Heartbeats and Honcho reporting end to end (SPEC §10): the real loopd with a one-second
+//! Heartbeats and Honcho reporting end to end (docs/honcho.md): the real loopd with a one-second
 //! heartbeat, a scripted llama.cpp stand-in and, for Honcho, a stand-in of its messages
 //! API. Tests tell heartbeat requests from owner turns by their last message (the
 //! heartbeat's text), and synchronise on requests reaching a stand-in, on reply blocks and

@@ -1,4 +1,4 @@
-//! `scripts/bench load`: the floods of issue 12 against the real daemons on loopback
+//! `scripts/bench load`: hostile-client floods against the real daemons on loopback
 //! sockets, each bounded in count and time. For every flood it prints the daemon's peak
 //! RSS and a well-behaved client's latency during the flood, against the same client on
 //! the same daemon while it was idle. Ignored in the normal run (timings on a shared

@@ -1,4 +1,4 @@
-//! The line protocol under bad input and many clients (SPEC §5).
+//! The line protocol under bad input and many clients (docs/channel.md).
 
 use super::{write_config, Loopd};
 use crate::support::standin::{text, Gate, Reply, Standin};

@@ -1,4 +1,4 @@
-//! Careless and hostile clients of the channel (SPEC §5, issue 12): pipelined floods are
+//! Careless and hostile clients of the channel (docs/channel.md): pipelined floods are
 //! answered by backpressure, not dropped; the last line before a half-close counts; a
 //! client over the connection limit is told so; idle connections give way to a newcomer;
 //! and memoryd's silence reaches the owner in words.

@@ -1,5 +1,5 @@
 //! A compaction or session creation that fails on a full disk leaves a temporary head
-//! and an empty log behind; loopd's next start removes them (issue 12).
+//! and an empty log behind; loopd's next start removes them.
 
 use super::{write_session, Loopd};
 use crate::support::Daemon;

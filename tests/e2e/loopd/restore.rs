@@ -1,4 +1,4 @@
-//! A restart of llama.cpp costs nothing (SPEC §4, `llama.slot_save_idle_s`): against the
+//! A restart of llama.cpp costs nothing (docs/turn.md, `llama.slot_save_idle_s`): against the
 //! real server started with `--slot-save-path`, loopd saves the main slot once it has
 //! been idle, and after the server restarts it restores the slot before the next turn,
 //! whose `prompt_n` is then only the new tokens. Synchronised on loopd's log lines.

@@ -1,4 +1,4 @@
-//! The main slot's save and restore (SPEC §4, `llama.slot_save_idle_s`) against the
+//! The main slot's save and restore (docs/turn.md, `llama.slot_save_idle_s`) against the
 //! stand-in, which answers the slot actions as a server with `--slot-save-path` does
 //! (docs/llama-api.md) and can pretend to restart. Synchronised on loopd's log lines and
 //! the stand-in's requests; the real-server version is `restore.rs`.

@@ -1,4 +1,4 @@
-//! Replies nobody asked for (SPEC §5, §10): a heartbeat's block goes to every client of its
+//! Replies nobody asked for (docs/channel.md, docs/honcho.md): a heartbeat's block goes to every client of its
 //! session, but only between reply blocks, as a block of its own. A client waiting on or
 //! streaming a reply gets it right after that block ends, before its next line starts.
 //! Clients that half-closed their input are left out: they are scripts waiting for the

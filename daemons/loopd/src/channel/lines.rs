@@ -1,4 +1,4 @@
-//! Cutting a connection's bytes into lines (SPEC §5): `\n` ends a line, a `\r` before it
+//! Cutting a connection's bytes into lines (docs/channel.md): `\n` ends a line, a `\r` before it
 //! is dropped, a line over `MAX_LINE` bytes is refused and the rest of it discarded up to
 //! its newline, and a line that is not UTF-8 is refused. The connection goes on after
 //! each refusal. A partial line stays in the poll loop's input buffer, so the loop's
@@ -57,7 +57,7 @@ impl Framer {
         }
     }
 
-    /// The end of input: what is left without a newline is the last line (SPEC §5), so
+    /// The end of input: what is left without a newline is the last line (docs/channel.md), so
     /// `printf 'hi' | socat …` is answered like `printf 'hi\n' | …`.
     pub fn finish(&mut self, rest: &mut Vec<u8>) -> Option<LineEvent> {
         let discarding = std::mem::take(&mut self.discarding);

@@ -75,7 +75,7 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     spawn(notify.clone(), id, move || {
         match crate::memory::recall(&memory, &query) {
-            Ok(hits) => (crate::memory::render(&for_the_screen(hits)), true),
+            Ok(hits) => (shown(hits), true),
             Err(e) => (format!("error: memory unavailable: {e}"), false),
         }
     });
@@ -91,6 +91,33 @@ fn backfill_text(s: &MemoryStatus) -> String {
             s.vectors, s.vectors_pending
         )
     }
+}
+
+/// The least `Hit::relevance` a hit needs to be shown by `/recall`: a third of the
+/// query's content words (or that similarity by meaning). Below it a hit shares a word
+/// with the query by chance, and a screen of those hides the one that answers.
+pub const SHOWN_FLOOR: u16 = 334;
+
+/// `/recall`'s reply: the relevant hits, each cut to a screenful, and how many weaker
+/// matches were left out.
+fn shown(hits: Vec<Hit>) -> String {
+    let total = hits.len();
+    let relevant: Vec<Hit> = hits
+        .into_iter()
+        .filter(|h| h.relevance >= SHOWN_FLOOR)
+        .collect();
+    let left_out = total - relevant.len();
+    let mut out = crate::memory::render(&for_the_screen(relevant));
+    if left_out > 0 {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "({left_out} weaker match{} left out)",
+            if left_out == 1 { "" } else { "es" }
+        ));
+    }
+    out
 }
 
 /// Hits cut to a screenful each, every cut one saying the hit's whole length.

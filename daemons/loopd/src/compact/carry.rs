@@ -1,4 +1,4 @@
-//! The summary a new epoch carries (SPEC §4 step 2): one completion on `slots.main` of
+//! The summary a new epoch carries (docs/turn.md, 'Compaction'): one completion on `slots.main` of
 //! the epoch's prompt plus `compact.md`, or, when that call is itself context-full, the
 //! fallback of the epoch's user texts.
 //!

@@ -1,4 +1,4 @@
-//! Writing the next epoch to disk (SPEC §3): its head, built from the old epoch and the
+//! Writing the next epoch to disk (docs/sessions.md): its head, built from the old epoch and the
 //! summary, and its empty log, in an order where a crash at any step leaves either the
 //! old epoch current or the new one complete.
 //!

@@ -1,4 +1,4 @@
-//! The steps after a turn (SPEC §4, `finish_turn`), in their order: 1. background tool
+//! The steps after a turn (docs/turn.md, `finish_turn`), in their order: 1. background tool
 //! summaries, while the epoch still holds the results; 2. compaction, when the epoch's
 //! last `usage` is over the threshold or the turn ended `SessionFull`. It knows nothing
 //! of turns: `crate::engine` runs a turn, sends its `.`, and then calls `finish` (or,

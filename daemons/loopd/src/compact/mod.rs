@@ -1,5 +1,5 @@
-//! Compaction: starting a new epoch whose head carries a summary of the old one (SPEC §3,
-//! §4). `policy` holds the pure rules, `carry` makes the summary the new epoch carries
+//! Compaction: starting a new epoch whose head carries a summary of the old one (docs/sessions.md,
+//! docs/turn.md). `policy` holds the pure rules, `carry` makes the summary the new epoch carries
 //! (the summary call and its fallback), `epoch` the crash-safe write of the new epoch,
 //! `tool_summaries` makes the background tool summaries that run before it, and `finish`
 //! the order of all of it after a turn.
@@ -134,7 +134,7 @@ pub fn compact(
     Ok(done)
 }
 
-/// `compact`, and on failure what SPEC §4 asks: a `note` in the (old, still current)
+/// `compact`, and on failure what docs/turn.md asks: a `note` in the (old, still current)
 /// epoch and a `loopd:` error line. The next turn that finds compaction due tries again.
 pub fn compact_or_note(
     ctx: &TurnCtx<'_>,

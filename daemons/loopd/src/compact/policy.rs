@@ -82,7 +82,7 @@ pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fi
 /// The summary used when the model cannot write one because the summary call itself is
 /// context-full: the epoch's user texts in order (newest last), joined by a blank line;
 /// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
-/// character boundary) so that the newest is kept (SPEC §4).
+/// character boundary) so that the newest is kept (docs/turn.md).
 pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
     let texts: Vec<&str> = records
         .iter()

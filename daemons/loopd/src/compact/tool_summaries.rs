@@ -1,4 +1,4 @@
-//! Background tool summaries (SPEC §4 step 1, seed 000). After a turn, each `tool_result`
+//! Background tool summaries (docs/turn.md, 'Tool summaries'). After a turn, each `tool_result`
 //! of the epoch whose tool is named in `compact.summarise` and that has no `tool_summary`
 //! yet gets one no-tools completion on `slots.background`: the epoch's prompt plus one user
 //! message, `summarise.md`, a blank line, the result. The answer becomes a `tool_summary`

@@ -123,13 +123,14 @@ impl Engine {
         self.keeper.idle_timeout()
     }
 
-    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot.
-    pub fn save_idle(&mut self) {
+    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
+    /// saved, for `/status`.
+    pub fn save_idle(&mut self) -> Option<crate::status::SlotSave> {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: &self.client,
         };
-        self.keeper.save(&ctx);
+        self.keeper.save(&ctx)
     }
 
     /// A whole turn up to its answer: `run_turn`, and after a `SessionFull` the

@@ -1,4 +1,4 @@
-//! Telling a heartbeat's "nothing to report" apart from news (SPEC §10). The model is asked
+//! Telling a heartbeat's "nothing to report" apart from news (docs/honcho.md). The model is asked
 //! to answer `HEARTBEAT_OK` when there is nothing the owner should hear about; models
 //! often wrap it ("HEARTBEAT_OK — all quiet.", "**HEARTBEAT_OK**"), so the token counts
 //! as an acknowledgement at the start or the end of the answer as long as little else

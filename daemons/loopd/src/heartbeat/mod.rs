@@ -1,4 +1,4 @@
-//! Heartbeat turns (SPEC §10): every `heartbeat.every_s` seconds, while loopd is idle, a
+//! Heartbeat turns (docs/honcho.md): every `heartbeat.every_s` seconds, while loopd is idle, a
 //! turn with `origin: heartbeat` whose text is `heartbeat.md`, so the assistant can speak
 //! up without being asked. An answer that is [`ack::TOKEN`] (with little else) is logged
 //! and not delivered; anything else goes to the connected clients of the session as a

@@ -1,4 +1,4 @@
-//! The label of a message Honcho would be sent (SPEC §4, §10), and so whether it may go.
+//! The label of a message Honcho would be sent (docs/labels.md, docs/honcho.md), and so whether it may go.
 //!
 //! The owner's message carries `channel.owner_class`. An assistant answer carries the
 //! context label it was written under — the epoch's `carry_label` joined with the label

@@ -1,4 +1,4 @@
-//! Reporting finished turns to Honcho (SPEC §10). When `honcho.url` is set, each finished
+//! Reporting finished turns to Honcho (docs/honcho.md). When `honcho.url` is set, each finished
 //! owner turn's message and final answer are posted to Honcho's v3 messages API; heartbeat
 //! turns, the carry and tool traffic never are.
 //!

@@ -84,6 +84,7 @@ fn client(url: &str, timeout_s: u64) -> Client {
         retries: 3,
         timeout_s,
         slot_save_idle_s: 0,
+        slot_keep_days: 0,
     })
 }
 
@@ -173,6 +174,7 @@ fn a_server_loading_its_model_is_retried() {
         retries: 1,
         timeout_s: 30,
         slot_save_idle_s: 0,
+        slot_keep_days: 0,
     });
     let e = chat(&c).unwrap_err();
     assert!(matches!(e, LlamaError::GaveUp { attempts: 2, .. }), "{e:?}");

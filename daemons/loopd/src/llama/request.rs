@@ -2,7 +2,7 @@
 //! slot and prompt-cache settings, streaming on, and the frozen tool schemas (no `tools`
 //! key at all when there are none). Serialised from typed structs, so the same request
 //! always gives the same bytes. There is no `max_tokens`: how long an answer may run is
-//! the llama.cpp server's own setting (`--n-predict`), as SPEC §4 leaves the request.
+//! the llama.cpp server's own setting (`--n-predict`), as docs/turn.md leaves the request.
 
 use serde::Serialize;
 

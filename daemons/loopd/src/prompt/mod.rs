@@ -32,7 +32,7 @@ pub fn cap_chars(s: &str, n: usize) -> &str {
 }
 
 /// The last `n` characters of `s`, never splitting a character: what the fallback
-/// summary keeps when the epoch's user texts are too long (SPEC §4, the newest kept).
+/// summary keeps when the epoch's user texts are too long (docs/turn.md, the newest kept).
 pub fn cap_chars_from_end(s: &str, n: usize) -> &str {
     if n == 0 {
         return "";

@@ -1,5 +1,5 @@
-//! The prompt of an epoch (SPEC §4): the head's system message; the carried summary as
-//! one user message when the head has one (seed 002: not a record, not a turn); then the
+//! The prompt of an epoch (docs/turn.md): the head's system message; the carried summary as
+//! one user message when the head has one (not a record, not a turn); then the
 //! epoch's records in order. Pure and deterministic: the same head and records always
 //! give the same messages, so the prompt prefix llama.cpp has cached stays byte-stable.
 

@@ -1,4 +1,4 @@
-//! A session on disk (SPEC §3): `<state_dir>/sessions/<id>/`, one head file and one log
+//! A session on disk (docs/sessions.md): `<state_dir>/sessions/<id>/`, one head file and one log
 //! per epoch. `Session` is the current epoch held in memory — its head, its records, the
 //! context label they add up to — plus the append that puts a record on disk before
 //! anyone is told it happened. The files themselves (names, heads, the log, the torn-tail
@@ -65,7 +65,7 @@ pub struct Session {
     /// The join of the head's carry label and every record label in the epoch, the
     /// owner's words counted as `owner_class`.
     label: Label,
-    /// `channel.owner_class`: the label of what the owner says (SPEC §4).
+    /// `channel.owner_class`: the label of what the owner says (docs/labels.md).
     owner_class: DataClass,
     /// The next tool call number: one more than any `call` in the session's logs.
     next_call: u64,
@@ -278,7 +278,7 @@ fn max_call_before(dir: &Path, epoch: u64) -> u64 {
     max
 }
 
-/// The head of a session's first epoch. SPEC §3 gives no `summary_source` for epoch 0,
+/// The head of a session's first epoch. docs/sessions.md gives no `summary_source` for epoch 0,
 /// which has no summary; it is written as `model` with a null `carry` and a public,
 /// trusted `carry_label`, so a reader can treat every head alike.
 pub fn epoch_zero(system: String, tools: serde_json::Value) -> Head {

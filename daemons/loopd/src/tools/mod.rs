@@ -1,4 +1,4 @@
-//! loopd's tools as the turn loop sees them (SPEC §4): the schemas sent to the model, the
+//! loopd's tools as the turn loop sees them (docs/turn.md): the schemas sent to the model, the
 //! two local tools (`read_file`, `http_fetch`) run from the model's raw JSON arguments;
 //! the context-label policy checked before any tool runs is in [`guard`]. `recall` talks to memoryd
 //! and is run by the turn loop; only its schema and policy live here.
@@ -131,7 +131,7 @@ pub fn run_local(name: &str, arguments: &str, cfg: &Tools) -> ToolOutput {
     }
 }
 
-/// The label of anything `http_fetch` returns (SPEC §4).
+/// The label of anything `http_fetch` returns (docs/labels.md).
 pub const FETCHED: Label = Label {
     class: DataClass::Public,
     untrusted: true,

@@ -24,7 +24,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-/// The label of a file no class rule matches (SPEC §4): the owner's files are private,
+/// The label of a file no class rule matches (docs/labels.md): the owner's files are private,
 /// and the owner wrote them, so they are trusted.
 pub const DEFAULT_LABEL: Label = Label {
     class: DataClass::Private,

@@ -1,4 +1,4 @@
-//! A turn (SPEC §4): append the owner's `user` record, ask the model on `slots.main`
+//! A turn (docs/turn.md): append the owner's `user` record, ask the model on `slots.main`
 //! with the epoch's replayed prompt, stream its text to the asking client, append
 //! `assistant` and `usage`, run each tool call (appending `tool_result`), and go round
 //! again until the model answers without tool calls or `loop.max_rounds` is spent.

@@ -172,6 +172,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
+    board.set_honcho(honcho.as_ref().map(crate::honcho::Reporter::status));
     let mut state = State {
         engine: Engine::new(cfg),
         board,
@@ -189,7 +190,9 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             Some(idle) => match jobs.recv_timeout(idle) {
                 Ok(job) => job,
                 Err(RecvTimeoutError::Timeout) => {
-                    state.engine.save_idle();
+                    if let Some(save) = state.engine.save_idle() {
+                        state.board.slot_saved(save);
+                    }
                     continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -300,6 +303,8 @@ impl State {
             old.stop();
         }
         self.honcho = crate::honcho::Reporter::start(cfg);
+        self.board
+            .set_honcho(self.honcho.as_ref().map(crate::honcho::Reporter::status));
         match &self.honcho {
             Some(_) => plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url),
             None => plumbing::info!("honcho: reporting is off"),
@@ -323,7 +328,7 @@ impl State {
                 board.set(session_id.as_str(), SessionView::of(session));
                 // The beat goes out before the after-turn work, like a reply's `.`.
                 notify.send(Event::Heartbeat(beat));
-                after(engine, session, answered, notify);
+                after(engine, session, answered, notify, board);
                 board.set(session_id.as_str(), SessionView::of(session));
                 board.turn_ended();
             }
@@ -368,7 +373,7 @@ impl State {
         let (reply, ok) = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
         // The answer is complete: the `.` goes out now, before the after-turn work.
         notify.done(id, reply, ok);
-        after(engine, session, outcome.is_ok(), notify);
+        after(engine, session, outcome.is_ok(), notify, board);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
         // After the reply is on its way: reporting never holds up the owner's answer.
@@ -460,17 +465,25 @@ impl Sessions {
 
 /// The after-turn work of an answered turn (`Engine::after`), each step announced to the
 /// poll loop as `Event::Waiting`; a turn that was not answered only nudges memoryd.
-fn after(engine: &mut Engine, session: &mut Session, answered: bool, notify: &Notifier) {
+fn after(
+    engine: &mut Engine,
+    session: &mut Session,
+    answered: bool,
+    notify: &Notifier,
+    board: &Board,
+) {
     if !answered {
         engine.nudge(session);
         return;
     }
     let mut progress = Waiting {
         notify,
+        board,
         said: false,
     };
     engine.after(session, &mut progress);
     if progress.said {
+        board.after_turn_ended();
         notify.send(Event::Waiting(None));
     }
 }

@@ -46,12 +46,14 @@ pub(super) fn done_line(
 /// Tells the poll loop what after-turn step the next job waits for.
 pub(super) struct Waiting<'a> {
     pub(super) notify: &'a Notifier,
+    pub(super) board: &'a crate::status::Board,
     pub(super) said: bool,
 }
 
 impl Progress for Waiting<'_> {
     fn step(&mut self, what: &str) {
         self.said = true;
+        self.board.after_turn_started(what);
         self.notify.send(Event::Waiting(Some(what.to_string())));
     }
 }

@@ -1,4 +1,4 @@
-//! Keeping the main slot's prompt cache across a llama.cpp restart (SPEC §4): with
+//! Keeping the main slot's prompt cache across a llama.cpp restart (docs/turn.md): with
 //! `llama.slot_save_idle_s` above 0 and a server started with `--slot-save-path`, the
 //! main slot is saved after that many idle seconds when it changed since the last save,
 //! and restored before a turn when the server's slot has lost it: the server restarted
@@ -238,11 +238,10 @@ impl Keeper {
         }
     }
 
-    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot.
-    pub fn save(&mut self, ctx: &TurnCtx<'_>) {
-        let Some(owner) = self.owner.clone().filter(|_| self.on() && self.dirty) else {
-            return;
-        };
+    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
+    /// saved, if anything.
+    pub fn save(&mut self, ctx: &TurnCtx<'_>) -> Option<crate::status::SlotSave> {
+        let owner = self.owner.clone().filter(|_| self.on() && self.dirty)?;
         // Whatever happens, this change is dealt with: a failure is not retried every
         // idle period, the next turn makes the slot dirty again.
         self.dirty = false;
@@ -257,7 +256,7 @@ impl Keeper {
                     started.elapsed().as_millis()
                 );
                 self.saved.insert(
-                    owner.session,
+                    owner.session.clone(),
                     Saved {
                         epoch: owner.epoch,
                         tokens: n,
@@ -267,9 +266,20 @@ impl Keeper {
                 self.empty_idle(ctx);
                 let (files, tokens) = self.saved.totals();
                 plumbing::info!("slot saves kept: {files} files, {tokens} tokens in all");
+                Some(crate::status::SlotSave {
+                    session: owner.session.to_string(),
+                    epoch: owner.epoch,
+                    tokens: n,
+                })
             }
-            Err(SlotError::NoSavePath) => self.no_save_path(ctx),
-            Err(e) => plumbing::warn!("session {}: saving slot {}: {e}", owner.session, self.main),
+            Err(SlotError::NoSavePath) => {
+                self.no_save_path(ctx);
+                None
+            }
+            Err(e) => {
+                plumbing::warn!("session {}: saving slot {}: {e}", owner.session, self.main);
+                None
+            }
         }
     }
 
