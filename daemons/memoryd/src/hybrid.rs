@@ -13,6 +13,10 @@
 //! than words alone on LoCoMo in every category but multi-hop: it let weak vector hits
 //! push out what the words found (`scripts/bench recall`).
 //!
+//! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
+//! word hit the share of the question's groups it holds, a hit found by meaning only its
+//! cosine, a hit found both ways the larger.
+//!
 //! Names and times weigh on the meaning side as on the words' (`index::rank`): a meaning
 //! hit that names none of the people the question names counts `NAME_MISSING` less, one
 //! from the time the question names counts `IN_SPAN` more.
@@ -156,21 +160,27 @@ pub fn merge(
     let words: Vec<(f32, Hit)> = lexical
         .into_iter()
         .map(|r| {
+            let mut hit = r.hit;
             let mut s = r.relevance;
-            if contains_any(&r.hit.text, &codes) {
+            if contains_any(&hit.text, &codes) {
                 s = f32::INFINITY;
-            } else if let Some(&c) = meaning_of.get(r.hit.text.as_str()) {
-                let m = strength(&r.hit, c);
+            } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
+                let m = strength(&hit, c);
                 s = s.max(m) + cal.both;
+                // Found both ways: as relevant as the better of the two says.
+                hit.relevance = hit.relevance.max(similarity(c));
             }
-            (s, r.hit)
+            (s, hit)
         })
         .collect();
     let word_texts: HashSet<String> = words.iter().map(|(_, h)| h.text.clone()).collect();
     let mut meaning: Vec<(f32, Hit)> = by_meaning
         .into_iter()
         .filter(|(h, c)| *c >= cal.floor && !word_texts.contains(&h.text))
-        .map(|(h, c)| (strength(&h, c), h))
+        .map(|(mut h, c)| {
+            h.relevance = similarity(c);
+            (strength(&h, c), h)
+        })
         .collect();
     // Stable: equal strengths keep the cosine order.
     meaning.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -192,6 +202,11 @@ pub fn merge(
         }
     }
     out
+}
+
+/// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).
+fn similarity(cosine: f32) -> u16 {
+    (cosine.clamp(0.0, 1.0) * f32::from(proto::memory::FULLY_RELEVANT)).round() as u16
 }
 
 /// The query's tokens that read as codes, lower-cased.

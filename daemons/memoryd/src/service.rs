@@ -97,6 +97,8 @@ impl FrameService {
                 Err(e) => Err(e.to_string()),
             },
             Request::Status => self.refresh().map(Response::Status),
+            // Forgetting's index side is not built yet: say so rather than pretend.
+            Request::Forget { .. } => Err("memoryd cannot forget yet".to_string()),
         };
         answer.unwrap_or_else(|message| {
             plumbing::error!("{message}");
@@ -308,7 +310,7 @@ fn encode_fitting(mut response: Response) -> Option<Vec<u8>> {
             Err(FrameError::TooLarge(_)) => {
                 let dropped = match &mut response {
                     Response::Hits(hits) => hits.pop().is_some(),
-                    Response::Status(_) | Response::Error { .. } => false,
+                    Response::Status(_) | Response::Forgot { .. } | Response::Error { .. } => false,
                 };
                 if !dropped {
                     plumbing::error!("a response does not fit in a frame");

@@ -85,6 +85,7 @@ pub fn user(text: &str) -> Record {
 
 pub fn assistant(text: &str) -> Record {
     Record::Assistant {
+        cut: false,
         time: T.into(),
         content: Some(text.into()),
         tool_calls: vec![],

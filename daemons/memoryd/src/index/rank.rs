@@ -10,7 +10,7 @@
 
 use crate::query::time::Span;
 use crate::query::Query;
-use proto::memory::Hit;
+use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
 
 /// One row the full-text index found: what `recall`'s lexical step hands to the
@@ -71,7 +71,8 @@ pub(super) fn rerank(
 ) -> Vec<Ranked> {
     let mut scored: Vec<(bool, f64, i64, f32, Hit)> = rows
         .into_iter()
-        .map(|(c, hit)| {
+        .map(|(c, mut hit)| {
+            hit.relevance = relevance(query, &hit.text);
             let (s, relevance) = score(query, c.bm25, &hit.text);
             let mut s = s;
             if !query.holds_names(&hit.text) {
@@ -94,13 +95,15 @@ pub(super) fn rerank(
         .collect()
 }
 
-/// The share of the question's groups `text` holds, 0 to 1: what a hit's relevance says.
-pub fn relevance(query: &Query, text: &str) -> f32 {
+/// The share of the query's groups `text` holds, in thousandths: what `Hit::relevance`
+/// says of a hit the words found.
+pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
     let c = query.coverage(text);
     if c.of == 0 {
-        return 0.0;
+        return 0;
     }
-    c.matched as f32 / c.of as f32
+    let share = (c.matched.min(c.of) as u64 * u64::from(FULLY_RELEVANT)) / c.of as u64;
+    u16::try_from(share).unwrap_or(FULLY_RELEVANT)
 }
 
 /// The final score of a record (larger is better) and its relevance.

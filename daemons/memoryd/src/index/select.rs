@@ -65,7 +65,13 @@ pub(super) fn row_of<'a>(
             ..
         } => session(time, "assistant", content),
         Record::Assistant { content: None, .. } => return None,
+        // A memory record is a copy of rows already indexed where they were first said;
+        // indexing it again would answer every later recall twice. Its label still
+        // raises the context, as it did the prompt's.
         Record::ToolResult {
+            class, untrusted, ..
+        }
+        | Record::Memory {
             class, untrusted, ..
         } => {
             *rolling = rolling.join(Label::new(*class, *untrusted));
@@ -200,6 +206,7 @@ mod tests {
         let said = row_of(&pin, &mut rolling, p, p).unwrap();
         assert_eq!(said.label, Label::new(DataClass::Private, false));
         let answer = Record::Assistant {
+            cut: false,
             time: T.into(),
             content: Some("noted".into()),
             tool_calls: vec![],
@@ -227,6 +234,7 @@ mod tests {
         let p = DataClass::Private;
         assert!(row_of(&user("  \n"), &mut rolling, p, DataClass::Public).is_none());
         let silent = Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![],
