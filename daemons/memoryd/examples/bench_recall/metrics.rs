@@ -13,8 +13,11 @@ pub struct Scores {
     all: Vec<(Option<usize>, f64, f64)>,
 }
 
+/// A measure's name and how it is computed.
+pub type Measure = (&'static str, fn(&Scores) -> f64);
+
 /// The measures printed, in order, one table each.
-pub const MEASURES: [(&str, fn(&Scores) -> f64); 6] = [
+pub const MEASURES: [Measure; 6] = [
     ("recall@1", |s| s.recall_at(1)),
     ("recall@5", |s| s.recall_at(5)),
     ("recall@10", |s| s.recall_at(10)),

@@ -163,7 +163,7 @@ impl Embedder {
         let threads = threads.clamp(1, passes.len().max(1));
         // Thread t runs passes t, t + threads, …: neighbouring passes are of similar
         // length, so the threads finish together.
-        let share = |t: usize| -> Result<Vec<(usize, [f32; DIM])>, EmbedError> {
+        let share = |t: usize| -> Result<Embedded, EmbedError> {
             let mut out = Vec::new();
             for pass in passes.iter().skip(t).step_by(threads) {
                 let ids: Vec<&[u32]> = pass.iter().map(|&w| windows[w].1.as_slice()).collect();
@@ -171,7 +171,7 @@ impl Embedder {
             }
             Ok(out)
         };
-        let done: Vec<Result<Vec<(usize, [f32; DIM])>, EmbedError>> = if threads == 1 {
+        let done: Vec<Result<Embedded, EmbedError>> = if threads == 1 {
             vec![share(0)]
         } else {
             std::thread::scope(|scope| {
@@ -268,6 +268,9 @@ impl Embedder {
             .collect()
     }
 }
+
+/// Windows embedded by one thread: (window, its vector).
+type Embedded = Vec<(usize, [f32; DIM])>;
 
 /// The first `max` characters of `text`.
 fn clip(text: &str, max: usize) -> &str {

@@ -136,7 +136,9 @@ fn the_default_never_ranks_below_words_only_where_words_find_the_answer_first() 
         (T, "The cat food is kept in the hallway cupboard"),
     ];
     let (_d, ix) = index_of(&lines);
-    let cases: [(&str, &str, &[(&str, f32)]); 3] = [
+    // (question, its answer, what meaning finds with its cosines)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, f32)]);
+    let cases: [Case<'_>; 3] = [
         (
             "cabin wifi password",
             lines[0].1,
