@@ -76,12 +76,12 @@ pub fn cue(text: &str, now: Day) -> Option<Span> {
             ("this", "month") => return Some(month_span(now.0, now.1)),
             ("last", "year") => return Some(year_span(now.0 - 1)),
             ("this", "year") => return Some(year_span(now.0)),
-            (n, "days" | "day") if w(i + 2) == "ago" => {
-                let n = number(n)?;
+            (n, "days" | "day") if w(i + 2) == "ago" && number(n).is_some() => {
+                let n = number(n).unwrap_or(1);
                 return Some(span(today - n - 1, today - n + 1));
             }
-            (n, "weeks" | "week") if w(i + 2) == "ago" => {
-                let n = number(n)?;
+            (n, "weeks" | "week") if w(i + 2) == "ago" && number(n).is_some() => {
+                let n = number(n).unwrap_or(1);
                 return Some(span(today - 7 * n - 3, today - 7 * n + 3));
             }
             _ => {}
@@ -254,7 +254,11 @@ mod tests {
             c("what happened in October?"),
             ("2026-10-01".into(), "2026-10-31".into())
         );
-        assert_eq!(c("in December"), ("2025-12-01".into(), "2025-12-31".into()));
+        let june = cue("what did we do in December", (2026, 6, 1)).expect("a cue");
+        assert_eq!(
+            (june.from, june.to),
+            ("2025-12-01".into(), "2025-12-31".into())
+        );
     }
 
     #[test]
