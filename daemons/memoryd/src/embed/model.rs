@@ -320,3 +320,41 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, (PathBuf, String)> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    fn cos(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn a_long_record_is_found_by_a_sentence_from_its_end() {
+        let Some(dir) = super::super::tests::model_dir() else {
+            return;
+        };
+        let m = Embedder::load(&dir).expect("load");
+        let opening = "The committee reviewed the quarterly budget figures and discussed \
+                       the schedule for the next planning cycle in detail. ";
+        let filler = opening.repeat(10);
+        let long = format!(
+            "{filler}Finally, the spare key to the garden shed is hidden under the third stone by the pond."
+        );
+        let v = m
+            .embed(&[
+                &long,
+                opening,
+                "where is the spare key to the garden shed hidden?",
+            ])
+            .expect("embed");
+        // Embedded by its start only, the long record would be as far from the question
+        // as its opening sentence is.
+        assert!(
+            cos(&v[0], &v[2]) > cos(&v[1], &v[2]) + 0.1,
+            "long {} vs opening {}",
+            cos(&v[0], &v[2]),
+            cos(&v[1], &v[2])
+        );
+    }
+}
