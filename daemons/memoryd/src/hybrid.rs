@@ -1,8 +1,25 @@
-//! A recall from both halves: the text index's ranking (bm25, see `index::recall`) and
-//! the vector side's (cosine, see `embed`), fused by reciprocal rank fusion. Each list
-//! gives a hit `weight / (RRF_K + rank)`; the sums decide, ties go to the newer record.
-//! Rank fusion needs no calibration between bm25 and cosine, which have nothing in
-//! common as numbers; the weights were chosen on `scripts/bench recall`'s sets.
+//! A recall from both halves: the text index's ranking (`index::recall`) and the vector
+//! side's (cosine, see `embed`), merged so that meaning can add what words miss and never
+//! push out what words found well.
+//!
+//! The words' hits keep their own order. A hit found by meaning goes ahead of the next
+//! word hit only when it is closer to the question than that word hit is: a word hit's
+//! strength is its relevance (the share of the question's groups it holds, 0 to 1), a
+//! meaning hit's is its cosine put on the same scale by `Calibration` (`VECTOR_FLOOR`
+//! is nothing, `VECTOR_FULL` as good as holding every word). So a record holding every
+//! word of the question stays first unless meaning finds something nearly identical to
+//! it, while a question the words answer only in part (a paraphrase) lets the close
+//! meaning hits through. Equal-weight rank fusion, which this replaces, measured worse
+//! than words alone on LoCoMo in every category but multi-hop: it let weak vector hits
+//! push out what the words found (`scripts/bench recall`).
+//!
+//! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
+//! word hit the share of the question's groups it holds, a hit found by meaning only its
+//! cosine, a hit found both ways the larger.
+//!
+//! Names and times weigh on the meaning side as on the words' (`index::rank`): a meaning
+//! hit that names none of the people the question names counts `NAME_MISSING` less, one
+//! from the time the question names counts `IN_SPAN` more.
 //!
 //! Exact tokens keep winning: when the query holds a token that reads as a code (a digit,
 //! or `.`, `/`, `@`, `:`, `_`, `-` inside it: order numbers, addresses, file names, URLs),
@@ -11,25 +28,45 @@
 
 use crate::embed::store::Near;
 use crate::embed::vectors::Vectors;
-use crate::index::{class_rank, Index, IndexError};
+use crate::index::{class_rank, Index, IndexError, Ranked};
+use crate::query::{self, time};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
-use std::collections::HashMap;
-
-/// The rank offset of reciprocal rank fusion: 60, as in Cormack et al. and most
-/// systems since; larger flattens the difference between the first ranks.
-pub const RRF_K: f32 = 60.0;
-
-/// How much a rank in the text list counts against the same rank in the vector list.
-pub const LEXICAL_WEIGHT: f32 = 1.0;
-pub const VECTOR_WEIGHT: f32 = 1.0;
+use std::collections::{HashMap, HashSet};
 
 /// Candidates taken from each half: enough that a hit ranked low by one half and high by
 /// the other is still seen.
 pub const CANDIDATES: u32 = MAX_HITS;
 
-/// The best `limit` hits for `query`: both halves fused when the vector side is ready,
-/// the text index alone otherwise.
+/// How a cosine compares with a word hit's relevance: `floor` maps to 0, `full` to 1
+/// (holding every word of the question).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub floor: f32,
+    pub full: f32,
+    /// How much a meaning hit naming none of the question's names is worth (times).
+    pub name_missing: f32,
+    /// How much a meaning hit from the time the question names is worth (times).
+    pub in_span: f32,
+    /// A hit both halves found counts its better strength plus this.
+    pub both: f32,
+}
+
+/// all-MiniLM-L6-v2's cosines: unrelated chat lines sit around 0.1 to 0.3, a paraphrase
+/// of the same fact 0.6 to 0.8. Chosen on `scripts/bench recall` (both sets, `--sweep`).
+pub const VECTOR_FLOOR: f32 = 0.35;
+pub const VECTOR_FULL: f32 = 0.75;
+
+pub const CALIBRATION: Calibration = Calibration {
+    floor: VECTOR_FLOOR,
+    full: VECTOR_FULL,
+    name_missing: 0.5,
+    in_span: 1.5,
+    both: 0.0,
+};
+
+/// The best `limit` hits for `query`: both halves merged when the vector side is ready,
+/// the text index alone otherwise. Time cues count from today.
 pub fn recall(
     index: &Index,
     vectors: Option<&Vectors>,
@@ -45,93 +82,126 @@ pub fn recall(
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
     let near = vectors.nearest(query, max_rank, CANDIDATES as usize);
-    recall_with(index, &near, query, max_class, limit)
+    recall_with(index, &near, query, max_class, limit, time::today())
 }
 
-/// The fused recall given the vector side's rows nearest to `query` (best first).
+/// The merged recall given the vector side's rows nearest to `query` (best first), time
+/// cues counted from `now`.
 pub fn recall_with(
     index: &Index,
     near: &[Near],
     query: &str,
     max_class: DataClass,
     limit: u32,
+    now: time::Day,
+) -> Result<Vec<Hit>, IndexError> {
+    recall_calibrated(CALIBRATION, index, near, query, max_class, limit, now)
+}
+
+/// `recall_with` under another calibration, for measuring (`scripts/bench recall --sweep`).
+pub fn recall_calibrated(
+    cal: Calibration,
+    index: &Index,
+    near: &[Near],
+    query: &str,
+    max_class: DataClass,
+    limit: u32,
+    now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
     let limit = limit.min(MAX_HITS);
-    let lexical = index.search(query, max_class, CANDIDATES)?;
-    let mut by_meaning = Vec::with_capacity(near.len());
-    for n in near {
-        // One row at a time (a cached statement), so each hit keeps its own similarity.
-        for mut hit in index.hits_by_ids(&[n.id], max_class)? {
-            hit.relevance = similarity(n.score);
-            by_meaning.push(hit);
-        }
-    }
-    Ok(fuse(query, lexical, by_meaning, limit as usize))
-}
-
-/// How the two rankings are weighed: `rrf_k` and each list's weight (see the constants).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Weights {
-    pub rrf_k: f32,
-    pub lexical: f32,
-    pub vector: f32,
-}
-
-/// The weights `Recall` uses.
-pub const WEIGHTS: Weights = Weights {
-    rrf_k: RRF_K,
-    lexical: LEXICAL_WEIGHT,
-    vector: VECTOR_WEIGHT,
-};
-
-/// Fuses two ranked lists of hits (best first) into at most `limit`, one hit per text.
-pub fn fuse(query: &str, lexical: Vec<Hit>, by_meaning: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    fuse_with(WEIGHTS, query, lexical, by_meaning, limit)
-}
-
-/// `fuse` with other weights, for measuring them (`scripts/bench recall --sweep`).
-pub fn fuse_with(
-    w: Weights,
-    query: &str,
-    lexical: Vec<Hit>,
-    by_meaning: Vec<Hit>,
-    limit: usize,
-) -> Vec<Hit> {
-    let codes = code_tokens(query);
-    // text -> (exact, score, hit, order first seen: text hits before meaning hits, each in
-    // rank order, so equal scores and times still sort the same way every run)
-    let mut fused: HashMap<String, (bool, f32, Hit, usize)> = HashMap::new();
-    for (weight, list, from_text) in [(w.lexical, lexical, true), (w.vector, by_meaning, false)] {
-        for (rank, hit) in list.into_iter().enumerate() {
-            let score = weight / (w.rrf_k + rank as f32 + 1.0);
-            let exact = from_text && contains_any(&hit.text, &codes);
-            match fused.get_mut(&hit.text) {
-                Some(entry) => {
-                    entry.0 |= exact;
-                    entry.1 += score;
-                    entry.2.relevance = entry.2.relevance.max(hit.relevance);
-                    // The same text logged twice is one hit: the newer one stands for it.
-                    if hit.time > entry.2.time {
-                        let relevance = entry.2.relevance;
-                        entry.2 = hit;
-                        entry.2.relevance = relevance;
-                    }
-                }
-                None => {
-                    let seen = fused.len();
-                    fused.insert(hit.text.clone(), (exact, score, hit, seen));
-                }
+    let lexical = index.search_at(query, max_class, CANDIDATES, now)?;
+    let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
+    let hits = index.hits_by_ids(&ids, max_class)?;
+    // hits_by_ids leaves out rows gone or above the class: pair by id, not by position.
+    let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
+    let mut by_meaning = Vec::with_capacity(hits.len());
+    let mut at = 0;
+    for hit in hits {
+        while at < ids.len() {
+            let id = ids[at];
+            at += 1;
+            if let Some(&c) = cosine.get(&id) {
+                by_meaning.push((hit, c));
+                break;
             }
         }
     }
-    let mut out: Vec<(bool, f32, Hit, usize)> = fused.into_values().collect();
-    out.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(b.1.total_cmp(&a.1))
-            .then_with(|| b.2.time.cmp(&a.2.time))
-            .then(a.3.cmp(&b.3))
-    });
-    out.into_iter().take(limit).map(|(_, _, h, _)| h).collect()
+    Ok(merge(cal, query, lexical, by_meaning, limit as usize, now))
+}
+
+/// Merges the words' hits (in their order) with the meaning hits (best cosine first).
+pub fn merge(
+    cal: Calibration,
+    query: &str,
+    lexical: Vec<Ranked>,
+    by_meaning: Vec<(Hit, f32)>,
+    limit: usize,
+    now: time::Day,
+) -> Vec<Hit> {
+    let codes = code_tokens(query);
+    let parsed = query::parse(query);
+    let span = time::cue(query, now);
+    let strength = |hit: &Hit, cosine: f32| -> f32 {
+        let mut s = (cosine - cal.floor) / (cal.full - cal.floor);
+        if parsed.as_ref().is_some_and(|q| !q.holds_names(&hit.text)) {
+            s *= cal.name_missing;
+        }
+        if span.as_ref().is_some_and(|sp| sp.holds(&hit.time)) {
+            s *= cal.in_span;
+        }
+        s
+    };
+    let meaning_of: HashMap<&str, f32> = by_meaning
+        .iter()
+        .map(|(h, c)| (h.text.as_str(), *c))
+        .collect();
+    // The word hits' strengths: exact codes above everything; a hit meaning found too
+    // is as strong as the better of the two.
+    let words: Vec<(f32, Hit)> = lexical
+        .into_iter()
+        .map(|r| {
+            let mut hit = r.hit;
+            let mut s = r.relevance;
+            if contains_any(&hit.text, &codes) {
+                s = f32::INFINITY;
+            } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
+                let m = strength(&hit, c);
+                s = s.max(m) + cal.both;
+                // Found both ways: as relevant as the better of the two says.
+                hit.relevance = hit.relevance.max(similarity(c));
+            }
+            (s, hit)
+        })
+        .collect();
+    let word_texts: HashSet<String> = words.iter().map(|(_, h)| h.text.clone()).collect();
+    let mut meaning: Vec<(f32, Hit)> = by_meaning
+        .into_iter()
+        .filter(|(h, c)| *c >= cal.floor && !word_texts.contains(&h.text))
+        .map(|(mut h, c)| {
+            h.relevance = similarity(c);
+            (strength(&h, c), h)
+        })
+        .collect();
+    // Stable: equal strengths keep the cosine order.
+    meaning.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<Hit> = Vec::with_capacity(limit);
+    let mut seen: HashSet<String> = HashSet::new();
+    let (mut w, mut m) = (words.into_iter().peekable(), meaning.into_iter().peekable());
+    while out.len() < limit {
+        let take_meaning = match (w.peek(), m.peek()) {
+            (None, None) => break,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (Some((ws, _)), Some((ms, _))) => ms > ws,
+        };
+        let hit = if take_meaning { m.next() } else { w.next() };
+        if let Some((_, hit)) = hit {
+            if seen.insert(hit.text.clone()) {
+                out.push(hit);
+            }
+        }
+    }
+    out
 }
 
 /// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).
@@ -163,48 +233,4 @@ fn contains_any(text: &str, codes: &[String]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proto::label::Label;
-
-    fn hit(text: &str, time: &str) -> Hit {
-        Hit {
-            session: "main".into(),
-            epoch: 0,
-            time: time.into(),
-            kind: "session".into(),
-            role: "owner".into(),
-            label: Label::new(DataClass::Private, false),
-            text: text.into(),
-            relevance: 0,
-        }
-    }
-
-    fn texts(h: &[Hit]) -> Vec<&str> {
-        h.iter().map(|h| h.text.as_str()).collect()
-    }
-
-    #[test]
-    fn a_hit_both_halves_rank_beats_one_found_by_one_half() {
-        let lex = vec![hit("a", "1"), hit("b", "1")];
-        let vec = vec![hit("c", "1"), hit("b", "1")];
-        assert_eq!(texts(&fuse("q", lex, vec, 3)), vec!["b", "a", "c"]);
-    }
-
-    #[test]
-    fn exact_codes_from_the_text_side_come_first() {
-        let lex = vec![hit("other ticket", "1"), hit("ticket 4471 is open", "1")];
-        let vec = vec![hit("ticket 9 closed", "1"), hit("other ticket", "1")];
-        let out = fuse("ticket 4471?", lex, vec, 3);
-        assert_eq!(out[0].text, "ticket 4471 is open");
-    }
-
-    #[test]
-    fn ties_go_to_the_newer_record_and_duplicates_are_one_hit() {
-        let lex = vec![hit("old", "2026-01-01"), hit("dup", "2026-01-01")];
-        let vec = vec![hit("new", "2026-02-01"), hit("dup", "2026-03-01")];
-        let out = fuse("q", lex, vec, 5);
-        assert_eq!(texts(&out), vec!["dup", "new", "old"]);
-        assert_eq!(out[0].time, "2026-03-01");
-    }
-}
+mod tests;

@@ -18,7 +18,9 @@
 //! candidate text contains and whether it holds them as a phrase; it approximates the
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
+pub mod names;
 mod stop;
+pub mod time;
 
 pub use stop::is_stop_word;
 
@@ -56,6 +58,8 @@ pub enum Group {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
     groups: Vec<Group>,
+    /// The people and places the question names (`names`), lower-cased.
+    names: Vec<String>,
 }
 
 /// What a candidate text holds of a query.
@@ -93,7 +97,10 @@ pub fn parse(text: &str) -> Option<Query> {
             groups.push(group);
         }
     }
-    (!groups.is_empty()).then_some(Query { groups })
+    (!groups.is_empty()).then(|| Query {
+        groups,
+        names: names::names(text),
+    })
 }
 
 /// The FTS5 expression for `text` (see `parse`), or `None` when nothing in it can match.
@@ -102,6 +109,17 @@ pub fn fts_query(text: &str) -> Option<String> {
 }
 
 impl Query {
+    /// The names the question holds (see `names`).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether `text` is about someone or somewhere the question names: true when it
+    /// names none.
+    pub fn holds_names(&self, text: &str) -> bool {
+        names::holds_any(text, &self.names)
+    }
+
     pub fn groups(&self) -> &[Group] {
         &self.groups
     }

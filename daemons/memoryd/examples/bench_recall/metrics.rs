@@ -1,41 +1,52 @@
-//! Recall@k and mean reciprocal rank over a question set.
+//! Recall@k, mean reciprocal rank and the evidence found, over a question set.
 
-/// Where each question's first answering hit was (`None`: not in the depth asked).
-#[derive(Default)]
-pub struct Scores {
-    positions: Vec<Option<usize>>,
+/// How one question fared: where its first answering hit was (`None`: not in the depth
+/// asked) and the share of its evidence in the first 5 and 10 hits.
+pub struct One {
+    pub first: Option<usize>,
+    pub evidence_at_5: f64,
+    pub evidence_at_10: f64,
 }
 
+#[derive(Default)]
+pub struct Scores {
+    all: Vec<(Option<usize>, f64, f64)>,
+}
+
+/// A measure's name and how it is computed.
+pub type Measure = (&'static str, fn(&Scores) -> f64);
+
+/// The measures printed, in order, one table each.
+pub const MEASURES: [Measure; 6] = [
+    ("recall@1", |s| s.recall_at(1)),
+    ("recall@5", |s| s.recall_at(5)),
+    ("recall@10", |s| s.recall_at(10)),
+    ("MRR@10", Scores::mrr),
+    ("evidence found at 5", |s| s.mean(|e| e.1)),
+    ("evidence found at 10", |s| s.mean(|e| e.2)),
+];
+
 impl Scores {
-    pub fn add(&mut self, at: Option<usize>) {
-        self.positions.push(at);
+    pub fn add(&mut self, one: &One) {
+        self.all
+            .push((one.first, one.evidence_at_5, one.evidence_at_10));
+    }
+
+    pub fn len(&self) -> usize {
+        self.all.len()
     }
 
     /// The share of questions answered in the first `k` hits.
     pub fn recall_at(&self, k: usize) -> f64 {
-        let n = self
-            .positions
-            .iter()
-            .filter(|p| p.is_some_and(|i| i < k))
-            .count();
-        n as f64 / self.positions.len().max(1) as f64
+        self.mean(|e| f64::from(u8::from(e.0.is_some_and(|i| i < k))))
     }
 
     /// The mean of 1/(position+1) of the first answer, 0 when none.
     pub fn mrr(&self) -> f64 {
-        let sum: f64 = self
-            .positions
-            .iter()
-            .map(|p| p.map_or(0.0, |i| 1.0 / (i + 1) as f64))
-            .sum();
-        sum / self.positions.len().max(1) as f64
+        self.mean(|e| e.0.map_or(0.0, |i| 1.0 / (i + 1) as f64))
     }
-}
 
-/// The position of the first of `hits` (up to `depth`) that contains `answer`.
-pub fn first_answer(hits: &[String], answer: &str, depth: usize) -> Option<usize> {
-    let answer = answer.to_lowercase();
-    hits.iter()
-        .take(depth)
-        .position(|h| h.to_lowercase().contains(&answer))
+    fn mean(&self, f: impl Fn(&(Option<usize>, f64, f64)) -> f64) -> f64 {
+        self.all.iter().map(f).sum::<f64>() / self.all.len().max(1) as f64
+    }
 }

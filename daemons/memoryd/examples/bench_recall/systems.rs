@@ -1,26 +1,40 @@
-//! The retrievers compared: memoryd itself, and bare FTS5 tables holding exactly the rows
-//! memoryd indexed, asked the way a plain FTS5 user would.
+//! The text retrievers compared: memoryd's words-only recall, and bare FTS5 tables holding
+//! exactly the rows memoryd indexed, asked the way a plain FTS5 user would, with the
+//! default tokenizer and with porter stemming.
 
 use crate::System;
 use memoryd::index::{Budget, Index};
+use memoryd::query::time;
 use proto::label::DataClass;
 use std::path::Path;
 
+pub const WORDS: &str = "words only";
+pub const VECTORS: &str = "vector only";
+pub const FUSED: &str = "default (fused)";
+pub const FTS5: &str = "plain FTS5";
+pub const PORTER: &str = "FTS5 porter";
+
+/// The place of a column: the issue's order, then anything else (sweeps).
+pub fn column(name: &str) -> usize {
+    [WORDS, VECTORS, FUSED, FTS5, PORTER]
+        .iter()
+        .position(|n| *n == name)
+        .unwrap_or(usize::MAX)
+}
+
 pub struct World {
     index: Index,
-    /// The same index with a word in more than `SCALED[i]` rows common: the plan for
-    /// common words (`index::common`) as it works at a million rows, where most words of
-    /// a question are in more than 5 000.
-    scaled: Vec<Index>,
     bare: rusqlite::Connection,
-    pub records: usize,
+    /// The day relative time cues count from: the day after the newest record, as if
+    /// the questions were asked then.
+    pub now: time::Day,
     pub logs: u64,
     pub rows: u64,
 }
 
 impl World {
-    /// memoryd's index of the logs under `state/sessions`, and a bare `fts5(text)` table
-    /// (the default `unicode61` tokenizer) with the same rows in the same order.
+    /// memoryd's index of the logs under `state/sessions`, and bare FTS5 tables with the
+    /// same rows in the same order.
     pub fn build(state: &Path) -> World {
         let mut index = Index::open(state, DataClass::Private).unwrap();
         index.catch_up(Budget::UNLIMITED).unwrap();
@@ -33,83 +47,65 @@ impl World {
             .map(Result::unwrap)
             .collect();
         let bare = rusqlite::Connection::open_in_memory().unwrap();
-        bare.execute_batch("CREATE VIRTUAL TABLE t USING fts5(text)")
-            .unwrap();
+        bare.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(text);
+             CREATE VIRTUAL TABLE p USING fts5(text, tokenize='porter unicode61');
+             BEGIN;",
+        )
+        .unwrap();
         for t in &texts {
             bare.execute("INSERT INTO t (text) VALUES (?1)", [t])
                 .unwrap();
+            bare.execute("INSERT INTO p (text) VALUES (?1)", [t])
+                .unwrap();
         }
-        let records = count_records(&state.join("sessions"));
-        let scaled = SCALED
-            .iter()
-            .map(|&(rows, _)| {
-                Index::open(state, DataClass::Private)
-                    .unwrap()
-                    .with_common_rows(rows)
-            })
-            .collect();
+        bare.execute_batch("COMMIT").unwrap();
+        let newest: String = db
+            .query_row("SELECT max(time) FROM docs", [], |r| r.get(0))
+            .unwrap();
+        let now = time::day_of(&newest).unwrap();
         World {
-            scaled,
+            now,
             index,
             bare,
-            records,
             logs: status.logs,
             rows: status.rows,
         }
     }
 
-    /// The columns of the table, in order.
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
-        let mut out = vec![
+        vec![
             System {
-                name: "memoryd",
+                name: WORDS,
                 ask: Box::new(move |q| {
                     self.index
-                        .search(q, DataClass::Private, depth as u32)
+                        .search_at(q, DataClass::Private, depth as u32, self.now)
                         .unwrap()
                         .into_iter()
-                        .map(|h| h.text)
+                        .map(|r| r.hit.text)
                         .collect()
                 }),
             },
             System {
-                name: "bare FTS5 (OR of the words, bm25)",
-                ask: Box::new(move |q| bare(&self.bare, &or_of_words(q), depth)),
+                name: FTS5,
+                ask: Box::new(move |q| bare(&self.bare, "t", &or_of_words(q), depth)),
             },
             System {
-                name: "memoryd before issue 10 (AND of the tokens)",
-                ask: Box::new(move |q| bare(&self.bare, &and_of_tokens(q), depth)),
+                name: PORTER,
+                ask: Box::new(move |q| bare(&self.bare, "p", &or_of_words(q), depth)),
             },
-        ];
-        for (ix, &(_, name)) in self.scaled.iter().zip(SCALED) {
-            out.push(System {
-                name,
-                ask: Box::new(move |q| {
-                    ix.search(q, DataClass::Private, depth as u32)
-                        .unwrap()
-                        .into_iter()
-                        .map(|h| h.text)
-                        .collect()
-                }),
-            });
-        }
-        out
+        ]
     }
 }
 
-/// Bounds for the common-word columns, with their names: 2 rows of 306 is about the
-/// share 5 000 is of a million, 10 a milder one.
-const SCALED: &[(u32, &str)] = &[
-    (10, "memoryd, words in > 10 rows common"),
-    (2, "memoryd, words in > 2 rows common"),
-];
-
-fn bare(conn: &rusqlite::Connection, expr: &str, depth: usize) -> Vec<String> {
+fn bare(conn: &rusqlite::Connection, table: &str, expr: &str, depth: usize) -> Vec<String> {
     if expr.is_empty() {
         return Vec::new();
     }
     let mut stmt = conn
-        .prepare_cached("SELECT text FROM t WHERE t MATCH ?1 ORDER BY bm25(t), rowid DESC LIMIT ?2")
+        .prepare_cached(&format!(
+            "SELECT text FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}), rowid DESC LIMIT ?2"
+        ))
         .unwrap();
     stmt.query_map(rusqlite::params![expr, depth as i64], |r| r.get(0))
         .unwrap()
@@ -124,26 +120,4 @@ fn or_of_words(q: &str) -> String {
         .map(|w| format!("\"{w}\""))
         .collect::<Vec<_>>()
         .join(" OR ")
-}
-
-/// memoryd's query before issue 10: each whitespace token quoted, all required.
-fn and_of_tokens(q: &str) -> String {
-    q.split_whitespace()
-        .filter(|t| t.chars().any(char::is_alphanumeric))
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn count_records(sessions: &Path) -> usize {
-    let mut n = 0;
-    for s in std::fs::read_dir(sessions).unwrap() {
-        for f in std::fs::read_dir(s.unwrap().path()).unwrap() {
-            let p = f.unwrap().path();
-            if p.extension().is_some_and(|x| x == "jsonl") {
-                n += std::fs::read_to_string(&p).unwrap().lines().count();
-            }
-        }
-    }
-    n
 }

@@ -1,37 +1,93 @@
-//! The vector and hybrid columns (issue 15): the same rows embedded with memoryd's model
-//! (all-MiniLM-L6-v2, from the venv that scripts/setup-python makes), searched by
-//! meaning alone, and fused with memoryd's lexical ranking as `Recall` does. Without the
-//! model these columns are left out, with a line saying so.
+//! The vector and fused columns: the same rows embedded with memoryd's model (from the
+//! venv that scripts/setup-python makes), searched by meaning alone, and fused with the
+//! words as `hybrid::recall` does. Vectors are kept between runs in the bench cache, keyed
+//! by the text and `embed::model::METHOD`. Without the model these columns are left out,
+//! with a line saying so.
 
+use crate::sets::{cache_dir, venv};
+use crate::systems::{FUSED, VECTORS};
 use crate::System;
-use memoryd::embed::model::Embedder;
+use memoryd::embed::model::{Embedder, METHOD};
 use memoryd::embed::quant;
 use memoryd::embed::store::{Near, Store};
 use memoryd::embed::vectors::MIN_COSINE;
+use memoryd::embed::DIM;
 use memoryd::hybrid::{self, CANDIDATES};
 use memoryd::index::{Budget, Index};
+use memoryd::query::time;
 use proto::label::DataClass;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 pub struct VecWorld {
     index: Index,
     model: Embedder,
     store: Store,
+    /// The day relative time cues count from: the day after the newest record.
+    now: time::Day,
 }
 
 fn model_dir() -> PathBuf {
-    let venv = std::env::var_os("BOXMAKER_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
-    venv.join("share").join("all-minilm-l6-v2")
+    venv().join("share").join("all-minilm-l6-v2")
+}
+
+fn key(text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    METHOD.hash(&mut h);
+    text.hash(&mut h);
+    h.finish()
+}
+
+fn cache_file() -> PathBuf {
+    cache_dir().join("vectors.bin")
+}
+
+fn load_cache() -> HashMap<u64, [f32; DIM]> {
+    let mut out = HashMap::new();
+    let Ok(mut f) = std::fs::File::open(cache_file()) else {
+        return out;
+    };
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).unwrap();
+    for rec in buf.chunks_exact(8 + 4 * DIM) {
+        let k = u64::from_le_bytes(rec[..8].try_into().unwrap());
+        let mut v = [0f32; DIM];
+        for (i, x) in v.iter_mut().enumerate() {
+            *x = f32::from_le_bytes(rec[8 + 4 * i..12 + 4 * i].try_into().unwrap());
+        }
+        out.insert(k, v);
+    }
+    out
+}
+
+fn append_cache(new: &[(u64, [f32; DIM])]) {
+    std::fs::create_dir_all(cache_dir()).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(cache_file())
+        .unwrap();
+    let mut buf = Vec::with_capacity(new.len() * (8 + 4 * DIM));
+    for (k, v) in new {
+        buf.extend_from_slice(&k.to_le_bytes());
+        for x in v {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    f.write_all(&buf).unwrap();
 }
 
 impl VecWorld {
     /// Every row of the index under `state` embedded, or `None` without the model.
-    pub fn build(state: &Path) -> Option<VecWorld> {
+    pub fn build(state: &Path, now: time::Day) -> Option<VecWorld> {
         let dir = model_dir();
         if !dir.join("model.safetensors").exists() {
-            eprintln!("no embedding model at {} (scripts/setup-python): vector and hybrid columns left out", dir.display());
+            eprintln!(
+                "no embedding model at {} (scripts/setup-python): vector and fused columns left out",
+                dir.display()
+            );
             return None;
         }
         let model = Embedder::load(&dir).unwrap();
@@ -45,17 +101,32 @@ impl VecWorld {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        let mut store = Store::default();
-        for chunk in rows.chunks(memoryd::embed::worker::BATCH) {
+        let mut cache = load_cache();
+        let missing: Vec<&(i64, i64, String)> = rows
+            .iter()
+            .filter(|r| !cache.contains_key(&key(&r.2)))
+            .collect();
+        if !missing.is_empty() {
+            eprintln!("embedding {} rows (cached for later runs)", missing.len());
+        }
+        for chunk in missing.chunks(256) {
             let texts: Vec<&str> = chunk.iter().map(|r| r.2.as_str()).collect();
-            for (row, v) in chunk.iter().zip(model.embed(&texts).unwrap()) {
-                store.put(row.0, u8::try_from(row.1).unwrap(), &quant::encode(&v));
-            }
+            let vs = model.embed_records(&texts).unwrap();
+            let new: Vec<(u64, [f32; DIM])> =
+                texts.iter().zip(vs).map(|(t, v)| (key(t), v)).collect();
+            append_cache(&new);
+            cache.extend(new);
+        }
+        let mut store = Store::default();
+        for r in &rows {
+            let v = &cache[&key(&r.2)];
+            store.put(r.0, u8::try_from(r.1).unwrap(), &quant::encode(v));
         }
         Some(VecWorld {
             index,
             model,
             store,
+            now,
         })
     }
 
@@ -68,7 +139,7 @@ impl VecWorld {
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
         vec![
             System {
-                name: "vector (all-MiniLM-L6-v2)",
+                name: VECTORS,
                 ask: Box::new(move |q| {
                     let ids: Vec<i64> = self.near(q).iter().take(depth).map(|n| n.id).collect();
                     self.index
@@ -80,7 +151,7 @@ impl VecWorld {
                 }),
             },
             System {
-                name: "hybrid (memoryd with the model)",
+                name: FUSED,
                 ask: Box::new(move |q| {
                     hybrid::recall_with(
                         &self.index,
@@ -88,6 +159,7 @@ impl VecWorld {
                         q,
                         DataClass::Private,
                         depth as u32,
+                        self.now,
                     )
                     .unwrap()
                     .into_iter()
@@ -98,34 +170,56 @@ impl VecWorld {
         ]
     }
 
-    /// Other fusion weights, for `--sweep`: one column each.
+    /// Other calibrations, for `--sweep`: one column each.
     pub fn sweep(&self, depth: usize) -> Vec<System<'_>> {
         let mut out = Vec::new();
-        for rrf_k in [10.0, 60.0] {
-            for vector in [0.5, 0.75, 1.0, 1.5] {
-                let w = hybrid::Weights {
-                    rrf_k,
-                    lexical: 1.0,
-                    vector,
-                };
-                let name: &'static str =
-                    Box::leak(format!("k={rrf_k} vec={vector}").into_boxed_str());
-                out.push(System {
-                    name,
-                    ask: Box::new(move |q| {
-                        let lexical = self
-                            .index
-                            .search(q, DataClass::Private, CANDIDATES)
-                            .unwrap();
-                        let ids: Vec<i64> = self.near(q).iter().map(|n| n.id).collect();
-                        let by_meaning = self.index.hits_by_ids(&ids, DataClass::Private).unwrap();
-                        hybrid::fuse_with(w, q, lexical, by_meaning, depth)
-                            .into_iter()
-                            .map(|h| h.text)
-                            .collect()
-                    }),
-                });
-            }
+        let base = hybrid::CALIBRATION;
+        let mut cals = Vec::new();
+        for (floor, full) in [
+            (0.3, 0.6),
+            (0.3, 0.7),
+            (0.35, 0.75),
+            (0.4, 0.8),
+            (0.4, 0.9),
+            (0.5, 1.0),
+        ] {
+            cals.push(hybrid::Calibration {
+                floor,
+                full,
+                ..base
+            });
+        }
+        cals.push(hybrid::Calibration {
+            name_missing: 1.0,
+            ..base
+        });
+        cals.push(hybrid::Calibration { both: 0.2, ..base });
+        for cal in cals {
+            let name: &'static str = Box::leak(
+                format!(
+                    "{}..{} n{} b{}",
+                    cal.floor, cal.full, cal.name_missing, cal.both
+                )
+                .into_boxed_str(),
+            );
+            out.push(System {
+                name,
+                ask: Box::new(move |q| {
+                    hybrid::recall_calibrated(
+                        cal,
+                        &self.index,
+                        &self.near(q),
+                        q,
+                        DataClass::Private,
+                        depth as u32,
+                        self.now,
+                    )
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| h.text)
+                    .collect()
+                }),
+            });
         }
         out
     }

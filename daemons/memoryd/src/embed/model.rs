@@ -11,16 +11,29 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::Tokenizer;
 
 /// Word pieces per text, `[CLS]` and `[SEP]` included: the model's `max_seq_length`
 /// (sentence_bert_config.json). Past it the text is cut, as sentence-transformers does.
 pub const MAX_TOKENS: usize = 256;
 
-/// Characters of a text handed to the tokenizer. 256 word pieces are rarely more than
-/// 2 000 characters of English; tokenizing a whole 1 MiB record only to cut it to 256
-/// pieces would cost time and memory for nothing.
-pub const MAX_TEXT_CHARS: usize = 4_096;
+/// How a record becomes its vector, named so that vectors kept elsewhere (the bench's
+/// cache) are recomputed when it changes.
+pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean";
+
+/// Word pieces two neighbouring windows of a long record share, so a sentence cut by one
+/// window's end is whole in the next.
+pub const WINDOW_OVERLAP: usize = 32;
+
+/// Texts run through the model together. Every text in a pass is padded to the longest,
+/// so texts are sorted by length first and cut into passes of this many: eight measured
+/// fastest (`scripts/bench memory`), larger passes gaining little per text.
+pub const PASS: usize = 8;
+
+/// Characters of a text handed to the tokenizer: about eight windows of English. A record
+/// is embedded whole, in windows of `MAX_TOKENS` (`embed`), so this bounds what one
+/// record costs; past it a pasted document is known by its first pages.
+pub const MAX_TEXT_CHARS: usize = 8_192;
 
 /// The largest weights file read. all-MiniLM-L6-v2's is 91 MB; the whole file is read into
 /// memory, so a wrong path pointing at something huge is refused instead.
@@ -39,6 +52,9 @@ pub struct Embedder {
 struct Inner {
     bert: BertModel,
     tokenizer: Tokenizer,
+    /// The `[CLS]` and `[SEP]` ids each window is wrapped in.
+    cls: u32,
+    sep: u32,
     dir: PathBuf,
 }
 
@@ -80,14 +96,17 @@ impl Embedder {
             Tokenizer::from_bytes(read_small(&file("tokenizer.json")).map_err(|(p, w)| bad(p, w))?)
                 .map_err(|e| bad(file("tokenizer.json"), e.to_string()))?;
         // The shipped tokenizer.json pads every text to 128 and cuts there; we pad each
-        // batch to its longest text ourselves and cut at the model's own limit.
+        // pass to its longest text ourselves and cut long texts into windows.
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..TruncationParams::default()
-            }))
+            .with_truncation(None)
             .map_err(|e| bad(file("tokenizer.json"), e.to_string()))?;
+        let special = |t: &str| {
+            tokenizer
+                .token_to_id(t)
+                .ok_or_else(|| bad(file("tokenizer.json"), format!("no {t} token")))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
 
         let weights_path = file("model.safetensors");
         let weights = read_bounded(&weights_path, MAX_WEIGHTS_BYTES).map_err(|(p, w)| bad(p, w))?;
@@ -98,6 +117,8 @@ impl Embedder {
             inner: Arc::new(Inner {
                 bert,
                 tokenizer,
+                cls,
+                sep,
                 dir: dir.to_path_buf(),
             }),
         })
@@ -107,25 +128,114 @@ impl Embedder {
         &self.inner.dir
     }
 
-    /// One unit-length vector per text, in order.
+    /// One vector per record, in order: what the index stores for a row.
+    pub fn embed_records(&self, texts: &[&str]) -> Result<Vec<[f32; DIM]>, EmbedError> {
+        self.embed(texts)
+    }
+
+    /// One unit-length vector per text, in order. A text longer than the model's window
+    /// is cut into overlapping windows, each embedded, and its vector is their mean (made
+    /// unit length again): the whole record is searchable by meaning, as one hit. All
+    /// windows are sorted by length and run `PASS` at a time, so little is padding.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<[f32; DIM]>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
+        self.embed_on(texts, 1)
+    }
+
+    /// `embed` with the passes shared among `threads` threads (each pass runs on one
+    /// core: memoryd keeps candle's own thread pool at one thread, see `main`).
+    pub fn embed_on(&self, texts: &[&str], threads: usize) -> Result<Vec<[f32; DIM]>, EmbedError> {
         let run = |why: String| EmbedError::Run { why };
-        let mut ids: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
-        for text in texts {
+        // (text, window's ids with [CLS] and [SEP])
+        let mut windows: Vec<(usize, Vec<u32>)> = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
             let enc = self
                 .inner
                 .tokenizer
-                .encode(clip(text, MAX_TEXT_CHARS), true)
+                .encode(clip(text, MAX_TEXT_CHARS), false)
                 .map_err(|e| run(e.to_string()))?;
-            ids.push(enc.get_ids().to_vec());
+            for w in self.windows(enc.get_ids()) {
+                windows.push((i, w));
+            }
         }
-        let len = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut order: Vec<usize> = (0..windows.len()).collect();
+        order.sort_by_key(|&w| windows[w].1.len());
+        let passes: Vec<&[usize]> = order.chunks(PASS).collect();
+        let threads = threads.clamp(1, passes.len().max(1));
+        // Thread t runs passes t, t + threads, …: neighbouring passes are of similar
+        // length, so the threads finish together.
+        let share = |t: usize| -> Result<Embedded, EmbedError> {
+            let mut out = Vec::new();
+            for pass in passes.iter().skip(t).step_by(threads) {
+                let ids: Vec<&[u32]> = pass.iter().map(|&w| windows[w].1.as_slice()).collect();
+                out.extend(pass.iter().copied().zip(self.forward(&ids)?));
+            }
+            Ok(out)
+        };
+        let done: Vec<Result<Embedded, EmbedError>> = if threads == 1 {
+            vec![share(0)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (1..threads)
+                    .map(|t| scope.spawn(move || share(t)))
+                    .collect();
+                let mut all = vec![share(0)];
+                for h in handles {
+                    all.push(
+                        h.join()
+                            .unwrap_or_else(|_| Err(run("an embedding thread panicked".into()))),
+                    );
+                }
+                all
+            })
+        };
+        let mut sums = vec![[0f32; DIM]; texts.len()];
+        for part in done {
+            for (w, v) in part? {
+                for (s, x) in sums[windows[w].0].iter_mut().zip(v) {
+                    *s += x;
+                }
+            }
+        }
+        Ok(sums
+            .into_iter()
+            .map(|mut v| {
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                v.iter_mut().for_each(|x| *x /= norm);
+                v
+            })
+            .collect())
+    }
+
+    /// `ids` (without special tokens) as windows of at most `MAX_TOKENS` with `[CLS]`
+    /// and `[SEP]`, neighbours sharing `WINDOW_OVERLAP`; one window for a short text or
+    /// an empty one.
+    fn windows(&self, ids: &[u32]) -> Vec<Vec<u32>> {
+        let body = MAX_TOKENS - 2;
+        let step = body - WINDOW_OVERLAP;
+        let mut out = Vec::new();
+        let mut start = 0;
+        loop {
+            let end = (start + body).min(ids.len());
+            let mut w = Vec::with_capacity(end - start + 2);
+            w.push(self.inner.cls);
+            w.extend_from_slice(&ids[start..end]);
+            w.push(self.inner.sep);
+            out.push(w);
+            if end == ids.len() {
+                return out;
+            }
+            start += step;
+        }
+    }
+
+    /// One pass of the model over `ids` (each with its special tokens): a unit vector per
+    /// text, mean-pooled over its real tokens.
+    fn forward(&self, ids: &[&[u32]]) -> Result<Vec<[f32; DIM]>, EmbedError> {
+        let run = |why: String| EmbedError::Run { why };
+        let len = ids.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
         let mut flat_ids = Vec::with_capacity(ids.len() * len);
         let mut flat_mask = Vec::with_capacity(ids.len() * len);
-        for row in &ids {
+        for row in ids {
             flat_ids.extend_from_slice(row);
             flat_ids.resize(flat_ids.len() + len - row.len(), 0);
             flat_mask.extend(std::iter::repeat_n(1u32, row.len()));
@@ -158,6 +268,9 @@ impl Embedder {
             .collect()
     }
 }
+
+/// Windows embedded by one thread: (window, its vector).
+type Embedded = Vec<(usize, [f32; DIM])>;
 
 /// The first `max` characters of `text`.
 fn clip(text: &str, max: usize) -> &str {
@@ -206,4 +319,42 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, (PathBuf, String)> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    fn cos(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn a_long_record_is_found_by_a_sentence_from_its_end() {
+        let Some(dir) = super::super::tests::model_dir() else {
+            return;
+        };
+        let m = Embedder::load(&dir).expect("load");
+        let opening = "The committee reviewed the quarterly budget figures and discussed \
+                       the schedule for the next planning cycle in detail. ";
+        let filler = opening.repeat(10);
+        let long = format!(
+            "{filler}Finally, the spare key to the garden shed is hidden under the third stone by the pond."
+        );
+        let v = m
+            .embed(&[
+                &long,
+                opening,
+                "where is the spare key to the garden shed hidden?",
+            ])
+            .expect("embed");
+        // Embedded by its start only, the long record would be as far from the question
+        // as its opening sentence is.
+        assert!(
+            cos(&v[0], &v[2]) > cos(&v[1], &v[2]) + 0.1,
+            "long {} vs opening {}",
+            cos(&v[0], &v[2]),
+            cos(&v[1], &v[2])
+        );
+    }
 }

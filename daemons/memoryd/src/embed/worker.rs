@@ -10,10 +10,17 @@ use super::{EmbedError, DIM};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 
-/// Rows embedded in one forward pass. Batching pads every row to the longest, so a
-/// larger batch wastes work on short rows; eight keeps a batch to about a tenth of a
-/// second on one core while still amortising the per-call cost.
-pub const BATCH: usize = 8;
+/// Rows taken from the queue at once. The model sorts them by length and runs them
+/// `model::PASS` at a time, so a larger batch pads less (rows of like length share a
+/// pass) and gives each core whole passes; 32 is four passes, about half a second on one
+/// core, so the loop's results still come back often.
+pub const BATCH: usize = 32;
+
+/// Threads the worker embeds on: both cores of a small server. memoryd is otherwise idle
+/// when it backfills (a recall's query embedding is one short pass on the loop's thread,
+/// which the scheduler slots in), and a backfill of a long history is the one job that
+/// takes hours.
+pub const THREADS: usize = 2;
 
 /// Jobs waiting for the thread: two batches, so the thread never idles between the
 /// loop's turns, and the loop holds at most this many texts in flight.
@@ -92,7 +99,8 @@ fn run(dir: &std::path::Path, jobs: &Receiver<Job>, events: &SyncSender<Event>) 
             }
         }
         let texts: Vec<&str> = batch.iter().map(|j| j.text.as_str()).collect();
-        let result = model.embed(&texts);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(THREADS));
+        let result = model.embed_on(&texts, threads);
         if events.send(Event::Done(batch, result)).is_err() {
             return;
         }

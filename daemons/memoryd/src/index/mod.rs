@@ -29,7 +29,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
-pub use rank::Candidate;
+pub use rank::{Candidate, Ranked};
 pub use schema::TOKENIZER;
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be

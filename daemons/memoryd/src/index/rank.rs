@@ -8,6 +8,7 @@
 //! texts (a `SessionFull` rerun logs the owner's line twice) are one hit: the best
 //! placed, which on a tie in score is the newest.
 
+use crate::query::time::Span;
 use crate::query::Query;
 use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
@@ -44,13 +45,43 @@ const ALL_WORDS: f64 = 1.5;
 /// side by side (the whole query as a phrase).
 const PHRASE: f64 = 1.0;
 
-/// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone.
-pub(super) fn rerank(query: &Query, rows: Vec<(Candidate, Hit)>) -> Vec<Hit> {
-    let mut scored: Vec<(bool, f64, i64, Hit)> = rows
+/// How much less a record counts when the question names someone or somewhere and the
+/// record names none of them: "what did Caroline paint" is not answered by Melanie's
+/// painting however many other words the two share.
+pub const NAME_MISSING: f64 = 0.5;
+
+/// How much more a record counts when the question names a time and the record is from
+/// then (`query::time`).
+pub const IN_SPAN: f64 = 1.5;
+
+/// A hit with how relevant it is: the share of the question's groups its text holds
+/// (0 to 1), comparable across questions, unlike the score that ordered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub hit: Hit,
+    pub relevance: f32,
+}
+
+/// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone;
+/// `span` is the time the question names, if any.
+pub(super) fn rerank(
+    query: &Query,
+    span: Option<&Span>,
+    rows: Vec<(Candidate, Hit)>,
+) -> Vec<Ranked> {
+    let mut scored: Vec<(bool, f64, i64, f32, Hit)> = rows
         .into_iter()
         .map(|(c, mut hit)| {
             hit.relevance = relevance(query, &hit.text);
-            (c.all, score(query, c.bm25, &hit.text), c.rowid, hit)
+            let (s, relevance) = score(query, c.bm25, &hit.text);
+            let mut s = s;
+            if !query.holds_names(&hit.text) {
+                s *= NAME_MISSING;
+            }
+            if span.is_some_and(|sp| sp.holds(&hit.time)) {
+                s *= IN_SPAN;
+            }
+            (c.all, s, c.rowid, relevance, hit)
         })
         .collect();
     // All-words matches first (FTS5's own verdict), then the better score; on a tie the
@@ -59,8 +90,8 @@ pub(super) fn rerank(query: &Query, rows: Vec<(Candidate, Hit)>) -> Vec<Hit> {
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, _, hit)| hit)
+        .filter(|(_, _, _, _, hit)| seen.insert(hit.text.clone()))
+        .map(|(_, _, _, relevance, hit)| Ranked { hit, relevance })
         .collect()
 }
 
@@ -75,8 +106,8 @@ pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
     u16::try_from(share).unwrap_or(FULLY_RELEVANT)
 }
 
-/// The final relevance of a record: larger is better.
-fn score(query: &Query, bm25: f64, text: &str) -> f64 {
+/// The final score of a record (larger is better) and its relevance.
+fn score(query: &Query, bm25: f64, text: &str) -> (f64, f32) {
     let c = query.coverage(text);
     // bm25() is negative for a match; its magnitude is the relevance.
     let mut s = (-bm25).max(0.0);
@@ -89,5 +120,10 @@ fn score(query: &Query, bm25: f64, text: &str) -> f64 {
     if c.of > 1 {
         s *= 1.0 + PHRASE * c.adjacent as f64 / (c.of - 1) as f64;
     }
-    s
+    let relevance = if c.of == 0 {
+        0.0
+    } else {
+        c.matched as f32 / c.of as f32
+    };
+    (s, relevance)
 }

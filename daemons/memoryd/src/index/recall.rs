@@ -10,9 +10,9 @@
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
-use super::rank::Candidate;
+use super::rank::{Candidate, Ranked};
 use super::{class_of_rank, class_rank, rank, Index, IndexError};
-use crate::query::{self, Query};
+use crate::query::{self, time, Query};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::{params, OptionalExtension};
@@ -110,13 +110,29 @@ fn add_new(found: &mut Vec<(i64, f64, bool)>, rows: Vec<(i64, f64)>, cap: usize)
 
 impl Index {
     /// The best `limit` hits (at most `MAX_HITS`) for `query` at or below `max_class`,
-    /// from what is indexed now; callers catch up first for read-your-writes.
+    /// from what is indexed now; callers catch up first for read-your-writes. Time cues
+    /// ("yesterday") count from today's date.
     pub fn search(
         &self,
         query: &str,
         max_class: DataClass,
         limit: u32,
     ) -> Result<Vec<Hit>, IndexError> {
+        Ok(self
+            .search_at(query, max_class, limit, time::today())?
+            .into_iter()
+            .map(|r| r.hit)
+            .collect())
+    }
+
+    /// `search` with each hit's relevance, relative time cues counted from `now`.
+    pub fn search_at(
+        &self,
+        query: &str,
+        max_class: DataClass,
+        limit: u32,
+        now: time::Day,
+    ) -> Result<Vec<Ranked>, IndexError> {
         let limit = limit.min(MAX_HITS);
         let Some(parsed) = query::parse(query) else {
             return Ok(Vec::new());
@@ -124,6 +140,7 @@ impl Index {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let span = time::cue(query, now);
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
         let found = self.candidates(&parsed, max_class, wanted, limit)?;
         let mut rows = Vec::with_capacity(found.len());
@@ -132,7 +149,7 @@ impl Index {
                 rows.push((*c, hit));
             }
         }
-        let ranked = rank::rerank(&parsed, rows);
+        let ranked = rank::rerank(&parsed, span.as_ref(), rows);
         Ok(ranked.into_iter().take(limit as usize).collect())
     }
 

@@ -1,0 +1,191 @@
+//! The evaluation sets: session logs in a state directory of their own, and questions
+//! with how to tell a hit that answers.
+
+use crate::metrics::One;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The row of the questions every category but `UNANSWERABLE` sums to.
+pub const ALL: &str = "all answerable";
+
+/// LoCoMo's adversarial questions name the wrong person: their evidence is the turn about
+/// the right one, which a recall should not put first; they are kept out of `ALL`.
+pub const UNANSWERABLE: &str = "adversarial";
+
+pub struct Set {
+    pub name: &'static str,
+    pub state: tempfile::TempDir,
+    pub questions: Vec<Question>,
+    pub records: usize,
+}
+
+pub struct Question {
+    pub text: String,
+    pub category: String,
+    pub judge: Judge,
+}
+
+pub enum Judge {
+    /// A hit answers when its text contains this (case-insensitively).
+    Contains(String),
+    /// A hit answers when it is one of these records (texts).
+    Evidence(HashSet<String>),
+}
+
+impl Judge {
+    pub fn score(&self, hits: &[String], depth: usize) -> One {
+        let hits = &hits[..hits.len().min(depth)];
+        match self {
+            Judge::Contains(answer) => {
+                let answer = answer.to_lowercase();
+                let first = hits.iter().position(|h| h.to_lowercase().contains(&answer));
+                let found = |k: usize| f64::from(u8::from(first.is_some_and(|i| i < k)));
+                One {
+                    first,
+                    evidence_at_5: found(5),
+                    evidence_at_10: found(10),
+                }
+            }
+            Judge::Evidence(ev) => {
+                let first = hits.iter().position(|h| ev.contains(h));
+                let share = |k: usize| {
+                    let found: HashSet<&String> =
+                        hits.iter().take(k).filter(|h| ev.contains(*h)).collect();
+                    found.len() as f64 / ev.len() as f64
+                };
+                One {
+                    first,
+                    evidence_at_5: share(5),
+                    evidence_at_10: share(10),
+                }
+            }
+        }
+    }
+}
+
+fn eval_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("eval")
+}
+
+/// The sets to hand: ours always, LoCoMo when it can be fetched.
+pub fn all() -> Vec<Set> {
+    let mut out = vec![own()];
+    match locomo() {
+        Ok(s) => out.push(s),
+        Err(why) => eprintln!("locomo set left out: {why}"),
+    }
+    out
+}
+
+fn own() -> Set {
+    let eval = eval_dir();
+    let state = tempfile::tempdir().unwrap();
+    copy_dir(&eval.join("sessions"), &state.path().join("sessions"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(eval.join("questions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
+        .collect();
+    files.sort();
+    let mut questions = Vec::new();
+    for path in files {
+        let category = path.file_stem().unwrap().to_string_lossy().to_string();
+        for l in std::fs::read_to_string(&path).unwrap().lines() {
+            if l.trim().is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let (q, a) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("{}: no tab in {l:?}", path.display()));
+            questions.push(Question {
+                text: q.trim().into(),
+                category: category.clone(),
+                judge: Judge::Contains(a.trim().into()),
+            });
+        }
+    }
+    let records = count_records(&state.path().join("sessions"));
+    Set {
+        name: "own",
+        state,
+        questions,
+        records,
+    }
+}
+
+/// The venv scripts/setup-python makes (its Python has pip).
+pub fn venv() -> PathBuf {
+    std::env::var_os("BOXMAKER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv"))
+}
+
+/// Where fetched data and computed vectors are kept between runs.
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-cache")
+}
+
+fn locomo() -> Result<Set, String> {
+    let state = tempfile::tempdir().unwrap();
+    let python = venv().join("bin/python");
+    let out = std::process::Command::new(&python)
+        .arg(eval_dir().join("locomo.py"))
+        .arg(state.path())
+        .arg(cache_dir())
+        .stdout(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    let mut questions = Vec::new();
+    let text = std::fs::read_to_string(state.path().join("questions.jsonl")).unwrap();
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        questions.push(Question {
+            text: v["question"].as_str().unwrap().into(),
+            category: v["category"].as_str().unwrap().into(),
+            judge: Judge::Evidence(
+                v["evidence"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.as_str().unwrap().to_string())
+                    .collect(),
+            ),
+        });
+    }
+    let records = count_records(&state.path().join("sessions"));
+    Ok(Set {
+        name: "locomo",
+        state,
+        questions,
+        records,
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn count_records(sessions: &Path) -> usize {
+    let mut n = 0;
+    for s in std::fs::read_dir(sessions).unwrap() {
+        for f in std::fs::read_dir(s.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                n += std::fs::read_to_string(&p).unwrap().lines().count();
+            }
+        }
+    }
+    n
+}

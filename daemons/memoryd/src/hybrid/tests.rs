@@ -1,0 +1,190 @@
+//! The merged recall against a real index in a temporary state directory, with the
+//! meaning side's hits given (the model is not needed to test how they are merged).
+
+use super::*;
+use crate::index::Budget;
+use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
+use proto::label::Label;
+use proto::record::{Origin, Record};
+
+const NOW: time::Day = (2026, 12, 1);
+
+/// An index of one session whose owner said `lines` (time, text), in order.
+fn index_of(lines: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("sessions").join("main");
+    std::fs::create_dir_all(&s).unwrap();
+    let head = Head {
+        epoch: 0,
+        started: lines[0].0.into(),
+        system: "system".into(),
+        tools: serde_json::json!([]),
+        carry: None,
+        carry_label: Label::PUBLIC,
+        reason: Reason::Start,
+        summary_source: SummarySource::Model,
+    };
+    std::fs::write(
+        s.join(head_file_name(0)),
+        serde_json::to_string(&head).unwrap(),
+    )
+    .unwrap();
+    let mut log = String::new();
+    for (time, text) in lines {
+        let r = Record::User {
+            time: (*time).into(),
+            content: (*text).into(),
+            origin: Origin::Owner,
+        };
+        log.push_str(&serde_json::to_string(&r).unwrap());
+        log.push('\n');
+    }
+    std::fs::write(s.join(log_file_name(0)), log).unwrap();
+    let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    (dir, ix)
+}
+
+/// The row id of the record with `text`.
+fn id_of(ix: &Index, text: &str) -> i64 {
+    ix.conn()
+        .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+fn near(ix: &Index, found: &[(&str, f32)]) -> Vec<Near> {
+    found
+        .iter()
+        .map(|(t, score)| Near {
+            id: id_of(ix, t),
+            score: *score,
+        })
+        .collect()
+}
+
+fn texts(h: &[Hit]) -> Vec<&str> {
+    h.iter().map(|h| h.text.as_str()).collect()
+}
+
+const T: &str = "2026-11-20T10:00:00.000Z";
+
+#[test]
+fn a_name_in_the_question_beats_an_equally_similar_record_about_another_person() {
+    let caroline = "Caroline painted a sunrise over the lake last summer";
+    let melanie = "Melanie painted a sunrise over the lake last summer";
+    let (_d, ix) = index_of(&[(T, caroline), (T, melanie)]);
+    let q = "What did Caroline paint at the lake?";
+    // Words alone: Melanie's record is newer and as close in every other word.
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, caroline);
+    // By meaning the two are equally near, Melanie's first.
+    let n = near(&ix, &[(melanie, 0.8), (caroline, 0.8)]);
+    let fused = recall_with(&ix, &n, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(fused[0].text, caroline);
+}
+
+#[test]
+fn a_question_naming_a_month_prefers_the_records_from_that_month() {
+    // The October record is the longer and the older: bm25 and recency both prefer March.
+    let october = "Booked the car in for a service at the garage on Elm Road";
+    let march = "Booked the car in for its service at the garage";
+    let (_d, ix) = index_of(&[
+        ("2023-10-12T09:00:00.000Z", october),
+        ("2024-03-02T09:00:00.000Z", march),
+    ]);
+    let q = "when did I book the car service at the garage in October 2023?";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, october);
+    let n = near(&ix, &[(march, 0.7), (october, 0.7)]);
+    let fused = recall_with(&ix, &n, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(fused[0].text, october);
+}
+
+#[test]
+fn a_relative_cue_counts_from_the_now_given() {
+    // The older record is the longer: bm25 and recency both prefer the newer.
+    let old = "We had sushi for dinner with Tom again";
+    let new = "We had sushi for dinner with Tom";
+    let (_d, ix) = index_of(&[
+        ("2026-11-30T19:00:00.000Z", old),
+        ("2026-12-01T19:00:00.000Z", new),
+    ]);
+    // The older record is from "yesterday" counted from 1 December.
+    let hits = ix
+        .search_at(
+            "what did we have for dinner yesterday",
+            DataClass::Private,
+            5,
+            NOW,
+        )
+        .unwrap();
+    assert_eq!(hits[0].hit.text, old);
+}
+
+#[test]
+fn the_default_never_ranks_below_words_only_where_words_find_the_answer_first() {
+    // Each question's answer holds every word of it; meaning finds close records that
+    // hold fewer, some nearer by cosine than the answer.
+    let lines = [
+        (T, "The wifi password at the cabin is pine-cone-77"),
+        (T, "The router at the cabin sits in the loft"),
+        (T, "Our dentist is Dr. Alvarez on Queen Street"),
+        (T, "The dentist said to floss every evening"),
+        (T, "Juniper the cat sees Dr. Okafor at the vet"),
+        (T, "The cat food is kept in the hallway cupboard"),
+    ];
+    let (_d, ix) = index_of(&lines);
+    // (question, its answer, what meaning finds with its cosines)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, f32)]);
+    let cases: [Case<'_>; 3] = [
+        (
+            "cabin wifi password",
+            lines[0].1,
+            &[(lines[1].1, 0.74), (lines[0].1, 0.6)],
+        ),
+        (
+            "dentist Alvarez",
+            lines[2].1,
+            &[(lines[3].1, 0.7), (lines[2].1, 0.5)],
+        ),
+        ("Juniper vet", lines[4].1, &[(lines[5].1, 0.7)]),
+    ];
+    for (q, answer, found) in cases {
+        let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+        assert_eq!(words[0].hit.text, answer, "{q}: words alone find it first");
+        let fused = recall_with(&ix, &near(&ix, found), q, DataClass::Private, 5, NOW).unwrap();
+        assert_eq!(fused[0].text, answer, "{q}: {:?}", texts(&fused));
+    }
+}
+
+#[test]
+fn meaning_adds_what_the_words_miss() {
+    let answer = "I take the number 12 bus to the office every morning";
+    let (_d, ix) = index_of(&[(T, answer), (T, "The office plants need water on Fridays")]);
+    let q = "how do I commute to work";
+    let n = near(&ix, &[(answer, 0.62)]);
+    let fused = recall_with(&ix, &n, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(fused[0].text, answer, "{:?}", texts(&fused));
+}
+
+#[test]
+fn exact_codes_from_the_text_side_come_first() {
+    let (_d, ix) = index_of(&[
+        (T, "other ticket"),
+        (T, "ticket 4471 is open"),
+        (T, "ticket 9 closed"),
+    ]);
+    let n = near(&ix, &[("ticket 9 closed", 0.9), ("other ticket", 0.8)]);
+    let out = recall_with(&ix, &n, "ticket 4471?", DataClass::Private, 3, NOW).unwrap();
+    assert_eq!(out[0].text, "ticket 4471 is open");
+}
+
+#[test]
+fn the_same_text_found_by_both_halves_is_one_hit() {
+    let (_d, ix) = index_of(&[(T, "the spare key is under the blue pot")]);
+    let n = near(&ix, &[("the spare key is under the blue pot", 0.9)]);
+    let out = recall_with(&ix, &n, "spare key", DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&out), vec!["the spare key is under the blue pot"]);
+}
