@@ -103,21 +103,33 @@ impl Board {
 
     /// After a turn's `.`: the worker started the follow-up work `what` (the words of
     /// its `· ` activity line, e.g. "summarising 1 tool result of session main").
+    // Set by the worker, the slot saver and the Honcho reporter once each is wired to the
+    // board; until then `/status` shows the quiet default.
+    #[allow(dead_code)]
     pub fn after_turn_started(&self, what: &str) {
         self.with(|d| d.after_turn = Some(what.to_string()));
     }
 
     /// The follow-up work after a turn is over (done or failed).
+    // Set by the worker, the slot saver and the Honcho reporter once each is wired to the
+    // board; until then `/status` shows the quiet default.
+    #[allow(dead_code)]
     pub fn after_turn_ended(&self) {
         self.with(|d| d.after_turn = None);
     }
 
     /// The main slot was saved to its file.
+    // Set by the worker, the slot saver and the Honcho reporter once each is wired to the
+    // board; until then `/status` shows the quiet default.
+    #[allow(dead_code)]
     pub fn slot_saved(&self, save: SlotSave) {
         self.with(|d| d.last_slot_save = Some((Instant::now(), save)));
     }
 
     /// Records not yet reported to Honcho (call after each report attempt).
+    // Set by the worker, the slot saver and the Honcho reporter once each is wired to the
+    // board; until then `/status` shows the quiet default.
+    #[allow(dead_code)]
     pub fn set_honcho_backlog(&self, records: u64) {
         self.with(|d| d.honcho_backlog = Some(records));
     }
