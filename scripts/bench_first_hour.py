@@ -76,10 +76,12 @@ class Run:
 
     def wait_ready(self) -> float:
         deadline = time.monotonic() + START_TIMEOUT_S
+        said = []
         while True:
             line = self.err.get(timeout=max(0.1, deadline - time.monotonic()))
             if line is None:
-                raise SystemExit("run-local exited before its prompt")
+                raise SystemExit("run-local exited before its prompt:\n" + "".join(said))
+            said.append(line)
             m = re.search(r"ready in .* logs in (\S+)", line)
             if m:
                 self.work = m.group(1)
