@@ -6,6 +6,7 @@
 //! `crate::engine`'s: this module knows nothing of compaction.
 
 pub mod recollect;
+pub mod textcall;
 pub mod tools_run;
 
 use crate::llama::{ChatRequest, Completion, Delta, LlamaError};
@@ -130,6 +131,20 @@ fn rounds(
         done.rounds += 1;
         let completion = call_model(ctx, session, sink)?;
         let cut = completion.cut();
+        let mut completion = completion;
+        if !cut && completion.tool_calls.is_empty() {
+            let offered = offered_names(session);
+            if let Some(call) = completion
+                .content
+                .as_deref()
+                .and_then(|text| textcall::recover(text, &offered))
+            {
+                // The call replaces the text, so replay sends the model a call it can
+                // read back, not its JSON twice.
+                completion.content = None;
+                completion.tool_calls = vec![call];
+            }
+        }
         let mut calls = completion.tool_calls;
         // Numbers are taken before the assistant record so a call the server sent
         // without an id, or with the id of another call of the same answer, gets one
@@ -187,6 +202,20 @@ fn rounds(
             tools_run::run_call(ctx, session, call, number, sink)?;
         }
     }
+}
+
+/// The names of the tools frozen in the epoch's head.
+fn offered_names(session: &Session) -> Vec<&str> {
+    session
+        .head()
+        .tools
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The `· ` line for an answer the server cut at its token limit.
