@@ -169,6 +169,19 @@ pub struct Honcho {
     pub max_class: DataClass,
 }
 
+/// The longest workspace, session or peer name Honcho accepts.
+pub const MAX_HONCHO_NAME: usize = 512;
+
+/// Honcho's rule for workspace, session and peer names: it answers a bad one with HTTP
+/// 500 or 422 on every request, so it is refused at start instead (docs/honcho.md).
+fn honcho_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= MAX_HONCHO_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -490,6 +503,28 @@ impl Config {
                 "honcho.url",
                 format!("{:?} is not an http(s) url", self.honcho.url),
             ));
+        }
+        if !honcho.is_empty() {
+            let names = [
+                ("honcho.workspace", &self.honcho.workspace),
+                ("honcho.session", &self.honcho.session),
+                ("honcho.owner_peer", &self.honcho.owner_peer),
+                ("honcho.assistant_peer", &self.honcho.assistant_peer),
+            ];
+            for (key, name) in names {
+                // An empty session means the boxmaker session's own id, which always fits.
+                if key == "honcho.session" && name.is_empty() {
+                    continue;
+                }
+                if !honcho_name(name) {
+                    return Err(bad(
+                        key,
+                        format!(
+                            "{name:?} is not a name Honcho accepts: letters, digits, '-' and '_', 1 to {MAX_HONCHO_NAME} characters"
+                        ),
+                    ));
+                }
+            }
         }
         Ok(())
     }
