@@ -3,9 +3,6 @@
 //! whether the served chat template can do tool calls (`GET /props`). The rules are pure,
 //! so they are unit tests; the worker fetches and logs the findings.
 
-// The tool-template check is called by the worker at start and after a server restart.
-#![allow(dead_code)]
-
 use super::Client;
 use proto::config::Config;
 use serde_json::Value;

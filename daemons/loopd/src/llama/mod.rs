@@ -233,7 +233,6 @@ impl Client {
     }
 
     /// `GET /props`: the served model, its chat template and what the template can do.
-    #[allow(dead_code)] // through `tool_support`, for the start-up check
     pub fn props(&self) -> Result<serde_json::Value, String> {
         probe(&format!("{}/props", self.base))
     }

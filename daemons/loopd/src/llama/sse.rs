@@ -49,7 +49,6 @@ pub const MAX_TOOL_ARGUMENTS: usize = 64 * 1024;
 
 /// The `finish_reason` of an answer the server cut at its token limit (`n_predict`,
 /// `max_tokens`, or a full slot).
-#[allow(dead_code)]
 pub const FINISH_LENGTH: &str = "length";
 
 /// One piece of the answer as it streams in.
@@ -86,7 +85,6 @@ pub struct Completion {
 impl Completion {
     /// Whether the server cut the answer at its token limit (`finish_reason` `length`):
     /// its text stops mid-way and its tool calls' arguments may be cut JSON.
-    #[allow(dead_code)] // the turn's caller decides on it (docs/turn.md, "A cut answer")
     pub fn cut(&self) -> bool {
         self.finish.as_deref() == Some(FINISH_LENGTH)
     }
