@@ -14,7 +14,7 @@ fn a_private_file_read_does_not_leak_through_an_injected_fetch() {
     assert!(
         reply
             .iter()
-            .any(|l| l.starts_with("· ") && l.contains("/allow ")),
+            .any(|l| l.starts_with("· ") && l.contains(" refused: ") && l.contains("/allow")),
         "{reply:?}"
     );
     assert_nothing_leaked(&w, &["ZEBRA4711"]);
