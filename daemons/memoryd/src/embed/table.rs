@@ -29,11 +29,18 @@ END;
 const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
     SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vecs)";
 
+/// `create` then `adopt`: the tables for codes made by `model`, for a caller that has its
+/// model already (the benches). Returns whether the queue was (re)seeded.
+pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
+    let seeded = create(conn)?;
+    Ok(adopt(conn, model)? || seeded)
+}
+
 /// Makes the tables and triggers. Returns whether the queue was seeded (an index that had
 /// no triggers yet: the model was just configured). Which model made the stored codes is
 /// not looked at here: that waits for a model to load (`adopt`), so a model that fails to
 /// load never costs the codes made by a good one.
-pub fn prepare(conn: &Connection) -> rusqlite::Result<bool> {
+pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
     let had_triggers: bool = conn.query_row(
         "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'trigger'
              AND name IN ('embed_row_added', 'embed_row_dropped')",

@@ -161,7 +161,7 @@ impl Vectors {
 
     fn step(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         if let Phase::Start = self.phase {
-            if table::prepare(conn)? {
+            if table::create(conn)? {
                 plumbing::info!("vectors: every indexed row is queued for embedding");
             }
             self.stored = table::stored(conn)?;
