@@ -42,6 +42,9 @@ pub struct Llama {
     pub timeout_s: u64,
     /// Above 0: save the main slot after this many idle seconds (SPEC §4, §9).
     pub slot_save_idle_s: u64,
+    /// Days a session's saved slot file is kept after its last save; 0 keeps it for
+    /// ever. loopd empties the files of sessions idle longer (docs/config.md).
+    pub slot_keep_days: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -86,7 +89,16 @@ pub struct Memory {
     /// The sentence-embedding model's directory (all-MiniLM-L6-v2 in sentence-transformers
     /// layout) for recall by meaning; empty: recall by words only.
     pub embed_model: PathBuf,
+    /// Memory in the turn: before a turn's first model call loopd recalls with the
+    /// owner's line and brings relevant hits into the prompt (docs/turn.md).
+    pub auto_recall: bool,
+    /// The most hits memory in the turn brings into one turn.
+    pub auto_hits: u32,
 }
+
+/// The most hits `memory.auto_hits` may ask for: each is a whole record in the prompt, and
+/// a turn's prompt is the owner's to spend, not memory's.
+pub const MAX_AUTO_HITS: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -184,6 +196,7 @@ impl Default for Llama {
             retries: 3,
             timeout_s: 600,
             slot_save_idle_s: 0,
+            slot_keep_days: 30,
         }
     }
 }
@@ -236,6 +249,8 @@ impl Default for Memory {
             socket: PathBuf::from("/run/boxmaker/memoryd.sock"),
             max_class: DataClass::Private,
             embed_model: PathBuf::new(),
+            auto_recall: true,
+            auto_hits: 3,
         }
     }
 }
@@ -418,6 +433,15 @@ impl Config {
         }
         if self.turn.max_rounds == 0 {
             return Err(bad("loop.max_rounds", "must be at least 1".into()));
+        }
+        if self.memory.auto_hits > MAX_AUTO_HITS {
+            return Err(bad(
+                "memory.auto_hits",
+                format!(
+                    "must be at most {MAX_AUTO_HITS}, got {}",
+                    self.memory.auto_hits
+                ),
+            ));
         }
         if self.turn.tool_result_cap == 0 {
             return Err(bad("loop.tool_result_cap", "must be above 0".into()));

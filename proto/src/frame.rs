@@ -1,6 +1,9 @@
 //! The frame codec between loopd and memoryd: a 4-byte big-endian length, then that many
-//! bytes of bincode. All of bincode lives here, behind `encode` and `decode`, so the rest
-//! of the system never sees its options or its errors.
+//! bytes of payload: a 4-byte version mark (`WIRE_MAGIC`, then `WIRE_VERSION` as a
+//! big-endian u16), then bincode. All of bincode lives here, behind `encode` and `decode`,
+//! so the rest of the system never sees its options or its errors. The mark lets a daemon
+//! that meets a peer of another release say so in words instead of "malformed frame"
+//! (docs/memoryd.md, "Frames").
 
 use bincode::Options;
 use serde::de::DeserializeOwned;
@@ -16,6 +19,19 @@ pub const MAX_FRAME: u32 = 1 << 20;
 /// Bytes in the length prefix.
 pub const HEADER: usize = 4;
 
+/// The first two payload bytes of every versioned frame. An unversioned frame (the wire
+/// before versions, called version 1 here) starts with a bincode enum tag, a small
+/// number, never these bytes.
+pub const WIRE_MAGIC: [u8; 2] = *b"bx";
+
+/// The version of the messages in `crate::memory` this build speaks. Raise it whenever a
+/// message's layout changes: bincode has no field names, so an old peer would otherwise
+/// misread the bytes or call them malformed.
+pub const WIRE_VERSION: u16 = 2;
+
+/// Bytes of the version mark at the start of each payload.
+const MARK: usize = 4;
+
 #[derive(Debug)]
 pub enum FrameError {
     /// The length prefix claims more than `MAX_FRAME`.
@@ -24,6 +40,11 @@ pub enum FrameError {
     Malformed(String),
     /// The payload decoded, but bytes were left over after the message.
     Trailing,
+    /// The peer speaks another version of the wire (`peer` 1: before versions).
+    Version {
+        peer: u16,
+        ours: u16,
+    },
     /// The stream ended inside a frame.
     Truncated {
         have: usize,
@@ -40,6 +61,11 @@ impl fmt::Display for FrameError {
             }
             FrameError::Malformed(e) => write!(f, "malformed frame: {e}"),
             FrameError::Trailing => f.write_str("frame has trailing bytes after its message"),
+            FrameError::Version { peer, ours } => write!(
+                f,
+                "the peer speaks wire version {peer} and this daemon speaks version {ours}: \
+                 loopd and memoryd are from different releases; restart both after an upgrade"
+            ),
             FrameError::Truncated { have, want } => {
                 write!(f, "stream ended inside a frame ({have} of {want} bytes)")
             }
@@ -60,7 +86,7 @@ fn options() -> impl Options {
 
 /// Encodes `msg` as a whole frame: length prefix and payload.
 pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
-    let payload = options().serialize(msg).map_err(|e| match *e {
+    let body = options().serialize(msg).map_err(|e| match *e {
         // The limit stopped serialisation part-way; the size it would have had is
         // counted without one, so the error says how far over the message is.
         bincode::ErrorKind::SizeLimit => FrameError::TooLarge(
@@ -70,6 +96,10 @@ pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
         ),
         other => FrameError::Malformed(other.to_string()),
     })?;
+    let mut payload = Vec::with_capacity(MARK + body.len());
+    payload.extend_from_slice(&WIRE_MAGIC);
+    payload.extend_from_slice(&WIRE_VERSION.to_be_bytes());
+    payload.extend_from_slice(&body);
     let len = u32::try_from(payload.len())
         .ok()
         .filter(|&n| n <= MAX_FRAME)
@@ -85,7 +115,25 @@ pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
     if payload.len() > MAX_FRAME as usize {
         return Err(FrameError::TooLarge(payload.len() as u64));
     }
-    options().deserialize(payload).map_err(|e| match *e {
+    let body = match payload.split_first_chunk::<MARK>() {
+        Some(([m0, m1, v0, v1], body)) if [*m0, *m1] == WIRE_MAGIC => {
+            let peer = u16::from_be_bytes([*v0, *v1]);
+            if peer != WIRE_VERSION {
+                return Err(FrameError::Version {
+                    peer,
+                    ours: WIRE_VERSION,
+                });
+            }
+            body
+        }
+        _ => {
+            return Err(FrameError::Version {
+                peer: 1,
+                ours: WIRE_VERSION,
+            })
+        }
+    };
+    options().deserialize(body).map_err(|e| match *e {
         bincode::ErrorKind::Custom(ref m) if m.contains("bytes remaining") => FrameError::Trailing,
         other => FrameError::Malformed(other.to_string()),
     })

@@ -24,14 +24,36 @@ pub enum Request {
         session: String,
     },
     Status,
+    /// loopd rewrote these epoch logs to forget records (docs/forgetting.md): re-read
+    /// them now, drop every row and vector whose record is gone, and scrub the database
+    /// files so no page still holds the text. Answered with `Forgot` once that is on disk.
+    Forget {
+        logs: Vec<LogRef>,
+    },
+}
+
+/// One epoch log of one session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogRef {
+    pub session: String,
+    pub epoch: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Response {
     Hits(Vec<Hit>),
     Status(MemoryStatus),
-    Error { message: String },
+    /// A `Forget` is done: `rows` rows were removed from the index (vectors with them).
+    Forgot {
+        rows: u64,
+    },
+    Error {
+        message: String,
+    },
 }
+
+/// `Hit::relevance` of a hit that holds every content word of the question.
+pub const FULLY_RELEVANT: u16 = 1000;
 
 /// One recalled record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +67,11 @@ pub struct Hit {
     pub role: String,
     pub label: Label,
     pub text: String,
+    /// How much of the question the hit answers, in thousandths (`FULLY_RELEVANT` at
+    /// most): the share of the question's content words the record holds, or, for a
+    /// record found by meaning alone, its similarity to the question. loopd's memory in
+    /// the turn and `/recall` leave out hits below a floor (docs/memoryd.md, "Recall").
+    pub relevance: u16,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -110,6 +137,7 @@ mod tests {
             role: role.into(),
             label: Label::new(DataClass::Private, untrusted),
             text: "tea at four".into(),
+            relevance: FULLY_RELEVANT,
         }
     }
 

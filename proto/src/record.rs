@@ -63,6 +63,19 @@ pub enum Record {
         time: String,
         content: Option<String>,
         tool_calls: Vec<ToolCall>,
+        /// The server ended the answer at its token limit (`finish_reason` `length`).
+        /// Written only when true, so older logs and plain answers read the same.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
+    },
+    /// What loopd brought back from memory for the owner's line just before it
+    /// (docs/turn.md, "Memory in the turn"): the hits as rendered for the model, and the
+    /// join of their labels.
+    Memory {
+        time: String,
+        content: String,
+        class: DataClass,
+        untrusted: bool,
     },
     ToolResult {
         time: String,
@@ -101,6 +114,7 @@ impl Record {
         match self {
             Record::User { .. } => "user",
             Record::Assistant { .. } => "assistant",
+            Record::Memory { .. } => "memory",
             Record::ToolResult { .. } => "tool_result",
             Record::ToolSummary { .. } => "tool_summary",
             Record::Usage { .. } => "usage",
@@ -112,6 +126,7 @@ impl Record {
         match self {
             Record::User { time, .. }
             | Record::Assistant { time, .. }
+            | Record::Memory { time, .. }
             | Record::ToolResult { time, .. }
             | Record::ToolSummary { time, .. }
             | Record::Usage { time, .. }
@@ -126,6 +141,9 @@ impl Record {
                 class, untrusted, ..
             }
             | Record::ToolSummary {
+                class, untrusted, ..
+            }
+            | Record::Memory {
                 class, untrusted, ..
             } => Some(Label::new(*class, *untrusted)),
             Record::User { .. }
@@ -193,6 +211,13 @@ impl Record {
                 time,
                 content: f.opt_string("content")?,
                 tool_calls: f.tool_calls("tool_calls")?,
+                cut: f.opt_bool("cut")?.unwrap_or(false),
+            },
+            "memory" => Record::Memory {
+                time,
+                content: f.string("content")?,
+                class: f.class("class")?,
+                untrusted: f.bool("untrusted")?,
             },
             "tool_result" => Record::ToolResult {
                 time,
@@ -320,6 +345,16 @@ impl Fields<'_> {
         self.get(name)?
             .as_bool()
             .ok_or_else(|| self.wrong(name, "true or false"))
+    }
+
+    fn opt_bool(&self, name: &str) -> Result<Option<bool>, RecordError> {
+        match self.obj.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.wrong(name, "true or false")),
+        }
     }
 
     fn class(&self, name: &str) -> Result<DataClass, RecordError> {

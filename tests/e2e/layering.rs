@@ -22,9 +22,11 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // What the worker runs besides a turn: a heartbeat decides and returns what to
     // deliver, unrendered.
     &["heartbeat"],
-    // The whole turn: the turn, the `.`, then what follows it (and the `SessionFull`
-    // rerun), driving both of the layer below; `/allow N`, a fetch logged as a tool call.
-    &["engine", "allow"],
+    // The one owner of the client, the slot keeper and the configuration in force: the
+    // whole turn, what follows it (and the `SessionFull` rerun), `/compact` and `/allow`.
+    &["engine"],
+    // `/allow N`: a refused fetch run as the owner's, logged as a tool call.
+    &["allow"],
     // A turn, and everything after it; neither uses the other.
     &["turn", "compact"],
     // What every model call on an epoch shares: the replayed prompt, the turn context.

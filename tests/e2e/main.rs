@@ -14,6 +14,7 @@ mod layering;
 mod load;
 mod loopd;
 mod memoryd;
+mod promise;
 mod reload;
 mod support;
 mod system;

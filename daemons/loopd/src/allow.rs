@@ -45,6 +45,7 @@ pub fn run(
     ));
     let number = session.take_call();
     session.append(Record::Assistant {
+        cut: false,
         time: now_rfc3339(),
         content: None,
         tool_calls: vec![fetch.clone()],

@@ -113,15 +113,22 @@ pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Respon
 }
 
 pub fn recall(cfg: &Memory, query: &str) -> Result<Vec<Hit>, MemoryError> {
+    recall_at_most(cfg, query, RECALL_LIMIT)
+}
+
+/// A recall of at most `limit` hits.
+pub fn recall_at_most(cfg: &Memory, query: &str, limit: u32) -> Result<Vec<Hit>, MemoryError> {
     let request = Request::Recall {
         query: query.to_string(),
         max_class: cfg.max_class,
-        limit: RECALL_LIMIT,
+        limit,
     };
     match ask(&cfg.socket, &request, RECALL_TIMEOUT)? {
         Response::Hits(hits) => Ok(hits),
         Response::Error { message } => Err(MemoryError::Refused(message)),
-        Response::Status(_) => Err(MemoryError::Unexpected("a status to a recall")),
+        Response::Status(_) | Response::Forgot { .. } => {
+            Err(MemoryError::Unexpected("not hits to a recall"))
+        }
     }
 }
 
@@ -129,7 +136,9 @@ pub fn status(socket: &Path) -> Result<MemoryStatus, MemoryError> {
     match ask(socket, &Request::Status, NUDGE_TIMEOUT)? {
         Response::Status(s) => Ok(s),
         Response::Error { message } => Err(MemoryError::Refused(message)),
-        Response::Hits(_) => Err(MemoryError::Unexpected("hits to a status request")),
+        Response::Hits(_) | Response::Forgot { .. } => {
+            Err(MemoryError::Unexpected("not a status to a status request"))
+        }
     }
 }
 

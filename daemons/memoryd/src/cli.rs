@@ -78,6 +78,6 @@ pub fn recall(cfg: &Config, words: &[String]) -> Result<String, CliError> {
     match read_frame(&mut stream).map_err(exchange)? {
         Response::Hits(hits) => Ok(render_hits(&hits)),
         Response::Error { message } => Err(CliError::Refused { message }),
-        Response::Status(_) => Err(CliError::Unexpected),
+        Response::Status(_) | Response::Forgot { .. } => Err(CliError::Unexpected),
     }
 }

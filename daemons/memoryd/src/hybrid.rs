@@ -58,8 +58,14 @@ pub fn recall_with(
 ) -> Result<Vec<Hit>, IndexError> {
     let limit = limit.min(MAX_HITS);
     let lexical = index.search(query, max_class, CANDIDATES)?;
-    let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
-    let by_meaning = index.hits_by_ids(&ids, max_class)?;
+    let mut by_meaning = Vec::with_capacity(near.len());
+    for n in near {
+        // One row at a time (a cached statement), so each hit keeps its own similarity.
+        for mut hit in index.hits_by_ids(&[n.id], max_class)? {
+            hit.relevance = similarity(n.score);
+            by_meaning.push(hit);
+        }
+    }
     Ok(fuse(query, lexical, by_meaning, limit as usize))
 }
 
@@ -103,9 +109,12 @@ pub fn fuse_with(
                 Some(entry) => {
                     entry.0 |= exact;
                     entry.1 += score;
+                    entry.2.relevance = entry.2.relevance.max(hit.relevance);
                     // The same text logged twice is one hit: the newer one stands for it.
                     if hit.time > entry.2.time {
+                        let relevance = entry.2.relevance;
                         entry.2 = hit;
+                        entry.2.relevance = relevance;
                     }
                 }
                 None => {
@@ -123,6 +132,11 @@ pub fn fuse_with(
             .then(a.3.cmp(&b.3))
     });
     out.into_iter().take(limit).map(|(_, _, h, _)| h).collect()
+}
+
+/// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).
+fn similarity(cosine: f32) -> u16 {
+    (cosine.clamp(0.0, 1.0) * f32::from(proto::memory::FULLY_RELEVANT)).round() as u16
 }
 
 /// The query's tokens that read as codes, lower-cased.

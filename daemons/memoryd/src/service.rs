@@ -7,9 +7,9 @@
 
 use crate::embed::vectors::Vectors;
 use crate::index::{Budget, Index, Progress};
+use fit::encode_fitting;
 use plumbing::{ConnId, Farewell, Outbox, Peer, Service};
 use proto::config::Config;
-use fit::encode_fitting;
 use proto::frame::{self, FrameError};
 use proto::memory::{MemoryStatus, Request, Response};
 use proto::SessionId;
@@ -120,6 +120,23 @@ impl FrameService {
                 Err(e) => Err(Failure::from(e.to_string())),
             },
             Request::Status => self.refresh().map(Response::Status),
+            Request::Forget { logs } => {
+                let logs: Vec<(String, u64)> =
+                    logs.into_iter().map(|l| (l.session, l.epoch)).collect();
+                match self.index.forget(&logs) {
+                    Ok(rows) => {
+                        plumbing::notice!(
+                            "forgot: {rows} rows dropped from {} logs read again; index purged",
+                            logs.len()
+                        );
+                        self.refresh().map(|_| Response::Forgot { rows })
+                    }
+                    Err(e) => Err(Failure {
+                        message: e.to_string(),
+                        logged: e.for_log(),
+                    }),
+                }
+            }
         };
         answer.unwrap_or_else(|f| {
             plumbing::error!("{}", f.logged);

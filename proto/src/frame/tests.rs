@@ -49,16 +49,51 @@ fn a_length_just_over_the_limit_is_refused() {
     );
 }
 
+/// A payload with this build's version mark in front of `body`.
+fn marked(body: &[u8]) -> Vec<u8> {
+    let mut out = WIRE_MAGIC.to_vec();
+    out.extend_from_slice(&WIRE_VERSION.to_be_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
 #[test]
 fn a_garbage_payload_is_malformed() {
     assert!(matches!(
-        decode::<Request>(&[0xEE, 0x01, 0x02]),
+        decode::<Request>(&marked(&[0xEE, 0x01, 0x02])),
         Err(FrameError::Malformed(_))
     ));
     assert!(matches!(
-        decode::<Response>(&[]),
+        decode::<Response>(&marked(&[])),
         Err(FrameError::Malformed(_))
     ));
+}
+
+#[test]
+fn a_peer_of_another_version_is_named_in_words_not_malformed() {
+    // An unversioned frame, as loopd and memoryd sent before the mark existed: a bare
+    // bincode `Request::Status` (variant 2).
+    let old = decode::<Request>(&[2]).unwrap_err();
+    assert!(matches!(
+        old,
+        FrameError::Version {
+            peer: 1,
+            ours: WIRE_VERSION
+        }
+    ));
+    let newer = {
+        let mut p = WIRE_MAGIC.to_vec();
+        p.extend_from_slice(&(WIRE_VERSION + 1).to_be_bytes());
+        p.push(2);
+        decode::<Request>(&p).unwrap_err()
+    };
+    let words = newer.to_string();
+    assert!(
+        words.contains(&format!("version {}", WIRE_VERSION + 1))
+            && words.contains(&format!("version {WIRE_VERSION}"))
+            && !words.contains("malformed"),
+        "{words}"
+    );
 }
 
 #[test]
@@ -93,11 +128,12 @@ fn a_frame_cut_in_half_waits_then_completes() {
 fn a_small_payload_claiming_a_huge_vector_is_an_error() {
     // Response::Hits is variant 0 (varint 0), then a vector length of 2^62 as a varint
     // (0xFD then eight little-endian bytes), then junk: 12 bytes in all.
-    let mut payload = vec![0u8, 0xFD];
-    payload.extend_from_slice(&(1u64 << 62).to_le_bytes());
-    payload.push(0);
-    payload.push(0);
-    assert_eq!(payload.len(), 12);
+    let mut body = vec![0u8, 0xFD];
+    body.extend_from_slice(&(1u64 << 62).to_le_bytes());
+    body.push(0);
+    body.push(0);
+    assert_eq!(body.len(), 12);
+    let payload = marked(&body);
     assert!(matches!(
         decode::<Response>(&payload),
         Err(FrameError::Malformed(_))

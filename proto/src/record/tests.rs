@@ -10,6 +10,7 @@ fn all_variants() -> Vec<Record> {
             origin: Origin::Owner,
         },
         Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![ToolCall {

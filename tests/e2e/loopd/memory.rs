@@ -21,6 +21,7 @@ fn hits() -> Vec<Hit> {
             role: "owner".into(),
             label: Label::new(DataClass::Private, false),
             text: "tea at four".into(),
+            relevance: proto::memory::FULLY_RELEVANT,
         },
         Hit {
             session: "main".into(),
@@ -30,6 +31,7 @@ fn hits() -> Vec<Hit> {
             role: "summary".into(),
             label: Label::new(DataClass::Public, true),
             text: "a page about tea".into(),
+            relevance: proto::memory::FULLY_RELEVANT,
         },
     ]
 }
@@ -52,6 +54,7 @@ fn fake_memoryd(path: &Path) -> mpsc::Receiver<Request> {
                     index_bytes: 3,
                     ..MemoryStatus::default()
                 }),
+                Request::Forget { .. } => Response::Forgot { rows: 0 },
             };
             let _ = write_frame(&mut stream, &response);
             let _ = tx.send(request);
@@ -82,7 +85,11 @@ fn the_recall_tool_returns_rendered_hits_labelled_with_their_join() {
         l.client().ask("when is tea?"),
         ["· recall {\"query\":\"tea\"}", "At four."]
     );
-    let recall = next_request(&rx, |r| matches!(r, Request::Recall { .. }));
+    // The model's own recall, not the one memory in the turn made with the owner's line.
+    let recall = next_request(
+        &rx,
+        |r| matches!(r, Request::Recall { query, .. } if query == "tea"),
+    );
     assert_eq!(
         recall,
         Request::Recall {
@@ -91,7 +98,8 @@ fn the_recall_tool_returns_rendered_hits_labelled_with_their_join() {
             limit: 8
         }
     );
-    let result = &l.records("main")[3];
+    let records = l.records("main");
+    let result = records.iter().find(|r| r["type"] == "tool_result").unwrap();
     assert_eq!(result["content"], render_hits(&hits()));
     assert_eq!(result["class"], "private");
     assert_eq!(result["untrusted"], true);

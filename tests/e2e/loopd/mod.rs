@@ -33,9 +33,21 @@ pub struct Loopd {
 /// A config for `fx` with llama.cpp at `url`; `llama_extra` goes into `[llama]`,
 /// `channel_extra` into `[channel]`, and `extra` (whole tables) at the end.
 pub fn write_config(fx: &Fixture, url: &str, llama_extra: &str, channel_extra: &str, extra: &str) {
+    write_config_with(fx, url, llama_extra, channel_extra, "", extra)
+}
+
+/// `write_config` with `memory_extra` in `[memory]` too.
+pub fn write_config_with(
+    fx: &Fixture,
+    url: &str,
+    llama_extra: &str,
+    channel_extra: &str,
+    memory_extra: &str,
+    extra: &str,
+) {
     let text = format!(
         "state_dir = {:?}\n\n[llama]\nurl = {url:?}\ntimeout_s = 60\n{llama_extra}\n\n\
-         [expect]\nn_ctx = {N_CTX}\n\n[baseline]\nsystem = {:?}\n\n[memory]\nsocket = {:?}\n\n\
+         [expect]\nn_ctx = {N_CTX}\n\n[baseline]\nsystem = {:?}\n\n[memory]\nsocket = {:?}\n{memory_extra}\n\n\
          [channel]\nsocket = {:?}\n{channel_extra}\n\n{extra}\n",
         fx.state_dir,
         fx.prompts.join("system.md"),
@@ -51,6 +63,15 @@ impl Loopd {
         let fx = Fixture::new("");
         let llama = Standin::start(N_CTX);
         write_config(&fx, &llama.url, "retries = 2", "", extra);
+        let daemon = Daemon::start("loopd", &fx);
+        Loopd { fx, llama, daemon }
+    }
+
+    /// `start` with `memory_extra` in the config's `[memory]` table.
+    pub fn start_with_memory(memory_extra: &str, extra: &str) -> Loopd {
+        let fx = Fixture::new("");
+        let llama = Standin::start(N_CTX);
+        write_config_with(&fx, &llama.url, "retries = 2", "", memory_extra, extra);
         let daemon = Daemon::start("loopd", &fx);
         Loopd { fx, llama, daemon }
     }

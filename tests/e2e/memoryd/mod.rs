@@ -6,6 +6,7 @@ mod catchup;
 mod clients;
 mod crash;
 mod faults;
+mod forget;
 mod pinned;
 mod questions;
 mod robust;
@@ -86,6 +87,7 @@ pub fn user(text: &str) -> Record {
 
 pub fn assistant(text: &str) -> Record {
     Record::Assistant {
+        cut: false,
         time: T.into(),
         content: Some(text.into()),
         tool_calls: vec![],

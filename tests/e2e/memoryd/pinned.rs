@@ -194,6 +194,7 @@ fn empty_text_and_silent_assistant_turns_are_not_rows() {
         .add(&user("   "))
         .add(&assistant(""))
         .add(&Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![],

@@ -540,3 +540,32 @@ pub fn cut(pieces: &[&str]) -> Reply {
     }
     Reply::Cut(events)
 }
+
+/// An answer the server stopped at its token limit (`finish_reason` `length`): `pieces`
+/// of text, then each `(id, name, arguments)` call streamed as far as it got, then the
+/// final chunk with `predicted` generated tokens.
+pub fn length_cut(pieces: &[&str], calls: &[(&str, &str, &str)], predicted: u64) -> Reply {
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        None,
+        None,
+    )];
+    for p in pieces {
+        events.push(chunk(json!({"content": p}), None, None));
+    }
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": args}}]}),
+            None,
+            None,
+        ));
+    }
+    events.push(chunk(
+        json!({}),
+        Some("length"),
+        Some((TIMINGS.0, TIMINGS.1, predicted)),
+    ));
+    events.push(done());
+    Reply::Sse(events)
+}

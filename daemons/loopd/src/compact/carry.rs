@@ -9,7 +9,7 @@
 //! summary call re-reads only `compact.md`. The model may in principle answer with a
 //! tool call; its calls are ignored and only its text is the summary.
 
-use super::policy::fallback_summary;
+use super::policy::{fallback_summary, repeats};
 use super::CompactError;
 use crate::llama::{ChatRequest, LlamaError, Message};
 use crate::prompt::cap_chars;
@@ -44,8 +44,12 @@ pub fn carry_text(answer: &str, summary_chars: usize) -> String {
     cap_chars(&neutralise(answer.trim()), summary_chars).to_string()
 }
 
-/// Makes the carry: the summary of the session's epoch, and where it came from.
-pub fn make(ctx: &TurnCtx<'_>, session: &Session) -> Result<(String, SummarySource), CompactError> {
+/// Makes the carry: the summary of the session's epoch, where it came from, and, when
+/// the fallback stands in for the model's summary, why (for the epoch's `note`).
+pub fn make(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+) -> Result<(String, SummarySource, Option<String>), CompactError> {
     let path = ctx.cfg.prompt_path("compact.md");
     let prompt = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;
@@ -57,6 +61,15 @@ pub fn make(ctx: &TurnCtx<'_>, session: &Session) -> Result<(String, SummarySour
         &prompt,
         cfg.slots.main,
     );
+    let fallback = |why: String| {
+        plumbing::warn!(
+            "session {}: {why}; epoch {} carries the owner's messages instead",
+            session.id(),
+            session.epoch()
+        );
+        let text = fallback_summary(session.records(), cfg.compact.summary_chars);
+        (text, SummarySource::Fallback, Some(why))
+    };
     match ctx.client.chat(&req, &mut |_| {}) {
         Ok(c) => {
             if let Some(t) = c.timings {
@@ -70,24 +83,31 @@ pub fn make(ctx: &TurnCtx<'_>, session: &Session) -> Result<(String, SummarySour
                     t.predicted_n
                 );
             }
-            let text = carry_text(
-                c.content.as_deref().unwrap_or(""),
-                cfg.compact.summary_chars,
-            );
+            let answer = c.content.as_deref().unwrap_or("");
+            // A summary that stopped at the token limit or loops lost the conversation;
+            // carrying it would lose the owner's facts for good.
+            if c.cut() {
+                return Ok(fallback(
+                    "the model's summary was cut at the server's token limit".into(),
+                ));
+            }
+            if repeats(answer) {
+                return Ok(fallback("the model's summary repeats itself".into()));
+            }
+            let text = carry_text(answer, cfg.compact.summary_chars);
             if text.is_empty() {
                 return Err(CompactError::EmptySummary);
             }
-            Ok((text, SummarySource::Model))
+            Ok((text, SummarySource::Model, None))
         }
         Err(LlamaError::ContextFull(m)) => {
-            plumbing::info!(
-                "session {}: the summary call for epoch {} is context-full ({m}); carrying the owner's messages instead",
-                session.id(),
-                session.epoch()
-            );
-            let text = fallback_summary(session.records(), cfg.compact.summary_chars);
-            Ok((text, SummarySource::Fallback))
+            Ok(fallback(format!("the summary call is context-full ({m})")))
         }
+        // The epoch's own history is what the server refuses: asking again would fail
+        // the same way, and `/compact` is the owner's way out of exactly that.
+        Err(e) if e.repeats() => Ok(fallback(format!(
+            "the server refused the summary call: {e}"
+        ))),
         Err(e) => Err(CompactError::Summary(e)),
     }
 }

@@ -9,7 +9,7 @@
 //! → 4`).
 
 use super::policy::{fill, Fill};
-use super::{compact_or_note, note, tool_summaries, Compacted};
+use super::{compact_or_note, note, tool_summaries, CompactError, Compacted};
 use crate::prompt::TurnCtx;
 use crate::session::Session;
 use proto::head::Reason;
@@ -37,7 +37,7 @@ pub enum After {
     Kept,
     Compacted(Compacted),
     /// Compaction was tried and failed (already noted and logged).
-    Failed(String),
+    Failed(CompactError),
 }
 
 /// Steps 1 and 2. `full` is a turn that ended `SessionFull`: it always compacts, with
@@ -64,7 +64,7 @@ pub fn finish(
             ));
             match compact_or_note(ctx, session, reason) {
                 Ok(done) => After::Compacted(done),
-                Err(e) => After::Failed(e.to_string()),
+                Err(e) => After::Failed(e),
             }
         }
         None => After::Kept,
@@ -131,13 +131,15 @@ fn reason(ctx: &TurnCtx<'_>, session: &mut Session) -> Option<Reason> {
     }
 }
 
+/// Whether an earlier turn of this epoch already declined: the decision is made after
+/// every answered turn, so it was made (and noted) before when a turn before the last
+/// one left a `usage` record. Read from the records' kinds, never from a note's words.
 fn declined_before(records: &[Record]) -> bool {
-    records.iter().any(|r| match r {
-        Record::Note { text, .. } => text.starts_with(DECLINED_NOTE),
-        Record::User { .. }
-        | Record::Assistant { .. }
-        | Record::ToolResult { .. }
-        | Record::ToolSummary { .. }
-        | Record::Usage { .. } => false,
-    })
+    let last_turn = records
+        .iter()
+        .rposition(|r| matches!(r, Record::User { .. }))
+        .unwrap_or(0);
+    records[..last_turn]
+        .iter()
+        .any(|r| matches!(r, Record::Usage { .. }))
 }

@@ -102,7 +102,12 @@ pub fn compact(
     let path = ctx.cfg.baseline.system.clone();
     let system = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
         .map_err(|source| CompactError::Prompt { path, source })?;
-    let (carry, source) = carry::make(ctx, session)?;
+    let (carry, source, why) = carry::make(ctx, session)?;
+    if let Some(why) = why {
+        // Written in the old epoch, which the owner reads to see why the new one
+        // carries their own words rather than a summary.
+        note(session, format!("summary replaced by the fallback: {why}"));
+    }
     testhook::abort_at("compact-after-summary");
     let chars = carry.chars().count();
     let head = epoch::next_head(
@@ -147,14 +152,6 @@ pub fn compact_or_note(
         note(session, format!("compaction failed: {e}"));
     }
     result
-}
-
-/// `/compact`: a compaction now, with the reply the channel sends.
-pub fn manual(ctx: &TurnCtx<'_>, session: &mut Session) -> (String, bool) {
-    match compact_or_note(ctx, session, Reason::Manual) {
-        Ok(done) => (format!("compacted: {done}"), true),
-        Err(e) => (format!("error: compaction failed: {e}"), false),
-    }
 }
 
 /// Appends a `note`; a note that cannot be written is logged, since it only reports.

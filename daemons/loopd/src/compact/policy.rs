@@ -4,6 +4,34 @@
 use crate::prompt::cap_chars_from_end;
 use proto::Record;
 
+/// Words in a run that, seen again and again, mark a summary as a loop: long enough that
+/// plain prose ("the owner said that") does not repeat them by chance.
+pub const LOOP_RUN: usize = 6;
+
+/// The share of a summary's word runs that may be repeats before it counts as the model
+/// repeating itself. A small model's loop repeats nearly all of them (a sentence over and
+/// over); a real summary, almost none.
+pub const LOOP_SHARE: f64 = 0.25;
+
+/// Whether `text` repeats itself: more than `LOOP_SHARE` of its runs of `LOOP_RUN` words
+/// occur earlier in it too. A summary like that lost the conversation it stands for
+/// (docs/turn.md, "A summary that lost the conversation").
+pub fn repeats(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // Too short to loop: fewer than four runs' worth of words.
+    if words.len() < LOOP_RUN * 4 {
+        return false;
+    }
+    let runs: Vec<&[String]> = words.windows(LOOP_RUN).collect();
+    let mut seen = std::collections::HashSet::new();
+    let repeated = runs.iter().filter(|run| !seen.insert(**run)).count();
+    repeated as f64 > LOOP_SHARE * runs.len() as f64
+}
+
 /// True when the epoch's last usage filled at least `threshold` of the slot's context:
 /// `cache_n + prompt_n >= threshold × n_ctx`. The add saturates so absurd counts from a
 /// server cannot wrap around to "not due", and the comparison is in f64 so that
@@ -37,6 +65,7 @@ pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fi
         | Record::Assistant { .. }
         | Record::ToolResult { .. }
         | Record::ToolSummary { .. }
+        | Record::Memory { .. }
         | Record::Note { .. } => None,
     });
     let Some(first) = usages.next() else {
@@ -63,6 +92,7 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
             | Record::ToolResult { .. }
             | Record::ToolSummary { .. }
             | Record::Usage { .. }
+            | Record::Memory { .. }
             | Record::Note { .. } => None,
         })
         .collect();

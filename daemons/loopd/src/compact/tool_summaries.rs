@@ -70,6 +70,7 @@ pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
             | Record::User { .. }
             | Record::Assistant { .. }
             | Record::Usage { .. }
+            | Record::Memory { .. }
             | Record::Note { .. } => {}
         }
     }

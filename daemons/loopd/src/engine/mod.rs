@@ -1,109 +1,257 @@
-//! The whole turn as the owner lives it (SPEC §4), above both `turn` and `compact`:
-//! `turn` runs the model's rounds, and when it ends `SessionFull` the compaction and the
-//! rerun happen here, inside the reply block, since they make the answer. Everything
-//! else that follows a turn (tool summaries, a compaction at the threshold) is `after`,
-//! which the worker runs once the block's `.` is out. `slots` keeps the main slot's
-//! cache across llama.cpp restarts and across sessions.
+//! The engine: the one owner of a turn's world — the configuration in force, the
+//! llama.cpp client and the main slot's `Keeper` — and everything that runs a model call
+//! on a session goes through it: the owner's turns, heartbeats, `/compact` and `/allow`.
+//! Nothing else holds a client or a keeper, so there is one place that knows whose prompt
+//! the main slot holds.
 //!
-//! Layers: worker → engine → {turn, compact} → {prompt, session, llama, tools, memory}.
+//! A turn (`Engine::turn`) is `turn::run_turn`, and after a `SessionFull` the compaction
+//! and the line once more in the new epoch, inside the reply block, since they make the
+//! answer. What follows an answered turn (tool summaries, a compaction at the threshold)
+//! is `Engine::after`, which the worker runs once the block's `.` is out
+//! (docs/turn.md, "After the turn").
 
 pub mod slots;
 
 use crate::compact::finish::{finish, After, Progress, Quiet};
-use crate::compact::note;
+use crate::compact::{note, CompactError, Compacted};
+use crate::llama::Client;
 use crate::prompt::TurnCtx;
 use crate::session::Session;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
+use proto::config::Config;
+use proto::head::Reason;
 use proto::Origin;
 use slots::Keeper;
+use std::time::Duration;
 
-/// A whole turn up to its answer: `run_turn`, and after a `SessionFull` the compaction
-/// and the message once more in the new epoch, streaming to the same `sink`, so the
-/// block holds only the answer, as for any turn. When it returns `Ok`, the caller sends the `.`
-/// and then runs `after`.
-pub fn turn(
-    ctx: &TurnCtx<'_>,
-    keeper: &mut Keeper,
-    session: &mut Session,
-    text: &str,
-    origin: Origin,
-    sink: &mut dyn Sink,
-) -> Result<TurnDone, TurnError> {
-    let outcome = one_turn(ctx, keeper, session, text, origin, sink);
-    let Err(TurnError::SessionFull(message)) = outcome else {
-        return outcome;
-    };
-    let from = session.epoch();
-    let after = finish(ctx, session, true, &mut Quiet);
-    keeper.main_used(session.id(), from);
-    match after {
-        After::Compacted(done) => {
-            keeper.epoch_ended(ctx, session.id(), done.from);
-            plumbing::info!(
-                "session {}: context full; {done}; asking again in the new epoch",
-                session.id()
-            );
-            match one_turn(ctx, keeper, session, text, origin, sink) {
-                Err(TurnError::SessionFull(m)) => {
-                    note(
-                        session,
-                        format!(
-                            "context full even after compaction; the message was not answered: {m}"
-                        ),
-                    );
-                    Err(TurnError::StillFull {
-                        from: done.from,
-                        to: done.to,
-                        message: m,
-                    })
+/// Why a whole turn was not answered: the turn's own failure, or what happened when
+/// its context filled.
+#[derive(Debug)]
+pub enum EngineError {
+    Turn(TurnError),
+    /// Context full, compacted, and the line asked again in the new epoch was
+    /// context-full there too.
+    StillFull {
+        from: u64,
+        to: u64,
+        message: String,
+    },
+    /// Context full, and the compaction that should have made room failed.
+    CompactFailed {
+        message: String,
+        why: CompactError,
+    },
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Turn(e) => e.fmt(f),
+            EngineError::StillFull { from, to, message } => write!(
+                f,
+                "context full even after compacting epoch {from} into {to} ({message}); the message was not answered"
+            ),
+            EngineError::CompactFailed { message, why } => write!(
+                f,
+                "context full ({message}) and compaction failed: {why}; the message was not answered"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl EngineError {
+    /// Whether the turn ended because the context was full and nothing could be done
+    /// about it within the turn (a warning, not an error, in the log).
+    pub fn is_session_full(&self) -> bool {
+        matches!(self, EngineError::Turn(TurnError::SessionFull(_)))
+    }
+}
+
+pub struct Engine {
+    cfg: Config,
+    client: Client,
+    keeper: Keeper,
+}
+
+impl Engine {
+    pub fn new(cfg: Config) -> Engine {
+        Engine {
+            client: Client::new(&cfg.llama),
+            keeper: Keeper::new(&cfg),
+            cfg,
+        }
+    }
+
+    /// The configuration in force.
+    pub fn cfg(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// What a model call needs, borrowed from the engine.
+    pub fn ctx(&self) -> TurnCtx<'_> {
+        TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        }
+    }
+
+    /// A reloaded configuration, in force from the next call on. A new server (or new
+    /// slots) makes the keeper start from knowing nothing.
+    pub fn reload(&mut self, cfg: Config) {
+        self.client = Client::new(&cfg.llama);
+        self.keeper.reload(&self.cfg, &cfg);
+        self.cfg = cfg;
+    }
+
+    /// A job failed in a way that leaves what the main slot holds unknown (a panic).
+    pub fn forget_slot(&mut self) {
+        self.keeper = Keeper::new(&self.cfg);
+    }
+
+    /// How long the worker may wait for a job before the main slot's idle save is due.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.keeper.idle_timeout()
+    }
+
+    /// The worker was idle for `llama.slot_save_idle_s`: save the main slot.
+    pub fn save_idle(&mut self) {
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        };
+        self.keeper.save(&ctx);
+    }
+
+    /// A whole turn up to its answer: `run_turn`, and after a `SessionFull` the
+    /// compaction and the line once more in the new epoch, streaming to the same `sink`.
+    /// When it returns `Ok`, the caller sends the `.` and then runs `after`.
+    pub fn turn(
+        &mut self,
+        session: &mut Session,
+        text: &str,
+        origin: Origin,
+        sink: &mut dyn Sink,
+    ) -> Result<TurnDone, EngineError> {
+        let outcome = self.one_turn(session, text, origin, sink);
+        let Err(TurnError::SessionFull(message)) = outcome else {
+            return outcome.map_err(EngineError::Turn);
+        };
+        match self.finish(session, true, &mut Quiet) {
+            After::Compacted(done) => {
+                plumbing::info!(
+                    "session {}: context full; {done}; asking again in the new epoch",
+                    session.id()
+                );
+                match self.one_turn(session, text, origin, sink) {
+                    Err(TurnError::SessionFull(m)) => {
+                        note(
+                            session,
+                            format!(
+                                "context full even after compaction; the message was not answered: {m}"
+                            ),
+                        );
+                        Err(EngineError::StillFull {
+                            from: done.from,
+                            to: done.to,
+                            message: m,
+                        })
+                    }
+                    other => other.map_err(EngineError::Turn),
                 }
-                other => other,
             }
+            After::Failed(why) => Err(EngineError::CompactFailed { message, why }),
+            // `finish` always compacts after `SessionFull`; should that change, the
+            // plain error still reaches the client.
+            After::Kept => Err(EngineError::Turn(TurnError::SessionFull(message))),
         }
-        After::Failed(why) => Err(TurnError::CompactFailed { message, why }),
-        // `finish` always compacts after `SessionFull`; should that change, the plain
-        // error still reaches the client.
-        After::Kept => Err(TurnError::SessionFull(message)),
     }
-}
 
-/// What follows a turn that was answered, after its `.`: tool summaries and, when due,
-/// compaction (each announced to `progress` first), then the memoryd nudge.
-pub fn after(
-    ctx: &TurnCtx<'_>,
-    keeper: &mut Keeper,
-    session: &mut Session,
-    progress: &mut dyn Progress,
-) {
-    let from = session.epoch();
-    match finish(ctx, session, false, progress) {
-        After::Compacted(done) => {
-            keeper.main_used(session.id(), from);
-            keeper.epoch_ended(ctx, session.id(), done.from);
+    /// What follows a turn that was answered, after its `.`: tool summaries and, when
+    /// due, compaction (each announced to `progress` first), then the memoryd nudge.
+    pub fn after(&mut self, session: &mut Session, progress: &mut dyn Progress) {
+        self.finish(session, false, progress);
+        self.nudge(session);
+    }
+
+    /// Tells memoryd the session's log grew; a turn that failed still wrote records.
+    pub fn nudge(&self, session: &Session) {
+        crate::memory::nudge(self.cfg.memory.socket.clone(), session.id().to_string());
+    }
+
+    /// `/compact`: a compaction of `session` now.
+    pub fn compact(&mut self, session: &mut Session) -> Result<Compacted, CompactError> {
+        let from = session.epoch();
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        };
+        let result = crate::compact::compact_or_note(&ctx, session, Reason::Manual);
+        self.compacted(session, from, result.as_ref().ok());
+        result
+    }
+
+    /// `/allow N`: the URL the label policy refused for call `call`, fetched as the
+    /// owner's (`crate::allow`). It calls no model, so the slot is untouched.
+    pub fn allow(
+        &mut self,
+        session: &mut Session,
+        call: u64,
+        sink: &mut dyn Sink,
+    ) -> Result<(String, bool), crate::session::SessionError> {
+        crate::allow::run(&self.cfg, session, call, sink)
+    }
+
+    /// Steps 1 and 2 after a turn (`compact::finish`), with the slot bookkeeping that
+    /// follows: the summary call ran on the main slot, and an ended epoch's saved file
+    /// is stale.
+    fn finish(&mut self, session: &mut Session, full: bool, progress: &mut dyn Progress) -> After {
+        let from = session.epoch();
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        };
+        let after = finish(&ctx, session, full, progress);
+        match &after {
+            After::Compacted(done) => self.compacted(session, from, Some(done)),
+            After::Failed(_) => self.compacted(session, from, None),
+            After::Kept => {}
         }
-        After::Failed(_) => keeper.main_used(session.id(), from),
-        After::Kept => {}
+        after
     }
-    nudge(ctx, session);
-}
 
-/// Tells memoryd the session's log grew; a turn that failed still wrote records.
-pub fn nudge(ctx: &TurnCtx<'_>, session: &Session) {
-    crate::memory::nudge(ctx.cfg.memory.socket.clone(), session.id().to_string());
-}
+    /// The one place that records what a compaction attempt did to the main slot: the
+    /// summary call (tried or done) ran on it with epoch `from`'s prompt, and a done one
+    /// ended that epoch.
+    fn compacted(&mut self, session: &Session, from: u64, done: Option<&Compacted>) {
+        self.keeper.main_used(session.id(), from);
+        if let Some(done) = done {
+            let ctx = TurnCtx {
+                cfg: &self.cfg,
+                client: &self.client,
+            };
+            self.keeper.epoch_ended(&ctx, session.id(), done.from);
+        }
+    }
 
-/// `run_turn` with the main slot brought back first (`Keeper::before_turn`) and what the
-/// turn did to the slot noted after.
-fn one_turn(
-    ctx: &TurnCtx<'_>,
-    keeper: &mut Keeper,
-    session: &mut Session,
-    text: &str,
-    origin: Origin,
-    sink: &mut dyn Sink,
-) -> Result<TurnDone, TurnError> {
-    keeper.before_turn(ctx, session.id(), session.epoch());
-    let outcome = run_turn(ctx, session, text, origin, sink);
-    keeper.after_turn(session.id(), session.epoch(), &outcome);
-    outcome
+    /// `run_turn` with the main slot brought back first (`Keeper::before_turn`) and what
+    /// the turn did to the slot noted after.
+    fn one_turn(
+        &mut self,
+        session: &mut Session,
+        text: &str,
+        origin: Origin,
+        sink: &mut dyn Sink,
+    ) -> Result<TurnDone, TurnError> {
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        };
+        self.keeper.before_turn(&ctx, session.id(), session.epoch());
+        let outcome = run_turn(&ctx, session, text, origin, sink);
+        self.keeper
+            .after_turn(session.id(), session.epoch(), &outcome);
+        outcome
+    }
 }

@@ -6,9 +6,9 @@
 //! channel turns it into reply-block bytes (`channel::unasked`).
 
 use super::{ack, PROMPT};
-use crate::engine::slots::Keeper;
+use crate::engine::Engine;
 use crate::session::Session;
-use crate::turn::{Sink, TurnCtx};
+use crate::turn::Sink;
 use proto::{Origin, SessionId};
 use std::sync::Arc;
 
@@ -51,8 +51,8 @@ pub enum Beat {
 
 /// Runs one heartbeat in `session` and says what to deliver, and whether the turn was
 /// answered (so its after-turn work is due; the worker runs it after delivering).
-pub fn run(ctx: &TurnCtx<'_>, keeper: &mut Keeper, session: &mut Session) -> (Beat, bool) {
-    let path = ctx.cfg.prompt_path(PROMPT);
+pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
+    let path = engine.cfg().prompt_path(PROMPT);
     let text = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
         Ok(text) if !text.trim().is_empty() => text,
         Ok(_) => {
@@ -71,14 +71,7 @@ pub fn run(ctx: &TurnCtx<'_>, keeper: &mut Keeper, session: &mut Session) -> (Be
         }
     };
     let mut sink = Collector::default();
-    let outcome = crate::engine::turn(
-        ctx,
-        keeper,
-        session,
-        text.trim_end(),
-        Origin::Heartbeat,
-        &mut sink,
-    );
+    let outcome = engine.turn(session, text.trim_end(), Origin::Heartbeat, &mut sink);
     let id = session.id().clone();
     if let Err(e) = outcome {
         plumbing::error!("session {id}: heartbeat failed: {e}");

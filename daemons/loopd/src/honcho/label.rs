@@ -123,6 +123,7 @@ mod tests {
             origin: Origin::Owner,
         };
         let answer = Record::Assistant {
+            cut: false,
             time: "t".into(),
             content: Some("a".into()),
             tool_calls: Vec::new(),

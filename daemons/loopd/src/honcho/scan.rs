@@ -202,6 +202,7 @@ fn scan_log(
                 time,
                 content,
                 tool_calls,
+                ..
             } => {
                 if !tool_calls.is_empty() {
                     // A round that asked for tools: the turn goes on.
@@ -228,6 +229,7 @@ fn scan_log(
             Record::ToolResult { .. }
             | Record::ToolSummary { .. }
             | Record::Usage { .. }
+            | Record::Memory { .. }
             | Record::Note { .. } => {}
         }
         if pending.is_none() {

@@ -83,6 +83,7 @@ impl Logs {
             vec![]
         };
         let rec = Record::Assistant {
+            cut: false,
             time: time.clone(),
             content: text.map(str::to_string),
             tool_calls,
@@ -247,6 +248,7 @@ fn an_unfinished_turn_waits_for_its_final_answer_and_a_torn_line_is_not_read() {
     // The final answer's line without its newline yet: still not read.
     let ta = logs.time();
     let line = Record::Assistant {
+        cut: false,
         time: ta.clone(),
         content: Some("answer".into()),
         tool_calls: vec![],

@@ -68,6 +68,14 @@ impl fmt::Display for LlamaError {
 
 impl std::error::Error for LlamaError {}
 
+impl LlamaError {
+    /// Whether the same request would fail the same way again: the server refused what
+    /// it was sent, so retrying, or sending the same history next turn, cannot help.
+    pub fn repeats(&self) -> bool {
+        matches!(self, LlamaError::Http { .. })
+    }
+}
+
 /// A failed attempt, before any of the answer streamed.
 enum Attempt {
     Retry(String),

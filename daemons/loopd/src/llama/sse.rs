@@ -57,6 +57,15 @@ pub struct Completion {
     pub tool_calls: Vec<proto::ToolCall>,
     /// The counts of llama.cpp's `timings` object, from whichever chunk carries it.
     pub timings: Option<Tokens>,
+    /// The last `finish_reason` the server gave (`stop`, `tool_calls`, `length`).
+    pub finish_reason: Option<String>,
+}
+
+impl Completion {
+    /// Whether the server ended the answer at its token limit (`finish_reason` `length`).
+    pub fn cut(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
 }
 
 #[derive(Debug)]
@@ -198,6 +207,7 @@ struct Accumulator {
     content: Option<String>,
     calls: Vec<proto::ToolCall>,
     timings: Option<Tokens>,
+    finish_reason: Option<String>,
     bytes: usize,
 }
 
@@ -221,6 +231,9 @@ impl Accumulator {
         let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
             return Ok(()); // the usage-only chunk has no choices
         };
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.finish_reason = Some(reason.to_string());
+        }
         let delta = &choice["delta"];
         if let Some(text) = delta["content"].as_str() {
             self.grow(text.len())?;
@@ -291,6 +304,7 @@ impl Accumulator {
             content: self.content,
             tool_calls: self.calls,
             timings: self.timings,
+            finish_reason: self.finish_reason,
         }
     }
 }

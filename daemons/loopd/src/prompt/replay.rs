@@ -12,6 +12,20 @@ use proto::{neutralise, Record};
 /// a line a template scanner could mistake for a tag.
 pub const CARRY_HEADING: &str = concat!("Earlier ", "turns, summarised:");
 
+/// The heading in front of what memory brought back for the owner's line.
+pub const MEMORY_HEADING: &str = "From memory:";
+
+/// Whether a tool call's arguments may be sent back to the server: a JSON object, as
+/// every tool takes. llama.cpp parses the arguments of each call in the history and
+/// refuses the whole request when one does not parse, so a call cut off mid-arguments
+/// would make every later request of the epoch fail (docs/turn.md, "A cut answer").
+pub fn replayable(call: &proto::ToolCall) -> bool {
+    matches!(
+        serde_json::from_str::<serde_json::Value>(&call.arguments),
+        Ok(serde_json::Value::Object(_))
+    )
+}
+
 /// The messages for `records` of the epoch whose head is `head`, with each tool result
 /// capped to `cap` characters.
 ///
@@ -26,6 +40,9 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
         content: head.system.clone(),
     });
     let mut tainted = head.carry_label.untrusted;
+    // Ids of the calls of the last assistant record that were left out: their results
+    // are left out with them, so no tool message answers a call the server never saw.
+    let mut dropped: Vec<&str> = Vec::new();
     if let Some(carry) = &head.carry {
         let carry = if tainted {
             neutralise(carry)
@@ -40,6 +57,9 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
         // A tool result is judged by its own flag below; what follows it by this.
         if let Record::ToolResult {
             untrusted: true, ..
+        }
+        | Record::Memory {
+            untrusted: true, ..
         } = record
         {
             tainted = true;
@@ -48,31 +68,49 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
             Record::User { content, .. } => out.push(Message::User {
                 content: content.clone(),
             }),
+            Record::Memory { content, .. } => out.push(Message::User {
+                // Rendered by `proto::memory::render_hits`, which already neutralised
+                // every untrusted hit.
+                content: format!("{MEMORY_HEADING}\n\n{content}"),
+            }),
             Record::Assistant {
                 content,
                 tool_calls,
+                cut,
                 ..
-            } => out.push(Message::Assistant {
-                // llama.cpp refuses an assistant message with neither content nor tool
-                // calls, so an empty answer is replayed as an empty string.
-                content: match content {
-                    None if tool_calls.is_empty() => Some(String::new()),
-                    Some(text) if tainted => Some(neutralise(text).into_owned()),
-                    other => other.clone(),
-                },
-                tool_calls: tool_calls
+            } => {
+                // A cut answer's calls were never run: its text alone is sent.
+                let keep = |c: &proto::ToolCall| !*cut && replayable(c);
+                dropped = tool_calls
                     .iter()
-                    .map(|call| {
-                        if tainted {
-                            let mut call = call.clone();
-                            call.arguments = neutralise(&call.arguments).into_owned();
-                            WireToolCall::from_record(&call)
-                        } else {
-                            WireToolCall::from_record(call)
-                        }
-                    })
-                    .collect(),
-            }),
+                    .filter(|c| !keep(c))
+                    .map(|c| c.id.as_str())
+                    .collect();
+                let calls: Vec<&proto::ToolCall> = tool_calls.iter().filter(|c| keep(c)).collect();
+                out.push(Message::Assistant {
+                    // llama.cpp refuses an assistant message with neither content nor tool
+                    // calls, so an empty answer is replayed as an empty string.
+                    content: match content {
+                        None if calls.is_empty() => Some(String::new()),
+                        Some(text) if tainted => Some(neutralise(text).into_owned()),
+                        other => other.clone(),
+                    },
+                    tool_calls: calls
+                        .into_iter()
+                        .map(|call| {
+                            if tainted {
+                                let mut call = call.clone();
+                                call.arguments = neutralise(&call.arguments).into_owned();
+                                WireToolCall::from_record(&call)
+                            } else {
+                                WireToolCall::from_record(call)
+                            }
+                        })
+                        .collect(),
+                })
+            }
+            Record::ToolResult { tool_call_id, .. } if dropped.contains(&tool_call_id.as_str()) => {
+            }
             Record::ToolResult {
                 tool_call_id,
                 content,

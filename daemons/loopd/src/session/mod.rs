@@ -46,7 +46,7 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
-/// The owner's class until [`Session::with_owner_class`] sets the configured one: the
+/// The owner's class until [`Session::set_owner_class`] sets the configured one: the
 /// default of `channel.owner_class`.
 const OWNER_CLASS_DEFAULT: DataClass = DataClass::Private;
 
@@ -152,14 +152,13 @@ impl Session {
         }
     }
 
-    /// The session with what the owner says labelled `owner_class` (`channel.owner_class`),
-    /// its context label counted again from the head and the records with it.
-    #[must_use]
-    pub fn with_owner_class(mut self, owner_class: DataClass) -> Session {
+    /// What the owner says is labelled `owner_class` (`channel.owner_class`) from now on,
+    /// and the context label is counted again from the head and the records with it (a
+    /// reload that raises the class raises the label of the open epoch too).
+    pub fn set_owner_class(&mut self, owner_class: DataClass) {
         self.owner_class = owner_class;
         self.label =
             proto::record::context_label(self.head.carry_label, &self.records, owner_class);
-        self
     }
 
     /// Makes the epoch whose head is now on disk the current one: `log` is its log, opened
@@ -170,8 +169,8 @@ impl Session {
         let next_call = self.next_call;
         let owner_class = self.owner_class;
         let dir = std::mem::take(&mut self.dir);
-        let entered = Session::assemble(self.id.clone(), dir, head, log, records, 0);
-        *self = entered.with_owner_class(owner_class);
+        *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
+        self.set_owner_class(owner_class);
         self.next_call = self.next_call.max(next_call);
     }
 
@@ -239,6 +238,7 @@ fn call_of(record: &Record) -> Option<u64> {
         Record::User { .. }
         | Record::Assistant { .. }
         | Record::Usage { .. }
+        | Record::Memory { .. }
         | Record::Note { .. } => None,
     }
 }

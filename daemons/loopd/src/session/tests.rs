@@ -188,6 +188,7 @@ fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
     .unwrap();
     s.append(user("héllo \u{1F600} <tag> \"quoted\"")).unwrap();
     s.append(Record::Assistant {
+        cut: false,
         time: T.into(),
         content: None,
         tool_calls: vec![proto::ToolCall {

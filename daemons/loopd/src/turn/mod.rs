@@ -5,6 +5,7 @@
 //! What follows a turn (summaries, compaction, the rerun after `SessionFull`) is
 //! `crate::engine`'s: this module knows nothing of compaction.
 
+pub mod recollect;
 pub mod tools_run;
 
 use crate::llama::{ChatRequest, Completion, Delta, LlamaError};
@@ -33,27 +34,18 @@ pub enum TurnError {
     Llama(LlamaError),
     /// A record could not be written; nothing after it happened.
     Store(SessionError),
-    /// Context full, compacted, and the message asked again in the new epoch was
-    /// context-full there too.
-    StillFull { from: u64, to: u64, message: String },
-    /// Context full, and the compaction that should have made room failed.
-    CompactFailed { message: String, why: String },
 }
 
 impl fmt::Display for TurnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TurnError::SessionFull(m) => write!(f, "context full: {m}"),
+            TurnError::Llama(e) if e.repeats() => write!(
+                f,
+                "{e}; the server refuses this session's history as it is: send /compact to start a fresh epoch"
+            ),
             TurnError::Llama(e) => write!(f, "{e}"),
             TurnError::Store(e) => write!(f, "session log: {e}"),
-            TurnError::StillFull { from, to, message } => write!(
-                f,
-                "context full even after compacting epoch {from} into {to} ({message}); the message was not answered"
-            ),
-            TurnError::CompactFailed { message, why } => write!(
-                f,
-                "context full ({message}) and compaction failed: {why}; the message was not answered"
-            ),
         }
     }
 }
@@ -77,6 +69,10 @@ pub struct TurnDone {
     pub first: Option<Tokens>,
     /// The last completion's counters.
     pub last: Option<Tokens>,
+    /// Memory in the turn brought hits into the prompt.
+    pub recalled: bool,
+    /// The last answer was cut at the server's token limit.
+    pub cut: bool,
 }
 
 /// Runs one turn for `text` in `session`. A failure of the model is also written down
@@ -88,13 +84,26 @@ pub fn run_turn(
     origin: Origin,
     sink: &mut dyn Sink,
 ) -> Result<TurnDone, TurnError> {
+    // Asked before the line is written, so memoryd cannot answer the line with itself; a
+    // heartbeat's text is loopd's own prompt, not a question of the owner's.
+    let memory = match origin {
+        Origin::Owner => recollect::recollect(&ctx.cfg.memory, session, text),
+        Origin::Heartbeat => None,
+    };
     session.append(Record::User {
         time: now_rfc3339(),
         content: text.to_string(),
         origin,
     })?;
     testhook::abort_at("after-user-append");
-    let result = rounds(ctx, session, sink);
+    let recalled = memory.is_some();
+    if let Some(memory) = memory {
+        session.append(memory)?;
+    }
+    let result = rounds(ctx, session, sink).map(|mut done| {
+        done.recalled = recalled;
+        done
+    });
     if let Err(TurnError::Llama(e)) = &result {
         let note = Record::Note {
             time: now_rfc3339(),
@@ -120,19 +129,24 @@ fn rounds(
     loop {
         done.rounds += 1;
         let completion = call_model(ctx, session, sink)?;
+        let cut = completion.cut();
         let mut calls = completion.tool_calls;
         // Numbers are taken before the assistant record so a call the server sent
-        // without an id gets one that is unique in the session, and replays the same.
+        // without an id, or with the id of another call of the same answer, gets one
+        // that is unique in the session, and replays the same.
         let numbers: Vec<u64> = calls.iter().map(|_| session.take_call()).collect();
+        let mut ids = std::collections::HashSet::new();
         for (call, number) in calls.iter_mut().zip(&numbers) {
-            if call.id.is_empty() {
+            if call.id.is_empty() || !ids.insert(call.id.clone()) {
                 call.id = format!("call-{number}");
+                ids.insert(call.id.clone());
             }
         }
         session.append(Record::Assistant {
             time: now_rfc3339(),
             content: completion.content,
             tool_calls: calls.clone(),
+            cut,
         })?;
         testhook::abort_at("after-assistant-append");
         if let Some(tokens) = completion.timings {
@@ -149,6 +163,17 @@ fn rounds(
                 session.id()
             );
         }
+        if cut {
+            // The answer stopped mid-way: its calls may be cut mid-arguments, and even
+            // whole ones were not meant to be the last thing said. None is run, and the
+            // owner is told, so a stop mid-sentence is never mistaken for the answer.
+            done.cut = true;
+            sink.activity(&cut_line(
+                completion.timings.map(|t| t.predicted_n),
+                calls.len(),
+            ));
+            return Ok(done);
+        }
         if calls.is_empty() {
             return Ok(done);
         }
@@ -162,6 +187,17 @@ fn rounds(
             tools_run::run_call(ctx, session, call, number, sink)?;
         }
     }
+}
+
+/// The `· ` line for an answer the server cut at its token limit.
+pub fn cut_line(tokens: Option<u64>, calls: usize) -> String {
+    let at = tokens.map_or_else(String::new, |n| format!(" at {n} tokens"));
+    let calls = match calls {
+        0 => String::new(),
+        1 => "; its tool call was not run".to_string(),
+        n => format!("; its {n} tool calls were not run"),
+    };
+    format!("the answer was cut{at}: the server's token limit{calls}")
 }
 
 fn call_model(

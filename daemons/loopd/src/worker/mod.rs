@@ -4,18 +4,16 @@
 //! of the poll loop's `mio::Waker`. The poll loop never waits on the worker.
 //!
 //! A turn's reply block ends (`Event::Done`) as soon as its answer is complete; the
-//! after-turn work (`engine::after`) follows, announced as `Event::Waiting` so lines that
+//! after-turn work (`Engine::after`) follows, announced as `Event::Waiting` so lines that
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
 //! slot when `engine::slots` asks it to.
 
 mod jobs;
 mod report;
 
-use crate::engine::slots::Keeper;
-use crate::llama::Client;
+use crate::engine::Engine;
 use crate::session::{Frozen, Session, SessionError};
 use crate::status::{Board, SessionView};
-use crate::turn::TurnCtx;
 use mio::Waker;
 use proto::config::Config;
 use proto::{Origin, SessionId};
@@ -153,45 +151,44 @@ impl Worker {
 }
 
 struct State {
-    cfg: Config,
-    client: Client,
+    /// The configuration, the llama.cpp client and the main slot: every model call.
+    engine: Engine,
     board: Board,
     notify: Notifier,
-    sessions: HashMap<SessionId, (Session, u64)>,
-    tick: u64,
+    sessions: Sessions,
     /// Reports finished owner turns to Honcho, when `honcho.url` is set.
     honcho: Option<crate::honcho::Reporter>,
-    /// The main slot's save and restore.
-    keeper: Keeper,
+}
+
+/// The sessions open in memory, each with when it was last used.
+#[derive(Default)]
+struct Sessions {
+    open: HashMap<SessionId, (Session, u64)>,
+    tick: u64,
 }
 
 fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending: &AtomicUsize) {
-    let client = Client::new(&cfg.llama);
     let honcho = crate::honcho::Reporter::start(&cfg);
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
-    let keeper = Keeper::new(&cfg);
     let mut state = State {
-        cfg,
-        keeper,
-        client,
+        engine: Engine::new(cfg),
         board,
         notify,
-        sessions: HashMap::new(),
-        tick: 0,
+        sessions: Sessions::default(),
         honcho,
     };
-    check_slots(&state.client, &state.cfg);
-    if let Ok(default) = SessionId::parse(&state.cfg.session) {
+    check_slots(&state.engine);
+    if let Ok(default) = SessionId::parse(&state.engine.cfg().session) {
         state.open(&default);
     }
     loop {
-        let job = match state.keeper.idle_timeout() {
+        let job = match state.engine.idle_timeout() {
             Some(idle) => match jobs.recv_timeout(idle) {
                 Ok(job) => job,
                 Err(RecvTimeoutError::Timeout) => {
-                    state.save_slot();
+                    state.engine.save_idle();
                     continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -213,9 +210,9 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
         // the in-memory sessions (they are reopened from disk), and go on.
         if catch_unwind(AssertUnwindSafe(|| state.handle(job))).is_err() {
             plumbing::error!("a job panicked; reopening sessions from disk");
-            state.sessions.clear();
-            // It may have been out with the job: what the slot holds is unknown now.
-            state.keeper = Keeper::new(&state.cfg);
+            state.sessions.open.clear();
+            // What the slot holds is unknown now.
+            state.engine.forget_slot();
             // It may have panicked inside after-turn work: lines wait for nothing now.
             state.notify.send(Event::Waiting(None));
             if let Some(id) = id {
@@ -242,7 +239,9 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
 /// llama.cpp's default of four slots over one unified KV cache, let background work and
 /// other clients evict the conversation. Each finding is a warning with its fix; a
 /// server that is down is only a warning too: it may come up later, and turns retry.
-fn check_slots(client: &Client, cfg: &Config) {
+fn check_slots(engine: &Engine) {
+    let ctx = engine.ctx();
+    let (client, cfg) = (ctx.client, ctx.cfg);
     match client.slots() {
         Ok(slots) => {
             for line in crate::llama::check::findings(&slots, cfg) {
@@ -278,10 +277,13 @@ impl State {
             Job::Compact { id, session } => self.compact(id, &session),
             Job::Allow { id, session, call } => self.allow(id, &session, call),
             Job::Reload(cfg) => {
-                self.client = Client::new(&cfg.llama);
-                self.keeper.reload(&self.cfg, &cfg);
                 self.reload_honcho(&cfg);
-                self.cfg = *cfg;
+                // What open sessions hold of the configuration follows it: the owner's
+                // class labels their next lines and their context label.
+                for (session, _) in self.sessions.open.values_mut() {
+                    session.set_owner_class(cfg.channel.owner_class);
+                }
+                self.engine.reload(*cfg);
             }
             Job::Heartbeat { session } => self.heartbeat(&session),
         }
@@ -290,7 +292,7 @@ impl State {
     /// A changed `[honcho]` restarts the reporter: the old one is stopped first (at most
     /// one request's timeout), so two never work on the same cursors at once.
     fn reload_honcho(&mut self, cfg: &Config) {
-        if cfg.honcho == self.cfg.honcho {
+        if cfg.honcho == self.engine.cfg().honcho {
             return;
         }
         if let Some(old) = self.honcho.take() {
@@ -306,23 +308,21 @@ impl State {
     /// Runs a heartbeat turn and hands what it came to back to the poll loop, then the
     /// after-turn work.
     fn heartbeat(&mut self, session_id: &SessionId) {
-        let cfg = self.cfg.clone();
-        let client = self.client.clone();
-        let board = self.board.clone();
-        let notify = self.notify.clone();
-        let mut keeper = std::mem::take(&mut self.keeper);
-        match self.session(session_id) {
+        let State {
+            engine,
+            board,
+            notify,
+            sessions,
+            ..
+        } = self;
+        match sessions.get_or_create(engine.cfg(), session_id) {
             Ok(session) => {
                 board.turn_started(session_id.as_str());
-                let ctx = TurnCtx {
-                    cfg: &cfg,
-                    client: &client,
-                };
-                let (beat, answered) = crate::heartbeat::beat::run(&ctx, &mut keeper, session);
+                let (beat, answered) = crate::heartbeat::beat::run(engine, session);
                 board.set(session_id.as_str(), SessionView::of(session));
                 // The beat goes out before the after-turn work, like a reply's `.`.
                 notify.send(Event::Heartbeat(beat));
-                after(&ctx, &mut keeper, session, answered, &notify);
+                after(engine, session, answered, notify);
                 board.set(session_id.as_str(), SessionView::of(session));
                 board.turn_ended();
             }
@@ -332,25 +332,59 @@ impl State {
                 notify.send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
             }
         }
-        self.keeper = keeper;
-    }
-
-    /// The worker was idle for `llama.slot_save_idle_s`.
-    fn save_slot(&mut self) {
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: &self.client,
-        };
-        self.keeper.save(&ctx);
     }
 
     /// Opens an existing session into memory (never creating one) and reports it.
     fn open(&mut self, id: &SessionId) -> SessionView {
-        if let Some((session, _)) = self.sessions.get(id) {
+        let view = self.sessions.open_existing(self.engine.cfg(), id);
+        self.board.set(id.as_str(), view.clone());
+        view
+    }
+
+    fn turn(&mut self, id: JobId, session_id: &SessionId, text: &str) {
+        let started = Instant::now();
+        let State {
+            engine,
+            board,
+            notify,
+            sessions,
+            honcho,
+        } = self;
+        board.turn_started(session_id.as_str());
+        let session = match sessions.get_or_create(engine.cfg(), session_id) {
+            Ok(s) => s,
+            Err(e) => {
+                plumbing::error!("session {session_id}: {e}");
+                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
+                board.turn_ended();
+                notify.done(id, format!("error: session {session_id}: {e}"), false);
+                return;
+            }
+        };
+        let mut sink = EventSink { id, notify };
+        let outcome = engine.turn(session, text, Origin::Owner, &mut sink);
+        board.set(session_id.as_str(), SessionView::of(session));
+        let (reply, ok) = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
+        // The answer is complete: the `.` goes out now, before the after-turn work.
+        notify.done(id, reply, ok);
+        after(engine, session, outcome.is_ok(), notify);
+        board.set(session_id.as_str(), SessionView::of(session));
+        board.turn_ended();
+        // After the reply is on its way: reporting never holds up the owner's answer.
+        if let Some(honcho) = honcho {
+            honcho.poke(session_id.as_str());
+        }
+    }
+}
+
+impl Sessions {
+    /// An existing session, opened into memory if it is not there yet (never created).
+    fn open_existing(&mut self, cfg: &Config, id: &SessionId) -> SessionView {
+        if let Some((session, _)) = self.open.get(id) {
             return SessionView::of(session);
         }
         let started = Instant::now();
-        let view = match Session::open(&self.cfg.sessions_dir(), id) {
+        match Session::open(&cfg.sessions_dir(), id) {
             Ok(Some(session)) => {
                 plumbing::info!(
                     "session {id}: opened epoch {}, {} records in {} ms",
@@ -359,7 +393,7 @@ impl State {
                     started.elapsed().as_millis()
                 );
                 let view = SessionView::of(&session);
-                self.keep(session);
+                self.keep(cfg, session);
                 view
             }
             Ok(None) => SessionView::New,
@@ -367,33 +401,34 @@ impl State {
                 plumbing::error!("session {id}: {e}");
                 SessionView::Broken(e.to_string())
             }
-        };
-        self.board.set(id.as_str(), view.clone());
-        view
+        }
     }
 
-    fn keep(&mut self, session: Session) {
-        let session = session.with_owner_class(self.cfg.channel.owner_class);
-        if self.sessions.len() >= MAX_OPEN_SESSIONS {
+    fn keep(&mut self, cfg: &Config, mut session: Session) {
+        session.set_owner_class(cfg.channel.owner_class);
+        if self.open.len() >= MAX_OPEN_SESSIONS {
             let oldest = self
-                .sessions
+                .open
                 .iter()
                 .min_by_key(|(_, (_, tick))| *tick)
                 .map(|(id, _)| id.clone());
             if let Some(oldest) = oldest {
-                self.sessions.remove(&oldest);
+                self.open.remove(&oldest);
             }
         }
         self.tick += 1;
-        self.sessions
-            .insert(session.id().clone(), (session, self.tick));
+        self.open.insert(session.id().clone(), (session, self.tick));
     }
 
     /// The session, opened or created (freezing system.md and the tool schemas).
-    fn session(&mut self, id: &SessionId) -> Result<&mut Session, SessionError> {
-        if !self.sessions.contains_key(id) {
-            let system_path = self.cfg.baseline.system.clone();
-            let session = Session::open_or_create(&self.cfg.sessions_dir(), id, || {
+    fn get_or_create(
+        &mut self,
+        cfg: &Config,
+        id: &SessionId,
+    ) -> Result<&mut Session, SessionError> {
+        if !self.open.contains_key(id) {
+            let system_path = cfg.baseline.system.clone();
+            let session = Session::open_or_create(&cfg.sessions_dir(), id, || {
                 let system = plumbing::bounded::read_text(&system_path, crate::MAX_PROMPT_BYTES)
                     .map_err(|source| SessionError::Prompt {
                         path: system_path.clone(),
@@ -404,85 +439,36 @@ impl State {
                     tools: crate::tools::schemas(),
                 })
             })?;
-            self.keep(session);
+            self.keep(cfg, session);
         }
         self.tick += 1;
         let tick = self.tick;
-        match self.sessions.get_mut(id) {
+        match self.open.get_mut(id) {
             Some((session, used)) => {
                 *used = tick;
                 Ok(session)
             }
             // `keep` just inserted it; this arm is unreachable in practice.
             None => Err(SessionError::Create {
-                path: self.cfg.sessions_dir().join(id.as_str()),
+                path: cfg.sessions_dir().join(id.as_str()),
                 source: std::io::Error::other("session vanished from memory"),
             }),
         }
     }
-
-    fn turn(&mut self, id: JobId, session_id: &SessionId, text: &str) {
-        let started = Instant::now();
-        self.board.turn_started(session_id.as_str());
-        let notify = self.notify.clone();
-        let cfg = self.cfg.clone();
-        let client = self.client.clone();
-        let board = self.board.clone();
-        let mut keeper = std::mem::take(&mut self.keeper);
-        let session = match self.session(session_id) {
-            Ok(s) => s,
-            Err(e) => {
-                self.keeper = keeper;
-                plumbing::error!("session {session_id}: {e}");
-                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
-                board.turn_ended();
-                notify.done(id, format!("error: session {session_id}: {e}"), false);
-                return;
-            }
-        };
-        let ctx = TurnCtx {
-            cfg: &cfg,
-            client: &client,
-        };
-        let mut sink = EventSink {
-            id,
-            notify: &notify,
-        };
-        let outcome =
-            crate::engine::turn(&ctx, &mut keeper, session, text, Origin::Owner, &mut sink);
-        board.set(session_id.as_str(), SessionView::of(session));
-        let (reply, ok) = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
-        // The answer is complete: the `.` goes out now, before the after-turn work.
-        notify.done(id, reply, ok);
-        after(&ctx, &mut keeper, session, outcome.is_ok(), &notify);
-        board.set(session_id.as_str(), SessionView::of(session));
-        board.turn_ended();
-        self.keeper = keeper;
-        // After the reply is on its way: reporting never holds up the owner's answer.
-        if let Some(honcho) = &self.honcho {
-            honcho.poke(session_id.as_str());
-        }
-    }
 }
 
-/// The after-turn work of an answered turn (`engine::after`), each step announced to the
+/// The after-turn work of an answered turn (`Engine::after`), each step announced to the
 /// poll loop as `Event::Waiting`; a turn that was not answered only nudges memoryd.
-fn after(
-    ctx: &TurnCtx<'_>,
-    keeper: &mut Keeper,
-    session: &mut Session,
-    answered: bool,
-    notify: &Notifier,
-) {
+fn after(engine: &mut Engine, session: &mut Session, answered: bool, notify: &Notifier) {
     if !answered {
-        crate::engine::nudge(ctx, session);
+        engine.nudge(session);
         return;
     }
     let mut progress = Waiting {
         notify,
         said: false,
     };
-    crate::engine::after(ctx, keeper, session, &mut progress);
+    engine.after(session, &mut progress);
     if progress.said {
         notify.send(Event::Waiting(None));
     }

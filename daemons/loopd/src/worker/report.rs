@@ -4,13 +4,14 @@
 
 use super::{Event, JobId, Notifier};
 use crate::compact::finish::Progress;
-use crate::turn::{Sink, TurnError};
+use crate::engine::EngineError;
+use crate::turn::Sink;
 use proto::SessionId;
 
 /// The log line of a finished turn, and the reply's last text (empty, or the error).
 pub(super) fn done_line(
     session_id: &SessionId,
-    outcome: &Result<crate::turn::TurnDone, TurnError>,
+    outcome: &Result<crate::turn::TurnDone, EngineError>,
     secs: f64,
 ) -> (String, bool) {
     match outcome {
@@ -31,7 +32,7 @@ pub(super) fn done_line(
             );
             (String::new(), true)
         }
-        Err(e @ TurnError::SessionFull(_)) => {
+        Err(e) if e.is_session_full() => {
             plumbing::warn!("session {session_id}: turn ended: {e}");
             (format!("error: {e}"), false)
         }

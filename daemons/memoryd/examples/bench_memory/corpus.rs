@@ -152,6 +152,7 @@ pub fn write_logs(
             let content = words.sentence(rng, 8, 60);
             indexed.push(content.clone());
             Record::Assistant {
+                cut: false,
                 time: t,
                 content: Some(content),
                 tool_calls: vec![],

@@ -57,7 +57,10 @@ impl fmt::Display for EmbedError {
 /// The first line of an error's text. candle's errors carry their backtrace in their
 /// text (kilobytes of frames after the message); a log line wants the message alone.
 pub fn first_line(why: &str) -> &str {
-    why.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    why.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 impl std::error::Error for EmbedError {}

@@ -278,7 +278,10 @@ impl Vectors {
                  the next start of memoryd"
             );
         } else {
-            plumbing::warn!("{e}; its {} rows stay queued and are tried again", jobs.len());
+            plumbing::warn!(
+                "{e}; its {} rows stay queued and are tried again",
+                jobs.len()
+            );
         }
         if self.set_aside.len() > MAX_SET_ASIDE {
             plumbing::warn!(

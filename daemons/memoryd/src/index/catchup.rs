@@ -124,7 +124,10 @@ impl Index {
     /// at every log.
     pub fn catch_up_recent(&mut self, mut budget: Budget) -> Result<Progress, IndexError> {
         let mut started = false;
-        let now = Identity::at(&self.sessions).ok().flatten().map(|i| i.mtime_ns);
+        let now = Identity::at(&self.sessions)
+            .ok()
+            .flatten()
+            .map(|i| i.mtime_ns);
         if now.is_none() || now != self.sessions_mtime {
             // A listing that failed says nothing about which sessions are gone.
             let Some(listed) = self.list_sessions() else {
@@ -391,7 +394,11 @@ impl Index {
 
     /// Drops every file of a session that is no longer on disk.
     fn drop_session(&mut self, session: &str) -> Result<(), IndexError> {
-        let ids: Vec<i64> = self.known(Some(session))?.into_values().map(|k| k.id).collect();
+        let ids: Vec<i64> = self
+            .known(Some(session))?
+            .into_values()
+            .map(|k| k.id)
+            .collect();
         for id in ids {
             self.drop_file(id)?;
         }
@@ -402,7 +409,9 @@ impl Index {
     /// The sessions the index holds files of.
     fn known_sessions(&self) -> Result<HashSet<String>, IndexError> {
         let run = || -> rusqlite::Result<HashSet<String>> {
-            let mut stmt = self.conn.prepare_cached("SELECT DISTINCT session FROM files")?;
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT DISTINCT session FROM files")?;
             let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
             rows.collect()
         };
@@ -412,7 +421,9 @@ impl Index {
     fn rows_of(&self, rel: &str) -> Result<u64, IndexError> {
         let n: Option<i64> = self
             .conn
-            .query_row("SELECT rows FROM files WHERE path = ?1", [rel], |r| r.get(0))
+            .query_row("SELECT rows FROM files WHERE path = ?1", [rel], |r| {
+                r.get(0)
+            })
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(None),
                 e => Err(e),

@@ -72,6 +72,17 @@ impl std::fmt::Display for ForgetError {
 
 impl std::error::Error for ForgetError {}
 
+impl ForgetError {
+    /// The error for a log line: never a database message that could quote text (see
+    /// `IndexError::for_log`).
+    pub fn for_log(&self) -> String {
+        match self {
+            ForgetError::Name(_) => self.to_string(),
+            ForgetError::Index(e) => format!("forget: {}", e.for_log()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Budget, Index};
@@ -123,20 +134,37 @@ mod tests {
         )
         .unwrap();
         let log = session.join(log_file_name(0));
-        let mut text: String = (0..100).map(|i| line(&format!("garden line {i}"))).collect();
+        let mut text: String = (0..100)
+            .map(|i| line(&format!("garden line {i}")))
+            .collect();
         text.push_str(&line("the vault word is plumquartz"));
         std::fs::write(&log, &text).unwrap();
         let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
         ix.catch_up(Budget::UNLIMITED).unwrap();
-        assert_eq!(ix.search("plumquartz", DataClass::Private, 5).unwrap().len(), 1);
+        assert_eq!(
+            ix.search("plumquartz", DataClass::Private, 5)
+                .unwrap()
+                .len(),
+            1
+        );
         // Rewritten as forgetting does: a new file renamed over the log.
-        let kept: String = text.lines().filter(|l| !l.contains("plumquartz")).map(|l| format!("{l}\n")).collect();
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains("plumquartz"))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let tmp = session.join("rewrite.tmp");
         std::fs::write(&tmp, kept).unwrap();
         std::fs::rename(&tmp, &log).unwrap();
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
-        assert!(ix.search("plumquartz", DataClass::Private, 5).unwrap().is_empty());
-        assert_eq!(ix.search("garden", DataClass::Private, 50).unwrap().len(), 50);
+        assert!(ix
+            .search("plumquartz", DataClass::Private, 5)
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            ix.search("garden", DataClass::Private, 50).unwrap().len(),
+            50
+        );
         assert_eq!(ix.status().unwrap().rows, 100);
         assert!(!ix.purge_due());
         assert!(!holds(&index_files(dir.path()), "plumquartz"));

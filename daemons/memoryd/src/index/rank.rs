@@ -9,7 +9,7 @@
 //! placed, which on a tie in score is the newest.
 
 use crate::query::Query;
-use proto::memory::Hit;
+use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
 
 /// One row the full-text index found: what `recall`'s lexical step hands to the
@@ -48,7 +48,10 @@ const PHRASE: f64 = 1.0;
 pub(super) fn rerank(query: &Query, rows: Vec<(Candidate, Hit)>) -> Vec<Hit> {
     let mut scored: Vec<(bool, f64, i64, Hit)> = rows
         .into_iter()
-        .map(|(c, hit)| (c.all, score(query, c.bm25, &hit.text), c.rowid, hit))
+        .map(|(c, mut hit)| {
+            hit.relevance = relevance(query, &hit.text);
+            (c.all, score(query, c.bm25, &hit.text), c.rowid, hit)
+        })
         .collect();
     // All-words matches first (FTS5's own verdict), then the better score; on a tie the
     // newer record (larger rowid, see `rowid`).
@@ -59,6 +62,17 @@ pub(super) fn rerank(query: &Query, rows: Vec<(Candidate, Hit)>) -> Vec<Hit> {
         .filter(|(_, _, _, hit)| seen.insert(hit.text.clone()))
         .map(|(_, _, _, hit)| hit)
         .collect()
+}
+
+/// The share of the query's groups `text` holds, in thousandths: what `Hit::relevance`
+/// says of a hit the words found.
+pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
+    let c = query.coverage(text);
+    if c.of == 0 {
+        return 0;
+    }
+    let share = (c.matched.min(c.of) as u64 * u64::from(FULLY_RELEVANT)) / c.of as u64;
+    u16::try_from(share).unwrap_or(FULLY_RELEVANT)
 }
 
 /// The final relevance of a record: larger is better.

@@ -90,6 +90,8 @@ pub(super) fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
         role: r.get(4)?,
         label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
         text: r.get(7)?,
+        // Set by whoever ranked the row: the words (`rank`) or the vectors (`hybrid`).
+        relevance: 0,
     })
 }
 

@@ -97,7 +97,13 @@ pub(super) fn row_of<'a>(
             ..
         } => session(time, "assistant", content),
         Record::Assistant { content: None, .. } => return None,
+        // A memory record is a copy of rows already indexed where they were first said;
+        // indexing it again would answer every later recall twice. Its label still
+        // raises the context, as it did the prompt's.
         Record::ToolResult {
+            class, untrusted, ..
+        }
+        | Record::Memory {
             class, untrusted, ..
         } => {
             *rolling = rolling.join(Label::new(*class, *untrusted));
@@ -175,7 +181,11 @@ mod tests {
         let long = format!("{}€{}", "a".repeat(MAX_ROW_BYTES - 1), "b".repeat(10));
         let row = row_text(&long);
         let chars = long.chars().count();
-        assert!(row.ends_with(&clipped_marker(chars)), "{}", &row[row.len() - 80..]);
+        assert!(
+            row.ends_with(&clipped_marker(chars)),
+            "{}",
+            &row[row.len() - 80..]
+        );
         let kept = row.len() - clipped_marker(chars).len();
         assert_eq!(kept, MAX_ROW_BYTES - 1);
         assert!(long.starts_with(&row[..kept]));
@@ -245,6 +255,7 @@ mod tests {
         let said = row_of(&pin, &mut rolling, p, p).unwrap();
         assert_eq!(said.label, Label::new(DataClass::Private, false));
         let answer = Record::Assistant {
+            cut: false,
             time: T.into(),
             content: Some("noted".into()),
             tool_calls: vec![],
@@ -272,6 +283,7 @@ mod tests {
         let p = DataClass::Private;
         assert!(row_of(&user("  \n"), &mut rolling, p, DataClass::Public).is_none());
         let silent = Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![],

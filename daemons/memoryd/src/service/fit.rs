@@ -54,8 +54,7 @@ pub fn clip_to_fit(hits: &mut [Hit]) {
         .map(|b| b.len())
         .unwrap_or(MAX_FRAME as usize);
     let marker = clipped_marker(usize::MAX).len();
-    let room = (MAX_FRAME as usize + HEADER)
-        .saturating_sub(fixed + SLACK + marker * hits.len());
+    let room = (MAX_FRAME as usize + HEADER).saturating_sub(fixed + SLACK + marker * hits.len());
     let share = fair_share(hits.iter().map(|h| h.text.len()).collect(), room);
     for hit in hits.iter_mut() {
         if hit.text.len() > share {
@@ -106,6 +105,7 @@ mod tests {
             role: "owner".into(),
             label: Label::new(DataClass::Private, false),
             text,
+            relevance: 0,
         }
     }
 

@@ -49,6 +49,7 @@ fn conversation() -> Vec<Record> {
             origin: Origin::Owner,
         },
         Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![

@@ -27,6 +27,7 @@ fn records() -> Vec<Record> {
             origin: Origin::Owner,
         },
         Record::Assistant {
+            cut: false,
             time: T.into(),
             content: None,
             tool_calls: vec![ToolCall {
@@ -66,6 +67,7 @@ fn records() -> Vec<Record> {
             text: "n".into(),
         },
         Record::Assistant {
+            cut: false,
             time: T.into(),
             content: Some("It says hello.".into()),
             tool_calls: vec![],
@@ -150,6 +152,7 @@ fn untrusted_results_are_neutralised_after_the_cap() {
 #[test]
 fn an_empty_answer_without_tool_calls_replays_as_empty_text() {
     let recs = vec![Record::Assistant {
+        cut: false,
         time: T.into(),
         content: None,
         tool_calls: vec![],
@@ -174,6 +177,7 @@ fn tool_result(content: &str, untrusted: bool) -> Record {
 
 fn assistant(text: &str) -> Record {
     Record::Assistant {
+        cut: false,
         time: T.into(),
         content: Some(text.into()),
         tool_calls: Vec::new(),

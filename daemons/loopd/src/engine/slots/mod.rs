@@ -10,13 +10,15 @@
 //! is erased and saved under that name. A server without a save path is said once in the
 //! log and the keeper goes quiet; it is never an error for the owner.
 
+pub mod ledger;
+
 use crate::llama::slots::SlotError;
 use crate::prompt::TurnCtx;
 use crate::turn::{TurnDone, TurnError};
+use ledger::{Ledger, Saved};
 use proto::config::Config;
 use proto::SessionId;
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A restore "took" when the next completion reused at least this fraction of the
 /// restored tokens. The last prompt token is always evaluated again and a re-tokenised
@@ -52,26 +54,12 @@ pub struct Keeper {
     owner: Option<Owner>,
     /// The main slot changed since it was last saved or restored.
     dirty: bool,
-    /// The epoch each session's file was last saved for, with its tokens.
-    saved: HashMap<SessionId, (u64, u64)>,
+    /// The files written, and for which epoch: only those are ever restored.
+    saved: Ledger,
+    /// `llama.slot_keep_days` in seconds: a session's file untouched this long is emptied.
+    keep: Option<u64>,
     /// Tokens a restore brought back, until the next completion says whether it took.
     restored: Option<(Owner, u64)>,
-}
-
-/// A keeper that is off: what the worker holds while a job has its own out.
-impl Default for Keeper {
-    fn default() -> Keeper {
-        Keeper {
-            idle: None,
-            main: 0,
-            background: 1,
-            supported: false,
-            owner: None,
-            dirty: false,
-            saved: HashMap::new(),
-            restored: None,
-        }
-    }
 }
 
 impl Keeper {
@@ -83,7 +71,8 @@ impl Keeper {
             supported: true,
             owner: None,
             dirty: false,
-            saved: HashMap::new(),
+            saved: Ledger::open(&cfg.state_dir),
+            keep: (cfg.llama.slot_keep_days > 0).then(|| cfg.llama.slot_keep_days * 86_400),
             restored: None,
         }
     }
@@ -94,6 +83,7 @@ impl Keeper {
             *self = Keeper::new(new);
         } else {
             self.idle = idle(new);
+            self.keep = (new.llama.slot_keep_days > 0).then(|| new.llama.slot_keep_days * 86_400);
             self.supported = true;
         }
     }
@@ -128,11 +118,11 @@ impl Keeper {
             Err(_) => return,
         };
         let holds = self.owner.as_ref() == Some(&want);
-        let known = self.saved.get(session).map(|(e, _)| *e);
+        let known = self.saved.get(session).map(|s| s.epoch);
         let restore = if fresh {
-            // A restarted server: its slot is empty, whatever loopd last put there.
-            // Files from before a loopd restart are unknown to `saved`: try.
-            known.is_none_or(|e| e == epoch)
+            // A restarted server: its slot is empty, whatever loopd last put there. Only
+            // a file the ledger says was written for this epoch is asked for.
+            known == Some(epoch)
         } else if holds {
             false
         } else {
@@ -222,12 +212,17 @@ impl Keeper {
             self.owner = None;
             self.dirty = false;
         }
+        let written = self.saved.get(session).is_some_and(|s| s.epoch == epoch);
         self.saved.remove(session);
-        if !self.on() {
+        if !self.on() || !written {
             return;
         }
-        // Emptied even when this loopd never saved it: a file of the same name may be
-        // from before a loopd restart. It costs two small requests per compaction.
+        self.empty(ctx, session, epoch);
+    }
+
+    /// Overwrites `session`'s file for `epoch` with an empty slot's (llama.cpp has no
+    /// call that deletes one): the background slot is erased and saved under that name.
+    fn empty(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {
         let file = slot_file(session, epoch);
         let emptied = ctx
             .client
@@ -258,7 +253,17 @@ impl Keeper {
                     self.main,
                     started.elapsed().as_millis()
                 );
-                self.saved.insert(owner.session, (owner.epoch, n));
+                self.saved.insert(
+                    owner.session,
+                    Saved {
+                        epoch: owner.epoch,
+                        tokens: n,
+                        at: now_secs(),
+                    },
+                );
+                self.empty_idle(ctx);
+                let (files, tokens) = self.saved.totals();
+                plumbing::info!("slot saves kept: {files} files, {tokens} tokens in all");
             }
             Err(SlotError::NoSavePath) => self.no_save_path(ctx),
             Err(e) => plumbing::warn!("session {}: saving slot {}: {e}", owner.session, self.main),
@@ -273,6 +278,31 @@ impl Keeper {
             ctx.cfg.llama.slot_save_idle_s
         );
     }
+}
+
+impl Keeper {
+    /// Empties the file of every session untouched for `llama.slot_keep_days`: an
+    /// abandoned session would otherwise keep its slot file (up to the whole context's
+    /// KV cache) on the server's disk for ever.
+    fn empty_idle(&mut self, ctx: &TurnCtx<'_>) {
+        let Some(keep) = self.keep else {
+            return;
+        };
+        for (session, saved) in self.saved.idle_since(now_secs().saturating_sub(keep)) {
+            plumbing::info!(
+                "session {session}: its slot file was last saved over {} days ago; emptying it",
+                keep / 86_400
+            );
+            self.saved.remove(&session);
+            self.empty(ctx, &session, saved.epoch);
+        }
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn idle(cfg: &Config) -> Option<Duration> {
