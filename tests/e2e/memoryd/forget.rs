@@ -45,7 +45,10 @@ fn absent_from_the_index(fx: &Fixture) {
     let bytes = index_bytes(fx);
     assert!(!bytes.is_empty());
     for word in PHRASE.split(' ') {
-        assert!(!contains(&bytes, word), "{word:?} is still in the index files");
+        assert!(
+            !contains(&bytes, word),
+            "{word:?} is still in the index files"
+        );
     }
 }
 
@@ -89,8 +92,15 @@ fn a_forgotten_record_is_in_no_index_file_and_every_other_row_stays() {
     assert!(recall(&fx, "zephyrpin").is_empty());
     assert!(recall(&fx, "quokkavault").is_empty());
     assert_eq!(status(&fx).rows, rows - 1);
-    assert_eq!(recall(&fx, "ordinary line 150").first().map(|h| h.text.as_str()), Some("ordinary line 150 about the garden"));
-    assert!(recall(&fx, "another session").iter().any(|h| h.session == "other"));
+    assert_eq!(
+        recall(&fx, "ordinary line 150")
+            .first()
+            .map(|h| h.text.as_str()),
+        Some("ordinary line 150 about the garden")
+    );
+    assert!(recall(&fx, "another session")
+        .iter()
+        .any(|h| h.session == "other"));
     assert!(!d.log_text().contains("quokkavault"), "{}", d.log_text());
 }
 

@@ -32,12 +32,21 @@ fn a_record_over_a_mebibyte_comes_back_clipped_beside_the_other_hits() {
         .add(&user("a small walrus"));
     let _d = Daemon::start("memoryd", &fx);
     let hits = recall(&fx, "walrus");
-    assert_eq!(hits.len(), 2, "{:?}", texts(&hits).iter().map(|t| t.len()).collect::<Vec<_>>());
-    let big = hits.iter().find(|h| h.text.starts_with("walrus tusk")).unwrap();
+    assert_eq!(
+        hits.len(),
+        2,
+        "{:?}",
+        texts(&hits).iter().map(|t| t.len()).collect::<Vec<_>>()
+    );
+    let big = hits
+        .iter()
+        .find(|h| h.text.starts_with("walrus tusk"))
+        .unwrap();
     assert!(big.text.len() < 64 * 1024, "{}", big.text.len());
     let chars = huge.chars().count();
     assert!(
-        big.text.ends_with(&format!("… [clipped: the record had {chars} characters]")),
+        big.text
+            .ends_with(&format!("… [clipped: the record had {chars} characters]")),
         "{}",
         &big.text[big.text.len() - 80..]
     );
@@ -55,10 +64,15 @@ fn a_log_rewritten_in_place_at_the_same_size_is_read_again() {
     let _d = Daemon::start("memoryd", &fx);
     assert_eq!(recall(&fx, "hunter2").len(), 1);
     let before = std::fs::read(&epoch.log).unwrap();
-    let after = String::from_utf8(before.clone()).unwrap().replace("hunter2", "xxxxxxx");
+    let after = String::from_utf8(before.clone())
+        .unwrap()
+        .replace("hunter2", "xxxxxxx");
     assert_eq!(after.len(), before.len());
     // In place: same inode, same size.
-    let mut f = std::fs::OpenOptions::new().write(true).open(&epoch.log).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&epoch.log)
+        .unwrap();
     f.write_all(after.as_bytes()).unwrap();
     f.sync_all().unwrap();
     assert!(recall(&fx, "hunter2").is_empty());
@@ -75,7 +89,9 @@ fn a_log_rewritten_in_place_at_the_same_size_is_read_again() {
 fn a_longer_or_shorter_file_renamed_over_a_log_replaces_its_rows_once() {
     let fx = Fixture::new("");
     let epoch = Epoch::start(&fx, "main");
-    epoch.add(&user("the old heron")).add(&assistant("an old reply"));
+    epoch
+        .add(&user("the old heron"))
+        .add(&assistant("an old reply"));
     let d = Daemon::start("memoryd", &fx);
     assert_eq!(recall(&fx, "heron").len(), 1);
     assert_eq!(status(&fx).rows, 2);
@@ -89,11 +105,17 @@ fn a_longer_or_shorter_file_renamed_over_a_log_replaces_its_rows_once() {
     );
     assert_eq!(
         texts(&recall(&fx, "heron")),
-        vec!["a new heron, longer than the one before it", "and one more heron line"]
+        vec![
+            "a new heron, longer than the one before it",
+            "and one more heron line"
+        ]
     );
     assert_eq!(status(&fx).rows, 3);
     let line = d.wait_log("was replaced by another file");
-    assert!(line.contains("epoch-000000.jsonl") && !line.contains("heron"), "{line}");
+    assert!(
+        line.contains("epoch-000000.jsonl") && !line.contains("heron"),
+        "{line}"
+    );
     replace(&epoch.log, &[user("only a short heron")]);
     assert_eq!(texts(&recall(&fx, "heron")), vec!["only a short heron"]);
     assert_eq!(status(&fx).rows, 1);
@@ -118,7 +140,10 @@ fn symlinked_logs_and_session_directories_are_refused_with_a_line_naming_them() 
     Epoch::start(&fx, "fine").add(&user("a real kestrel"));
     let d = Daemon::start("memoryd", &fx);
     assert_eq!(texts(&recall(&fx, "kestrel")), vec!["a real kestrel"]);
-    let line = d.wait_log(&format!("{} is a symbolic link", sessions.join("linked").display()));
+    let line = d.wait_log(&format!(
+        "{} is a symbolic link",
+        sessions.join("linked").display()
+    ));
     assert!(line.contains("not followed"), "{line}");
     d.wait_log(&format!("{} is a symbolic link", main.log.display()));
 }
