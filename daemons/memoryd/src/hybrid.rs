@@ -176,6 +176,7 @@ mod tests {
             role: "owner".into(),
             label: Label::new(DataClass::Private, false),
             text: text.into(),
+            relevance: 0,
         }
     }
 
