@@ -7,6 +7,7 @@
 
 use crate::embed::vectors::Vectors;
 use crate::index::{Budget, Index, Progress};
+use fit::encode_fitting;
 use plumbing::{ConnId, Farewell, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::frame::{self, FrameError};
@@ -34,6 +35,21 @@ pub const REQUEST_CATCH_UP_CHUNKS: usize = 16;
 /// answer prompt and leaves the loop ample room between pings.
 pub const REQUEST_CATCH_UP_TIME: Duration = Duration::from_secs(1);
 
+/// How long one slice of a whole pass may run on the poll loop: a request that arrives
+/// meanwhile waits at most this (plus the one chunk of log a slice always reads whole,
+/// a MiB of lines (`index::ingest`), or a single line up to
+/// `sessions::MAX_RECORD_LINE`).
+pub const SLICE_TIME: Duration = Duration::from_millis(20);
+
+/// How often a whole pass looks at every log again. A recall looks only into the
+/// sessions active lately (`index::MAX_HOT`) and loopd nudges each session it writes to,
+/// so this only finds changes nobody announced (a log edited by hand, a session copied
+/// in); a pass costs a `stat` per log, spread over slices of `SLICE_TIME`.
+pub const RESCAN_EVERY: Duration = Duration::from_secs(600);
+
+/// How long after a failed purge the next is tried.
+pub const PURGE_RETRY: Duration = Duration::from_secs(60);
+
 pub struct FrameService {
     config_path: PathBuf,
     cfg: Config,
@@ -46,6 +62,11 @@ pub struct FrameService {
     pending: Option<Instant>,
     /// What the index held after its last catch-up, for the status line.
     last: MemoryStatus,
+    /// When the next whole pass starts (`RESCAN_EVERY`).
+    rescan_at: Instant,
+    /// No purge is tried before this: set after a failed one, so a broken database is
+    /// not retried every turn of the loop.
+    purge_after: Instant,
     /// Recall by meaning (`embed`); `None` when `memory.embed_model` is empty or missing.
     vectors: Option<Vectors>,
 }
@@ -61,6 +82,8 @@ impl FrameService {
             request_chunks: REQUEST_CATCH_UP_CHUNKS,
             pending: Some(Instant::now()),
             last: MemoryStatus::default(),
+            rescan_at: Instant::now() + RESCAN_EVERY,
+            purge_after: Instant::now(),
             vectors,
         }
     }
@@ -81,7 +104,7 @@ impl FrameService {
             } => self.catch_up_for_recall().and_then(|()| {
                 crate::hybrid::recall(&self.index, self.vectors.as_ref(), &query, max_class, limit)
                     .map(Response::Hits)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| Failure::quiet(&e))
             }),
             Request::Nudge { session } => match SessionId::parse(&session) {
                 Ok(id) => {
@@ -91,30 +114,47 @@ impl FrameService {
                             self.continue_later(progress);
                             self.refresh().map(Response::Status)
                         }
-                        Err(e) => Err(e.to_string()),
+                        Err(e) => Err(Failure::from(e.to_string())),
                     }
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(Failure::from(e.to_string())),
             },
             Request::Status => self.refresh().map(Response::Status),
-            // Forgetting's index side is not built yet: say so rather than pretend.
-            Request::Forget { .. } => Err("memoryd cannot forget yet".to_string()),
+            Request::Forget { logs } => {
+                let logs: Vec<(String, u64)> =
+                    logs.into_iter().map(|l| (l.session, l.epoch)).collect();
+                match self.index.forget(&logs) {
+                    Ok(rows) => {
+                        plumbing::notice!(
+                            "forgot: {rows} rows dropped from {} logs read again; index purged",
+                            logs.len()
+                        );
+                        self.refresh().map(|_| Response::Forgot { rows })
+                    }
+                    Err(e) => Err(Failure {
+                        message: e.to_string(),
+                        logged: e.for_log(),
+                    }),
+                }
+            }
         };
-        answer.unwrap_or_else(|message| {
-            plumbing::error!("{message}");
-            Response::Error { message }
+        answer.unwrap_or_else(|f| {
+            plumbing::error!("{}", f.logged);
+            Response::Error { message: f.message }
         })
     }
 
-    /// Read-your-writes: what loopd wrote before the recall is indexed first, up to a
-    /// request's budget; past it the recall is answered from what is indexed so far.
-    fn catch_up_for_recall(&mut self) -> Result<(), String> {
+    /// Read-your-writes: what loopd wrote before the recall (in the sessions active
+    /// lately, and any session created or removed) is indexed first, up to a request's
+    /// budget; past it the recall is answered from what is indexed so far and the timer
+    /// goes on with a whole pass.
+    fn catch_up_for_recall(&mut self) -> Result<(), Failure> {
         let budget = self.request_budget();
-        let progress = self.index.catch_up(budget).map_err(|e| e.to_string())?;
-        match progress {
-            Progress::Done => self.pending = None,
-            Progress::More => self.continue_later(progress),
-        }
+        let progress = self
+            .index
+            .catch_up_recent(budget)
+            .map_err(|e| Failure::from(e.to_string()))?;
+        self.continue_later(progress);
         self.refresh().map(|_| ())
     }
 
@@ -137,8 +177,11 @@ impl FrameService {
         self.pending.is_some()
     }
 
-    fn refresh(&mut self) -> Result<MemoryStatus, String> {
-        let mut status = self.index.status().map_err(|e| e.to_string())?;
+    fn refresh(&mut self) -> Result<MemoryStatus, Failure> {
+        let mut status = self
+            .index
+            .status()
+            .map_err(|e| Failure::from(e.to_string()))?;
         if let Some(v) = self.vectors.as_mut() {
             // A catch-up just ran and may have queued rows for the backfill.
             v.wake();
@@ -199,10 +242,13 @@ impl Service for FrameService {
 
     fn deadline(&self) -> Option<Instant> {
         let vectors = self.vectors.as_ref().and_then(Vectors::deadline);
-        match (self.pending, vectors) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // Dropped rows are purged once no pass is under way; otherwise the next pass.
+        let own = match self.pending {
+            Some(t) => t,
+            None if self.index.purge_due() => self.purge_after.min(self.rescan_at),
+            None => self.rescan_at,
+        };
+        Some(vectors.map_or(own, |v| v.min(own)))
     }
 
     fn timer(&mut self, _out: &mut Outbox, now: Instant) {
@@ -210,6 +256,12 @@ impl Service for FrameService {
             if v.deadline().is_some_and(|t| t <= now) {
                 v.tick(self.index.conn());
             }
+        }
+        if self.pending.is_none() && self.index.purge_due() && self.purge_after <= now {
+            self.purge();
+        }
+        if self.pending.is_none() && self.rescan_at <= now {
+            self.pending = Some(now);
         }
         if self.pending.is_some_and(|t| t <= now) {
             self.catch_up_slice();
@@ -265,10 +317,16 @@ impl Service for FrameService {
 impl FrameService {
     /// One slice of the start-up (or left-over) catch-up.
     fn catch_up_slice(&mut self) {
-        match self.index.catch_up(Budget::chunks(START_SLICE_CHUNKS)) {
+        let budget = Budget {
+            chunks: Some(START_SLICE_CHUNKS),
+            until: Some(Instant::now() + SLICE_TIME),
+        };
+        match self.index.catch_up(budget) {
             Ok(Progress::More) => {}
             Ok(Progress::Done) => {
                 self.pending = None;
+                self.rescan_at = Instant::now() + RESCAN_EVERY;
+                self.purge();
                 // A large backlog leaves many overlapping segments; merging them once
                 // here, after the last slice, keeps recall as fast as after a backlog
                 // read in time order. A failure only costs speed, so it is logged.
@@ -293,6 +351,44 @@ impl FrameService {
     }
 }
 
+impl FrameService {
+    /// Purges dropped rows from the disk (see `index::purge`); a failure is logged and
+    /// tried again at the next catch-up that drops rows or the next start.
+    fn purge(&mut self) {
+        if let Err(e) = self.index.purge_if_due() {
+            plumbing::error!("purging dropped rows from the index: {e}; trying again in a minute");
+            self.purge_after = Instant::now() + PURGE_RETRY;
+        }
+    }
+}
+
+/// Why a request failed: the message for the client, and the line for the log, which
+/// never quotes a query or a record (see `IndexError::for_log`).
+struct Failure {
+    message: String,
+    logged: String,
+}
+
+impl Failure {
+    /// A failure of a request carrying text (a recall, a forget): the log line names only
+    /// where it failed.
+    fn quiet(e: &crate::index::IndexError) -> Failure {
+        Failure {
+            message: e.to_string(),
+            logged: e.for_log(),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            logged: message.clone(),
+            message,
+        }
+    }
+}
+
 /// The vector side for `memory.embed_model`, or none when it is empty.
 fn open_vectors(cfg: &Config) -> Option<Vectors> {
     let dir = &cfg.memory.embed_model;
@@ -300,29 +396,6 @@ fn open_vectors(cfg: &Config) -> Option<Vectors> {
         return None;
     }
     Vectors::open(dir)
-}
-
-/// Encodes a response, dropping the lowest-ranked hits until it fits in one frame.
-fn encode_fitting(mut response: Response) -> Option<Vec<u8>> {
-    loop {
-        match frame::encode(&response) {
-            Ok(bytes) => return Some(bytes),
-            Err(FrameError::TooLarge(_)) => {
-                let dropped = match &mut response {
-                    Response::Hits(hits) => hits.pop().is_some(),
-                    Response::Status(_) | Response::Forgot { .. } | Response::Error { .. } => false,
-                };
-                if !dropped {
-                    plumbing::error!("a response does not fit in a frame");
-                    return None;
-                }
-            }
-            Err(e) => {
-                plumbing::error!("encode response: {e}");
-                return None;
-            }
-        }
-    }
 }
 
 /// A stream that sent a bad frame cannot be resynchronised: say why, then close it.
@@ -336,6 +409,8 @@ fn refuse(out: &mut Outbox, id: ConnId, input: &mut Vec<u8>, e: &FrameError) {
     }
     out.close(id);
 }
+
+mod fit;
 
 #[cfg(test)]
 mod tests;

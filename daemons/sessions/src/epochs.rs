@@ -38,6 +38,9 @@ pub struct Listing {
     pub heads: BTreeSet<u64>,
     /// Epochs with a log file (a log without a head is an epoch that never started).
     pub logs: BTreeSet<u64>,
+    /// Entries named like an epoch's files that are symbolic links: never followed, and
+    /// neither heads nor logs here, so a reader can name them when it refuses them.
+    pub symlinks: Vec<std::path::PathBuf>,
 }
 
 impl Listing {
@@ -65,6 +68,12 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
         let entry = entry.map_err(Error::io("list", dir))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
+        let named = parse_head_name(name).is_some() || parse_log_name(name).is_some();
+        // The entry's own type: a link is not followed to see what it points at.
+        if named && entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            listing.symlinks.push(entry.path());
+            continue;
+        }
         if let Some(epoch) = parse_head_name(name) {
             listing.heads.insert(epoch);
         } else if let Some(epoch) = parse_log_name(name) {
@@ -77,18 +86,43 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
 /// The sessions under `sessions_dir`: subdirectories whose names are session ids, in
 /// order. A missing directory holds none.
 pub fn sessions(sessions_dir: &Path) -> Result<Vec<SessionId>, Error> {
+    sessions_listed(sessions_dir).map(|s| s.ids)
+}
+
+/// What one listing of `sessions/` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sessions {
+    /// Subdirectories named like sessions, in order.
+    pub ids: Vec<SessionId>,
+    /// Entries named like sessions that are symbolic links: never followed (a link could
+    /// point anywhere), listed so a reader can say it refused them.
+    pub symlinks: Vec<std::path::PathBuf>,
+}
+
+/// `sessions`, with the symbolic links named like sessions that it passed over.
+pub fn sessions_listed(sessions_dir: &Path) -> Result<Sessions, Error> {
     let entries = match std::fs::read_dir(sessions_dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Sessions::default()),
         Err(source) => return Err(Error::io("list", sessions_dir)(source)),
     };
-    let mut found: Vec<SessionId> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter_map(|name| SessionId::parse(&name).ok())
-        .collect();
-    found.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let mut found = Sessions::default();
+    for entry in entries.filter_map(Result::ok) {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Ok(id) = SessionId::parse(&name) else {
+            continue;
+        };
+        // `DirEntry::file_type` does not follow links.
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => found.ids.push(id),
+            Ok(t) if t.is_symlink() => found.symlinks.push(entry.path()),
+            _ => {}
+        }
+    }
+    found.ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    found.symlinks.sort();
     Ok(found)
 }
 
@@ -152,5 +186,22 @@ mod tests {
             found.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
             ["main"]
         );
+    }
+
+    #[test]
+    fn symlinked_sessions_and_epoch_files_are_named_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("main")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("linked")).unwrap();
+        let found = sessions_listed(dir.path()).unwrap();
+        assert_eq!(found.ids.len(), 1);
+        assert_eq!(found.symlinks, vec![dir.path().join("linked")]);
+        let main = dir.path().join("main");
+        std::fs::write(main.join("epoch-000000.head.json"), b"").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", main.join("epoch-000000.jsonl")).unwrap();
+        let l = list(&main).unwrap();
+        assert!(l.logs.is_empty());
+        assert_eq!(l.symlinks, vec![main.join("epoch-000000.jsonl")]);
     }
 }

@@ -28,11 +28,25 @@ pub const MAX_RECORD_LINE: u64 = 64 * 1024 * 1024;
 const READ_BUFFER: usize = 256 * 1024;
 
 /// Opens `options` at `path` with `O_NONBLOCK` (so a FIFO with no writer returns at once)
-/// and refuses anything that is not a regular file before a byte is read.
+/// and `O_NOFOLLOW`, and refuses anything that is not a regular file before a byte is
+/// read. A symbolic link is refused, never followed: a link in a session directory could
+/// otherwise make a daemon read (and index) any file it can open, `/etc/passwd` say.
 pub fn open_regular(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
     let file = options
-        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
-        .open(path)?;
+        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_NOFOLLOW).bits())
+        .open(path)
+        .map_err(|e| {
+            // O_NOFOLLOW on a link fails with ELOOP, whose message ("too many levels of
+            // symbolic links") would mislead.
+            if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "is a symbolic link; not followed",
+                )
+            } else {
+                e
+            }
+        })?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(io::Error::new(
@@ -63,12 +77,91 @@ pub struct LineReader {
     pos: u64,
     line: u64,
     buf: Vec<u8>,
+    /// CRC-32 of the bytes `[0, pos)` when asked for (`with_crc`), kept up as whole
+    /// record lines are passed: what lets a reader that stores it notice later that the
+    /// part it read was rewritten (see `prefix_crc`).
+    crc: Option<crc32fast::Hasher>,
+    /// The identity of the open file (see `Identity`).
+    identity: Identity,
+}
+
+/// Which file a log is, and how it looked when opened: device and inode (a file renamed
+/// over the log is another file), size and modification time in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+impl Identity {
+    pub fn of(meta: &std::fs::Metadata) -> Identity {
+        use std::os::unix::fs::MetadataExt;
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime_ns: meta
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.mtime_nsec()),
+        }
+    }
+
+    /// The identity of the file at `path`, the link itself when it is a symbolic link.
+    /// `None` when there is no such file.
+    pub fn at(path: &Path) -> Result<Option<Identity>, Error> {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => Err(Error::Io {
+                op: "open",
+                path: path.to_path_buf(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "is a symbolic link; not followed",
+                ),
+            }),
+            Ok(m) => Ok(Some(Identity::of(&m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("stat", path)(e)),
+        }
+    }
+}
+
+/// Bytes read per call while checksumming a prefix.
+const CRC_BLOCK: usize = 256 * 1024;
+
+/// The CRC-32 of the first `len` bytes of the log at `path` (opened as `open_regular`
+/// does), or `None` when the file is now shorter than that or gone. Reads `len` bytes:
+/// a reader calls it only when a log's size or time changed.
+pub fn prefix_crc(path: &Path, len: u64) -> Result<Option<u32>, Error> {
+    let mut file = match open_regular(OpenOptions::new().read(true), path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("open", path)(e)),
+    };
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; CRC_BLOCK];
+    let mut left = len;
+    while left > 0 {
+        let want = usize::try_from(left.min(CRC_BLOCK as u64)).unwrap_or(CRC_BLOCK);
+        let n = file
+            .read(&mut buf[..want])
+            .map_err(|e| read_error(path, e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    Ok(Some(hasher.finalize()))
 }
 
 impl LineReader {
     /// Reads `file` (the log at `path`) from byte `offset`, which is the start of line
     /// `line + 1`.
     pub fn new(mut file: File, path: &Path, offset: u64, line: u64) -> Result<LineReader, Error> {
+        let identity = Identity::of(&file.metadata().map_err(Error::io("stat", path))?);
         if offset > 0 {
             file.seek(SeekFrom::Start(offset))
                 .map_err(Error::io("read", path))?;
@@ -79,7 +172,27 @@ impl LineReader {
             pos: offset,
             line,
             buf: Vec::new(),
+            crc: None,
+            identity,
         })
+    }
+
+    /// Keeps the CRC-32 of everything before `pos()` from here on, given `crc`, the
+    /// CRC-32 of the bytes before the starting offset (0 at offset 0).
+    #[must_use]
+    pub fn with_crc(mut self, crc: u32) -> LineReader {
+        self.crc = Some(crc32fast::Hasher::new_with_initial(crc));
+        self
+    }
+
+    /// The CRC-32 of the bytes before `pos()`, when kept (`with_crc`).
+    pub fn crc(&self) -> Option<u32> {
+        self.crc.as_ref().map(|h| h.clone().finalize())
+    }
+
+    /// The identity of the file as it was when opened.
+    pub fn identity(&self) -> Identity {
+        self.identity
     }
 
     /// Opens the log at `path` read-only (see `open_regular`) and reads it from `offset`.
@@ -124,6 +237,7 @@ impl LineReader {
                 .reader
                 .skip_until(b'\n')
                 .map_err(|e| read_error(&self.path, e))? as u64;
+            self.crc = None;
             self.pass(n + skipped);
             return Err(self.bad(at, format!("line is over {MAX_RECORD_LINE} bytes")));
         }
@@ -132,11 +246,15 @@ impl LineReader {
             .and_then(Record::from_line);
         match parsed {
             Ok(record) => {
+                if let Some(h) = self.crc.as_mut() {
+                    h.update(&self.buf);
+                }
                 self.pass(n);
                 Ok(Line::Record { at, len: n, record })
             }
             Err(RecordError::NotJson(_)) if self.at_end()? => Ok(Line::Torn { at, len: n }),
             Err(e) => {
+                self.crc = None;
                 self.pass(n);
                 let message = match e {
                     RecordError::NotJson(m) if m == "not valid utf-8" => m,
@@ -147,6 +265,8 @@ impl LineReader {
         }
     }
 
+    /// Passes `bytes` of a line. Only a record's line is in the CRC: after a bad line the
+    /// CRC no longer describes the prefix and is dropped.
     fn pass(&mut self, bytes: u64) {
         self.pos += bytes;
         self.line += 1;
@@ -239,6 +359,40 @@ mod tests {
         );
         assert_eq!(seen[1], "record");
         assert_eq!(r.lines(), 2);
+    }
+
+    #[test]
+    fn a_symlinked_log_is_refused_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("passwd");
+        std::fs::write(&target, format!("{GOOD}\n")).unwrap();
+        let path = dir.path().join("epoch-000000.jsonl");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = LineReader::open(&path, 0, 0).err().unwrap();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(e.to_string().contains("epoch-000000.jsonl"), "{e}");
+        assert!(Identity::at(&path).is_err());
+        assert!(prefix_crc(&path, 1).is_err());
+    }
+
+    #[test]
+    fn the_running_crc_equals_the_crc_of_the_prefix_read_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("epoch-000000.jsonl");
+        let text = format!("{GOOD}\n{GOOD}\n{GOOD}\n");
+        std::fs::write(&path, &text).unwrap();
+        let mut r = LineReader::open(&path, 0, 0).unwrap().unwrap().with_crc(0);
+        r.next_line().unwrap();
+        let first = r.crc().unwrap();
+        assert_eq!(prefix_crc(&path, r.pos()).unwrap(), Some(first));
+        // Continued from a stored CRC at an offset, it still describes the whole prefix.
+        let mut r = LineReader::open(&path, r.pos(), 1)
+            .unwrap()
+            .unwrap()
+            .with_crc(first);
+        while let Ok(Line::Record { .. }) = r.next_line() {}
+        assert_eq!(r.crc(), Some(crc32fast::hash(text.as_bytes())));
+        assert_eq!(prefix_crc(&path, text.len() as u64 + 1).unwrap(), None);
     }
 
     #[test]

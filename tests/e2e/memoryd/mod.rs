@@ -6,8 +6,10 @@ mod catchup;
 mod clients;
 mod crash;
 mod faults;
+mod forget;
 mod pinned;
 mod questions;
+mod robust;
 mod vectors;
 
 use crate::support::{frames, Daemon, Fixture};
@@ -148,10 +150,10 @@ pub fn cli_recall(fx: &Fixture, words: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Every byte of the index on disk: the database and its WAL.
+/// Every byte of the index on disk: the database, its WAL and the WAL's index.
 pub fn index_bytes(fx: &Fixture) -> Vec<u8> {
     let mut all = Vec::new();
-    for name in ["index.sqlite", "index.sqlite-wal"] {
+    for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"] {
         if let Ok(bytes) = std::fs::read(fx.state_dir.join("memory").join(name)) {
             all.extend(bytes);
         }

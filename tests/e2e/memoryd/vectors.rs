@@ -178,3 +178,52 @@ fn a_backfill_killed_with_sigkill_resumes_without_duplicates() {
         "{s:?}"
     );
 }
+
+/// Copies the model directory `from` (one level of subdirectories) to `to`.
+fn copy_model(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_model(&entry.path(), &target);
+        } else {
+            std::fs::create_dir_all(to).unwrap();
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Regression: a damaged model at the path cleared every stored vector before its load
+/// failed (the fingerprint was path and size, compared before loading), so putting the
+/// good model back embedded everything again; the error line carried a backtrace.
+#[test]
+fn a_damaged_model_keeps_the_stored_vectors_and_the_good_one_back_reuses_them() {
+    let Some(model) = model_dir() else { return };
+    let fx = Fixture::new("");
+    let copy = fx.dir.path().join("model");
+    copy_model(&model, &copy);
+    with_model(&fx, &copy);
+    Epoch::start(&fx, "main")
+        .add(&user("the heron stood in the reeds"))
+        .add(&assistant("a quiet bird at the water"));
+    let mut d = Daemon::start("memoryd", &fx);
+    let before = wait_embedded(&fx);
+    assert!(d.stop().success());
+    let weights = copy.join("model.safetensors");
+    let good = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &good[..good.len() / 2]).unwrap();
+    let mut d = Daemon::start("memoryd", &fx);
+    let line = d.wait_log("recall is by words only");
+    assert!(
+        line.len() < 600 && !line.contains("backtrace"),
+        "one line, no backtrace: {line}"
+    );
+    assert_eq!(status(&fx).vectors, before.vectors);
+    assert!(d.stop().success());
+    std::fs::write(&weights, &good).unwrap();
+    let d = Daemon::start("memoryd", &fx);
+    d.wait_log("embedding model loaded");
+    let s = status(&fx);
+    assert_eq!((s.vectors, s.vectors_pending), (before.vectors, 0));
+    assert!(!d.log_text().contains("queued for embedding again"));
+}

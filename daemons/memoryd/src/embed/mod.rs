@@ -46,12 +46,21 @@ impl fmt::Display for EmbedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EmbedError::Model { path, why } => {
-                write!(f, "embedding model {}: {why}", path.display())
+                write!(f, "embedding model {}: {}", path.display(), first_line(why))
             }
-            EmbedError::Run { why } => write!(f, "embedding: {why}"),
-            EmbedError::Worker { why } => write!(f, "embedding worker: {why}"),
+            EmbedError::Run { why } => write!(f, "embedding: {}", first_line(why)),
+            EmbedError::Worker { why } => write!(f, "embedding worker: {}", first_line(why)),
         }
     }
+}
+
+/// The first line of an error's text. candle's errors carry their backtrace in their
+/// text (kilobytes of frames after the message); a log line wants the message alone.
+pub fn first_line(why: &str) -> &str {
+    why.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 impl std::error::Error for EmbedError {}

@@ -56,6 +56,8 @@ struct Inner {
     cls: u32,
     sep: u32,
     dir: PathBuf,
+    /// What the weights are, by content: see `fingerprint`.
+    fingerprint: String,
 }
 
 impl Embedder {
@@ -110,6 +112,11 @@ impl Embedder {
 
         let weights_path = file("model.safetensors");
         let weights = read_bounded(&weights_path, MAX_WEIGHTS_BYTES).map_err(|(p, w)| bad(p, w))?;
+        let fingerprint = format!(
+            "crc32 {:08x} of {} bytes, {DIM} dimensions",
+            crc32fast::hash(&weights),
+            weights.len()
+        );
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| bad(weights_path.clone(), e.to_string()))?;
         let bert = BertModel::load(vb, &config).map_err(|e| bad(weights_path, e.to_string()))?;
@@ -120,12 +127,20 @@ impl Embedder {
                 cls,
                 sep,
                 dir: dir.to_path_buf(),
+                fingerprint,
             }),
         })
     }
 
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The weights by content (a CRC-32 of the file as read once at load, and its size):
+    /// another file at the same path, or the same file elsewhere, is told apart by what
+    /// it holds, so stored codes are kept exactly while they were made by these weights.
+    pub fn fingerprint(&self) -> &str {
+        &self.inner.fingerprint
     }
 
     /// One vector per record, in order: what the index stores for a row.

@@ -29,9 +29,18 @@ END;
 const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
     SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vecs)";
 
-/// Makes the tables and triggers, and starts over when the codes were made by another
-/// model (`model` names it). Returns whether the queue was (re)seeded.
+/// `create` then `adopt`: the tables for codes made by `model`, for a caller that has its
+/// model already (the benches). Returns whether the queue was (re)seeded.
 pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
+    let seeded = create(conn)?;
+    Ok(adopt(conn, model)? || seeded)
+}
+
+/// Makes the tables and triggers. Returns whether the queue was seeded (an index that had
+/// no triggers yet: the model was just configured). Which model made the stored codes is
+/// not looked at here: that waits for a model to load (`adopt`), so a model that fails to
+/// load never costs the codes made by a good one.
+pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
     let had_triggers: bool = conn.query_row(
         "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'trigger'
              AND name IN ('embed_row_added', 'embed_row_dropped')",
@@ -40,6 +49,18 @@ pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
+    if !had_triggers {
+        tx.execute(SEED, [])?;
+    }
+    tx.commit()?;
+    Ok(!had_triggers)
+}
+
+/// Takes the loaded model (`model`, its content fingerprint) as the maker of the codes:
+/// when the codes were made by another, they are cleared and every row queued again.
+/// Returns whether it started over.
+pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
+    let tx = conn.unchecked_transaction()?;
     let made_by: Option<String> = tx
         .query_row(
             "SELECT value FROM embed_meta WHERE key = 'model'",
@@ -47,20 +68,17 @@ pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
             |r| r.get(0),
         )
         .optional()?;
-    let other_model = made_by.as_deref() != Some(model);
-    if other_model {
+    let other = made_by.as_deref() != Some(model);
+    if other {
         tx.execute("DELETE FROM vecs", [])?;
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
         )?;
-    }
-    let seed = other_model || !had_triggers;
-    if seed {
         tx.execute(SEED, [])?;
     }
     tx.commit()?;
-    Ok(seed)
+    Ok(other)
 }
 
 /// Rows still to embed.

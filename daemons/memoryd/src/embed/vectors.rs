@@ -12,7 +12,7 @@ use super::table::{self, Job};
 use super::worker::{Event, Worker, JOB_QUEUE, RESULT_QUEUE};
 use super::EmbedError;
 use rusqlite::Connection;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,18 @@ pub const TICK: Duration = Duration::from_millis(25);
 /// sentences score about 0 to 0.15 under all-MiniLM-L6-v2, a paraphrase 0.4 and up; the
 /// floor keeps a question about nothing in the index from recalling noise.
 pub const MIN_COSINE: f32 = 0.25;
+
+/// Times a row's batch may fail before the row is set aside for this run of the model.
+/// A batch can fail for a passing reason (memory, say) and is tried again; a row that
+/// fails every time stays queued but is passed over until memoryd starts again or the
+/// model changes, so one bad row cannot keep the backfill failing for ever. No row is
+/// ever taken off the queue without its vector.
+pub const MAX_TRIES: u32 = 3;
+
+/// Rows set aside after `MAX_TRIES` before the backfill stops for this run (each set-aside
+/// row is skipped on every later fetch of the queue, so they must stay few): past it the
+/// model is failing on everything, and trying on only costs time. The rows stay queued.
+pub const MAX_SET_ASIDE: usize = 256;
 
 enum Phase {
     /// Tables not prepared yet (the first tick does it, after READY).
@@ -56,6 +68,9 @@ pub struct Vectors {
     /// New rows may have been queued since the last count.
     woken: bool,
     full_reported: bool,
+    /// Failed tries per row, and the rows set aside after `MAX_TRIES` (see there).
+    tries: HashMap<i64, u32>,
+    set_aside: HashSet<i64>,
     /// When the next tick is due: fixed at each tick, so traffic on the loop (which asks
     /// for the deadline every turn) cannot keep pushing it away.
     next_tick: Instant,
@@ -93,16 +108,10 @@ impl Vectors {
             stored: 0,
             woken: true,
             full_reported: false,
+            tries: HashMap::new(),
+            set_aside: HashSet::new(),
             next_tick: Instant::now(),
         })
-    }
-
-    /// What names the model's codes: another file at the path means other vectors.
-    fn fingerprint(&self) -> String {
-        let size = std::fs::metadata(self.dir.join("model.safetensors"))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        format!("{} {size} {}", self.dir.display(), super::DIM)
     }
 
     /// Rows with a vector and rows still waiting for one.
@@ -152,7 +161,7 @@ impl Vectors {
 
     fn step(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         if let Phase::Start = self.phase {
-            if table::prepare(conn, &self.fingerprint())? {
+            if table::create(conn)? {
                 plumbing::info!("vectors: every indexed row is queued for embedding");
             }
             self.stored = table::stored(conn)?;
@@ -207,6 +216,18 @@ impl Vectors {
                         "vectors: embedding model loaded from {}",
                         self.dir.display()
                     );
+                    // Only a model that loaded decides whether the stored codes are its.
+                    if table::adopt(conn, model.fingerprint())? {
+                        plumbing::notice!(
+                            "vectors: the codes stored were made by another model; every \
+                             indexed row is queued for embedding again"
+                        );
+                        self.store = Store::default();
+                        self.loading = Some(i64::MIN);
+                        self.full_reported = false;
+                        self.stored = 0;
+                        self.woken = true;
+                    }
                     self.embedder = Some(*model);
                 }
                 Event::Failed(e) => self.stop(&e),
@@ -231,19 +252,53 @@ impl Vectors {
                         self.woken = true;
                     }
                 }
-                Event::Done(jobs, Err(e)) => {
-                    // A batch the model cannot take would fail again: drop those rows
-                    // from the queue (they are found by words only) instead of retrying.
-                    plumbing::warn!("{e}; {} rows are left without vectors", jobs.len());
-                    for job in &jobs {
-                        self.in_flight.remove(&job.id);
-                        conn.execute("DELETE FROM embed_queue WHERE id = ?1", [job.id])?;
-                    }
-                    self.woken = true;
-                }
+                Event::Done(jobs, Err(e)) => self.failed(&jobs, &e),
             }
         }
         Ok(())
+    }
+
+    /// A batch failed: its rows stay queued and are tried again, up to `MAX_TRIES` each.
+    fn failed(&mut self, jobs: &[Job], e: &EmbedError) {
+        let mut given_up = 0;
+        for job in jobs {
+            self.in_flight.remove(&job.id);
+            let tries = self.tries.entry(job.id).or_insert(0);
+            *tries += 1;
+            if *tries >= MAX_TRIES {
+                self.tries.remove(&job.id);
+                self.set_aside.insert(job.id);
+                given_up += 1;
+            }
+        }
+        // Never a row's text: the error (its first line) and counts.
+        if given_up > 0 {
+            plumbing::warn!(
+                "{e}; {given_up} rows failed {MAX_TRIES} times and wait, still queued, for \
+                 the next start of memoryd"
+            );
+        } else {
+            plumbing::warn!(
+                "{e}; its {} rows stay queued and are tried again",
+                jobs.len()
+            );
+        }
+        if self.set_aside.len() > MAX_SET_ASIDE {
+            plumbing::warn!(
+                "vectors: embedding failed for more than {MAX_SET_ASIDE} rows; the backfill \
+                 stops until memoryd starts again, every row still queued"
+            );
+            self.stop_backfill();
+        }
+        self.woken = true;
+    }
+
+    /// Ends the backfill for this run, keeping the model for queries: nothing is fed any
+    /// more, and the queue stays as it is.
+    fn stop_backfill(&mut self) {
+        self.worker = None;
+        self.in_flight.clear();
+        self.held = None;
     }
 
     /// The worker is gone or the model failed: lexical only from here on.
@@ -269,10 +324,15 @@ impl Vectors {
         }
         let mut jobs: Vec<Job> = self.held.take().into_iter().collect();
         if jobs.is_empty() {
-            let in_flight = &self.in_flight;
-            jobs = table::next_jobs(conn, room, |id| in_flight.contains(&id), in_flight.len())?;
+            let (in_flight, set_aside) = (&self.in_flight, &self.set_aside);
+            jobs = table::next_jobs(
+                conn,
+                room,
+                |id| in_flight.contains(&id) || set_aside.contains(&id),
+                in_flight.len() + set_aside.len(),
+            )?;
             if jobs.is_empty() {
-                // Counted rows that are all in flight or gone: count again.
+                // Counted rows that are all in flight, set aside or gone: count again.
                 self.pending = self.in_flight.len() as u64;
             }
         }

@@ -9,12 +9,19 @@
 
 use super::budget::Budget;
 use super::rowid::RowIds;
-use super::select::{row_of, Classes};
+use super::select::{row_of, row_text, Classes};
 use super::{class_rank, Index, IndexError};
 use proto::label::Label;
 use rusqlite::{params, Connection};
-use sessions::lines::{Line, LineReader};
+use sessions::lines::{Identity, Line, LineReader};
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How old a log's modification time must be before it is trusted to say "unchanged".
+/// File times tick coarsely (a few milliseconds), so a log rewritten within the same tick
+/// as the write indexed last would show the same time; a time this recent is stored as
+/// unknown, and the next catch-up checks the indexed prefix's CRC instead.
+const MTIME_SETTLED: Duration = Duration::from_secs(2);
 
 /// Bytes of log read per transaction. Large enough that commits (each an fsync of the
 /// WAL at checkpoints) are a small share of the work, small enough that one chunk's
@@ -45,6 +52,27 @@ pub(super) struct FileState {
     pub line: u64,
     pub label: Label,
     pub rows: u64,
+    /// CRC-32 of the bytes before `offset`.
+    pub crc: u32,
+    /// The file these rows came from: device and inode, and its time when it was last
+    /// read (0: unknown, see `MTIME_SETTLED`).
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i64,
+}
+
+/// `mtime_ns` as stored: 0 (unknown) while it is too recent to trust.
+pub(super) fn settled_mtime(mtime_ns: i64) -> i64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let settled = i64::try_from(MTIME_SETTLED.as_nanos()).unwrap_or(i64::MAX);
+    if now.saturating_sub(mtime_ns) < settled {
+        0
+    } else {
+        mtime_ns
+    }
 }
 
 /// Where reading a file stopped.
@@ -95,7 +123,7 @@ impl Index {
         started: &mut bool,
     ) -> Result<Outcome, IndexError> {
         let mut reader = match LineReader::open(&file.path, state.offset, state.line) {
-            Ok(Some(r)) => r,
+            Ok(Some(r)) => r.with_crc(state.crc),
             // Removed since the scan (a session being deleted): the next catch-up drops it.
             Ok(None) => return Ok(Outcome::Skipped),
             Err(e) => {
@@ -225,6 +253,9 @@ fn read_chunk(
     };
     let start = state.offset;
     let mut at_end = false;
+    let Identity {
+        dev, ino, mtime_ns, ..
+    } = reader.identity();
     {
         let mut insert = tx.prepare_cached(INSERT_DOC)?;
         while state.offset - start < CHUNK_BYTES {
@@ -242,9 +273,10 @@ fn read_chunk(
             };
             if let Some(row) = row_of(&record, &mut state.label, classes.max, classes.owner) {
                 let rowid = rowids.next(&tx, row.time)?;
+                let text = row_text(row.text);
                 insert.execute(params![
                     rowid,
-                    row.text,
+                    &*text,
                     file.session,
                     epoch_i64(file.epoch),
                     row.time,
@@ -273,9 +305,12 @@ fn read_chunk(
         }
         return Ok(Chunk::Progress { at_end: true });
     }
+    state.crc = reader.crc().unwrap_or(0);
+    (state.dev, state.ino, state.mtime_ns) = (dev, ino, settled_mtime(mtime_ns));
     tx.execute(
         "UPDATE files SET offset = ?2, line = ?3, class = ?4, untrusted = ?5, rows = ?6,
-                          broken = NULL, broken_size = NULL, broken_mtime = NULL
+                          broken = NULL, broken_size = NULL, broken_mtime = NULL,
+                          dev = ?7, ino = ?8, mtime = ?9, crc = ?10
          WHERE id = ?1",
         params![
             id,
@@ -283,7 +318,11 @@ fn read_chunk(
             i64::try_from(state.line).unwrap_or(i64::MAX),
             class_rank(state.label.class),
             state.label.untrusted,
-            i64::try_from(state.rows).unwrap_or(i64::MAX)
+            i64::try_from(state.rows).unwrap_or(i64::MAX),
+            state.dev as i64,
+            state.ino as i64,
+            state.mtime_ns,
+            i64::from(state.crc)
         ],
     )?;
     tx.commit()?;

@@ -13,7 +13,9 @@ mod budget;
 mod byid;
 mod catchup;
 pub mod common;
+mod forget;
 mod ingest;
+mod purge;
 mod rank;
 mod rebuild;
 pub mod recall;
@@ -29,8 +31,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
+pub use catchup::MAX_HOT;
 pub use rank::{Candidate, Ranked};
 pub use schema::TOKENIZER;
+pub use select::{clipped_marker, MAX_ROW_BYTES};
 
 /// Why the index could not do what was asked. File-level problems (a log that cannot be
 /// read, a bad line) are not here: they are logged and that file is skipped, so one bad
@@ -60,6 +64,24 @@ impl fmt::Display for IndexError {
 
 impl std::error::Error for IndexError {}
 
+impl IndexError {
+    /// The error for a log line about a request: SQLite's own message can quote a query's
+    /// words (an FTS5 syntax error names the token), and no log line may quote a query or
+    /// a record, so only the database and SQLite's error code are named. The client gets
+    /// the whole message.
+    pub fn for_log(&self) -> String {
+        match self {
+            IndexError::Sql { path, source } => match source {
+                rusqlite::Error::SqliteFailure(code, _) => {
+                    format!("index {}: sqlite error {:?}", path.display(), code.code)
+                }
+                _ => format!("index {}: a database error", path.display()),
+            },
+            IndexError::Io { .. } => self.to_string(),
+        }
+    }
+}
+
 pub struct Index {
     conn: rusqlite::Connection,
     db_path: PathBuf,
@@ -84,6 +106,14 @@ pub struct Index {
     common: common::Common,
     /// Matches past which a group is common: `common::COMMON_ROWS` but for measuring.
     common_rows: u32,
+    /// The whole pass over `sessions/` under way, kept between slices (see `catchup`).
+    pass: Option<catchup::Pass>,
+    /// Sessions active lately, newest first, which a recall looks into (`catchup`).
+    hot: std::collections::VecDeque<String>,
+    /// The time of `sessions/` when it was last listed, once settled (see `catchup`).
+    sessions_mtime: Option<i64>,
+    /// Rows were dropped and may still be on disk until `purge` (see `purge`).
+    purge_pending: bool,
 }
 
 impl Index {
@@ -99,10 +129,15 @@ impl Index {
         let db_path = dir.join("index.sqlite");
         let (conn, why) = schema::open(&db_path, max_class)?;
         let rebuild = why.map(|why| rebuild::Rebuild::start(&db_path, why));
-        let rowids = rowid::RowIds::load(&conn).map_err(|source| IndexError::Sql {
+        let sql = |source| IndexError::Sql {
             path: db_path.clone(),
             source,
-        })?;
+        };
+        let rowids = rowid::RowIds::load(&conn).map_err(sql)?;
+        let purge_pending = purge::marked(&conn).map_err(sql)?;
+        // A WAL left by a crash may hold pages of rows dropped since; emptying it at
+        // open costs little and leaves only what the database holds.
+        purge::checkpoint(&conn).map_err(sql)?;
         Ok(Index {
             rowids,
             conn,
@@ -117,6 +152,10 @@ impl Index {
             rebuild,
             common: common::Common::default(),
             common_rows: common::COMMON_ROWS,
+            pass: None,
+            hot: std::collections::VecDeque::new(),
+            sessions_mtime: None,
+            purge_pending,
         })
     }
 

@@ -15,13 +15,16 @@ use std::time::Duration;
 
 /// Bumped whenever the tables or the tokenizer change; an index of another version is
 /// rebuilt. 1: `unicode61` words. 2: `porter` stems over `unicode61` without diacritics.
-const SCHEMA_VERSION: i64 = 2;
+/// 3: each log's identity (device, inode, time, CRC-32 of the indexed prefix), so a
+/// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`.
+const SCHEMA_VERSION: i64 = 3;
 
 /// What each version's index matches, for the line saying why an index is rebuilt.
 fn describe(version: i64) -> &'static str {
     match version {
         1 => "whole words",
         2 => "word stems, without diacritics",
+        3 => "word stems, without diacritics; rewritten logs noticed",
         _ => "an unknown layout",
     }
 }
@@ -59,8 +62,13 @@ CREATE TABLE files (
     rows        INTEGER NOT NULL,
     broken      TEXT,
     broken_size INTEGER,
-    broken_mtime INTEGER
+    broken_mtime INTEGER,
+    dev         INTEGER NOT NULL DEFAULT 0,
+    ino         INTEGER NOT NULL DEFAULT 0,
+    mtime       INTEGER NOT NULL DEFAULT 0,
+    crc         INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX files_session ON files (session);
 CREATE VIRTUAL TABLE docs USING fts5(
     text,
     session UNINDEXED, epoch UNINDEXED, time UNINDEXED, kind UNINDEXED,
@@ -106,10 +114,13 @@ pub(super) fn open(
 /// A connection with the settings every user of the index needs: WAL so readers never
 /// block the writer, and `synchronous = NORMAL`, which in WAL mode may lose the last
 /// commits on power loss but never corrupts; since each commit carries its own offsets,
-/// lost commits are simply read again from the logs.
+/// lost commits are simply read again from the logs. `secure_delete` makes SQLite zero
+/// what it deletes (cells and freed pages) instead of leaving it in free space, so text
+/// dropped from the index (a forgotten record, see `purge`) is not still on disk.
 pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "secure_delete", "ON")?;
     // Negative: a size in KiB rather than in pages.
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;

@@ -8,6 +8,38 @@
 
 use proto::label::{DataClass, Label};
 use proto::record::{Origin, Record};
+use std::borrow::Cow;
+
+/// The most bytes of a record's text kept in its row. A row is read whole by every recall
+/// that finds it (re-ranking, fusion, the answer frame) and by the embedding backfill, so
+/// an unbounded row makes every recall that matches it as slow as the row is long: forty
+/// 8 MiB rows once took 14–19 s a recall. 32 KiB is some 8 000 words, far past an
+/// ordinary message or answer, and fifty such hits still fit a recall's answer after
+/// clipping (`service::fit`). The rest of a longer text is not indexed, and the row says
+/// so at its end (`clipped_marker`).
+pub const MAX_ROW_BYTES: usize = 32 * 1024;
+
+/// What ends a row cut at `MAX_ROW_BYTES`: an ellipsis and the record's whole length, so
+/// a hit never passes a part for the whole.
+pub fn clipped_marker(total_chars: usize) -> String {
+    format!("… [clipped: the record had {total_chars} characters]")
+}
+
+/// `text` as stored in a row: whole when it is at most `MAX_ROW_BYTES`, else its first
+/// `MAX_ROW_BYTES` bytes (cut on a character boundary) and `clipped_marker`.
+pub(super) fn row_text(text: &str) -> Cow<'_, str> {
+    if text.len() <= MAX_ROW_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let mut cut = MAX_ROW_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut out = String::with_capacity(cut + 64);
+    out.push_str(&text[..cut]);
+    out.push_str(&clipped_marker(text.chars().count()));
+    Cow::Owned(out)
+}
 
 /// The classes that decide a row: the index's `memory.max_class` and the owner's words'
 /// `channel.owner_class`.
@@ -140,6 +172,23 @@ mod tests {
             class,
             untrusted,
         }
+    }
+
+    #[test]
+    fn a_row_longer_than_the_cap_is_cut_on_a_character_boundary_and_says_so() {
+        assert!(matches!(row_text("short"), Cow::Borrowed("short")));
+        // A three-byte character straddles the cap.
+        let long = format!("{}€{}", "a".repeat(MAX_ROW_BYTES - 1), "b".repeat(10));
+        let row = row_text(&long);
+        let chars = long.chars().count();
+        assert!(
+            row.ends_with(&clipped_marker(chars)),
+            "{}",
+            &row[row.len() - 80..]
+        );
+        let kept = row.len() - clipped_marker(chars).len();
+        assert_eq!(kept, MAX_ROW_BYTES - 1);
+        assert!(long.starts_with(&row[..kept]));
     }
 
     #[test]

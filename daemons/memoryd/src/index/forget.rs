@@ -1,0 +1,175 @@
+//! Forgetting: loopd has rewritten some epoch logs without the records the owner asked to
+//! forget (each replaced by a `note`), and names them. Each named log is looked at now,
+//! its indexed prefix checked by CRC whatever its size and time say; a changed log has
+//! all its rows (and, by the triggers of `embed::table`, their vectors) dropped and is
+//! read again, so every record still in it comes back once and the forgotten ones do
+//! not. Then the index is purged (`purge`): segments merged, freed pages zeroed, WAL
+//! emptied. A crash anywhere is finished by the next start: the rewritten log is noticed
+//! again by its inode or CRC, and the purge mark is still set.
+
+use super::budget::Budget;
+use super::ingest::{LogFile, Outcome};
+use super::{Index, IndexError};
+use proto::head::log_file_name;
+use proto::SessionId;
+
+impl Index {
+    /// Re-reads the logs `(session, epoch)` now and purges; returns how many rows went.
+    /// A session name that is not a session id is an error naming it; a log that is gone
+    /// has its rows dropped.
+    pub fn forget(&mut self, logs: &[(String, u64)]) -> Result<u64, ForgetError> {
+        let mut dropped = 0u64;
+        for (session, epoch) in logs {
+            let id = SessionId::parse(session).map_err(|e| ForgetError::Name(e.to_string()))?;
+            let dir = self.sessions.join(id.as_str());
+            let name = log_file_name(*epoch);
+            let file = LogFile {
+                rel: format!("{}/{name}", id.as_str()),
+                session: id.as_str().to_string(),
+                epoch: *epoch,
+                path: dir.join(&name),
+                dir,
+            };
+            let before = self.known_file(&file.rel)?.map_or(0, |k| k.state.rows);
+            let mut budget = Budget::UNLIMITED;
+            let mut started = false;
+            let outcome = self.check(&file, &mut budget, &mut started, true)?;
+            if outcome == Outcome::Skipped && !file.path.exists() {
+                if let Some(k) = self.known_file(&file.rel)? {
+                    self.drop_file(k.id)?;
+                }
+            }
+            let after = self.known_file(&file.rel)?.map_or(0, |k| k.state.rows);
+            dropped += before.saturating_sub(after);
+        }
+        self.purge_if_due()?;
+        Ok(dropped)
+    }
+}
+
+/// Why a `Forget` could not be done.
+#[derive(Debug)]
+pub enum ForgetError {
+    /// A log named by a session that is not a session id.
+    Name(String),
+    Index(IndexError),
+}
+
+impl From<IndexError> for ForgetError {
+    fn from(e: IndexError) -> ForgetError {
+        ForgetError::Index(e)
+    }
+}
+
+impl std::fmt::Display for ForgetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForgetError::Name(e) => write!(f, "forget: {e}"),
+            ForgetError::Index(e) => write!(f, "forget: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ForgetError {}
+
+impl ForgetError {
+    /// The error for a log line: never a database message that could quote text (see
+    /// `IndexError::for_log`).
+    pub fn for_log(&self) -> String {
+        match self {
+            ForgetError::Name(_) => self.to_string(),
+            ForgetError::Index(e) => format!("forget: {}", e.for_log()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Budget, Index};
+    use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
+    use proto::label::{DataClass, Label};
+    use proto::record::{Origin, Record};
+
+    const T: &str = "2026-11-30T06:00:00.000Z";
+
+    fn line(text: &str) -> String {
+        Record::User {
+            time: T.into(),
+            content: text.into(),
+            origin: Origin::Owner,
+        }
+        .to_line()
+    }
+
+    fn index_files(state: &std::path::Path) -> Vec<u8> {
+        let mut all = Vec::new();
+        for name in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"] {
+            all.extend(std::fs::read(state.join("memory").join(name)).unwrap_or_default());
+        }
+        all
+    }
+
+    fn holds(bytes: &[u8], word: &str) -> bool {
+        bytes.windows(word.len()).any(|w| w == word.as_bytes())
+    }
+
+    #[test]
+    fn a_forget_drops_the_rewritten_records_rows_and_leaves_no_byte_of_them_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("sessions/main");
+        std::fs::create_dir_all(&session).unwrap();
+        let head = Head {
+            epoch: 0,
+            started: T.into(),
+            system: "s".into(),
+            tools: serde_json::json!([]),
+            carry: None,
+            carry_label: Label::PUBLIC,
+            reason: Reason::Start,
+            summary_source: SummarySource::Model,
+        };
+        std::fs::write(
+            session.join(head_file_name(0)),
+            serde_json::to_string(&head).unwrap(),
+        )
+        .unwrap();
+        let log = session.join(log_file_name(0));
+        let mut text: String = (0..100)
+            .map(|i| line(&format!("garden line {i}")))
+            .collect();
+        text.push_str(&line("the vault word is plumquartz"));
+        std::fs::write(&log, &text).unwrap();
+        let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
+        ix.catch_up(Budget::UNLIMITED).unwrap();
+        assert_eq!(
+            ix.search("plumquartz", DataClass::Private, 5)
+                .unwrap()
+                .len(),
+            1
+        );
+        // Rewritten as forgetting does: a new file renamed over the log.
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains("plumquartz"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let tmp = session.join("rewrite.tmp");
+        std::fs::write(&tmp, kept).unwrap();
+        std::fs::rename(&tmp, &log).unwrap();
+        assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+        assert!(ix
+            .search("plumquartz", DataClass::Private, 5)
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            ix.search("garden", DataClass::Private, 50).unwrap().len(),
+            50
+        );
+        assert_eq!(ix.status().unwrap().rows, 100);
+        assert!(!ix.purge_due());
+        assert!(!holds(&index_files(dir.path()), "plumquartz"));
+        // Nothing left to do the second time.
+        assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 0);
+        assert!(ix.forget(&[("../x".into(), 0)]).is_err());
+    }
+}
