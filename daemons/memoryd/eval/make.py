@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the recall evaluation's session logs (SPEC §3) under eval/sessions/.
+"""Writes the recall evaluation's session logs (docs/sessions.md) under eval/sessions/.
 
 The owner's past conversations are written out here as data and turned into real session
 directories: heads and epoch logs exactly as loopd writes them. Run it again after

@@ -1,5 +1,5 @@
 //! memoryd: reads loopd's session logs, keeps an SQLite FTS5 index of them, and answers
-//! recall queries in frames on its own socket (SPEC §6, §7).
+//! recall queries in frames on its own socket (docs/memoryd.md).
 //!
 //! `index` owns the database and everything about what is in it; `embed` the sentence
 //! vectors beside it (model, worker thread, store, backfill); `hybrid` fuses the two

@@ -1,4 +1,4 @@
-//! Turning free text (a person's or the model's question) into a search (SPEC §6): the
+//! Turning free text (a person's or the model's question) into a search (docs/memoryd.md): the
 //! words that carry meaning, each an FTS5 term, OR-ed together, so a record needs only
 //! some of them to be found and bm25 ranks the ones with more and rarer words first.
 //!

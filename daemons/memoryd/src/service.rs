@@ -1,4 +1,4 @@
-//! The frame server (SPEC §7): decodes requests from each connection's bytes, answers
+//! The frame server (docs/memoryd.md): decodes requests from each connection's bytes, answers
 //! `Recall`, `Nudge` and `Status` from the index, and closes a connection that sends a
 //! frame it cannot trust. The start-up catch-up runs here too, a chunk per turn of the
 //! poll loop, so a large backlog never keeps the loop (and its watchdog) waiting; a

@@ -1,4 +1,4 @@
-//! Careless and hostile clients of memoryd's socket (SPEC §7, issue 12): one that writes
+//! Careless and hostile clients of memoryd's socket (docs/memoryd.md): one that writes
 //! many requests and never reads is not answered past its queue, a trickle cannot hold a
 //! half frame past the frame deadline, and a client over the connection limit gets an
 //! `Error` frame before the close.

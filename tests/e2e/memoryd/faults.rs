@@ -1,4 +1,4 @@
-//! Bad input on the socket (SPEC §7) and awkward queries: each bad frame closes only its
+//! Bad input on the socket (docs/memoryd.md) and awkward queries: each bad frame closes only its
 //! own connection with a logged reason, half-frames time out, a crowd is served, and no
 //! query text is an error.
 
@@ -156,7 +156,7 @@ fn awkward_queries_are_answered_never_refused() {
         .add(&user("don't forget the multi-agent demo"))
         .add(&assistant("NEAR the end, a star * appears"));
     let _d = Daemon::start("memoryd", &fx);
-    // "don't" alone is a stop word (SPEC §6): nothing to search for.
+    // "don't" alone is a stop word (docs/memoryd.md): nothing to search for.
     assert!(recall(&fx, "don't").is_empty());
     assert_eq!(recall(&fx, "don't forget").len(), 1);
     assert_eq!(recall(&fx, "multi-agent").len(), 1);

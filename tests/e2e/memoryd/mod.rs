@@ -1,4 +1,4 @@
-//! memoryd end to end (SPEC §6, §7): the real daemon over real session logs written the
+//! memoryd end to end (docs/memoryd.md): the real daemon over real session logs written the
 //! way loopd writes them, asked through its socket and its `recall` command.
 
 mod budget;
@@ -23,7 +23,7 @@ use std::process::Output;
 
 pub const T: &str = "2026-11-30T06:00:00.000Z";
 
-/// One epoch of one session on disk: its head, then its log, as SPEC §3 lays them out.
+/// One epoch of one session on disk: its head, then its log, as docs/sessions.md lays them out.
 pub struct Epoch {
     pub log: PathBuf,
 }

@@ -1,4 +1,4 @@
-//! What the seed on tool summaries pins, and what SPEC §6 says is indexed and how a hit
+//! What the tool-summary rules pin (docs/turn.md, 'Tool summaries'), and what docs/memoryd.md says is indexed and how a hit
 //! is labelled and rendered.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! Recall answers the questions people ask (SPEC §6, issue 10): plain-word questions
+//! Recall answers the questions people ask (docs/memoryd.md): plain-word questions
 //! through memoryd's socket, `memoryd recall`, loopd's `/recall` and the model's `recall`
 //! tool; questions with nothing to search for; FTS5 syntax, codes, addresses, URLs and
 //! file names; another language; duplicates; and the rebuild of an older index.
@@ -9,7 +9,7 @@ use crate::support::standin::{text, tool_calls};
 use crate::support::HANG;
 use std::time::Instant;
 
-/// The notes of issue 10, and the question each answers with the string that shows it.
+/// An owner's notes of everyday facts, and the question each answers with the string that shows it.
 const NOTES: &[&str] = &[
     "My dentist appointment is on Thursday at 3pm with Dr. Alvarez.",
     "I'm allergic to penicillin, please remember that.",

@@ -1,4 +1,4 @@
-//! Recall by meaning (issue 15): memoryd with `memory.embed_model` set embeds what it
+//! Recall by meaning: memoryd with `memory.embed_model` set embeds what it
 //! indexes in the background and fuses both rankings. These need the embedding model
 //! (scripts/setup-python unpacks it into the venv); without it they say SKIPPED.
 

@@ -1,4 +1,4 @@
-//! Keeping a recall's cost bounded however common its words are (issue 10: p99 at a
+//! Keeping a recall's cost bounded however common its words are (p99 at a
 //! million rows). FTS5's `bm25()` costs twice per word: it counts every row holding the
 //! word (its document frequency, a walk of the word's whole doclist with a callback per
 //! row, once per query), and it scores every row that matches. For a word in most of a

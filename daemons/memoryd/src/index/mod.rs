@@ -88,7 +88,7 @@ pub struct Index {
     sessions: PathBuf,
     /// The most sensitive class this index may hold; records above it never reach disk.
     max_class: DataClass,
-    /// `channel.owner_class`: the label of the owner's words in rows (SPEC §4).
+    /// `channel.owner_class`: the label of the owner's words in rows (docs/labels.md).
     owner_class: DataClass,
     /// Test hook: after this many rows are committed, the process kills itself with
     /// SIGKILL in the middle of its next transaction.

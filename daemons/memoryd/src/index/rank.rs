@@ -1,7 +1,7 @@
 //! Re-ranking the lexical candidates (`recall`) by how much of the question each holds.
 //!
 //! bm25 over an OR of terms already prefers records with more and rarer terms, but only
-//! softly: one rare word repeated can beat every word once. SPEC §6 (and the owner) want
+//! softly: one rare word repeated can beat every word once. docs/memoryd.md (and the owner) want
 //! a record holding all of the question's words, or holding them as the phrase asked,
 //! above one holding a part, so the bm25 relevance is scaled by the share of the query's
 //! groups a record holds, and again when it holds all of them or the phrase. Identical

@@ -1,11 +1,11 @@
-//! Answering a recall (SPEC §6) in two steps, so another ranking (issue 15's vectors)
+//! Answering a recall (docs/memoryd.md) in two steps, so another ranking (vectors)
 //! can be fused beside the lexical one:
 //!
 //! 1. `candidates`: the records holding all of the query's groups first (their AND),
 //!    then, when those do not fill the candidates, the records holding any (the OR),
 //!    each ranked by bm25 and filtered to the caller's `max_class`: row ids with their
 //!    score and rank, nothing read but the full-text index. An all-words match so ranks
-//!    above a partial one (SPEC §6), and a question of common words costs an AND, which
+//!    above a partial one (docs/memoryd.md), and a question of common words costs an AND, which
 //!    FTS5 walks by its rarest term, instead of scoring every row holding any of them.
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.

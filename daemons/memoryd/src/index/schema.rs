@@ -45,7 +45,7 @@ pub const CACHE_KIB: i64 = 16 * 1024;
 /// removed, so "meetings" finds "meeting" and "reuniao" finds "reunião". Measured on the
 /// evaluation set (`scripts/bench recall`) against `unicode61` alone: recall@1 0.776 vs
 /// 0.759, recall@5 0.983 vs 1.000, MRR@10 0.868 vs 0.874 — a wash there, and kept for
-/// the word forms SPEC §6 asks to match, which that set barely exercises.
+/// the word forms docs/memoryd.md asks to match, which that set barely exercises.
 pub const TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
 
 const CREATE: &str = "

@@ -1,7 +1,7 @@
-//! What is indexed (SPEC §6): the owner's and the assistant's text as kind `session`, and
+//! What is indexed (docs/memoryd.md): the owner's and the assistant's text as kind `session`, and
 //! tool summaries as kind `summary` with their own label. Raw tool results are never
 //! indexed; they only raise the rolling label, which labels the records after them. What
-//! the owner says is `channel.owner_class` (SPEC §4): it raises the rolling label too, so
+//! the owner says is `channel.owner_class` (docs/labels.md): it raises the rolling label too, so
 //! an owner row and the answers after it carry at least that class.
 //! Nothing above the index's `max_class` becomes a row, so secret text never reaches the
 //! file, and empty text is skipped.

@@ -1,4 +1,4 @@
-//! Words that carry no meaning in a search (SPEC §6): English, plus the commonest
+//! Words that carry no meaning in a search (docs/memoryd.md): English, plus the commonest
 //! function words of Spanish, Portuguese, French, German and Italian, the languages an
 //! owner in Europe or the Americas is likeliest to mix in. A question is matched on what
 //! is left, so "what is my wifi password" searches for `wifi` and `password` only.

@@ -1,8 +1,8 @@
-//! Recall in plain words (SPEC §6, issue 10) against the index itself.
+//! Recall in plain words (docs/memoryd.md) against the index itself.
 
 use super::*;
 
-/// The notes of issue 10, in one session.
+/// An owner's notes of everyday facts, in one session.
 const NOTES: &[&str] = &[
     "My dentist appointment is on Thursday at 3pm with Dr. Alvarez.",
     "I'm allergic to penicillin, please remember that.",
