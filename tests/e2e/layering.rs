@@ -27,6 +27,9 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     &["engine"],
     // `/allow N`: a refused fetch run as the owner's, logged as a tool call.
     &["allow"],
+    // `/forget`: finding a text in a session's files and removing it from them, with the
+    // plan that lets a crash be finished.
+    &["forget"],
     // A turn, and everything after it; neither uses the other.
     &["turn", "compact"],
     // What every model call on an epoch shares: the replayed prompt, the turn context.

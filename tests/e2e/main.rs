@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod compact;
+mod forget;
 mod foundation;
 mod heartbeat;
 mod inject;

@@ -6,6 +6,7 @@ pub(crate) mod allow;
 pub(crate) mod channel;
 pub(crate) mod compact;
 pub(crate) mod engine;
+pub(crate) mod forget;
 pub(crate) mod heartbeat;
 pub(crate) mod honcho;
 pub(crate) mod llama;

@@ -1,7 +1,7 @@
 //! loopd's memoryd client: one frame out, one frame back, on a fresh connection to
 //! `memory.socket`, every step bounded by a timeout so a stuck memoryd can delay a turn
 //! by seconds at most. It serves the `recall` tool (`recall.rs`), `/recall`, `/status`,
-//! and the nudge after each turn. memoryd being down is never a turn failure.
+//! the nudge after each turn, and `/forget`. memoryd being down is never a turn failure.
 
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
 use nix::sys::time::{TimeVal, TimeValLike};
@@ -138,6 +138,22 @@ pub fn status(socket: &Path) -> Result<MemoryStatus, MemoryError> {
         Response::Error { message } => Err(MemoryError::Refused(message)),
         Response::Hits(_) | Response::Forgot { .. } => {
             Err(MemoryError::Unexpected("not a status to a status request"))
+        }
+    }
+}
+
+/// Timeout for a `Forget`: memoryd re-reads the rewritten logs, deletes rows and vectors,
+/// merges its full-text segments and checkpoints its WAL before it answers, which on a
+/// large index takes seconds, not milliseconds.
+pub const FORGET_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Tells memoryd that `logs` were rewritten by a forget; the rows it removed.
+pub fn forget(socket: &Path, logs: Vec<proto::memory::LogRef>) -> Result<u64, MemoryError> {
+    match ask(socket, &Request::Forget { logs }, FORGET_TIMEOUT)? {
+        Response::Forgot { rows } => Ok(rows),
+        Response::Error { message } => Err(MemoryError::Refused(message)),
+        Response::Hits(_) | Response::Status(_) => {
+            Err(MemoryError::Unexpected("not forgot to a forget"))
         }
     }
 }

@@ -32,6 +32,14 @@ mod armed {
         "compact-after-head-temp",
         // The head is renamed into place: the new epoch is current on disk.
         "compact-after-head-rename",
+        // Forgetting: the plan is on disk; no log or head has changed.
+        "forget-after-plan",
+        // Forgetting: one more epoch log is rewritten.
+        "forget-after-log",
+        // Forgetting: every log and head is rewritten; slots and memoryd are not told.
+        "forget-after-heads",
+        // Forgetting: everything is done but the plan file is still there.
+        "forget-before-plan-removed",
     ];
 
     pub const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";

@@ -13,6 +13,8 @@ pub enum Command {
     Recall(String),
     /// `/allow N`: the call number, or the text that is not one.
     Allow(Result<u64, String>),
+    /// `/forget QUERY`, `/forget N…` or `/forget all`.
+    Forget(crate::forget::Ask),
     Quit,
     Unknown(String),
 }
@@ -31,6 +33,7 @@ pub fn parse(line: &str) -> Option<Command> {
         "session" => Command::Session((!arg.is_empty()).then(|| arg.to_string())),
         "recall" => Command::Recall(arg.to_string()),
         "allow" => Command::Allow(arg.parse().map_err(|_| arg.to_string())),
+        "forget" => Command::Forget(crate::forget::Ask::parse(arg)),
         "quit" => Command::Quit,
         _ => Command::Unknown(word.to_string()),
     })
@@ -45,6 +48,8 @@ Lines starting with / are commands:
 /recall QUERY    search memory directly, without the model
 /compact         start a new epoch now, carrying a summary
 /allow N         fetch the url of refused call N, as if you had sent it
+/forget QUERY    list the records holding QUERY, numbered
+/forget N… | all remove those records (and every copy) for good
 /quit            close this connection
 Tool activity shows as lines starting with `· `.";
 
@@ -73,5 +78,19 @@ mod tests {
         assert_eq!(parse("/frob x"), Some(Command::Unknown("frob".into())));
         assert_eq!(parse("/allow 7"), Some(Command::Allow(Ok(7))));
         assert_eq!(parse("/allow x"), Some(Command::Allow(Err("x".into()))));
+        use crate::forget::Ask;
+        assert_eq!(
+            parse("/forget my bank pin"),
+            Some(Command::Forget(Ask::List("my bank pin".into())))
+        );
+        assert_eq!(
+            parse("/forget 1 3,4"),
+            Some(Command::Forget(Ask::Remove(vec![1, 3, 4])))
+        );
+        assert_eq!(parse("/forget all"), Some(Command::Forget(Ask::All)));
+        assert_eq!(
+            parse("/forget 0"),
+            Some(Command::Forget(Ask::List("0".into())))
+        );
     }
 }

@@ -222,6 +222,24 @@ impl Channel {
                     );
                 }
             }
+            Command::Forget(crate::forget::Ask::List(query)) if query.is_empty() => out.send(
+                id,
+                whole("error: /forget needs a query, numbers from its list, or all"),
+            ),
+            Command::Forget(ask) => {
+                let job = self.begin(id, None);
+                if !self.worker.submit(Job::Forget {
+                    id: job,
+                    session,
+                    ask,
+                }) {
+                    self.fail(
+                        out,
+                        job,
+                        "error: the turn worker has stopped; restart loopd",
+                    );
+                }
+            }
             Command::Recall(query) if query.is_empty() => {
                 out.send(id, whole("error: /recall needs a query"))
             }

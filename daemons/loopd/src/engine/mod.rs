@@ -1,6 +1,6 @@
 //! The engine: the one owner of a turn's world — the configuration in force, the
 //! llama.cpp client and the main slot's `Keeper` — and everything that runs a model call
-//! on a session goes through it: the owner's turns, heartbeats, `/compact` and `/allow`.
+//! on a session goes through it: the owner's turns, heartbeats, `/compact`, `/allow` and what `/forget` does to the slots.
 //! Nothing else holds a client or a keeper, so there is one place that knows whose prompt
 //! the main slot holds.
 //!
@@ -210,6 +210,18 @@ impl Engine {
         sink: &mut dyn Sink,
     ) -> Result<(String, bool), crate::session::SessionError> {
         crate::allow::run(&self.cfg, session, call, sink)
+    }
+
+    /// A forget rewrote the logs or heads of `epochs` of `session` (`crate::forget`):
+    /// the slots that may hold the text are erased and the saved files of those epochs
+    /// emptied, so the next turn reads its prompt from the rewritten files. Returns what
+    /// was done to the slots, in words.
+    pub fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
+        let ctx = TurnCtx {
+            cfg: &self.cfg,
+            client: &self.client,
+        };
+        self.keeper.forgotten(&ctx, session, epochs)
     }
 
     /// Steps 1 and 2 after a turn (`compact::finish`), with the slot bookkeeping that

@@ -8,6 +8,7 @@
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
 //! slot when `engine::slots` asks it to.
 
+mod forget;
 mod jobs;
 mod report;
 
@@ -48,6 +49,13 @@ pub enum Job {
         id: JobId,
         session: SessionId,
         call: u64,
+    },
+    /// `/forget`: list what holds a text, or remove entries of the last list
+    /// (`worker/forget.rs`).
+    Forget {
+        id: JobId,
+        session: SessionId,
+        ask: crate::forget::Ask,
     },
     /// A reloaded configuration, used from the next job on.
     Reload(Box<Config>),
@@ -158,6 +166,8 @@ struct State {
     sessions: Sessions,
     /// Reports finished owner turns to Honcho, when `honcho.url` is set.
     honcho: Option<crate::honcho::Reporter>,
+    /// Each session's last `/forget` list, which `/forget N…` picks from.
+    forgets: forget::Lists,
 }
 
 /// The sessions open in memory, each with when it was last used.
@@ -179,9 +189,11 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
         notify,
         sessions: Sessions::default(),
         honcho,
+        forgets: forget::Lists::default(),
     };
     check_slots(&state.engine);
     crate::engine::check_tools(state.engine.ctx().client);
+    state.finish_forgets();
     if let Ok(default) = SessionId::parse(&state.engine.cfg().session) {
         state.open(&default);
     }
@@ -206,7 +218,8 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             Job::Turn { id, .. }
             | Job::Open { id, .. }
             | Job::Compact { id, .. }
-            | Job::Allow { id, .. } => Some(*id),
+            | Job::Allow { id, .. }
+            | Job::Forget { id, .. } => Some(*id),
             Job::Reload(_) | Job::Heartbeat { .. } => None,
         };
         let beat = matches!(job, Job::Heartbeat { .. });
@@ -280,6 +293,7 @@ impl State {
             }
             Job::Compact { id, session } => self.compact(id, &session),
             Job::Allow { id, session, call } => self.allow(id, &session, call),
+            Job::Forget { id, session, ask } => self.forget(id, &session, ask),
             Job::Reload(cfg) => {
                 self.reload_honcho(&cfg);
                 // What open sessions hold of the configuration follows it: the owner's
@@ -355,6 +369,7 @@ impl State {
             notify,
             sessions,
             honcho,
+            ..
         } = self;
         board.turn_started(session_id.as_str());
         let session = match sessions.get_or_create(engine.cfg(), session_id) {

@@ -223,6 +223,40 @@ impl Keeper {
         self.empty(ctx, session, epoch);
     }
 
+    /// A forget changed the prompt of `session`'s `epochs`: the main slot is erased
+    /// (whoever it held, it may hold the text) and so is the background slot (tool
+    /// summaries ran there), and every saved file of those epochs is emptied, whether or
+    /// not the ledger still names it. Returns what was done, in words.
+    pub fn forgotten(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epochs: &[u64]) -> String {
+        self.owner = None;
+        self.dirty = false;
+        self.restored = None;
+        if self
+            .saved
+            .get(session)
+            .is_some_and(|s| epochs.contains(&s.epoch))
+        {
+            self.saved.remove(session);
+        }
+        let mut said = Vec::new();
+        for slot in [self.main, self.background] {
+            match ctx.client.slot_erase(slot) {
+                Ok(()) => said.push(format!("slot {slot} erased")),
+                Err(e) => {
+                    plumbing::warn!("session {session}: forget: erasing slot {slot}: {e}");
+                    said.push(format!("slot {slot} not erased ({e})"));
+                }
+            }
+        }
+        if self.on() {
+            for &epoch in epochs {
+                self.empty(ctx, session, epoch);
+            }
+            said.push(format!("saved slot files of epochs {epochs:?} emptied"));
+        }
+        said.join("; ")
+    }
+
     /// Overwrites `session`'s file for `epoch` with an empty slot's (llama.cpp has no
     /// call that deletes one): the background slot is erased and saved under that name.
     fn empty(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {

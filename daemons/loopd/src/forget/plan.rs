@@ -1,0 +1,194 @@
+//! The plan of one removal, `<state_dir>/forget/<session>.json`, written atomically before
+//! the first file changes and removed once everything is done. It names the logs, the
+//! lines and the notes that replace them, and the redacted carries — never the forgotten
+//! text — so a removal cut short by a crash is finished from it at the next start.
+
+use super::find::{Found, Place};
+use super::{io, ForgetError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The most bytes of a plan read back: its notes are short, but it holds the redacted
+/// carries, each at most a head (`proto::head::MAX_HEAD_BYTES`), and a removal rarely
+/// touches more than a few epochs.
+pub const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What stands in place of forgotten text inside a carried summary.
+pub fn redaction(chars: usize) -> String {
+    format!("[forgotten: {chars} characters]")
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub session: String,
+    /// When the owner asked (RFC 3339 UTC): the notes' time.
+    pub time: String,
+    pub logs: Vec<LogEdit>,
+    pub carries: Vec<CarryEdit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogEdit {
+    pub epoch: u64,
+    pub lines: Vec<LineEdit>,
+}
+
+/// Line `line` (from 0) becomes a `note` record with text `note`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineEdit {
+    pub line: u64,
+    pub note: String,
+}
+
+/// The head of `epoch` gets `carry` as its carried summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarryEdit {
+    pub epoch: u64,
+    pub carry: String,
+}
+
+impl Plan {
+    /// The plan that removes `chosen` (found by `query`) from `session`.
+    pub fn build(session: &str, time: String, chosen: &[&Found], query: &str) -> Plan {
+        let mut logs: BTreeMap<u64, Vec<LineEdit>> = BTreeMap::new();
+        let mut carries = Vec::new();
+        for f in chosen {
+            match f.place {
+                Place::Record { epoch, line } => logs.entry(epoch).or_default().push(LineEdit {
+                    line,
+                    note: format!(
+                        "forgotten at {time} by the owner: a {} record of {} characters, written {}",
+                        f.kind,
+                        f.text.chars().count(),
+                        f.time
+                    ),
+                }),
+                Place::Carry { epoch } => carries.push(CarryEdit {
+                    epoch,
+                    carry: redact(&f.text, query),
+                }),
+            }
+        }
+        Plan {
+            session: session.to_string(),
+            time,
+            logs: logs
+                .into_iter()
+                .map(|(epoch, mut lines)| {
+                    lines.sort_by_key(|l| l.line);
+                    lines.dedup_by_key(|l| l.line);
+                    LogEdit { epoch, lines }
+                })
+                .collect(),
+            carries,
+        }
+    }
+
+    /// The epochs whose prompt the removal changes.
+    pub fn epochs(&self) -> Vec<u64> {
+        let mut e: Vec<u64> = self
+            .logs
+            .iter()
+            .map(|l| l.epoch)
+            .chain(self.carries.iter().map(|c| c.epoch))
+            .collect();
+        e.sort_unstable();
+        e.dedup();
+        e
+    }
+}
+
+/// `carry` with every occurrence of `query` (ignoring ASCII case) replaced by a
+/// redaction mark. When the match only shows under Unicode case folding, the positions
+/// cannot be told apart safely, so the whole carry goes.
+pub fn redact(carry: &str, query: &str) -> String {
+    let (hay, needle) = (carry.to_ascii_lowercase(), query.to_ascii_lowercase());
+    let mut out = String::with_capacity(carry.len());
+    let mut rest = 0;
+    if !needle.is_empty() {
+        while let Some(at) = hay[rest..].find(&needle) {
+            let start = rest + at;
+            out.push_str(&carry[rest..start]);
+            out.push_str(&redaction(query.chars().count()));
+            rest = start + needle.len();
+        }
+    }
+    out.push_str(&carry[rest..]);
+    if super::find::holds(&out, query) {
+        return redaction(carry.chars().count());
+    }
+    out
+}
+
+pub fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("forget")
+}
+
+fn file_name(session: &str) -> String {
+    format!("{session}.json")
+}
+
+/// Writes `plan` atomically, creating the directory (durably) the first time.
+pub fn write(state_dir: &Path, plan: &Plan) -> Result<(), ForgetError> {
+    let d = dir(state_dir);
+    if !d.is_dir() {
+        std::fs::create_dir_all(&d).map_err(io("create", &d))?;
+        sessions::atomic::sync_dir(state_dir)?;
+    }
+    let bytes = serde_json::to_vec(plan).map_err(|e| ForgetError::BadPlan {
+        path: d.join(file_name(&plan.session)),
+        message: e.to_string(),
+    })?;
+    sessions::atomic::write(&d, &file_name(&plan.session), &bytes)?;
+    Ok(())
+}
+
+/// Removes the plan of `session`: the removal is done.
+pub fn remove(state_dir: &Path, session: &str) -> Result<(), ForgetError> {
+    let d = dir(state_dir);
+    let path = d.join(file_name(session));
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(sessions::atomic::sync_dir(&d)?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io("remove", &path)(e)),
+    }
+}
+
+/// Every plan left in `state_dir` (a removal a crash cut short), each read back or the
+/// reason it could not be. Temporary files from a write cut short are removed: their
+/// plan never took effect, so nothing was changed after them.
+pub fn left(state_dir: &Path) -> Vec<Result<Plan, ForgetError>> {
+    let d = dir(state_dir);
+    let Ok(entries) = std::fs::read_dir(&d) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".json.tmp") {
+            if let Err(e) = std::fs::remove_file(&path) {
+                plumbing::warn!("{}: {e}", path.display());
+            }
+            continue;
+        }
+        if !name.ends_with(".json") {
+            continue;
+        }
+        out.push(
+            plumbing::bounded::read_text(&path, MAX_PLAN_BYTES)
+                .map_err(|e| ForgetError::BadPlan {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })
+                .and_then(|text| {
+                    serde_json::from_str(&text).map_err(|e| ForgetError::BadPlan {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })
+                }),
+        );
+    }
+    out
+}

@@ -1,0 +1,239 @@
+#![allow(clippy::unwrap_used)]
+
+use super::apply;
+use super::find::{find, Place};
+use super::plan::{self, redact, Plan};
+use super::Ask;
+use proto::head::{log_file_name, Reason, SummarySource};
+use proto::{DataClass, Label, Origin, Record, Tokens};
+use std::path::Path;
+
+const SECRET: &str = "Blue Heron 7731";
+
+fn user(text: &str) -> Record {
+    Record::User {
+        time: "2026-12-01T10:00:00.000Z".into(),
+        content: text.into(),
+        origin: Origin::Owner,
+    }
+}
+
+fn tool_result(call: u64, text: &str) -> Record {
+    Record::ToolResult {
+        time: "2026-12-01T10:00:01.000Z".into(),
+        call,
+        tool_call_id: format!("c{call}"),
+        name: "read_file".into(),
+        content: text.into(),
+        class: DataClass::Private,
+        untrusted: false,
+    }
+}
+
+fn usage() -> Record {
+    Record::Usage {
+        time: "2026-12-01T10:00:02.000Z".into(),
+        slot: 0,
+        tokens: Tokens {
+            cache_n: 1,
+            prompt_n: 2,
+            predicted_n: 3,
+        },
+    }
+}
+
+fn head(dir: &Path, epoch: u64, carry: Option<&str>) {
+    sessions::head::write(
+        dir,
+        &proto::head::Head {
+            epoch,
+            started: "2026-12-01T09:00:00.000Z".into(),
+            system: "s".into(),
+            tools: serde_json::json!([]),
+            carry: carry.map(String::from),
+            carry_label: Label::PUBLIC,
+            reason: if epoch == 0 {
+                Reason::Start
+            } else {
+                Reason::Manual
+            },
+            summary_source: SummarySource::Model,
+        },
+    )
+    .unwrap();
+}
+
+fn log(dir: &Path, epoch: u64, records: &[Record], tail: &str) {
+    let mut text: String = records.iter().map(Record::to_line).collect();
+    text.push_str(tail);
+    std::fs::write(dir.join(log_file_name(epoch)), text).unwrap();
+}
+
+/// A session `main` of two epochs: the secret told, read from a file and carried.
+fn session(state: &Path) -> std::path::PathBuf {
+    let dir = state.join("sessions").join("main");
+    std::fs::create_dir_all(&dir).unwrap();
+    head(&dir, 0, None);
+    log(
+        &dir,
+        0,
+        &[
+            user("hello"),
+            user(&format!("my code is {SECRET}, keep it")),
+            tool_result(1, &format!("file says: {}", SECRET.to_uppercase())),
+            usage(),
+            tool_result(2, "unrelated output"),
+        ],
+        "",
+    );
+    head(
+        &dir,
+        1,
+        Some(&format!("The owner's code is {SECRET}. They like tea.")),
+    );
+    log(
+        &dir,
+        1,
+        &[user("more tea"), tool_result(3, "tea facts")],
+        "{\"type\":\"us",
+    );
+    dir
+}
+
+fn everything(state: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in walk(state) {
+        all.extend(std::fs::read(entry).unwrap());
+    }
+    all
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn holds_secret(bytes: &[u8]) -> bool {
+    let lower = String::from_utf8_lossy(bytes).to_lowercase();
+    lower.contains(&SECRET.to_lowercase())
+}
+
+fn plan_all(dir: &Path) -> Plan {
+    let found = find(dir, "blue heron").unwrap();
+    let chosen: Vec<_> = found.iter().collect();
+    Plan::build(
+        "main",
+        "2026-12-01T11:00:00.000Z".into(),
+        &chosen,
+        "blue heron",
+    )
+}
+
+#[test]
+fn a_query_finds_every_record_and_carry_holding_it_ignoring_case() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = session(state.path());
+    let found = find(&dir, "blue HERON").unwrap();
+    let places: Vec<_> = found.iter().map(|f| (f.kind, f.place.clone())).collect();
+    assert_eq!(
+        places,
+        [
+            ("user", Place::Record { epoch: 0, line: 1 }),
+            ("tool_result", Place::Record { epoch: 0, line: 2 }),
+            ("carry", Place::Carry { epoch: 1 }),
+        ]
+    );
+    assert_eq!(found[0].text, format!("my code is {SECRET}, keep it"));
+}
+
+#[test]
+fn a_removal_leaves_the_text_nowhere_and_every_other_record_as_it_was() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = session(state.path());
+    let before0 = std::fs::read_to_string(dir.join(log_file_name(0))).unwrap();
+    let before1 = std::fs::read(dir.join(log_file_name(1))).unwrap();
+    let plan = plan_all(&dir);
+    apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
+    plan::remove(state.path(), "main").unwrap();
+    assert!(!holds_secret(&everything(state.path())));
+    // Epoch 0: lines 2 and 3 are notes now, every other line is byte for byte the same.
+    let after0 = std::fs::read_to_string(dir.join(log_file_name(0))).unwrap();
+    let (b, a): (Vec<_>, Vec<_>) = (before0.lines().collect(), after0.lines().collect());
+    assert_eq!(b.len(), a.len());
+    for i in [0, 3, 4] {
+        assert_eq!(a[i], b[i]);
+    }
+    for i in [1, 2] {
+        let Record::Note { text, .. } = Record::from_line(a[i]).unwrap() else {
+            panic!("line {i} is not a note: {}", a[i]);
+        };
+        assert!(text.contains("characters"), "{text}");
+    }
+    // The log opens, its call numbers are all still there.
+    let (_, records) = sessions::log::LogFile::open(&dir.join(log_file_name(0))).unwrap();
+    assert_eq!(records.len(), 5);
+    // Epoch 1's log held nothing to forget: untouched, torn tail and all.
+    assert_eq!(std::fs::read(dir.join(log_file_name(1))).unwrap(), before1);
+    let h = sessions::head::read(&dir, 1).unwrap();
+    assert_eq!(
+        h.carry.as_deref(),
+        Some("The owner's code is [forgotten: 10 characters] 7731. They like tea.")
+    );
+    assert!(plan::left(state.path()).is_empty());
+}
+
+#[test]
+fn a_plan_applied_again_changes_nothing_more() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = session(state.path());
+    let plan = plan_all(&dir);
+    apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
+    let once = everything(&dir);
+    let left = plan::left(state.path());
+    assert_eq!(left.len(), 1);
+    apply::files(&state.path().join("sessions"), left[0].as_ref().unwrap()).unwrap();
+    assert_eq!(everything(&dir), once);
+}
+
+#[test]
+fn a_plan_never_holds_the_forgotten_text() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = session(state.path());
+    plan::write(state.path(), &plan_all(&dir)).unwrap();
+    assert!(!holds_secret(&everything(&plan::dir(state.path()))));
+}
+
+#[test]
+fn a_plan_naming_a_line_past_the_end_is_refused_naming_the_log() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = session(state.path());
+    let mut plan = plan_all(&dir);
+    plan.logs[0].lines[0].line = 99;
+    let e = apply::files(&state.path().join("sessions"), &plan).unwrap_err();
+    assert!(e.to_string().contains("epoch-000000.jsonl line 100"), "{e}");
+}
+
+#[test]
+fn redaction_replaces_each_occurrence_and_drops_a_carry_it_cannot_place() {
+    assert_eq!(
+        redact("a PIN 12 and pin 12.", "pin 12"),
+        "a [forgotten: 6 characters] and [forgotten: 6 characters]."
+    );
+    // 'ẞ' lowercases to 'ß' only outside ASCII: the whole carry goes.
+    assert_eq!(redact("STRAẞE 5", "straße"), "[forgotten: 8 characters]");
+}
+
+#[test]
+fn forget_arguments_are_all_numbers_or_a_query() {
+    assert_eq!(Ask::parse("all"), Ask::All);
+    assert_eq!(Ask::parse("2 5"), Ask::Remove(vec![2, 5]));
+    assert_eq!(Ask::parse("2 cats"), Ask::List("2 cats".into()));
+}
