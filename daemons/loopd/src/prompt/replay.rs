@@ -40,9 +40,10 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
         content: head.system.clone(),
     });
     let mut tainted = head.carry_label.untrusted;
-    // Ids of the calls of the last assistant record that were left out: their results
-    // are left out with them, so no tool message answers a call the server never saw.
-    let mut dropped: Vec<&str> = Vec::new();
+    // Ids of the calls of the last assistant record that are sent: only their results
+    // are, so no tool message answers a call the server never saw (a call left out, or
+    // an assistant record a forget replaced by a note).
+    let mut sent: Vec<&str> = Vec::new();
     if let Some(carry) = &head.carry {
         let carry = if tainted {
             neutralise(carry)
@@ -81,9 +82,9 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
             } => {
                 // A cut answer's calls were never run: its text alone is sent.
                 let keep = |c: &proto::ToolCall| !*cut && replayable(c);
-                dropped = tool_calls
+                sent = tool_calls
                     .iter()
-                    .filter(|c| !keep(c))
+                    .filter(|c| keep(c))
                     .map(|c| c.id.as_str())
                     .collect();
                 let calls: Vec<&proto::ToolCall> = tool_calls.iter().filter(|c| keep(c)).collect();
@@ -109,8 +110,7 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
                         .collect(),
                 })
             }
-            Record::ToolResult { tool_call_id, .. } if dropped.contains(&tool_call_id.as_str()) => {
-            }
+            Record::ToolResult { tool_call_id, .. } if !sent.contains(&tool_call_id.as_str()) => {}
             Record::ToolResult {
                 tool_call_id,
                 content,
