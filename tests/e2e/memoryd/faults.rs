@@ -55,8 +55,13 @@ fn each_bad_frame_gets_an_error_and_a_close_and_others_are_unaffected() {
         ),
         (
             "garbage payload",
-            framed(&[0xde, 0xad, 0xbe, 0xef, 9, 9, 9]),
+            framed(&[b'b', b'x', 0, 2, 0xde, 0xad, 0xbe, 0xef, 9, 9, 9]),
             "malformed",
+        ),
+        (
+            "a frame of a release before versions",
+            framed(&[0xde, 0xad, 0xbe, 0xef, 9, 9, 9]),
+            "wire version 1",
         ),
         ("trailing bytes", framed(&trailing), "trailing bytes"),
     ];

@@ -103,9 +103,11 @@ pub fn make(
         Err(LlamaError::ContextFull(m)) => {
             Ok(fallback(format!("the summary call is context-full ({m})")))
         }
-        // The epoch's own history is what the server refuses: asking again would fail
-        // the same way, and `/compact` is the owner's way out of exactly that.
-        Err(e) if e.repeats() => Ok(fallback(format!(
+        // The server could not take the epoch's own history (llama.cpp answers 500 when
+        // rendering or parsing it fails): asking again would fail the same way, and a
+        // fresh epoch is the owner's only way out, so the summary is made without the
+        // model. A 4xx is a request the server calls malformed: a failure, as any other.
+        Err(e @ LlamaError::Refused { status: 500.., .. }) => Ok(fallback(format!(
             "the server refused the summary call: {e}"
         ))),
         Err(e) => Err(CompactError::Summary(e)),

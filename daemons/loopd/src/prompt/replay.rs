@@ -69,11 +69,20 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
             Record::User { content, .. } => out.push(Message::User {
                 content: content.clone(),
             }),
-            Record::Memory { content, .. } => out.push(Message::User {
+            Record::Memory { content, .. } => {
                 // Rendered by `proto::memory::render_hits`, which already neutralised
-                // every untrusted hit.
-                content: format!("{MEMORY_HEADING}\n\n{content}"),
-            }),
+                // every untrusted hit. Sent just before the owner's line it was recalled
+                // for (the record right before it), so the line is what the model
+                // answers, as a small model takes the last message for the question.
+                let memory = Message::User {
+                    content: format!("{MEMORY_HEADING}\n\n{content}"),
+                };
+                let at = match out.last() {
+                    Some(Message::User { .. }) => out.len() - 1,
+                    _ => out.len(),
+                };
+                out.insert(at, memory);
+            }
             Record::Assistant {
                 content,
                 tool_calls,

@@ -8,7 +8,7 @@ use proto::frame::{self, FrameError, HEADER, MAX_FRAME};
 use proto::memory::{Hit, Response};
 
 /// Bytes kept free below the frame limit for what the estimate below does not count
-/// exactly (the markers' digits, bincode's own framing of the list).
+/// exactly (the markers' digits, the encoding's own framing of the list).
 const SLACK: usize = 1024;
 
 /// The response encoded as one frame, its hits' texts clipped as needed to fit. `None`
