@@ -87,7 +87,10 @@ fn the_slot_is_not_restored_while_it_holds_the_sessions_prompt() {
         actions.iter().all(|a| !a.contains("action=restore")),
         "{actions:?}"
     );
-    assert!(actions.iter().any(|a| a.contains("action=save")), "{actions:?}");
+    assert!(
+        actions.iter().any(|a| a.contains("action=save")),
+        "{actions:?}"
+    );
 }
 
 #[test]

@@ -190,9 +190,7 @@ fn invalid_tool_arguments_and_unknown_tools_are_results_not_crashes() {
     // never replayed, nor its result (llama.cpp refuses a history holding it).
     let second = messages(&l.llama.wait_chats(2)[1].json());
     assert_eq!(second[3]["content"], results[1]["content"]);
-    assert!(second
-        .iter()
-        .all(|m| m["content"] != results[0]["content"]));
+    assert!(second.iter().all(|m| m["content"] != results[0]["content"]));
 }
 
 #[test]

@@ -118,7 +118,7 @@ fn kill_9_mid_forget_then_restart_finishes_it() {
     forget_in_log(&epoch.log, PHRASE);
     // The next run dies in the middle of reading the log again, after the drop.
     let mut cmd = Daemon::command("memoryd", &fx);
-    cmd.env("BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS", "50");
+    cmd.env("BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS", "0");
     let mut doomed = Daemon::spawn(cmd, &fx);
     assert_eq!(doomed.wait().signal(), Some(9), "{}", doomed.log_text());
     let d = Daemon::start("memoryd", &fx);

@@ -1,4 +1,4 @@
-//! The channel's commands (SPEC §5): parsing a `/` line, the help text and `/session`'s
+//! The channel's commands (docs/channel.md): parsing a `/` line, the help text and `/session`'s
 //! name check. The two commands that ask other servers run in `probes`.
 
 use proto::SessionId;

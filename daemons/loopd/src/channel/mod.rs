@@ -1,4 +1,4 @@
-//! The channel socket (SPEC §5) as a `plumbing::Service`. Each connection's lines are
+//! The channel socket (docs/channel.md) as a `plumbing::Service`. Each connection's lines are
 //! queued and answered strictly one at a time, in order: a line is not started until
 //! the one before it has its whole reply block, so a script can pair lines and blocks.
 //! Messages become turns on the worker; `/status` and `/recall` run on short threads;
@@ -277,7 +277,7 @@ impl Channel {
     }
 
     /// `begin` for a job the worker runs: while the worker is busy after a turn, the
-    /// block starts with a `· ` line saying what it waits for (SPEC §4).
+    /// block starts with a `· ` line saying what it waits for (docs/turn.md).
     fn begin_on_worker(
         &mut self,
         out: &mut Outbox,

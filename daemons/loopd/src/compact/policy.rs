@@ -1,5 +1,6 @@
 //! The pure rules of compaction: when it is due, the fallback summary, and the label a
-//! new epoch carries. No I/O, so the seeds' pinned numbers are unit tests.
+//! new epoch carries. No I/O, so the pinned numbers (docs/turn.md, 'Compaction') are unit
+//! tests.
 
 use crate::prompt::cap_chars_from_end;
 use proto::Record;

@@ -250,7 +250,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
     }
 }
 
-/// Checks the server against what loopd needs (SPEC §4, §9): each slot's context is
+/// Checks the server against what loopd needs (docs/turn.md, docs/config.md): each slot's context is
 /// `expect.n_ctx`, slots `slots.main` and `slots.background` exist, and there are no
 /// more than two. More slots split the same memory into smaller contexts, or, with
 /// llama.cpp's default of four slots over one unified KV cache, let background work and
