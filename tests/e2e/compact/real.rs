@@ -233,14 +233,29 @@ fn a_real_conversation_compacts_with_the_models_summary_and_keeps_the_main_cache
     assert!(heads.len() >= 2, "{heads:?}");
     for (i, h) in heads.iter().enumerate().skip(1) {
         assert_eq!(h["reason"], "threshold", "{h}");
-        assert_eq!(h["summary_source"], "model", "{h}");
         let carry = h["carry"].as_str().unwrap();
         let answer = compactions[i - 1].content.trim();
         assert!(!carry.is_empty());
-        assert!(
-            answer.starts_with(carry),
-            "the carry is the model's answer: {carry:?} vs {answer:?}"
-        );
+        if h["summary_source"] == "fallback" {
+            // The tiny model's summary ran into the server's token limit (or looped):
+            // it lost the conversation, so the owner's own lines stand in, and the old
+            // epoch says why (docs/turn.md, 'A summary that lost the conversation').
+            assert!(
+                records[i - 1].iter().any(|r| r["type"] == "note"
+                    && r["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with("summary replaced by the fallback")),
+                "{:?}",
+                records[i - 1]
+            );
+        } else {
+            assert_eq!(h["summary_source"], "model", "{h}");
+            assert!(
+                answer.starts_with(carry),
+                "the carry is the model's answer: {carry:?} vs {answer:?}"
+            );
+        }
         assert_eq!(compactions[i - 1].slot(), 0);
         assert!(compactions[i - 1].forwarded);
     }
