@@ -46,8 +46,14 @@ pub fn write_config_with(
     memory_extra: &str,
     extra: &str,
 ) {
+    // A test that sets its own timeout keeps it; the rest get one that fails fast.
+    let timeout = if llama_extra.contains("timeout_s") {
+        ""
+    } else {
+        "timeout_s = 60\n"
+    };
     let text = format!(
-        "state_dir = {:?}\n\n[llama]\nurl = {url:?}\ntimeout_s = 60\n{llama_extra}\n\n\
+        "state_dir = {:?}\n\n[llama]\nurl = {url:?}\n{timeout}{llama_extra}\n\n\
          [expect]\nn_ctx = {N_CTX}\n\n[baseline]\nsystem = {:?}\n\n[memory]\nsocket = {:?}\n{memory_extra}\n\n\
          [channel]\nsocket = {:?}\n{channel_extra}\n\n{extra}\n",
         fx.state_dir,
