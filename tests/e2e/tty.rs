@@ -213,8 +213,8 @@ fn run_local_at_a_terminal_answers_help_a_fact_and_a_question_and_quit_stops_eve
         "{screen}"
     );
     assert!(!screen.contains("unknown device/address"), "{screen}");
-    // The prompt is visible: rlwrap shows it before what was typed.
-    assert!(screen.contains("you> /help"), "{screen}");
+    // The prompt is visible: it follows each reply, ready for the next line.
+    assert!(screen.contains("you> "), "{screen}");
 
     for line in [
         "my dentist appointment is on Thursday at 3pm with Dr. Alvarez",
