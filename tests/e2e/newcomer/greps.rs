@@ -1,0 +1,150 @@
+//! What a grep can check: proto does no I/O, bincode stays in the frame codec, and no
+//! comment or document cites a document outside the repository.
+
+use super::map::{is_test_module, tree};
+use super::*;
+use std::fs;
+use std::path::Path;
+
+/// The non-test code of the `.rs` files under `dir`: each file up to its `#[cfg(test)]`.
+fn production_code(dir: &Path) -> Vec<(String, String)> {
+    tree(dir)
+        .into_iter()
+        .filter(|rel| rel.ends_with(".rs") && !is_test_module(Path::new(rel)))
+        .filter_map(|rel| {
+            let code = fs::read_to_string(dir.join(&rel)).ok()?;
+            let end = code.find("#[cfg(test)]").unwrap_or(code.len());
+            Some((rel, code[..end].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn proto_opens_no_file_or_socket() {
+    let io = [
+        "std::fs",
+        "std::net",
+        "os::unix::net",
+        "File::",
+        "OpenOptions",
+        "UnixStream",
+        "TcpStream",
+        "mio::",
+    ];
+    let mut found = Vec::new();
+    for (rel, code) in production_code(&repo().join("proto/src")) {
+        for word in io {
+            if code.contains(word) {
+                found.push(format!("proto/src/{rel}: {word}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "proto does its own I/O:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn bincode_is_used_only_by_the_frame_codec() {
+    let word = concat!("bin", "code");
+    let allowed = [
+        "proto/src/frame.rs",
+        "proto/src/frame/tests.rs",
+        "tests/e2e/newcomer/greps.rs",
+        // The check's own description of what it checks.
+        "tests/e2e/newcomer/mod.rs",
+    ];
+    let mut found = Vec::new();
+    for (rel, text) in text_files() {
+        let rel_s = rel.to_string_lossy();
+        let code_file = rel_s.ends_with(".rs");
+        let manifest = rel_s.ends_with("Cargo.toml")
+            && !["Cargo.toml", "proto/Cargo.toml"].contains(&rel_s.as_ref());
+        if (code_file || manifest) && !allowed.contains(&rel_s.as_ref()) && text.contains(word) {
+            found.push(rel_s.into_owned());
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{word} outside proto's frame codec:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Phrases that cite a document outside the repository, built from pieces so this file
+/// does not match itself: the design document by name or section sign, issue numbers, and
+/// the planning notes ("seeds") by name or number.
+fn outside_citations(text: &str) -> Vec<String> {
+    let spec = concat!("SP", "EC");
+    let section = '\u{a7}';
+    let lower = text.to_lowercase();
+    let mut hits = Vec::new();
+    for (at, _) in text.match_indices(spec) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + spec.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if !word(before) && !word(after) {
+            hits.push(spec.to_string());
+        }
+    }
+    if text.contains(section) {
+        hits.push(section.to_string());
+    }
+    for word in [concat!("iss", "ue"), concat!("iss", "ues")] {
+        for (at, _) in lower.match_indices(&format!("{word} ")) {
+            let rest = lower[at + word.len() + 1..].trim_start_matches('#');
+            if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                hits.push(format!("{word} N"));
+            }
+        }
+    }
+    let seed = concat!("se", "ed");
+    for (at, _) in lower.match_indices(seed) {
+        let rest = &lower[at + seed.len()..];
+        let numbered = rest
+            .trim_start_matches('s')
+            .trim_start_matches([' ', '`'])
+            .starts_with(|c: char| c.is_ascii_digit());
+        let plural = rest.starts_with('s') && !rest[1..].starts_with(|c: char| c.is_alphanumeric());
+        let the = lower[..at].ends_with("the ") && !rest.starts_with(|c: char| c.is_alphanumeric());
+        if numbered || plural || the {
+            hits.push(format!("{seed}…"));
+        }
+    }
+    hits
+}
+
+#[test]
+fn the_citation_finder_tells_a_planning_note_from_a_random_seed() {
+    let s = concat!("SP", "EC");
+    let e = concat!("se", "ed");
+    assert!(!outside_citations(&format!("// see {s} \u{a7}4")).is_empty());
+    assert!(!outside_citations(&format!("// {e}s 000, 001")).is_empty());
+    assert!(!outside_citations(&format!("// the {e}'s numbers")).is_empty());
+    assert!(!outside_citations(&format!("// ({e} `003_ab`)")).is_empty());
+    assert!(!outside_citations(&format!("// {} 12", concat!("iss", "ue"))).is_empty());
+    assert!(outside_citations(&format!("let {e} = 7; for {e} in 0..4 {{}} // a {e}")).is_empty());
+    assert!(outside_citations("// the specs' fields; an issue with ranking").is_empty());
+}
+
+#[test]
+fn no_comment_or_document_cites_a_document_outside_the_repository() {
+    let mut found = Vec::new();
+    for (rel, text) in text_files() {
+        if !is_checked(&rel) || rel.starts_with("tests/e2e/newcomer") {
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
+            for hit in outside_citations(line) {
+                found.push(format!("{}:{}: {hit}", rel.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "citations of documents outside the repository (cite docs/ instead):\n{}",
+        found.join("\n")
+    );
+}
