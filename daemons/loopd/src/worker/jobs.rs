@@ -2,6 +2,8 @@
 
 use super::report::EventSink;
 use super::{JobId, State};
+use crate::engine::Engine;
+use crate::session::Session;
 use crate::status::SessionView;
 use proto::SessionId;
 
@@ -18,25 +20,12 @@ impl State {
                 .notify
                 .done(id, format!("error: session {session_id}: {why}"), false);
         }
-        let State {
-            engine,
-            board,
-            notify,
-            sessions,
-            ..
-        } = self;
-        let (reply, ok) = match sessions.get_or_create(engine.cfg(), session_id) {
-            Ok(session) => {
-                let result = engine.compact(session);
-                board.set(session_id.as_str(), SessionView::of(session));
-                match result {
-                    Ok(done) => (format!("compacted: {done}"), true),
-                    Err(e) => (format!("error: compaction failed: {e}"), false),
-                }
+        self.on_open_session(id, session_id, |engine, session, _| {
+            match engine.compact(session) {
+                Ok(done) => (format!("compacted: {done}"), true),
+                Err(e) => (format!("error: compaction failed: {e}"), false),
             }
-            Err(e) => (format!("error: session {session_id}: {e}"), false),
-        };
-        notify.done(id, reply, ok);
+        });
     }
 
     /// `/allow N` in `session_id`, which must exist: a new session refused nothing.
@@ -45,6 +34,22 @@ impl State {
             let why = format!("error: /allow {call}: session {session_id} has refused nothing");
             return self.notify.done(id, why, false);
         }
+        self.on_open_session(id, session_id, |engine, session, sink| {
+            engine
+                .allow(session, call, sink)
+                .unwrap_or_else(|e| (format!("error: session {session_id}: {e}"), false))
+        });
+    }
+
+    /// Runs `job` on `session_id` (known to exist), with the job's activity sink, then
+    /// updates the status board and sends `id`'s reply: the one shape of every job that
+    /// changes a session besides a turn.
+    fn on_open_session(
+        &mut self,
+        id: JobId,
+        session_id: &SessionId,
+        job: impl FnOnce(&mut Engine, &mut Session, &mut EventSink<'_>) -> (String, bool),
+    ) {
         let State {
             engine,
             board,
@@ -55,9 +60,9 @@ impl State {
         let mut sink = EventSink { id, notify };
         let (reply, ok) = match sessions.get_or_create(engine.cfg(), session_id) {
             Ok(session) => {
-                let result = engine.allow(session, call, &mut sink);
+                let reply = job(engine, session, &mut sink);
                 board.set(session_id.as_str(), SessionView::of(session));
-                result.unwrap_or_else(|e| (format!("error: session {session_id}: {e}"), false))
+                reply
             }
             Err(e) => (format!("error: session {session_id}: {e}"), false),
         };
