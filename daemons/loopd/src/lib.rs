@@ -164,7 +164,12 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let notify = worker::Notifier::new(events_tx, server.waker());
     let worker = worker::Worker::spawn(cfg.clone(), board.clone(), notify.clone())
         .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
-    let mut service = channel::Channel::new(args.config, cfg, worker, events_rx, notify, board)
+    let work = channel::work::Threads {
+        worker,
+        notify,
+        board: board.clone(),
+    };
+    let mut service = channel::Channel::new(args.config, cfg, work, events_rx, board)
         .map_err(MainError::Start)?;
     server.run(&mut service).map_err(MainError::Serve)
 }

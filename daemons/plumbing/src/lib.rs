@@ -19,5 +19,7 @@ pub mod server;
 mod sweep;
 
 pub use limits::{Farewell, Limits};
+#[cfg(feature = "testing")]
+pub use outbox::Asked;
 pub use outbox::Outbox;
 pub use server::{ConnId, Peer, Server, Service};

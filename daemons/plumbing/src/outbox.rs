@@ -39,3 +39,31 @@ impl Outbox {
         self.room.get(&id).is_none_or(|&r| r > 0)
     }
 }
+
+/// What a service asked of the loop, as a service's unit tests read it back.
+#[cfg(feature = "testing")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Send(ConnId, Vec<u8>),
+    Close(ConnId),
+}
+
+#[cfg(feature = "testing")]
+impl Outbox {
+    /// Everything asked since the last call, in order.
+    pub fn take(&mut self) -> Vec<Asked> {
+        self.actions
+            .drain(..)
+            .map(|a| match a {
+                Action::Send(id, bytes) => Asked::Send(id, bytes),
+                Action::Close(id) => Asked::Close(id),
+            })
+            .collect()
+    }
+
+    /// Gives `id` an output limit of `bytes`, as the loop does for a peer that reads
+    /// slowly.
+    pub fn set_room(&mut self, id: ConnId, bytes: usize) {
+        self.room.insert(id, bytes);
+    }
+}

@@ -113,7 +113,6 @@ fn assert_no_error(reply: &[String], d: &Daemon) {
 }
 
 #[test]
-#[ignore = "SmolLM2-135M does not yet make this call reliably through the Hermes template (seen: calls to the worked examples' paths, loops, a two-call answer cut at n_predict); run with --ignored"]
 fn the_real_model_reads_a_file_through_a_streamed_tool_call() {
     let Some(server) = tool_llama() else { return };
     let t = Tier::start(server, "");
@@ -161,7 +160,6 @@ fn page_server(body: &'static str) -> (String, std::sync::mpsc::Receiver<String>
 }
 
 #[test]
-#[ignore = "SmolLM2-135M does not yet make this call reliably through the Hermes template (seen: calls to the worked examples' paths, loops, a two-call answer cut at n_predict); run with --ignored"]
 fn the_real_model_fetches_a_loopback_page_through_a_tool_call() {
     let Some(server) = tool_llama() else { return };
     let t = Tier::start(server, "");
@@ -184,7 +182,6 @@ fn the_real_model_fetches_a_loopback_page_through_a_tool_call() {
 }
 
 #[test]
-#[ignore = "SmolLM2-135M does not yet make this call reliably through the Hermes template (seen: calls to the worked examples' paths, loops, a two-call answer cut at n_predict); run with --ignored"]
 fn two_calls_in_one_real_answer_both_run() {
     let Some(server) = tool_llama() else { return };
     let t = Tier::start(server, "");
@@ -251,14 +248,13 @@ fn memoryd_with_one_hit(fx: &Fixture) -> std::sync::mpsc::Receiver<String> {
 }
 
 #[test]
-#[ignore = "SmolLM2-135M does not yet make this call reliably through the Hermes template (seen: calls to the worked examples' paths, loops, a two-call answer cut at n_predict); run with --ignored"]
 fn the_real_model_recalls_through_a_tool_call() {
     let Some(server) = tool_llama() else { return };
     let t = Tier::start(server, "");
     let asked = memoryd_with_one_hit(&t.fx);
-    // The worked example for recall is "Recall what the plumber said"; this model
-    // copies its shape (and, observed, sometimes its query word too).
-    let reply = t.client().ask("Recall the dentist");
+    // The worked example is "Recall what I said about the plumber": the tiny model
+    // makes the call for an ask of that shape (docs/llama-api.md, "Tools").
+    let reply = t.client().ask("Recall what I said about the dentist");
     assert_no_error(&reply, &t.daemon);
     let recs = t.records(0);
     let calls = calls(&recs);
@@ -278,7 +274,6 @@ fn the_real_model_recalls_through_a_tool_call() {
 }
 
 #[test]
-#[ignore = "SmolLM2-135M does not yet make this call reliably through the Hermes template (seen: calls to the worked examples' paths, loops, a two-call answer cut at n_predict); run with --ignored"]
 fn compact_after_real_tool_calls_starts_the_next_epoch() {
     let Some(server) = tool_llama() else { return };
     let t = Tier::start(server, "");

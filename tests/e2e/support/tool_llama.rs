@@ -1,7 +1,8 @@
 //! The real llama.cpp server made to stream real tool calls: SmolLM2 behind a
 //! Hermes-style chat template (`hermes_tools.jinja`, Qwen2.5's form: the tool schemas in
 //! the system message, each call as `<tool_call>` JSON), at temperature 0, with a
-//! system prompt of worked examples (`tool_system.md`). With these the model answers
+//! system prompt of worked examples written as turns (`tool_system.md`; why they are
+//! turns, and in that order: docs/llama-api.md, "Tools"). With these the model answers
 //! "Read /a/b.txt" with a `read_file` call, which llama.cpp parses and streams as
 //! `delta.tool_calls` (docs/llama-api.md, "Tools"). The model's choices are its own;
 //! tests that must steer them use the scripted stand-in instead.
@@ -36,9 +37,11 @@ fn args(n_predict: u32) -> Vec<String> {
 }
 
 /// The most tokens an answer of the shared tool server may run to: a call of one
-/// short path is about 25 tokens, two calls 50, and a reply after a tool result a
-/// sentence; the limit keeps the tiny model's rambling short on a shared machine.
-pub const TOOL_N_PREDICT: u32 = 96;
+/// fixture path is about 45 tokens and two calls about 100 (seen: 98 and 100 for two
+/// `/tmp/boxmaker-e2e…/files/…` paths, which 96 cut, so the calls never ran); a reply
+/// after a tool result is a sentence. The limit keeps the tiny model's rambling short on a
+/// shared machine.
+pub const TOOL_N_PREDICT: u32 = 160;
 
 /// The shared tool server, or `None` (after saying why) when the venv is missing.
 pub fn tool_llama() -> Option<&'static RealLlama> {

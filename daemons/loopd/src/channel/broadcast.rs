@@ -9,6 +9,7 @@
 //! timer and whenever the worker may have gone idle, submitting the beat, and delivering
 //! what it came to (rendered by `unasked`).
 
+use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::Beat;
 use crate::heartbeat::{hours, Schedule, Settings};
@@ -64,7 +65,7 @@ pub fn schedule(cfg: &Config, session: SessionId) -> Schedule {
     Schedule::new(Settings::of(cfg, session), Instant::now())
 }
 
-impl Channel {
+impl<W: Work> Channel<W> {
     /// Starts a beat if one is due and the worker is idle.
     pub(super) fn heartbeat_poll(&mut self, now: Instant) {
         let idle = self.worker.idle();

@@ -11,9 +11,13 @@ pub mod probes;
 pub mod reply;
 pub mod screen;
 pub mod unasked;
+pub mod work;
+
+#[cfg(test)]
+mod tests;
 
 use crate::status::Board;
-use crate::worker::{Event, Job, JobId, Notifier, Worker};
+use crate::worker::{Event, Job, JobId};
 use commands::Command;
 use lines::{Framer, LineEvent};
 use plumbing::{ConnId, Outbox, Peer, Service};
@@ -24,6 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
+use work::{Probe, Work};
 
 /// Lines one connection may have waiting behind the one being answered. More are not
 /// refused: they stay unread in the socket (backpressure) until these are answered, so
@@ -54,16 +59,15 @@ struct Conn {
     input_closed: bool,
 }
 
-pub struct Channel {
+pub struct Channel<W: Work> {
     config_path: PathBuf,
     cfg: Config,
     default_session: SessionId,
     conns: HashMap<ConnId, Conn>,
     jobs: HashMap<JobId, ConnId>,
     next_job: JobId,
-    worker: Worker,
+    worker: W,
     events: Receiver<Event>,
-    notify: Notifier,
     board: Board,
     heartbeat: crate::heartbeat::Schedule,
     held: broadcast::Held,
@@ -72,15 +76,15 @@ pub struct Channel {
     waiting: Option<String>,
 }
 
-impl Channel {
+impl<W: Work> Channel<W> {
+    /// `events` is where the worker and the probes `worker` starts send what they did.
     pub fn new(
         config_path: PathBuf,
         cfg: Config,
-        worker: Worker,
+        worker: W,
         events: Receiver<Event>,
-        notify: Notifier,
         board: Board,
-    ) -> Result<Channel, String> {
+    ) -> Result<Channel<W>, String> {
         let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
         let heartbeat = broadcast::schedule(&cfg, default_session.clone());
         Ok(Channel {
@@ -92,7 +96,6 @@ impl Channel {
             next_job: 1,
             worker,
             events,
-            notify,
             board,
             heartbeat,
             held: broadcast::Held::default(),
@@ -245,17 +248,11 @@ impl Channel {
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
-                probes::spawn_recall(job, &self.cfg, query, self.notify.clone());
+                self.worker.probe(job, Probe::Recall { query }, &self.cfg);
             }
             Command::Status => {
                 let job = self.begin(id, None);
-                probes::spawn_status(
-                    job,
-                    &self.cfg,
-                    session,
-                    self.board.clone(),
-                    self.notify.clone(),
-                );
+                self.worker.probe(job, Probe::Status { session }, &self.cfg);
             }
         }
     }
@@ -374,7 +371,7 @@ fn pending_for(event: LineEvent) -> Pending {
     }
 }
 
-impl Service for Channel {
+impl<W: Work> Service for Channel<W> {
     fn accept(&mut self, out: &mut Outbox, id: ConnId, peer: Peer) {
         let allowed = &self.cfg.channel.allow_uids;
         if !allowed.is_empty() && !allowed.contains(&peer.uid) {

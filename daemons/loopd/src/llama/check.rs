@@ -31,7 +31,7 @@ impl ToolSupport {
 
 impl Client {
     /// What the served chat template can do with tools, from `GET /props`.
-    pub fn tool_support(&self) -> Result<ToolSupport, String> {
+    pub fn tool_support(&self) -> Result<ToolSupport, super::ProbeError> {
         self.props().map(|p| ToolSupport::from_props(&p))
     }
 

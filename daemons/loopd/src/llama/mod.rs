@@ -12,6 +12,7 @@
 
 pub mod body;
 pub mod check;
+pub mod probe;
 pub mod request;
 pub mod retry;
 pub mod slots;
@@ -20,7 +21,9 @@ pub mod tokenize;
 
 #[allow(unused_imports)] // for the start-up check's caller (`Client::tool_support`)
 pub use check::ToolSupport;
+pub use probe::ProbeError;
 pub use request::{ChatRequest, Message};
+pub use slots::SlotListError;
 pub use sse::{Completion, Delta};
 
 use std::fmt;
@@ -223,36 +226,18 @@ impl Client {
     }
 
     /// `(id, n_ctx)` of each slot, from `GET /slots`.
-    pub fn slots(&self) -> Result<Vec<(u64, u64)>, String> {
+    pub fn slots(&self) -> Result<Vec<(u64, u64)>, SlotListError> {
         Ok(self.slot_list()?.iter().map(|s| (s.id, s.n_ctx)).collect())
     }
 
     /// Whether `GET /health` answers 200.
-    pub fn health(&self) -> Result<(), String> {
-        probe::<serde_json::Value>(&format!("{}/health", self.base)).map(|_| ())
+    pub fn health(&self) -> Result<(), ProbeError> {
+        probe::get::<serde_json::Value>(&format!("{}/health", self.base)).map(|_| ())
     }
 
     /// `GET /props`: the served model, its chat template and what the template can do.
-    pub fn props(&self) -> Result<serde_json::Value, String> {
-        probe(&format!("{}/props", self.base))
-    }
-}
-
-/// A small `GET` answered from the server's memory, within `PROBE_TIMEOUT` in all and
-/// `MAX_PROBE_BODY` bytes.
-fn probe<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String> {
-    let agent = ureq::AgentBuilder::new().timeout(PROBE_TIMEOUT).build();
-    match agent.get(url).call() {
-        Ok(r) => {
-            let bytes = body::read_capped(r.into_reader(), MAX_PROBE_BODY)
-                .map_err(|e| format!("GET {url}: {e}"))?;
-            serde_json::from_slice(&bytes).map_err(|e| format!("GET {url}: bad json: {e}"))
-        }
-        Err(ureq::Error::Status(s, r)) => match error_body(r) {
-            Ok((_, message)) => Err(format!("GET {url}: {s}: {message}")),
-            Err(e) => Err(format!("GET {url}: {s}: {e}")),
-        },
-        Err(ureq::Error::Transport(t)) => Err(format!("GET {url}: {t}")),
+    pub fn props(&self) -> Result<serde_json::Value, ProbeError> {
+        probe::get(&format!("{}/props", self.base))
     }
 }
 

@@ -3,7 +3,7 @@
 //! save|restore|erase` (a slot's KV cache to and from a file under the server's
 //! `--slot-save-path`). The facts these rely on are in `docs/llama-api.md`.
 
-use super::{body, error_body, probe, Client, Deadline};
+use super::{body, error_body, Client, Deadline, ProbeError};
 use std::fmt;
 
 /// The most of a slot action's answer read: a few numbers and a file name.
@@ -51,13 +51,39 @@ impl fmt::Display for SlotError {
 
 impl std::error::Error for SlotError {}
 
+/// Why `GET /slots` gave no list of slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlotListError {
+    Probe(ProbeError),
+    /// The answer was json but not an array.
+    NotAList,
+    /// A slot without `id` and `n_ctx` (its json, clipped).
+    Slot(String),
+}
+
+impl From<ProbeError> for SlotListError {
+    fn from(e: ProbeError) -> SlotListError {
+        SlotListError::Probe(e)
+    }
+}
+
+impl fmt::Display for SlotListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SlotListError::Probe(e) => e.fmt(f),
+            SlotListError::NotAList => write!(f, "GET /slots did not answer a json array"),
+            SlotListError::Slot(s) => write!(f, "GET /slots: a slot without id and n_ctx: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for SlotListError {}
+
 impl Client {
     /// Every slot, from `GET /slots`.
-    pub fn slot_list(&self) -> Result<Vec<SlotInfo>, String> {
-        let v: serde_json::Value = probe(&format!("{}/slots", self.base))?;
-        let list = v
-            .as_array()
-            .ok_or("GET /slots did not answer a json array")?;
+    pub fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError> {
+        let v: serde_json::Value = super::probe::get(&format!("{}/slots", self.base))?;
+        let list = v.as_array().ok_or(SlotListError::NotAList)?;
         list.iter()
             .map(|s| match (s["id"].as_u64(), s["n_ctx"].as_u64()) {
                 (Some(id), Some(n_ctx)) => Ok(SlotInfo {
@@ -65,7 +91,10 @@ impl Client {
                     n_ctx,
                     used: s.get("id_task").is_some(),
                 }),
-                _ => Err(format!("GET /slots: a slot without id and n_ctx: {s}")),
+                // A bad server could send a huge slot object: the error quotes its start.
+                _ => Err(SlotListError::Slot(
+                    s.to_string().chars().take(200).collect(),
+                )),
             })
             .collect()
     }

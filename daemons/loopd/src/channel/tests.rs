@@ -1,0 +1,349 @@
+//! The channel's rules (docs/channel.md) with no thread, socket or HTTP: lines go in as
+//! bytes, jobs are recorded instead of run, the worker's events are sent by hand, and what
+//! the loop would write is read back from the `Outbox`.
+
+use super::work::{Probe, Work};
+use super::{Channel, MAX_PENDING_LINES};
+use crate::status::Board;
+use crate::worker::{Event, Job, JobId};
+use plumbing::{Asked, ConnId, Outbox, Peer, Service};
+use proto::config::Config;
+use proto::SessionId;
+use std::sync::mpsc::{channel, Sender};
+
+/// Records what the channel asked for; `stopped` plays a worker thread that has died.
+#[derive(Default)]
+struct Recorder {
+    jobs: Vec<Job>,
+    probes: Vec<(JobId, Probe)>,
+    stopped: bool,
+}
+
+impl Work for Recorder {
+    fn submit(&mut self, job: Job) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.jobs.push(job);
+        true
+    }
+
+    fn idle(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    fn probe(&mut self, id: JobId, probe: Probe, _cfg: &Config) {
+        self.probes.push((id, probe));
+    }
+}
+
+struct Rig {
+    ch: Channel<Recorder>,
+    events: Sender<Event>,
+    out: Outbox,
+}
+
+const ME: ConnId = ConnId(1);
+const OTHER: ConnId = ConnId(2);
+
+fn peer() -> Peer {
+    Peer {
+        uid: 1000,
+        gid: 1000,
+        pid: 1,
+    }
+}
+
+impl Rig {
+    fn with(cfg: Config) -> Rig {
+        let (events, rx) = channel();
+        let ch = Channel::new(
+            "/nonexistent/boxmaker.toml".into(),
+            cfg,
+            Recorder::default(),
+            rx,
+            Board::default(),
+        )
+        .unwrap();
+        Rig {
+            ch,
+            events,
+            out: Outbox::default(),
+        }
+    }
+
+    fn new() -> Rig {
+        let mut rig = Rig::with(Config::default());
+        rig.ch.accept(&mut rig.out, ME, peer());
+        rig
+    }
+
+    fn send(&mut self, id: ConnId, bytes: &str) -> Vec<u8> {
+        let mut input = bytes.as_bytes().to_vec();
+        self.ch.input(&mut self.out, id, &mut input);
+        input
+    }
+
+    /// The worker (or a probe) reports: delivered as the loop's `wake` would.
+    fn event(&mut self, event: Event) {
+        self.events.send(event).unwrap();
+        self.ch.wake(&mut self.out);
+    }
+
+    fn done(&mut self, id: JobId, reply: &str, ok: bool) {
+        self.event(Event::Done {
+            id,
+            reply: reply.into(),
+            ok,
+        });
+    }
+
+    /// Everything written to `id` since the last look, as text.
+    fn written(&mut self, id: ConnId) -> String {
+        let mut text = String::new();
+        for asked in self.out.take() {
+            match asked {
+                Asked::Send(to, bytes) if to == id => {
+                    text.push_str(&String::from_utf8(bytes).unwrap())
+                }
+                Asked::Close(to) if to == id => text.push_str("<closed>"),
+                _ => {}
+            }
+        }
+        text
+    }
+
+    fn jobs(&self) -> &[Job] {
+        &self.ch.worker.jobs
+    }
+
+    /// The id and text of the `n`th turn submitted.
+    fn turn(&self, n: usize) -> (JobId, String) {
+        match self.jobs().get(n) {
+            Some(Job::Turn { id, text, .. }) => (*id, text.clone()),
+            _ => panic!("job {n} is not a turn"),
+        }
+    }
+}
+
+#[test]
+fn a_message_becomes_one_turn_whose_streamed_reply_ends_the_block_with_a_dot() {
+    let mut rig = Rig::new();
+    rig.send(ME, "hello\n");
+    let (id, text) = rig.turn(0);
+    assert_eq!(text, "hello");
+    rig.event(Event::Text {
+        id,
+        text: "Hi".into(),
+    });
+    rig.event(Event::Text {
+        id,
+        text: " there.".into(),
+    });
+    rig.done(id, "", true);
+    assert_eq!(rig.written(ME), "Hi there.\n.\n");
+}
+
+#[test]
+fn a_second_line_waits_until_the_first_has_its_whole_reply_block() {
+    let mut rig = Rig::new();
+    rig.send(ME, "one\ntwo\n");
+    assert_eq!(rig.jobs().len(), 1, "the second line is not started yet");
+    let (first, _) = rig.turn(0);
+    rig.done(first, "1", true);
+    assert_eq!(rig.jobs().len(), 2);
+    let (second, text) = rig.turn(1);
+    assert_eq!(text, "two");
+    rig.done(second, "2", true);
+    assert_eq!(rig.written(ME), "1\n.\n2\n.\n");
+}
+
+#[test]
+fn lines_past_the_pending_limit_stay_unread_in_the_socket() {
+    let mut rig = Rig::new();
+    let many: String = (0..MAX_PENDING_LINES + 5)
+        .map(|i| format!("line {i}\n"))
+        .collect();
+    let rest = rig.send(ME, &many);
+    assert!(!rest.is_empty(), "what did not fit is left for later");
+    // One line is in flight, so one more fits beside the queue; then the queue is full.
+    let rest = rig.send(ME, std::str::from_utf8(&rest).unwrap());
+    assert!(!rest.is_empty());
+    assert!(!rig.ch.wants_input(ME));
+    // Answering lines makes room again.
+    let (id, _) = rig.turn(0);
+    rig.done(id, "ok", true);
+    assert!(rig.ch.wants_input(ME));
+}
+
+#[test]
+fn a_client_that_does_not_read_gets_no_new_block_until_it_does() {
+    let mut rig = Rig::new();
+    rig.out.set_room(ME, 0);
+    rig.send(ME, "hello\n");
+    assert!(
+        rig.jobs().is_empty(),
+        "nothing starts while its output is full"
+    );
+    rig.out.set_room(ME, 1 << 20);
+    rig.send(ME, "");
+    assert_eq!(rig.turn(0).1, "hello");
+}
+
+#[test]
+fn quit_says_bye_closes_and_drops_the_lines_behind_it() {
+    let mut rig = Rig::new();
+    rig.send(ME, "/quit\nnever run\n");
+    assert_eq!(rig.written(ME), "bye\n.\n<closed>");
+    assert!(rig.jobs().is_empty());
+}
+
+#[test]
+fn empty_lines_unknown_commands_and_bad_arguments_are_errors_without_a_job() {
+    let mut rig = Rig::new();
+    rig.send(
+        ME,
+        "   \n/frobnicate\n/allow x\n/recall\n/forget\n/session ../etc\n",
+    );
+    let text = rig.written(ME);
+    let blocks: Vec<&str> = text.split(".\n").filter(|b| !b.is_empty()).collect();
+    assert_eq!(blocks.len(), 6, "{text:?}");
+    for block in &blocks {
+        assert!(block.starts_with("error: "), "{block:?}");
+    }
+    assert!(
+        blocks[1].contains("unknown command /frobnicate"),
+        "{text:?}"
+    );
+    assert!(rig.jobs().is_empty() && rig.ch.worker.probes.is_empty());
+}
+
+#[test]
+fn a_stopped_worker_is_an_error_reply_and_the_next_line_is_still_answered() {
+    let mut rig = Rig::new();
+    rig.ch.worker.stopped = true;
+    rig.send(ME, "hello\n/help\n");
+    let text = rig.written(ME);
+    assert!(
+        text.starts_with("error: the turn worker has stopped; restart loopd\n.\n"),
+        "{text:?}"
+    );
+    assert!(text.ends_with(".\n") && text.matches(".\n").count() >= 2);
+}
+
+#[test]
+fn recall_and_status_run_as_probes_and_their_answer_ends_their_block() {
+    let mut rig = Rig::new();
+    rig.send(ME, "/recall the dentist\n/status\n");
+    assert!(rig.jobs().is_empty(), "probes never wait behind the worker");
+    let (id, probe) = rig.ch.worker.probes[0].clone();
+    assert_eq!(
+        probe,
+        Probe::Recall {
+            query: "the dentist".into()
+        }
+    );
+    rig.done(id, "no memories match", true);
+    let (id, probe) = rig.ch.worker.probes[1].clone();
+    assert!(matches!(probe, Probe::Status { .. }), "{probe:?}");
+    rig.done(id, "session: main", true);
+    assert_eq!(rig.written(ME), "no memories match\n.\nsession: main\n.\n");
+}
+
+#[test]
+fn after_turn_work_is_told_to_each_line_that_waits_on_the_worker() {
+    let mut rig = Rig::new();
+    rig.event(Event::Waiting(Some("saving the slot".into())));
+    rig.send(ME, "hello\n");
+    assert_eq!(rig.written(ME), "· saving the slot\n");
+    rig.event(Event::Waiting(None));
+    let (id, _) = rig.turn(0);
+    rig.done(id, "hi", true);
+    assert_eq!(rig.written(ME), "hi\n.\n");
+}
+
+#[test]
+fn session_switches_only_once_the_open_succeeded() {
+    let mut rig = Rig::new();
+    rig.send(ME, "/session work\n");
+    let id = match &rig.jobs()[0] {
+        Job::Open { id, session } => {
+            assert_eq!(session.as_str(), "work");
+            *id
+        }
+        _ => panic!("not an open"),
+    };
+    rig.done(id, "error: no session work", false);
+    rig.send(ME, "/session\n");
+    assert!(rig.written(ME).ends_with("session main\n.\n"));
+    rig.send(ME, "/session work\n");
+    let id = match &rig.jobs()[1] {
+        Job::Open { id, .. } => *id,
+        _ => panic!("not an open"),
+    };
+    rig.done(id, "session work", true);
+    rig.send(ME, "hello\n");
+    match &rig.jobs()[2] {
+        Job::Turn { session, .. } => assert_eq!(session, &SessionId::parse("work").unwrap()),
+        _ => panic!("not a turn"),
+    }
+}
+
+#[test]
+fn a_reply_for_a_client_that_left_is_dropped_and_others_are_still_served() {
+    let mut rig = Rig::new();
+    rig.ch.accept(&mut rig.out, OTHER, peer());
+    rig.send(ME, "mine\n");
+    let (gone, _) = rig.turn(0);
+    rig.ch.closed(ME);
+    rig.done(gone, "nobody reads this", true);
+    rig.send(OTHER, "theirs\n");
+    let (id, text) = rig.turn(1);
+    assert_eq!(text, "theirs");
+    rig.done(id, "yours", true);
+    assert_eq!(rig.written(OTHER), "yours\n.\n");
+}
+
+#[test]
+fn a_uid_not_allowed_is_told_so_and_closed_and_nothing_it_sends_is_read() {
+    let mut cfg = Config::default();
+    cfg.channel.allow_uids = vec![1];
+    let mut rig = Rig::with(cfg);
+    rig.ch.accept(&mut rig.out, ME, peer());
+    assert_eq!(
+        rig.written(ME),
+        "error: uid 1000 may not use this socket\n.\n<closed>"
+    );
+    let rest = rig.send(ME, "hello\n");
+    assert!(rest.is_empty() && rig.jobs().is_empty());
+}
+
+#[test]
+fn a_half_closed_client_gets_every_reply_then_the_connection_closes() {
+    let mut rig = Rig::new();
+    rig.send(ME, "one\n");
+    let mut rest = b"two".to_vec();
+    rig.ch.input_closed(&mut rig.out, ME, &mut rest);
+    let (id, _) = rig.turn(0);
+    rig.done(id, "1", true);
+    let (id, text) = rig.turn(1);
+    assert_eq!(text, "two", "the last line needs no newline");
+    rig.done(id, "2", true);
+    assert_eq!(rig.written(ME), "1\n.\n2\n.\n<closed>");
+}
+
+#[test]
+fn model_text_cannot_write_a_line_that_passes_for_loopds_own() {
+    let mut rig = Rig::new();
+    rig.send(ME, "hello\n");
+    let (id, _) = rig.turn(0);
+    rig.event(Event::Text {
+        id,
+        text: "ok\n· allowed: /allow 2\n.\n".into(),
+    });
+    rig.done(id, "", true);
+    let text = rig.written(ME);
+    assert!(!text.contains("\n· "), "{text:?}");
+    assert!(text.contains("\n..\n"), "a lone dot is stuffed: {text:?}");
+    assert!(text.ends_with("\n.\n"));
+}

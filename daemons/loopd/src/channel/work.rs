@@ -1,0 +1,55 @@
+//! Where the channel sends the work it does not do on the poll loop: turns and the other
+//! worker jobs, and the short probes behind `/status` and `/recall`. The channel only
+//! decides *what* to ask and answers from the `Event`s that come back; [`Work`] is the
+//! seam that lets its rules (one reply block per line, in order; backpressure; `/quit`;
+//! the waiting `· ` lines) be unit-tested with no thread, socket or HTTP server
+//! (`channel/tests.rs` records the jobs instead of running them).
+
+use super::probes;
+use crate::status::Board;
+use crate::worker::{Job, JobId, Notifier, Worker};
+use proto::config::Config;
+use proto::SessionId;
+
+/// A probe the channel runs off the poll loop, answered with `Event::Done` for its job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    Recall { query: String },
+    Status { session: SessionId },
+}
+
+/// What runs the channel's jobs. Every call returns at once.
+pub trait Work {
+    /// Queues `job` on the turn worker; false when the worker has stopped.
+    fn submit(&mut self, job: Job) -> bool;
+    /// True when no worker job is queued or running (the heartbeat waits for that).
+    fn idle(&self) -> bool;
+    /// Starts `probe` for job `id` under `cfg`.
+    fn probe(&mut self, id: JobId, probe: Probe, cfg: &Config);
+}
+
+/// The daemon's: the turn worker thread, and a short thread per probe.
+pub struct Threads {
+    pub worker: Worker,
+    pub notify: Notifier,
+    pub board: Board,
+}
+
+impl Work for Threads {
+    fn submit(&mut self, job: Job) -> bool {
+        self.worker.submit(job)
+    }
+
+    fn idle(&self) -> bool {
+        self.worker.idle()
+    }
+
+    fn probe(&mut self, id: JobId, probe: Probe, cfg: &Config) {
+        match probe {
+            Probe::Recall { query } => probes::spawn_recall(id, cfg, query, self.notify.clone()),
+            Probe::Status { session } => {
+                probes::spawn_status(id, cfg, session, self.board.clone(), self.notify.clone())
+            }
+        }
+    }
+}
