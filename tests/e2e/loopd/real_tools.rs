@@ -7,7 +7,7 @@
 
 use super::{records_in, write_config};
 use crate::support::real_llama::{RealLlama, CTX_PER_SLOT};
-use crate::support::tool_llama::{tool_llama, tool_llama_cut_at, tool_system};
+use crate::support::tool_llama::{one_at_a_time, tool_llama, tool_llama_cut_at, tool_system};
 use crate::support::{Daemon, Fixture, LineClient};
 use proto::frame::{read_frame, write_frame};
 use proto::memory::{Hit, MemoryStatus, Request, Response};
@@ -27,6 +27,8 @@ struct Tier {
     fx: Fixture,
     daemon: Daemon,
     files: PathBuf,
+    /// Dropped last: the server is this test's until its loopd has stopped.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
 
 fn config_for(fx: &Fixture, url: &str, files: &std::path::Path, extra: &str) {
@@ -48,13 +50,19 @@ fn config_for(fx: &Fixture, url: &str, files: &std::path::Path, extra: &str) {
 
 impl Tier {
     fn start(server: &RealLlama, extra: &str) -> Tier {
+        let turn = one_at_a_time();
         let fx = Fixture::new("");
         std::fs::write(fx.prompts.join("system.md"), tool_system()).unwrap();
         let files = fx.path().join("files");
         std::fs::create_dir_all(&files).unwrap();
         config_for(&fx, &server.url, &files, extra);
         let daemon = Daemon::start("loopd", &fx);
-        Tier { fx, daemon, files }
+        Tier {
+            fx,
+            daemon,
+            files,
+            _turn: turn,
+        }
     }
 
     fn client(&self) -> LineClient {
@@ -296,6 +304,7 @@ fn compact_after_real_tool_calls_starts_the_next_epoch() {
 #[test]
 fn a_restart_of_loopd_between_a_real_call_and_its_result_leaves_a_session_that_answers() {
     let Some(server) = tool_llama() else { return };
+    let _turn = one_at_a_time();
     let fx = Fixture::new("");
     std::fs::write(fx.prompts.join("system.md"), tool_system()).unwrap();
     let files = fx.path().join("files");

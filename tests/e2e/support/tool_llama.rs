@@ -9,7 +9,7 @@
 
 use super::real_llama::{own_llama, RealLlama};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The few-shot system prompt the tool tier's loopd runs with.
 pub fn tool_system() -> String {
@@ -58,4 +58,15 @@ fn start(n_predict: u32) -> Option<RealLlama> {
     let args = args(n_predict);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     own_llama(&refs)
+}
+
+/// Held by each test on the shared tool server for as long as it talks to it. At
+/// temperature 0 the model's answer is the same for the same prompt only when the
+/// server computes it the same way: another test's request batched beside it, or its
+/// cache left in slot 0, changes the arithmetic slightly, and the tiny model's choice of
+/// call is sometimes that close. One test at a time keeps the tier repeatable.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    // A test that failed while holding it leaves nothing half done in the server.
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
