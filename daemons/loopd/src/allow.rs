@@ -35,17 +35,17 @@ fn allowed_note_prefix(call: u64) -> String {
     format!("the owner allowed call {call} (/allow {call})")
 }
 
-/// Runs `/allow call` in `session`: the reply text and whether it succeeded. Only a disk
-/// failure is an `Err`.
+/// Runs `/allow call` in `session`: the reply, or why the call cannot be allowed. Only a
+/// disk failure is the outer `Err`.
 pub fn run(
     cfg: &Config,
     session: &mut Session,
     call: u64,
     sink: &mut dyn Sink,
-) -> Result<(String, bool), SessionError> {
+) -> Result<Result<String, String>, SessionError> {
     let url = match refused_url(session, call) {
         Ok(url) => url,
-        Err(why) => return Ok((format!("error: /allow {call}: {why}"), false)),
+        Err(why) => return Ok(Err(format!("/allow {call}: {why}"))),
     };
     let arguments = serde_json::json!({ "url": url }).to_string();
     let fetch = ToolCall {
@@ -89,7 +89,7 @@ pub fn run(
     } else {
         format!("fetched {url} ({chars} characters); the assistant reads it with your next message")
     };
-    Ok((reply, true))
+    Ok(Ok(reply))
 }
 
 /// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.

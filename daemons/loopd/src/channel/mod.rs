@@ -23,7 +23,7 @@ use lines::{Framer, LineEvent};
 use plumbing::{ConnId, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::SessionId;
-use reply::{whole, Block};
+use reply::{error_line, whole, Block};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
@@ -146,7 +146,10 @@ impl<W: Work> Channel<W> {
         };
         let session = conn.session.clone();
         if line.trim().is_empty() {
-            return out.send(id, whole("error: empty line; /help lists the commands"));
+            return out.send(
+                id,
+                whole(&error_line("empty line; /help lists the commands")),
+            );
         }
         let Some(command) = commands::parse(&line) else {
             let job = self.begin_on_worker(out, id, None);
@@ -155,11 +158,7 @@ impl<W: Work> Channel<W> {
                 session,
                 text: line,
             }) {
-                self.fail(
-                    out,
-                    job,
-                    "error: the turn worker has stopped; restart loopd",
-                );
+                self.worker_stopped(out, job);
             }
             return;
         };
@@ -175,41 +174,33 @@ impl<W: Work> Channel<W> {
             Command::Compact => {
                 let job = self.begin_on_worker(out, id, None);
                 if !self.worker.submit(Job::Compact { id: job, session }) {
-                    self.fail(
-                        out,
-                        job,
-                        "error: the turn worker has stopped; restart loopd",
-                    );
+                    self.worker_stopped(out, job);
                 }
             }
             Command::Unknown(word) => out.send(
                 id,
-                whole(&format!(
-                    "error: unknown command /{word}; /help lists the commands"
-                )),
+                whole(&error_line(format_args!(
+                    "unknown command /{word}; /help lists the commands"
+                ))),
             ),
             Command::Session(None) => out.send(id, whole(&format!("session {session}"))),
             Command::Session(Some(name)) => match commands::session_name(&name) {
-                Err(e) => out.send(id, whole(&format!("error: {e}"))),
+                Err(e) => out.send(id, whole(&error_line(e))),
                 Ok(target) => {
                     let job = self.begin_on_worker(out, id, Some(target.clone()));
                     if !self.worker.submit(Job::Open {
                         id: job,
                         session: target,
                     }) {
-                        self.fail(
-                            out,
-                            job,
-                            "error: the turn worker has stopped; restart loopd",
-                        );
+                        self.worker_stopped(out, job);
                     }
                 }
             },
             Command::Allow(Err(arg)) => out.send(
                 id,
-                whole(&format!(
-                    "error: /allow needs the number of a refused call, got {arg:?}"
-                )),
+                whole(&error_line(format_args!(
+                    "/allow needs the number of a refused call, got {arg:?}"
+                ))),
             ),
             Command::Allow(Ok(call)) => {
                 let job = self.begin(id, None);
@@ -218,16 +209,14 @@ impl<W: Work> Channel<W> {
                     session,
                     call,
                 }) {
-                    self.fail(
-                        out,
-                        job,
-                        "error: the turn worker has stopped; restart loopd",
-                    );
+                    self.worker_stopped(out, job);
                 }
             }
             Command::Forget(crate::forget::Ask::List(query)) if query.is_empty() => out.send(
                 id,
-                whole("error: /forget needs a query, numbers from its list, or all"),
+                whole(&error_line(
+                    "/forget needs a query, numbers from its list, or all",
+                )),
             ),
             Command::Forget(ask) => {
                 let job = self.begin(id, None);
@@ -236,15 +225,11 @@ impl<W: Work> Channel<W> {
                     session,
                     ask,
                 }) {
-                    self.fail(
-                        out,
-                        job,
-                        "error: the turn worker has stopped; restart loopd",
-                    );
+                    self.worker_stopped(out, job);
                 }
             }
             Command::Recall(query) if query.is_empty() => {
-                out.send(id, whole("error: /recall needs a query"))
+                out.send(id, whole(&error_line("/recall needs a query")))
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
@@ -308,13 +293,13 @@ impl<W: Work> Channel<W> {
         self.waiting = what;
     }
 
-    fn fail(&mut self, out: &mut Outbox, job: JobId, why: &str) {
+    /// Ends `job` as failed because the worker has stopped taking jobs.
+    fn worker_stopped(&mut self, out: &mut Outbox, job: JobId) {
         self.on_event(
             out,
             Event::Done {
                 id: job,
-                reply: why.to_string(),
-                ok: false,
+                reply: Err("the turn worker has stopped; restart loopd".into()),
             },
         );
     }
@@ -342,12 +327,15 @@ impl<W: Work> Channel<W> {
         match event {
             Event::Text { text: t, .. } => flight.block.text(&t, &mut text),
             Event::Activity { line, .. } => flight.block.lines(&format!("· {line}"), &mut text),
-            Event::Done { reply, ok, .. } => {
+            Event::Done { reply, .. } => {
                 if let Some(flight) = conn.in_flight.take() {
                     let mut block = flight.block;
-                    block.lines(&reply, &mut text);
+                    match &reply {
+                        Ok(rest) => block.lines(rest, &mut text),
+                        Err(why) => block.lines(&error_line(why), &mut text),
+                    }
                     block.end(&mut text);
-                    if let (true, Some(target)) = (ok, flight.switch_to) {
+                    if let (Ok(_), Some(target)) = (reply, flight.switch_to) {
                         conn.session = target;
                     }
                 }
@@ -363,11 +351,11 @@ impl<W: Work> Channel<W> {
 fn pending_for(event: LineEvent) -> Pending {
     match event {
         LineEvent::Line(line) => Pending::Line(line),
-        LineEvent::TooLong => Pending::Error(format!(
-            "error: line over {} bytes; discarded",
+        LineEvent::TooLong => Pending::Error(error_line(format_args!(
+            "line over {} bytes; discarded",
             crate::MAX_LINE
-        )),
-        LineEvent::NotUtf8 => Pending::Error("error: line is not valid utf-8".into()),
+        ))),
+        LineEvent::NotUtf8 => Pending::Error(error_line("line is not valid utf-8")),
     }
 }
 
@@ -383,7 +371,10 @@ impl<W: Work> Service for Channel<W> {
             );
             out.send(
                 id,
-                whole(&format!("error: uid {} may not use this socket", peer.uid)),
+                whole(&error_line(format_args!(
+                    "uid {} may not use this socket",
+                    peer.uid
+                ))),
             );
             out.close(id);
             return;
@@ -441,11 +432,11 @@ impl<W: Work> Service for Channel<W> {
 
     fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
         let text = match why {
-            plumbing::Farewell::Deadline(d) => format!(
-                "error: closed: a line did not arrive whole within {} s of its first byte",
+            plumbing::Farewell::Deadline(d) => error_line(format_args!(
+                "closed: a line did not arrive whole within {} s of its first byte",
                 d.as_secs_f64()
-            ),
-            other => format!("error: {other}"),
+            )),
+            other => error_line(other),
         };
         whole(&text).into_bytes()
     }

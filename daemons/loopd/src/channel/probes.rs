@@ -6,7 +6,7 @@
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
-use crate::worker::{JobId, Notifier};
+use crate::worker::{JobId, Notifier, Reply};
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
 use proto::SessionId;
@@ -66,7 +66,7 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
             )),
             Err(e) => out.push_str(&format!("memoryd: unreachable: {e}")),
         }
-        (out, true)
+        Ok(out)
     });
 }
 
@@ -75,8 +75,8 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     spawn(notify.clone(), id, move || {
         match crate::memory::recall(&memory, &query) {
-            Ok(hits) => (shown(hits), true),
-            Err(e) => (format!("error: memory unavailable: {e}"), false),
+            Ok(hits) => Ok(shown(hits)),
+            Err(e) => Err(format!("memory unavailable: {e}")),
         }
     });
 }
@@ -151,16 +151,15 @@ fn shortened(text: &str) -> Option<String> {
     ))
 }
 
-fn spawn(notify: Notifier, id: JobId, f: impl FnOnce() -> (String, bool) + Send + 'static) {
+fn spawn(notify: Notifier, id: JobId, f: impl FnOnce() -> Reply + Send + 'static) {
     let fallback = notify.clone();
     let spawned = std::thread::Builder::new()
         .name("command".into())
         .spawn(move || {
-            let (reply, ok) = f();
-            notify.done(id, reply, ok);
+            notify.done(id, f());
         });
     if let Err(e) = spawned {
-        fallback.done(id, format!("error: cannot start a thread: {e}"), false);
+        fallback.done(id, Err(format!("cannot start a thread: {e}")));
     }
 }
 

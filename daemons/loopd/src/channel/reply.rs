@@ -13,6 +13,14 @@ use super::screen::{self, Source};
 /// What starts each of loopd's activity lines: only `Block::lines` writes it as itself.
 pub const ACTIVITY: &str = "· ";
 
+/// What starts a reply that failed (docs/channel.md): written here and nowhere else.
+pub const ERROR: &str = "error: ";
+
+/// A failure, as the owner reads it: `error: ` and what went wrong.
+pub fn error_line(why: impl std::fmt::Display) -> String {
+    format!("{ERROR}{why}")
+}
+
 pub struct Block {
     at_line_start: bool,
     /// The last character written, for the escape rules that look one character back.

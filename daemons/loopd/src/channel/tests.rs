@@ -91,11 +91,12 @@ impl Rig {
     }
 
     fn done(&mut self, id: JobId, reply: &str, ok: bool) {
-        self.event(Event::Done {
-            id,
-            reply: reply.into(),
-            ok,
-        });
+        let reply = if ok {
+            Ok(reply.to_string())
+        } else {
+            Err(reply.to_string())
+        };
+        self.event(Event::Done { id, reply });
     }
 
     /// Everything written to `id` since the last look, as text.
@@ -273,7 +274,7 @@ fn session_switches_only_once_the_open_succeeded() {
         }
         _ => panic!("not an open"),
     };
-    rig.done(id, "error: no session work", false);
+    rig.done(id, "no session work", false);
     rig.send(ME, "/session\n");
     assert!(rig.written(ME).ends_with("session main\n.\n"));
     rig.send(ME, "/session work\n");
@@ -346,4 +347,13 @@ fn model_text_cannot_write_a_line_that_passes_for_loopds_own() {
     assert!(!text.contains("\n· "), "{text:?}");
     assert!(text.contains("\n..\n"), "a lone dot is stuffed: {text:?}");
     assert!(text.ends_with("\n.\n"));
+}
+
+#[test]
+fn a_failed_job_is_written_with_the_error_prefix_once_by_the_channel() {
+    let mut rig = Rig::new();
+    rig.send(ME, "hello\n");
+    let (id, _) = rig.turn(0);
+    rig.done(id, "llama.cpp failed", false);
+    assert_eq!(rig.written(ME), "error: llama.cpp failed\n.\n");
 }

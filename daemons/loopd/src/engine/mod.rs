@@ -208,7 +208,7 @@ impl Engine {
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<(String, bool), crate::session::SessionError> {
+    ) -> Result<crate::worker::Reply, crate::session::SessionError> {
         crate::allow::run(&self.cfg, session, call, sink)
     }
 

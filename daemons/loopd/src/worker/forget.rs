@@ -5,7 +5,7 @@
 //! answered with what was removed where. At start, a removal a crash cut short is
 //! finished from its plan the same way.
 
-use super::{JobId, State};
+use super::{JobId, Reply, State};
 use crate::forget::find::{find, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
@@ -34,42 +34,37 @@ struct Listed {
 
 impl State {
     pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask) {
-        let (reply, ok) = match ask {
+        let reply = match ask {
             Ask::List(query) => self.forget_list(session, query),
             Ask::All => self.forget_remove(session, None),
             Ask::Remove(numbers) => self.forget_remove(session, Some(numbers)),
         };
-        self.notify.done(id, reply, ok);
+        self.notify.done(id, reply);
     }
 
-    fn forget_list(&mut self, session: &SessionId, query: String) -> (String, bool) {
+    fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
         let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
         let found = match find(&dir, &query) {
             Ok(found) => found,
-            Err(e) => return (format!("error: session {session}: {e}"), false),
+            Err(e) => return Err(format!("session {session}: {e}")),
         };
         plumbing::info!("session {session}: /forget listed {} records", found.len());
         if found.is_empty() {
             self.forgets.last.remove(session);
-            return (format!("nothing in session {session} holds that"), true);
+            return Ok(format!("nothing in session {session} holds that"));
         }
         let reply = render_list(session, &found);
         self.forgets
             .last
             .insert(session.clone(), Listed { query, found });
-        (reply, true)
+        Ok(reply)
     }
 
-    fn forget_remove(
-        &mut self,
-        session: &SessionId,
-        numbers: Option<Vec<usize>>,
-    ) -> (String, bool) {
+    fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
         let Some(listed) = self.forgets.last.remove(session) else {
-            return (
-                format!("error: nothing listed to forget in session {session}; /forget QUERY lists it first"),
-                false,
-            );
+            return Err(format!(
+                "nothing listed to forget in session {session}; /forget QUERY lists it first"
+            ));
         };
         let chosen: Vec<&Found> = match &numbers {
             None => listed.found.iter().collect(),
@@ -81,12 +76,12 @@ impl State {
                     .collect();
                 if !bad.is_empty() {
                     let reply = format!(
-                        "error: the list has {} entries; there is no {}",
+                        "the list has {} entries; there is no {}",
                         listed.found.len(),
                         bad.join(", ")
                     );
                     self.forgets.last.insert(session.clone(), listed);
-                    return (reply, false);
+                    return Err(reply);
                 }
                 numbers.iter().map(|&n| &listed.found[n - 1]).collect()
             }
@@ -100,13 +95,8 @@ impl State {
                 if chosen
                     .iter()
                     .all(|c| now.iter().any(|f| f.place == c.place)) => {}
-            Ok(_) => {
-                return (
-                    "error: the list is out of date; /forget QUERY again".to_string(),
-                    false,
-                )
-            }
-            Err(e) => return (format!("error: session {session}: {e}"), false),
+            Ok(_) => return Err("the list is out of date; /forget QUERY again".to_string()),
+            Err(e) => return Err(format!("session {session}: {e}")),
         }
         let plan = Plan::build(
             session.as_str(),
@@ -119,12 +109,9 @@ impl State {
         if let Err(e) = apply::run(&cfg.state_dir, &cfg.sessions_dir(), &plan) {
             plumbing::error!("session {session}: forget: {e}");
             // The plan (if written) stays: the next start finishes what it names.
-            return (
-                format!(
-                    "error: forgetting stopped part way: {e}; loopd finishes it at its next start"
-                ),
-                false,
-            );
+            return Err(format!(
+                "forgetting stopped part way: {e}; loopd finishes it at its next start"
+            ));
         }
         let places = self.forget_rest(session, &plan, "by the owner");
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
@@ -141,7 +128,7 @@ impl State {
             reply.push_str("\n- ");
             reply.push_str(&p);
         }
-        (reply, true)
+        Ok(reply)
     }
 
     /// What follows the files of a removal: the session reloaded from them, the slots,

@@ -1,7 +1,7 @@
 //! The worker's jobs besides a turn that change a session: `/compact` and `/allow N`.
 
 use super::report::EventSink;
-use super::{JobId, State};
+use super::{JobId, Reply, State};
 use crate::engine::Engine;
 use crate::session::Session;
 use crate::status::SessionView;
@@ -18,12 +18,12 @@ impl State {
         if let Some(why) = why {
             return self
                 .notify
-                .done(id, format!("error: session {session_id}: {why}"), false);
+                .done(id, Err(format!("session {session_id}: {why}")));
         }
         self.on_open_session(id, session_id, |engine, session, _| {
             match engine.compact(session) {
-                Ok(done) => (format!("compacted: {done}"), true),
-                Err(e) => (format!("error: compaction failed: {e}"), false),
+                Ok(done) => Ok(format!("compacted: {done}")),
+                Err(e) => Err(format!("compaction failed: {e}")),
             }
         });
     }
@@ -31,13 +31,13 @@ impl State {
     /// `/allow N` in `session_id`, which must exist: a new session refused nothing.
     pub(super) fn allow(&mut self, id: JobId, session_id: &SessionId, call: u64) {
         if !matches!(self.open(session_id), SessionView::Open { .. }) {
-            let why = format!("error: /allow {call}: session {session_id} has refused nothing");
-            return self.notify.done(id, why, false);
+            let why = format!("/allow {call}: session {session_id} has refused nothing");
+            return self.notify.done(id, Err(why));
         }
         self.on_open_session(id, session_id, |engine, session, sink| {
             engine
                 .allow(session, call, sink)
-                .unwrap_or_else(|e| (format!("error: session {session_id}: {e}"), false))
+                .unwrap_or_else(|e| Err(format!("session {session_id}: {e}")))
         });
     }
 
@@ -48,7 +48,7 @@ impl State {
         &mut self,
         id: JobId,
         session_id: &SessionId,
-        job: impl FnOnce(&mut Engine, &mut Session, &mut EventSink<'_>) -> (String, bool),
+        job: impl FnOnce(&mut Engine, &mut Session, &mut EventSink<'_>) -> Reply,
     ) {
         let State {
             engine,
@@ -58,14 +58,14 @@ impl State {
             ..
         } = self;
         let mut sink = EventSink { id, notify };
-        let (reply, ok) = match sessions.get_or_create(engine.cfg(), session_id) {
+        let reply = match sessions.get_or_create(engine.cfg(), session_id) {
             Ok(session) => {
                 let reply = job(engine, session, &mut sink);
                 board.set(session_id.as_str(), SessionView::of(session));
                 reply
             }
-            Err(e) => (format!("error: session {session_id}: {e}"), false),
+            Err(e) => Err(format!("session {session_id}: {e}")),
         };
-        notify.done(id, reply, ok);
+        notify.done(id, reply);
     }
 }

@@ -33,6 +33,12 @@ pub const MAX_OPEN_SESSIONS: usize = 16;
 
 pub type JobId = u64;
 
+/// A job's last words: the rest of its reply, or what went wrong in words. Nothing below
+/// the channel writes `error: `: the channel renders a failure, in one place
+/// (`channel::reply::error_line`), so a script can tell failures apart by that prefix
+/// and no producer can forget it or write it twice.
+pub type Reply = Result<String, String>;
+
 pub enum Job {
     /// Run a turn for the owner's `text` in `session`.
     Turn {
@@ -74,12 +80,10 @@ pub enum Event {
         id: JobId,
         line: String,
     },
-    /// The job is over; `reply` is the rest of its reply text (may be empty). `ok` is
-    /// false when the reply is an error.
+    /// The job is over: the rest of its reply text (may be empty), or what went wrong.
     Done {
         id: JobId,
-        reply: String,
-        ok: bool,
+        reply: Reply,
     },
     /// A heartbeat ended; it belongs to no client's job.
     Heartbeat(crate::heartbeat::beat::Beat),
@@ -115,12 +119,8 @@ impl Notifier {
         }
     }
 
-    pub fn done(&self, id: JobId, reply: impl Into<String>, ok: bool) {
-        self.send(Event::Done {
-            id,
-            reply: reply.into(),
-            ok,
-        });
+    pub fn done(&self, id: JobId, reply: Reply) {
+        self.send(Event::Done { id, reply });
     }
 }
 
@@ -235,7 +235,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             if let Some(id) = id {
                 state
                     .notify
-                    .done(id, "error: internal error in loopd (see its log)", false);
+                    .done(id, Err("internal error in loopd (see its log)".into()));
             }
             if beat {
                 state
@@ -278,18 +278,16 @@ impl State {
         match job {
             Job::Turn { id, session, text } => self.turn(id, &session, &text),
             Job::Open { id, session } => {
-                let (reply, ok) = match self.open(&session) {
-                    SessionView::Open { epoch, records, .. } => (
-                        format!("session {session}: epoch {epoch}, {records} records"),
-                        true,
-                    ),
-                    SessionView::New => (
-                        format!("session {session}: new; it starts with your first message"),
-                        true,
-                    ),
-                    SessionView::Broken(e) => (format!("error: session {session}: {e}"), false),
+                let reply = match self.open(&session) {
+                    SessionView::Open { epoch, records, .. } => Ok(format!(
+                        "session {session}: epoch {epoch}, {records} records"
+                    )),
+                    SessionView::New => Ok(format!(
+                        "session {session}: new; it starts with your first message"
+                    )),
+                    SessionView::Broken(e) => Err(format!("session {session}: {e}")),
                 };
-                self.notify.done(id, reply, ok);
+                self.notify.done(id, reply);
             }
             Job::Compact { id, session } => self.compact(id, &session),
             Job::Allow { id, session, call } => self.allow(id, &session, call),
@@ -378,16 +376,16 @@ impl State {
                 plumbing::error!("session {session_id}: {e}");
                 board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
                 board.turn_ended();
-                notify.done(id, format!("error: session {session_id}: {e}"), false);
+                notify.done(id, Err(format!("session {session_id}: {e}")));
                 return;
             }
         };
         let mut sink = EventSink { id, notify };
         let outcome = engine.turn(session, text, Origin::Owner, &mut sink);
         board.set(session_id.as_str(), SessionView::of(session));
-        let (reply, ok) = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
+        let reply = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
         // The answer is complete: the `.` goes out now, before the after-turn work.
-        notify.done(id, reply, ok);
+        notify.done(id, reply);
         after(engine, session, outcome.is_ok(), notify, board);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();

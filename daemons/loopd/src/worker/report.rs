@@ -2,7 +2,7 @@
 //! (`EventSink`), the after-turn step the next job waits for (`Waiting`), and the log line
 //! and last reply text of a finished turn (`done_line`).
 
-use super::{Event, JobId, Notifier};
+use super::{Event, JobId, Notifier, Reply};
 use crate::compact::finish::Progress;
 use crate::engine::EngineError;
 use crate::turn::Sink;
@@ -13,7 +13,7 @@ pub(super) fn done_line(
     session_id: &SessionId,
     outcome: &Result<crate::turn::TurnDone, EngineError>,
     secs: f64,
-) -> (String, bool) {
+) -> Reply {
     match outcome {
         Ok(done) => {
             let tokens = done.last.map_or_else(
@@ -30,15 +30,15 @@ pub(super) fn done_line(
                 done.rounds,
                 done.tool_calls
             );
-            (String::new(), true)
+            Ok(String::new())
         }
         Err(e) if e.is_session_full() => {
             plumbing::warn!("session {session_id}: turn ended: {e}");
-            (format!("error: {e}"), false)
+            Err(e.to_string())
         }
         Err(e) => {
             plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
-            (format!("error: {e}"), false)
+            Err(e.to_string())
         }
     }
 }
