@@ -228,13 +228,7 @@ impl Service for FrameService {
     }
 
     fn farewell(&self, why: &Farewell) -> Vec<u8> {
-        let message = match why {
-            Farewell::Deadline(d) => format!(
-                "closed: a frame did not arrive whole within {} s of its first byte",
-                d.as_secs_f64()
-            ),
-            other => other.to_string(),
-        };
+        let message = why.words("frame");
         frame::encode(&Response::Error { message }).unwrap_or_default()
     }
 

@@ -53,9 +53,26 @@ pub enum Farewell {
     InputTooLarge(usize),
 }
 
+impl Farewell {
+    /// The farewell in words, calling a unit of the service's protocol `unit` ("line",
+    /// "frame"): the one wording every service sends and the log shows.
+    pub fn words(&self, unit: &str) -> String {
+        Words(self, unit).to_string()
+    }
+}
+
 impl fmt::Display for Farewell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        Words(self, "message").fmt(f)
+    }
+}
+
+struct Words<'a>(&'a Farewell, &'a str);
+
+impl fmt::Display for Words<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = self.1;
+        match self.0 {
             Farewell::TooManyClients(n) => write!(
                 f,
                 "too many clients: all {n} connections are busy; try again shortly"
@@ -73,11 +90,11 @@ impl fmt::Display for Farewell {
             ),
             Farewell::Deadline(d) => write!(
                 f,
-                "closed: a message did not arrive whole within {} s of its first byte",
+                "closed: a {unit} did not arrive whole within {} s of its first byte",
                 d.as_secs_f64()
             ),
             Farewell::InputTooLarge(n) => {
-                write!(f, "closed: {n} bytes arrived without completing a message")
+                write!(f, "closed: {n} bytes arrived without completing a {unit}")
             }
         }
     }

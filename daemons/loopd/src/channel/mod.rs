@@ -431,14 +431,7 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
-        let text = match why {
-            plumbing::Farewell::Deadline(d) => error_line(format_args!(
-                "closed: a line did not arrive whole within {} s of its first byte",
-                d.as_secs_f64()
-            )),
-            other => error_line(other),
-        };
-        whole(&text).into_bytes()
+        whole(&error_line(why.words("line"))).into_bytes()
     }
 
     fn closed(&mut self, id: ConnId) {
