@@ -5,10 +5,10 @@
 //! this checks the plumbing, not the answers (`scripts/bench first-hour` weighs those).
 //! Waits poll `capture-pane`, bounded; nothing sleeps to synchronise.
 
+use crate::support::tmux::{have, Tmux};
 use crate::support::{bin, HANG};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The real model answering at a terminal on a shared 2-core machine: a guard against a
 /// hang, not a speed assertion.
@@ -16,59 +16,6 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(600);
 
 /// run-local's own bound on llama.cpp's start is 600 s; this covers it and loopd's start.
 const PROMPT_WITHIN: Duration = Duration::from_secs(900);
-
-/// One tmux server of this test's own (`-L`), so the owner's sessions are never touched.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn screen(&self) -> String {
-        let out = self.run(&["capture-pane", "-p", "-J", "-S", "-2000", "-t", "run"]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, text: &str) {
-        assert!(self
-            .run(&["send-keys", "-t", "run", "-l", text])
-            .status
-            .success());
-        assert!(self
-            .run(&["send-keys", "-t", "run", "Enter"])
-            .status
-            .success());
-    }
-
-    /// Polls the screen until `done` holds, for at most `within`.
-    fn wait(&self, within: Duration, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {what} on the terminal; it shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
 
 /// The lines after the last line that is exactly `typed` (rlwrap echoes it), when they
 /// hold a whole reply block: some text, then a line holding only `.`.
@@ -78,17 +25,6 @@ fn reply_after(screen: &str, typed: &str) -> Option<Vec<String>> {
     let rest = &lines[at + 1..];
     let end = rest.iter().position(|l| *l == ".")?;
     (end > 0).then(|| rest[..end].iter().map(|l| l.to_string()).collect())
-}
-
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("SKIPPED: {tool} is not installed (.ci/run installs it)");
-    }
-    found
 }
 
 fn venv() -> Option<PathBuf> {
@@ -171,29 +107,13 @@ fn run_local_at_a_terminal_answers_help_a_fact_and_a_question_and_quit_stops_eve
         .local_addr()
         .unwrap()
         .port();
-    let tmux = Tmux {
-        socket: format!("boxmaker-e2e-{}", std::process::id()),
-    };
     let command = format!(
         "env BOXMAKER_VENV={venv:?} BOXMAKER_BIN_DIR={bins:?} BOXMAKER_LLAMA_PORT={port} \
          BOXMAKER_CTX_PER_SLOT=2048 BOXMAKER_N_PREDICT=48 {:?} --model {model:?}; \
          echo run-local exited $?",
         repo.join("scripts/run-local")
     );
-    let started = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "run",
-        "-x",
-        "160",
-        "-y",
-        "50",
-        &command,
-    ]);
-    assert!(started.status.success(), "{started:?}");
-    // Keep the pane after run-local exits, so a failure shows why.
-    tmux.run(&["set-option", "-t", "run", "remain-on-exit", "on"]);
+    let tmux = Tmux::start("run-local", 160, 50, &command);
     let screen = tmux.wait(PROMPT_WITHIN, "prompt", |s| {
         s.contains("/quit or Ctrl-D leaves") || s.contains("run-local exited")
     });

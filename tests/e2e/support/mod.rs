@@ -11,6 +11,7 @@ pub mod notify;
 pub mod real_llama;
 pub mod relay;
 pub mod standin;
+pub mod tmux;
 pub mod tool_llama;
 
 pub use channel::LineClient;
