@@ -5,7 +5,7 @@
 //! held. The limits are the callers': each names its own with its reason.
 
 use nix::fcntl::OFlag;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -15,18 +15,9 @@ use std::path::Path;
 /// not a regular file is refused before a byte is read. The error does not name the path:
 /// every caller wraps it in an error that does.
 pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("not a regular file ({})", kind_of(&meta.file_type())),
-        ));
-    }
-    if meta.len() > max {
+    // The owner's config and prompts may well be links (into /etc, a dotfiles repo).
+    let file = open_regular(OpenOptions::new().read(true), path, Links::Follow)?;
+    if file.metadata()?.len() > max {
         return Err(too_large(max));
     }
     // The size is checked again on what is read, since the file may grow after the fstat.
@@ -36,6 +27,46 @@ pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
         return Err(too_large(max));
     }
     Ok(bytes)
+}
+
+/// Whether `open_regular` follows a symbolic link at the path itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    Follow,
+    /// Refused with "is a symbolic link; not followed": for files whose place is the
+    /// daemon's own (session logs), where a link could make it read any file it can open.
+    Refuse,
+}
+
+/// Opens `options` at `path` with `O_NONBLOCK` (so opening a FIFO with no writer returns
+/// at once) and `O_NOCTTY`, and refuses anything that is not a regular file before a byte
+/// is read or written. The one place both daemons open a file that someone else may have
+/// put there.
+pub fn open_regular(options: &mut OpenOptions, path: &Path, links: Links) -> io::Result<File> {
+    let mut flags = OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    if links == Links::Refuse {
+        flags |= OFlag::O_NOFOLLOW;
+    }
+    let file = options.custom_flags(flags.bits()).open(path).map_err(|e| {
+        // O_NOFOLLOW on a link fails with ELOOP, whose message ("too many levels of
+        // symbolic links") would mislead.
+        if links == Links::Refuse && e.raw_os_error() == Some(nix::libc::ELOOP) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link; not followed",
+            )
+        } else {
+            e
+        }
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_of(&meta.file_type())),
+        ));
+    }
+    Ok(file)
 }
 
 /// Like `read`, for text: bytes that are not UTF-8 are an error.

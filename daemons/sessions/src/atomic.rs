@@ -18,7 +18,21 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
 /// the directory takes the temporary name for the real one.
 pub fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
     let tmp = dir.join(format!("{name}.tmp"));
-    let mut f = File::create(&tmp).map_err(Error::io("create", &tmp))?;
+    // A temporary left by a crash is ours to replace; but whatever sits at its name is
+    // unlinked, not opened: `File::create` would follow a symbolic link put there and
+    // write the head into any file the daemon can open. `create_new` then refuses
+    // anything that appears at the name meanwhile, link or not.
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::io("remove stale", &tmp)(e))
+        }
+        _ => {}
+    }
+    let mut f = crate::lines::open_regular(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        &tmp,
+    )
+    .map_err(Error::io("create", &tmp))?;
     f.write_all(bytes).map_err(Error::io("write", &tmp))?;
     f.sync_all().map_err(Error::io("fsync", &tmp))?;
     Ok(tmp)
@@ -42,6 +56,20 @@ pub fn sync_dir(dir: &Path) -> Result<(), Error> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Regression: the temporary was opened with `File::create`, which follows a link put
+    /// at its name, so the write landed in the link's target.
+    #[test]
+    fn a_link_at_the_temporary_name_is_replaced_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("precious");
+        std::fs::write(&target, b"keep me").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("c.tmp")).unwrap();
+        write(dir.path(), "c", b"new").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+        assert_eq!(std::fs::read(dir.path().join("c")).unwrap(), b"new");
+    }
 
     #[test]
     fn a_write_replaces_the_file_and_leaves_no_temporary() {

@@ -11,11 +11,9 @@
 //! writes one), and is skipped without being held.
 
 use crate::Error;
-use nix::fcntl::OFlag;
 use proto::{Record, RecordError};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The longest log line read back. A record is a message or a tool result (tools cap
@@ -32,29 +30,7 @@ const READ_BUFFER: usize = 256 * 1024;
 /// read. A symbolic link is refused, never followed: a link in a session directory could
 /// otherwise make a daemon read (and index) any file it can open, `/etc/passwd` say.
 pub fn open_regular(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
-    let file = options
-        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_NOFOLLOW).bits())
-        .open(path)
-        .map_err(|e| {
-            // O_NOFOLLOW on a link fails with ELOOP, whose message ("too many levels of
-            // symbolic links") would mislead.
-            if e.raw_os_error() == Some(nix::libc::ELOOP) {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "is a symbolic link; not followed",
-                )
-            } else {
-                e
-            }
-        })?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok(file)
+    plumbing::bounded::open_regular(options, path, plumbing::bounded::Links::Refuse)
 }
 
 /// One step of a `LineReader`.

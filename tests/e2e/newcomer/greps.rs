@@ -1,4 +1,5 @@
-//! What a grep can check: proto does no I/O, bincode stays in the frame codec, and no
+//! What a grep can check: proto does no I/O, `sessions` opens files only through
+//! `open_regular`, bincode stays in the frame codec, and no
 //! comment or document cites a document outside the repository.
 
 use super::map::{is_test_module, tree};
@@ -42,6 +43,40 @@ fn proto_opens_no_file_or_socket() {
     assert!(
         found.is_empty(),
         "proto does its own I/O:\n{}",
+        found.join("\n")
+    );
+}
+
+/// ARCHITECTURE.md's invariant on `sessions`: its files are opened only through
+/// `open_regular` (no FIFO, device or link followed), so no other way to open one exists.
+#[test]
+fn the_sessions_crate_opens_files_only_through_open_regular() {
+    let mut found = Vec::new();
+    for (rel, code) in production_code(&repo().join("daemons/sessions/src")) {
+        for (n, line) in code.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or("");
+            let opens = code_part.contains("File::create")
+                || (code_part.contains("File::open") && !code_part.contains("File::open(dir)"))
+                || code_part.contains("fs::read(")
+                || code_part.contains("fs::read_to_string(")
+                || (code_part.contains("OpenOptions::new()")
+                    && !code
+                        .lines()
+                        .skip(n.saturating_sub(2))
+                        .take(3)
+                        .any(|l| l.contains("open_regular(")));
+            if opens {
+                found.push(format!(
+                    "daemons/sessions/src/{rel}:{}: {}",
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "sessions opens a file around open_regular:\n{}",
         found.join("\n")
     );
 }
