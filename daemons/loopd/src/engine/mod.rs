@@ -14,7 +14,7 @@ pub mod slots;
 
 use crate::compact::finish::{finish, After, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
-use crate::llama::Client;
+use crate::llama::{Client, Llama};
 use crate::prompt::TurnCtx;
 use crate::session::Session;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
@@ -71,7 +71,7 @@ impl EngineError {
 
 /// Warns, with the fix, when the served chat template cannot make tool calls: a model
 /// behind such a template never reads a file or recalls, and says nothing about why.
-pub fn check_tools(client: &Client) {
+pub fn check_tools(client: &dyn Llama) {
     for line in client.tool_findings() {
         plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
     }
@@ -79,14 +79,26 @@ pub fn check_tools(client: &Client) {
 
 pub struct Engine {
     cfg: Config,
-    client: Client,
+    /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
+    client: Box<dyn Llama>,
     keeper: Keeper,
 }
 
 impl Engine {
     pub fn new(cfg: Config) -> Engine {
         Engine {
-            client: Client::new(&cfg.llama),
+            client: Box::new(Client::new(&cfg.llama)),
+            keeper: Keeper::new(&cfg),
+            cfg,
+        }
+    }
+
+    /// An engine on another model server than llama.cpp at `llama.url`: the unit tests'
+    /// script.
+    #[cfg(test)]
+    pub fn with_llama(cfg: Config, client: Box<dyn Llama>) -> Engine {
+        Engine {
+            client,
             keeper: Keeper::new(&cfg),
             cfg,
         }
@@ -101,14 +113,14 @@ impl Engine {
     pub fn ctx(&self) -> TurnCtx<'_> {
         TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         }
     }
 
     /// A reloaded configuration, in force from the next call on. A new server (or new
     /// slots) makes the keeper start from knowing nothing.
     pub fn reload(&mut self, cfg: Config) {
-        self.client = Client::new(&cfg.llama);
+        self.client = Box::new(Client::new(&cfg.llama));
         self.keeper.reload(&self.cfg, &cfg);
         self.cfg = cfg;
     }
@@ -128,7 +140,7 @@ impl Engine {
     pub fn save_idle(&mut self) -> Option<crate::status::SlotSave> {
         let ctx = TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         };
         self.keeper.save(&ctx)
     }
@@ -194,7 +206,7 @@ impl Engine {
         let from = session.epoch();
         let ctx = TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         };
         let result = crate::compact::compact_or_note(&ctx, session, Reason::Manual);
         self.compacted(session, from, result.as_ref().ok());
@@ -219,7 +231,7 @@ impl Engine {
     pub fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
         let ctx = TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         };
         self.keeper.forgotten(&ctx, session, epochs)
     }
@@ -231,7 +243,7 @@ impl Engine {
         let from = session.epoch();
         let ctx = TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         };
         let after = finish(&ctx, session, full, progress);
         match &after {
@@ -250,7 +262,7 @@ impl Engine {
         if let Some(done) = done {
             let ctx = TurnCtx {
                 cfg: &self.cfg,
-                client: &self.client,
+                client: self.client.as_ref(),
             };
             self.keeper.epoch_ended(&ctx, session.id(), done.from);
         }
@@ -267,11 +279,11 @@ impl Engine {
     ) -> Result<TurnDone, TurnError> {
         let ctx = TurnCtx {
             cfg: &self.cfg,
-            client: &self.client,
+            client: self.client.as_ref(),
         };
         if self.keeper.before_turn(&ctx, session.id(), session.epoch()) {
             // A restarted server may serve another model or template.
-            check_tools(&self.client);
+            check_tools(self.client.as_ref());
         }
         let outcome = run_turn(&ctx, session, text, origin, sink);
         self.keeper
@@ -279,3 +291,6 @@ impl Engine {
         outcome
     }
 }
+
+#[cfg(test)]
+mod tests;

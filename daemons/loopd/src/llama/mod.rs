@@ -10,6 +10,7 @@
 //! one byte a second cannot stretch it, and nothing is read after `[DONE]`: the answer
 //! is returned as soon as it is whole (docs/llama-api.md, "Deadlines").
 
+pub mod api;
 pub mod body;
 pub mod check;
 pub mod probe;
@@ -20,10 +21,10 @@ pub mod sse;
 pub mod tokenize;
 
 #[allow(unused_imports)] // for the start-up check's caller (`Client::tool_support`)
-pub use check::ToolSupport;
+pub use api::Llama;
 pub use probe::ProbeError;
 pub use request::{ChatRequest, Message};
-pub use slots::SlotListError;
+pub use slots::{SlotError, SlotInfo, SlotListError};
 pub use sse::{Completion, Delta};
 
 use std::fmt;
@@ -223,11 +224,6 @@ impl Client {
             );
             std::thread::sleep(wait);
         }
-    }
-
-    /// `(id, n_ctx)` of each slot, from `GET /slots`.
-    pub fn slots(&self) -> Result<Vec<(u64, u64)>, SlotListError> {
-        Ok(self.slot_list()?.iter().map(|s| (s.id, s.n_ctx)).collect())
     }
 
     /// Whether `GET /health` answers 200.

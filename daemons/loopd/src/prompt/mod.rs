@@ -6,7 +6,7 @@
 
 pub mod replay;
 
-use crate::llama::Client;
+use crate::llama::Llama;
 use proto::config::Config;
 
 /// Model calls ask for the model's thinking: the owner's questions deserve it, and
@@ -17,7 +17,8 @@ pub const THINKING: bool = true;
 /// What a model call needs besides its session.
 pub struct TurnCtx<'a> {
     pub cfg: &'a Config,
-    pub client: &'a Client,
+    /// The model server: llama.cpp in the daemon, a script in the engine's unit tests.
+    pub client: &'a dyn Llama,
 }
 
 /// The first `n` characters of `s`, never splitting a character. It borrows, so the

@@ -259,8 +259,9 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
 fn check_slots(engine: &Engine) {
     let ctx = engine.ctx();
     let (client, cfg) = (ctx.client, ctx.cfg);
-    match client.slots() {
-        Ok(slots) => {
+    match client.slot_list() {
+        Ok(list) => {
+            let slots: Vec<(u64, u64)> = list.iter().map(|s| (s.id, s.n_ctx)).collect();
             for line in crate::llama::check::findings(&slots, cfg) {
                 plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
             }

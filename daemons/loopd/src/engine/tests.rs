@@ -1,0 +1,339 @@
+//! The engine's rules (docs/turn.md) with no server and no thread: a scripted `Llama`
+//! answers each model call in order and records what it was asked, and the session's
+//! files are real, in a temporary directory.
+
+use super::*;
+use crate::llama::{
+    ChatRequest, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
+};
+use proto::{Record, ToolCall};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// One scripted answer: the pieces streamed, then the completion.
+enum Answer {
+    Says(Vec<&'static str>, Completion),
+    Fails(LlamaError),
+}
+
+#[derive(Clone, Default)]
+struct Script {
+    answers: Arc<Mutex<VecDeque<Answer>>>,
+    /// The request bodies, in order.
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Script {
+    fn then(&self, answer: Answer) -> &Script {
+        self.answers.lock().unwrap().push_back(answer);
+        self
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl Llama for Script {
+    fn base_url(&self) -> &str {
+        "http://127.0.0.1:9"
+    }
+
+    fn chat(
+        &self,
+        req: &ChatRequest,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Completion, LlamaError> {
+        self.asked.lock().unwrap().push(req.body());
+        match self.answers.lock().unwrap().pop_front() {
+            Some(Answer::Says(pieces, completion)) => {
+                for piece in pieces {
+                    on_delta(Delta::Content(piece));
+                }
+                Ok(completion)
+            }
+            Some(Answer::Fails(e)) => Err(e),
+            None => Err(LlamaError::Transport(
+                "the script has no more answers".into(),
+            )),
+        }
+    }
+
+    fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError> {
+        Ok(Vec::new())
+    }
+
+    fn slot_save(&self, _: u32, _: &str) -> Result<u64, SlotError> {
+        Err(SlotError::NoSavePath)
+    }
+
+    fn slot_restore(&self, _: u32, _: &str) -> Result<u64, SlotError> {
+        Err(SlotError::NoSavePath)
+    }
+
+    fn slot_erase(&self, _: u32) -> Result<(), SlotError> {
+        Ok(())
+    }
+
+    fn tool_findings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+fn usage(prompt_n: u64, predicted_n: u64) -> Option<proto::Tokens> {
+    Some(proto::Tokens {
+        cache_n: 0,
+        prompt_n,
+        predicted_n,
+    })
+}
+
+fn says(text: &'static str) -> Answer {
+    Answer::Says(
+        vec![text],
+        Completion {
+            content: Some(text.into()),
+            tool_calls: Vec::new(),
+            timings: usage(100, 5),
+            finish: Some("stop".into()),
+        },
+    )
+}
+
+fn calls(name: &str, arguments: &str, finish: &str) -> Answer {
+    Answer::Says(
+        Vec::new(),
+        Completion {
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+            timings: usage(100, 20),
+            finish: Some(finish.into()),
+        },
+    )
+}
+
+/// Collects what the owner would see.
+#[derive(Default)]
+struct Screen {
+    text: String,
+    activity: Vec<String>,
+}
+
+impl Sink for Screen {
+    fn text(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    fn activity(&mut self, line: &str) {
+        self.activity.push(line.to_string());
+    }
+}
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    engine: Engine,
+    session: Session,
+    script: Script,
+    files: std::path::PathBuf,
+}
+
+fn rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(prompts.join("system.md"), "You are terse.").unwrap();
+    std::fs::write(prompts.join("compact.md"), "Summarise the conversation.").unwrap();
+    std::fs::write(prompts.join("summarise.md"), "Summarise this result.").unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let mut cfg = Config {
+        state_dir: dir.path().join("state"),
+        ..Config::default()
+    };
+    cfg.baseline.system = prompts.join("system.md");
+    cfg.memory.socket = dir.path().join("no-memoryd.sock");
+    cfg.memory.auto_recall = false;
+    cfg.tools.read_file.roots = vec![files.clone()];
+    std::fs::create_dir_all(cfg.sessions_dir()).unwrap();
+    let session = session(&cfg.sessions_dir());
+    let script = Script::default();
+    let engine = Engine::with_llama(cfg, Box::new(script.clone()));
+    Rig {
+        _dir: dir,
+        engine,
+        session,
+        script,
+        files,
+    }
+}
+
+fn session(sessions_dir: &Path) -> Session {
+    let id = proto::SessionId::parse("main").unwrap();
+    Session::open_or_create(sessions_dir, &id, || {
+        Ok(crate::session::Frozen {
+            system: "You are terse.".into(),
+            tools: crate::tools::schemas(),
+        })
+    })
+    .unwrap()
+}
+
+fn kinds(session: &Session) -> Vec<&'static str> {
+    session
+        .records()
+        .iter()
+        .map(|r| match r {
+            Record::User { .. } => "user",
+            Record::Assistant { .. } => "assistant",
+            Record::Usage { .. } => "usage",
+            Record::ToolResult { .. } => "tool_result",
+            Record::Note { .. } => "note",
+            Record::Memory { .. } => "memory",
+            _ => "other",
+        })
+        .collect()
+}
+
+#[test]
+fn a_plain_answer_streams_to_the_owner_and_is_logged_with_its_usage() {
+    let mut r = rig();
+    r.script.then(says("Hello."));
+    let mut screen = Screen::default();
+    let done = r
+        .engine
+        .turn(&mut r.session, "hi", Origin::Owner, &mut screen)
+        .unwrap();
+    assert_eq!(screen.text, "Hello.");
+    assert_eq!(done.rounds, 1);
+    assert_eq!(kinds(&r.session), ["user", "assistant", "usage"]);
+}
+
+#[test]
+fn a_tool_call_runs_and_its_result_goes_back_to_the_model_in_the_next_round() {
+    let mut r = rig();
+    let path = r.files.join("boat.txt");
+    std::fs::write(&path, "The boat is blue.").unwrap();
+    let args = serde_json::json!({ "path": path }).to_string();
+    r.script
+        .then(calls("read_file", &args, "tool_calls"))
+        .then(says("It is blue."));
+    let mut screen = Screen::default();
+    let done = r
+        .engine
+        .turn(&mut r.session, "read it", Origin::Owner, &mut screen)
+        .unwrap();
+    assert_eq!((done.rounds, done.tool_calls), (2, 1));
+    assert_eq!(
+        kinds(&r.session),
+        [
+            "user",
+            "assistant",
+            "usage",
+            "tool_result",
+            "assistant",
+            "usage"
+        ]
+    );
+    let asked = r.script.asked();
+    assert!(asked[1].contains("The boat is blue."), "{}", asked[1]);
+    assert!(screen.activity.iter().any(|l| l.contains("read_file")));
+}
+
+/// A cut answer's calls may hold cut JSON: they are never run, and the turn ends there
+/// (docs/turn.md, "A cut answer").
+#[test]
+fn a_cut_answer_ends_the_turn_its_calls_never_run_and_the_owner_is_told() {
+    let mut r = rig();
+    r.script
+        .then(calls("read_file", "{\"path\": \"/fi", "length"));
+    let mut screen = Screen::default();
+    let done = r
+        .engine
+        .turn(&mut r.session, "read it", Origin::Owner, &mut screen)
+        .unwrap();
+    assert!(done.cut);
+    assert_eq!(r.script.asked().len(), 1, "nothing more is asked");
+    assert!(!kinds(&r.session).contains(&"tool_result"));
+    assert!(
+        r.session
+            .records()
+            .iter()
+            .any(|rec| matches!(rec, Record::Assistant { cut: true, .. })),
+        "{:?}",
+        r.session.records()
+    );
+    assert!(
+        screen
+            .activity
+            .iter()
+            .any(|l| l.contains("cut at 20 tokens")),
+        "{:?}",
+        screen.activity
+    );
+}
+
+/// A full context compacts and the line is asked again in the new epoch, in one turn.
+#[test]
+fn a_full_context_compacts_and_the_same_line_is_answered_in_the_next_epoch() {
+    let mut r = rig();
+    r.script.then(says("First."));
+    let mut screen = Screen::default();
+    r.engine
+        .turn(
+            &mut r.session,
+            "remember the boat is blue",
+            Origin::Owner,
+            &mut screen,
+        )
+        .unwrap();
+    r.script
+        .then(Answer::Fails(LlamaError::ContextFull(
+            "the prompt is too long".into(),
+        )))
+        .then(says("The owner said the boat is blue."))
+        .then(says("Blue."));
+    let mut screen = Screen::default();
+    r.engine
+        .turn(
+            &mut r.session,
+            "what colour is the boat?",
+            Origin::Owner,
+            &mut screen,
+        )
+        .unwrap();
+    assert_eq!(r.session.epoch(), 1);
+    assert_eq!(screen.text, "Blue.");
+    let asked = r.script.asked();
+    assert!(asked.last().unwrap().contains("what colour is the boat?"));
+    assert!(
+        r.session
+            .carry()
+            .is_some_and(|c| c.contains("boat is blue")),
+        "{:?}",
+        r.session.carry()
+    );
+}
+
+/// A refusal the same request would meet again fails the turn at once, with the way out
+/// named, and is written down as a `note`.
+#[test]
+fn a_refusal_that_would_repeat_fails_once_names_compact_and_leaves_a_note() {
+    let mut r = rig();
+    r.script.then(Answer::Fails(LlamaError::Refused {
+        status: 500,
+        message: "Failed to parse tool call arguments as JSON".into(),
+    }));
+    let mut screen = Screen::default();
+    let e = r
+        .engine
+        .turn(&mut r.session, "hi", Origin::Owner, &mut screen)
+        .unwrap_err();
+    assert!(e.to_string().contains("/compact"), "{e}");
+    assert_eq!(r.script.asked().len(), 1, "not retried");
+    assert_eq!(kinds(&r.session), ["user", "note"]);
+}

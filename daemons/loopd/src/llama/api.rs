@@ -1,0 +1,62 @@
+//! `Llama`: everything loopd asks of its model server, as one trait. The daemon's is
+//! [`Client`] (HTTP to llama.cpp); the engine's unit tests script answers instead, so the
+//! turn's rules (the tool loop, a cut answer, compaction after a full context, a failure
+//! the same request would meet again) are checked with no server and no thread.
+
+use super::{
+    ChatRequest, Client, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
+};
+
+pub trait Llama: Send {
+    /// Where the server is, for log lines and for the rules that depend on the model
+    /// served there (its special tokens).
+    fn base_url(&self) -> &str;
+    /// One completion, streamed: each delta goes to `on_delta` as it arrives.
+    fn chat(
+        &self,
+        req: &ChatRequest,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Completion, LlamaError>;
+    fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError>;
+    /// Saves slot `slot` to `filename`; the tokens saved.
+    fn slot_save(&self, slot: u32, filename: &str) -> Result<u64, SlotError>;
+    /// Loads `filename` into slot `slot`; the tokens restored.
+    fn slot_restore(&self, slot: u32, filename: &str) -> Result<u64, SlotError>;
+    fn slot_erase(&self, slot: u32) -> Result<(), SlotError>;
+    /// What is wrong with the served chat template's tool support, one line each.
+    fn tool_findings(&self) -> Vec<String>;
+}
+
+impl Llama for Client {
+    fn base_url(&self) -> &str {
+        Client::base_url(self)
+    }
+
+    fn chat(
+        &self,
+        req: &ChatRequest,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Completion, LlamaError> {
+        Client::chat(self, req, on_delta)
+    }
+
+    fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError> {
+        Client::slot_list(self)
+    }
+
+    fn slot_save(&self, slot: u32, filename: &str) -> Result<u64, SlotError> {
+        Client::slot_save(self, slot, filename)
+    }
+
+    fn slot_restore(&self, slot: u32, filename: &str) -> Result<u64, SlotError> {
+        Client::slot_restore(self, slot, filename)
+    }
+
+    fn slot_erase(&self, slot: u32) -> Result<(), SlotError> {
+        Client::slot_erase(self, slot)
+    }
+
+    fn tool_findings(&self) -> Vec<String> {
+        Client::tool_findings(self)
+    }
+}
