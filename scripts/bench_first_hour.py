@@ -5,7 +5,10 @@ the reply's `.`, the tokens the model wrote (loopd's `turn done` log lines) and 
 reply holds the fact it should; and the time to the prompt, cold (the first start in this
 run) and warm (a second start right after).
 
-    bench_first_hour.py BIN_DIR NAME=MODEL.gguf [NAME=MODEL.gguf ...]
+    bench_first_hour.py BIN_DIR NAME=MODEL.gguf|NAME=default [...]
+
+`default` runs run-local as a newcomer does, with no --model: the default chat model as
+run-local serves it (tools off unless BOXMAKER_TOOLS=1).
 """
 import os
 import queue
@@ -58,7 +61,8 @@ class Run:
         env = dict(os.environ, BOXMAKER_BIN_DIR=bin_dir)
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            [os.path.join(REPO, "scripts", "run-local"), "--model", model],
+            [os.path.join(REPO, "scripts", "run-local")]
+            + ([] if model == "default" else ["--model", model]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

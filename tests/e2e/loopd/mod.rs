@@ -3,6 +3,7 @@
 //! llama.cpp was sent, and the records on disk.
 
 mod bench;
+mod bench_hostile;
 mod bench_ux;
 mod channel;
 mod clients;
