@@ -39,8 +39,12 @@ fn log_bytes(fx: &Fixture) -> u64 {
 #[test]
 #[ignore = "benchmark: scripts/bench hostile"]
 fn bench_huge_tool_arguments() {
-    println!("### loopd under a server sending {ARGUMENT_BYTES}-byte tool arguments, {TURNS} turns\n");
-    println!("| build | peak RSS (MiB) | RSS after (MiB) | log grew (MiB) | replies that were errors |");
+    println!(
+        "### loopd under a server sending {ARGUMENT_BYTES}-byte tool arguments, {TURNS} turns\n"
+    );
+    println!(
+        "| build | peak RSS (MiB) | RSS after (MiB) | log grew (MiB) | replies that were errors |"
+    );
     println!("|---|---|---|---|---|");
     let path = format!("/{}", "a".repeat(ARGUMENT_BYTES - 12));
     let args = serde_json::json!({ "path": path }).to_string();

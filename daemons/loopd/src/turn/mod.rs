@@ -17,7 +17,7 @@ use proto::time::now_rfc3339;
 use proto::{Origin, Record, Tokens};
 use std::fmt;
 
-pub use crate::prompt::TurnCtx;
+use crate::prompt::TurnCtx;
 
 /// Where a turn's visible output goes: the asking client's reply block.
 pub trait Sink {

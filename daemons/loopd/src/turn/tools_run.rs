@@ -7,7 +7,8 @@
 //! by the server's `tool_call_id`, which may repeat or be empty: the `· ` line offering
 //! `/allow N` and the `note` that `/allow N` reads both name that number.
 
-use super::{Sink, TurnCtx};
+use super::Sink;
+use crate::prompt::TurnCtx;
 use crate::session::{Session, SessionError};
 use crate::tools::guard::{self, Allowed, Offer, Refusal};
 use crate::tools::{self, ToolOutput};
