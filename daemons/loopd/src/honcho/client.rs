@@ -39,7 +39,6 @@ pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 /// validation messages, not enough to flood the journal.
 pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
 
-#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
 /// Conclusions asked for per page: the most Honcho's pages hold.
 pub const CONCLUSIONS_PAGE: u64 = 100;
 
@@ -92,11 +91,13 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// A message Honcho holds: its `boxmaker_id` and its content.
+/// A message Honcho holds: its `boxmaker_id`, its content and its `created_at` (the
+/// record's time as loopd sent it, in Honcho's notation), if Honcho said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Held {
     pub id: String,
     pub content: String,
+    pub created_at: Option<String>,
 }
 
 pub struct Client {
@@ -186,7 +187,6 @@ impl Client {
         Ok(())
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
     /// Honcho's id and `created_at` of the message whose `boxmaker_id` is `id`, if it
     /// holds one.
     pub fn message_by_id(
@@ -205,7 +205,6 @@ impl Client {
         Ok(items.first().and_then(id_and_time))
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
     /// Page `page` (from 1) of the conclusions Honcho drew in `session`, as (id,
     /// `created_at`), and how many pages there are.
     pub fn conclusions(
@@ -224,7 +223,6 @@ impl Client {
         Ok((items.iter().filter_map(id_and_time).collect(), pages))
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
     /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204). One already gone counts
     /// as deleted.
     pub fn delete_conclusion(&self, id: &str) -> Result<(), CallError> {
@@ -269,7 +267,11 @@ impl Client {
             field(item.get("metadata").and_then(|m| m.get(ID_KEY))),
             field(item.get("content")),
         ) {
-            (Some(id), Some(content)) => Ok(Some(Held { id, content })),
+            (Some(id), Some(content)) => Ok(Some(Held {
+                id,
+                content,
+                created_at: field(item.get("created_at")),
+            })),
             // A message without our id is not one of ours, whatever the filter said.
             _ => Ok(None),
         }
@@ -299,7 +301,6 @@ fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallE
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
 /// An item's `id` and `created_at`.
 fn id_and_time(item: &Value) -> Option<(String, String)> {
     Some((

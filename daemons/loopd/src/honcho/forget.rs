@@ -15,7 +15,7 @@
 //! page of conclusions and per conclusion deleted, each bounded by the client's timeouts.
 
 use super::client::{CallError, Client};
-use super::message::{message_id, MIN_MESSAGE_CHARS};
+use super::message::{message_id, time_key, MIN_MESSAGE_CHARS};
 use super::names;
 use proto::config::Honcho;
 use std::fmt;
@@ -172,23 +172,6 @@ fn run(
         out.conclusions_deleted += 1;
     }
     Ok(())
-}
-
-/// A timestamp as something that orders by time: Honcho's UTC `2026-11-30T04:34:57.1Z` (or
-/// `+00:00`) as its date and time, then its fraction padded to nanoseconds. A time in
-/// another form sorts after everything, so a conclusion with an odd date is deleted
-/// rather than left holding the text.
-fn time_key(t: &str) -> (String, String) {
-    let utc = t
-        .strip_suffix('Z')
-        .or_else(|| t.strip_suffix("+00:00"))
-        .filter(|s| s.len() >= 19 && s.is_char_boundary(19));
-    let Some(s) = utc else {
-        return ("~".into(), String::new());
-    };
-    let (whole, frac) = s.split_at(19);
-    let digits: String = frac.trim_start_matches('.').chars().take(9).collect();
-    (whole.to_string(), format!("{digits:0<9}"))
 }
 
 #[cfg(test)]

@@ -36,12 +36,12 @@
 
 mod client;
 mod cursor;
-// Called by `/forget` once it is wired; until then only the tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub mod forget;
 mod label;
 mod message;
+pub mod moved;
 mod names;
+pub mod pause;
 mod scan;
 mod status;
 mod sync;
@@ -54,16 +54,19 @@ mod tests_forget;
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
+#[cfg(test)]
+mod tests_rewrite;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
 
 use message::Peers;
+use pause::{Gate, Paused};
 use plumbing::backoff::Backoff;
 use proto::config::Config;
 use proto::SessionId;
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -162,6 +165,7 @@ enum Msg {
 pub struct Reporter {
     tx: SyncSender<Msg>,
     stopping: Arc<AtomicBool>,
+    gate: Arc<Gate>,
     /// Read by the tests and by `status` (not yet asked for by `/status`).
     #[cfg_attr(not(test), allow(dead_code))]
     shared: Arc<Shared>,
@@ -188,6 +192,7 @@ impl Reporter {
             return None;
         }
         let stopping = Arc::new(AtomicBool::new(false));
+        let gate = Arc::new(Gate::default());
         let ctx = Ctx {
             state_dir: cfg.state_dir.clone(),
             client: client::Client::new(&cfg.honcho),
@@ -202,6 +207,7 @@ impl Reporter {
             honcho_session: cfg.honcho.session.clone(),
             after_post: opts.after_post,
             stopping: Arc::clone(&stopping),
+            gate: Arc::clone(&gate),
             max_chars: Cell::new(message::MAX_MESSAGE_CHARS),
             peer_setup: Cell::new(PeerSetup::Pending),
         };
@@ -220,6 +226,7 @@ impl Reporter {
             Ok(thread) => Some(Reporter {
                 tx,
                 stopping,
+                gate,
                 shared,
                 thread: Some(thread),
             }),
@@ -236,6 +243,14 @@ impl Reporter {
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn status(&self) -> StatusHandle {
         self.shared.status.clone()
+    }
+
+    /// Holds the reporter still until the answer is dropped: the round under way ends at
+    /// its next request boundary (so this waits at most one request, bounded by the
+    /// client's timeouts) and none starts meanwhile. For a rewrite of the logs it reads
+    /// (`/forget`): see `pause` and `moved`.
+    pub fn pause(&self) -> Paused {
+        Paused::new(Arc::clone(&self.gate))
     }
 
     /// Tells the reporter that `session` may have a newly finished turn. Never blocks.
@@ -338,14 +353,22 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
             }
             next_rescan = now + opts.rescan;
         }
+        reload(&mut slots, ctx.gate.take_reloads(), &opts);
         let names: Vec<String> = slots.keys().cloned().collect();
         for name in names {
+            match slots.get(&name) {
+                Some(slot) if slot.due && Instant::now() >= slot.next_try => {}
+                _ => continue,
+            }
+            // Held still while a forget rewrites the logs; a session it moved is read
+            // from disk again before its round.
+            let Some((_round, reloads)) = ctx.gate.enter(&ctx.stopping) else {
+                return;
+            };
+            reload(&mut slots, reloads, &opts);
             let Some(slot) = slots.get_mut(&name) else {
                 continue;
             };
-            if !slot.due || Instant::now() < slot.next_try {
-                continue;
-            }
             match slot.sync.run(&ctx) {
                 Outcome::Idle { posted } => {
                     slot.due = false;
@@ -393,6 +416,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                         h.last_error = Some(failure.message);
                     });
                 }
+                Outcome::Paused => {}
                 Outcome::Exit => return,
             }
         }
@@ -429,6 +453,19 @@ fn publish(slots: &BTreeMap<String, Slot>, status: &StatusHandle) {
             .map(|h| h.failure.message.clone()),
         retrying_since: held().map(|h| h.since).min(),
     });
+}
+
+/// Sessions whose logs a forget rewrote: what the thread held of them is dropped and
+/// they are tried at once (a backoff they were in was waiting for that forget).
+fn reload(slots: &mut BTreeMap<String, Slot>, names: BTreeSet<String>, opts: &Options) {
+    for name in names {
+        mark_due(slots, &name, opts);
+        if let Some(slot) = slots.get_mut(&name) {
+            slot.sync.reload();
+            slot.next_try = Instant::now();
+            slot.backoff.reset();
+        }
+    }
 }
 
 /// Marks a session for a round, keeping any backoff it is in.
