@@ -42,8 +42,9 @@ pub struct LogEdit {
 pub struct LineEdit {
     pub line: u64,
     pub note: String,
-    /// The record's type (`user`, `tool_result`, …).
+    /// The record's type (`user`, `tool_result`, …) and time.
     pub kind: String,
+    pub time: String,
     /// Where the line started in the log as it was before the removal, and its length
     /// with its newline. Kept here, taken from the files before the first change, so a
     /// removal finished after a crash still knows them: Honcho names a reported record
@@ -86,6 +87,7 @@ impl Plan {
                         f.time
                     ),
                     kind: f.kind.to_string(),
+                    time: f.time.clone(),
                     offset: f.offset,
                     len: f.len,
                 }),
@@ -146,6 +148,7 @@ impl Plan {
                     .map(|l| HonchoRecord {
                         epoch: log.epoch,
                         offset: l.offset,
+                        time: l.time.clone(),
                     })
             })
             .collect()

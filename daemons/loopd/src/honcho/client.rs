@@ -187,15 +187,16 @@ impl Client {
         Ok(())
     }
 
-    /// Honcho's id and `created_at` of the message whose `boxmaker_id` is `id`, if it
-    /// holds one.
-    pub fn message_by_id(
+    /// Honcho's id and `created_at` of the message whose metadata `key` is `value`
+    /// (`boxmaker_id` or `boxmaker_record`), if it holds one.
+    pub fn message_by(
         &self,
         session: &str,
-        id: &str,
+        key: &str,
+        value: &str,
     ) -> Result<Option<(String, String)>, CallError> {
         let url = format!("{}/list?page=1&size=1", self.messages_url(session));
-        let body = json!({ "filters": { "metadata": { ID_KEY: id } } });
+        let body = json!({ "filters": { "metadata": { key: value } } });
         let resp = match self.send(&url, &body) {
             Ok(r) => r,
             Err(CallError::Status { status: 404, .. }) => return Ok(None),

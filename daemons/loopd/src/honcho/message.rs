@@ -30,6 +30,12 @@ pub const MIN_MESSAGE_CHARS: usize = 256;
 /// The metadata key holding a message's stable id.
 pub const ID_KEY: &str = "boxmaker_id";
 
+/// The metadata key naming a message's record by its epoch, time and side (and part),
+/// not by its byte offset: a forget rewrites a log and moves the offsets of every later
+/// line, and `/forget` must still find what Honcho holds of a record reported before an
+/// earlier forget of the same epoch moved it.
+pub const RECORD_KEY: &str = "boxmaker_record";
+
 /// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
 /// the newest message of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
@@ -45,6 +51,8 @@ pub struct Peers {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
     pub id: String,
+    /// See [`RECORD_KEY`].
+    pub record: String,
     pub peer: String,
     pub content: String,
     pub created_at: String,
@@ -57,7 +65,7 @@ impl Outgoing {
             "content": self.content,
             "peer_id": self.peer,
             "created_at": self.created_at,
-            "metadata": { ID_KEY: self.id, SESSION_KEY: session },
+            "metadata": { ID_KEY: self.id, RECORD_KEY: self.record, SESSION_KEY: session },
         })
     }
 }
@@ -70,6 +78,17 @@ pub fn message_id(session: &str, epoch: u64, offset: u64, role: &str, part: usiz
         format!("{session}/{epoch}/{offset}/{role}")
     } else {
         format!("{session}/{epoch}/{offset}/{role}/{part}")
+    }
+}
+
+/// A message's [`RECORD_KEY`]: `<session>/<epoch>/<record time>/<owner|assistant>`, with
+/// `/<part>` as in [`message_id`]. One side of one epoch never writes two records in the
+/// same millisecond, so it names one record, wherever its line is.
+pub fn record_key(session: &str, epoch: u64, time: &str, role: &str, part: usize) -> String {
+    if part == 0 {
+        format!("{session}/{epoch}/{time}/{role}")
+    } else {
+        format!("{session}/{epoch}/{time}/{role}/{part}")
     }
 }
 
@@ -96,6 +115,7 @@ pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers, max_chars: usize
         for (part, content) in split(&said.text, max_chars).into_iter().enumerate() {
             out.push(Outgoing {
                 id: message_id(session, turn.epoch, said.offset, role, part),
+                record: record_key(session, turn.epoch, &said.time, role, part),
                 peer: peer.clone(),
                 content,
                 created_at: said.time.clone(),
