@@ -123,7 +123,7 @@ fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
     reporter.stop();
     let old_offset = offset_of(&logs, "question 2");
 
-    let mut forget_query = |query: &str| {
+    let forget_query = |query: &str| {
         let found = find(&logs.dir, query).unwrap();
         let chosen: Vec<_> = found.iter().collect();
         let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
