@@ -5,6 +5,7 @@
 //! other record is as it was. `crash` does the same with loopd killed at each step.
 
 mod crash;
+mod honcho;
 
 use crate::loopd::{records_in, write_config, Loopd, N_CTX};
 use crate::support::standin::{text, tool_calls, Standin};

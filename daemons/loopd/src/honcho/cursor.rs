@@ -9,7 +9,8 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// A cursor file is three small numbers; anything bigger is not one of ours.
+/// A cursor file is three small numbers and, after a forget, that forget's time; anything
+/// bigger is not one of ours.
 const MAX_CURSOR_BYTES: u64 = 4096;
 
 /// A position in a session's logs.

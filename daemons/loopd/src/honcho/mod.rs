@@ -22,6 +22,15 @@
 //! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
 //! one extra list call, not a duplicate.
 //!
+//! **Forgetting.** `/forget` rewrites logs the reporter reads, moving the byte offsets of
+//! every later line of an epoch. The worker pauses the reporter ([`Reporter::pause`])
+//! while it does, and moves the stored cursor with the lines, once (`moved`); the newest
+//! message Honcho holds is recognised by its epoch, side, text and time rather than by
+//! the offset in its id (`message::find_held`); and each message also carries
+//! `boxmaker_record` (epoch, time, side), by which `forget` finds what Honcho holds of a
+//! record whose line an earlier forget moved. See docs/honcho.md, "After a forget
+//! rewrote a log".
+//!
 //! **Refusals.** Only a message Honcho refuses on its own (a 422 or 413, narrowed to that
 //! one message by halving the batch) is passed over, with a warning naming it; one refused
 //! as too long is cut smaller and sent again. Everything else — 401, 403, 409, 429, 5xx, no
