@@ -15,7 +15,7 @@
 //! Every failure is kept as it came: an HTTP status with the start of its body and any
 //! `Retry-After`, or a transport error. What to do about it is the caller's (`sync`).
 
-use super::message::{Outgoing, ID_KEY, SESSION_KEY};
+use super::message::{Held, Outgoing, ID_KEY, SESSION_KEY};
 use proto::config::Honcho;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -89,15 +89,6 @@ impl std::fmt::Display for CallError {
             CallError::Transport(m) => f.write_str(m),
         }
     }
-}
-
-/// A message Honcho holds: its `boxmaker_id`, its content and its `created_at` (the
-/// record's time as loopd sent it, in Honcho's notation), if Honcho said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
-    pub id: String,
-    pub content: String,
-    pub created_at: Option<String>,
 }
 
 pub struct Client {

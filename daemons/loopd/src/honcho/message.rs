@@ -5,7 +5,6 @@
 //! in its metadata. Heartbeat turns give none. A text longer than Honcho accepts is sent
 //! as several messages in order, so nothing is refused for its length.
 
-use super::client::Held;
 use super::cursor::Cursor;
 use super::label::Labeller;
 use super::scan::{Scan, Turn};
@@ -39,6 +38,15 @@ pub const RECORD_KEY: &str = "boxmaker_record";
 /// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
 /// the newest message of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
+
+/// A message Honcho holds: its `boxmaker_id`, its content and its `created_at` (the
+/// record's time as loopd sent it, in Honcho's notation), if Honcho said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub id: String,
+    pub content: String,
+    pub created_at: Option<String>,
+}
 
 /// The peers from `[honcho]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -99,6 +99,17 @@ pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
 /// any that are dropped, so a full queue never blocks a turn.
 pub const MAX_PENDING_POKES: usize = 64;
 
+/// Whether a rewrite of a session's logs is under way or was cut short by a crash, and
+/// the file that says so: a forget's plan (`crate::forget::plan::pending`, handed in by
+/// the worker, which sits above both). Such a session is not reported until the rewrite
+/// is finished: its cursor may name offsets of the logs as they were.
+pub type Rewriting = fn(&std::path::Path, &str) -> Option<std::path::PathBuf>;
+
+/// No rewrite is ever under way.
+fn never_rewriting(_: &std::path::Path, _: &str) -> Option<std::path::PathBuf> {
+    None
+}
+
 /// How a reporter paces itself, what it does after a post (tests change these), and where
 /// it tells its state.
 #[derive(Debug, Clone)]
@@ -110,6 +121,7 @@ pub struct Options {
     /// Where `/status` reads the reporter's state. The caller may keep a clone across
     /// reporter restarts (a reload of `[honcho]`); each reporter starts it afresh.
     pub status: StatusHandle,
+    pub rewriting: Rewriting,
 }
 
 impl Default for Options {
@@ -120,6 +132,7 @@ impl Default for Options {
             rescan: RESCAN_INTERVAL,
             after_post: AfterPost::Continue,
             status: StatusHandle::default(),
+            rewriting: never_rewriting,
         }
     }
 }
@@ -183,9 +196,16 @@ pub struct Reporter {
 
 impl Reporter {
     /// Starts the reporter thread, or returns `None` when `honcho.url` is empty (or the
-    /// thread cannot be started, which is logged).
-    pub fn start(cfg: &Config) -> Option<Reporter> {
-        Reporter::start_with(cfg, Options::from_env())
+    /// thread cannot be started, which is logged). A session `rewriting` names is not
+    /// reported until it no longer does.
+    pub fn start(cfg: &Config, rewriting: Rewriting) -> Option<Reporter> {
+        Reporter::start_with(
+            cfg,
+            Options {
+                rewriting,
+                ..Options::from_env()
+            },
+        )
     }
 
     pub fn start_with(cfg: &Config, opts: Options) -> Option<Reporter> {
@@ -215,6 +235,7 @@ impl Reporter {
             },
             honcho_session: cfg.honcho.session.clone(),
             after_post: opts.after_post,
+            rewriting: opts.rewriting,
             stopping: Arc::clone(&stopping),
             gate: Arc::clone(&gate),
             max_chars: Cell::new(message::MAX_MESSAGE_CHARS),

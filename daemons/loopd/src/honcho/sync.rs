@@ -12,10 +12,10 @@
 //! round ends as a [`Failure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
 
-use super::client::{CallError, Client, Held};
+use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
 use super::label::{Classes, Labeller};
-use super::message::{self, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
+use super::message::{self, Held, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
 use super::pause::Gate;
 use super::scan;
 use std::cell::Cell;
@@ -70,6 +70,8 @@ pub struct Ctx {
     /// Set when the reporter is stopped; looked at between batches so that a long catch-up
     /// does not hold a shutdown.
     pub stopping: Arc<AtomicBool>,
+    /// See [`Rewriting`](super::Rewriting).
+    pub rewriting: super::Rewriting,
     /// Asked to hold still (`Reporter::pause`): looked at where `stopping` is.
     pub gate: Arc<Gate>,
     /// The most characters one message holds: `MAX_MESSAGE_CHARS` until a server refuses a
@@ -266,10 +268,10 @@ impl SessionSync {
         } else {
             ctx.honcho_session.clone()
         };
-        // A forget of this session is under way or was cut short by a crash: its logs and
-        // the cursor may not agree until loopd has finished it (`moved`), and then it
-        // reloads this session.
-        if let Some(plan) = crate::forget::plan::pending(&ctx.state_dir, &name) {
+        // A forget is rewriting this session's logs, or was cut short by a crash: the
+        // logs and the cursor may not agree until loopd has finished it (`moved`), and
+        // then it reloads this session.
+        if let Some(plan) = (ctx.rewriting)(&ctx.state_dir, &name) {
             self.cursor = None;
             return Err(Failure {
                 kind: "forget".into(),
