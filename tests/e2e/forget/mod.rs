@@ -4,7 +4,9 @@
 //! directory finds it nowhere, the session opens and answers after a restart, and every
 //! other record is as it was. `crash` does the same with loopd killed at each step.
 
+mod bench;
 mod crash;
+mod honcho;
 
 use crate::loopd::{records_in, write_config, Loopd, N_CTX};
 use crate::support::standin::{text, tool_calls, Standin};

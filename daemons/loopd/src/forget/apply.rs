@@ -9,7 +9,6 @@ use super::plan::{self, LogEdit, Plan};
 use super::ForgetError;
 use crate::testhook::abort_at;
 use proto::head::log_file_name;
-use proto::Record;
 use std::path::Path;
 
 /// Writes `plan` and then makes every change it names to the session under
@@ -52,11 +51,7 @@ fn rewrite_log(dir: &Path, time: &str, edit: &LogEdit) -> Result<(), ForgetError
         kept += raw.len();
         match edits.peek() {
             Some(e) if e.line == line => {
-                let note = Record::Note {
-                    time: time.to_string(),
-                    text: e.note.clone(),
-                };
-                out.extend_from_slice(note.to_line().as_bytes());
+                out.extend_from_slice(e.note_line(time).as_bytes());
                 edits.next();
             }
             _ => out.extend_from_slice(raw),

@@ -29,6 +29,11 @@ pub struct Found {
     pub time: String,
     /// The whole text, as the owner reads it in the list.
     pub text: String,
+    /// For a record: where its line starts in the log as found, and its length with its
+    /// newline (0 and 0 for a carry). Honcho names a reported record by that offset, and
+    /// the Honcho reporter's cursor moves by the change of that length.
+    pub offset: u64,
+    pub len: u64,
 }
 
 /// Whether `text` holds `query`, ignoring case.
@@ -91,10 +96,15 @@ pub fn find(dir: &Path, query: &str) -> Result<Vec<Found>, ForgetError> {
                 kind: "carry",
                 time: head.started.clone(),
                 text: carry.to_string(),
+                offset: 0,
+                len: 0,
             });
         }
         let bytes = read_log(&dir.join(log_file_name(epoch)))?;
+        let mut offset = 0u64;
         for (line, raw) in (0u64..).zip(whole_lines(&bytes)) {
+            let at = offset;
+            offset += raw.len() as u64;
             // A line that is not a record holds nothing the model or memoryd ever read.
             let Ok(record) = std::str::from_utf8(raw)
                 .map_err(|_| ())
@@ -109,6 +119,8 @@ pub fn find(dir: &Path, query: &str) -> Result<Vec<Found>, ForgetError> {
                     kind: record.kind(),
                     time: record.time().to_string(),
                     text: texts.join("\n"),
+                    offset: at,
+                    len: raw.len() as u64,
                 });
             }
         }

@@ -3,8 +3,9 @@
 //! removal changes (`plan`, written before the first change so a crash can be finished),
 //! and the removal on disk itself (`apply`): each epoch log holding a chosen record
 //! rewritten atomically with the record replaced by a `note`, and each carried summary
-//! holding the text redacted in its head. The slots, memoryd and Honcho are told by the
-//! engine and the worker once the files are done.
+//! holding the text redacted in its head. The slots, memoryd and Honcho (its reporter's
+//! cursor, moved by `Plan::rewrite`, and what its API allows) are told by the engine and
+//! the worker once the files are done.
 //!
 //! Nothing here logs the text being forgotten: log lines name sessions, epochs, kinds
 //! and character counts only.
@@ -92,26 +93,4 @@ impl std::error::Error for ForgetError {}
 fn io(op: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ForgetError {
     let path = path.to_path_buf();
     move |source| ForgetError::Files(sessions::Error::Io { op, path, source })
-}
-
-/// What Honcho keeps of forgotten text, for the owner's reply. Honcho's v3 API has no
-/// call that deletes a message already posted (derived conclusions can be deleted), so
-/// this is the hook where that deletion goes: the owner of the Honcho reporter
-/// (`crate::honcho`) fills it in with the calls the API allows. Until then it only says
-/// what stays there.
-pub fn honcho_forgotten(
-    cfg: &proto::config::Config,
-    session: &str,
-    epochs: &[u64],
-) -> Option<String> {
-    if cfg.honcho.url.is_empty() {
-        return None;
-    }
-    plumbing::info!(
-        "session {session}: forget: Honcho keeps the messages of epochs {epochs:?} already posted to it (its API cannot delete a message)"
-    );
-    Some(format!(
-        "Honcho at {}: messages of this session already posted there stay there (its API cannot delete a message); delete them in Honcho by hand if they must go",
-        cfg.honcho.url
-    ))
 }

@@ -5,6 +5,9 @@
 
 use super::find::{Found, Place};
 use super::{io, ForgetError};
+use crate::honcho::forget::Record as HonchoRecord;
+use crate::honcho::moved::{Replaced, Rewrite};
+use proto::Record;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +42,26 @@ pub struct LogEdit {
 pub struct LineEdit {
     pub line: u64,
     pub note: String,
+    /// The record's type (`user`, `tool_result`, …) and time.
+    pub kind: String,
+    pub time: String,
+    /// Where the line started in the log as it was before the removal, and its length
+    /// with its newline. Kept here, taken from the files before the first change, so a
+    /// removal finished after a crash still knows them: Honcho names a reported record
+    /// by that offset, and the Honcho reporter's cursor moves by the change of length.
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl LineEdit {
+    /// The line that replaces the record: a `note` at the plan's time.
+    pub fn note_line(&self, time: &str) -> String {
+        Record::Note {
+            time: time.to_string(),
+            text: self.note.clone(),
+        }
+        .to_line()
+    }
 }
 
 /// The head of `epoch` gets `carry` as its carried summary.
@@ -63,6 +86,10 @@ impl Plan {
                         f.text.chars().count(),
                         f.time
                     ),
+                    kind: f.kind.to_string(),
+                    time: f.time.clone(),
+                    offset: f.offset,
+                    len: f.len,
                 }),
                 Place::Carry { epoch } => carries.push(CarryEdit {
                     epoch,
@@ -83,6 +110,48 @@ impl Plan {
                 .collect(),
             carries,
         }
+    }
+
+    /// How the removal moves the lines of the logs, for the Honcho reporter's cursor. Its
+    /// id is the plan's time: two removals of one session never share it.
+    pub fn rewrite(&self) -> Rewrite {
+        Rewrite {
+            id: self.time.clone(),
+            epochs: self
+                .logs
+                .iter()
+                .map(|log| {
+                    let lines = log
+                        .lines
+                        .iter()
+                        .map(|l| Replaced {
+                            offset: l.offset,
+                            old_len: l.len,
+                            new_len: l.note_line(&self.time).len() as u64,
+                        })
+                        .collect();
+                    (log.epoch, lines)
+                })
+                .collect(),
+        }
+    }
+
+    /// The forgotten records Honcho may hold: the owner's messages and the answers (the
+    /// only records ever reported), each by its epoch and its line's offset as reported.
+    pub fn reported(&self) -> Vec<HonchoRecord> {
+        self.logs
+            .iter()
+            .flat_map(|log| {
+                log.lines
+                    .iter()
+                    .filter(|l| matches!(l.kind.as_str(), "user" | "assistant"))
+                    .map(|l| HonchoRecord {
+                        epoch: log.epoch,
+                        offset: l.offset,
+                        time: l.time.clone(),
+                    })
+            })
+            .collect()
     }
 
     /// The epochs whose prompt the removal changes.
@@ -127,6 +196,12 @@ pub fn dir(state_dir: &Path) -> PathBuf {
 
 fn file_name(session: &str) -> String {
     format!("{session}.json")
+}
+
+/// The plan file of `session` when one exists: a removal is under way or was cut short.
+pub fn pending(state_dir: &Path, session: &str) -> Option<PathBuf> {
+    let path = dir(state_dir).join(file_name(session));
+    path.exists().then_some(path)
 }
 
 /// Writes `plan` atomically, creating the directory (durably) the first time.

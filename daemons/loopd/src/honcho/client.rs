@@ -15,7 +15,7 @@
 //! Every failure is kept as it came: an HTTP status with the start of its body and any
 //! `Retry-After`, or a transport error. What to do about it is the caller's (`sync`).
 
-use super::message::{Outgoing, ID_KEY, SESSION_KEY};
+use super::message::{Held, Outgoing, ID_KEY, SESSION_KEY};
 use proto::config::Honcho;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -39,7 +39,6 @@ pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 /// validation messages, not enough to flood the journal.
 pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
 
-#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
 /// Conclusions asked for per page: the most Honcho's pages hold.
 pub const CONCLUSIONS_PAGE: u64 = 100;
 
@@ -90,13 +89,6 @@ impl std::fmt::Display for CallError {
             CallError::Transport(m) => f.write_str(m),
         }
     }
-}
-
-/// A message Honcho holds: its `boxmaker_id` and its content.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
-    pub id: String,
-    pub content: String,
 }
 
 pub struct Client {
@@ -186,16 +178,16 @@ impl Client {
         Ok(())
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
-    /// Honcho's id and `created_at` of the message whose `boxmaker_id` is `id`, if it
-    /// holds one.
-    pub fn message_by_id(
+    /// Honcho's id and `created_at` of the message whose metadata `key` is `value`
+    /// (`boxmaker_id` or `boxmaker_record`), if it holds one.
+    pub fn message_by(
         &self,
         session: &str,
-        id: &str,
+        key: &str,
+        value: &str,
     ) -> Result<Option<(String, String)>, CallError> {
         let url = format!("{}/list?page=1&size=1", self.messages_url(session));
-        let body = json!({ "filters": { "metadata": { ID_KEY: id } } });
+        let body = json!({ "filters": { "metadata": { key: value } } });
         let resp = match self.send(&url, &body) {
             Ok(r) => r,
             Err(CallError::Status { status: 404, .. }) => return Ok(None),
@@ -205,7 +197,6 @@ impl Client {
         Ok(items.first().and_then(id_and_time))
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
     /// Page `page` (from 1) of the conclusions Honcho drew in `session`, as (id,
     /// `created_at`), and how many pages there are.
     pub fn conclusions(
@@ -224,7 +215,6 @@ impl Client {
         Ok((items.iter().filter_map(id_and_time).collect(), pages))
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
     /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204). One already gone counts
     /// as deleted.
     pub fn delete_conclusion(&self, id: &str) -> Result<(), CallError> {
@@ -269,7 +259,11 @@ impl Client {
             field(item.get("metadata").and_then(|m| m.get(ID_KEY))),
             field(item.get("content")),
         ) {
-            (Some(id), Some(content)) => Ok(Some(Held { id, content })),
+            (Some(id), Some(content)) => Ok(Some(Held {
+                id,
+                content,
+                created_at: field(item.get("created_at")),
+            })),
             // A message without our id is not one of ours, whatever the filter said.
             _ => Ok(None),
         }
@@ -299,7 +293,6 @@ fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallE
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))] // used by `forget`, not yet wired
 /// An item's `id` and `created_at`.
 fn id_and_time(item: &Value) -> Option<(String, String)> {
     Some((

@@ -9,12 +9,12 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// A cursor file is three small numbers; anything bigger is not one of ours.
+/// A cursor file is three small numbers and, after a forget, that forget's time; anything
+/// bigger is not one of ours.
 const MAX_CURSOR_BYTES: u64 = 4096;
 
 /// A position in a session's logs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Cursor {
     /// The epoch whose log holds the next unreported line.
     pub epoch: u64,
@@ -23,7 +23,6 @@ pub struct Cursor {
     /// How many messages of the turn starting at `offset` Honcho already holds. Usually
     /// 0; it is more only when a batch ended inside a turn (a turn whose text was split
     /// into many messages) or when Honcho was found holding part of one after a crash.
-    #[serde(default)]
     pub done: usize,
 }
 
@@ -57,8 +56,27 @@ pub fn path(state_dir: &Path, session: &str) -> PathBuf {
     state_dir.join("honcho").join(format!("{session}.cursor"))
 }
 
+/// The file's form: the cursor, and the id of the log rewrite that last moved it (see
+/// `moved`), kept only until the reporter next stores the cursor.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OnDisk {
+    epoch: u64,
+    offset: u64,
+    #[serde(default)]
+    done: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    moved_by: Option<String>,
+}
+
 /// The stored cursor, or `None` when the session was never reported.
 pub fn load(path: &Path) -> Result<Option<Cursor>, CursorError> {
+    Ok(load_marked(path)?.map(|(c, _)| c))
+}
+
+/// The stored cursor and the id of the rewrite that moved it, if one did since the
+/// reporter last stored it.
+pub fn load_marked(path: &Path) -> Result<Option<(Cursor, Option<String>)>, CursorError> {
     let text = match plumbing::bounded::read_text(path, MAX_CURSOR_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -75,17 +93,30 @@ pub fn load(path: &Path) -> Result<Option<Cursor>, CursorError> {
             })
         }
     };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| CursorError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    let d: OnDisk = serde_json::from_str(&text).map_err(|e| CursorError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let c = Cursor {
+        epoch: d.epoch,
+        offset: d.offset,
+        done: d.done,
+    };
+    Ok(Some((c, d.moved_by)))
 }
 
 /// Replaces the stored cursor atomically and durably. Without the directory fsync a power
 /// cut could bring back the old cursor and with it a duplicate report.
 pub fn store(path: &Path, cursor: &Cursor) -> Result<(), CursorError> {
+    store_marked(path, cursor, None)
+}
+
+/// [`store`], with the id of the rewrite that moved the cursor.
+pub fn store_marked(
+    path: &Path,
+    cursor: &Cursor,
+    moved_by: Option<&str>,
+) -> Result<(), CursorError> {
     let write_err = |message: String| CursorError::Write {
         path: path.to_path_buf(),
         message,
@@ -94,7 +125,13 @@ pub fn store(path: &Path, cursor: &Cursor) -> Result<(), CursorError> {
         return Err(write_err("not a file path".into()));
     };
     fs::create_dir_all(dir).map_err(|e| write_err(format!("{}: {e}", dir.display())))?;
-    let mut text = serde_json::to_string(cursor).map_err(|e| write_err(e.to_string()))?;
+    let d = OnDisk {
+        epoch: cursor.epoch,
+        offset: cursor.offset,
+        done: cursor.done,
+        moved_by: moved_by.map(str::to_string),
+    };
+    let mut text = serde_json::to_string(&d).map_err(|e| write_err(e.to_string()))?;
     text.push('\n');
     sessions::atomic::write(dir, name, text.as_bytes()).map_err(|e| write_err(e.to_string()))
 }

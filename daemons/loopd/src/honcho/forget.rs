@@ -11,11 +11,17 @@
 //! deleted. Conclusions Honcho draws across sessions later (its "dreams") and peer cards
 //! carry no session, cannot be told apart, and are left: the sentence says so.
 //!
-//! Blocking: one request per forgotten record's message (and part of a long one), per
-//! page of conclusions and per conclusion deleted, each bounded by the client's timeouts.
+//! Each forgotten record is looked for by its `boxmaker_id` (the offset its line had),
+//! and, when that finds nothing, by its `boxmaker_record` (epoch, time and side): a
+//! record reported before an earlier forget of the same epoch moved its line is found
+//! that way.
+//!
+//! Blocking: up to two requests per side of each forgotten record and per part of a long
+//! text, one per page of conclusions and one per conclusion deleted, each bounded by the
+//! client's timeouts; the first failure ends the work.
 
 use super::client::{CallError, Client};
-use super::message::{message_id, MIN_MESSAGE_CHARS};
+use super::message::{message_id, record_key, time_key, ID_KEY, MIN_MESSAGE_CHARS, RECORD_KEY};
 use super::names;
 use proto::config::Honcho;
 use std::fmt;
@@ -28,11 +34,13 @@ pub const MAX_CONCLUSION_PAGES: u64 = 1000;
 /// `sessions::MAX_RECORD_LINE` bytes, cut into pieces of at least `MIN_MESSAGE_CHARS`.
 const MAX_PARTS: usize = (sessions::MAX_RECORD_LINE as usize) / MIN_MESSAGE_CHARS + 1;
 
-/// A forgotten record: where its line starts in the session's logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A forgotten record: where its line started in the session's logs before it was
+/// forgotten, and its time.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     pub epoch: u64,
     pub offset: u64,
+    pub time: String,
 }
 
 /// What forgetting did in Honcho.
@@ -128,8 +136,15 @@ fn run(
     for r in records {
         for role in ["owner", "assistant"] {
             for part in 0..MAX_PARTS {
+                // By the offset first; a record reported before an earlier forget of its
+                // epoch moved its line is found by its epoch, time and side instead.
                 let id = message_id(session, r.epoch, r.offset, role, part);
-                let Some((honcho_id, created_at)) = client.message_by_id(target, &id)? else {
+                let key = record_key(session, r.epoch, &r.time, role, part);
+                let found = match client.message_by(target, ID_KEY, &id)? {
+                    Some(m) => Some(m),
+                    None => client.message_by(target, RECORD_KEY, &key)?,
+                };
+                let Some((honcho_id, created_at)) = found else {
                     break;
                 };
                 out.messages_left.push(honcho_id);
@@ -172,23 +187,6 @@ fn run(
         out.conclusions_deleted += 1;
     }
     Ok(())
-}
-
-/// A timestamp as something that orders by time: Honcho's UTC `2026-11-30T04:34:57.1Z` (or
-/// `+00:00`) as its date and time, then its fraction padded to nanoseconds. A time in
-/// another form sorts after everything, so a conclusion with an odd date is deleted
-/// rather than left holding the text.
-fn time_key(t: &str) -> (String, String) {
-    let utc = t
-        .strip_suffix('Z')
-        .or_else(|| t.strip_suffix("+00:00"))
-        .filter(|s| s.len() >= 19 && s.is_char_boundary(19));
-    let Some(s) = utc else {
-        return ("~".into(), String::new());
-    };
-    let (whole, frac) = s.split_at(19);
-    let digits: String = frac.trim_start_matches('.').chars().take(9).collect();
-    (whole.to_string(), format!("{digits:0<9}"))
 }
 
 #[cfg(test)]

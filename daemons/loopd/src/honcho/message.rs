@@ -29,9 +29,24 @@ pub const MIN_MESSAGE_CHARS: usize = 256;
 /// The metadata key holding a message's stable id.
 pub const ID_KEY: &str = "boxmaker_id";
 
+/// The metadata key naming a message's record by its epoch, time and side (and part),
+/// not by its byte offset: a forget rewrites a log and moves the offsets of every later
+/// line, and `/forget` must still find what Honcho holds of a record reported before an
+/// earlier forget of the same epoch moved it.
+pub const RECORD_KEY: &str = "boxmaker_record";
+
 /// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
 /// the newest message of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
+
+/// A message Honcho holds: its `boxmaker_id`, its content and its `created_at` (the
+/// record's time as loopd sent it, in Honcho's notation), if Honcho said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub id: String,
+    pub content: String,
+    pub created_at: Option<String>,
+}
 
 /// The peers from `[honcho]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +59,8 @@ pub struct Peers {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
     pub id: String,
+    /// See [`RECORD_KEY`].
+    pub record: String,
     pub peer: String,
     pub content: String,
     pub created_at: String,
@@ -56,7 +73,7 @@ impl Outgoing {
             "content": self.content,
             "peer_id": self.peer,
             "created_at": self.created_at,
-            "metadata": { ID_KEY: self.id, SESSION_KEY: session },
+            "metadata": { ID_KEY: self.id, RECORD_KEY: self.record, SESSION_KEY: session },
         })
     }
 }
@@ -69,6 +86,17 @@ pub fn message_id(session: &str, epoch: u64, offset: u64, role: &str, part: usiz
         format!("{session}/{epoch}/{offset}/{role}")
     } else {
         format!("{session}/{epoch}/{offset}/{role}/{part}")
+    }
+}
+
+/// A message's [`RECORD_KEY`]: `<session>/<epoch>/<record time>/<owner|assistant>`, with
+/// `/<part>` as in [`message_id`]. One side of one epoch never writes two records in the
+/// same millisecond, so it names one record, wherever its line is.
+pub fn record_key(session: &str, epoch: u64, time: &str, role: &str, part: usize) -> String {
+    if part == 0 {
+        format!("{session}/{epoch}/{time}/{role}")
+    } else {
+        format!("{session}/{epoch}/{time}/{role}/{part}")
     }
 }
 
@@ -95,6 +123,7 @@ pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers, max_chars: usize
         for (part, content) in split(&said.text, max_chars).into_iter().enumerate() {
             out.push(Outgoing {
                 id: message_id(session, turn.epoch, said.offset, role, part),
+                record: record_key(session, turn.epoch, &said.time, role, part),
                 peer: peer.clone(),
                 content,
                 created_at: said.time.clone(),
@@ -272,24 +301,83 @@ pub fn count_pending(
         .count())
 }
 
-/// Where message `id` lies in `scan` (read from `from`): the cursor just past it, and
-/// whether Honcho's copy, `content`, is the same text. Honcho strips NUL characters from
-/// what it stores, so they do not count.
-pub fn cursor_past(
+/// Where Honcho's newest message lies in a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The cursor just past it, and whether Honcho's copy is the same text.
+    Past(Cursor, bool),
+    /// Not among the `looked` messages of the scan.
+    NotHere { looked: usize },
+}
+
+/// Where `held`, Honcho's newest message of `session`, lies in `scan` (read from `from`).
+///
+/// A message is the same as Honcho's when it has the same epoch, side, part, text and time
+/// (`created_at`): its byte offset is not compared, because a forget rewrites a log and
+/// moves every later line of it (docs/forgetting.md), so Honcho may name a record by the
+/// offset it had then. Two records of one side with the same text and the same time to
+/// the millisecond are one record. When Honcho gives no time, the id must match too.
+/// A message at Honcho's id with other text is reported as such (`Past(_, false)`): the
+/// logs were started over. Honcho strips NUL characters from what it stores, so they do
+/// not count.
+pub fn find_held(
     session: &str,
     scan: &Scan,
     from: &Cursor,
     peers: &Peers,
-    id: &str,
-    content: &str,
+    held: &Held,
     gate: &mut Gate<'_>,
-) -> Result<Option<(Cursor, bool)>, String> {
-    Ok(pending(session, scan, from, peers, gate)?
-        .into_iter()
-        .find_map(|(item, after)| match item {
-            Item::Post(m) if m.id == id => Some((after, m.content.replace('\0', "") == content)),
-            _ => None,
-        }))
+) -> Result<Found, String> {
+    let want = id_tail(session, &held.id);
+    let mut at_id = None;
+    let mut looked = 0;
+    for (item, after) in pending(session, scan, from, peers, gate)? {
+        let Item::Post(m) = item else { continue };
+        looked += 1;
+        let same_text = m.content.replace('\0', "") == held.content;
+        let same_time = held
+            .created_at
+            .as_deref()
+            .map(time_key)
+            .filter(|k| k.0 != "~")
+            .map(|k| k == time_key(&m.created_at));
+        if same_text && want.is_some() && id_tail(session, &m.id) == want && same_time == Some(true)
+        {
+            return Ok(Found::Past(after, true));
+        }
+        if m.id == held.id && at_id.is_none() {
+            at_id = Some((after, same_text && same_time != Some(false)));
+        }
+    }
+    Ok(match at_id {
+        Some((after, same)) => Found::Past(after, same),
+        None => Found::NotHere { looked },
+    })
+}
+
+/// The epoch and the side and part (`owner`, `assistant/2`) an id of `session` names: all
+/// of it but the byte offset.
+fn id_tail<'a>(session: &str, id: &'a str) -> Option<(u64, &'a str)> {
+    let rest = id.strip_prefix(session)?.strip_prefix('/')?;
+    let (epoch, rest) = rest.split_once('/')?;
+    let (_, tail) = rest.split_once('/')?;
+    Some((epoch.parse().ok()?, tail))
+}
+
+/// A timestamp as something that orders by time: a UTC `2026-11-30T04:34:57.1Z` (or
+/// `+00:00`, as Honcho writes them back) as its date and time, then its fraction padded
+/// to nanoseconds. A time in another form sorts after everything.
+pub fn time_key(t: &str) -> (String, String) {
+    let utc = t
+        .strip_suffix('Z')
+        .or_else(|| t.strip_suffix("+00:00"))
+        .filter(|s| s.len() >= 19 && s.is_char_boundary(19));
+    let Some(s) = utc else {
+        return ("~".into(), String::new());
+    };
+    let (whole, frac) = s.split_at(19);
+    let digits: String = frac.trim_start_matches('.').chars().take(9).collect();
+    (whole.to_string(), format!("{digits:0<9}"))
 }
 
 #[cfg(test)]

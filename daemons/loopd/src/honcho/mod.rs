@@ -22,6 +22,15 @@
 //! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
 //! one extra list call, not a duplicate.
 //!
+//! **Forgetting.** `/forget` rewrites logs the reporter reads, moving the byte offsets of
+//! every later line of an epoch. The worker pauses the reporter ([`Reporter::pause`])
+//! while it does, and moves the stored cursor with the lines, once (`moved`); the newest
+//! message Honcho holds is recognised by its epoch, side, text and time rather than by
+//! the offset in its id (`message::find_held`); and each message also carries
+//! `boxmaker_record` (epoch, time, side), by which `forget` finds what Honcho holds of a
+//! record whose line an earlier forget moved. See docs/honcho.md, "After a forget
+//! rewrote a log".
+//!
 //! **Refusals.** Only a message Honcho refuses on its own (a 422 or 413, narrowed to that
 //! one message by halving the batch) is passed over, with a warning naming it; one refused
 //! as too long is cut smaller and sent again. Everything else — 401, 403, 409, 429, 5xx, no
@@ -36,12 +45,12 @@
 
 mod client;
 mod cursor;
-// Called by `/forget` once it is wired; until then only the tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub mod forget;
 mod label;
 mod message;
+pub mod moved;
 mod names;
+pub mod pause;
 mod scan;
 mod status;
 mod sync;
@@ -54,16 +63,19 @@ mod tests_forget;
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
+#[cfg(test)]
+mod tests_rewrite;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
 
 use message::Peers;
+use pause::{Gate, Paused};
 use plumbing::backoff::Backoff;
 use proto::config::Config;
 use proto::SessionId;
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -87,6 +99,17 @@ pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
 /// any that are dropped, so a full queue never blocks a turn.
 pub const MAX_PENDING_POKES: usize = 64;
 
+/// Whether a rewrite of a session's logs is under way or was cut short by a crash, and
+/// the file that says so: a forget's plan (`crate::forget::plan::pending`, handed in by
+/// the worker, which sits above both). Such a session is not reported until the rewrite
+/// is finished: its cursor may name offsets of the logs as they were.
+pub type Rewriting = fn(&std::path::Path, &str) -> Option<std::path::PathBuf>;
+
+/// No rewrite is ever under way.
+fn never_rewriting(_: &std::path::Path, _: &str) -> Option<std::path::PathBuf> {
+    None
+}
+
 /// How a reporter paces itself, what it does after a post (tests change these), and where
 /// it tells its state.
 #[derive(Debug, Clone)]
@@ -98,6 +121,7 @@ pub struct Options {
     /// Where `/status` reads the reporter's state. The caller may keep a clone across
     /// reporter restarts (a reload of `[honcho]`); each reporter starts it afresh.
     pub status: StatusHandle,
+    pub rewriting: Rewriting,
 }
 
 impl Default for Options {
@@ -108,6 +132,7 @@ impl Default for Options {
             rescan: RESCAN_INTERVAL,
             after_post: AfterPost::Continue,
             status: StatusHandle::default(),
+            rewriting: never_rewriting,
         }
     }
 }
@@ -162,6 +187,7 @@ enum Msg {
 pub struct Reporter {
     tx: SyncSender<Msg>,
     stopping: Arc<AtomicBool>,
+    gate: Arc<Gate>,
     /// Read by the tests and by `status` (not yet asked for by `/status`).
     #[cfg_attr(not(test), allow(dead_code))]
     shared: Arc<Shared>,
@@ -170,9 +196,16 @@ pub struct Reporter {
 
 impl Reporter {
     /// Starts the reporter thread, or returns `None` when `honcho.url` is empty (or the
-    /// thread cannot be started, which is logged).
-    pub fn start(cfg: &Config) -> Option<Reporter> {
-        Reporter::start_with(cfg, Options::from_env())
+    /// thread cannot be started, which is logged). A session `rewriting` names is not
+    /// reported until it no longer does.
+    pub fn start(cfg: &Config, rewriting: Rewriting) -> Option<Reporter> {
+        Reporter::start_with(
+            cfg,
+            Options {
+                rewriting,
+                ..Options::from_env()
+            },
+        )
     }
 
     pub fn start_with(cfg: &Config, opts: Options) -> Option<Reporter> {
@@ -188,6 +221,7 @@ impl Reporter {
             return None;
         }
         let stopping = Arc::new(AtomicBool::new(false));
+        let gate = Arc::new(Gate::default());
         let ctx = Ctx {
             state_dir: cfg.state_dir.clone(),
             client: client::Client::new(&cfg.honcho),
@@ -201,7 +235,9 @@ impl Reporter {
             },
             honcho_session: cfg.honcho.session.clone(),
             after_post: opts.after_post,
+            rewriting: opts.rewriting,
             stopping: Arc::clone(&stopping),
+            gate: Arc::clone(&gate),
             max_chars: Cell::new(message::MAX_MESSAGE_CHARS),
             peer_setup: Cell::new(PeerSetup::Pending),
         };
@@ -220,6 +256,7 @@ impl Reporter {
             Ok(thread) => Some(Reporter {
                 tx,
                 stopping,
+                gate,
                 shared,
                 thread: Some(thread),
             }),
@@ -236,6 +273,14 @@ impl Reporter {
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn status(&self) -> StatusHandle {
         self.shared.status.clone()
+    }
+
+    /// Holds the reporter still until the answer is dropped: the round under way ends at
+    /// its next request boundary (so this waits at most one request, bounded by the
+    /// client's timeouts) and none starts meanwhile. For a rewrite of the logs it reads
+    /// (`/forget`): see `pause` and `moved`.
+    pub fn pause(&self) -> Paused {
+        Paused::new(Arc::clone(&self.gate))
     }
 
     /// Tells the reporter that `session` may have a newly finished turn. Never blocks.
@@ -338,14 +383,22 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
             }
             next_rescan = now + opts.rescan;
         }
+        reload(&mut slots, ctx.gate.take_reloads(), &opts);
         let names: Vec<String> = slots.keys().cloned().collect();
         for name in names {
+            match slots.get(&name) {
+                Some(slot) if slot.due && Instant::now() >= slot.next_try => {}
+                _ => continue,
+            }
+            // Held still while a forget rewrites the logs; a session it moved is read
+            // from disk again before its round.
+            let Some((_round, reloads)) = ctx.gate.enter(&ctx.stopping) else {
+                return;
+            };
+            reload(&mut slots, reloads, &opts);
             let Some(slot) = slots.get_mut(&name) else {
                 continue;
             };
-            if !slot.due || Instant::now() < slot.next_try {
-                continue;
-            }
             match slot.sync.run(&ctx) {
                 Outcome::Idle { posted } => {
                     slot.due = false;
@@ -393,6 +446,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                         h.last_error = Some(failure.message);
                     });
                 }
+                Outcome::Paused => {}
                 Outcome::Exit => return,
             }
         }
@@ -429,6 +483,19 @@ fn publish(slots: &BTreeMap<String, Slot>, status: &StatusHandle) {
             .map(|h| h.failure.message.clone()),
         retrying_since: held().map(|h| h.since).min(),
     });
+}
+
+/// Sessions whose logs a forget rewrote: what the thread held of them is dropped and
+/// they are tried at once (a backoff they were in was waiting for that forget).
+fn reload(slots: &mut BTreeMap<String, Slot>, names: BTreeSet<String>, opts: &Options) {
+    for name in names {
+        mark_due(slots, &name, opts);
+        if let Some(slot) = slots.get_mut(&name) {
+            slot.sync.reload();
+            slot.next_try = Instant::now();
+            slot.backoff.reset();
+        }
+    }
 }
 
 /// Marks a session for a round, keeping any backoff it is in.

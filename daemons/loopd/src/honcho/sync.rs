@@ -12,10 +12,11 @@
 //! round ends as a [`Failure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
 
-use super::client::{CallError, Client, Held};
+use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
 use super::label::{Classes, Labeller};
-use super::message::{self, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
+use super::message::{self, Held, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
+use super::pause::Gate;
 use super::scan;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,10 @@ pub struct Ctx {
     /// Set when the reporter is stopped; looked at between batches so that a long catch-up
     /// does not hold a shutdown.
     pub stopping: Arc<AtomicBool>,
+    /// See [`Rewriting`](super::Rewriting).
+    pub rewriting: super::Rewriting,
+    /// Asked to hold still (`Reporter::pause`): looked at where `stopping` is.
+    pub gate: Arc<Gate>,
     /// The most characters one message holds: `MAX_MESSAGE_CHARS` until a server refuses a
     /// piece as too long, then what it said (or half the piece).
     pub max_chars: Cell<usize>,
@@ -117,6 +122,19 @@ pub enum Outcome {
     Retry(Failure),
     /// The reporter is stopping, or the test hook asked the thread to end.
     Exit,
+    /// A pause was asked for: the round ends between requests and is run again after it.
+    Paused,
+}
+
+/// How a round must end now, if it must: the reporter is stopping or asked to pause.
+fn halt(ctx: &Ctx) -> Option<Outcome> {
+    if ctx.stopping.load(Ordering::SeqCst) {
+        Some(Outcome::Exit)
+    } else if ctx.gate.asked() {
+        Some(Outcome::Paused)
+    } else {
+        None
+    }
 }
 
 /// How posting one planned batch ended, when Honcho took or passed over all of it.
@@ -126,7 +144,7 @@ enum Posted {
     /// Honcho refused a piece as too long: `ctx.max_chars` is lower now, and the rest of
     /// the batch is planned again from the cursor. The count is what went out before.
     Recut(usize),
-    Stopping,
+    Halted(Outcome),
 }
 
 /// Why Honcho refused one message on its own.
@@ -193,6 +211,13 @@ impl SessionSync {
         }
     }
 
+    /// Drops the cursor held in memory: a forget moved the one on disk (`moved`). Whether
+    /// it agrees with Honcho stays as it was, since the move names the same place in the
+    /// rewritten log.
+    pub fn reload(&mut self) {
+        self.cursor = None;
+    }
+
     /// One round. Never panics on anything read from disk or the network.
     pub fn run(&mut self, ctx: &Ctx) -> Outcome {
         match self.round(ctx) {
@@ -243,6 +268,20 @@ impl SessionSync {
         } else {
             ctx.honcho_session.clone()
         };
+        // A forget is rewriting this session's logs, or was cut short by a crash: the
+        // logs and the cursor may not agree until loopd has finished it (`moved`), and
+        // then it reloads this session.
+        if let Some(plan) = (ctx.rewriting)(&ctx.state_dir, &name) {
+            self.cursor = None;
+            return Err(Failure {
+                kind: "forget".into(),
+                message: format!(
+                    "a forget of this session is not finished ({}); reports wait until loopd finishes it",
+                    plan.display()
+                ),
+                retry_after: None,
+            });
+        }
         let mut cur = match self.cursor {
             Some(c) => c,
             None => cursor::load(&cursor_path)
@@ -251,9 +290,10 @@ impl SessionSync {
         };
         self.cursor = Some(cur);
         // Checked before each network call too, so `Reporter::stop` (a reload changing
-        // `[honcho]` joins this thread on the worker) waits for at most one request.
-        if ctx.stopping.load(Ordering::SeqCst) {
-            return Ok(Outcome::Exit);
+        // `[honcho]` joins this thread on the worker) and `Reporter::pause` wait for at
+        // most one request.
+        if let Some(o) = halt(ctx) {
+            return Ok(o);
         }
         if !self.checked {
             match ctx.client.newest(&target, &name) {
@@ -284,8 +324,8 @@ impl SessionSync {
         let mut posted = 0;
         let mut labels = Labeller::new(&dir, ctx.classes.owner);
         loop {
-            if ctx.stopping.load(Ordering::SeqCst) {
-                return Ok(Outcome::Exit);
+            if let Some(o) = halt(ctx) {
+                return Ok(o);
             }
             let found =
                 scan::scan(&dir, cur, MAX_SCAN_TURNS).map_err(|e| Failure::local(e.to_string()))?;
@@ -309,7 +349,7 @@ impl SessionSync {
                     posted += n;
                     cur = self.cursor.unwrap_or(cur);
                 }
-                Posted::Stopping => return Ok(Outcome::Exit),
+                Posted::Halted(o) => return Ok(o),
             }
         }
     }
@@ -330,8 +370,8 @@ impl SessionSync {
         // Ranges still to post, the next one on top.
         let mut todo = vec![(0, n)];
         while let Some((a, b)) = todo.pop() {
-            if ctx.stopping.load(Ordering::SeqCst) {
-                return Ok(Posted::Stopping);
+            if let Some(o) = halt(ctx) {
+                return Ok(Posted::Halted(o));
             }
             let part = &plan.batch[a..b];
             match ctx.client.post(target, &name, part) {
@@ -340,7 +380,7 @@ impl SessionSync {
                     match ctx.after_post {
                         AfterPost::Continue => {}
                         #[cfg(test)]
-                        AfterPost::ExitThread => return Ok(Posted::Stopping),
+                        AfterPost::ExitThread => return Ok(Posted::Halted(Outcome::Exit)),
                         AfterPost::Abort => std::process::abort(),
                     }
                     if b < n {
@@ -452,9 +492,18 @@ pub fn refusal_line(session: &str, m: &Outgoing, status: u16, body: &str) -> Str
     )
 }
 
+/// How many messages past the cursor Honcho's newest one is looked for, at least. The
+/// cursor is stored after every batch Honcho takes, so Honcho is never more than one batch
+/// ahead of it; its newest message is among the first `MAX_BATCH` from the cursor on.
+/// Looking that far, not only up to the offset in Honcho's id, finds a message whose line
+/// a forget moved later in the log.
+const MAX_LOOK_PAST: usize = MAX_BATCH;
+
 /// The cursor just past Honcho's newest message when it lies at or after `from`, or `None`
 /// when the logs from `from` on do not hold it (it was reported before the cursor was
-/// stored last, or it is not one of ours).
+/// stored last, or it is not one of ours). The message is recognised by its epoch, side,
+/// text and time, not by the byte offset in its id, which a forget may have moved
+/// (`message::find_held`).
 fn find_past(
     dir: &Path,
     from: Cursor,
@@ -467,10 +516,12 @@ fn find_past(
     let Some(at) = message::parse_id(session, &held.id) else {
         return Ok(None);
     };
-    if at < (from.epoch, from.offset) {
+    // A forget never moves a line to another epoch.
+    if at.0 < from.epoch {
         return Ok(None);
     }
     let mut cur = from;
+    let mut looked = 0;
     loop {
         let found = scan::scan(dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
         let mut gate = message::Gate {
@@ -478,17 +529,9 @@ fn find_past(
             max_class: ctx.classes.max,
             max_chars: ctx.max_chars.get(),
         };
-        match message::cursor_past(
-            session,
-            &found,
-            &cur,
-            peers,
-            &held.id,
-            &held.content,
-            &mut gate,
-        )? {
-            Some((past, true)) => return Ok(Some(past)),
-            Some((_, false)) => {
+        match message::find_held(session, &found, &cur, peers, held, &mut gate)? {
+            message::Found::Past(past, true) => return Ok(Some(past)),
+            message::Found::Past(_, false) => {
                 // Same place, other text: these logs are not the ones Honcho was sent (the
                 // session was started over). Skipping on an id alone would lose turns.
                 plumbing::warn!(
@@ -497,12 +540,12 @@ fn find_past(
                 );
                 return Ok(None);
             }
-            None => {}
+            message::Found::NotHere { looked: n } => looked += n,
         }
         let Some(last) = found.turns.last() else {
             return Ok(None);
         };
-        if (last.epoch, last.end) > at || found.rest == cur {
+        if ((last.epoch, last.end) > at && looked >= MAX_LOOK_PAST) || found.rest == cur {
             return Ok(None);
         }
         cur = found.rest;

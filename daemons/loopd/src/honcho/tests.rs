@@ -161,6 +161,7 @@ pub(super) fn options(after_post: AfterPost) -> Options {
         rescan: Duration::from_secs(3600),
         after_post,
         status: StatusHandle::default(),
+        rewriting: crate::forget::plan::pending,
     }
 }
 
@@ -196,7 +197,7 @@ pub(super) fn round(reporter: &Reporter, session: &str) {
 
 #[test]
 fn no_url_means_no_reporter() {
-    assert!(Reporter::start(&Config::default()).is_none());
+    assert!(Reporter::start(&Config::default(), crate::forget::plan::pending).is_none());
 }
 
 #[test]

@@ -59,6 +59,7 @@ fn forgetting_names_the_messages_honcho_keeps_and_deletes_the_conclusions_that_m
     let record = Record {
         epoch: 0,
         offset: offset_of(&logs, "question 2"),
+        time: forgotten[0].2.clone(),
     };
     let done = forget(&cfg.honcho, "main", &[record]).unwrap();
     assert_eq!(done.messages_left, vec![honcho_id.clone()]);
@@ -85,6 +86,7 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
         &[Record {
             epoch: 0,
             offset: 0,
+            time: "2026-11-30T04:34:57.000Z".into(),
         }],
     )
     .unwrap();
@@ -101,4 +103,50 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
         forget(&off, "main", &[]).is_none(),
         "reporting off: nothing to do"
     );
+}
+
+/// A record reported before an earlier forget of its epoch moved its line is named by
+/// Honcho's id under its old place, found by its epoch, side and time.
+#[test]
+fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
+    use crate::forget::find::find;
+    use crate::forget::{apply, plan::Plan};
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut n = logs.owner_turn(0, 1, false).len();
+    let second = logs.owner_turn(0, 2, false);
+    n += second.len();
+    let cfg = config(state.path(), &server);
+    let reporter = start(&cfg);
+    settle(&reporter, &server, "main", n);
+    reporter.stop();
+    let old_offset = offset_of(&logs, "question 2");
+
+    let forget_query = |query: &str| {
+        let found = find(&logs.dir, query).unwrap();
+        let chosen: Vec<_> = found.iter().collect();
+        let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
+        apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
+        crate::forget::plan::remove(state.path(), "main").unwrap();
+        plan
+    };
+    forget_query("question 1");
+    let plan = forget_query("question 2");
+    let records = plan.reported();
+    assert_eq!(records.len(), 1);
+    assert_ne!(
+        records[0].offset, old_offset,
+        "the first forget moved the line"
+    );
+    let done = forget(&cfg.honcho, "main", &records).unwrap();
+    let honcho_id = server.with(|st| {
+        st.messages
+            .iter()
+            .find(|m| m.content == "question 2")
+            .unwrap()
+            .id
+            .clone()
+    });
+    assert_eq!(done.messages_left, vec![honcho_id]);
 }

@@ -9,6 +9,8 @@ use super::{JobId, Reply, State};
 use crate::forget::find::{find, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
+use crate::honcho::pause::Paused;
+use crate::honcho::Reporter;
 use crate::session::Session;
 use crate::status::SessionView;
 use crate::testhook::abort_at;
@@ -89,22 +91,32 @@ impl State {
         // Only appends and new epochs can have happened since the list (the list is
         // dropped by every removal), so each entry is where it was; checked anyway, as a
         // removal at the wrong line would take an unrelated record.
+        // The plan is made from the files as they are now (each line's offset and length
+        // with them), with the Honcho reporter held still from before the plan is written
+        // until it is removed (see `forget_rest`).
+        let started = Instant::now();
+        let paused = self.honcho.as_ref().map(Reporter::pause);
         let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
-        match find(&dir, &listed.query) {
-            Ok(now)
-                if chosen
-                    .iter()
-                    .all(|c| now.iter().any(|f| f.place == c.place)) => {}
-            Ok(_) => return Err("the list is out of date; /forget QUERY again".to_string()),
+        let now = match find(&dir, &listed.query) {
+            Ok(now) => now,
             Err(e) => return Err(format!("session {session}: {e}")),
-        }
+        };
+        let Some(chosen) = chosen
+            .iter()
+            .map(|c| {
+                now.iter()
+                    .find(|f| f.place == c.place && f.offset == c.offset)
+            })
+            .collect::<Option<Vec<&Found>>>()
+        else {
+            return Err("the list is out of date; /forget QUERY again".to_string());
+        };
         let plan = Plan::build(
             session.as_str(),
             proto::time::now_rfc3339(),
             &chosen,
             &listed.query,
         );
-        let started = Instant::now();
         let cfg = self.engine.cfg().clone();
         if let Err(e) = apply::run(&cfg.state_dir, &cfg.sessions_dir(), &plan) {
             plumbing::error!("session {session}: forget: {e}");
@@ -113,7 +125,11 @@ impl State {
                 "forgetting stopped part way: {e}; loopd finishes it at its next start"
             ));
         }
-        let places = self.forget_rest(session, &plan, "by the owner");
+        let places = self.forget_rest(session, &plan, "by the owner", paused.as_ref());
+        drop(paused);
+        if let Some(r) = &self.honcho {
+            r.poke(session.as_str());
+        }
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         plumbing::info!(
             "session {session}: forgot {records} records and {} carried summaries in {} ms",
@@ -132,8 +148,17 @@ impl State {
     }
 
     /// What follows the files of a removal: the session reloaded from them, the slots,
-    /// memoryd, Honcho, the `note`, and the plan removed. Returns each place in words.
-    fn forget_rest(&mut self, session: &SessionId, plan: &Plan, by: &str) -> Vec<String> {
+    /// memoryd, Honcho (the reporter's cursor moved with the lines, then what its API
+    /// allows), the `note`, and the plan removed. Returns each place in words. The
+    /// Honcho reporter, if running, is `paused` by the caller from before the plan was
+    /// written until this returns: its cursor must not be written by both.
+    fn forget_rest(
+        &mut self,
+        session: &SessionId,
+        plan: &Plan,
+        by: &str,
+        paused: Option<&Paused>,
+    ) -> Vec<String> {
         let mut places = Vec::new();
         for log in &plan.logs {
             let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
@@ -171,9 +196,8 @@ impl State {
                 format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
             }
         });
-        if let Some(honcho) = crate::forget::honcho_forgotten(&cfg, session.as_str(), &epochs) {
-            places.push(honcho);
-        }
+        let (honcho, cursor_moved) = honcho_forget(&cfg, session, plan, paused);
+        places.extend(honcho);
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         let note = format!(
             "forgotten {by}: {records} records and {} carried summaries in epochs {epochs:?}",
@@ -193,8 +217,12 @@ impl State {
             Err(e) => plumbing::error!("session {session}: forget: reopening: {e}"),
         }
         abort_at("forget-before-plan-removed");
-        if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
-            plumbing::error!("session {session}: forget: {e}");
+        // Without the cursor moved, the plan stays: the reporter holds the session back
+        // while it exists, and the next start moves the cursor from it.
+        if cursor_moved {
+            if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
+                plumbing::error!("session {session}: forget: {e}");
+            }
         }
         places
     }
@@ -214,9 +242,19 @@ impl State {
                 plumbing::error!("forget plan for {:?}: not a session id", plan.session);
                 continue;
             };
+            let paused = self.honcho.as_ref().map(Reporter::pause);
             match apply::files(&cfg.sessions_dir(), &plan) {
                 Ok(()) => {
-                    self.forget_rest(&session, &plan, "by the owner (finished at start)");
+                    self.forget_rest(
+                        &session,
+                        &plan,
+                        "by the owner (finished at start)",
+                        paused.as_ref(),
+                    );
+                    drop(paused);
+                    if let Some(r) = &self.honcho {
+                        r.poke(session.as_str());
+                    }
                     plumbing::info!(
                         "session {session}: finished a forget cut short (epochs {:?})",
                         plan.epochs()
@@ -228,6 +266,55 @@ impl State {
             }
         }
     }
+}
+
+/// Honcho's part of a removal: the reporter's cursor moved with the rewritten lines
+/// (once, however often the plan is applied), then what Honcho's API allows done for the
+/// forgotten records (`honcho::forget`), each by the offset it had when it was reported.
+/// Returns the sentences for the reply and whether the cursor is where it should be.
+/// The calls are blocking, each bounded by the Honcho client's timeouts.
+fn honcho_forget(
+    cfg: &proto::config::Config,
+    session: &SessionId,
+    plan: &Plan,
+    paused: Option<&Paused>,
+) -> (Vec<String>, bool) {
+    let mut said = Vec::new();
+    let moved = match crate::honcho::moved::move_cursor(
+        &cfg.state_dir,
+        session.as_str(),
+        &plan.rewrite(),
+    ) {
+        Ok(_) => {
+            if let Some(p) = paused {
+                p.reload(session.as_str());
+            }
+            true
+        }
+        Err(e) => {
+            plumbing::error!("session {session}: forget: {e}");
+            said.push(format!(
+                "Honcho reports of this session wait: the report cursor could not be moved past the rewritten lines ({e}); loopd tries again at its next start"
+            ));
+            false
+        }
+    };
+    if let Some(done) =
+        crate::honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported())
+    {
+        plumbing::info!(
+            "session {session}: forget: Honcho keeps {} messages of it, {} conclusions deleted{}",
+            done.messages_left.len(),
+            done.conclusions_deleted,
+            if done.failed.is_some() {
+                ", not finished"
+            } else {
+                ""
+            }
+        );
+        said.push(done.sentence());
+    }
+    (said, moved)
 }
 
 /// The numbered list, with each entry's whole text.

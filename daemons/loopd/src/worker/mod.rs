@@ -178,7 +178,7 @@ struct Sessions {
 }
 
 fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending: &AtomicUsize) {
-    let honcho = crate::honcho::Reporter::start(&cfg);
+    let honcho = crate::honcho::Reporter::start(&cfg, crate::forget::plan::pending);
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
@@ -315,7 +315,7 @@ impl State {
         if let Some(old) = self.honcho.take() {
             old.stop();
         }
-        self.honcho = crate::honcho::Reporter::start(cfg);
+        self.honcho = crate::honcho::Reporter::start(cfg, crate::forget::plan::pending);
         self.board
             .set_honcho(self.honcho.as_ref().map(crate::honcho::Reporter::status));
         match &self.honcho {

@@ -1,0 +1,161 @@
+//! The reporter across a `/forget` that rewrites a log it has already reported from: every
+//! turn goes to Honcho exactly once, the note standing in for a forgotten record is never
+//! posted, and nothing after it is skipped, whether the forgotten record's note is longer
+//! or shorter than the record (every later line of the epoch moves either way).
+
+use super::moved::move_cursor;
+use super::tests::{config, got, options, settle, start, Expected, Logs};
+use super::AfterPost;
+use super::Reporter;
+use crate::forget::find::find;
+use crate::forget::{apply, plan::Plan};
+use proto::Origin;
+use standins::honcho::Standin;
+
+/// Forgets every record holding `query` in `main` as the worker does (`/forget QUERY`,
+/// then `/forget all`): the reporter held still from before the plan is written until it
+/// is removed, the logs rewritten, the cursor moved and the session reloaded.
+fn forget_all(state: &std::path::Path, reporter: &Reporter, query: &str) -> Plan {
+    let paused = reporter.pause();
+    let dir = state.join("sessions").join("main");
+    let found = find(&dir, query).unwrap();
+    assert!(!found.is_empty(), "nothing holds {query:?}");
+    let chosen: Vec<_> = found.iter().collect();
+    let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
+    apply::run(state, &state.join("sessions"), &plan).unwrap();
+    move_cursor(state, "main", &plan.rewrite()).unwrap();
+    paused.reload("main");
+    crate::forget::plan::remove(state, "main").unwrap();
+    drop(paused);
+    reporter.poke("main");
+    plan
+}
+
+fn every_turn_once_across_a_forget(first_question: &str) {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let tq = logs.user(0, first_question, Origin::Owner);
+    let ta = logs.assistant(0, Some("answer 1"), false);
+    let mut want: Vec<Expected> = vec![
+        ("owner".into(), first_question.into(), tq),
+        ("assistant".into(), "answer 1".into(), ta),
+    ];
+    for n in 2..4 {
+        want.extend(logs.owner_turn(0, n, false));
+    }
+    let cfg = config(state.path(), &server);
+    let reporter = start(&cfg);
+    settle(&reporter, &server, "main", want.len());
+
+    forget_all(state.path(), &reporter, first_question);
+    for n in 4..7 {
+        want.extend(logs.owner_turn(0, n, false));
+    }
+    settle(&reporter, &server, "main", want.len());
+    server.with(|st| assert_eq!(got(st), want, "each turn once, in order"));
+    reporter.stop();
+
+    // A restart asks Honcho what it holds, whose newest id names a place in the log as
+    // it is now; and a turn more still goes out once.
+    let again = start(&cfg);
+    want.extend(logs.owner_turn(0, 7, false));
+    settle(&again, &server, "main", want.len());
+    server.with(|st| {
+        assert_eq!(got(st), want, "each turn once, in order");
+        assert!(st.messages.iter().all(|m| !m.content.contains("forgotten")));
+    });
+}
+
+#[test]
+fn a_forget_that_lengthens_an_early_line_neither_skips_nor_reposts_turns() {
+    every_turn_once_across_a_forget("q1");
+}
+
+#[test]
+fn a_forget_that_shortens_an_early_line_neither_skips_nor_reposts_turns() {
+    every_turn_once_across_a_forget(&"a long first question ".repeat(40));
+}
+
+/// A crash after the logs were rewritten and before the cursor was moved: the next
+/// reporter holds the session back while the plan exists (its cursor names old offsets),
+/// and once the plan is finished — the cursor moved twice, as a second crash and restart
+/// would — every turn goes out once.
+#[test]
+fn a_forget_cut_short_by_a_crash_holds_reports_until_finished_and_moves_the_cursor_once() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut want = Vec::new();
+    for n in 1..4 {
+        want.extend(logs.owner_turn(0, n, false));
+    }
+    let cfg = config(state.path(), &server);
+    let first = start(&cfg);
+    settle(&first, &server, "main", want.len());
+    first.stop();
+
+    // The files of the removal are done; the process dies before anything else.
+    let dir = state.path().join("sessions").join("main");
+    let found = find(&dir, "question 1").unwrap();
+    let chosen: Vec<_> = found.iter().collect();
+    let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, "question 1");
+    apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
+    for n in 4..6 {
+        want.extend(logs.owner_turn(0, n, false));
+    }
+
+    let second = start(&cfg);
+    second.poke("main");
+    let h = second.wait_for(standins::honcho::HANG, |h| h.failures > 0);
+    assert!(
+        h.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("forget")),
+        "{h:?}"
+    );
+    server.with(|st| assert_eq!(st.messages.len(), 6, "nothing posted meanwhile"));
+
+    // Finished at start: the plan applied again, the cursor moved (twice: once only).
+    let paused = second.pause();
+    apply::files(&state.path().join("sessions"), &plan).unwrap();
+    let once = move_cursor(state.path(), "main", &plan.rewrite()).unwrap();
+    let twice = move_cursor(state.path(), "main", &plan.rewrite()).unwrap();
+    assert_eq!(once, twice);
+    paused.reload("main");
+    crate::forget::plan::remove(state.path(), "main").unwrap();
+    drop(paused);
+    settle(&second, &server, "main", want.len());
+    server.with(|st| assert_eq!(got(st), want, "each turn once, in order"));
+}
+
+/// Honcho took a batch whose cursor was never stored (a crash between the two), then a
+/// forget moved every later line: at the next start Honcho's newest message names the
+/// offset its record had before the forget, and is still recognised (by its epoch, side,
+/// text and time), so nothing is posted twice.
+#[test]
+fn honchos_newest_message_named_by_an_offset_a_forget_moved_is_still_recognised() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut want = logs.owner_turn(0, 1, false);
+    let cfg = config(state.path(), &server);
+    let first = start(&cfg);
+    settle(&first, &server, "main", want.len());
+    first.stop();
+
+    for n in 2..4 {
+        want.extend(logs.owner_turn(0, n, false));
+    }
+    let crashing = Reporter::start_with(&cfg, options(AfterPost::ExitThread)).unwrap();
+    server.wait(|st| st.messages.len() >= want.len());
+    crashing.stop();
+
+    let idle = start(&cfg);
+    forget_all(state.path(), &idle, "question 1");
+    idle.stop();
+    want.extend(logs.owner_turn(0, 4, false));
+    let again = start(&cfg);
+    settle(&again, &server, "main", want.len());
+    server.with(|st| assert_eq!(got(st), want, "each turn once, in order"));
+}

@@ -1,0 +1,119 @@
+//! The cost of a forget on a long history: `/forget QUERY` (the search reads every log of
+//! the session), `/forget all` (the affected logs rewritten and fsynced, the session
+//! reopened, the slots erased), and the first turn after it against a normal turn, with
+//! the stand-in llama.cpp (which reads a prompt at no cost: the re-read a real server
+//! pays is in docs/forgetting.md). Ignored in the normal run (timings on a shared machine
+//! assert nothing): `cargo test -p e2e -- --ignored --nocapture forget::bench`.
+
+use crate::loopd::{write_config, write_session, Loopd, N_CTX};
+use crate::support::standin::{text, Standin};
+use crate::support::{Daemon, Fixture};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Records per closed epoch: an epoch a context of a few thousand tokens closes is of
+/// this order once tool results are in it.
+const PER_EPOCH: usize = 1000;
+
+/// Turns timed before and after the forget.
+const TURNS: usize = 5;
+
+const PHRASE: &str = "quartz meadow 5521";
+
+fn head(epoch: usize) -> Value {
+    json!({"epoch": epoch, "started": "2026-11-30T06:00:00.000Z", "system": "You are terse.",
+        "tools": [], "carry": null, "carry_label": {"class": "public", "untrusted": false},
+        "reason": if epoch == 0 { "start" } else { "manual" }, "summary_source": "model"})
+}
+
+fn record(i: usize, phrase: bool) -> Value {
+    let t = "2026-11-30T06:00:00.000Z";
+    let said = if phrase {
+        format!(" {PHRASE}")
+    } else {
+        String::new()
+    };
+    match i % 3 {
+        0 => {
+            json!({"type": "user", "time": t, "content": format!("message number {i}, asking something of moderate length{said}"), "origin": "owner"})
+        }
+        1 => {
+            json!({"type": "assistant", "time": t, "content": format!("answer number {i}: a reply of a sentence or two, as a terse assistant gives"), "tool_calls": []})
+        }
+        _ => {
+            json!({"type": "usage", "time": t, "slot": 0, "cache_n": i, "prompt_n": 20, "predicted_n": 30})
+        }
+    }
+}
+
+/// A session of `records` records in closed epochs of `PER_EPOCH`, then a short open
+/// epoch; the phrase is in a user record of the first epoch and of the open one.
+fn write_history(fx: &Fixture, records: usize) {
+    let closed = records.div_ceil(PER_EPOCH);
+    for e in 0..closed {
+        let n = PER_EPOCH.min(records - e * PER_EPOCH);
+        let lines: Vec<Value> = (0..n).map(|i| record(i, e == 0 && i == 3)).collect();
+        write_session(fx, "main", &head(e), &lines);
+    }
+    let lines: Vec<Value> = (0..6).map(|i| record(i, i == 3)).collect();
+    write_session(fx, "main", &head(closed), &lines);
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[test]
+#[ignore = "a benchmark: cargo test -p e2e -- --ignored --nocapture forget::bench"]
+fn forget_on_a_long_history() {
+    let mut rows = Vec::new();
+    for records in [1_000, 10_000, 100_000] {
+        let fx = Fixture::new("");
+        let llama = Standin::start(N_CTX);
+        llama.set_fallback(text(&["ok"]));
+        write_config(&fx, &llama.url, "retries = 2", "", "");
+        write_history(&fx, records);
+        let daemon = Daemon::start("loopd", &fx);
+        let l = Loopd { fx, llama, daemon };
+        let mut c = l.client();
+        let turn = |c: &mut crate::support::LineClient, i: usize| {
+            let t = Instant::now();
+            c.ask(&format!("hello {i}"));
+            t.elapsed()
+        };
+        turn(&mut c, 0);
+        let before = median((1..=TURNS).map(|i| turn(&mut c, i)).collect());
+        let t = Instant::now();
+        let list = c.ask("/forget Quartz Meadow").join("\n");
+        let listed = t.elapsed();
+        assert!(list.starts_with("2 entries"), "{list}");
+        let t = Instant::now();
+        let reply = c.ask("/forget all").join("\n");
+        let removed = t.elapsed();
+        assert!(reply.starts_with("forgot 2 records"), "{reply}");
+        let first = turn(&mut c, 100);
+        let after = median((101..=100 + TURNS).map(|i| turn(&mut c, i)).collect());
+        rows.push(format!(
+            "| {records} | {} | {} | {} | {} | {} | {} |",
+            records.div_ceil(PER_EPOCH) + 1,
+            ms(listed),
+            ms(removed),
+            ms(before),
+            ms(first),
+            ms(after)
+        ));
+    }
+    println!("\n### a forget on a long history (stand-in llama.cpp, memoryd not running)\n");
+    println!("| records in history | epochs | `/forget QUERY` ms | `/forget all` ms | normal turn ms (median of {TURNS}) | first turn after ms | later turns ms (median of {TURNS}) |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+    let _ = std::io::stdout().flush();
+}
