@@ -78,7 +78,13 @@ impl Daemon {
 
     /// Waits for the process to exit, failing the test if it hangs.
     pub fn wait(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + HANG;
+        self.wait_within(HANG)
+    }
+
+    /// `wait`, for a daemon whose exit waits on something slow (the real model's answer
+    /// before a crash point).
+    pub fn wait_within(&mut self, within: Duration) -> ExitStatus {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;

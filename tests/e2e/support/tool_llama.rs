@@ -60,13 +60,37 @@ fn start(n_predict: u32) -> Option<RealLlama> {
     own_llama(&refs)
 }
 
-/// Held by each test on the shared tool server for as long as it talks to it. At
-/// temperature 0 the model's answer is the same for the same prompt only when the
-/// server computes it the same way: another test's request batched beside it, or its
-/// cache left in slot 0, changes the arithmetic slightly, and the tiny model's choice of
-/// call is sometimes that close. One test at a time keeps the tier repeatable.
-pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+/// Held by each test on the shared tool server for as long as it talks to it, which
+/// starts with both slots empty. At temperature 0 the model's answer is the same for the
+/// same prompt only when the server computes it the same way: another test's request
+/// batched beside it, or a prefix reused from the cache a test before left in slot 0,
+/// changes the arithmetic slightly, and the tiny model's choice of call is sometimes
+/// that close. One test at a time, from empty slots, keeps the tier repeatable.
+pub fn one_at_a_time(server: &RealLlama) -> MutexGuard<'static, ()> {
     static TURN: Mutex<()> = Mutex::new(());
     // A test that failed while holding it leaves nothing half done in the server.
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    for slot in 0..2 {
+        erase_slot(&server.url, slot);
+    }
+    turn
+}
+
+/// `POST /slots/{slot}?action=erase` on the server at `url` (docs/llama-api.md, "Slot save
+/// and restore"), over a plain socket: the tests' crate has no HTTP client.
+fn erase_slot(url: &str, slot: u32) {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /slots/{slot}?action=erase HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "erasing slot {slot}: {answer}"
+    );
 }

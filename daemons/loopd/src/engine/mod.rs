@@ -220,7 +220,7 @@ impl Engine {
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<crate::worker::Reply, crate::session::SessionError> {
+    ) -> Result<Result<String, String>, crate::session::SessionError> {
         crate::allow::run(&self.cfg, session, call, sink)
     }
 
