@@ -23,24 +23,41 @@ pub fn partial_timeout() -> Option<Duration> {
     None
 }
 
-pub fn kill_after_rows() -> Option<u64> {
+/// The crash hook, called inside a transaction after each row is inserted, with the rows
+/// committed before it: once they reach `BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS`, the
+/// process dies here as under `kill -9`. Without the feature it is empty and inlined
+/// away.
+#[inline(always)]
+pub fn row_inserted(committed: u64) {
     #[cfg(feature = "testhooks")]
-    return armed::number("BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS");
+    {
+        static AFTER: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        let after = *AFTER.get_or_init(|| armed::number("BOXMAKER_MEMORYD_TEST_KILL_AFTER_ROWS"));
+        if after.is_some_and(|after| committed >= after) {
+            armed::crash_now(committed);
+        }
+    }
     #[cfg(not(feature = "testhooks"))]
-    None
+    let _ = committed;
 }
 
 /// The per-request catch-up budget the environment asks for, if it asks.
+#[cfg(feature = "testhooks")]
 pub fn request_chunks() -> Option<usize> {
-    #[cfg(feature = "testhooks")]
-    return armed::number("BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS")
-        .and_then(|n| usize::try_from(n).ok());
-    #[cfg(not(feature = "testhooks"))]
-    None
+    armed::number("BOXMAKER_MEMORYD_TEST_REQUEST_CHUNKS").and_then(|n| usize::try_from(n).ok())
 }
 
 #[cfg(feature = "testhooks")]
 mod armed {
+    /// The process dies as under `kill -9`, inside an open transaction.
+    pub fn crash_now(committed: u64) -> ! {
+        plumbing::warn!(
+            "test hook: killing myself in the middle of a transaction, {committed} rows committed"
+        );
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+        std::process::abort()
+    }
+
     pub fn number(var: &str) -> Option<u64> {
         let value = std::env::var(var).ok()?;
         match value.parse() {

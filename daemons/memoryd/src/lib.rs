@@ -116,10 +116,9 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
 }
 
 fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> {
-    let mut index = Index::open(&cfg.state_dir, cfg.memory.max_class)
+    let index = Index::open(&cfg.state_dir, cfg.memory.max_class)
         .map_err(MainError::Index)?
         .with_owner_class(cfg.channel.owner_class);
-    index.set_kill_after_rows(hooks::kill_after_rows());
     let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
     plumbing::info!(
         "listening ({origin:?}); index {}",
@@ -136,7 +135,10 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
         evict_quiet: EVICT_QUIET,
     };
     let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
+    // Changed only by the test hook below.
+    #[cfg_attr(not(feature = "testhooks"), allow(unused_mut))]
     let mut service = service::FrameService::new(config_path, cfg, index);
+    #[cfg(feature = "testhooks")]
     if let Some(chunks) = hooks::request_chunks() {
         service.set_request_chunks(chunks);
     }

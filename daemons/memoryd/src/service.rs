@@ -88,7 +88,8 @@ impl FrameService {
         }
     }
 
-    /// Changes how many chunks a request may catch up before it is answered.
+    /// Changes how many chunks a request may catch up before it is answered (tests only).
+    #[cfg(any(test, feature = "testhooks"))]
     pub fn set_request_chunks(&mut self, chunks: usize) {
         self.request_chunks = chunks;
     }

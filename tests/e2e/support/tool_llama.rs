@@ -24,9 +24,18 @@ fn support_file(name: &str) -> PathBuf {
 }
 
 /// The arguments that make a server of the tool tier: the template, temperature 0,
-/// and `n_predict` tokens at most per answer.
+/// `n_predict` tokens at most per answer, and a slot save path.
 fn args(n_predict: u32) -> Vec<String> {
+    // A save path turns on the slot actions, which `one_at_a_time` uses to erase the slots
+    // (without one llama.cpp answers them 501); nothing is ever saved there.
+    let slots = std::env::temp_dir().join(format!(
+        "boxmaker-e2e-tool-slots-{}-{n_predict}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&slots).unwrap();
     vec![
+        "--slot-save-path".into(),
+        slots.display().to_string(),
         "--chat-template-file".into(),
         support_file("hermes_tools.jinja").display().to_string(),
         "--temp".into(),

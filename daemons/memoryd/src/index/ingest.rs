@@ -146,7 +146,7 @@ impl Index {
                     max: self.max_class,
                     owner: self.owner_class,
                 },
-                self.kill_after_rows.map(|n| (n, self.committed_rows)),
+                self.committed_rows,
             );
             match chunk {
                 Ok(Chunk::Progress { at_end }) => {
@@ -225,10 +225,9 @@ fn read_chunk(
     state: &mut FileState,
     rowids: &mut RowIds,
     classes: Classes,
-    kill: Option<(u64, u64)>,
+    // Rows committed before this chunk: only the crash test hook reads it.
+    committed: u64,
 ) -> Result<Chunk, ChunkError> {
-    #[cfg(not(feature = "testhooks"))]
-    let _ = kill;
     let tx = conn.transaction()?;
     let fresh = state.id.is_none();
     let id = match state.id {
@@ -287,12 +286,7 @@ fn read_chunk(
                     id
                 ])?;
                 state.rows += 1;
-                #[cfg(feature = "testhooks")]
-                if let Some((after, committed)) = kill {
-                    if committed >= after {
-                        crash_now(committed);
-                    }
-                }
+                crate::hooks::row_inserted(committed);
             }
             state.offset += len;
             state.line += 1;
@@ -327,14 +321,4 @@ fn read_chunk(
     )?;
     tx.commit()?;
     Ok(Chunk::Progress { at_end })
-}
-
-#[cfg(feature = "testhooks")]
-/// The crash test hook: the process dies as under `kill -9`, inside an open transaction.
-fn crash_now(committed: u64) -> ! {
-    plumbing::warn!(
-        "test hook: killing myself in the middle of a transaction, {committed} rows committed"
-    );
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
-    std::process::abort()
 }

@@ -90,9 +90,6 @@ pub struct Index {
     max_class: DataClass,
     /// `channel.owner_class`: the label of the owner's words in rows (docs/labels.md).
     owner_class: DataClass,
-    /// Test hook: after this many rows are committed, the process kills itself with
-    /// SIGKILL in the middle of its next transaction.
-    kill_after_rows: Option<u64>,
     committed_rows: u64,
     /// `committed_rows` when the segments were last merged (see `tidy`).
     tidied_at: u64,
@@ -145,7 +142,6 @@ impl Index {
             sessions: state_dir.join("sessions"),
             max_class,
             owner_class: DataClass::Private,
-            kill_after_rows: None,
             committed_rows: 0,
             tidied_at: 0,
             reported: HashMap::new(),
@@ -189,11 +185,6 @@ impl Index {
 
     pub fn db_path(&self) -> &Path {
         &self.db_path
-    }
-
-    /// Arms the crash test hook (see `kill_after_rows`).
-    pub fn set_kill_after_rows(&mut self, rows: Option<u64>) {
-        self.kill_after_rows = rows;
     }
 
     /// What the index holds, for `Status`.
