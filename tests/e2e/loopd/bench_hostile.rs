@@ -5,13 +5,17 @@
 //! final resident set and how much the session's log grew. Ignored in the normal run.
 
 use super::write_config;
-use crate::support::standin::{text, tool_calls, Standin};
+use crate::support::standin::{text, tool_call_in_pieces, Standin};
 use crate::support::{bin, Daemon, Fixture, LineClient};
 use std::path::PathBuf;
 use std::process::Command;
 
 /// The arguments' size the hostile server sends (the case as it was found).
 const ARGUMENT_BYTES: usize = 7_500_000;
+
+/// The most bytes of arguments per streamed chunk: llama.cpp sends a token at a time, so
+/// no line of its stream is long however long the call.
+const PIECE: usize = 4096;
 
 /// Turns per build.
 const TURNS: usize = 8;
@@ -53,7 +57,7 @@ fn bench_huge_tool_arguments() {
         let llama = Standin::start(super::N_CTX);
         write_config(&fx, &llama.url, "", "", "");
         for _ in 0..TURNS {
-            llama.push(tool_calls(&[("c1", "read_file", &args)]));
+            llama.push(tool_call_in_pieces("c1", "read_file", &args, PIECE));
             llama.push(text(&["ok"]));
         }
         let mut cmd = Command::new(&binary);
@@ -66,11 +70,16 @@ fn bench_huge_tool_arguments() {
         let before = log_bytes(&fx);
         let mut c = LineClient::connect(&fx.loopd_sock);
         let mut errors = 0;
+        let mut first_error = None;
         for i in 0..TURNS {
             let reply = c.ask(&format!("turn {i}"));
-            if reply.iter().any(|l| l.starts_with("error:")) {
+            if let Some(e) = reply.iter().find(|l| l.starts_with("error:")) {
                 errors += 1;
+                first_error.get_or_insert_with(|| e.chars().take(160).collect::<String>());
             }
+        }
+        if let Some(e) = first_error {
+            eprintln!("{name}: first error reply: {e}");
         }
         let grew = log_bytes(&fx).saturating_sub(before);
         println!(

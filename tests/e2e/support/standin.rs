@@ -500,6 +500,37 @@ pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
     Reply::Sse(events)
 }
 
+/// One tool call whose `arguments` stream in pieces of at most `piece` bytes, as llama.cpp
+/// streams them a token at a time (so no one SSE line is long, however long the whole).
+pub fn tool_call_in_pieces(id: &str, name: &str, args: &str, piece: usize) -> Reply {
+    let mut events = vec![
+        chunk(json!({"role": "assistant", "content": null}), None, None),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            None,
+            None,
+        ),
+    ];
+    let mut rest = args;
+    while !rest.is_empty() {
+        let mut end = piece.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (now, later) = rest.split_at(end.max(1));
+        events.push(chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": now}}]}),
+            None,
+            None,
+        ));
+        rest = later;
+    }
+    events.push(chunk(json!({}), Some("tool_calls"), Some(TIMINGS)));
+    events.push(done());
+    Reply::Sse(events)
+}
+
 /// llama.cpp's answer to a prompt that does not fit the slot.
 pub fn context_full() -> Reply {
     Reply::Status(
