@@ -8,13 +8,13 @@
 //! the config) are read through `plumbing::bounded`, so they can neither block the loop
 //! nor take unbounded memory.
 
-pub mod cli;
+pub(crate) mod cli;
 pub mod embed;
-pub mod hooks;
+pub(crate) mod hooks;
 pub mod hybrid;
 pub mod index;
 pub mod query;
-pub mod service;
+pub(crate) mod service;
 
 use index::{Index, IndexError};
 use plumbing::listen::{self, ListenError};

@@ -18,7 +18,7 @@
 //! candidate text contains and whether it holds them as a phrase; it approximates the
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
-pub mod names;
+pub(crate) mod names;
 mod stop;
 pub mod time;
 

@@ -174,6 +174,7 @@ impl FrameService {
     }
 
     /// Whether the start-up (or left-over) catch-up still has work to do.
+    #[cfg(test)]
     pub fn catching_up(&self) -> bool {
         self.pending.is_some()
     }

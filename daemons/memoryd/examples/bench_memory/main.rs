@@ -9,7 +9,7 @@
 //! catch-up check plus search against bare FTS5 running the plain expressions of the
 //! same `query::Query` as `MATCH … ORDER BY bm25 LIMIT`: the all-words AND first, the OR
 //! of the words when that does not fill the hits, as memoryd does for words in fewer than
-//! `index::common::COMMON_ROWS` rows (for commoner ones memoryd plans otherwise).
+//! `index::common_words::COMMON_ROWS` rows (for commoner ones memoryd plans otherwise).
 //! Both run for two layouts of the logs (see `corpus::Layout`). Peak memory is how far
 //! the process's high-water RSS rose above its RSS at the start of each indexing run.
 //! Prints a markdown table. `--index-only` after the count stops after the indexing runs

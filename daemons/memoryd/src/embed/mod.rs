@@ -16,7 +16,7 @@
 //! `memory.max_class` rule applies: a secret record has no row and so no vector), and
 //! deleting `memory/` rebuilds them from the logs.
 
-pub mod bits;
+pub(crate) mod bits;
 pub mod model;
 pub mod quant;
 pub mod store;

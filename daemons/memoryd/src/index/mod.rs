@@ -12,13 +12,13 @@
 mod budget;
 mod byid;
 mod catchup;
-pub mod common;
+pub mod common_words;
 mod forget;
 mod ingest;
 mod purge;
 mod rank;
 mod rebuild;
-pub mod recall;
+pub(crate) mod recall;
 mod rowid;
 mod schema;
 mod select;
@@ -100,8 +100,8 @@ pub struct Index {
     /// Why and since when the index is being filled again, until a catch-up finishes.
     rebuild: Option<rebuild::Rebuild>,
     /// The query groups known to match more rows than a recall scores (see `common`).
-    common: common::Common,
-    /// Matches past which a group is common: `common::COMMON_ROWS` but for measuring.
+    common: common_words::Common,
+    /// Matches past which a group is common: `common_words::COMMON_ROWS` but for measuring.
     common_rows: u32,
     /// The whole pass over `sessions/` under way, kept between slices (see `catchup`).
     pass: Option<catchup::Pass>,
@@ -146,8 +146,8 @@ impl Index {
             tidied_at: 0,
             reported: HashMap::new(),
             rebuild,
-            common: common::Common::default(),
-            common_rows: common::COMMON_ROWS,
+            common: common_words::Common::default(),
+            common_rows: common_words::COMMON_ROWS,
             pass: None,
             hot: std::collections::VecDeque::new(),
             sessions_mtime: None,

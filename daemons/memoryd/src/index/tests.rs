@@ -237,5 +237,5 @@ fn recall_ranks_by_bm25_then_recency_and_honours_the_callers_class() {
     assert_eq!(ix.search("tea", DataClass::Private, 1).unwrap().len(), 1);
 }
 
-mod common;
+mod common_words;
 mod recall;

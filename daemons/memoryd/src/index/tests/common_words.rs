@@ -2,7 +2,7 @@
 //! newest matches must never cost a rare word its old record.
 
 use super::*;
-use crate::index::common::COMMON_ROWS;
+use crate::index::common_words::COMMON_ROWS;
 
 fn user_at(i: usize, text: &str) -> Record {
     Record::User {
