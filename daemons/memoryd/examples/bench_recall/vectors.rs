@@ -16,6 +16,7 @@ use memoryd::hybrid::{self, CANDIDATES};
 use memoryd::index::{Budget, Index};
 use memoryd::query::time;
 use proto::label::DataClass;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
@@ -27,6 +28,9 @@ pub struct VecWorld {
     store: Store,
     /// The day relative time cues count from: the day after the newest record.
     now: time::Day,
+    /// Each question's nearest rows, computed once: every vector column and every
+    /// calibration of `--sweep` asks the same questions.
+    asked: RefCell<HashMap<String, Vec<Near>>>,
 }
 
 fn model_dir() -> PathBuf {
@@ -127,13 +131,20 @@ impl VecWorld {
             model,
             store,
             now,
+            asked: RefCell::default(),
         })
     }
 
     fn near(&self, q: &str) -> Vec<Near> {
+        if let Some(n) = self.asked.borrow().get(q) {
+            return n.clone();
+        }
         let v = self.model.embed(&[q]).unwrap();
-        self.store
-            .nearest(&quant::encode(&v[0]), 1, CANDIDATES as usize, MIN_COSINE)
+        let n = self
+            .store
+            .nearest(&quant::encode(&v[0]), 1, CANDIDATES as usize, MIN_COSINE);
+        self.asked.borrow_mut().insert(q.to_string(), n.clone());
+        n
     }
 
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
@@ -176,12 +187,14 @@ impl VecWorld {
         let base = hybrid::CALIBRATION;
         let mut cals = Vec::new();
         for (floor, full) in [
-            (0.3, 0.6),
             (0.3, 0.7),
             (0.35, 0.75),
-            (0.4, 0.8),
             (0.4, 0.9),
+            (0.45, 1.0),
             (0.5, 1.0),
+            (0.5, 1.2),
+            (0.55, 1.2),
+            (0.6, 1.2),
         ] {
             cals.push(hybrid::Calibration {
                 floor,
@@ -194,6 +207,12 @@ impl VecWorld {
             ..base
         });
         cals.push(hybrid::Calibration { both: 0.2, ..base });
+        cals.push(hybrid::Calibration {
+            floor: 0.5,
+            full: 1.0,
+            name_missing: 0.25,
+            ..base
+        });
         for cal in cals {
             let name: &'static str = Box::leak(
                 format!(
