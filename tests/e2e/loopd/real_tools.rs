@@ -22,6 +22,20 @@ use std::time::Duration;
 /// minutes when the machine is busy; this guards against hangs, it measures nothing.
 const REPLY_WITHIN: Duration = Duration::from_secs(1200);
 
+/// The folder the tier's files are read from, emptied for each test (which holds
+/// `one_at_a_time`). Its path is made of words and this process's id only: the tiny
+/// model copies a path exactly when it looks like its examples', and a temporary
+/// directory's random letters (`/tmp/boxmaker-e2eHycC1F/files/one.txt`) were once cut
+/// short to the directory.
+fn tier_files() -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("boxmaker-tool-tier-{}", std::process::id()))
+        .join("files");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A loopd on the tool server with `[tools]` set up for the test's files and pages.
 struct Tier {
     fx: Fixture,
@@ -53,8 +67,7 @@ impl Tier {
         let turn = one_at_a_time(server);
         let fx = Fixture::new("");
         std::fs::write(fx.prompts.join("system.md"), tool_system()).unwrap();
-        let files = fx.path().join("files");
-        std::fs::create_dir_all(&files).unwrap();
+        let files = tier_files();
         config_for(&fx, &server.url, &files, extra);
         let daemon = Daemon::start("loopd", &fx);
         Tier {
@@ -307,8 +320,7 @@ fn a_restart_of_loopd_between_a_real_call_and_its_result_leaves_a_session_that_a
     let _turn = one_at_a_time(server);
     let fx = Fixture::new("");
     std::fs::write(fx.prompts.join("system.md"), tool_system()).unwrap();
-    let files = fx.path().join("files");
-    std::fs::create_dir_all(&files).unwrap();
+    let files = tier_files();
     let path = files.join("cup.txt");
     std::fs::write(&path, "The cup is red.").unwrap();
     config_for(&fx, &server.url, &files, "");
