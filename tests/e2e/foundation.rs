@@ -128,8 +128,9 @@ fn socket_activation_hands_over_the_listening_socket() {
         .arg("--config")
         .arg(&fx.config);
     let mut d = Daemon::spawn_with(cmd, notify);
-    cmd_wait_for_path(&fx.memoryd_sock);
-    // The first request connects before memoryd exists; the answer proves the hand-over.
+    wait_for_listener(&fx.memoryd_sock);
+    // The first connection (the wait's) is what makes systemd-socket-activate start
+    // memoryd; the answer to this one proves the hand-over.
     let answer = frames::ask(&fx.memoryd_sock, &Request::Status).unwrap();
     assert!(matches!(
         answer,
@@ -141,12 +142,15 @@ fn socket_activation_hands_over_the_listening_socket() {
     assert!(d.stop().success());
 }
 
-fn cmd_wait_for_path(path: &std::path::Path) {
+/// Waits until the socket at `path` takes a connection. Its existence is not enough:
+/// `systemd-socket-activate` binds the path before it listens, and a connect in between
+/// is refused (seen once in a full run).
+fn wait_for_listener(path: &std::path::Path) {
     let deadline = Instant::now() + HANG;
-    while !path.exists() {
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
         assert!(
             Instant::now() < deadline,
-            "{} never appeared",
+            "{} never took a connection",
             path.display()
         );
         std::thread::sleep(Duration::from_millis(10));
