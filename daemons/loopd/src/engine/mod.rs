@@ -10,7 +10,7 @@
 //! is `Engine::after`, which the worker runs once the block's `.` is out
 //! (docs/turn.md, "After the turn").
 
-pub mod slots;
+pub mod keeper;
 
 use crate::compact::finish::{finish, After, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
@@ -18,10 +18,10 @@ use crate::llama::{Client, Llama};
 use crate::prompt::TurnCtx;
 use crate::session::Session;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
+use keeper::Keeper;
 use proto::config::Config;
 use proto::head::Reason;
 use proto::Origin;
-use slots::Keeper;
 use std::time::Duration;
 
 /// Why a whole turn was not answered: the turn's own failure, or what happened when

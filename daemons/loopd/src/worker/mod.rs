@@ -6,7 +6,7 @@
 //! A turn's reply block ends (`Event::Done`) as soon as its answer is complete; the
 //! after-turn work (`Engine::after`) follows, announced as `Event::Waiting` so lines that
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
-//! slot when `engine::slots` asks it to.
+//! slot when `engine::keeper` asks it to.
 
 mod forget;
 mod jobs;
