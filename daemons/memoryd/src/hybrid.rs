@@ -3,15 +3,16 @@
 //! push out what words found well.
 //!
 //! The words' hits keep their own order. A hit found by meaning goes ahead of the next
-//! word hit only when it is closer to the question than that word hit is: a word hit's
-//! strength is its relevance (the share of the question's groups it holds, 0 to 1), a
-//! meaning hit's is its cosine put on the same scale by `Calibration` (`VECTOR_FLOOR`
-//! is nothing, `VECTOR_FULL` as good as holding every word). So a record holding every
-//! word of the question stays first unless meaning finds something nearly identical to
-//! it, while a question the words answer only in part (a paraphrase) lets the close
-//! meaning hits through. Equal-weight rank fusion, which this replaces, measured worse
-//! than words alone on LoCoMo in every category but multi-hop: it let weak vector hits
-//! push out what the words found (`scripts/bench recall`).
+//! word hit only when it is stronger than that word hit: a word hit's strength is its
+//! relevance (the share of the question's groups it holds, 0 to 1); a meaning hit's is how
+//! far its cosine stands above the question's own *background*, the cosine of the
+//! `background_rank`-th nearest record (`Calibration`). A cosine means little on its own:
+//! in a long conversation on a few topics, dozens of records sit at 0.5 to 0.6 from any
+//! question and the nearest is rarely the answer, while in a varied history a paraphrase
+//! of what the owner said stands at 0.35 with nothing else near. Measured against the
+//! background, the first counts for little and the second for much, which no fixed
+//! cosine threshold could do (docs/memoryd.md, "Calibrating the fusion"). A meaning-only
+//! hit counts at most `cap`, below a word hit holding the whole question.
 //!
 //! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
 //! word hit the share of the question's groups it holds, a hit found by meaning only its
@@ -27,7 +28,7 @@
 //! a vector of "ticket 4471" is near every ticket.
 
 use crate::embed::store::Near;
-use crate::embed::vectors::Vectors;
+use crate::embed::vectors::{Vectors, MIN_COSINE};
 use crate::index::{class_rank, Index, IndexError, Ranked};
 use crate::query::{self, time};
 use proto::label::DataClass;
@@ -38,37 +39,43 @@ use std::collections::{HashMap, HashSet};
 /// the other is still seen.
 pub const CANDIDATES: u32 = MAX_HITS;
 
-/// How a cosine compares with a word hit's relevance: `floor` maps to 0, `full` to 1
-/// (holding every word of the question).
+/// How a meaning hit's cosine is put on the words' relevance scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {
-    pub floor: f32,
-    pub full: f32,
+    /// The rank (from 1) among the question's nearest records whose cosine is its
+    /// background; with fewer candidates, `MIN_COSINE` (all the rest are below it).
+    pub background_rank: usize,
+    /// A cosine this far above the background counts nothing...
+    pub margin_floor: f32,
+    /// ...and this far above it as much as holding every word of the question.
+    pub margin_full: f32,
+    /// The most a hit found by meaning alone can count.
+    pub cap: f32,
     /// How much a meaning hit naming none of the question's names is worth (times).
     pub name_missing: f32,
     /// How much a meaning hit from the time the question names is worth (times).
     pub in_span: f32,
-    /// A hit both halves found counts its better strength plus this.
+    /// A word hit meaning found too counts its better strength plus this.
     pub both: f32,
 }
 
-/// all-MiniLM-L6-v2's cosines: unrelated chat lines sit around 0.1 to 0.3, a paraphrase
-/// of the same fact 0.4 to 0.8, and in a long conversation between two people many turns
-/// on the same topics 0.5 to 0.6. No setting measured is both at least words-only
-/// everywhere and good on paraphrases (docs/memoryd.md, "Calibrating the fusion"): a
-/// floor of 0.5, the one that never loses to words on LoCoMo, drops a paraphrase with no
-/// word in common (cosine below 0.5) from the answer altogether, so a question that means
-/// what the owner said but says it otherwise finds nothing. Meaning must be able to find
-/// what words cannot; this floor keeps it so, at a cost on LoCoMo that the docs state.
-pub const VECTOR_FLOOR: f32 = 0.35;
-pub const VECTOR_FULL: f32 = 0.75;
-
+/// Chosen by measuring both evaluation sets (`scripts/bench recall --sweep`; the table is
+/// in docs/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
+/// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
+/// clearly stands out from the topic's other turns can pass a word hit, and the fusion
+/// is within a few questions of words alone in every category; in a varied history the
+/// eighth nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
+/// holding a third of the question (recall@5 on our paraphrases equal to vectors alone).
+/// `cap` below 1 keeps a record holding every word of the question first, whatever meaning
+/// finds; `both` lifts what both halves found over what only one did.
 pub const CALIBRATION: Calibration = Calibration {
-    floor: VECTOR_FLOOR,
-    full: VECTOR_FULL,
+    background_rank: 8,
+    margin_floor: 0.03,
+    margin_full: 0.25,
+    cap: 0.9,
     name_missing: 0.5,
     in_span: 1.5,
-    both: 0.0,
+    both: 0.2,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -147,15 +154,18 @@ pub fn merge(
     let codes = code_tokens(query);
     let parsed = query::parse(query);
     let span = time::cue(query, now);
+    let background = background(cal, &by_meaning);
     let strength = |hit: &Hit, cosine: f32| -> f32 {
-        let mut s = (cosine - cal.floor) / (cal.full - cal.floor);
-        if parsed.as_ref().is_some_and(|q| !q.holds_names(&hit.text)) {
+        let mut s = (cosine - background - cal.margin_floor) / (cal.margin_full - cal.margin_floor);
+        // The factors scale what a hit is worth; they must not lift one worth less than
+        // nothing.
+        if s > 0.0 && parsed.as_ref().is_some_and(|q| !q.holds_names(&hit.text)) {
             s *= cal.name_missing;
         }
-        if span.as_ref().is_some_and(|sp| sp.holds(&hit.time)) {
+        if s > 0.0 && span.as_ref().is_some_and(|sp| sp.holds(&hit.time)) {
             s *= cal.in_span;
         }
-        s
+        s.min(cal.cap)
     };
     let meaning_of: HashMap<&str, f32> = by_meaning
         .iter()
@@ -182,7 +192,7 @@ pub fn merge(
     let word_texts: HashSet<String> = words.iter().map(|(_, h)| h.text.clone()).collect();
     let mut meaning: Vec<(f32, Hit)> = by_meaning
         .into_iter()
-        .filter(|(h, c)| *c >= cal.floor && !word_texts.contains(&h.text))
+        .filter(|(h, _)| !word_texts.contains(&h.text))
         .map(|(mut h, c)| {
             h.relevance = similarity(c);
             (strength(&h, c), h)
@@ -208,6 +218,14 @@ pub fn merge(
         }
     }
     out
+}
+
+/// The question's background: the cosine of its `background_rank`-th nearest record, or
+/// `MIN_COSINE` when fewer were near enough to be candidates.
+fn background(cal: Calibration, by_meaning: &[(Hit, f32)]) -> f32 {
+    by_meaning
+        .get(cal.background_rank.saturating_sub(1))
+        .map_or(MIN_COSINE, |(_, c)| c.max(MIN_COSINE))
 }
 
 /// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).

@@ -47,6 +47,13 @@ fn main() {
         let world = systems::World::build(set.state.path());
         let vec_world = vectors::VecWorld::build(set.state.path(), world.now);
         let mut systems = world.systems(DEPTH);
+        if let (Some(v), Some(path)) = (
+            &vec_world,
+            std::env::args().skip_while(|a| a != "--dump").nth(1),
+        ) {
+            v.dump(set.name, &set.questions, &path);
+            continue;
+        }
         if let Some(v) = &vec_world {
             systems.extend(v.systems(DEPTH));
             if std::env::args().any(|a| a == "--sweep") {

@@ -181,47 +181,70 @@ impl VecWorld {
         ]
     }
 
-    /// Other calibrations, for `--sweep`: one column each.
+    /// Other calibrations, for `--sweep`: one column each. The first two are the fixed
+    /// cosine scales used before the background (a background rank past every candidate
+    /// puts it at `MIN_COSINE`, 0.25): 0.35..0.75 and 0.5..1.0.
     pub fn sweep(&self, depth: usize) -> Vec<System<'_>> {
-        let mut out = Vec::new();
         let base = hybrid::CALIBRATION;
-        let mut cals = Vec::new();
-        for (floor, full) in [
-            (0.3, 0.7),
-            (0.35, 0.75),
-            (0.4, 0.9),
-            (0.45, 1.0),
-            (0.5, 1.0),
-            (0.5, 1.2),
-            (0.55, 1.2),
-            (0.6, 1.2),
-        ] {
-            cals.push(hybrid::Calibration {
-                floor,
-                full,
-                ..base
-            });
-        }
-        cals.push(hybrid::Calibration {
-            name_missing: 1.0,
+        let fixed = |floor: f32, full: f32| hybrid::Calibration {
+            background_rank: usize::MAX,
+            margin_floor: floor - MIN_COSINE,
+            margin_full: full - MIN_COSINE,
+            cap: f32::INFINITY,
+            both: 0.0,
             ..base
-        });
-        cals.push(hybrid::Calibration { both: 0.2, ..base });
-        cals.push(hybrid::Calibration {
-            floor: 0.5,
-            full: 1.0,
-            name_missing: 0.25,
-            ..base
-        });
-        for cal in cals {
-            let name: &'static str = Box::leak(
-                format!(
-                    "{}..{} n{} b{}",
-                    cal.floor, cal.full, cal.name_missing, cal.both
-                )
-                .into_boxed_str(),
-            );
-            out.push(System {
+        };
+        let cals = [
+            ("fixed 0.35..0.75", fixed(0.35, 0.75)),
+            ("fixed 0.5..1.0", fixed(0.5, 1.0)),
+            (
+                "background 4th",
+                hybrid::Calibration {
+                    background_rank: 4,
+                    ..base
+                },
+            ),
+            (
+                "background 16th",
+                hybrid::Calibration {
+                    background_rank: 16,
+                    ..base
+                },
+            ),
+            (
+                "margin 0..0.2",
+                hybrid::Calibration {
+                    margin_floor: 0.0,
+                    margin_full: 0.2,
+                    ..base
+                },
+            ),
+            (
+                "margin 0.05..0.3",
+                hybrid::Calibration {
+                    margin_floor: 0.05,
+                    margin_full: 0.3,
+                    ..base
+                },
+            ),
+            (
+                "no cap",
+                hybrid::Calibration {
+                    cap: f32::INFINITY,
+                    ..base
+                },
+            ),
+            ("both +0", hybrid::Calibration { both: 0.0, ..base }),
+            (
+                "names ×1",
+                hybrid::Calibration {
+                    name_missing: 1.0,
+                    ..base
+                },
+            ),
+        ];
+        cals.into_iter()
+            .map(|(name, cal)| System {
                 name,
                 ask: Box::new(move |q| {
                     hybrid::recall_calibrated(
@@ -238,8 +261,58 @@ impl VecWorld {
                     .map(|h| h.text)
                     .collect()
                 }),
-            });
+            })
+            .collect()
+    }
+}
+
+impl VecWorld {
+    /// For designing the fusion: one JSON line per question with both halves' candidates
+    /// (word relevance or cosine, and whether each answers), written to `path`.
+    pub fn dump(&self, set: &str, questions: &[crate::sets::Question], path: &str) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        for q in questions {
+            let ok = |t: &str| q.judge.score(&[t.to_string()], 1).first == Some(0);
+            let words = self
+                .index
+                .search_at(&q.text, DataClass::Private, CANDIDATES, self.now)
+                .unwrap();
+            let w: Vec<serde_json::Value> = words
+                .iter()
+                .map(|r| {
+                    serde_json::json!([
+                        r.relevance,
+                        ok(&r.hit.text),
+                        r.hit.text.chars().take(60).collect::<String>()
+                    ])
+                })
+                .collect();
+            let near = self.near(&q.text);
+            let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
+            let hits = self.index.hits_by_ids(&ids, DataClass::Private).unwrap();
+            let parsed = memoryd::query::parse(&q.text);
+            let span = time::cue(&q.text, self.now);
+            let m: Vec<serde_json::Value> = near
+                .iter()
+                .zip(hits.iter())
+                .map(|(n, h)| {
+                    serde_json::json!([
+                        n.score,
+                        ok(&h.text),
+                        parsed.as_ref().is_none_or(|p| p.holds_names(&h.text)),
+                        span.as_ref().is_some_and(|s| s.holds(&h.time)),
+                        h.text.chars().take(60).collect::<String>()
+                    ])
+                })
+                .collect();
+            let line =
+                serde_json::json!({"set": set, "cat": q.category, "q": q.text, "w": w, "m": m});
+            writeln!(f, "{line}").unwrap();
         }
-        out
     }
 }

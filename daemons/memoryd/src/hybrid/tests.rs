@@ -188,3 +188,48 @@ fn the_same_text_found_by_both_halves_is_one_hit() {
     let out = recall_with(&ix, &n, "spare key", DataClass::Private, 5, NOW).unwrap();
     assert_eq!(texts(&out), vec!["the spare key is under the blue pot"]);
 }
+
+#[test]
+fn a_meaning_hit_no_nearer_than_many_others_does_not_push_out_a_word_hit() {
+    // A long conversation on one topic: a dozen turns about as near the question as each
+    // other, none holding its words; the answer holds two of its three.
+    let answer = "Caroline ran the charity race for the shelter in May";
+    let mut lines = vec![(T, answer)];
+    let chatter: Vec<String> = (0..12)
+        .map(|i| format!("Caroline said turn {i} was about running and feeling great"))
+        .collect();
+    lines.extend(chatter.iter().map(|c| (T, c.as_str())));
+    let (_d, ix) = index_of(&lines);
+    let q = "When did Caroline run a charity event?";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, answer);
+    let found: Vec<(&str, f32)> = chatter
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), 0.62 - 0.005 * i as f32))
+        .collect();
+    let fused = recall_with(&ix, &near(&ix, &found), q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(fused[0].text, answer, "{:?}", texts(&fused));
+}
+
+#[test]
+fn a_paraphrase_standing_alone_goes_ahead_of_word_hits_holding_a_third_of_the_question() {
+    // "medicine" and "given" are in no record; "never" is, in an unrelated one.
+    let answer = "I'm allergic to penicillin";
+    let other = "I never watched that film";
+    let (_d, ix) = index_of(&[(T, answer), (T, other), (T, "The bins go out on Tuesday")]);
+    let q = "which medicine must I never be given";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, other, "words alone find only the film");
+    // Nothing else is near: the eighth nearest is below the candidates' floor.
+    let fused = recall_with(
+        &ix,
+        &near(&ix, &[(answer, 0.39)]),
+        q,
+        DataClass::Private,
+        5,
+        NOW,
+    )
+    .unwrap();
+    assert_eq!(fused[0].text, answer, "{:?}", texts(&fused));
+}
