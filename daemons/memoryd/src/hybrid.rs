@@ -19,8 +19,8 @@
 //! cosine, a hit found both ways the larger.
 //!
 //! Names and times weigh on the meaning side as on the words' (`index::rank`): a meaning
-//! hit that names none of the people the question names counts `NAME_MISSING` less, one
-//! from the time the question names counts `IN_SPAN` more.
+//! hit that names none of the people the question names counts less
+//! (`Calibration::name_missing`), one from the time the question names more (`in_span`).
 //!
 //! Exact tokens keep winning: when the query holds a token that reads as a code (a digit,
 //! or `.`, `/`, `@`, `:`, `_`, `-` inside it: order numbers, addresses, file names, URLs),
@@ -63,11 +63,12 @@ pub struct Calibration {
 /// in docs/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
 /// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
 /// clearly stands out from the topic's other turns can pass a word hit, and the fusion
-/// is within a few questions of words alone in every category; in a varied history the
+/// is at least words alone in every answerable category; in a varied history the
 /// eighth nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
 /// holding a third of the question (recall@5 on our paraphrases equal to vectors alone).
-/// `cap` below 1 keeps a record holding every word of the question first, whatever meaning
-/// finds; `both` lifts what both halves found over what only one did.
+/// `cap` below 1 keeps the words' first hit first when it holds every word of the
+/// question, whatever meaning alone finds; `both` lifts what both halves found over what
+/// only one did.
 pub const CALIBRATION: Calibration = Calibration {
     background_rank: 8,
     margin_floor: 0.03,
