@@ -22,14 +22,14 @@ pub(crate) mod names;
 mod stop;
 pub mod time;
 
-pub use stop::is_stop_word;
+pub(crate) use stop::is_stop_word;
 
 /// Input words looked at. A question is a handful of words; a longer input is pasted
 /// text, and hundreds of terms would only make one recall slow for the same answer.
-pub const MAX_QUERY_TOKENS: usize = 64;
+pub(crate) const MAX_QUERY_TOKENS: usize = 64;
 
 /// Distinct terms kept from those words: each costs a doclist walk per recall.
-pub const MAX_QUERY_GROUPS: usize = 24;
+pub(crate) const MAX_QUERY_GROUPS: usize = 24;
 
 /// Shortest root searched as a prefix: shorter ones ("meet*", "sist*") match unrelated
 /// words, and porter already joins the common forms of short words.
@@ -47,7 +47,7 @@ const SUFFIXES: &[&str] = &[
 
 /// One thing the query looks for; a record matches it or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Group {
+pub(crate) enum Group {
     /// A word, and the root its other forms share when it has one worth searching.
     Word { word: String, root: Option<String> },
     /// An exact token of several parts (`maria.santos@example.com`), matched in order.
@@ -64,7 +64,7 @@ pub struct Query {
 
 /// What a candidate text holds of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Groups found in the text.
     pub matched: usize,
     /// Groups in the query.
@@ -81,7 +81,8 @@ impl Coverage {
     }
 
     /// The text holds the whole query (of two groups or more) as a phrase.
-    pub fn phrase(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn phrase(&self) -> bool {
         self.of > 1 && self.adjacent == self.of - 1
     }
 }
@@ -104,7 +105,8 @@ pub fn parse(text: &str) -> Option<Query> {
 }
 
 /// The FTS5 expression for `text` (see `parse`), or `None` when nothing in it can match.
-pub fn fts_query(text: &str) -> Option<String> {
+#[cfg(test)]
+pub(crate) fn fts_query(text: &str) -> Option<String> {
     parse(text).map(|q| q.expression())
 }
 
@@ -120,7 +122,7 @@ impl Query {
         names::holds_any(text, &self.names)
     }
 
-    pub fn groups(&self) -> &[Group] {
+    pub(crate) fn groups(&self) -> &[Group] {
         &self.groups
     }
 
@@ -135,7 +137,7 @@ impl Query {
     }
 
     /// The FTS5 expression of group `i` alone (its terms OR-ed), or `None` past the end.
-    pub fn group_expression(&self, i: usize) -> Option<String> {
+    pub(crate) fn group_expression(&self, i: usize) -> Option<String> {
         let mut terms = Vec::new();
         self.groups.get(i)?.terms(&mut terms);
         Some(terms.join(" OR "))
@@ -143,7 +145,7 @@ impl Query {
 
     /// `expression` over only the groups `keep` says yes to (by position); `None` when
     /// it keeps none.
-    pub fn expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
+    pub(crate) fn expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
         let mut terms: Vec<String> = Vec::new();
         for (i, g) in self.groups.iter().enumerate() {
             if keep(i) {
@@ -166,7 +168,7 @@ impl Query {
 
     /// The AND of only the groups `keep` says yes to (by position), each its terms
     /// OR-ed; `None` when it keeps none.
-    pub fn all_expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
+    pub(crate) fn all_expression_of(&self, keep: impl Fn(usize) -> bool) -> Option<String> {
         let groups: Vec<String> = self
             .groups
             .iter()
@@ -182,7 +184,7 @@ impl Query {
     }
 
     /// Which groups `text` holds, and whether as a phrase.
-    pub fn coverage(&self, text: &str) -> Coverage {
+    pub(crate) fn coverage(&self, text: &str) -> Coverage {
         let tokens = words(text);
         let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, &tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();

@@ -29,7 +29,7 @@ use std::path::Path;
 /// or grown most lately. loopd serves a handful of sessions at once; 32 covers them with
 /// room, and keeps a recall's look at the disk to a few dozen directory listings however
 /// long the history is.
-pub const MAX_HOT: usize = 32;
+pub(crate) const MAX_HOT: usize = 32;
 
 /// A file as the index last left it.
 pub(super) struct Known {
@@ -109,7 +109,7 @@ impl Index {
 
     /// Catches up with one session only, within `budget`: what loopd's `Nudge` asks for
     /// after a turn.
-    pub fn catch_up_session(
+    pub(crate) fn catch_up_session(
         &mut self,
         session: &SessionId,
         mut budget: Budget,
@@ -122,7 +122,7 @@ impl Index {
     /// Before a recall: new or removed sessions, and the sessions active lately, within
     /// `budget`. Costs a `stat` of `sessions/` and a listing per hot session, not a look
     /// at every log.
-    pub fn catch_up_recent(&mut self, mut budget: Budget) -> Result<Progress, IndexError> {
+    pub(crate) fn catch_up_recent(&mut self, mut budget: Budget) -> Result<Progress, IndexError> {
         let mut started = false;
         let now = Identity::at(&self.sessions)
             .ok()

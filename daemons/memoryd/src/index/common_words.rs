@@ -42,11 +42,11 @@ pub const COMMON_ROWS: u32 = 5_000;
 /// Common groups remembered. A verdict costs one doclist walk of `COMMON_ROWS` entries to
 /// find again, so a bound that only a stream of distinct common words fills is plenty;
 /// when full the set starts over.
-pub const MAX_REMEMBERED: usize = 4_096;
+pub(crate) const MAX_REMEMBERED: usize = 4_096;
 
 /// The groups known to be common, by FTS5 expression.
 #[derive(Debug, Default)]
-pub struct Common {
+pub(crate) struct Common {
     known: RefCell<HashSet<String>>,
 }
 

@@ -31,8 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
-pub use catchup::MAX_HOT;
-pub use rank::{Candidate, Ranked};
+pub use rank::Ranked;
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
 
@@ -69,7 +68,7 @@ impl IndexError {
     /// words (an FTS5 syntax error names the token), and no log line may quote a query or
     /// a record, so only the database and SQLite's error code are named. The client gets
     /// the whole message.
-    pub fn for_log(&self) -> String {
+    pub(crate) fn for_log(&self) -> String {
         match self {
             IndexError::Sql { path, source } => match source {
                 rusqlite::Error::SqliteFailure(code, _) => {
@@ -159,18 +158,8 @@ impl Index {
     /// default private) in the rows it adds from now on. Rows already indexed keep theirs:
     /// delete `memory/` to relabel them.
     #[must_use]
-    pub fn with_owner_class(mut self, owner_class: DataClass) -> Index {
+    pub(crate) fn with_owner_class(mut self, owner_class: DataClass) -> Index {
         self.set_owner_class(owner_class);
-        self
-    }
-
-    /// The index with groups in more than `rows` rows treated as common (see `common`),
-    /// instead of `COMMON_ROWS`: for measuring on a small evaluation set what the plan for
-    /// common words costs in answers (`scripts/bench recall`), where no word reaches 5 000.
-    #[must_use]
-    pub fn with_common_rows(mut self, rows: u32) -> Index {
-        self.common_rows = rows.max(1);
-        self.common.forget();
         self
     }
 
@@ -229,7 +218,7 @@ impl Index {
 }
 
 /// Classes are stored as their rank, so `class <= ?` in SQL is the class order.
-pub fn class_rank(c: DataClass) -> i64 {
+pub(crate) fn class_rank(c: DataClass) -> i64 {
     match c {
         DataClass::Public => 0,
         DataClass::Private => 1,

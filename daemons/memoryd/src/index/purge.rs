@@ -23,7 +23,7 @@ pub(super) fn mark_due(conn: &Connection) -> rusqlite::Result<()> {
 
 impl Index {
     /// Whether dropped rows may still be on disk.
-    pub fn purge_due(&self) -> bool {
+    pub(crate) fn purge_due(&self) -> bool {
         self.purge_pending
     }
 

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 /// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
 /// other way round (the layering check found the cycle).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub rowid: i64,
     /// Found by the all-groups (AND) search: it holds every group of the query.
     pub all: bool,
@@ -30,7 +30,7 @@ pub struct Candidate {
 /// The bm25 given a candidate found unscored (every word of the query common, see
 /// `common`): one unit of relevance, so the coverage and phrase factors alone order
 /// such candidates, then recency.
-pub const UNSCORED: f64 = -1.0;
+pub(crate) const UNSCORED: f64 = -1.0;
 
 /// How much a record's relevance grows from holding none to all of the query's groups.
 /// Measured on the evaluation set (`scripts/bench recall`): 1 keeps bm25's view of
@@ -48,11 +48,11 @@ const PHRASE: f64 = 1.0;
 /// How much less a record counts when the question names someone or somewhere and the
 /// record names none of them: "what did Caroline paint" is not answered by Melanie's
 /// painting however many other words the two share.
-pub const NAME_MISSING: f64 = 0.5;
+pub(crate) const NAME_MISSING: f64 = 0.5;
 
 /// How much more a record counts when the question names a time and the record is from
 /// then (`query::time`).
-pub const IN_SPAN: f64 = 1.5;
+pub(crate) const IN_SPAN: f64 = 1.5;
 
 /// A hit with how relevant it is: the share of the question's groups its text holds
 /// (0 to 1), comparable across questions, unlike the score that ordered it.

@@ -22,8 +22,8 @@ use rusqlite::{params, OptionalExtension};
 /// words but a common one twice less) is still in reach, and that duplicates collapsing
 /// leave `limit` hits; few enough that reading them costs little beside the search.
 /// Measured on the evaluation set: 3 per hit and 30 at least rank exactly as these do.
-pub const CANDIDATES_PER_HIT: u32 = 2;
-pub const MIN_CANDIDATES: u32 = 20;
+pub(crate) const CANDIDATES_PER_HIT: u32 = 2;
+pub(crate) const MIN_CANDIDATES: u32 = 20;
 
 /// How one lexical search is made (see `common` for why there are three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +160,7 @@ impl Index {
     /// not reach the answer, and the OR, which scores every row holding any common word,
     /// is not run. Common words are left out of the OR when rarer ones are asked for,
     /// and a search of common words only is made over its newest matches (`common`).
-    pub fn candidates(
+    pub(crate) fn candidates(
         &self,
         query: &Query,
         max_class: DataClass,

@@ -39,7 +39,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// pages mid-transaction and reads them back; 16 MiB keeps a chunk's pages in memory
 /// (measured with `scripts/bench memory --index-only`) and is a small, fixed part of
 /// memoryd's memory bound.
-pub const CACHE_KIB: i64 = 16 * 1024;
+pub(crate) const CACHE_KIB: i64 = 16 * 1024;
 
 /// The FTS5 tokenizer of `docs`: porter stems over `unicode61` words with diacritics
 /// removed, so "meetings" finds "meeting" and "reuniao" finds "reunião". Measured on the

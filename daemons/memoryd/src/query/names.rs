@@ -8,7 +8,7 @@ use super::{fold, is_stop_word};
 
 /// Names kept from one question: a question names one or two people or places; more
 /// capitalised words are a title or shouting, not names.
-pub const MAX_NAMES: usize = 4;
+pub(crate) const MAX_NAMES: usize = 4;
 
 /// The lower-cased names in `text`, in order, without repeats.
 pub fn names(text: &str) -> Vec<String> {
@@ -102,7 +102,7 @@ const DAYS: &[&str] = &[
 ];
 
 /// Whether `text` holds any of `names` as a word.
-pub fn holds_any(text: &str, names: &[String]) -> bool {
+pub(crate) fn holds_any(text: &str, names: &[String]) -> bool {
     if names.is_empty() {
         return true;
     }

@@ -214,7 +214,7 @@ const ITALIAN: &[&str] = &[
 
 /// Whether `word` (lower-case, as the query parser has it) carries no meaning in a search.
 /// The lists are compared without their diacritics, as the parser folds the query.
-pub fn is_stop_word(word: &str) -> bool {
+pub(crate) fn is_stop_word(word: &str) -> bool {
     [ENGLISH, SPANISH, PORTUGUESE, FRENCH, GERMAN, ITALIAN]
         .iter()
         .any(|list| {

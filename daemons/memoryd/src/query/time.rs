@@ -8,7 +8,7 @@
 //! time by its first ten characters (RFC 3339 times sort as text).
 
 /// Month names as a question writes them; a three-letter prefix matches too ("Oct").
-pub const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
