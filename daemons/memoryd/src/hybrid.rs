@@ -144,7 +144,7 @@ pub fn recall_calibrated(
 }
 
 /// Merges the words' hits (in their order) with the meaning hits (best cosine first).
-pub fn merge(
+fn merge(
     cal: Calibration,
     query: &str,
     lexical: Vec<Ranked>,
