@@ -177,9 +177,7 @@ impl Session {
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;
-        if let Some(l) = record.label_as(self.owner_class) {
-            self.label = self.label.join(l);
-        }
+        self.label = proto::record::context_label_after(self.label, &record, self.owner_class);
         if let Some(call) = call_of(&record) {
             self.next_call = self.next_call.max(call.saturating_add(1));
         }
