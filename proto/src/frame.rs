@@ -76,6 +76,17 @@ impl fmt::Display for FrameError {
 
 impl std::error::Error for FrameError {}
 
+impl FrameError {
+    /// The I/O error underneath, if the stream failed rather than the bytes on it: a
+    /// client tells a socket timeout from a bad frame by it.
+    pub fn io(&self) -> Option<&io::Error> {
+        match self {
+            FrameError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 fn options() -> impl Options {
     // The limit bounds every length bincode reads inside the payload, so a claimed 2^62
     // element vector fails after a few bytes instead of reserving memory for it.

@@ -398,10 +398,20 @@ impl Fields<'_> {
 /// it as the session's label, and a new epoch's `carry_label` is it, so a summary of
 /// secret, private or tainted turns stays so.
 pub fn context_label(carry_label: Label, records: &[Record], owner_class: DataClass) -> Label {
-    records
-        .iter()
-        .filter_map(|r| r.label_as(owner_class))
-        .fold(carry_label, Label::join)
+    records.iter().fold(carry_label, |label, record| {
+        context_label_after(label, record, owner_class)
+    })
+}
+
+/// One step of [`context_label`]: the context label once `record` follows a context
+/// labelled `label`. Whoever reads an epoch record by record keeps its label with this —
+/// loopd's open session, Honcho's reporter and memoryd's rolling label — so the rule
+/// exists once.
+pub fn context_label_after(label: Label, record: &Record, owner_class: DataClass) -> Label {
+    match record.label_as(owner_class) {
+        Some(l) => label.join(l),
+        None => label,
+    }
 }
 
 #[cfg(test)]

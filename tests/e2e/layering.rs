@@ -38,7 +38,7 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // `recall` tool (the memoryd client's answer as a tool's output).
     &["status", "recall"],
     // What a turn is made of.
-    &["session", "llama", "tools", "memory", "honcho"],
+    &["open_session", "llama", "tools", "memory", "honcho"],
     // Leaves every layer may use.
     &["testhook"],
 ];

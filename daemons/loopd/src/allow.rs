@@ -16,7 +16,7 @@
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,
 //! the shape every chat template knows, before the owner's next message.
 
-use crate::session::{Session, SessionError};
+use crate::open_session::{Session, SessionError};
 use crate::tools::{self, guard, HTTP_FETCH};
 use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
 use crate::turn::Sink;

@@ -3,14 +3,11 @@
 //! by seconds at most. It serves the `recall` tool (`recall.rs`), `/recall`, `/status`,
 //! the nudge after each turn, and `/forget`. memoryd being down is never a turn failure.
 
-use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
-use nix::sys::time::{TimeVal, TimeValLike};
+use plumbing::dial::{DialError, Step};
 use proto::config::Memory;
 use proto::frame::{read_frame, write_frame, FrameError};
 use proto::memory::{render_hits, Hit, MemoryStatus, Request, Response};
 use std::fmt;
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -28,17 +25,8 @@ pub const RECALL_LIMIT: u32 = 8;
 
 #[derive(Debug)]
 pub enum MemoryError {
-    Connect {
-        path: PathBuf,
-        source: nix::Error,
-    },
-    /// A step ran into its socket timeout; the words say which, with the timeout, rather
-    /// than "Resource temporarily unavailable (os error 11)".
-    Timeout {
-        what: &'static str,
-        after: Duration,
-    },
-    Frame(FrameError),
+    /// Connecting, sending or reading the answer failed or ran out of time.
+    Exchange(DialError<FrameError>),
     Refused(String),
     Unexpected(&'static str),
 }
@@ -46,13 +34,17 @@ pub enum MemoryError {
 impl fmt::Display for MemoryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MemoryError::Connect { path, source } => {
-                write!(f, "connect {}: {}", path.display(), source.desc())
-            }
-            MemoryError::Timeout { what, after } => {
+            // A timeout in words, with the step and its timeout, rather than "Resource
+            // temporarily unavailable (os error 11)".
+            MemoryError::Exchange(DialError::Timeout { step, after, .. }) => {
+                let what = match step {
+                    Step::Connect => "accept the connection",
+                    Step::Send => "take the request",
+                    Step::Receive => "answer",
+                };
                 write!(f, "memoryd did not {what} within {} s", after.as_secs_f64())
             }
-            MemoryError::Frame(e) => write!(f, "{e}"),
+            MemoryError::Exchange(e) => write!(f, "{e}"),
             MemoryError::Refused(m) => write!(f, "memoryd: {m}"),
             MemoryError::Unexpected(what) => write!(f, "memoryd answered {what}"),
         }
@@ -61,55 +53,16 @@ impl fmt::Display for MemoryError {
 
 impl std::error::Error for MemoryError {}
 
-/// Connects with the send timeout already set, which on a Unix socket also bounds the
-/// `connect` itself (a full backlog would otherwise block it).
-fn connect(path: &Path, timeout: Duration) -> Result<UnixStream, MemoryError> {
-    let err = |source| MemoryError::Connect {
-        path: path.to_path_buf(),
-        source,
-    };
-    let fd = socket::socket(
-        AddressFamily::Unix,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )
-    .map_err(err)?;
-    let tv = TimeVal::milliseconds(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
-    socket::setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(err)?;
-    socket::setsockopt(&fd, sockopt::ReceiveTimeout, &tv).map_err(err)?;
-    let addr = UnixAddr::new(path).map_err(err)?;
-    match socket::connect(fd.as_raw_fd(), &addr) {
-        // A full listen backlog: the send timeout ran out while connect waited.
-        Err(nix::Error::EAGAIN) => Err(MemoryError::Timeout {
-            what: "accept the connection",
-            after: timeout,
-        }),
-        Err(e) => Err(err(e)),
-        Ok(()) => Ok(UnixStream::from(fd)),
-    }
-}
-
-/// A frame error, with a socket timeout named as one.
-fn frame_error(e: FrameError, what: &'static str, after: Duration) -> MemoryError {
-    match &e {
-        FrameError::Io(io)
-            if matches!(
-                io.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            MemoryError::Timeout { what, after }
-        }
-        _ => MemoryError::Frame(e),
-    }
-}
-
 /// Sends one request and reads one response.
 pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, MemoryError> {
-    let mut stream = connect(socket, timeout)?;
-    write_frame(&mut stream, request).map_err(|e| frame_error(e, "take the request", timeout))?;
-    read_frame(&mut stream).map_err(|e| frame_error(e, "answer", timeout))
+    plumbing::dial::exchange(
+        socket,
+        timeout,
+        |s| write_frame(s, request),
+        read_frame,
+        FrameError::io,
+    )
+    .map_err(MemoryError::Exchange)
 }
 
 pub fn recall(cfg: &Memory, query: &str) -> Result<Vec<Hit>, MemoryError> {

@@ -3,7 +3,7 @@
 //! The lock is held only to copy a few numbers, never across I/O, so the poll loop never
 //! waits on a turn.
 
-use crate::session::Session;
+use crate::open_session::Session;
 use proto::{Label, Tokens};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

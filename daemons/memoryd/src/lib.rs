@@ -10,6 +10,8 @@
 
 pub(crate) mod cli;
 pub mod embed;
+#[cfg(test)]
+mod fixture;
 pub(crate) mod hooks;
 pub mod hybrid;
 pub mod index;

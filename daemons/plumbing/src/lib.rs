@@ -9,6 +9,7 @@ pub mod args;
 pub mod backoff;
 pub mod bounded;
 pub mod conn;
+pub mod dial;
 mod flow;
 pub mod limits;
 pub mod listen;

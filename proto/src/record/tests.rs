@@ -178,3 +178,45 @@ fn a_usage_line_is_flat_in_the_specs_order() {
         "{\"type\":\"usage\",\"time\":\"t\",\"slot\":1,\"cache_n\":10,\"prompt_n\":5,\"predicted_n\":7}\n"
     );
 }
+
+/// The one rule of a context label, which loopd's session, Honcho's reporter and
+/// memoryd's rolling label all step through record by record: owner words at the owner's
+/// class, a heartbeat's prompt at none, every other labelled record at its own label, and
+/// the label never falls.
+#[test]
+fn the_context_label_steps_record_by_record_to_the_same_label_as_the_whole_epoch() {
+    let heartbeat = Record::User {
+        time: T.into(),
+        content: "beat".into(),
+        origin: Origin::Heartbeat,
+    };
+    let tainted = Record::Memory {
+        time: T.into(),
+        content: "remembered".into(),
+        class: DataClass::Public,
+        untrusted: true,
+    };
+    let mut records = vec![heartbeat.clone(), tainted];
+    records.extend(all_variants());
+    let carry = Label::PUBLIC;
+    let mut stepped = carry;
+    let mut seen = Vec::new();
+    for r in &records {
+        let next = context_label_after(stepped, r, DataClass::Private);
+        assert!(next.class >= stepped.class && next.untrusted >= stepped.untrusted);
+        stepped = next;
+        seen.push(stepped);
+    }
+    assert_eq!(
+        stepped,
+        context_label(carry, &records, DataClass::Private),
+        "stepping and folding disagree"
+    );
+    // A heartbeat's prompt adds nothing; the memory record taints; the owner's line is
+    // private; the secret tool result raises it to secret for good.
+    assert_eq!(seen[0], Label::PUBLIC);
+    assert_eq!(seen[1], Label::new(DataClass::Public, true));
+    assert_eq!(seen[2], Label::new(DataClass::Private, true));
+    assert_eq!(seen[4], Label::new(DataClass::Secret, true));
+    assert_eq!(stepped, Label::new(DataClass::Secret, true));
+}

@@ -12,9 +12,9 @@
 use super::policy::{fallback_summary, repeats};
 use super::CompactError;
 use crate::llama::{ChatRequest, LlamaError, Message};
+use crate::open_session::Session;
 use crate::prompt::cap_chars;
 use crate::prompt::{replay, TurnCtx, THINKING};
-use crate::session::Session;
 use proto::head::{Head, SummarySource};
 use proto::{neutralise, Record};
 

@@ -12,7 +12,7 @@
 //!    highest with a head. The session in memory follows at once.
 //! 4. the directory is fsynced, so the rename and the new log survive a power cut.
 
-use crate::session::{Session, SessionError};
+use crate::open_session::{Session, SessionError};
 use crate::testhook;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
 use sessions::atomic;

@@ -10,8 +10,8 @@
 
 use super::policy::{fill, Fill};
 use super::{compact_or_note, note, tool_summaries, CompactError, Compacted};
+use crate::open_session::Session;
 use crate::prompt::TurnCtx;
-use crate::session::Session;
 use proto::head::Reason;
 use proto::Record;
 

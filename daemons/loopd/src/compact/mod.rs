@@ -11,8 +11,8 @@ pub mod policy;
 pub mod tool_summaries;
 
 use crate::llama::LlamaError;
+use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::session::{Session, SessionError};
 use crate::testhook;
 use proto::head::{Reason, SummarySource, MAX_EPOCH};
 use proto::time::now_rfc3339;

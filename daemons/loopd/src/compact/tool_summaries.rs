@@ -9,9 +9,9 @@
 //! finish tries that result again.
 
 use crate::llama::{ChatRequest, Message};
+use crate::open_session::{Session, SessionError};
 use crate::prompt::cap_chars;
 use crate::prompt::{replay, TurnCtx, THINKING};
-use crate::session::{Session, SessionError};
 use proto::config::Config;
 use proto::head::Head;
 use proto::time::now_rfc3339;

@@ -15,8 +15,8 @@ pub mod keeper;
 use crate::compact::finish::{finish, After, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
 use crate::llama::{Client, Llama};
+use crate::open_session::Session;
 use crate::prompt::TurnCtx;
-use crate::session::Session;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
 use keeper::Keeper;
 use proto::config::Config;
@@ -220,7 +220,7 @@ impl Engine {
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<Result<String, String>, crate::session::SessionError> {
+    ) -> Result<Result<String, String>, crate::open_session::SessionError> {
         crate::allow::run(&self.cfg, session, call, sink)
     }
 

@@ -175,7 +175,7 @@ fn rig() -> Rig {
 fn session(sessions_dir: &Path) -> Session {
     let id = proto::SessionId::parse("main").unwrap();
     Session::open_or_create(sessions_dir, &id, || {
-        Ok(crate::session::Frozen {
+        Ok(crate::open_session::Frozen {
             system: "You are terse.".into(),
             tools: crate::tools::schemas(),
         })

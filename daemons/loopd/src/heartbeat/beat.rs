@@ -7,7 +7,7 @@
 
 use super::{ack, PROMPT};
 use crate::engine::Engine;
-use crate::session::Session;
+use crate::open_session::Session;
 use crate::turn::Sink;
 use proto::{Origin, SessionId};
 use std::sync::Arc;

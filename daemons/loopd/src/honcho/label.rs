@@ -7,10 +7,13 @@
 //! words no rule would recognise. A message above `honcho.max_class` is held back for
 //! good; the reporter passes over it.
 //!
-//! The labels are read from the logs, like everything the reporter knows. Turns are asked
+//! The context label is `proto::record::context_label_after`, stepped record by record as
+//! loopd's session steps it. The labels are read from the logs, like everything the
+//! reporter knows. Turns are asked
 //! about in log order, so the reader keeps its place and reads each log once per scan.
 
 use proto::head::log_file_name;
+use proto::record::context_label_after;
 use proto::{DataClass, Label};
 use sessions::lines::{Line, LineReader};
 use std::path::{Path, PathBuf};
@@ -64,9 +67,7 @@ impl Labeller {
         while reader.pos() < offset {
             match reader.next_line().map_err(|e| e.to_string())? {
                 Line::Record { record, .. } => {
-                    if let Some(l) = record.label_as(self.owner) {
-                        label = label.join(l);
-                    }
+                    label = context_label_after(label, &record, self.owner);
                 }
                 Line::Torn { .. } | Line::End => {
                     return Err(format!(

@@ -10,8 +10,8 @@ pub mod textcall;
 pub mod tools_run;
 
 use crate::llama::{ChatRequest, Completion, Delta, LlamaError};
+use crate::open_session::{Session, SessionError};
 use crate::prompt::{replay, THINKING};
-use crate::session::{Session, SessionError};
 use crate::testhook;
 use proto::time::now_rfc3339;
 use proto::{Origin, Record, Tokens};

@@ -7,8 +7,8 @@
 //! The recall runs before the `user` record is written, so memoryd (which catches up on
 //! the logs before every recall) cannot answer the owner's line with itself.
 
+use crate::open_session::Session;
 use crate::prompt::replay::CARRY_HEADING;
-use crate::session::Session;
 use proto::config::Memory;
 use proto::memory::{hits_label, render_hits, Hit};
 use proto::time::now_rfc3339;

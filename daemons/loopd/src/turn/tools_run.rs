@@ -8,8 +8,8 @@
 //! `/allow N` and the `note` that `/allow N` reads both name that number.
 
 use super::Sink;
+use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::session::{Session, SessionError};
 use crate::tools::guard::{self, Allowed, Offer, Refusal};
 use crate::tools::{self, ToolOutput};
 use proto::time::now_rfc3339;

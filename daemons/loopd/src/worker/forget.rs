@@ -11,7 +11,7 @@ use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
 use crate::honcho::pause::Paused;
 use crate::honcho::Reporter;
-use crate::session::Session;
+use crate::open_session::Session;
 use crate::status::SessionView;
 use crate::testhook::abort_at;
 use proto::memory::LogRef;

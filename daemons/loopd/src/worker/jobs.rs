@@ -3,7 +3,7 @@
 use super::report::EventSink;
 use super::{JobId, Reply, State};
 use crate::engine::Engine;
-use crate::session::Session;
+use crate::open_session::Session;
 use crate::status::SessionView;
 use proto::SessionId;
 

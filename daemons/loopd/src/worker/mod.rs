@@ -13,7 +13,7 @@ mod jobs;
 mod report;
 
 use crate::engine::Engine;
-use crate::session::{Frozen, Session, SessionError};
+use crate::open_session::{Frozen, Session, SessionError};
 use crate::status::{Board, SessionView};
 use mio::Waker;
 use proto::config::Config;

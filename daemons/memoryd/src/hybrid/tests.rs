@@ -2,44 +2,16 @@
 //! meaning side's hits given (the model is not needed to test how they are merged).
 
 use super::*;
+use crate::fixture::user_at;
 use crate::index::Budget;
-use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
-use proto::label::Label;
-use proto::record::{Origin, Record};
 
 const NOW: time::Day = (2026, 12, 1);
 
 /// An index of one session whose owner said `lines` (time, text), in order.
 fn index_of(lines: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
     let dir = tempfile::tempdir().unwrap();
-    let s = dir.path().join("sessions").join("main");
-    std::fs::create_dir_all(&s).unwrap();
-    let head = Head {
-        epoch: 0,
-        started: lines[0].0.into(),
-        system: "system".into(),
-        tools: serde_json::json!([]),
-        carry: None,
-        carry_label: Label::PUBLIC,
-        reason: Reason::Start,
-        summary_source: SummarySource::Model,
-    };
-    std::fs::write(
-        s.join(head_file_name(0)),
-        serde_json::to_string(&head).unwrap(),
-    )
-    .unwrap();
-    let mut log = String::new();
-    for (time, text) in lines {
-        let r = Record::User {
-            time: (*time).into(),
-            content: (*text).into(),
-            origin: Origin::Owner,
-        };
-        log.push_str(&serde_json::to_string(&r).unwrap());
-        log.push('\n');
-    }
-    std::fs::write(s.join(log_file_name(0)), log).unwrap();
+    let log: String = lines.iter().map(|(t, s)| user_at(t, s).to_line()).collect();
+    crate::fixture::append(dir.path(), "main", 0, &log);
     let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
     ix.catch_up(Budget::UNLIMITED).unwrap();
     (dir, ix)

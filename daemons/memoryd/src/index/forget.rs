@@ -85,20 +85,12 @@ impl ForgetError {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Budget, Index};
-    use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
-    use proto::label::{DataClass, Label};
-    use proto::record::{Origin, Record};
-
-    const T: &str = "2026-11-30T06:00:00.000Z";
+    use super::super::Budget;
+    use crate::fixture::{user, World};
+    use proto::label::DataClass;
 
     fn line(text: &str) -> String {
-        Record::User {
-            time: T.into(),
-            content: text.into(),
-            origin: Origin::Owner,
-        }
-        .to_line()
+        user(text).to_line()
     }
 
     fn index_files(state: &std::path::Path) -> Vec<u8> {
@@ -115,31 +107,15 @@ mod tests {
 
     #[test]
     fn a_forget_drops_the_rewritten_records_rows_and_leaves_no_byte_of_them_on_disk() {
-        let dir = tempfile::tempdir().unwrap();
-        let session = dir.path().join("sessions/main");
-        std::fs::create_dir_all(&session).unwrap();
-        let head = Head {
-            epoch: 0,
-            started: T.into(),
-            system: "s".into(),
-            tools: serde_json::json!([]),
-            carry: None,
-            carry_label: Label::PUBLIC,
-            reason: Reason::Start,
-            summary_source: SummarySource::Model,
-        };
-        std::fs::write(
-            session.join(head_file_name(0)),
-            serde_json::to_string(&head).unwrap(),
-        )
-        .unwrap();
-        let log = session.join(log_file_name(0));
+        let w = World::new();
+        let dir = &w.dir;
+        let log = w.log("main", 0);
         let mut text: String = (0..100)
             .map(|i| line(&format!("garden line {i}")))
             .collect();
         text.push_str(&line("the vault word is plumquartz"));
-        std::fs::write(&log, &text).unwrap();
-        let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
+        w.append("main", 0, &text);
+        let mut ix = w.index();
         ix.catch_up(Budget::UNLIMITED).unwrap();
         assert_eq!(
             ix.search("plumquartz", DataClass::Private, 5)
@@ -153,7 +129,7 @@ mod tests {
             .filter(|l| !l.contains("plumquartz"))
             .map(|l| format!("{l}\n"))
             .collect();
-        let tmp = session.join("rewrite.tmp");
+        let tmp = log.with_file_name("rewrite.tmp");
         std::fs::write(&tmp, kept).unwrap();
         std::fs::rename(&tmp, &log).unwrap();
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);

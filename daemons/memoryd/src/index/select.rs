@@ -67,11 +67,11 @@ pub(super) fn row_of<'a>(
     max_class: DataClass,
     owner_class: DataClass,
 ) -> Option<Row<'a>> {
-    if let Some(label) = record.label_as(owner_class) {
-        if matches!(record, Record::User { .. }) {
-            *rolling = rolling.join(label);
-        }
-    }
+    // The rolling label is the epoch's context label, by the one rule loopd keeps it by.
+    // A record raises it before its own row is labelled: an owner line at the owner's
+    // class, a tool result or memory record at theirs (a summary's is its result's, which
+    // came before it).
+    *rolling = proto::record::context_label_after(*rolling, record, owner_class);
     let session = |time: &'a str, role: &'static str, text: &'a str| Row {
         time,
         kind: "session",
@@ -98,17 +98,9 @@ pub(super) fn row_of<'a>(
         } => session(time, "assistant", content),
         Record::Assistant { content: None, .. } => return None,
         // A memory record is a copy of rows already indexed where they were first said;
-        // indexing it again would answer every later recall twice. Its label still
-        // raises the context, as it did the prompt's.
-        Record::ToolResult {
-            class, untrusted, ..
-        }
-        | Record::Memory {
-            class, untrusted, ..
-        } => {
-            *rolling = rolling.join(Label::new(*class, *untrusted));
-            return None;
-        }
+        // indexing it again would answer every later recall twice. Its label raised the
+        // rolling one above, as it did the prompt's.
+        Record::ToolResult { .. } | Record::Memory { .. } => return None,
         // A summary carries the label of the result it summarises, not the rolling one;
         // it is still skipped while the log's context is above the index's class.
         Record::ToolSummary {

@@ -1,72 +1,10 @@
 //! The index against real files in a temporary state directory.
 
 use super::*;
-use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
+use crate::fixture::{head, user, user_at, World, T};
+use proto::head::{head_file_name, log_file_name};
 use proto::label::Label;
-use proto::record::{Origin, Record};
-use std::io::Write;
-
-const T: &str = "2026-11-30T06:00:00.000Z";
-
-fn head(epoch: u64, carry_label: Label) -> Head {
-    Head {
-        epoch,
-        started: T.into(),
-        system: "system".into(),
-        tools: serde_json::json!([]),
-        carry: None,
-        carry_label,
-        reason: Reason::Start,
-        summary_source: SummarySource::Model,
-    }
-}
-
-fn user(text: &str) -> Record {
-    Record::User {
-        time: T.into(),
-        content: text.into(),
-        origin: Origin::Owner,
-    }
-}
-
-struct World {
-    dir: tempfile::TempDir,
-}
-
-impl World {
-    fn new() -> World {
-        World {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn log(&self, session: &str, epoch: u64) -> std::path::PathBuf {
-        let dir = self.dir.path().join("sessions").join(session);
-        std::fs::create_dir_all(&dir).unwrap();
-        let h = dir.join(head_file_name(epoch));
-        if !h.exists() {
-            std::fs::write(
-                &h,
-                serde_json::to_string(&head(epoch, Label::PUBLIC)).unwrap(),
-            )
-            .unwrap();
-        }
-        dir.join(log_file_name(epoch))
-    }
-
-    fn append(&self, session: &str, epoch: u64, bytes: &str) {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log(session, epoch))
-            .unwrap();
-        f.write_all(bytes.as_bytes()).unwrap();
-    }
-
-    fn index(&self) -> Index {
-        Index::open(self.dir.path(), DataClass::Private).unwrap()
-    }
-}
+use proto::record::Record;
 
 fn texts(index: &mut Index, q: &str) -> Vec<String> {
     index.catch_up(Budget::UNLIMITED).unwrap();
@@ -191,11 +129,7 @@ fn a_changed_max_class_rebuilds_the_index() {
 #[test]
 fn recall_ranks_by_bm25_then_recency_and_honours_the_callers_class() {
     let w = World::new();
-    let at = |t: &str, text: &str| Record::User {
-        time: t.into(),
-        content: text.into(),
-        origin: Origin::Owner,
-    };
+    let at = user_at;
     w.append(
         "main",
         0,

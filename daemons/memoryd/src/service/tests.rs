@@ -2,40 +2,16 @@
 //! hand: no poll loop runs, so the start-up timer moves only when a test calls it.
 
 use super::*;
-use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
-use proto::label::{DataClass, Label};
-use proto::record::{Origin, Record};
+use crate::fixture::user;
+use proto::label::DataClass;
 
-const T: &str = "2026-11-30T06:00:00.000Z";
 const SESSIONS: usize = 20;
 
 /// `SESSIONS` sessions with one line each: one chunk of catch-up per session.
 fn backlog(state_dir: &std::path::Path) {
     for n in 0..SESSIONS {
-        let dir = state_dir.join("sessions").join(format!("s{n}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let head = Head {
-            epoch: 0,
-            started: T.into(),
-            system: "system".into(),
-            tools: serde_json::json!([]),
-            carry: None,
-            carry_label: Label::PUBLIC,
-            reason: Reason::Start,
-            summary_source: SummarySource::Model,
-        };
-        std::fs::write(
-            dir.join(head_file_name(0)),
-            serde_json::to_string(&head).unwrap(),
-        )
-        .unwrap();
-        let line = Record::User {
-            time: T.into(),
-            content: format!("backlog otter {n}"),
-            origin: Origin::Owner,
-        }
-        .to_line();
-        std::fs::write(dir.join(log_file_name(0)), line).unwrap();
+        let line = user(&format!("backlog otter {n}")).to_line();
+        crate::fixture::append(state_dir, &format!("s{n}"), 0, &line);
     }
 }
 
@@ -117,17 +93,7 @@ fn a_recall_after_catching_up_sees_every_line_written_before_it() {
     let mut svc = service(dir.path());
     let mut out = Outbox::default();
     run_due_timers(&mut svc, &mut out);
-    let log = dir.path().join("sessions/s0").join(log_file_name(0));
-    let mut text = std::fs::read_to_string(&log).unwrap();
-    text.push_str(
-        &Record::User {
-            time: T.into(),
-            content: "fresh heron".into(),
-            origin: Origin::Owner,
-        }
-        .to_line(),
-    );
-    std::fs::write(&log, text).unwrap();
+    crate::fixture::append(dir.path(), "s0", 0, &user("fresh heron").to_line());
     let answer = svc.answer(Request::Recall {
         query: "heron".into(),
         max_class: DataClass::Private,

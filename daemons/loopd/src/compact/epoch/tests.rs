@@ -1,5 +1,5 @@
 use super::*;
-use crate::session::Frozen;
+use crate::open_session::Frozen;
 use proto::{DataClass, Label, Origin, Record, SessionId};
 use serde_json::json;
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::session::Frozen;
+use crate::open_session::Frozen;
 use crate::tools::guard;
 use proto::memory::{Hit, FULLY_RELEVANT};
 use proto::{DataClass, Label, Origin, SessionId};

@@ -4,12 +4,10 @@
 use super::*;
 use crate::index::common_words::COMMON_ROWS;
 
-fn user_at(i: usize, text: &str) -> Record {
-    Record::User {
-        time: proto::time::format_unix_millis(1_780_000_000_000 + i as i64 * 1000),
-        content: text.into(),
-        origin: Origin::Owner,
-    }
+/// The owner's `text`, `i` seconds into the history.
+fn said(i: usize, text: &str) -> Record {
+    let time = proto::time::format_unix_millis(1_780_000_000_000 + i as i64 * 1000);
+    crate::fixture::user_at(&time, text)
 }
 
 /// `old` notes first, then more than `COMMON_ROWS` newer rows that all hold "today".
@@ -17,11 +15,11 @@ fn history(old: &[&str]) -> (World, Index) {
     let w = World::new();
     let mut lines = String::new();
     for (i, n) in old.iter().enumerate() {
-        lines.push_str(&user_at(i, n).to_line());
+        lines.push_str(&said(i, n).to_line());
     }
     for i in 0..COMMON_ROWS as usize + 500 {
         let n = old.len() + i;
-        lines.push_str(&user_at(n, &format!("today note {n} about nothing much")).to_line());
+        lines.push_str(&said(n, &format!("today note {n} about nothing much")).to_line());
     }
     w.append("main", 0, &lines);
     let ix = w.index();

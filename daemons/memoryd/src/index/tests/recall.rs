@@ -113,11 +113,7 @@ fn relevance_ties_go_to_the_newer_record_and_duplicates_are_one_hit() {
     let w = World::new();
     let t1 = "2026-11-30T06:00:00.000Z";
     let t2 = "2026-11-30T07:00:00.000Z";
-    let rec = |t: &str, s: &str| Record::User {
-        time: t.into(),
-        content: s.into(),
-        origin: Origin::Owner,
-    };
+    let rec = crate::fixture::user_at;
     w.append("main", 0, &rec(t1, "the plumber comes on monday").to_line());
     w.append("main", 0, &rec(t2, "the plumber comes on monday").to_line());
     w.append(

@@ -1,8 +1,9 @@
-//! A session on disk (docs/sessions.md): `<state_dir>/sessions/<id>/`, one head file and one log
-//! per epoch. `Session` is the current epoch held in memory — its head, its records, the
+//! An open session: what loopd holds in memory of a session it is working in
+//! (docs/sessions.md). `Session` is the current epoch — its head, its records, the
 //! context label they add up to — plus the append that puts a record on disk before
-//! anyone is told it happened. The files themselves (names, heads, the log, the torn-tail
-//! rule, atomic writes) are the `sessions` crate's.
+//! anyone is told it happened. The files themselves (`<state_dir>/sessions/<id>/`: names,
+//! heads, the log, the torn-tail rule, atomic writes) are the `sessions` crate's, hence
+//! this module's name.
 
 use proto::head::{log_file_name, Head, Reason, SummarySource};
 use proto::{DataClass, Label, Record, SessionId, Tokens};
@@ -177,9 +178,7 @@ impl Session {
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;
-        if let Some(l) = record.label_as(self.owner_class) {
-            self.label = self.label.join(l);
-        }
+        self.label = proto::record::context_label_after(self.label, &record, self.owner_class);
         if let Some(call) = call_of(&record) {
             self.next_call = self.next_call.max(call.saturating_add(1));
         }

@@ -1,0 +1,187 @@
+//! A client's side of a one-shot exchange on a Unix socket: connect, send one request,
+//! read one reply, on a fresh connection, every step bounded by one timeout, so a stuck
+//! server delays its caller by that timeout at most. What the bytes mean is the caller's:
+//! it passes the send and receive steps, and says where an `io::Error` sits in their
+//! error, so a step that ran out of time is told apart from one that failed.
+//!
+//! loopd's memoryd client (`daemons/loopd/src/memory.rs`) and `memoryd recall`
+//! (`daemons/memoryd/src/cli.rs`) are the two callers; each wraps `DialError` in its own.
+
+use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};
+use nix::sys::time::{TimeVal, TimeValLike};
+use std::fmt;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The step of an exchange that failed or ran out of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Connecting; it runs out of time only when the server's listen backlog is full.
+    Connect,
+    Send,
+    Receive,
+}
+
+#[derive(Debug)]
+pub enum DialError<E> {
+    /// The socket could not be made or connected: no such path, nothing listening.
+    Connect { path: PathBuf, source: nix::Error },
+    /// `step` ran into the timeout. `error` is the step's own error for a send or a
+    /// receive, and none for a connect.
+    Timeout {
+        step: Step,
+        after: Duration,
+        error: Option<E>,
+    },
+    /// The caller's send or receive failed for another reason than time.
+    Failed { step: Step, error: E },
+}
+
+impl<E: fmt::Display> fmt::Display for DialError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DialError::Connect { path, source } => {
+                write!(f, "connect {}: {}", path.display(), source.desc())
+            }
+            DialError::Timeout { step, after, .. } => {
+                write!(f, "{step:?} timed out after {} s", after.as_secs_f64())
+            }
+            DialError::Failed { error, .. } => write!(f, "{error}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for DialError<E> {}
+
+/// Connects to `path`, runs `send` then `receive` on the connection and returns what
+/// `receive` read. `io_of` finds the `io::Error` inside a step's error, if any; a
+/// would-block or timed-out one there means the step ran into `timeout`.
+pub fn exchange<T, E>(
+    path: &Path,
+    timeout: Duration,
+    send: impl FnOnce(&mut UnixStream) -> Result<(), E>,
+    receive: impl FnOnce(&mut UnixStream) -> Result<T, E>,
+    io_of: fn(&E) -> Option<&io::Error>,
+) -> Result<T, DialError<E>> {
+    let mut stream = connect(path, timeout)?;
+    let step_error = |step, error: E| {
+        if io_of(&error).is_some_and(timed_out) {
+            DialError::Timeout {
+                step,
+                after: timeout,
+                error: Some(error),
+            }
+        } else {
+            DialError::Failed { step, error }
+        }
+    };
+    send(&mut stream).map_err(|e| step_error(Step::Send, e))?;
+    receive(&mut stream).map_err(|e| step_error(Step::Receive, e))
+}
+
+/// Whether an I/O error is a socket timeout running out (`SO_SNDTIMEO`/`SO_RCVTIMEO`
+/// report it as `EAGAIN`).
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Connects with the send and receive timeouts already set; on a Unix socket the send
+/// timeout also bounds the `connect` itself (a full backlog would otherwise block it).
+fn connect<E>(path: &Path, timeout: Duration) -> Result<UnixStream, DialError<E>> {
+    let err = |source| DialError::Connect {
+        path: path.to_path_buf(),
+        source,
+    };
+    let fd = socket::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(err)?;
+    let tv = TimeVal::milliseconds(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
+    socket::setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(err)?;
+    socket::setsockopt(&fd, sockopt::ReceiveTimeout, &tv).map_err(err)?;
+    let addr = UnixAddr::new(path).map_err(err)?;
+    match socket::connect(fd.as_raw_fd(), &addr) {
+        // A full listen backlog: the send timeout ran out while connect waited.
+        Err(nix::Error::EAGAIN) => Err(DialError::Timeout {
+            step: Step::Connect,
+            after: timeout,
+            error: None,
+        }),
+        Err(e) => Err(err(e)),
+        Ok(()) => Ok(UnixStream::from(fd)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+
+    fn io_of(e: &io::Error) -> Option<&io::Error> {
+        Some(e)
+    }
+
+    #[test]
+    fn a_server_that_never_answers_is_a_receive_timeout_not_an_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let listener = UnixListener::bind(&path).unwrap();
+        let got = exchange(
+            &path,
+            Duration::from_millis(50),
+            |s| s.write_all(b"ping"),
+            |s| s.read_exact(&mut [0u8; 4]),
+            io_of,
+        );
+        drop(listener);
+        match got {
+            Err(DialError::Timeout {
+                step: Step::Receive,
+                error: Some(_),
+                ..
+            }) => {}
+            other => panic!("expected a receive timeout, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_socket_is_a_connect_error_naming_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("absent");
+        let got = exchange(&path, Duration::from_secs(1), |_| Ok(()), |_| Ok(()), io_of);
+        let e = got.expect_err("nothing listens there");
+        assert!(matches!(e, DialError::Connect { .. }), "{e:?}");
+        assert!(e.to_string().contains("absent"), "{e}");
+    }
+
+    #[test]
+    fn a_step_failing_for_another_reason_is_passed_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let _listener = UnixListener::bind(&path).unwrap();
+        let got: Result<(), _> = exchange(
+            &path,
+            Duration::from_secs(5),
+            |_| Err(io::Error::other("no")),
+            |_| Ok(()),
+            io_of,
+        );
+        assert!(matches!(
+            got,
+            Err(DialError::Failed {
+                step: Step::Send,
+                ..
+            })
+        ));
+    }
+}
