@@ -67,10 +67,10 @@ impl Llama for Client {
     }
 
     fn model_path(&self) -> Option<String> {
-        super::tokenize::model_path(&super::tokenize::agent(), Client::base_url(self))
+        Client::model_path(self)
     }
 
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
-        super::tokenize::special_spans(&super::tokenize::agent(), Client::base_url(self), text)
+        Client::special_spans(self, text)
     }
 }

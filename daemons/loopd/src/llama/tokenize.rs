@@ -12,7 +12,7 @@
 //! The two HTTP calls are the `Llama` trait's (`model_path`, `special_spans`), so a
 //! scripted model in unit tests answers them too.
 
-use super::api::Llama;
+use super::{Client, Llama};
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -57,8 +57,19 @@ fn known() -> &'static Mutex<HashMap<String, BTreeSet<String>>> {
 }
 
 /// The HTTP agent of one `/tokenize` or `/props` call, bounded by `TOKENIZE_TIMEOUT`.
-pub(super) fn agent() -> ureq::Agent {
+fn agent() -> ureq::Agent {
     ureq::AgentBuilder::new().timeout(TOKENIZE_TIMEOUT).build()
+}
+
+/// The daemon's answers to `Llama::model_path` and `Llama::special_spans`.
+impl Client {
+    pub fn model_path(&self) -> Option<String> {
+        model_path(&agent(), self.base_url())
+    }
+
+    pub fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+        special_spans(&agent(), self.base_url(), text)
+    }
 }
 
 /// `text` with every control sequence broken: the static list, then each span the
@@ -106,7 +117,7 @@ pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
 }
 
 /// The served model's path from `GET /props`, or `None` when the server cannot say.
-pub(super) fn model_path(agent: &ureq::Agent, base_url: &str) -> Option<String> {
+fn model_path(agent: &ureq::Agent, base_url: &str) -> Option<String> {
     let answer = agent.get(&format!("{base_url}/props")).call().ok()?;
     let bytes = super::body::read_capped(answer.into_reader(), MAX_PROPS_BYTES).ok()?;
     let props: Value = serde_json::from_slice(&bytes).ok()?;
