@@ -16,6 +16,7 @@
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,
 //! the shape every chat template knows, before the owner's next message.
 
+use crate::llama::Llama;
 use crate::open_session::{Session, SessionError};
 use crate::tools::{self, guard, HTTP_FETCH};
 use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
@@ -39,6 +40,7 @@ fn allowed_note_prefix(call: u64) -> String {
 /// disk failure is the outer `Err`.
 pub fn run(
     cfg: &Config,
+    llama: &dyn Llama,
     session: &mut Session,
     call: u64,
     sink: &mut dyn Sink,
@@ -65,7 +67,7 @@ pub fn run(
         tool_calls: vec![fetch.clone()],
     })?;
     let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
-    let content = crate::llama::tokenize::neutralise_for_model(&cfg.llama.url, &output.content);
+    let content = crate::llama::tokenize::neutralise_for_model(llama, &output.content);
     let failed = content.starts_with("error: ");
     let chars = content.chars().count();
     session.append(Record::ToolResult {

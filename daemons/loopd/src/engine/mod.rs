@@ -221,7 +221,7 @@ impl Engine {
         call: u64,
         sink: &mut dyn Sink,
     ) -> Result<Result<String, String>, crate::open_session::SessionError> {
-        crate::allow::run(&self.cfg, session, call, sink)
+        crate::allow::run(&self.cfg, self.client.as_ref(), session, call, sink)
     }
 
     /// A forget rewrote the logs or heads of `epochs` of `session` (`crate::forget`):

@@ -40,6 +40,14 @@ impl Llama for Script {
         "http://127.0.0.1:9"
     }
 
+    fn model_path(&self) -> Option<String> {
+        None
+    }
+
+    fn special_spans(&self, _text: &str) -> Result<Vec<String>, String> {
+        Err("a scripted model has no tokenizer".into())
+    }
+
     fn chat(
         &self,
         req: &ChatRequest,

@@ -25,6 +25,12 @@ pub trait Llama: Send {
     fn slot_erase(&self, slot: u32) -> Result<(), SlotError>;
     /// What is wrong with the served chat template's tool support, one line each.
     fn tool_findings(&self) -> Vec<String>;
+    /// The served model's path, the key its special spans are remembered by; `None`
+    /// when the server cannot say (`llama/tokenize.rs`).
+    fn model_path(&self) -> Option<String>;
+    /// The spans of `text` the served model's tokenizer reads as special tokens, or why
+    /// the server could not say (`llama/tokenize.rs`).
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, String>;
 }
 
 impl Llama for Client {
@@ -58,5 +64,13 @@ impl Llama for Client {
 
     fn tool_findings(&self) -> Vec<String> {
         Client::tool_findings(self)
+    }
+
+    fn model_path(&self) -> Option<String> {
+        Client::model_path(self)
+    }
+
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+        Client::special_spans(self, text)
     }
 }

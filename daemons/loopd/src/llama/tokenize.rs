@@ -9,7 +9,10 @@
 //! special token; its piece is the span to break. What a model is found to treat as
 //! special is remembered per model (`GET /props` `model_path`), so when the server cannot
 //! be asked later every span seen before is still broken, with the static list besides.
+//! The two HTTP calls are the `Llama` trait's (`model_path`, `special_spans`), so a
+//! scripted model in unit tests answers them too.
 
+use super::{Client, Llama};
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -53,17 +56,33 @@ fn known() -> &'static Mutex<HashMap<String, BTreeSet<String>>> {
     KNOWN.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// `text` with every control sequence broken: the static list, then each span the server
-/// at `base_url` says its model reads as special (and every span seen for that model
-/// before). When the server cannot be asked, the remembered spans and the static list.
-pub fn neutralise_for_model(base_url: &str, text: &str) -> String {
-    let base_url = base_url.trim_end_matches('/');
-    let agent = ureq::AgentBuilder::new().timeout(TOKENIZE_TIMEOUT).build();
+/// The HTTP agent of one `/tokenize` or `/props` call, bounded by `TOKENIZE_TIMEOUT`.
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new().timeout(TOKENIZE_TIMEOUT).build()
+}
+
+/// The daemon's answers to `Llama::model_path` and `Llama::special_spans`.
+impl Client {
+    pub fn model_path(&self) -> Option<String> {
+        model_path(&agent(), self.base_url())
+    }
+
+    pub fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+        special_spans(&agent(), self.base_url(), text)
+    }
+}
+
+/// `text` with every control sequence broken: the static list, then each span the
+/// server behind `llama` says its model reads as special (and every span seen for that
+/// model before). When the server cannot be asked, the remembered spans and the static
+/// list.
+pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
+    let base_url = llama.base_url();
     // Asked of the text as the static list leaves it: what is left special is exactly
     // what the static list does not know.
     let first = proto::neutralise(text).into_owned();
-    let model = model_path(&agent, base_url);
-    let found = special_spans(&agent, base_url, &first);
+    let model = llama.model_path();
+    let found = llama.special_spans(&first);
     let spans: Vec<String> = match (&model, found) {
         (model, Ok(found)) => {
             WARNED.store(false, Ordering::Relaxed);
