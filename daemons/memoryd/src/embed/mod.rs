@@ -16,7 +16,9 @@
 //! `memory.max_class` rule applies: a secret record has no row and so no vector), and
 //! deleting `memory/` rebuilds them from the logs.
 
+pub mod bert;
 pub(crate) mod bits;
+mod matmul;
 pub mod model;
 pub mod quant;
 pub mod store;
