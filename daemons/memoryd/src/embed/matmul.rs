@@ -50,7 +50,10 @@ impl<'a> Mat<'a> {
 pub fn product(out: &mut [f32], out_stride: usize, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert_eq!(b.rows, k, "inner dimensions of a matrix product");
-    assert!(a.fits() && b.fits(), "a matrix product's operand out of its slice");
+    assert!(
+        a.fits() && b.fits(),
+        "a matrix product's operand out of its slice"
+    );
     assert!(
         m == 0 || n == 0 || (m - 1) * out_stride + n <= out.len(),
         "a matrix product's result out of its slice"

@@ -281,16 +281,22 @@ fn unit(mut v: [f32; DIM]) -> [f32; DIM] {
 /// is accepted: GELU (erf), absolute positions, `DIM` wide.
 fn encoder(bytes: &[u8], config: &Config) -> Result<Bert, String> {
     if config.hidden_act != HiddenAct::Gelu {
-        return Err(format!("activation {:?}, only gelu is run", config.hidden_act));
+        return Err(format!(
+            "activation {:?}, only gelu is run",
+            config.hidden_act
+        ));
     }
     if config.position_embedding_type != PositionEmbeddingType::Absolute {
         return Err("only absolute position embeddings are run".into());
     }
     if config.hidden_size != DIM {
-        return Err(format!("hidden size {}, memoryd stores {DIM}", config.hidden_size));
+        return Err(format!(
+            "hidden size {}, memoryd stores {DIM}",
+            config.hidden_size
+        ));
     }
-    let tensors = candle_core::safetensors::load_buffer(bytes, &Device::Cpu)
-        .map_err(|e| e.to_string())?;
+    let tensors =
+        candle_core::safetensors::load_buffer(bytes, &Device::Cpu).map_err(|e| e.to_string())?;
     let mut weights = Weights::new();
     for (name, t) in tensors {
         if t.dtype() != DType::F32 {

@@ -130,8 +130,7 @@ fn candle_vectors(dir: &std::path::Path, texts: &[&str]) -> Vec<Vec<f32>> {
     )
     .expect("weights");
     let bert = BertModel::load(vb, &config).expect("bert");
-    let mut tok =
-        tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
+    let mut tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
     // The shipped file pads every text to 128.
     tok.with_padding(None);
     let ids: Vec<Vec<u32>> = texts
