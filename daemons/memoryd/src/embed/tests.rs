@@ -131,8 +131,9 @@ fn candle_vectors(dir: &std::path::Path, texts: &[&str]) -> Vec<Vec<f32>> {
     .expect("weights");
     let bert = BertModel::load(vb, &config).expect("bert");
     let mut tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
-    // The shipped file pads every text to 128.
+    // The shipped file pads every text to 128 and cuts there.
     tok.with_padding(None);
+    tok.with_truncation(None).expect("no truncation");
     let ids: Vec<Vec<u32>> = texts
         .iter()
         .map(|t| {
