@@ -51,6 +51,10 @@ pub fn run(dir: Option<&Path>, rows: usize) {
     eprintln!("scan: queries…");
     let used = timed(&queries, |q| store.nearest(q, 1, K, MIN_COSINE).len());
     let exact = timed(&queries, |q| store.nearest_exact(q, 1, K, MIN_COSINE).len());
+    // Rescoring only the `K` asked for: the sign-code stage's own cost.
+    let signs = timed(&queries, |q| {
+        store.nearest_two_stage(q, 1, K, MIN_COSINE, K).len()
+    });
     let embedding = dir.map(|d| {
         let model = Embedder::load(d).expect("embedding model");
         let texts: Vec<&str> = (0..QUERIES + WARM)
@@ -77,6 +81,9 @@ pub fn run(dir: Option<&Path>, rows: usize) {
         &format!("vector search as recall runs it ({search})"),
         &used,
     );
+    if rows > EXACT_UP_TO {
+        line("of which the sign-code stage (rescoring only k)", &signs);
+    }
     line("exact scan of every 8-bit code (reference)", &exact);
     match &embedding {
         Some(e) => {

@@ -26,10 +26,10 @@ pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean";
 pub const WINDOW_OVERLAP: usize = 32;
 
 /// Word pieces run through the model together. A pass packs its windows end to end (no
-/// padding), so its dense layers are products of this many rows: fewer leave the matrix
-/// kernels short of rows to stream over, more only grow the buffers (some 13 kB a word
-/// piece) for nothing (`scripts/bench memory --speed`, docs/memoryd.md "The embedder's
-/// speed"). A window longer than this is a pass of its own.
+/// padding), so its dense layers are products of this many rows: the shape the bench's
+/// GEMM bound times, where the matrix kernels run at full speed (a query's dozen rows run
+/// at a fraction of it). More only grows the buffers, some 13 kB a word piece. Not swept
+/// further (docs/memoryd.md "The embedder's speed"). A longer window is a pass of its own.
 pub const PASS_TOKENS: usize = 512;
 
 /// Characters of a text handed to the tokenizer: about eight windows of English. A record
