@@ -21,7 +21,10 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod ann;
+mod before;
 mod corpus;
+mod scan;
+mod speed;
 mod vectors;
 
 use corpus::{Layout, Rng, Words};
@@ -67,6 +70,28 @@ struct Run {
 }
 
 fn main() {
+    // As memoryd does (its main): candle's matrix products on one thread each, so the
+    // old path's threads are the ones it shares passes among.
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
+    if std::env::args().nth(1).as_deref() == Some("--speed") {
+        let texts = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("text count"))
+            .unwrap_or(speed::DEFAULT_TEXTS);
+        let dir = vectors::model_dir().expect("the embedding model (scripts/setup-python)");
+        speed::print(&speed::measure(&dir, texts, true));
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("--scan") {
+        let rows = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("row count"))
+            .unwrap_or(scan::DEFAULT_ROWS);
+        scan::run(vectors::model_dir().as_deref(), rows);
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("--ann") {
         let texts = std::env::args()
             .nth(2)
@@ -283,8 +308,7 @@ fn run(
         index.catch_up(Budget::UNLIMITED).unwrap();
         0
     });
-    let vectors =
-        (layout == Layout::Sequential).then(|| vectors::measure(&index, words, sets[1].1));
+    let vectors = (layout == Layout::Sequential).then(|| vectors::measure(&index, sets[1].1));
     Run {
         vectors,
         rows,

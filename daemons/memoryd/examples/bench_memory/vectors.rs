@@ -5,32 +5,28 @@
 //! both ways `embed::store` has: the exact scan of every 8-bit code, and the two stages
 //! (sign codes, then the `RESCORE` best scored exactly) that memoryd uses above
 //! `EXACT_UP_TO` rows. Beside them, the same codes scanned from SQLite on every query: the
-//! storage choice. Embedding throughput is the real model on generated sentences, one
-//! core, in the worker's batches. What the two stages lose is measured on real
-//! embeddings by `--ann` (see `ann`).
+//! storage choice. The embedding speed is `speed`'s table (the worker's path against the
+//! GEMM bound, main's path before and ONNX Runtime). What the two stages lose is measured
+//! on real embeddings by `--ann` (see `ann`).
 
-use super::corpus::{Rng, Words};
+use super::corpus::Rng;
 use super::{latencies, ms, pct, peak_kib, rss_kib};
 use memoryd::embed::model::Embedder;
 use memoryd::embed::quant::{self, Code};
 use memoryd::embed::store::{Store, EXACT_UP_TO, RESCORE};
 use memoryd::embed::table;
-use memoryd::embed::worker::BATCH;
 use memoryd::embed::DIM;
 use memoryd::index::Index;
 use proto::label::DataClass;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Sentences embedded for the throughput line.
-const THROUGHPUT_TEXTS: usize = 256;
-
 /// Queries for the scan from SQLite: each reads every code, so a few are enough.
 const SQLITE_SCANS: usize = 5;
 
 pub struct VectorRun {
     pub rows: usize,
-    pub throughput: Option<f64>,
+    pub speed: Option<super::speed::Speed>,
     pub fill: Duration,
     pub load: Duration,
     pub store_mib: u64,
@@ -51,7 +47,7 @@ pub fn model_dir() -> Option<PathBuf> {
     dir.join("model.safetensors").exists().then_some(dir)
 }
 
-fn unit(rng: &mut Rng) -> [f32; DIM] {
+pub fn unit(rng: &mut Rng) -> [f32; DIM] {
     let mut v = [0f32; DIM];
     for x in v.iter_mut() {
         // A sum of uniforms is near enough to Gaussian for directions spread evenly.
@@ -75,7 +71,7 @@ fn db_bytes(db: &Path) -> u64 {
         .sum()
 }
 
-pub fn measure(index: &Index, words: &Words, queries: &[String]) -> VectorRun {
+pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
     let conn = index.conn();
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .unwrap();
@@ -87,19 +83,7 @@ pub fn measure(index: &Index, words: &Words, queries: &[String]) -> VectorRun {
         );
     }
 
-    let throughput = model.as_ref().map(|m| {
-        eprintln!("vectors: embedding throughput…");
-        let mut rng = Rng::new(7);
-        let texts: Vec<String> = (0..THROUGHPUT_TEXTS)
-            .map(|_| words.sentence(&mut rng, 6, 30))
-            .collect();
-        let t = Instant::now();
-        for batch in texts.chunks(BATCH) {
-            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-            std::hint::black_box(m.embed(&refs).unwrap());
-        }
-        THROUGHPUT_TEXTS as f64 / t.elapsed().as_secs_f64()
-    });
+    let speed = model_dir().map(|d| super::speed::measure(&d, super::speed::DEFAULT_TEXTS, true));
 
     eprintln!("vectors: storing one code per row…");
     let t = Instant::now();
@@ -231,7 +215,7 @@ pub fn measure(index: &Index, words: &Words, queries: &[String]) -> VectorRun {
     let _ = peak_kib();
     VectorRun {
         rows: ids.len(),
-        throughput,
+        speed,
         fill,
         load,
         store_mib,
@@ -251,10 +235,6 @@ pub fn print(r: &VectorRun) {
     );
     println!("| measure | value | against | ratio |");
     println!("|---|---:|---:|---:|");
-    match r.throughput {
-        Some(t) => println!("| embedding throughput (real model, one core, batches of {BATCH}) | {t:.0} records/s | | |"),
-        None => println!("| embedding throughput | no model | | |"),
-    }
     println!(
         "| index size on disk | {:.0} MiB with vectors | {:.0} MiB text only | {:.2} |",
         r.bytes_after as f64 / 1048576.0,
@@ -312,6 +292,10 @@ pub fn print(r: &VectorRun) {
                 a.as_secs_f64() / b.as_secs_f64()
             );
         }
+    }
+    match &r.speed {
+        Some(s) => super::speed::print(s),
+        None => println!("\nembedding speed: no model"),
     }
     println!("\npeak RSS of the whole run: {} MiB", peak_kib() / 1024);
 }

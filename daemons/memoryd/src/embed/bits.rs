@@ -10,20 +10,12 @@
 
 use super::quant::Code;
 use super::DIM;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Words of a sign code.
 pub const WORDS: usize = DIM / 64;
 
 /// A sign code: bit `i % 64` of word `i / 64` is component `i`'s sign.
 pub type Bits = [u64; WORDS];
-
-/// Rows whose distances are computed in one go before any is looked at: a loop with no
-/// branch in it, which the compiler unrolls and vectorises; the few rows of a block that
-/// beat the current cut-off are then taken one by one. 256 distances are 512 bytes on
-/// the stack, well inside the first-level cache with the block's 12 KiB of codes.
-const BLOCK: usize = 256;
 
 /// The sign code of an 8-bit code (a zero component counts as negative).
 pub fn of(code: &Code) -> Bits {
@@ -63,6 +55,12 @@ pub fn distance(a: &Bits, b: &Bits) -> u32 {
 /// The places (indices into `codes`) of the `n` rows at or below class rank `max_class`
 /// nearest to `query` by sign, in no particular order; of equal distances the newer row
 /// (larger id) is kept. `codes`, `classes` and `ids` are parallel.
+///
+/// Distances are small integers (0 to `DIM`), so the cut is found by counting, not by
+/// keeping a heap: every distance in one branch-free pass (which the compiler
+/// vectorises), a count of each, then the rows under the cut and the newest of those at
+/// it. A heap of the `RESCORE` best took every row at the running cut (a large share
+/// of rows, distances bunching near half of `DIM`) through a push and a pop.
 pub fn nearest(
     query: &Bits,
     codes: &[Bits],
@@ -74,38 +72,50 @@ pub fn nearest(
     if n == 0 {
         return Vec::new();
     }
-    // The worst kept on top: the largest distance, and of those the oldest row.
-    let mut kept: BinaryHeap<(u32, Reverse<i64>, usize)> = BinaryHeap::with_capacity(n + 1);
-    // A row farther than this cannot be kept; `u32::MAX` until `n` are kept.
-    let mut cut = u32::MAX;
-    let mut dist = [0u32; BLOCK];
-    for (b, block) in codes.chunks(BLOCK).enumerate() {
-        for (d, code) in dist.iter_mut().zip(block) {
-            *d = distance(query, code);
-        }
-        for (j, &d) in dist[..block.len()].iter().enumerate() {
-            if d > cut {
-                continue;
-            }
-            let i = b * BLOCK + j;
-            if classes[i] > max_class {
-                continue;
-            }
-            let entry = (d, Reverse(ids[i]), i);
-            if kept.len() < n {
-                kept.push(entry);
-            } else if kept.peek().is_some_and(|worst| entry < *worst) {
-                kept.pop();
-                kept.push(entry);
-            } else {
-                continue;
-            }
-            if kept.len() == n {
-                cut = kept.peek().map_or(u32::MAX, |w| w.0);
-            }
+    /// Marks a row the class filter leaves out: past every real distance.
+    const OUT: u16 = u16::MAX;
+    let mut dist: Vec<u16> = codes
+        .iter()
+        .map(|code| distance(query, code) as u16)
+        .collect();
+    let mut counts = [0usize; DIM + 1];
+    for (d, &class) in dist.iter_mut().zip(classes) {
+        if class > max_class {
+            *d = OUT;
+        } else {
+            counts[usize::from(*d).min(DIM)] += 1;
         }
     }
-    kept.into_iter().map(|(_, _, i)| i).collect()
+    // The smallest distance `cut` with at least `n` rows at or under it (or every row).
+    let (mut cut, mut under) = (DIM, 0);
+    for (d, &c) in counts.iter().enumerate() {
+        if under + c >= n {
+            cut = d;
+            break;
+        }
+        under += c;
+    }
+    let cut = cut as u16;
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    let mut ties: Vec<usize> = Vec::new();
+    for (i, &d) in dist.iter().enumerate() {
+        if d < cut {
+            out.push(i);
+        } else if d == cut {
+            ties.push(i);
+        }
+    }
+    let room = n.saturating_sub(out.len()).min(ties.len());
+    if room == 0 {
+        ties.clear();
+    } else if room < ties.len() {
+        // The `room` newest of the rows at the cut.
+        let from = ties.len() - room;
+        ties.select_nth_unstable_by_key(from, |&i| ids[i]);
+        ties.drain(..from);
+    }
+    out.extend(ties);
+    out
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Recall by meaning: sentence vectors of the indexed rows, beside the FTS5 text.
 //!
-//! `model` runs the embedding model (all-MiniLM-L6-v2 with candle, in process: memoryd
-//! has no network); `worker` runs it on its own thread behind bounded queues so the poll
+//! `model` runs the embedding model (all-MiniLM-L6-v2, in process: memoryd has no
+//! network), through `bert`, the encoder's forward pass, and `matmul`, its matrix
+//! products; `worker` runs it on its own thread behind bounded queues so the poll
 //! loop never waits for it; `quant` turns unit vectors into 8-bit codes and scores them;
 //! `bits` derives 1-bit sign codes from those for a first, coarse stage; `store` holds
 //! every code in memory and finds the nearest to a query (a full scan of the 8-bit codes
@@ -16,7 +17,9 @@
 //! `memory.max_class` rule applies: a secret record has no row and so no vector), and
 //! deleting `memory/` rebuilds them from the logs.
 
+pub mod bert;
 pub(crate) mod bits;
+mod matmul;
 pub mod model;
 pub mod quant;
 pub mod store;

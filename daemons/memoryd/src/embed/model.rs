@@ -1,14 +1,14 @@
 //! The sentence-embedding model, in process: all-MiniLM-L6-v2 (a 6-layer BERT) read from a
 //! sentence-transformers directory (`config.json`, `model.safetensors`, `tokenizer.json`,
-//! `1_Pooling/config.json`, `modules.json`), run with candle on the CPU, then mean pooling
-//! over the real tokens and L2 normalisation, as the directory's pooling config and its
-//! `Normalize` module say. A directory that asks for another pooling is refused rather
-//! than embedded wrongly.
+//! `1_Pooling/config.json`, `modules.json`), run on the CPU by `bert` (weights read with
+//! candle's safetensors loader), then mean pooling over the real tokens and L2
+//! normalisation, as the directory's pooling config and its `Normalize` module say. A
+//! directory that asks for another pooling is refused rather than embedded wrongly.
 
+use super::bert::{Bert, Shape, Weights};
 use super::{EmbedError, DIM};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_core::{DType, Device};
+use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokenizers::Tokenizer;
@@ -25,10 +25,12 @@ pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean";
 /// window's end is whole in the next.
 pub const WINDOW_OVERLAP: usize = 32;
 
-/// Texts run through the model together. Every text in a pass is padded to the longest,
-/// so texts are sorted by length first and cut into passes of this many: eight measured
-/// fastest (`scripts/bench memory`), larger passes gaining little per text.
-pub const PASS: usize = 8;
+/// Word pieces run through the model together. A pass packs its windows end to end (no
+/// padding), so its dense layers are products of this many rows: the shape the bench's
+/// GEMM bound times, where the matrix kernels run at full speed (a query's dozen rows run
+/// at a fraction of it). More only grows the buffers, some 13 kB a word piece. Not swept
+/// further (docs/memoryd.md "The embedder's speed"). A longer window is a pass of its own.
+pub const PASS_TOKENS: usize = 512;
 
 /// Characters of a text handed to the tokenizer: about eight windows of English. A record
 /// is embedded whole, in windows of `MAX_TOKENS` (`embed`), so this bounds what one
@@ -50,7 +52,7 @@ pub struct Embedder {
 }
 
 struct Inner {
-    bert: BertModel,
+    bert: Bert,
     tokenizer: Tokenizer,
     /// The `[CLS]` and `[SEP]` ids each window is wrapped in.
     cls: u32,
@@ -117,9 +119,8 @@ impl Embedder {
             crc32fast::hash(&weights),
             weights.len()
         );
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| bad(weights_path.clone(), e.to_string()))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| bad(weights_path, e.to_string()))?;
+        let bert = encoder(&weights, &config).map_err(|e| bad(weights_path, e))?;
+        drop(weights);
         Ok(Embedder {
             inner: Arc::new(Inner {
                 bert,
@@ -150,14 +151,14 @@ impl Embedder {
 
     /// One unit-length vector per text, in order. A text longer than the model's window
     /// is cut into overlapping windows, each embedded, and its vector is their mean (made
-    /// unit length again): the whole record is searchable by meaning, as one hit. All
-    /// windows are sorted by length and run `PASS` at a time, so little is padding.
+    /// unit length again): the whole record is searchable by meaning, as one hit.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<[f32; DIM]>, EmbedError> {
         self.embed_on(texts, 1)
     }
 
-    /// `embed` with the passes shared among `threads` threads (each pass runs on one
-    /// core: memoryd keeps candle's own thread pool at one thread, see `main`).
+    /// `embed` with the windows shared among `threads` threads, each a like number of
+    /// word pieces, each thread running its share in passes of about `PASS_TOKENS` on
+    /// its own core: what the worker runs.
     pub fn embed_on(&self, texts: &[&str], threads: usize) -> Result<Vec<[f32; DIM]>, EmbedError> {
         let run = |why: String| EmbedError::Run { why };
         // (text, window's ids with [CLS] and [SEP])
@@ -172,53 +173,63 @@ impl Embedder {
                 windows.push((i, w));
             }
         }
-        let mut order: Vec<usize> = (0..windows.len()).collect();
-        order.sort_by_key(|&w| windows[w].1.len());
-        let passes: Vec<&[usize]> = order.chunks(PASS).collect();
-        let threads = threads.clamp(1, passes.len().max(1));
-        // Thread t runs passes t, t + threads, …: neighbouring passes are of similar
-        // length, so the threads finish together.
-        let share = |t: usize| -> Result<Embedded, EmbedError> {
-            let mut out = Vec::new();
-            for pass in passes.iter().skip(t).step_by(threads) {
-                let ids: Vec<&[u32]> = pass.iter().map(|&w| windows[w].1.as_slice()).collect();
-                out.extend(pass.iter().copied().zip(self.forward(&ids)?));
+        let total: usize = windows.iter().map(|w| w.1.len()).sum();
+        let threads = threads.clamp(1, windows.len().max(1));
+        // Thread t takes the windows from the t-th share of the word pieces on: the
+        // threads finish together however the lengths fall.
+        let mut shares: Vec<std::ops::Range<usize>> = Vec::with_capacity(threads);
+        let (mut start, mut seen) = (0, 0);
+        for (i, w) in windows.iter().enumerate() {
+            seen += w.1.len();
+            if seen * threads >= total * (shares.len() + 1) && shares.len() + 1 < threads {
+                shares.push(start..i + 1);
+                start = i + 1;
             }
-            Ok(out)
+        }
+        shares.push(start..windows.len());
+        let share = |range: std::ops::Range<usize>| -> Embedded {
+            let mut out = Vec::with_capacity(range.len());
+            let mut pass: Vec<&[u32]> = Vec::new();
+            let mut tokens = 0;
+            for w in range.clone() {
+                let ids = windows[w].1.as_slice();
+                if tokens > 0 && tokens + ids.len() > PASS_TOKENS {
+                    out.extend(self.forward(&pass));
+                    pass.clear();
+                    tokens = 0;
+                }
+                pass.push(ids);
+                tokens += ids.len();
+            }
+            out.extend(self.forward(&pass));
+            range.zip(out).collect()
         };
-        let done: Vec<Result<Embedded, EmbedError>> = if threads == 1 {
-            vec![share(0)]
+        let done: Vec<Embedded> = if shares.len() == 1 {
+            vec![share(0..windows.len())]
         } else {
             std::thread::scope(|scope| {
-                let handles: Vec<_> = (1..threads)
-                    .map(|t| scope.spawn(move || share(t)))
-                    .collect();
-                let mut all = vec![share(0)];
+                let mut rest = shares.into_iter();
+                let first = rest.next().unwrap_or(0..0);
+                let handles: Vec<_> = rest.map(|r| scope.spawn(move || share(r))).collect();
+                let mut all = vec![Ok(share(first))];
                 for h in handles {
                     all.push(
                         h.join()
-                            .unwrap_or_else(|_| Err(run("an embedding thread panicked".into()))),
+                            .map_err(|_| run("an embedding thread panicked".into())),
                     );
                 }
-                all
-            })
+                all.into_iter().collect::<Result<Vec<_>, _>>()
+            })?
         };
         let mut sums = vec![[0f32; DIM]; texts.len()];
         for part in done {
-            for (w, v) in part? {
+            for (w, v) in part {
                 for (s, x) in sums[windows[w].0].iter_mut().zip(v) {
                     *s += x;
                 }
             }
         }
-        Ok(sums
-            .into_iter()
-            .map(|mut v| {
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                v.iter_mut().for_each(|x| *x /= norm);
-                v
-            })
-            .collect())
+        Ok(sums.into_iter().map(unit).collect())
     }
 
     /// `ids` (without special tokens) as windows of at most `MAX_TOKENS` with `[CLS]`
@@ -244,44 +255,69 @@ impl Embedder {
     }
 
     /// One pass of the model over `ids` (each with its special tokens): a unit vector per
-    /// text, mean-pooled over its real tokens.
-    fn forward(&self, ids: &[&[u32]]) -> Result<Vec<[f32; DIM]>, EmbedError> {
-        let run = |why: String| EmbedError::Run { why };
-        let len = ids.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
-        let mut flat_ids = Vec::with_capacity(ids.len() * len);
-        let mut flat_mask = Vec::with_capacity(ids.len() * len);
-        for row in ids {
-            flat_ids.extend_from_slice(row);
-            flat_ids.resize(flat_ids.len() + len - row.len(), 0);
-            flat_mask.extend(std::iter::repeat_n(1u32, row.len()));
-            flat_mask.resize(flat_mask.len() + len - row.len(), 0);
-        }
-        let shape = (ids.len(), len);
-        let forward = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let input = Tensor::from_vec(flat_ids, shape, &Device::Cpu)?;
-            let mask = Tensor::from_vec(flat_mask, shape, &Device::Cpu)?;
-            let types = input.zeros_like()?;
-            let out = self.inner.bert.forward(&input, &types, Some(&mask))?;
-            // Mean over the real tokens only: padding must not pull the mean.
-            let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = out.broadcast_mul(&maskf)?.sum(1)?;
-            let counts = maskf.sum(1)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
-            mean.broadcast_div(&norm)?.to_vec2::<f32>()
-        };
-        let rows = forward().map_err(|e| run(e.to_string()))?;
-        rows.into_iter()
-            .map(|row| {
-                <[f32; DIM]>::try_from(row.as_slice()).map_err(|_| {
-                    run(format!(
-                        "the model gave {} dimensions, not {DIM}",
-                        row.len()
-                    ))
-                })
+    /// window, mean-pooled over its tokens.
+    fn forward(&self, ids: &[&[u32]]) -> Vec<[f32; DIM]> {
+        self.inner
+            .bert
+            .pooled(ids)
+            .into_iter()
+            .map(|mean| {
+                let mut v = [0f32; DIM];
+                v.iter_mut().zip(&mean).for_each(|(o, x)| *o = *x);
+                unit(v)
             })
             .collect()
     }
+}
+
+/// `v` scaled to unit length (a zero vector stays zero).
+fn unit(mut v: [f32; DIM]) -> [f32; DIM] {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// The encoder for `config`'s shapes from the safetensors bytes. Only what `bert` runs
+/// is accepted: GELU (erf), absolute positions, `DIM` wide.
+fn encoder(bytes: &[u8], config: &Config) -> Result<Bert, String> {
+    if config.hidden_act != HiddenAct::Gelu {
+        return Err(format!(
+            "activation {:?}, only gelu is run",
+            config.hidden_act
+        ));
+    }
+    if config.position_embedding_type != PositionEmbeddingType::Absolute {
+        return Err("only absolute position embeddings are run".into());
+    }
+    if config.hidden_size != DIM {
+        return Err(format!(
+            "hidden size {}, memoryd stores {DIM}",
+            config.hidden_size
+        ));
+    }
+    let tensors =
+        candle_core::safetensors::load_buffer(bytes, &Device::Cpu).map_err(|e| e.to_string())?;
+    let mut weights = Weights::new();
+    for (name, t) in tensors {
+        if t.dtype() != DType::F32 {
+            continue;
+        }
+        let data = t
+            .flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|e| format!("{name}: {e}"))?;
+        weights.insert(name, (t.dims().to_vec(), data));
+    }
+    Bert::from_weights(
+        &weights,
+        &Shape {
+            hidden: config.hidden_size,
+            heads: config.num_attention_heads,
+            inner: config.intermediate_size,
+            layers: config.num_hidden_layers,
+            eps: config.layer_norm_eps as f32,
+        },
+    )
 }
 
 /// Windows embedded by one thread: (window, its vector).

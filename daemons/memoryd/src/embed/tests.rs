@@ -113,3 +113,80 @@ fn huge_input_is_clipped_before_tokenizing() {
         .expect("a megabyte of text still embeds");
     assert!((cos(&v[0], &v[0]) - 1.0).abs() < 1e-4);
 }
+
+/// What candle's own BERT (`candle_transformers`) gives for `texts`, one window each,
+/// padded to the longest and masked, mean-pooled over the real tokens: how memoryd
+/// embedded before it ran its own encoder.
+fn candle_vectors(dir: &std::path::Path, texts: &[&str]) -> Vec<Vec<f32>> {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+    let config: Config =
+        serde_json::from_slice(&std::fs::read(dir.join("config.json")).expect("config"))
+            .expect("config json");
+    let vb = candle_nn::VarBuilder::from_buffered_safetensors(
+        std::fs::read(dir.join("model.safetensors")).expect("weights"),
+        DType::F32,
+        &Device::Cpu,
+    )
+    .expect("weights");
+    let bert = BertModel::load(vb, &config).expect("bert");
+    let mut tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
+    // The shipped file pads every text to 128 and cuts there.
+    tok.with_padding(None);
+    tok.with_truncation(None).expect("no truncation");
+    let ids: Vec<Vec<u32>> = texts
+        .iter()
+        .map(|t| {
+            let mut ids = vec![101];
+            ids.extend_from_slice(tok.encode(*t, false).expect("encode").get_ids());
+            ids.push(102);
+            ids
+        })
+        .collect();
+    let len = ids.iter().map(Vec::len).max().unwrap_or(1);
+    let (mut flat, mut mask) = (Vec::new(), Vec::new());
+    for row in &ids {
+        flat.extend(row.iter().copied().chain(std::iter::repeat(0)).take(len));
+        mask.extend((0..len).map(|i| u32::from(i < row.len())));
+    }
+    let input = Tensor::from_vec(flat, (texts.len(), len), &Device::Cpu).expect("ids");
+    let mask = Tensor::from_vec(mask, (texts.len(), len), &Device::Cpu).expect("mask");
+    let out = bert
+        .forward(&input, &input.zeros_like().expect("types"), Some(&mask))
+        .expect("forward");
+    let maskf = mask
+        .to_dtype(DType::F32)
+        .and_then(|m| m.unsqueeze(2))
+        .expect("mask");
+    let mean = out
+        .broadcast_mul(&maskf)
+        .and_then(|o| o.sum(1))
+        .and_then(|s| s.broadcast_div(&maskf.sum(1)?))
+        .expect("mean");
+    mean.to_vec2::<f32>().expect("rows")
+}
+
+#[test]
+fn the_encoder_gives_the_vectors_candles_bert_gives() {
+    let Some(dir) = model_dir() else { return };
+    let model = Embedder::load(&dir).expect("load");
+    let long = "We walked along the river after dinner and talked about the new job, \
+                the move, and whether the cat would cope with the stairs. "
+        .repeat(5);
+    let texts = [
+        "My sister Maria lives in Lisbon and her birthday is June 4.",
+        "ok",
+        "",
+        long.as_str(),
+        "What's a good time to water tomatoes? Early morning is best: the soil stays moist.",
+    ];
+    let want = candle_vectors(&dir, &texts);
+    for threads in [1, 2] {
+        let got = model.embed_on(&texts, threads).expect("embed");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let norm = w.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let c: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum::<f32>() / norm;
+            assert!(c > 1.0 - 1e-5, "text {i} on {threads} threads: cosine {c}");
+        }
+    }
+}

@@ -10,10 +10,10 @@ use super::{EmbedError, DIM};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 
-/// Rows taken from the queue at once. The model sorts them by length and runs them
-/// `model::PASS` at a time, so a larger batch pads less (rows of like length share a
-/// pass) and gives each core whole passes; 32 is four passes, about half a second on one
-/// core, so the loop's results still come back often.
+/// Rows taken from the queue at once. The model splits their windows between the
+/// threads by word pieces and runs each share in packed passes of `model::PASS_TOKENS`,
+/// so 32 chat-length rows (some 1 500 word pieces) are one or two passes a core, well
+/// under a second, and the loop's results still come back often.
 pub const BATCH: usize = 32;
 
 /// Threads the worker embeds on: both cores of a small server. memoryd is otherwise idle

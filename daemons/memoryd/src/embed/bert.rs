@@ -1,0 +1,414 @@
+//! The encoder: a BERT forward pass (all-MiniLM-L6-v2's: post-norm layers, GELU, absolute
+//! positions) written for this one job, on flat `f32` buffers. It computes what candle's
+//! `BertModel` computes for the same weights (a unit test holds the two together), but
+//! faster where the measurements said the time went (`scripts/bench memory`,
+//! docs/memoryd.md "The embedder's speed"):
+//!
+//! - the windows of a pass are packed end to end, not padded to the longest, so the
+//!   products run over real tokens only and attention over each window's own length;
+//! - every dense layer is one product over all the pass's tokens (candle's `Linear`
+//!   multiplies each window separately by a broadcast weight: many small products), and
+//!   the query, key and value weights are one matrix, read once;
+//! - attention reads each head's columns where they lie in the fused rows (no transposed
+//!   copies), and the scale is folded into the product;
+//! - GELU's erf is a polynomial, not a call per element.
+//!
+//! The output is each window's mean over its tokens (mean pooling), not yet normalised.
+
+use super::matmul::{product, Mat};
+use std::collections::HashMap;
+
+/// A layer norm: `(x - mean) / sqrt(var + eps) * gamma + beta` over one token's row.
+pub struct Norm {
+    pub gamma: Vec<f32>,
+    pub beta: Vec<f32>,
+    pub eps: f32,
+}
+
+/// One transformer layer's weights, each matrix stored input-major (`[in × out]`), the
+/// way the products read them.
+pub struct Layer {
+    /// Query, key and value side by side: `[hidden × 3·hidden]`.
+    pub qkv: Vec<f32>,
+    pub qkv_bias: Vec<f32>,
+    pub out: Vec<f32>,
+    pub out_bias: Vec<f32>,
+    pub attn_norm: Norm,
+    pub up: Vec<f32>,
+    pub up_bias: Vec<f32>,
+    pub down: Vec<f32>,
+    pub down_bias: Vec<f32>,
+    pub ffn_norm: Norm,
+}
+
+pub struct Bert {
+    pub hidden: usize,
+    pub heads: usize,
+    pub inner: usize,
+    pub vocab: usize,
+    pub max_positions: usize,
+    /// `[vocab × hidden]`
+    pub words: Vec<f32>,
+    /// `[max_positions × hidden]`, with token type 0's row already added (every token is
+    /// of type 0: one segment).
+    pub positions: Vec<f32>,
+    pub embed_norm: Norm,
+    pub layers: Vec<Layer>,
+}
+
+/// Scratch buffers of one pass, sized to its tokens.
+struct Scratch {
+    x: Vec<f32>,
+    qkv: Vec<f32>,
+    ctx: Vec<f32>,
+    mid: Vec<f32>,
+    up: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+impl Bert {
+    /// The mean of the last layer's token rows for each window (`ids`, special tokens
+    /// included, each at most `max_positions` long and not empty), in order.
+    pub fn pooled(&self, windows: &[&[u32]]) -> Vec<Vec<f32>> {
+        let h = self.hidden;
+        let total: usize = windows.iter().map(|w| w.len()).sum();
+        let longest = windows.iter().map(|w| w.len()).max().unwrap_or(0);
+        let mut s = Scratch {
+            x: vec![0.0; total * h],
+            qkv: vec![0.0; total * 3 * h],
+            ctx: vec![0.0; total * h],
+            mid: vec![0.0; total * h],
+            up: vec![0.0; total * self.inner],
+            scores: vec![0.0; longest * longest],
+        };
+        self.embed(windows, &mut s.x);
+        for layer in &self.layers {
+            self.layer(layer, windows, total, &mut s);
+        }
+        let mut out = Vec::with_capacity(windows.len());
+        let mut at = 0;
+        for w in windows {
+            let mut mean = vec![0f32; h];
+            for row in s.x[at * h..(at + w.len()) * h].chunks_exact(h) {
+                mean.iter_mut().zip(row).for_each(|(m, x)| *m += x);
+            }
+            let n = w.len().max(1) as f32;
+            mean.iter_mut().for_each(|m| *m /= n);
+            out.push(mean);
+            at += w.len();
+        }
+        out
+    }
+
+    /// Word plus position (plus type 0) embeddings, normalised. An id past the vocabulary
+    /// (a tokenizer that does not match the weights) reads as `[UNK]`'s neighbour 0.
+    fn embed(&self, windows: &[&[u32]], x: &mut [f32]) {
+        let h = self.hidden;
+        let mut rows = x.chunks_exact_mut(h);
+        for w in windows {
+            for (p, &id) in w.iter().enumerate() {
+                let Some(row) = rows.next() else { return };
+                let id = (id as usize).min(self.vocab - 1);
+                let word = &self.words[id * h..(id + 1) * h];
+                let pos = &self.positions[p.min(self.max_positions - 1) * h..][..h];
+                for ((r, a), b) in row.iter_mut().zip(word).zip(pos) {
+                    *r = a + b;
+                }
+                norm(row, &self.embed_norm);
+            }
+        }
+    }
+
+    fn layer(&self, l: &Layer, windows: &[&[u32]], total: usize, s: &mut Scratch) {
+        let h = self.hidden;
+        let dense = |out: &mut [f32], x: &[f32], w: &[f32], bias: &[f32], k: usize, n: usize| {
+            for row in out.chunks_exact_mut(n) {
+                row.copy_from_slice(bias);
+            }
+            product(
+                out,
+                n,
+                Mat::rows(x, total, k, k),
+                Mat::rows(w, k, n, n),
+                1.0,
+                true,
+            );
+        };
+        dense(&mut s.qkv, &s.x, &l.qkv, &l.qkv_bias, h, 3 * h);
+        self.attention(windows, &s.qkv, &mut s.ctx, &mut s.scores);
+        dense(&mut s.mid, &s.ctx, &l.out, &l.out_bias, h, h);
+        for (row, x) in s.mid.chunks_exact_mut(h).zip(s.x.chunks_exact(h)) {
+            row.iter_mut().zip(x).for_each(|(m, x)| *m += x);
+            norm(row, &l.attn_norm);
+        }
+        dense(&mut s.up, &s.mid, &l.up, &l.up_bias, h, self.inner);
+        s.up.iter_mut().for_each(|v| *v = gelu(*v));
+        dense(&mut s.x, &s.up, &l.down, &l.down_bias, self.inner, h);
+        for (row, m) in s.x.chunks_exact_mut(h).zip(s.mid.chunks_exact(h)) {
+            row.iter_mut().zip(m).for_each(|(x, m)| *x += m);
+            norm(row, &l.ffn_norm);
+        }
+    }
+
+    /// Each window attends to itself only: per head, softmax(Q·Kᵀ / √d) · V into the
+    /// head's columns of `ctx`.
+    fn attention(&self, windows: &[&[u32]], qkv: &[f32], ctx: &mut [f32], scores: &mut [f32]) {
+        let h = self.hidden;
+        let d = h / self.heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let mut at = 0;
+        for w in windows {
+            let len = w.len();
+            let rows = &qkv[at * 3 * h..(at + len) * 3 * h];
+            for head in 0..self.heads {
+                let q = Mat::rows(&rows[head * d..], len, d, 3 * h);
+                let k = Mat::rows(&rows[h + head * d..], len, d, 3 * h);
+                let v = Mat::rows(&rows[2 * h + head * d..], len, d, 3 * h);
+                let sc = &mut scores[..len * len];
+                product(sc, len, q, k.t(), scale, false);
+                for row in sc.chunks_exact_mut(len) {
+                    softmax(row);
+                }
+                let out = &mut ctx[at * h + head * d..(at + len - 1) * h + head * d + d];
+                product(out, h, Mat::rows(sc, len, len, len), v, 1.0, false);
+            }
+            at += len;
+        }
+    }
+}
+
+/// `c = a · b` for row-major `[m × k]` and `[k × n]`, on this thread, as the encoder's
+/// dense layers run it: the bench's GEMM bound times this.
+pub fn gemm_product(c: &mut [f32], a: &[f32], b: &[f32], m: usize, k: usize, n: usize) {
+    product(
+        c,
+        n,
+        Mat::rows(a, m, k, k),
+        Mat::rows(b, k, n, n),
+        1.0,
+        false,
+    );
+}
+
+fn norm(row: &mut [f32], n: &Norm) {
+    let len = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / len;
+    let var = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / len;
+    let inv = 1.0 / (var + n.eps).sqrt();
+    for ((x, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
+        *x = (*x - mean) * inv * g + b;
+    }
+}
+
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    // Its own loop, so it vectorises; the sum after it is a plain reduction.
+    row.iter_mut().for_each(|x| *x = exp(*x - max));
+    let inv = 1.0 / row.iter().sum::<f32>();
+    row.iter_mut().for_each(|x| *x *= inv);
+}
+
+/// GELU with the exact (erf) form BERT was trained with: `x/2 · (1 + erf(x/√2))`.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// erf to within 1.5e-7 (Abramowitz and Stegun 7.1.26), far below what moves a vector.
+/// Branch-free, with `exp` below, so a loop of it vectorises.
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    const P: f32 = 0.327_591_1;
+    const A: [f32; 5] = [
+        0.254_829_6,
+        -0.284_496_74,
+        1.421_413_8,
+        -1.453_152_1,
+        1.061_405_4,
+    ];
+    let ax = x.abs();
+    let t = 1.0 / (1.0 + P * ax);
+    let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
+    let y = 1.0 - poly * exp(-ax * ax);
+    y.copysign(x)
+}
+
+/// e^x to within 2e-7 relative for the arguments here (softmax's, at most 0, and erf's,
+/// `-x²`), without a call: `std`'s `exp` is a libm call per element, which no loop
+/// vectorises, and GELU and softmax took a sixth of a pass through it. 2^n by the
+/// exponent bits, e^r for |r| ≤ ln2/2 by its Taylor polynomial to r⁶.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    /// Past these e^x is 0 or overflows `f32`.
+    const LOW: f32 = -87.0;
+    const HIGH: f32 = 88.0;
+    /// Adding and taking away 1.5·2²³ rounds to the nearest integer (in the default
+    /// rounding mode) with plain float adds, which vectorise where `round` does not.
+    const ROUND: f32 = 12_582_912.0;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    let x = x.clamp(LOW, HIGH);
+    let rounded = x * std::f32::consts::LOG2_E + ROUND;
+    let n = rounded - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    // n as an integer from `rounded`'s low mantissa bits, not by a float-to-int cast
+    // (Rust's saturating cast keeps the loop from vectorising); then 2^n by its bits.
+    let n_int = rounded.to_bits().wrapping_sub(ROUND.to_bits());
+    p * f32::from_bits(n_int.wrapping_add(127) << 23)
+}
+
+/// Weights by name, as the safetensors file holds them (`[out × in]` for a dense layer).
+pub type Weights = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
+/// What a weights file lacks or holds wrongly.
+pub type LoadError = String;
+
+/// Shapes from the model's `config.json`.
+pub struct Shape {
+    pub hidden: usize,
+    pub heads: usize,
+    pub inner: usize,
+    pub layers: usize,
+    pub eps: f32,
+}
+
+impl Bert {
+    /// Builds the encoder from the file's weights (names with or without a `bert.`
+    /// prefix), transposing each dense matrix once to input-major.
+    pub fn from_weights(w: &Weights, shape: &Shape) -> Result<Bert, LoadError> {
+        let get = |name: &str, dims: &[usize]| -> Result<&Vec<f32>, LoadError> {
+            let (got, data) = w
+                .get(name)
+                .or_else(|| w.get(&format!("bert.{name}")))
+                .ok_or_else(|| format!("no tensor {name}"))?;
+            if got != dims {
+                return Err(format!("{name} is {got:?}, expected {dims:?}"));
+            }
+            Ok(data)
+        };
+        let first = |name: &str| -> Result<(Vec<usize>, &Vec<f32>), LoadError> {
+            let (dims, data) = w
+                .get(name)
+                .or_else(|| w.get(&format!("bert.{name}")))
+                .ok_or_else(|| format!("no tensor {name}"))?;
+            Ok((dims.clone(), data))
+        };
+        let (h, i) = (shape.hidden, shape.inner);
+        if shape.heads == 0 || h % shape.heads != 0 {
+            return Err(format!("{h} dimensions in {} heads", shape.heads));
+        }
+        let norm = |p: &str| -> Result<Norm, LoadError> {
+            Ok(Norm {
+                gamma: get(&format!("{p}.LayerNorm.weight"), &[h])?.clone(),
+                beta: get(&format!("{p}.LayerNorm.bias"), &[h])?.clone(),
+                eps: shape.eps,
+            })
+        };
+        let (wdims, words) = first("embeddings.word_embeddings.weight")?;
+        let (pdims, positions) = first("embeddings.position_embeddings.weight")?;
+        if wdims.len() != 2 || wdims[1] != h || wdims[0] == 0 {
+            return Err(format!("word embeddings are {wdims:?}"));
+        }
+        if pdims.len() != 2 || pdims[1] != h || pdims[0] == 0 {
+            return Err(format!("position embeddings are {pdims:?}"));
+        }
+        let (tdims, types) = first("embeddings.token_type_embeddings.weight")?;
+        if tdims.len() != 2 || tdims[1] != h || tdims[0] == 0 {
+            return Err(format!("token type embeddings are {tdims:?}"));
+        }
+        let mut pos = positions.clone();
+        for row in pos.chunks_exact_mut(h) {
+            row.iter_mut().zip(&types[..h]).for_each(|(p, t)| *p += t);
+        }
+        let mut layers = Vec::with_capacity(shape.layers);
+        for n in 0..shape.layers {
+            let p = format!("encoder.layer.{n}");
+            let dense = |name: &str, out: usize, inp: usize| -> Result<_, LoadError> {
+                let wt = get(&format!("{p}.{name}.weight"), &[out, inp])?;
+                let b = get(&format!("{p}.{name}.bias"), &[out])?.clone();
+                Ok((transpose(wt, out, inp), b))
+            };
+            let (q, qb) = dense("attention.self.query", h, h)?;
+            let (k, kb) = dense("attention.self.key", h, h)?;
+            let (v, vb) = dense("attention.self.value", h, h)?;
+            let mut qkv = Vec::with_capacity(3 * h * h);
+            for r in 0..h {
+                for m in [&q, &k, &v] {
+                    qkv.extend_from_slice(&m[r * h..(r + 1) * h]);
+                }
+            }
+            let (out, out_bias) = dense("attention.output.dense", h, h)?;
+            let (up, up_bias) = dense("intermediate.dense", i, h)?;
+            let (down, down_bias) = dense("output.dense", h, i)?;
+            layers.push(Layer {
+                qkv,
+                qkv_bias: [qb, kb, vb].concat(),
+                out,
+                out_bias,
+                attn_norm: norm(&format!("{p}.attention.output"))?,
+                up,
+                up_bias,
+                down,
+                down_bias,
+                ffn_norm: norm(&format!("{p}.output"))?,
+            });
+        }
+        Ok(Bert {
+            hidden: h,
+            heads: shape.heads,
+            inner: i,
+            vocab: wdims[0],
+            max_positions: pdims[0],
+            words: words.clone(),
+            positions: pos,
+            embed_norm: norm("embeddings")?,
+            layers,
+        })
+    }
+}
+
+/// `[rows × cols]` row-major to `[cols × rows]` row-major.
+fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0f32; m.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = m[r * cols + c];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-1.5, -0.966_105_1),
+            (3.0, 0.999_977_9),
+        ] {
+            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {}", erf(x));
+        }
+    }
+
+    #[test]
+    fn exp_matches_std_over_softmax_and_erf_arguments() {
+        // Below -87 the result is held at e^-87 (1.6e-38): nothing a sum notices.
+        let mut x = -87.0f32;
+        while x <= 0.0 {
+            let (got, want) = (exp(x), x.exp());
+            assert!(
+                (got - want).abs() <= 3e-7 * want + f32::MIN_POSITIVE,
+                "exp({x}) = {got}, std {want}"
+            );
+            x += 0.0137;
+        }
+    }
+}
