@@ -1,4 +1,4 @@
-//! The references `speed` measures memoryd's embedder against: main's path before memoryd
+//! The references `speed` measures memoryd's embedder against: candle's encoder, as memoryd ran it before
 //! ran its own encoder (candle's `BertModel`, windows sorted by length and padded in
 //! passes of `PASS`, passes shared among threads), and ONNX Runtime through `ort.py`.
 

