@@ -47,7 +47,7 @@ pub fn run(
 ) -> Result<Result<String, String>, SessionError> {
     let url = match refused_url(session, call) {
         Ok(url) => url,
-        Err(why) => return Ok(Err(format!("/allow {call}: {why}"))),
+        Err(why) => return Ok(Err(why)),
     };
     let arguments = serde_json::json!({ "url": url }).to_string();
     let fetch = ToolCall {

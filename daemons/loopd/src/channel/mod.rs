@@ -299,7 +299,7 @@ impl<W: Work> Channel<W> {
             out,
             Event::Done {
                 id: job,
-                reply: Err("the turn worker has stopped; restart loopd".into()),
+                reply: Err(crate::worker::Failure::WorkerStopped),
             },
         );
     }

@@ -6,7 +6,7 @@
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
-use crate::worker::{JobId, Notifier, Reply};
+use crate::worker::{Failure, JobId, Notifier, Reply};
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
 use proto::SessionId;
@@ -76,7 +76,7 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     spawn(notify.clone(), id, move || {
         match crate::memory::recall(&memory, &query) {
             Ok(hits) => Ok(shown(hits)),
-            Err(e) => Err(format!("memory unavailable: {e}")),
+            Err(e) => Err(Failure::Memory(e)),
         }
     });
 }
@@ -159,7 +159,7 @@ fn spawn(notify: Notifier, id: JobId, f: impl FnOnce() -> Reply + Send + 'static
             notify.done(id, f());
         });
     if let Err(e) = spawned {
-        fallback.done(id, Err(format!("cannot start a thread: {e}")));
+        fallback.done(id, Err(Failure::NoThread(e)));
     }
 }
 

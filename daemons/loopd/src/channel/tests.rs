@@ -94,7 +94,7 @@ impl Rig {
         let reply = if ok {
             Ok(reply.to_string())
         } else {
-            Err(reply.to_string())
+            Err(crate::worker::Failure::Refused(reply.to_string()))
         };
         self.event(Event::Done { id, reply });
     }

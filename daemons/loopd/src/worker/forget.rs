@@ -5,7 +5,7 @@
 //! answered with what was removed where. At start, a removal a crash cut short is
 //! finished from its plan the same way.
 
-use super::{JobId, Reply, State};
+use super::{Failure, JobId, Reply, State};
 use crate::forget::find::{find, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
@@ -48,7 +48,7 @@ impl State {
         let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
         let found = match find(&dir, &query) {
             Ok(found) => found,
-            Err(e) => return Err(format!("session {session}: {e}")),
+            Err(error) => return Err(forget_failed(session, error, false)),
         };
         plumbing::info!("session {session}: /forget listed {} records", found.len());
         if found.is_empty() {
@@ -64,9 +64,9 @@ impl State {
 
     fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
         let Some(listed) = self.forgets.last.remove(session) else {
-            return Err(format!(
+            return Err(Failure::Refused(format!(
                 "nothing listed to forget in session {session}; /forget QUERY lists it first"
-            ));
+            )));
         };
         let chosen: Vec<&Found> = match &numbers {
             None => listed.found.iter().collect(),
@@ -83,7 +83,7 @@ impl State {
                         bad.join(", ")
                     );
                     self.forgets.last.insert(session.clone(), listed);
-                    return Err(reply);
+                    return Err(Failure::Refused(reply));
                 }
                 numbers.iter().map(|&n| &listed.found[n - 1]).collect()
             }
@@ -99,7 +99,7 @@ impl State {
         let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
         let now = match find(&dir, &listed.query) {
             Ok(now) => now,
-            Err(e) => return Err(format!("session {session}: {e}")),
+            Err(error) => return Err(forget_failed(session, error, false)),
         };
         let Some(chosen) = chosen
             .iter()
@@ -109,7 +109,9 @@ impl State {
             })
             .collect::<Option<Vec<&Found>>>()
         else {
-            return Err("the list is out of date; /forget QUERY again".to_string());
+            return Err(Failure::Refused(
+                "the list is out of date; /forget QUERY again".to_string(),
+            ));
         };
         let plan = Plan::build(
             session.as_str(),
@@ -121,9 +123,7 @@ impl State {
         if let Err(e) = apply::run(&cfg.state_dir, &cfg.sessions_dir(), &plan) {
             plumbing::error!("session {session}: forget: {e}");
             // The plan (if written) stays: the next start finishes what it names.
-            return Err(format!(
-                "forgetting stopped part way: {e}; loopd finishes it at its next start"
-            ));
+            return Err(forget_failed(session, e, true));
         }
         let places = self.forget_rest(session, &plan, "by the owner", paused.as_ref());
         drop(paused);
@@ -339,4 +339,16 @@ fn render_list(session: &SessionId, found: &[Found]) -> String {
     }
     out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
     out
+}
+
+fn forget_failed(
+    session: &SessionId,
+    error: crate::forget::ForgetError,
+    part_way: bool,
+) -> Failure {
+    Failure::Forget {
+        session: session.clone(),
+        error,
+        part_way,
+    }
 }

@@ -1,7 +1,7 @@
 //! The worker's jobs besides a turn that change a session: `/compact` and `/allow N`.
 
 use super::report::EventSink;
-use super::{JobId, Reply, State};
+use super::{Failure, JobId, Reply, State};
 use crate::engine::Engine;
 use crate::open_session::Session;
 use crate::status::SessionView;
@@ -13,17 +13,18 @@ impl State {
         let why = match self.open(session_id) {
             SessionView::Open { .. } => None,
             SessionView::New => Some("it is new; there is nothing to compact".to_string()),
-            SessionView::Broken(e) => Some(e),
+            SessionView::Broken(why) => Some(why),
         };
         if let Some(why) = why {
+            let session = session_id.clone();
             return self
                 .notify
-                .done(id, Err(format!("session {session_id}: {why}")));
+                .done(id, Err(Failure::Unusable { session, why }));
         }
         self.on_open_session(id, session_id, |engine, session, _| {
             match engine.compact(session) {
                 Ok(done) => Ok(format!("compacted: {done}")),
-                Err(e) => Err(format!("compaction failed: {e}")),
+                Err(e) => Err(Failure::Compaction(e)),
             }
         });
     }
@@ -31,13 +32,18 @@ impl State {
     /// `/allow N` in `session_id`, which must exist: a new session refused nothing.
     pub(super) fn allow(&mut self, id: JobId, session_id: &SessionId, call: u64) {
         if !matches!(self.open(session_id), SessionView::Open { .. }) {
-            let why = format!("/allow {call}: session {session_id} has refused nothing");
-            return self.notify.done(id, Err(why));
+            let why = format!("session {session_id} has refused nothing");
+            return self.notify.done(id, Err(Failure::Allow { call, why }));
         }
         self.on_open_session(id, session_id, |engine, session, sink| {
-            engine
-                .allow(session, call, sink)
-                .unwrap_or_else(|e| Err(format!("session {session_id}: {e}")))
+            match engine.allow(session, call, sink) {
+                Ok(Ok(reply)) => Ok(reply),
+                Ok(Err(why)) => Err(Failure::Allow { call, why }),
+                Err(error) => Err(Failure::Session {
+                    session: session_id.clone(),
+                    error,
+                }),
+            }
         });
     }
 
@@ -64,7 +70,10 @@ impl State {
                 board.set(session_id.as_str(), SessionView::of(session));
                 reply
             }
-            Err(e) => Err(format!("session {session_id}: {e}")),
+            Err(error) => Err(Failure::Session {
+                session: session_id.clone(),
+                error,
+            }),
         };
         notify.done(id, reply);
     }

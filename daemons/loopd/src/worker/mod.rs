@@ -8,6 +8,7 @@
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
 //! slot when `engine::keeper` asks it to.
 
+mod failure;
 mod forget;
 mod jobs;
 mod report;
@@ -37,7 +38,9 @@ pub type JobId = u64;
 /// the channel writes `error: `: the channel renders a failure, in one place
 /// (`channel::reply::error_line`), so a script can tell failures apart by that prefix
 /// and no producer can forget it or write it twice.
-pub type Reply = Result<String, String>;
+pub type Reply = Result<String, Failure>;
+
+pub use failure::Failure;
 
 pub enum Job {
     /// Run a turn for the owner's `text` in `session`.
@@ -233,9 +236,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             // It may have panicked inside after-turn work: lines wait for nothing now.
             state.notify.send(Event::Waiting(None));
             if let Some(id) = id {
-                state
-                    .notify
-                    .done(id, Err("internal error in loopd (see its log)".into()));
+                state.notify.done(id, Err(Failure::Internal));
             }
             if beat {
                 state
@@ -286,7 +287,7 @@ impl State {
                     SessionView::New => Ok(format!(
                         "session {session}: new; it starts with your first message"
                     )),
-                    SessionView::Broken(e) => Err(format!("session {session}: {e}")),
+                    SessionView::Broken(why) => Err(Failure::Unusable { session, why }),
                 };
                 self.notify.done(id, reply);
             }
@@ -377,17 +378,24 @@ impl State {
                 plumbing::error!("session {session_id}: {e}");
                 board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
                 board.turn_ended();
-                notify.done(id, Err(format!("session {session_id}: {e}")));
+                notify.done(
+                    id,
+                    Err(Failure::Session {
+                        session: session_id.clone(),
+                        error: e,
+                    }),
+                );
                 return;
             }
         };
         let mut sink = EventSink { id, notify };
         let outcome = engine.turn(session, text, Origin::Owner, &mut sink);
         board.set(session_id.as_str(), SessionView::of(session));
-        let reply = done_line(session_id, &outcome, started.elapsed().as_secs_f64());
+        let ok = outcome.is_ok();
+        let reply = done_line(session_id, outcome, started.elapsed().as_secs_f64());
         // The answer is complete: the `.` goes out now, before the after-turn work.
         notify.done(id, reply);
-        after(engine, session, outcome.is_ok(), notify, board);
+        after(engine, session, ok, notify, board);
         board.set(session_id.as_str(), SessionView::of(session));
         board.turn_ended();
         // After the reply is on its way: reporting never holds up the owner's answer.

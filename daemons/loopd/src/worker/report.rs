@@ -2,7 +2,7 @@
 //! (`EventSink`), the after-turn step the next job waits for (`Waiting`), and the log line
 //! and last reply text of a finished turn (`done_line`).
 
-use super::{Event, JobId, Notifier, Reply};
+use super::{Event, Failure, JobId, Notifier, Reply};
 use crate::compact::finish::Progress;
 use crate::engine::EngineError;
 use crate::turn::Sink;
@@ -11,7 +11,7 @@ use proto::SessionId;
 /// The log line of a finished turn, and the reply's last text (empty, or the error).
 pub(super) fn done_line(
     session_id: &SessionId,
-    outcome: &Result<crate::turn::TurnDone, EngineError>,
+    outcome: Result<crate::turn::TurnDone, EngineError>,
     secs: f64,
 ) -> Reply {
     match outcome {
@@ -34,11 +34,11 @@ pub(super) fn done_line(
         }
         Err(e) if e.is_session_full() => {
             plumbing::warn!("session {session_id}: turn ended: {e}");
-            Err(e.to_string())
+            Err(Failure::Turn(e))
         }
         Err(e) => {
             plumbing::error!("session {session_id}: turn failed after {secs:.2} s: {e}");
-            Err(e.to_string())
+            Err(Failure::Turn(e))
         }
     }
 }
