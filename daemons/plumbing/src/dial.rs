@@ -14,7 +14,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The step of an exchange that failed or ran out of time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,11 +62,11 @@ impl<E: fmt::Debug + fmt::Display> std::error::Error for DialError<E> {}
 pub fn exchange<T, E>(
     path: &Path,
     timeout: Duration,
-    send: impl FnOnce(&mut UnixStream) -> Result<(), E>,
-    receive: impl FnOnce(&mut UnixStream) -> Result<T, E>,
+    send: impl FnOnce(&mut Timed) -> Result<(), E>,
+    receive: impl FnOnce(&mut Timed) -> Result<T, E>,
     io_of: fn(&E) -> Option<&io::Error>,
 ) -> Result<T, DialError<E>> {
-    let mut stream = connect(path, timeout)?;
+    let stream = connect(path, timeout)?;
     let step_error = |step, error: E| {
         if io_of(&error).is_some_and(timed_out) {
             DialError::Timeout {
@@ -78,8 +78,57 @@ pub fn exchange<T, E>(
             DialError::Failed { step, error }
         }
     };
-    send(&mut stream).map_err(|e| step_error(Step::Send, e))?;
-    receive(&mut stream).map_err(|e| step_error(Step::Receive, e))
+    let mut send_side = Timed::new(stream, timeout);
+    send(&mut send_side).map_err(|e| step_error(Step::Send, e))?;
+    let mut receive_side = Timed::new(send_side.stream, timeout);
+    receive(&mut receive_side).map_err(|e| step_error(Step::Receive, e))
+}
+
+/// The connection as one step sees it: every read and write waits at most what is left of
+/// the step's timeout. A socket timeout alone bounds each `read` call, so a server
+/// trickling a byte just inside it could stretch a step without limit.
+pub struct Timed {
+    stream: UnixStream,
+    deadline: Instant,
+}
+
+impl Timed {
+    fn new(stream: UnixStream, timeout: Duration) -> Timed {
+        Timed {
+            stream,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
+    /// What is left of the step, or a timed-out error when nothing is.
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the step's time ran out",
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl io::Read for Timed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        self.stream.read(buf)
+    }
+}
+
+impl io::Write for Timed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
 }
 
 /// Whether an I/O error is a socket timeout running out (`SO_SNDTIMEO`/`SO_RCVTIMEO`
@@ -183,5 +232,38 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_server_trickling_its_answer_inside_each_socket_timeout_still_runs_out_of_time() {
+        // Regression: each read waited up to the timeout afresh, so a byte every 30 ms
+        // against a 100 ms timeout kept the receive going as long as the server liked.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = listener.accept().unwrap();
+            for _ in 0..40 {
+                if c.write_all(b"x").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(30));
+            }
+        });
+        let got = exchange(
+            &path,
+            Duration::from_millis(100),
+            |_| Ok(()),
+            |s| s.read_exact(&mut [0u8; 40]),
+            io_of,
+        );
+        server.join().unwrap();
+        match got {
+            Err(DialError::Timeout {
+                step: Step::Receive,
+                ..
+            }) => {}
+            other => panic!("expected a receive timeout, got {other:?}"),
+        }
     }
 }
