@@ -168,10 +168,12 @@ fn merge(
         }
         s.min(cal.cap)
     };
-    let meaning_of: HashMap<&str, f32> = by_meaning
-        .iter()
-        .map(|(h, c)| (h.text.as_str(), *c))
-        .collect();
+    // The same text logged twice is near twice: keep its best cosine (the first), where
+    // collecting would keep the last.
+    let mut meaning_of: HashMap<&str, f32> = HashMap::with_capacity(by_meaning.len());
+    for (h, c) in &by_meaning {
+        meaning_of.entry(h.text.as_str()).or_insert(*c);
+    }
     // The word hits' strengths: exact codes above everything; a hit meaning found too
     // is as strong as the better of the two.
     let words: Vec<(f32, Hit)> = lexical
