@@ -35,6 +35,9 @@ use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
 
+/// Half of the question's groups: a word hit holding less is a partial match.
+const HALF: f32 = 0.5;
+
 /// Candidates taken from each half: enough that a hit ranked low by one half and high by
 /// the other is still seen.
 pub const CANDIDATES: u32 = MAX_HITS;
@@ -55,8 +58,23 @@ pub struct Calibration {
     pub name_missing: f32,
     /// How much a meaning hit from the time the question names is worth (times).
     pub in_span: f32,
-    /// A word hit meaning found too counts its better strength plus this.
+    /// A word hit meaning found too counts its better strength plus this: being among
+    /// the nearest of a long history is evidence of its own. When the meaning side
+    /// returned every record it found near (fewer than it asked for), being among them
+    /// says only that the cosine cleared `MIN_COSINE`, and the bonus is at most the
+    /// hit's own meaning strength.
     pub both: f32,
+    /// A word hit holding less than half of the question, which the meaning side would
+    /// have returned had it been near (its list is not full) and did not, counts this
+    /// much times its relevance, and goes after the word hits as relevant as it: the
+    /// model calls it unrelated, as "run" in "when does my travel document run out"
+    /// matches a record about running. 1 turns the rule off.
+    pub unrelated: f32,
+    /// A word hit holding more than this share of the question's groups is passed by a
+    /// hit found by meaning alone only when that hit counts `cap`, the most it can: most
+    /// of the question's words in one record is evidence a near neighbour in meaning
+    /// does not outweigh unless it is as near as any.
+    pub majority: f32,
 }
 
 /// Chosen by measuring both evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -77,6 +95,8 @@ pub const CALIBRATION: Calibration = Calibration {
     name_missing: 0.5,
     in_span: 1.5,
     both: 0.2,
+    unrelated: 0.5,
+    majority: 0.5,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -140,15 +160,39 @@ pub fn recall_calibrated(
             }
         }
     }
-    Ok(merge(cal, query, lexical, by_meaning, limit as usize, now))
+    // Fewer than asked for: the vector side returned every record it found near.
+    let exhaustive = near.len() < CANDIDATES as usize;
+    Ok(merge(
+        cal,
+        query,
+        lexical,
+        by_meaning,
+        exhaustive,
+        limit as usize,
+        now,
+    ))
+}
+
+/// A word hit as the merge weighs it.
+struct WordHit {
+    /// What it is worth against the meaning hits (`f32::INFINITY` for an exact code).
+    strength: f32,
+    /// The share of the question's groups it holds, as the index ranked it.
+    relevance: f32,
+    /// Meaning saw every record near the question and this was not one of them.
+    unrelated: bool,
+    hit: Hit,
 }
 
 /// Merges the words' hits (in their order) with the meaning hits (best cosine first).
+/// `exhaustive`: the meaning side returned every record it found near, fewer than it
+/// asked for.
 fn merge(
     cal: Calibration,
     query: &str,
     lexical: Vec<Ranked>,
     by_meaning: Vec<(Hit, f32)>,
+    exhaustive: bool,
     limit: usize,
     now: time::Day,
 ) -> Vec<Hit> {
@@ -175,24 +219,39 @@ fn merge(
         meaning_of.entry(h.text.as_str()).or_insert(*c);
     }
     // The word hits' strengths: exact codes above everything; a hit meaning found too
-    // is as strong as the better of the two.
-    let words: Vec<(f32, Hit)> = lexical
+    // is as strong as the better of the two, and more; one meaning calls unrelated less.
+    let words: Vec<WordHit> = lexical
         .into_iter()
         .map(|r| {
             let mut hit = r.hit;
-            let mut s = r.relevance;
+            let mut strength_now = r.relevance;
+            let mut unrelated = false;
             if contains_any(&hit.text, &codes) {
-                s = f32::INFINITY;
+                strength_now = f32::INFINITY;
             } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
                 let m = strength(&hit, c);
-                s = s.max(m) + cal.both;
+                let bonus = if exhaustive {
+                    cal.both.min(m.max(0.0))
+                } else {
+                    cal.both
+                };
+                strength_now = strength_now.max(m) + bonus;
                 // Found both ways: as relevant as the better of the two says.
                 hit.relevance = hit.relevance.max(similarity(c));
+            } else if exhaustive && cal.unrelated < 1.0 && r.relevance < HALF {
+                strength_now *= cal.unrelated;
+                unrelated = true;
             }
-            (s, hit)
+            WordHit {
+                strength: strength_now,
+                relevance: r.relevance,
+                unrelated,
+                hit,
+            }
         })
         .collect();
-    let word_texts: HashSet<String> = words.iter().map(|(_, h)| h.text.clone()).collect();
+    let words = unrelated_last(words);
+    let word_texts: HashSet<String> = words.iter().map(|w| w.hit.text.clone()).collect();
     let mut meaning: Vec<(f32, Hit)> = by_meaning
         .into_iter()
         .filter(|(h, _)| !word_texts.contains(&h.text))
@@ -211,15 +270,42 @@ fn merge(
             (None, None) => break,
             (None, Some(_)) => true,
             (Some(_), None) => false,
-            (Some((ws, _)), Some((ms, _))) => ms > ws,
+            (Some(wh), Some((ms, _))) => {
+                *ms > wh.strength && (wh.relevance <= cal.majority || *ms >= cal.cap)
+            }
         };
-        let hit = if take_meaning { m.next() } else { w.next() };
-        if let Some((_, hit)) = hit {
+        let hit = if take_meaning {
+            m.next().map(|(_, h)| h)
+        } else {
+            w.next().map(|wh| wh.hit)
+        };
+        if let Some(hit) = hit {
             if seen.insert(hit.text.clone()) {
                 out.push(hit);
             }
         }
     }
+    out
+}
+
+/// The word hits in their order, except that within a run of equally relevant hits the
+/// ones meaning calls unrelated go last: the index could not tell them apart by the
+/// question's words, and the model can.
+fn unrelated_last(words: Vec<WordHit>) -> Vec<WordHit> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut run: Vec<WordHit> = Vec::new();
+    let flush = |run: &mut Vec<WordHit>, out: &mut Vec<WordHit>| {
+        let (related, unrelated): (Vec<_>, Vec<_>) = run.drain(..).partition(|w| !w.unrelated);
+        out.extend(related);
+        out.extend(unrelated);
+    };
+    for w in words {
+        if run.first().is_some_and(|r| r.relevance != w.relevance) {
+            flush(&mut run, &mut out);
+        }
+        run.push(w);
+    }
+    flush(&mut run, &mut out);
     out
 }
 

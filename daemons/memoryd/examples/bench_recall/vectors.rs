@@ -192,6 +192,8 @@ impl VecWorld {
             margin_full: full - MIN_COSINE,
             cap: f32::INFINITY,
             both: 0.0,
+            unrelated: 1.0,
+            majority: f32::INFINITY,
             ..base
         };
         let cals = [
@@ -235,6 +237,20 @@ impl VecWorld {
                 },
             ),
             ("both +0", hybrid::Calibration { both: 0.0, ..base }),
+            (
+                "unrelated ×1",
+                hybrid::Calibration {
+                    unrelated: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "majority off",
+                hybrid::Calibration {
+                    majority: f32::INFINITY,
+                    ..base
+                },
+            ),
             (
                 "names ×1",
                 hybrid::Calibration {
@@ -292,6 +308,14 @@ impl VecWorld {
                     ])
                 })
                 .collect();
+            // What the words-only column answers: the index asked for the depth alone.
+            let w10: Vec<bool> = self
+                .index
+                .search_at(&q.text, DataClass::Private, crate::DEPTH as u32, self.now)
+                .unwrap()
+                .iter()
+                .map(|r| ok(&r.hit.text))
+                .collect();
             let near = self.near(&q.text);
             let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
             let hits = self.index.hits_by_ids(&ids, DataClass::Private).unwrap();
@@ -310,8 +334,7 @@ impl VecWorld {
                     ])
                 })
                 .collect();
-            let line =
-                serde_json::json!({"set": set, "cat": q.category, "q": q.text, "w": w, "m": m});
+            let line = serde_json::json!({"set": set, "cat": q.category, "q": q.text, "w": w, "w10": w10, "m": m});
             writeln!(f, "{line}").unwrap();
         }
     }

@@ -207,3 +207,98 @@ fn a_paraphrase_standing_alone_goes_ahead_of_word_hits_holding_a_third_of_the_qu
     .unwrap();
     assert_eq!(fused[0].text, answer, "{:?}", texts(&fused));
 }
+
+#[test]
+fn a_partial_word_hit_meaning_calls_unrelated_goes_after_a_paraphrase_it_found() {
+    // "run" is the only word of the question in any record, and in one about running:
+    // a third of the question. Meaning returned every record near the question (fewer
+    // than it asks for) and that one is not among them; the paraphrase stands a little
+    // above the floor, worth less than a third of the question on its own.
+    let answer = "Passport expires on 2027-08-19, renew it early";
+    let running = "Is it okay to run with a sore knee?";
+    let (_d, ix) = index_of(&[(T, answer), (T, running), (T, "The bins go out on Tuesday")]);
+    let q = "when does my travel document run out";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(
+        texts_of(&words),
+        vec![running],
+        "words alone find only the knee"
+    );
+    let found = near(&ix, &[(answer, 0.33)]);
+    let fused = recall_with(&ix, &found, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused), vec![answer, running]);
+}
+
+#[test]
+fn among_equally_relevant_word_hits_the_one_meaning_found_comes_before_one_it_calls_unrelated() {
+    // Both hold one group of three ("manager"); the index puts the password manager
+    // first. Meaning returned every record near the question: it found the answer, and
+    // not the password manager.
+    let password = "The password manager needs updating on my phone";
+    let answer = "Starting at Keller on Monday, my manager is Priya";
+    let (_d, ix) = index_of(&[(T, answer), (T, password)]);
+    let q = "who is my manager at the new job";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts_of(&words), vec![password, answer]);
+    let found = near(&ix, &[(answer, 0.49)]);
+    let fused = recall_with(&ix, &found, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused), vec![answer, password]);
+}
+
+#[test]
+fn a_word_hit_holding_most_of_the_question_is_passed_by_meaning_alone_only_at_its_strongest() {
+    // A long conversation: meaning returns as many records as it asks for, the eighth
+    // at 0.50. One stands out (0.70: worth more than the answer's share of the words on
+    // its own) and holds none of the question's words; the answer holds four of its six
+    // groups and meaning did not find it.
+    let answer = "Ugh, this project at work is giving me a hard time";
+    let standout = "What challenges have you encountered lately?";
+    let chatter: Vec<String> = (0..CANDIDATES)
+        .map(|i| format!("Turn {i}: we talked about games and dogs"))
+        .collect();
+    let mut lines = vec![(T, answer), (T, standout)];
+    lines.extend(chatter.iter().map(|c| (T, c.as_str())));
+    let (_d, ix) = index_of(&lines);
+    let q = "What kind of assignment was giving him a hard time at work?";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, answer);
+    let held = words[0].relevance;
+    assert!(held > CALIBRATION.majority && held < 0.7, "{held}");
+    let found_with = |top: f32| -> Vec<Near> {
+        let mut found = vec![(standout, top)];
+        found.extend(
+            chatter
+                .iter()
+                .take(CANDIDATES as usize - 1)
+                .enumerate()
+                .map(|(i, c)| (c.as_str(), 0.52 - 0.003 * i as f32)),
+        );
+        near(&ix, &found)
+    };
+    let fused = recall_with(&ix, &found_with(0.70), q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused)[..2], [answer, standout]);
+    // As near as meaning can tell (its strength at the cap), it goes first.
+    let fused = recall_with(&ix, &found_with(0.80), q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused)[..2], [standout, answer]);
+}
+
+#[test]
+fn a_word_hit_meaning_found_barely_above_the_floor_gains_no_more_than_that() {
+    // Meaning returned every record near the question. "read" puts a record about a
+    // novel among the words' hits (a third of the question) and meaning found it just
+    // above its floor (0.31): being found both ways adds no more than that is worth,
+    // and the paraphrase meaning found well (0.39) goes first.
+    let answer = "We're hosting the book club on the 22nd, my turn to pick";
+    let novel = "I want to read Middlemarch next, borrowed from Ruth";
+    let (_d, ix) = index_of(&[(T, answer), (T, novel), (T, "The bins go out on Tuesday")]);
+    let q = "which novel is the reading group doing";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts_of(&words), vec![novel]);
+    let found = near(&ix, &[(answer, 0.39), (novel, 0.31)]);
+    let fused = recall_with(&ix, &found, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused), vec![answer, novel]);
+}
+
+fn texts_of(r: &[Ranked]) -> Vec<&str> {
+    r.iter().map(|r| r.hit.text.as_str()).collect()
+}
