@@ -67,14 +67,34 @@ fn eval_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("eval")
 }
 
-/// The sets to hand: ours always, LoCoMo when it can be fetched.
+/// The sets to hand: ours always; LoCoMo, and ours among LoCoMo's conversations, when
+/// LoCoMo can be fetched.
 pub fn all() -> Vec<Set> {
     let mut out = vec![own()];
     match locomo() {
-        Ok(s) => out.push(s),
+        Ok(l) => {
+            out.push(crowded(&l));
+            out.push(l);
+        }
         Err(why) => eprintln!("locomo set left out: {why}"),
     }
     out
+}
+
+/// Our questions asked of our sessions among LoCoMo's 272 (some 6 000 records of other
+/// people's chat): a long history, where the vector side always returns as many records
+/// as it asks for and a question's background is other people's talk. How the fusion
+/// does for an owner whose history is large, which our set alone (some 300 records)
+/// cannot show. A LoCoMo turn that happens to contain an answer string counts as right.
+fn crowded(locomo: &Set) -> Set {
+    let mut set = own();
+    set.name = "own-crowded";
+    copy_dir(
+        &locomo.state.path().join("sessions"),
+        &set.state.path().join("sessions"),
+    );
+    set.records = count_records(&set.state.path().join("sessions"));
+    set
 }
 
 fn own() -> Set {

@@ -259,8 +259,23 @@ impl VecWorld {
                 },
             ),
         ];
-        cals.into_iter()
-            .map(|(name, cal)| System {
+        // Words only, read as the fusion's word half reads them: the index asked for
+        // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`
+        // kept. How much of the default's lead over words only is the deeper pool.
+        let deep = System {
+            name: "words only, 50 asked",
+            ask: Box::new(move |q| {
+                self.index
+                    .search_at(q, DataClass::Private, CANDIDATES, self.now)
+                    .unwrap()
+                    .into_iter()
+                    .take(depth)
+                    .map(|r| r.hit.text)
+                    .collect()
+            }),
+        };
+        std::iter::once(deep)
+            .chain(cals.into_iter().map(|(name, cal)| System {
                 name,
                 ask: Box::new(move |q| {
                     hybrid::recall_calibrated(
@@ -277,7 +292,7 @@ impl VecWorld {
                     .map(|h| h.text)
                     .collect()
                 }),
-            })
+            }))
             .collect()
     }
 }
