@@ -313,13 +313,15 @@ impl VecWorld {
                 .index
                 .search_at(&q.text, DataClass::Private, CANDIDATES, self.now)
                 .unwrap();
+            let code = quant::encode(&self.model.embed(&[q.text.as_str()]).unwrap()[0]);
             let w: Vec<serde_json::Value> = words
                 .iter()
                 .map(|r| {
                     serde_json::json!([
                         r.relevance,
                         ok(&r.hit.text),
-                        r.hit.text.chars().take(60).collect::<String>()
+                        r.hit.text.chars().take(60).collect::<String>(),
+                        self.store.cosine(&code, r.rowid)
                     ])
                 })
                 .collect();

@@ -152,6 +152,14 @@ impl Store {
         }
     }
 
+    /// The cosine of row `id` to `query` by their 8-bit codes; `None` when the row has
+    /// no vector (yet).
+    pub fn cosine(&self, query: &Code, id: i64) -> Option<f32> {
+        let &i = self.at.get(&id)?;
+        let code = &self.codes[i * DIM..(i + 1) * DIM];
+        Some(dot(&query.q, code) as f32 * self.inv_scales[i] * query.inv_scale)
+    }
+
     /// `nearest` by scoring every 8-bit code.
     pub fn nearest_exact(&self, query: &Code, max_class: u8, k: usize, floor: f32) -> Vec<Near> {
         self.best_of(0..self.len(), query, max_class, k, floor)

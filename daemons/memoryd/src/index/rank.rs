@@ -60,6 +60,8 @@ pub(crate) const IN_SPAN: f64 = 1.5;
 pub struct Ranked {
     pub hit: Hit,
     pub relevance: f32,
+    /// The record's row, for what the vector side knows of it.
+    pub rowid: i64,
 }
 
 /// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone;
@@ -91,7 +93,11 @@ pub(super) fn rerank(
     scored
         .into_iter()
         .filter(|(_, _, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, _, relevance, hit)| Ranked { hit, relevance })
+        .map(|(_, _, rowid, relevance, hit)| Ranked {
+            hit,
+            relevance,
+            rowid,
+        })
         .collect()
 }
 
