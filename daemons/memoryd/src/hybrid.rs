@@ -77,13 +77,15 @@ pub struct Calibration {
     pub majority: f32,
 }
 
-/// Chosen by measuring both evaluation sets (`scripts/bench recall --sweep`; the table is
+/// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
 /// in docs/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
 /// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
 /// clearly stands out from the topic's other turns can pass a word hit, and the fusion
-/// is at least words alone in every answerable category; in a varied history the
-/// eighth nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
-/// holding a third of the question (recall@5 on our paraphrases equal to vectors alone).
+/// is at least words alone in every category; in a small varied history the eighth
+/// nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
+/// holding a third of the question (our paraphrases as vectors alone find them). A
+/// later rank (14) lets more paraphrases through in a large history of other talk, and
+/// costs LoCoMo two evidence turns: the trade is written down there.
 /// `cap` below 1 keeps the words' first hit first when it holds every word of the
 /// question, whatever meaning alone finds; `both` lifts what both halves found over what
 /// only one did.

@@ -207,6 +207,13 @@ impl VecWorld {
                 },
             ),
             (
+                "background 14th",
+                hybrid::Calibration {
+                    background_rank: 14,
+                    ..base
+                },
+            ),
+            (
                 "background 16th",
                 hybrid::Calibration {
                     background_rank: 16,

@@ -163,13 +163,13 @@ fn the_same_text_found_by_both_halves_is_one_hit() {
 
 #[test]
 fn a_meaning_hit_no_nearer_than_many_others_does_not_push_out_a_word_hit() {
-    // A long conversation on one topic: a dozen turns about as near the question as each
+    // A long conversation on one topic: twenty turns about as near the question as each
     // other, none holding its words (found by meaning alone); the answer holds most of
-    // them. Measured from the floor instead of the background, each of the dozen would
+    // them. Measured from the floor instead of the background, each of the twenty would
     // count more than the answer.
     let answer = "Caroline ran the charity race for the shelter in May";
     let mut lines = vec![(T, answer)];
-    let chatter: Vec<String> = (0..12)
+    let chatter: Vec<String> = (0..20)
         .map(|i| format!("Mel said turn {i} was about jogging and feeling great"))
         .collect();
     lines.extend(chatter.iter().map(|c| (T, c.as_str())));
