@@ -145,13 +145,29 @@ mod avx2 {
     }
 
     pub fn product(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then) {
+        let k = w.k;
+        let sweep = sweep_rows(k);
+        // The sweep's rows, a block's `MR` rows interleaved input by input, so the
+        // kernel reads them front to back; zero past the last row. Kept per thread:
+        // allocated anew, its pages were faulted in and zeroed on every call.
+        LHS.with_borrow_mut(|lhs| {
+            lhs.clear();
+            lhs.resize(sweep.min(m.next_multiple_of(MR)) * k, 0.0);
+            sweeps(w, out, x, m, then, lhs);
+        });
+    }
+
+    thread_local! {
+        static LHS: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// The product, a sweep of rows at a time: each sweep's rows interleaved into `lhs`,
+    /// then multiplied by every panel.
+    fn sweeps(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then, lhs: &mut [f32]) {
         let (k, n) = (w.k, w.n);
         let panels = n.div_ceil(NR);
         let sweep = sweep_rows(k);
         let mut tail = [0f32; MR * NR];
-        // The sweep's rows, a block's `MR` rows interleaved input by input, so the
-        // kernel reads them front to back; zero past the last row.
-        let mut lhs = vec![0f32; sweep.min(m.next_multiple_of(MR)) * k];
         let mut r0 = 0;
         while r0 < m {
             let rows = sweep.min(m - r0);
@@ -159,14 +175,16 @@ mod avx2 {
                 if b * MR >= rows {
                     break;
                 }
-                for r in 0..MR {
-                    let row = r0 + b * MR + r;
-                    if row < r0 + rows {
-                        for (i, v) in x[row * k..][..k].iter().enumerate() {
-                            block[i * MR + r] = *v;
-                        }
-                    } else {
-                        (0..k).for_each(|i| block[i * MR + r] = 0.0);
+                let first = r0 + b * MR;
+                let real = MR.min(r0 + rows - first);
+                // Written front to back, read from the block's rows side by side.
+                for (i, group) in block.chunks_exact_mut(MR).enumerate() {
+                    for (r, v) in group.iter_mut().enumerate() {
+                        *v = if r < real {
+                            x[(first + r) * k + i]
+                        } else {
+                            0.0
+                        };
                     }
                 }
             }
