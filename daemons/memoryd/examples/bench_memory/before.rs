@@ -80,6 +80,12 @@ impl Before {
         texts.len() as f64 / t.elapsed().as_secs_f64()
     }
 
+    /// One text embedded alone, as a query was before memoryd ran its own encoder.
+    pub fn one(&self, text: &str) -> Vec<f32> {
+        let mut rows = self.forward(&ids(&self.tok, &[text.to_string()]));
+        rows.pop().unwrap_or_default()
+    }
+
     fn forward(&self, rows: &[Vec<u32>]) -> Vec<Vec<f32>> {
         let len = rows.iter().map(Vec::len).max().unwrap_or(1);
         let (mut flat, mut mask) = (Vec::new(), Vec::new());

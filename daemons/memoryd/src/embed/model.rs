@@ -27,9 +27,10 @@ pub const WINDOW_OVERLAP: usize = 32;
 
 /// Word pieces run through the model together. A pass packs its windows end to end (no
 /// padding), so its dense layers are products of this many rows: the shape the bench's
-/// GEMM bound times, where the matrix kernels run at full speed (a query's dozen rows run
-/// at a fraction of it). More only grows the buffers, some 13 kB a word piece. Not swept
-/// further (docs/memoryd.md "The embedder's speed"). A longer window is a pass of its own.
+/// GEMM bound times, where the matrix kernels run at full speed (a query's dozen rows are
+/// bound by reading the weights from memory once instead). More only grows the buffers,
+/// some 13 kB a word piece. Not swept further (docs/memoryd.md "The embedder's speed").
+/// A longer window is a pass of its own.
 pub const PASS_TOKENS: usize = 512;
 
 /// Characters of a text handed to the tokenizer: about eight windows of English. A record
