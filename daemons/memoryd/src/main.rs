@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     plumbing::log::init("memoryd");
-    // candle spreads its matrix products over every core through rayon. One core each for
-    // the embedding worker and for a recall's query embedding keeps a backfill from
-    // taking the whole of a small server, and the query from queueing behind it.
+    // The encoder chooses its own threads (docs/memoryd.md, "The embedder's speed"); candle,
+    // which loads the model, would spread any work it does over every core through rayon.
+    // One rayon thread keeps it from taking the whole of a small server.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
