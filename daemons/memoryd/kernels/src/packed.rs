@@ -147,7 +147,10 @@ mod avx2 {
     pub fn product(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then) {
         // `run`'s unsafe block rests on this: only `Packed::product` calls here, after
         // asking.
-        debug_assert!(usable(), "the AVX2 kernel called on a CPU without AVX2 and FMA");
+        debug_assert!(
+            usable(),
+            "the AVX2 kernel called on a CPU without AVX2 and FMA"
+        );
         let k = w.k;
         let sweep = sweep_rows(k);
         // The sweep's rows, a block's `MR` rows interleaved input by input, so the
