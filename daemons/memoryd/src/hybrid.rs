@@ -147,21 +147,13 @@ pub fn recall_calibrated(
     let limit = limit.min(MAX_HITS);
     let lexical = index.search_at(query, max_class, CANDIDATES, now)?;
     let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
-    let hits = index.hits_by_ids(&ids, max_class)?;
-    // hits_by_ids leaves out rows gone or above the class: pair by id, not by position.
+    // Rows gone or above the class are left out: each hit comes back with its id.
     let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
-    let mut by_meaning = Vec::with_capacity(hits.len());
-    let mut at = 0;
-    for hit in hits {
-        while at < ids.len() {
-            let id = ids[at];
-            at += 1;
-            if let Some(&c) = cosine.get(&id) {
-                by_meaning.push((hit, c));
-                break;
-            }
-        }
-    }
+    let by_meaning: Vec<(Hit, f32)> = index
+        .hits_by_ids(&ids, max_class)?
+        .into_iter()
+        .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (hit, c)))
+        .collect();
     // Fewer than asked for: the vector side returned every record it found near.
     let exhaustive = near.len() < CANDIDATES as usize;
     Ok(merge(

@@ -157,7 +157,7 @@ impl VecWorld {
                         .hits_by_ids(&ids, DataClass::Private)
                         .unwrap()
                         .into_iter()
-                        .map(|h| h.text)
+                        .map(|(_, h)| h.text)
                         .collect()
                 }),
             },
@@ -345,12 +345,13 @@ impl VecWorld {
             let hits = self.index.hits_by_ids(&ids, DataClass::Private).unwrap();
             let parsed = memoryd::query::parse(&q.text);
             let span = time::cue(&q.text, self.now);
-            let m: Vec<serde_json::Value> = near
+            let cosine: std::collections::HashMap<i64, f32> =
+                near.iter().map(|n| (n.id, n.score)).collect();
+            let m: Vec<serde_json::Value> = hits
                 .iter()
-                .zip(hits.iter())
-                .map(|(n, h)| {
+                .map(|(id, h)| {
                     serde_json::json!([
-                        n.score,
+                        cosine[id],
                         ok(&h.text),
                         parsed.as_ref().is_none_or(|p| p.holds_names(&h.text)),
                         span.as_ref().is_some_and(|s| s.holds(&h.time)),

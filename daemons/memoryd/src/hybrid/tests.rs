@@ -302,3 +302,30 @@ fn a_word_hit_meaning_found_barely_above_the_floor_gains_no_more_than_that() {
 fn texts_of(r: &[Ranked]) -> Vec<&str> {
     r.iter().map(|r| r.hit.text.as_str()).collect()
 }
+
+#[test]
+fn a_row_gone_between_the_vector_search_and_the_read_does_not_shift_the_others_cosines() {
+    // The vector side still knew a row the index has dropped (forgotten a moment ago):
+    // the next row must keep its own cosine, not take the gone one's.
+    let kept = "the spare key is under the blue pot";
+    let (_d, ix) = index_of(&[(T, kept), (T, "The bins go out on Tuesday")]);
+    let gone = Near {
+        id: id_of(&ix, kept) + 1_000_000,
+        score: 0.95,
+    };
+    let found = [gone, near(&ix, &[(kept, 0.40)])[0]];
+    let out = recall_with(
+        &ix,
+        &found,
+        "where is the door opener",
+        DataClass::Private,
+        5,
+        NOW,
+    )
+    .unwrap();
+    let hit = out
+        .iter()
+        .find(|h| h.text == kept)
+        .expect("found by meaning");
+    assert_eq!(hit.relevance, 400);
+}

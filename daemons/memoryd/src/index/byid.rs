@@ -8,9 +8,14 @@ use proto::label::DataClass;
 use proto::memory::Hit;
 
 impl Index {
-    /// The hits for `ids` that still exist at or below `max_class`, in the order given.
-    pub fn hits_by_ids(&self, ids: &[i64], max_class: DataClass) -> Result<Vec<Hit>, IndexError> {
-        let run = || -> rusqlite::Result<Vec<Hit>> {
+    /// The hits for `ids` that still exist at or below `max_class`, each with its id, in
+    /// the order given.
+    pub fn hits_by_ids(
+        &self,
+        ids: &[i64],
+        max_class: DataClass,
+    ) -> Result<Vec<(i64, Hit)>, IndexError> {
+        let run = || -> rusqlite::Result<Vec<(i64, Hit)>> {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT session, epoch, time, kind, role, class, untrusted, text
                  FROM docs WHERE rowid = ?1 AND class <= ?2",
@@ -19,7 +24,7 @@ impl Index {
             for &id in ids {
                 let mut rows = stmt.query(rusqlite::params![id, class_rank(max_class)])?;
                 if let Some(r) = rows.next()? {
-                    out.push(hit_of(r)?);
+                    out.push((id, hit_of(r)?));
                 }
             }
             Ok(out)
