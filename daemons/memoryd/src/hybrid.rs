@@ -118,11 +118,33 @@ pub fn recall(
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
     let near = vectors.nearest(query, max_rank, CANDIDATES as usize);
-    recall_with(index, &near, query, max_class, limit, time::today())
+    let seen = Seen {
+        near: &near,
+        embedded: &|id| vectors.has_vector(id),
+    };
+    recall_calibrated(
+        CALIBRATION,
+        index,
+        seen,
+        query,
+        max_class,
+        limit,
+        time::today(),
+    )
 }
 
-/// The merged recall given the vector side's rows nearest to `query` (best first), time
-/// cues counted from `now`.
+/// What the vector side saw of a question.
+#[derive(Clone, Copy)]
+pub struct Seen<'a> {
+    /// The rows nearest to it, best first.
+    pub near: &'a [Near],
+    /// Whether a row has its vector yet: a row still waiting for one was not seen, and
+    /// its absence from `near` says nothing about it.
+    pub embedded: &'a dyn Fn(i64) -> bool,
+}
+
+/// The merged recall given the vector side's rows nearest to `query` (best first), every
+/// row having its vector, time cues counted from `now`.
 pub fn recall_with(
     index: &Index,
     near: &[Near],
@@ -131,14 +153,18 @@ pub fn recall_with(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
-    recall_calibrated(CALIBRATION, index, near, query, max_class, limit, now)
+    let seen = Seen {
+        near,
+        embedded: &|_| true,
+    };
+    recall_calibrated(CALIBRATION, index, seen, query, max_class, limit, now)
 }
 
 /// `recall_with` under another calibration, for measuring (`scripts/bench recall --sweep`).
 pub fn recall_calibrated(
     cal: Calibration,
     index: &Index,
-    near: &[Near],
+    seen: Seen<'_>,
     query: &str,
     max_class: DataClass,
     limit: u32,
@@ -146,6 +172,7 @@ pub fn recall_calibrated(
 ) -> Result<Vec<Hit>, IndexError> {
     let limit = limit.min(MAX_HITS);
     let lexical = index.search_at(query, max_class, CANDIDATES, now)?;
+    let near = seen.near;
     let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
     let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
@@ -154,14 +181,19 @@ pub fn recall_calibrated(
         .into_iter()
         .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (hit, c)))
         .collect();
-    // Fewer than asked for: the vector side returned every record it found near.
+    // Fewer than asked for: the vector side returned every record it found near, of
+    // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
+    let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
     Ok(merge(
         cal,
         query,
         lexical,
         by_meaning,
-        exhaustive,
+        Verdicts {
+            exhaustive,
+            unrelated_if_absent: &absent_means_unrelated,
+        },
         limit as usize,
         now,
     ))
@@ -173,20 +205,28 @@ struct WordHit {
     strength: f32,
     /// The share of the question's groups it holds, as the index ranked it.
     relevance: f32,
-    /// Meaning saw every record near the question and this was not one of them.
+    /// Meaning saw every record near the question, this one among them (it has its
+    /// vector), and did not find it near.
     unrelated: bool,
     hit: Hit,
 }
 
+/// What the merge may conclude from the vector side's list.
+struct Verdicts<'a> {
+    /// The meaning side returned every record it found near, fewer than it asked for.
+    exhaustive: bool,
+    /// Whether a word hit's row, absent from the list, was seen and found unrelated (the
+    /// list is exhaustive and the row has its vector).
+    unrelated_if_absent: &'a dyn Fn(i64) -> bool,
+}
+
 /// Merges the words' hits (in their order) with the meaning hits (best cosine first).
-/// `exhaustive`: the meaning side returned every record it found near, fewer than it
-/// asked for.
 fn merge(
     cal: Calibration,
     query: &str,
     lexical: Vec<Ranked>,
     by_meaning: Vec<(Hit, f32)>,
-    exhaustive: bool,
+    verdicts: Verdicts<'_>,
     limit: usize,
     now: time::Day,
 ) -> Vec<Hit> {
@@ -224,7 +264,7 @@ fn merge(
                 strength_now = f32::INFINITY;
             } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
                 let m = strength(&hit, c);
-                let bonus = if exhaustive {
+                let bonus = if verdicts.exhaustive {
                     cal.both.min(m.max(0.0))
                 } else {
                     cal.both
@@ -232,7 +272,10 @@ fn merge(
                 strength_now = strength_now.max(m) + bonus;
                 // Found both ways: as relevant as the better of the two says.
                 hit.relevance = hit.relevance.max(similarity(c));
-            } else if exhaustive && cal.unrelated < 1.0 && r.relevance < HALF {
+            } else if cal.unrelated < 1.0
+                && r.relevance < HALF
+                && (verdicts.unrelated_if_absent)(r.rowid)
+            {
                 strength_now *= cal.unrelated;
                 unrelated = true;
             }

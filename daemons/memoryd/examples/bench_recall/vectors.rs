@@ -288,7 +288,10 @@ impl VecWorld {
                     hybrid::recall_calibrated(
                         cal,
                         &self.index,
-                        &self.near(q),
+                        hybrid::Seen {
+                            near: &self.near(q),
+                            embedded: &|_| true,
+                        },
                         q,
                         DataClass::Private,
                         depth as u32,

@@ -119,6 +119,12 @@ impl Vectors {
         (self.stored, self.pending)
     }
 
+    /// Whether row `id` has its vector (a row still queued, or not yet loaded at start,
+    /// has none).
+    pub fn has_vector(&self, id: i64) -> bool {
+        self.store.contains(id)
+    }
+
     /// Whether the model is loaded and vectors can be searched.
     pub fn ready(&self) -> bool {
         self.embedder.is_some()

@@ -329,3 +329,21 @@ fn a_row_gone_between_the_vector_search_and_the_read_does_not_shift_the_others_c
         .expect("found by meaning");
     assert_eq!(hit.relevance, 400);
 }
+
+#[test]
+fn a_word_hit_whose_row_has_no_vector_yet_is_not_called_unrelated() {
+    // Just said, or still queued in a backfill: the record about running has no vector,
+    // so its absence from meaning's list says nothing, and the words' order stands.
+    let answer = "Passport expires on 2027-08-19, renew it early";
+    let running = "Is it okay to run with a sore knee?";
+    let (_d, ix) = index_of(&[(T, answer), (T, running), (T, "The bins go out on Tuesday")]);
+    let q = "when does my travel document run out";
+    let found = near(&ix, &[(answer, 0.33)]);
+    let not_yet = id_of(&ix, running);
+    let seen = Seen {
+        near: &found,
+        embedded: &|id| id != not_yet,
+    };
+    let fused = recall_calibrated(CALIBRATION, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(texts(&fused), vec![running, answer]);
+}
