@@ -1,5 +1,5 @@
-//! The references `speed` measures memoryd's embedder against: candle's encoder, as memoryd ran it before
-//! ran its own encoder (candle's `BertModel`, windows sorted by length and padded in
+//! The references `speed` measures memoryd's embedder against: candle's encoder, as
+//! memoryd ran it before it had its own (candle's `BertModel`, windows sorted by length and padded in
 //! passes of `PASS`, passes shared among threads), and ONNX Runtime through `ort.py`.
 
 use candle_core::{DType, Device, Tensor};

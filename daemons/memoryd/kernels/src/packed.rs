@@ -51,6 +51,8 @@ pub enum Then {
 impl Packed {
     /// Packs row-major `w` (`[k × n]`) with its bias (`n` long).
     pub fn new(w: &[f32], bias: &[f32], k: usize, n: usize) -> Packed {
+        // The AVX2 path's blocks are `k` inputs wide (the loader refuses empty layers).
+        assert!(k > 0, "a weight matrix with no inputs");
         assert_eq!(w.len(), k * n, "a weight matrix's size");
         assert_eq!(bias.len(), n, "a bias's size");
         let panels = n.div_ceil(NR);
@@ -70,14 +72,6 @@ impl Packed {
             data,
             bias: padded,
         }
-    }
-
-    pub fn inputs(&self) -> usize {
-        self.k
-    }
-
-    pub fn outputs(&self) -> usize {
-        self.n
     }
 
     /// `out = then(x · W + bias)` for the `m` rows of `x` (`[m × k]`, row-major), `out`
@@ -145,9 +139,8 @@ mod avx2 {
     }
 
     pub fn product(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then) {
-        // `run`'s unsafe block rests on this: only `Packed::product` calls here, after
-        // asking.
-        debug_assert!(
+        // `run`'s unsafe block rests on this (one cached load a product).
+        assert!(
             usable(),
             "the AVX2 kernel called on a CPU without AVX2 and FMA"
         );

@@ -164,8 +164,8 @@ impl Bert {
     }
 }
 
-/// `c = a · b` for row-major `[m × k]` and `[k × n]`, on this thread, as the encoder's
-/// dense layers run it: the bench's GEMM bound times this.
+/// `c = a · b` for row-major `[m × k]` and `[k × n]`, on this thread, through the `gemm`
+/// crate (attention's products): the bench's GEMM bound times this.
 pub fn gemm_product(c: &mut [f32], a: &[f32], b: &[f32], m: usize, k: usize, n: usize) {
     product(
         c,
@@ -235,6 +235,13 @@ impl Bert {
         if shape.heads == 0 || h % shape.heads != 0 {
             return Err(format!("{h} dimensions in {} heads", shape.heads));
         }
+        // The dense kernel's blocks are a row of inputs wide: an empty layer is a
+        // malformed config.json, refused here rather than panicking at the first embed.
+        if h == 0 || i == 0 {
+            return Err(format!(
+                "a layer of {h} by {i}: the model has no dense layers"
+            ));
+        }
         let norm = |p: &str| -> Result<Norm, LoadError> {
             Ok(Norm {
                 gamma: get(&format!("{p}.LayerNorm.weight"), &[h])?.clone(),
@@ -258,7 +265,9 @@ impl Bert {
         for row in pos.chunks_exact_mut(h) {
             row.iter_mut().zip(&types[..h]).for_each(|(p, t)| *p += t);
         }
-        let mut layers = Vec::with_capacity(shape.layers);
+        // Not `with_capacity`: the count is config.json's, and a tensor missing for the
+        // first absent layer is the error.
+        let mut layers = Vec::new();
         for n in 0..shape.layers {
             let p = format!("encoder.layer.{n}");
             let dense = |name: &str, out: usize, inp: usize| -> Result<_, LoadError> {

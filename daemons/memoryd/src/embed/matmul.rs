@@ -38,9 +38,13 @@ impl<'a> Mat<'a> {
 
     /// Whether every element lies inside `data`.
     fn fits(&self) -> bool {
+        // Checked: a wrapped product would pass the test and let `gemm` out of the slice.
         self.rows == 0
             || self.cols == 0
-            || (self.rows - 1) * self.row + (self.cols - 1) * self.col < self.data.len()
+            || ((self.rows - 1).checked_mul(self.row))
+                .zip((self.cols - 1).checked_mul(self.col))
+                .and_then(|(r, c)| r.checked_add(c))
+                .is_some_and(|last| last < self.data.len())
     }
 }
 
@@ -55,7 +59,11 @@ pub fn product(out: &mut [f32], out_stride: usize, a: Mat, b: Mat, scale: f32, a
         "a matrix product's operand out of its slice"
     );
     assert!(
-        m == 0 || n == 0 || (m - 1) * out_stride + n <= out.len(),
+        m == 0
+            || n == 0
+            || ((m - 1).checked_mul(out_stride))
+                .and_then(|r| r.checked_add(n))
+                .is_some_and(|end| end <= out.len()),
         "a matrix product's result out of its slice"
     );
     if m == 0 || n == 0 {

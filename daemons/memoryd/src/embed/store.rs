@@ -155,9 +155,13 @@ impl Store {
     /// The cosine of row `id` to `query` by their 8-bit codes; `None` when the row has
     /// no vector (yet).
     pub fn cosine(&self, query: &Code, id: i64) -> Option<f32> {
-        let &i = self.at.get(&id)?;
+        self.at.get(&id).map(|&i| self.score(query, i))
+    }
+
+    /// The cosine of the row at place `i` to `query`, by their 8-bit codes.
+    fn score(&self, query: &Code, i: usize) -> f32 {
         let code = &self.codes[i * DIM..(i + 1) * DIM];
-        Some(dot(&query.q, code) as f32 * self.inv_scales[i] * query.inv_scale)
+        dot(&query.q, code) as f32 * self.inv_scales[i] * query.inv_scale
     }
 
     /// `nearest` by scoring every 8-bit code.
@@ -212,8 +216,7 @@ impl Store {
             if self.classes[i] > max_class {
                 continue;
             }
-            let code = &self.codes[i * DIM..(i + 1) * DIM];
-            let score = dot(&query.q, code) as f32 * self.inv_scales[i] * query.inv_scale;
+            let score = self.score(query, i);
             if score < threshold {
                 continue;
             }

@@ -190,3 +190,25 @@ fn the_encoder_gives_the_vectors_candles_bert_gives() {
         }
     }
 }
+
+#[test]
+fn a_config_with_empty_layers_or_a_huge_layer_count_is_refused_at_load_not_at_the_first_embed() {
+    use super::bert::{Bert, Shape, Weights};
+    let empty = Shape {
+        hidden: 384,
+        heads: 12,
+        inner: 0,
+        layers: 6,
+        eps: 1e-12,
+    };
+    let err = Bert::from_weights(&Weights::new(), &empty).err();
+    assert!(err.is_some_and(|e| e.contains("no dense layers")));
+    // A layer count from config.json is not an allocation: the first missing tensor is
+    // the error.
+    let huge = Shape {
+        inner: 1536,
+        layers: usize::MAX,
+        ..empty
+    };
+    assert!(Bert::from_weights(&Weights::new(), &huge).is_err());
+}
