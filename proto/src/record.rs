@@ -156,7 +156,7 @@ impl Record {
     /// The label this record adds to its epoch's context when what the owner says is
     /// `owner_class` (docs/labels.md): an owner `user` record carries that class, trusted; a
     /// heartbeat's text is loopd's own prompt and carries none; the rest as [`Record::label`].
-    pub fn label_as(&self, owner_class: DataClass) -> Option<Label> {
+    fn label_as(&self, owner_class: DataClass) -> Option<Label> {
         match self {
             Record::User {
                 origin: Origin::Owner,

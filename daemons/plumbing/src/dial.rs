@@ -1,6 +1,6 @@
 //! A client's side of a one-shot exchange on a Unix socket: connect, send one request,
-//! read one reply, on a fresh connection, every step bounded by one timeout, so a stuck
-//! server delays its caller by that timeout at most. What the bytes mean is the caller's:
+//! read one reply, on a fresh connection, each step bounded by the same timeout, so a
+//! stuck server delays its caller by that timeout per step at most. What the bytes mean is the caller's:
 //! it passes the send and receive steps, and says where an `io::Error` sits in their
 //! error, so a step that ran out of time is told apart from one that failed.
 //!
@@ -155,8 +155,8 @@ fn connect<E>(path: &Path, timeout: Duration) -> Result<UnixStream, DialError<E>
     )
     .map_err(err)?;
     let tv = TimeVal::milliseconds(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
+    // Bounds `connect` on a full listen backlog; each read sets its own receive timeout.
     socket::setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(err)?;
-    socket::setsockopt(&fd, sockopt::ReceiveTimeout, &tv).map_err(err)?;
     let addr = UnixAddr::new(path).map_err(err)?;
     match socket::connect(fd.as_raw_fd(), &addr) {
         // A full listen backlog: the send timeout ran out while connect waited.

@@ -66,11 +66,15 @@ impl Llama for Client {
         Client::tool_findings(self)
     }
 
+    /// The served model's path, from `GET /props`; `None` when the server cannot say.
     fn model_path(&self) -> Option<String> {
-        Client::model_path(self)
+        let props = self.props().ok()?;
+        props["model_path"].as_str().map(str::to_string)
     }
 
+    /// On the client's own agent (connections reused), each request bounded by
+    /// `TOKENIZE_TIMEOUT`.
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
-        Client::special_spans(self, text)
+        super::tokenize::special_spans(&self.agent, self.base_url(), text)
     }
 }

@@ -12,7 +12,7 @@
 //! The two HTTP calls are the `Llama` trait's (`model_path`, `special_spans`), so a
 //! scripted model in unit tests answers them too.
 
-use super::{Client, Llama};
+use super::Llama;
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -20,9 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// How long one `/tokenize` or `/props` call may take. Tokenizing 16 000 characters
-/// takes milliseconds; a server that needs seconds is busy or gone, and the static list
-/// stands in rather than holding up the turn.
+/// How long one `/tokenize` call may take (`/props` has the probes' timeout, as
+/// docs/llama-api.md says). Tokenizing 16 000 characters takes milliseconds; a server
+/// that needs seconds is busy or gone, and the static list stands in rather than
+/// holding up the turn.
 pub const TOKENIZE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Bytes of `/tokenize` answer allowed per byte of text asked about. A token covers at
@@ -36,9 +37,6 @@ const ANSWER_BYTES_BASE: u64 = 64 * 1024;
 
 /// Largest answer read from `/tokenize` at all, however long the text.
 const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
-
-/// The largest `/props` answer read: it holds the chat template (tens of kilobytes).
-const MAX_PROPS_BYTES: u64 = super::MAX_PROBE_BODY;
 
 /// Special spans remembered per model, at most this many per model: a vocabulary has a
 /// few hundred special tokens at most.
@@ -54,22 +52,6 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 fn known() -> &'static Mutex<HashMap<String, BTreeSet<String>>> {
     static KNOWN: OnceLock<Mutex<HashMap<String, BTreeSet<String>>>> = OnceLock::new();
     KNOWN.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// The HTTP agent of one `/tokenize` or `/props` call, bounded by `TOKENIZE_TIMEOUT`.
-fn agent() -> ureq::Agent {
-    ureq::AgentBuilder::new().timeout(TOKENIZE_TIMEOUT).build()
-}
-
-/// The daemon's answers to `Llama::model_path` and `Llama::special_spans`.
-impl Client {
-    pub fn model_path(&self) -> Option<String> {
-        model_path(&agent(), self.base_url())
-    }
-
-    pub fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
-        special_spans(&agent(), self.base_url(), text)
-    }
 }
 
 /// `text` with every control sequence broken: the static list, then each span the
@@ -114,14 +96,6 @@ pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
         }
     };
     neutralise_spans(&first, &spans).into_owned()
-}
-
-/// The served model's path from `GET /props`, or `None` when the server cannot say.
-fn model_path(agent: &ureq::Agent, base_url: &str) -> Option<String> {
-    let answer = agent.get(&format!("{base_url}/props")).call().ok()?;
-    let bytes = super::body::read_capped(answer.into_reader(), MAX_PROPS_BYTES).ok()?;
-    let props: Value = serde_json::from_slice(&bytes).ok()?;
-    props["model_path"].as_str().map(str::to_string)
 }
 
 /// The most of a `/tokenize` answer read for `text`.
@@ -182,6 +156,7 @@ fn tokenize(
     });
     let answer = agent
         .post(&format!("{base_url}/tokenize"))
+        .timeout(TOKENIZE_TIMEOUT)
         .set("Content-Type", "application/json")
         .send_string(&body.to_string())
         .map_err(|e| format!("POST /tokenize: {e}"))?;
