@@ -3,7 +3,7 @@
 //! by seconds at most. It serves the `recall` tool (`recall.rs`), `/recall`, `/status`,
 //! the nudge after each turn, and `/forget`. memoryd being down is never a turn failure.
 
-use plumbing::dial::{DialError, Step};
+use plumbing::dial::DialError;
 use proto::config::Memory;
 use proto::frame::{read_frame, write_frame, FrameError};
 use proto::memory::{render_hits, Hit, MemoryStatus, Request, Response};
@@ -37,12 +37,7 @@ impl fmt::Display for MemoryError {
             // A timeout in words, with the step and its timeout, rather than "Resource
             // temporarily unavailable (os error 11)".
             MemoryError::Exchange(DialError::Timeout { step, after, .. }) => {
-                let what = match step {
-                    Step::Connect => "accept the connection",
-                    Step::Send => "take the request",
-                    Step::Receive => "answer",
-                };
-                write!(f, "memoryd did not {what} within {} s", after.as_secs_f64())
+                write!(f, "memoryd did not {step} within {} s", after.as_secs_f64())
             }
             MemoryError::Exchange(e) => write!(f, "{e}"),
             MemoryError::Refused(m) => write!(f, "memoryd: {m}"),

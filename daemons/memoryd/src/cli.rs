@@ -56,12 +56,16 @@ impl fmt::Display for CliError {
             ),
             CliError::Exchange {
                 socket,
-                source:
-                    DialError::Timeout {
-                        error: Some(source),
-                        ..
-                    }
-                    | DialError::Failed { error: source, .. },
+                source: DialError::Timeout { step, after, .. },
+            } => write!(
+                f,
+                "memoryd at {} did not {step} within {} s (is it stuck?)",
+                socket.display(),
+                after.as_secs_f64()
+            ),
+            CliError::Exchange {
+                socket,
+                source: DialError::Failed { error: source, .. },
             } => write!(f, "talking to memoryd at {}: {source}", socket.display()),
             CliError::Refused { message } => write!(f, "memoryd refused the recall: {message}"),
             CliError::Unexpected => f.write_str("memoryd answered a recall with something else"),

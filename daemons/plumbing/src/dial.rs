@@ -25,6 +25,18 @@ pub enum Step {
     Receive,
 }
 
+/// What the other side did not do, for a timeout in words rather than "Resource
+/// temporarily unavailable (os error 11)".
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Step::Connect => "accept the connection",
+            Step::Send => "take the request",
+            Step::Receive => "answer",
+        })
+    }
+}
+
 #[derive(Debug)]
 pub enum DialError<E> {
     /// The socket could not be made or connected: no such path, nothing listening.
@@ -47,7 +59,11 @@ impl<E: fmt::Display> fmt::Display for DialError<E> {
                 write!(f, "connect {}: {}", path.display(), source.desc())
             }
             DialError::Timeout { step, after, .. } => {
-                write!(f, "{step:?} timed out after {} s", after.as_secs_f64())
+                write!(
+                    f,
+                    "the other side did not {step} within {} s",
+                    after.as_secs_f64()
+                )
             }
             DialError::Failed { error, .. } => write!(f, "{error}"),
         }
