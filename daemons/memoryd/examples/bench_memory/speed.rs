@@ -9,7 +9,8 @@
 //!   and on two at once; its FLOP/s over the model's FLOPs per text (counted from the
 //!   config: the dense layers per word piece, attention per window) is what a core could
 //!   do if every FLOP ran at matrix speed; the same product through memoryd's own
-//!   (`memoryd_kernels::packed`, weights packed once) beside it;
+//!   (`memoryd_kernels::packed`: weights packed once, 16-bit integer sums) beside it, in
+//!   multiply-adds a second counted as the float product's;
 //! - the encoder before this one: candle's `BertModel`, windows sorted by length and
 //!   padded in passes of 8 (`before`);
 //! - ONNX Runtime on the same model with int8 weights, when a Python with `onnxruntime`
@@ -222,7 +223,7 @@ pub fn print(s: &Speed) {
         s.gflops.0, s.gflops.1
     );
     println!(
-        "| the same product on packed weights (`memoryd_kernels::packed`) at {:.1} / {:.1} GFLOP/s | {:.0} records/s | {:.0} records/s | {:.2} / {:.2} |",
+        "| the same product in 16-bit integers on packed weights (`memoryd_kernels::packed`) at {:.1} / {:.1} G multiply-adds ×2/s | {:.0} records/s | {:.0} records/s | {:.2} / {:.2} |",
         s.packed_gflops.0,
         s.packed_gflops.1,
         bound(s.packed_gflops.0),

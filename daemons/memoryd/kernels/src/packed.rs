@@ -1,42 +1,74 @@
-//! The dense layers' products: each weight matrix packed once, at load, into column
-//! panels the product reads front to back, and the product over them.
+//! The dense layers' products: each weight matrix quantised and packed once, at load,
+//! into column panels the product reads front to back, and the product over them.
 //!
-//! The `gemm` crate (memoryd's `embed::matmul`) packs its right-hand side, here the weights, again on
-//! every call, and its blocking is tuned for large products: a query's dozen rows ran at
-//! a fraction of its speed on a pass's 512 (docs/memoryd.md, "The embedder's speed").
-//! Packed once, the weights are read by one small kernel that keeps a block of
-//! `MR` × `NR` results in registers while it walks a panel; the same kernel serves a
-//! query's few rows (every panel read once from memory, every weight used for each row)
-//! and a backfill pass's hundreds. The bias is the accumulators' starting value, and
-//! GELU, when asked, is applied to the block before it is stored: no extra pass over the
-//! results for either.
+//! The `gemm` crate (memoryd's `embed::matmul`) packs its right-hand side, here the
+//! weights, again on every call, and its blocking is tuned for large products: a query's
+//! dozen rows ran at a fraction of its speed on a pass's 512 (docs/memoryd.md, "The
+//! embedder's speed"). Packed once, the weights are read by one small kernel that keeps a
+//! block of `MR` × `NR` sums in registers while it walks a panel; the same kernel serves a
+//! query's few rows and a backfill pass's hundreds.
 //!
-//! On x86-64 with AVX2 and FMA (checked at run time) the kernel is written with their
-//! instructions; elsewhere a plain loop over the same panels does the same sums.
+//! The sums are integer. Each weight column is scaled to 16-bit integers of at most
+//! `WEIGHT_MAX`, and each input row, as a product starts, to 16-bit integers as large as
+//! the row's length allows without a sum leaving 32 bits (`input_max`). AVX2 multiplies
+//! sixteen such pairs and adds them in pairs in one instruction (`vpmaddwd`), twice the
+//! multiply-adds of a float32 FMA: the float32 kernel ran at this machine's float32 matrix
+//! speed and the products were three quarters of a pass, so this is where a pass gets
+//! faster. The result is scaled back by the row's and the column's scale, the bias added
+//! and GELU, when asked, applied as the block is stored. The vectors move by less than
+//! the model's own float32 noise does on the recall benchmarks (docs/memoryd.md, "The
+//! embedder's speed", has the measured cosines).
+//!
+//! On x86-64 with AVX2 (checked at run time) the kernel is written with its instructions;
+//! elsewhere a plain loop does the same integer sums (the results differ only in the
+//! float rounding of the scaling back).
 
-/// Columns in a panel: two 8-wide vectors.
+/// Columns in a panel: two vectors of eight 32-bit sums.
 pub const NR: usize = 16;
 
 /// Rows in a block: six rows of two vectors are 12 accumulators, which with the two
-/// weight vectors and a broadcast row value fill the 16 vector registers of AVX2.
+/// weight vectors, a broadcast input pair and a product fill the 16 vector registers of
+/// AVX2.
 pub const MR: usize = 6;
+
+/// The largest magnitude of a quantised weight: 10 bits and a sign. Each column keeps
+/// its own scale, so this is its relative precision (1/1023 of its largest weight); what
+/// the sums' 32 bits leave is the inputs' (`input_max`). Chosen by measuring the
+/// vectors against float32 on the encoder test's texts: the least cosine was 0.99960 at
+/// 255, 0.99989 at 511, 0.99995 at 1023, 0.99990 at 2047 (there the inputs' steps grow
+/// too coarse).
+pub const WEIGHT_MAX: i32 = 1023;
 
 /// Bytes of the left-hand rows one sweep over the panels reuses: the rows are read
 /// again for every panel, so a sweep takes as many rows as keep inside half a core's
-/// 512 kB L2, the panel being read (up to 96 kB) beside them. A block runs over all
-/// its inputs at once: splitting them (so a panel's part fits L1) measured no faster,
-/// and slower at a pass's 512 rows.
+/// 512 kB L2, the panel being read (up to 48 kB) beside them.
 const ROWS_BYTES: usize = 256 * 1024;
 
-/// A `[k × n]` weight matrix (input-major, as the products read it) in panels of `NR`
-/// columns: panel `p` holds columns `p·NR..(p+1)·NR` for every input `i` at
-/// `data[(p·k + i)·NR..][..NR]`; past `n` the columns are zero. The bias is kept beside
-/// it, padded the same way.
+/// The largest magnitude of a quantised input for rows of `k` inputs: `k` products of a
+/// weight and an input, each at most `WEIGHT_MAX` times this, must sum inside an `i32`
+/// (and this must fit an `i16`). 1 366 for the model's 1 536-wide rows, 5 466 for its
+/// 384-wide ones: finer than the weights' steps, as the rows' outliers need.
+pub fn input_max(k: usize) -> i32 {
+    let pairs = k.div_ceil(2).max(1) as i64;
+    let bound = i64::from(i32::MAX) / (2 * pairs * i64::from(WEIGHT_MAX));
+    bound.clamp(1, i64::from(i16::MAX)) as i32
+}
+
+/// A `[k × n]` weight matrix (input-major, as the products read it), each column scaled
+/// to integers, in panels of `NR` columns: panel `p` holds, for every pair of inputs
+/// `i`, the `NR` columns' two weights side by side at `data[(p·pairs + i)·2·NR..]`
+/// (`vpmaddwd`'s operand order); past `n` columns and past `k` inputs the weights are
+/// zero. Each column's scale and bias are kept beside it, padded the same way.
 pub struct Packed {
     k: usize,
     n: usize,
-    data: Vec<f32>,
+    pairs: usize,
+    data: Vec<i16>,
+    /// What one step of a column's integers is worth.
+    scale: Vec<f32>,
     bias: Vec<f32>,
+    /// `input_max(k)`, as a float for the rows' scaling.
+    input_max: f32,
 }
 
 /// What is done to each result before it is stored.
@@ -49,19 +81,38 @@ pub enum Then {
 }
 
 impl Packed {
-    /// Packs row-major `w` (`[k × n]`) with its bias (`n` long).
+    /// Quantises and packs row-major `w` (`[k × n]`) with its bias (`n` long).
     pub fn new(w: &[f32], bias: &[f32], k: usize, n: usize) -> Packed {
-        // The AVX2 path's blocks are `k` inputs wide (the loader refuses empty layers).
+        // The AVX2 path's blocks are a pair of inputs wide at least (the loader refuses
+        // empty layers).
         assert!(k > 0, "a weight matrix with no inputs");
         assert_eq!(w.len(), k * n, "a weight matrix's size");
         assert_eq!(bias.len(), n, "a bias's size");
         let panels = n.div_ceil(NR);
-        let mut data = vec![0f32; panels * k * NR];
+        let pairs = k.div_ceil(2);
+        let mut scale = vec![0f32; panels * NR];
+        for (c, s) in scale.iter_mut().enumerate().take(n) {
+            let most = (0..k).map(|i| w[i * n + c].abs()).fold(0f32, f32::max);
+            // A column of zeros (or of non-numbers) is all zeros.
+            *s = if most.is_finite() && most > 0.0 {
+                most / WEIGHT_MAX as f32
+            } else {
+                0.0
+            };
+        }
+        let mut data = vec![0i16; panels * pairs * 2 * NR];
         for p in 0..panels {
-            let cols = NR.min(n - p * NR);
-            for i in 0..k {
-                let from = &w[i * n + p * NR..][..cols];
-                data[(p * k + i) * NR..][..cols].copy_from_slice(from);
+            for c in 0..NR.min(n - p * NR) {
+                let col = p * NR + c;
+                let s = scale[col];
+                for i in 0..k {
+                    let q = if s > 0.0 {
+                        (w[i * n + col] / s).round() as i16
+                    } else {
+                        0
+                    };
+                    data[(p * pairs + i / 2) * 2 * NR + 2 * c + i % 2] = q;
+                }
             }
         }
         let mut padded = vec![0f32; panels * NR];
@@ -69,8 +120,11 @@ impl Packed {
         Packed {
             k,
             n,
+            pairs,
             data,
+            scale,
             bias: padded,
+            input_max: input_max(k) as f32,
         }
     }
 
@@ -91,31 +145,66 @@ impl Packed {
         }
         plain(self, out, x, m, then);
     }
+
+    /// Row `row` (`k` inputs) as integers of at most `input_max` into `into` (`k`
+    /// long), and what one step of them is worth. A row of zeros, or one with an
+    /// infinite input, is all zeros worth nothing; a non-number input counts as zero.
+    /// The AVX2 path's `quantise` gives the same integers.
+    fn quantise(&self, row: &[f32], into: &mut [i16]) -> f32 {
+        let most = row
+            .iter()
+            .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+        let Some(to) = self.steps_in(most) else {
+            into.fill(0);
+            return 0.0;
+        };
+        for (q, x) in into.iter_mut().zip(row) {
+            *q = round(x * to);
+        }
+        most / self.input_max
+    }
+
+    /// How many steps one unit of a row whose largest magnitude is `most` is worth, if
+    /// the row is to be quantised at all.
+    fn steps_in(&self, most: f32) -> Option<f32> {
+        (most.is_finite() && most > 0.0).then(|| self.input_max / most)
+    }
 }
 
-/// Rows per sweep over the panels, for `k` inputs a row.
+/// `x` to the nearest integer, ties to even (as the vector conversion rounds), as an
+/// `i16`; a non-number is 0. The callers keep `x` inside `input_max`.
+fn round(x: f32) -> i16 {
+    x.round_ties_even() as i16
+}
+
+/// Rows per sweep over the panels, for `k` inputs a row (two bytes each).
 fn sweep_rows(k: usize) -> usize {
-    (ROWS_BYTES / (4 * k.max(1))).max(MR) / MR * MR
+    (ROWS_BYTES / (2 * k.max(1))).max(MR) / MR * MR
 }
 
 /// The same sums without vector instructions: a reference and a fallback.
 fn plain(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then) {
     let (k, n) = (w.k, w.n);
+    let mut q = vec![0i16; 2 * w.pairs];
     for r in 0..m {
-        let row = &x[r * k..][..k];
+        let step = w.quantise(&x[r * k..][..k], &mut q[..k]);
         for p in 0..n.div_ceil(NR) {
-            let mut acc = [0f32; NR];
-            acc.copy_from_slice(&w.bias[p * NR..][..NR]);
-            let panel = &w.data[p * k * NR..][..k * NR];
-            for (xi, wi) in row.iter().zip(panel.chunks_exact(NR)) {
-                acc.iter_mut().zip(wi).for_each(|(a, w)| *a += xi * w);
+            let mut acc = [0i32; NR];
+            let panel = &w.data[p * w.pairs * 2 * NR..][..w.pairs * 2 * NR];
+            for (pair, wp) in q.chunks_exact(2).zip(panel.chunks_exact(2 * NR)) {
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a += i32::from(pair[0]) * i32::from(wp[2 * c])
+                        + i32::from(pair[1]) * i32::from(wp[2 * c + 1]);
+                }
             }
             let cols = NR.min(n - p * NR);
             let dst = &mut out[r * n + p * NR..][..cols];
-            for (d, a) in dst.iter_mut().zip(acc) {
+            for (c, d) in dst.iter_mut().enumerate() {
+                let col = p * NR + c;
+                let v = acc[c] as f32 * (step * w.scale[col]) + w.bias[col];
                 *d = match then {
-                    Then::Store => a,
-                    Then::Gelu => crate::math::gelu(a),
+                    Then::Store => v,
+                    Then::Gelu => crate::math::gelu(v),
                 };
             }
         }
@@ -138,71 +227,89 @@ mod avx2 {
         })
     }
 
+    /// A sweep's rows ready for the kernel: each block's `MR` rows interleaved pair of
+    /// inputs by pair (one `i32` holds a row's two 16-bit inputs), zero past the last
+    /// row; each row's step; and one row's integers on their way.
+    #[derive(Default)]
+    struct Lhs {
+        pairs: Vec<i32>,
+        steps: Vec<f32>,
+        row: Vec<i16>,
+    }
+
+    thread_local! {
+        // Kept per thread: allocated anew, its pages were faulted in and zeroed on every
+        // call.
+        static LHS: std::cell::RefCell<Lhs> = std::cell::RefCell::new(Lhs::default());
+    }
+
     pub fn product(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then) {
         // `run`'s unsafe block rests on this (one cached load a product).
         assert!(
             usable(),
             "the AVX2 kernel called on a CPU without AVX2 and FMA"
         );
-        let k = w.k;
-        let sweep = sweep_rows(k);
-        // The sweep's rows, a block's `MR` rows interleaved input by input, so the
-        // kernel reads them front to back; zero past the last row. Kept per thread:
-        // allocated anew, its pages were faulted in and zeroed on every call.
         LHS.with_borrow_mut(|lhs| {
-            lhs.clear();
-            lhs.resize(sweep.min(m.next_multiple_of(MR)) * k, 0.0);
+            let rows = sweep_rows(w.k).min(m.next_multiple_of(MR));
+            // Every element is written before it is read, each sweep; only a longer
+            // buffer is allocated (and zeroed) once.
+            lhs.pairs.resize(rows * w.pairs, 0);
+            lhs.steps.resize(rows, 0.0);
+            lhs.row.resize(2 * w.pairs, 0);
             sweeps(w, out, x, m, then, lhs);
         });
     }
 
-    thread_local! {
-        static LHS: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-
-    /// The product, a sweep of rows at a time: each sweep's rows interleaved into `lhs`,
-    /// then multiplied by every panel.
-    fn sweeps(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then, lhs: &mut [f32]) {
-        let (k, n) = (w.k, w.n);
+    /// The product, a sweep of rows at a time: each sweep's rows quantised and
+    /// interleaved into `lhs`, then multiplied by every panel.
+    fn sweeps(w: &Packed, out: &mut [f32], x: &[f32], m: usize, then: Then, lhs: &mut Lhs) {
+        let (k, n, pairs) = (w.k, w.n, w.pairs);
         let panels = n.div_ceil(NR);
         let sweep = sweep_rows(k);
         let mut tail = [0f32; MR * NR];
         let mut r0 = 0;
         while r0 < m {
             let rows = sweep.min(m - r0);
-            for (b, block) in lhs.chunks_exact_mut(MR * k).enumerate() {
-                if b * MR >= rows {
-                    break;
-                }
-                let first = r0 + b * MR;
-                let real = MR.min(r0 + rows - first);
-                // Written front to back, read from the block's rows side by side.
-                for (i, group) in block.chunks_exact_mut(MR).enumerate() {
-                    for (r, v) in group.iter_mut().enumerate() {
-                        *v = if r < real {
-                            x[(first + r) * k + i]
-                        } else {
-                            0.0
-                        };
+            let blocks = rows.div_ceil(MR);
+            for b in 0..blocks {
+                let block = &mut lhs.pairs[b * MR * pairs..][..MR * pairs];
+                for r in 0..MR {
+                    let at = r0 + b * MR + r;
+                    let step = if at < r0 + rows {
+                        // The padding input of an odd `k` stays zero.
+                        lhs.row[k..].fill(0);
+                        quantise(w, &x[at * k..][..k], &mut lhs.row[..k])
+                    } else {
+                        lhs.row.fill(0);
+                        0.0
+                    };
+                    lhs.steps[b * MR + r] = step;
+                    for (i, two) in lhs.row.chunks_exact(2).enumerate() {
+                        // Low half the even input, as `vpmaddwd` pairs them.
+                        block[i * MR + r] =
+                            i32::from(two[0] as u16) | (i32::from(two[1] as u16) << 16);
                     }
                 }
             }
             for p in 0..panels {
                 let cols = NR.min(n - p * NR);
-                let panel = &w.data[p * k * NR..][..k * NR];
+                let panel = &w.data[p * pairs * 2 * NR..][..pairs * 2 * NR];
+                let scale = &w.scale[p * NR..][..NR];
                 let bias = &w.bias[p * NR..][..NR];
                 let mut r = r0;
                 while r < r0 + rows {
                     let block = MR.min(r0 + rows - r);
-                    let a = &lhs[(r - r0) * k..][..MR * k];
+                    let a = &lhs.pairs[(r - r0) * pairs..][..MR * pairs];
+                    let steps = &lhs.steps[r - r0..][..block];
+                    let ends = Ends { scale, bias, then };
                     if cols == NR {
                         let at = r * n + p * NR;
                         let dst = &mut out[at..at + (block - 1) * n + NR];
-                        run(block, a, k, panel, bias, dst, n, then);
+                        run(a, pairs, panel, steps, &ends, dst, n);
                     } else {
                         // The last, partial panel: a whole block into `tail`, its
                         // columns copied out.
-                        run(block, a, k, panel, bias, &mut tail, NR, then);
+                        run(a, pairs, panel, steps, &ends, &mut tail, NR);
                         for b in 0..block {
                             out[(r + b) * n + p * NR..][..cols]
                                 .copy_from_slice(&tail[b * NR..][..cols]);
@@ -215,76 +322,142 @@ mod avx2 {
         }
     }
 
-    /// One block of `rows` (1 to `MR`) rows, their `depth` inputs interleaved as `MR`
-    /// rows, by one panel.
-    #[allow(clippy::too_many_arguments)]
+    /// `Packed::quantise` in vector instructions (it was a fifth of a pass as a plain
+    /// loop, `round` being a call per input): the same integers and step.
+    fn quantise(w: &Packed, row: &[f32], into: &mut [i16]) -> f32 {
+        assert_eq!(row.len(), into.len(), "a row and its integers");
+        // SAFETY: `usable()` was asserted by `product`, the only caller's caller; every
+        // access is inside `row` and `into`, of the same length (asserted).
+        unsafe { quantise_avx2(w, row, into) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn quantise_avx2(w: &Packed, row: &[f32], into: &mut [i16]) -> f32 {
+        let k = row.len();
+        let whole = k / 16 * 16;
+        let sign = _mm256_set1_ps(-0.0);
+        // `max(|x|, m)` keeps `m` where `x` is a non-number, as the plain fold does.
+        let mut most = _mm256_setzero_ps();
+        for i in (0..whole).step_by(8) {
+            let x = _mm256_loadu_ps(row.as_ptr().add(i));
+            most = _mm256_max_ps(_mm256_andnot_ps(sign, x), most);
+        }
+        let mut lanes = [0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), most);
+        let most =
+            row[whole..]
+                .iter()
+                .chain(&lanes)
+                .fold(0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+        let Some(to) = w.steps_in(most) else {
+            into.fill(0);
+            return 0.0;
+        };
+        let tv = _mm256_set1_ps(to);
+        for i in (0..whole).step_by(16) {
+            let load = |at: usize| {
+                let x = _mm256_loadu_ps(row.as_ptr().add(at));
+                // Non-numbers to zero: the conversion would make them i32::MIN.
+                let x = _mm256_and_ps(x, _mm256_cmp_ps::<_CMP_ORD_Q>(x, x));
+                // Rounds to nearest, ties to even (the default rounding mode).
+                _mm256_cvtps_epi32(_mm256_mul_ps(x, tv))
+            };
+            // Packing works within each 128-bit half: the permute puts the 16 back
+            // in order.
+            let packed = _mm256_packs_epi32(load(i), load(i + 8));
+            let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+            _mm256_storeu_si256(into.as_mut_ptr().add(i).cast(), ordered);
+        }
+        for (q, x) in into[whole..].iter_mut().zip(&row[whole..]) {
+            *q = super::round(x * to);
+        }
+        most / w.input_max
+    }
+
+    /// What a block's sums become as they are stored: times the row's step and the
+    /// column's `scale`, plus `bias`, then `then`.
+    struct Ends<'a> {
+        scale: &'a [f32],
+        bias: &'a [f32],
+        then: Then,
+    }
+
+    /// One block of `steps.len()` (1 to `MR`) rows, their `pairs` input pairs
+    /// interleaved as `MR` rows, by one panel.
     fn run(
-        rows: usize,
-        a: &[f32],
-        depth: usize,
-        panel: &[f32],
-        bias: &[f32],
+        a: &[i32],
+        pairs: usize,
+        panel: &[i16],
+        steps: &[f32],
+        ends: &Ends,
         dst: &mut [f32],
         dst_stride: usize,
-        then: Then,
     ) {
+        let rows = steps.len();
         assert!(
             (1..=MR).contains(&rows)
-                && a.len() >= depth * MR
-                && panel.len() >= depth * NR
-                && bias.len() >= NR
+                && a.len() >= pairs * MR
+                && panel.len() >= pairs * 2 * NR
+                && ends.scale.len() >= NR
+                && ends.bias.len() >= NR
                 && dst.len() >= (rows - 1) * dst_stride + NR,
             "a product block out of its slices"
         );
         // SAFETY: `usable()` was true (the caller checked it), so the CPU has the
         // instructions the kernels are compiled for; the assert above keeps every read
-        // and write of `kernel` inside these slices (`a`: `depth` groups of `MR`;
-        // `panel`: `depth` rows of `NR`; `dst`: `R` rows of `NR`, `dst_stride` apart).
+        // and write of `kernel` inside these slices (`a`: `pairs` groups of `MR`;
+        // `panel`: `pairs` rows of `2·NR`; `steps`: `R`; `scale`, `bias`: `NR`; `dst`:
+        // `R` rows of `NR`, `dst_stride` apart).
         unsafe {
-            let (a, p, b, d) = (a.as_ptr(), panel.as_ptr(), bias.as_ptr(), dst.as_mut_ptr());
+            let (a, p, d) = (a.as_ptr(), panel.as_ptr(), dst.as_mut_ptr());
+            let s = steps.as_ptr();
             let ds = dst_stride;
             match rows {
-                1 => kernel::<1>(a, depth, p, b, d, ds, then),
-                2 => kernel::<2>(a, depth, p, b, d, ds, then),
-                3 => kernel::<3>(a, depth, p, b, d, ds, then),
-                4 => kernel::<4>(a, depth, p, b, d, ds, then),
-                5 => kernel::<5>(a, depth, p, b, d, ds, then),
-                _ => kernel::<6>(a, depth, p, b, d, ds, then),
+                1 => kernel::<1>(a, pairs, p, s, ends, d, ds),
+                2 => kernel::<2>(a, pairs, p, s, ends, d, ds),
+                3 => kernel::<3>(a, pairs, p, s, ends, d, ds),
+                4 => kernel::<4>(a, pairs, p, s, ends, d, ds),
+                5 => kernel::<5>(a, pairs, p, s, ends, d, ds),
+                _ => kernel::<6>(a, pairs, p, s, ends, d, ds),
             }
         }
     }
 
-    /// `R` rows of `a` (interleaved by `MR`) times `depth` rows of one panel, plus the
-    /// bias, into `R` rows of `NR` at `dst` (`dst_stride` apart). Twelve accumulators
-    /// at most, in registers.
-    #[allow(clippy::too_many_arguments)]
+    /// `R` rows of `a` (input pairs interleaved by `MR`) times `pairs` pairs of one
+    /// panel's rows, in 32-bit integer sums (twelve at most, in registers), scaled into
+    /// `R` rows of `NR` floats at `dst` (`dst_stride` apart).
     #[target_feature(enable = "avx2,fma")]
     unsafe fn kernel<const R: usize>(
-        a: *const f32,
-        depth: usize,
-        panel: *const f32,
-        bias: *const f32,
+        a: *const i32,
+        pairs: usize,
+        panel: *const i16,
+        steps: *const f32,
+        ends: &Ends,
         dst: *mut f32,
         dst_stride: usize,
-        then: Then,
     ) {
-        let b0 = _mm256_loadu_ps(bias);
-        let b1 = _mm256_loadu_ps(bias.add(8));
-        let mut acc = [[b0, b1]; R];
-        for i in 0..depth {
-            let w0 = _mm256_loadu_ps(panel.add(i * NR));
-            let w1 = _mm256_loadu_ps(panel.add(i * NR + 8));
+        let mut acc = [[_mm256_setzero_si256(); 2]; R];
+        for i in 0..pairs {
+            let w0 = _mm256_loadu_si256(panel.add(i * 2 * NR).cast());
+            let w1 = _mm256_loadu_si256(panel.add(i * 2 * NR + NR).cast());
             for (r, acc) in acc.iter_mut().enumerate() {
-                let v = _mm256_broadcast_ss(&*a.add(i * MR + r));
-                acc[0] = _mm256_fmadd_ps(v, w0, acc[0]);
-                acc[1] = _mm256_fmadd_ps(v, w1, acc[1]);
+                let v = _mm256_set1_epi32(*a.add(i * MR + r));
+                acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(v, w0));
+                acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(v, w1));
             }
         }
+        let s0 = _mm256_loadu_ps(ends.scale.as_ptr());
+        let s1 = _mm256_loadu_ps(ends.scale.as_ptr().add(8));
+        let b0 = _mm256_loadu_ps(ends.bias.as_ptr());
+        let b1 = _mm256_loadu_ps(ends.bias.as_ptr().add(8));
         for (r, acc) in acc.iter().enumerate() {
+            let step = _mm256_set1_ps(*steps.add(r));
             let d = dst.add(r * dst_stride);
-            _mm256_storeu_ps(d, acc[0]);
-            _mm256_storeu_ps(d.add(8), acc[1]);
-            if then == Then::Gelu {
+            let v0 = _mm256_cvtepi32_ps(acc[0]);
+            let v1 = _mm256_cvtepi32_ps(acc[1]);
+            _mm256_storeu_ps(d, _mm256_fmadd_ps(v0, _mm256_mul_ps(step, s0), b0));
+            _mm256_storeu_ps(d.add(8), _mm256_fmadd_ps(v1, _mm256_mul_ps(step, s1), b1));
+            if ends.then == Then::Gelu {
                 // In place while the row is in L1; `gelu` is inlined here, so this loop
                 // is compiled with AVX2 too.
                 for v in std::slice::from_raw_parts_mut(d, NR) {
@@ -323,12 +496,43 @@ mod tests {
         check(k, NR + 3, &[m]);
     }
 
+    #[test]
+    fn the_largest_inputs_times_the_largest_weights_do_not_wrap_the_integer_sums() {
+        // Every input at its row's largest and every weight at its column's: each sum
+        // is `k · input_max · WEIGHT_MAX`, the most `input_max` allows.
+        for k in [384, 1536, 1537] {
+            let w = vec![-1f32; k * NR];
+            let x = vec![1f32; 2 * k];
+            let packed = Packed::new(&w, &[0.0; NR], k, NR);
+            let mut got = vec![0f32; 2 * NR];
+            packed.product(&mut got, &x, 2, Then::Store);
+            let mut slow = vec![0f32; 2 * NR];
+            plain(&packed, &mut slow, &x, 2, Then::Store);
+            for (g, s) in got.iter().zip(&slow) {
+                assert!((g + k as f32).abs() < 1e-3 * k as f32, "k {k}: {g}");
+                assert!((s + k as f32).abs() < 1e-3 * k as f32, "k {k}, plain: {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_of_zeros_or_of_non_numbers_gives_the_bias_not_garbage() {
+        let (k, n) = (8, NR);
+        let w: Vec<f32> = (0..k * n).map(|x| (x as f32 * 0.3).sin()).collect();
+        let bias: Vec<f32> = (0..n).map(|x| x as f32).collect();
+        let packed = Packed::new(&w, &bias, k, n);
+        let mut x = vec![0f32; 2 * k];
+        x[k + 3] = f32::NAN;
+        let mut got = vec![f32::NAN; 2 * n];
+        packed.product(&mut got, &x, 2, Then::Store);
+        assert_eq!(&got[..n], &bias[..], "zeros");
+        assert_eq!(&got[n..], &bias[..], "a non-number");
+    }
+
     fn check(k: usize, n: usize, rows: &[usize]) {
         let w: Vec<f32> = (0..k * n).map(|x| (x as f32 * 0.37).sin()).collect();
         let bias: Vec<f32> = (0..n).map(|x| (x as f32 * 0.7).cos()).collect();
         let packed = Packed::new(&w, &bias, k, n);
-        // Sums of `k` terms of size one: float32 rounding grows with `k`.
-        let tol = 1e-6 * k as f32;
         for &m in rows {
             let x: Vec<f32> = (0..m * k).map(|x| (x as f32 * 0.11).cos()).collect();
             let want = schoolbook(&w, &bias, &x, m, k, n);
@@ -336,14 +540,24 @@ mod tests {
             packed.product(&mut got, &x, m, Then::Store);
             let mut slow = vec![f32::NAN; m * n];
             plain(&packed, &mut slow, &x, m, Then::Store);
+            // Each of the `k` terms is off by at most half a step of its input and of its
+            // weight (inputs and weights here are at most 1): rounding, not a wrong sum.
+            let tol = k as f32 * (0.5 / WEIGHT_MAX as f32 + 0.5 / input_max(k) as f32 + 1e-6);
             for (i, ((g, s), w)) in got.iter().zip(&slow).zip(&want).enumerate() {
                 assert!((g - w).abs() < tol, "m {m}, element {i}: {g} vs {w}");
-                assert!((s - w).abs() < tol, "plain, m {m}, element {i}: {s} vs {w}");
+                // The same integer sums: only the scaling back may round differently.
+                assert!(
+                    (g - s).abs() <= 1e-5 * w.abs().max(1.0),
+                    "plain, m {m}, element {i}: {s} vs {g}"
+                );
             }
             packed.product(&mut got, &x, m, Then::Gelu);
-            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                let w = crate::math::gelu(*w);
-                assert!((g - w).abs() < tol, "gelu, m {m}, element {i}: {g} vs {w}");
+            plain(&packed, &mut slow, &x, m, Then::Gelu);
+            for (i, (g, s)) in got.iter().zip(&slow).enumerate() {
+                assert!(
+                    (g - s).abs() <= 1e-5 * s.abs().max(1.0),
+                    "gelu, m {m}, element {i}: {g} vs {s}"
+                );
             }
         }
     }

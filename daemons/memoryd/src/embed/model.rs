@@ -19,7 +19,7 @@ pub const MAX_TOKENS: usize = 256;
 
 /// How a record becomes its vector, named so that vectors kept elsewhere (the bench's
 /// cache) are recomputed when it changes.
-pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean";
+pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean, 16-bit integer products";
 
 /// Word pieces two neighbouring windows of a long record share, so a sentence cut by one
 /// window's end is whole in the next.

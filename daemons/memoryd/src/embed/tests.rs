@@ -186,7 +186,9 @@ fn the_encoder_gives_the_vectors_candles_bert_gives() {
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             let norm = w.iter().map(|x| x * x).sum::<f32>().sqrt();
             let c: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum::<f32>() / norm;
-            assert!(c > 1.0 - 1e-5, "text {i} on {threads} threads: cosine {c}");
+            // The dense products are integer (`memoryd_kernels::packed`): 0.99995 the
+            // least measured here; float32 products were within 1e-5.
+            assert!(c > 1.0 - 1e-4, "text {i} on {threads} threads: cosine {c}");
         }
     }
 }
