@@ -105,6 +105,51 @@ pub enum Layout {
     Interleaved,
 }
 
+/// Writes `texts` as one session's records under `state_dir`, the owner's and the
+/// assistant's turns in turn: every one of them indexed (and embedded).
+pub fn write_texts(state_dir: &Path, texts: &[String]) {
+    let dir = state_dir.join("sessions").join("bench-texts");
+    std::fs::create_dir_all(&dir).expect("create session dir");
+    std::fs::write(
+        dir.join(head_file_name(0)),
+        serde_json::to_vec(&head()).expect("head json"),
+    )
+    .expect("write head");
+    let mut log = BufWriter::new(std::fs::File::create(dir.join(log_file_name(0))).expect("log"));
+    for (i, text) in texts.iter().enumerate() {
+        let record = if i % 2 == 0 {
+            Record::User {
+                time: time(i),
+                content: text.clone(),
+                origin: Origin::Owner,
+            }
+        } else {
+            Record::Assistant {
+                cut: false,
+                time: time(i),
+                content: Some(text.clone()),
+                tool_calls: vec![],
+            }
+        };
+        log.write_all(record.to_line().as_bytes())
+            .expect("write record");
+    }
+    log.flush().expect("flush log");
+}
+
+fn head() -> Head {
+    Head {
+        epoch: 0,
+        started: time(0),
+        system: "You are a helpful assistant.".into(),
+        tools: serde_json::json!([]),
+        carry: None,
+        carry_label: Label::PUBLIC,
+        reason: Reason::Start,
+        summary_source: SummarySource::Model,
+    }
+}
+
 /// Writes `records` records over `SESSIONS` sessions under `state_dir` and returns the
 /// texts memoryd will index, in order, for the bare-FTS5 comparison.
 pub fn write_logs(
@@ -118,19 +163,9 @@ pub fn write_logs(
     for s in 0..SESSIONS {
         let dir = state_dir.join("sessions").join(format!("bench-{s}"));
         std::fs::create_dir_all(&dir).expect("create session dir");
-        let head = Head {
-            epoch: 0,
-            started: time(0),
-            system: "You are a helpful assistant.".into(),
-            tools: serde_json::json!([]),
-            carry: None,
-            carry_label: Label::PUBLIC,
-            reason: Reason::Start,
-            summary_source: SummarySource::Model,
-        };
         std::fs::write(
             dir.join(head_file_name(0)),
-            serde_json::to_vec(&head).expect("head json"),
+            serde_json::to_vec(&head()).expect("head json"),
         )
         .expect("write head");
         let f = std::fs::File::create(dir.join(log_file_name(0))).expect("create log");

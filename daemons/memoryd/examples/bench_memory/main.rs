@@ -16,11 +16,13 @@
 //! (for trying an indexing change in a minute rather than half an hour), `--sequential`
 //! runs that layout only, `--slowest` lists each set's ten slowest searches on stderr.
 //! `--ann [TEXTS]` instead measures what the two-stage vector search loses against the
-//! exact scan on real embeddings (see `ann`).
+//! exact scan on real embeddings (see `ann`); `--backfill [RECORDS]` times the real
+//! daemon's backfill end to end (see `backfill`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod ann;
+mod backfill;
 mod before;
 mod corpus;
 mod scan;
@@ -90,6 +92,15 @@ fn main() {
             .map(|a| a.replace('_', "").parse().expect("row count"))
             .unwrap_or(scan::DEFAULT_ROWS);
         scan::run(vectors::model_dir().as_deref(), rows);
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("--backfill") {
+        let records = std::env::args()
+            .nth(2)
+            .map(|a| a.replace('_', "").parse().expect("record count"))
+            .unwrap_or(backfill::DEFAULT_RECORDS);
+        let dir = vectors::model_dir().expect("the embedding model (scripts/setup-python)");
+        backfill::run(&dir, records);
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("--ann") {

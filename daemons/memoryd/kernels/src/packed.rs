@@ -15,9 +15,9 @@
 //! multiply-adds of a float32 FMA: the float32 kernel ran at this machine's float32 matrix
 //! speed and the products were three quarters of a pass, so this is where a pass gets
 //! faster. The result is scaled back by the row's and the column's scale, the bias added
-//! and GELU, when asked, applied as the block is stored. The vectors move by less than
-//! the model's own float32 noise does on the recall benchmarks (docs/memoryd.md, "The
-//! embedder's speed", has the measured cosines).
+//! and GELU, when asked, applied as the block is stored. The vectors stay within 0.9999
+//! cosine of float32's, and the recall benchmarks rank as before (docs/memoryd.md, "The
+//! embedder's speed").
 //!
 //! On x86-64 with AVX2 (checked at run time) the kernel is written with its instructions;
 //! elsewhere a plain loop does the same integer sums (the results differ only in the
@@ -43,6 +43,12 @@ pub const WEIGHT_MAX: i32 = 1023;
 /// again for every panel, so a sweep takes as many rows as keep inside half a core's
 /// 512 kB L2, the panel being read (up to 48 kB) beside them.
 const ROWS_BYTES: usize = 256 * 1024;
+
+/// The widest rows a product takes: far past any sentence model's (all-MiniLM-L6-v2's
+/// widest are 1 536), and narrow enough that `input_max` still leaves the inputs 32
+/// steps each side. The encoder's loader refuses wider layers; `Packed::new` panics on
+/// them.
+pub const MAX_INPUTS: usize = 65_536;
 
 /// The largest magnitude of a quantised input for rows of `k` inputs: `k` products of a
 /// weight and an input, each at most `WEIGHT_MAX` times this, must sum inside an `i32`
@@ -86,6 +92,8 @@ impl Packed {
         // The AVX2 path's blocks are a pair of inputs wide at least (the loader refuses
         // empty layers).
         assert!(k > 0, "a weight matrix with no inputs");
+        // Wider, and the sums could leave 32 bits (`input_max`).
+        assert!(k <= MAX_INPUTS, "a weight matrix wider than MAX_INPUTS");
         assert_eq!(w.len(), k * n, "a weight matrix's size");
         assert_eq!(bias.len(), n, "a bias's size");
         let panels = n.div_ceil(NR);
@@ -494,6 +502,12 @@ mod tests {
         let m = sweep_rows(k) + MR + 1;
         assert!(m > sweep_rows(k));
         check(k, NR + 3, &[m]);
+    }
+
+    #[test]
+    fn the_widest_rows_allowed_still_have_inputs_of_many_steps() {
+        assert!(input_max(MAX_INPUTS) >= 32);
+        assert!(input_max(1536) == 1366 && input_max(384) == 5466);
     }
 
     #[test]

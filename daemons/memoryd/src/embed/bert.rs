@@ -1,7 +1,7 @@
 //! The encoder: a BERT forward pass (all-MiniLM-L6-v2's: post-norm layers, GELU, absolute
 //! positions) written for this one job, on flat `f32` buffers. It computes what candle's
-//! `BertModel` computes for the same weights (a unit test holds the two together), but
-//! faster where the measurements said the time went (`scripts/bench memory`,
+//! `BertModel` computes for the same weights, to within 0.9999 cosine (a unit test holds
+//! the two together), faster where the measurements said the time went (`scripts/bench memory`,
 //! docs/memoryd.md "The embedder's speed"):
 //!
 //! - the windows of a pass are packed end to end, not padded to the longest, so the
@@ -9,9 +9,11 @@
 //! - every dense layer is one product over all the pass's tokens (candle's `Linear`
 //!   multiplies each window separately by a broadcast weight: many small products), and
 //!   the query, key and value weights are one matrix, read once;
-//! - the dense weights are packed once at load for `memoryd_kernels::packed`'s product,
-//!   which adds the bias as it starts and applies GELU as it stores (the `gemm` crate
-//!   packed them again on every call, and ran a query's dozen rows slowly);
+//! - the dense weights are quantised to 16-bit integers and packed once at load for
+//!   `memoryd_kernels::packed`'s integer product (twice float32's multiply-adds an
+//!   instruction), which scales the sums back, adds the bias and applies GELU as it
+//!   stores (the `gemm` crate packed the weights again on every call, and ran a query's
+//!   dozen rows slowly);
 //! - attention reads each head's columns where they lie in the fused rows (no transposed
 //!   copies), and the scale is folded into the product;
 //! - GELU's erf is a polynomial, not a call per element (`memoryd_kernels::math`).
@@ -20,7 +22,7 @@
 
 use super::matmul::{product, Mat};
 use memoryd_kernels::math::exp;
-use memoryd_kernels::packed::{Packed, Then};
+use memoryd_kernels::packed::{Packed, Then, MAX_INPUTS};
 use std::collections::HashMap;
 
 /// A layer norm: `(x - mean) / sqrt(var + eps) * gamma + beta` over one token's row.
@@ -240,6 +242,12 @@ impl Bert {
         if h == 0 || i == 0 {
             return Err(format!(
                 "a layer of {h} by {i}: the model has no dense layers"
+            ));
+        }
+        // The products' integer sums have room for rows this wide and no wider.
+        if h.max(i) > MAX_INPUTS {
+            return Err(format!(
+                "a layer of {h} by {i}: wider than the {MAX_INPUTS} inputs a product takes"
             ));
         }
         let norm = |p: &str| -> Result<Norm, LoadError> {
