@@ -77,39 +77,36 @@ fn main() {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
-    if std::env::args().nth(1).as_deref() == Some("--speed") {
-        let texts = std::env::args()
+    // A mode's count, the second argument (`1_000_000` allowed), or its default.
+    let count = |what: &str, default: usize| -> usize {
+        std::env::args()
             .nth(2)
-            .map(|a| a.replace('_', "").parse().expect("text count"))
-            .unwrap_or(speed::DEFAULT_TEXTS);
-        let dir = vectors::model_dir().expect("the embedding model (scripts/setup-python)");
-        speed::print(&speed::measure(&dir, texts, true));
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("--scan") {
-        let rows = std::env::args()
-            .nth(2)
-            .map(|a| a.replace('_', "").parse().expect("row count"))
-            .unwrap_or(scan::DEFAULT_ROWS);
-        scan::run(vectors::model_dir().as_deref(), rows);
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("--backfill") {
-        let records = std::env::args()
-            .nth(2)
-            .map(|a| a.replace('_', "").parse().expect("record count"))
-            .unwrap_or(backfill::DEFAULT_RECORDS);
-        let dir = vectors::model_dir().expect("the embedding model (scripts/setup-python)");
-        backfill::run(&dir, records);
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("--ann") {
-        let texts = std::env::args()
-            .nth(2)
-            .map(|a| a.replace('_', "").parse().expect("text count"))
-            .unwrap_or(ann::DEFAULT_TEXTS);
-        ann::run(vectors::model_dir(), texts);
-        return;
+            .map(|a| a.replace('_', "").parse().expect(what))
+            .unwrap_or(default)
+    };
+    let model = || vectors::model_dir().expect("the embedding model (scripts/setup-python)");
+    match std::env::args().nth(1).as_deref() {
+        Some("--speed") => {
+            let texts = count("text count", speed::DEFAULT_TEXTS);
+            speed::print(&speed::measure(&model(), texts, true));
+            return;
+        }
+        Some("--scan") => {
+            let rows = count("row count", scan::DEFAULT_ROWS);
+            scan::run(vectors::model_dir().as_deref(), rows);
+            return;
+        }
+        Some("--backfill") => {
+            let records = count("record count", backfill::DEFAULT_RECORDS);
+            backfill::run(&model(), records);
+            return;
+        }
+        Some("--ann") => {
+            let texts = count("text count", ann::DEFAULT_TEXTS);
+            ann::run(vectors::model_dir(), texts);
+            return;
+        }
+        _ => {}
     }
     let records: usize = std::env::args()
         .nth(1)
