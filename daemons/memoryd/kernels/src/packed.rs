@@ -101,8 +101,10 @@ impl Packed {
         let mut scale = vec![0f32; panels * NR];
         for (c, s) in scale.iter_mut().enumerate().take(n) {
             let most = (0..k).map(|i| w[i * n + c].abs()).fold(0f32, f32::max);
-            // A column of zeros (or of non-numbers) is all zeros.
-            *s = if most.is_finite() && most > 0.0 {
+            // A column of zeros (or of non-numbers) is all zeros; so is one so small
+            // that its step would be a subnormal float, which cannot hold `most`'s
+            // precision (a weight could then round past `WEIGHT_MAX`).
+            *s = if most.is_finite() && most >= WEIGHT_MAX as f32 * f32::MIN_POSITIVE {
                 most / WEIGHT_MAX as f32
             } else {
                 0.0
@@ -173,9 +175,12 @@ impl Packed {
     }
 
     /// How many steps one unit of a row whose largest magnitude is `most` is worth, if
-    /// the row is to be quantised at all.
+    /// the row is to be quantised at all (every input then lands inside `input_max`).
     fn steps_in(&self, most: f32) -> Option<f32> {
-        (most.is_finite() && most > 0.0).then(|| self.input_max / most)
+        // A row so small that its steps overflow to infinity (below about 1e-35) is as
+        // good as zeros: its product is the bias to float32's precision anyway.
+        let to = self.input_max / most;
+        (most.is_finite() && most > 0.0 && to.is_finite()).then_some(to)
     }
 }
 
@@ -334,6 +339,7 @@ mod avx2 {
     /// loop, `round` being a call per input): the same integers and step.
     fn quantise(w: &Packed, row: &[f32], into: &mut [i16]) -> f32 {
         assert_eq!(row.len(), into.len(), "a row and its integers");
+        debug_assert!(usable(), "the AVX2 quantising called on a CPU without AVX2");
         // SAFETY: `usable()` was asserted by `product`, the only caller's caller; every
         // access is inside `row` and `into`, of the same length (asserted).
         unsafe { quantise_avx2(w, row, into) }
@@ -502,6 +508,35 @@ mod tests {
         let m = sweep_rows(k) + MR + 1;
         assert!(m > sweep_rows(k));
         check(k, NR + 3, &[m]);
+    }
+
+    #[test]
+    fn a_row_of_tiny_inputs_or_a_column_of_tiny_weights_stays_inside_its_integer_bounds() {
+        // Steps of a row below about 1e-35 overflow to infinity; a column's step below
+        // `MIN_POSITIVE` is subnormal. Either used to give integers past their bounds
+        // (and sums that wrapped); both now count as zeros.
+        let k = 384;
+        let w = vec![1f32; k * NR];
+        let packed = Packed::new(&w, &[0.5; NR], k, NR);
+        let mut x = vec![0f32; 2 * k];
+        x[..k].fill(1e-36);
+        x[k] = -1e-36;
+        let mut q = vec![0i16; k];
+        for row in x.chunks_exact(k) {
+            assert_eq!(packed.quantise(row, &mut q), 0.0);
+            assert!(q.iter().all(|&v| v == 0));
+        }
+        let mut got = vec![f32::NAN; 2 * NR];
+        packed.product(&mut got, &x, 2, Then::Store);
+        let mut slow = vec![f32::NAN; 2 * NR];
+        plain(&packed, &mut slow, &x, 2, Then::Store);
+        assert!(
+            got.iter().chain(&slow).all(|&v| v == 0.5),
+            "{got:?} {slow:?}"
+        );
+
+        let tiny = Packed::new(&[1534.0 * f32::from_bits(1), 1.0], &[0.0; 2], 1, 2);
+        assert!(tiny.data.iter().all(|&v| i32::from(v).abs() <= WEIGHT_MAX));
     }
 
     #[test]
