@@ -265,6 +265,36 @@ impl VecWorld {
                     ..base
                 },
             ),
+            // A word hit's strength weighed by how rare the words it holds are (the
+            // default: the square root of each group's rarity), or not at all.
+            (
+                "rarity off",
+                hybrid::Calibration {
+                    rarity: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^0.75",
+                hybrid::Calibration {
+                    rarity: 0.75,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^1",
+                hybrid::Calibration {
+                    rarity: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^2",
+                hybrid::Calibration {
+                    rarity: 2.0,
+                    ..base
+                },
+            ),
         ];
         // Words only, read as the fusion's word half reads them: the index asked for
         // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`
