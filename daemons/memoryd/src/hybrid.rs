@@ -3,8 +3,10 @@
 //! push out what words found well.
 //!
 //! The words' hits keep their own order. A hit found by meaning goes ahead of the next
-//! word hit only when it is stronger than that word hit: a word hit's strength is its
-//! relevance (the share of the question's groups it holds, 0 to 1); a meaning hit's is how
+//! word hit only when it is stronger than that word hit: a word hit's strength is the
+//! share of the question's groups it holds (0 to 1), each group weighed by how rare it is
+//! in the index (`Calibration::rarity`), so a hit holding only the question's common
+//! word counts less than one holding its rare word; a meaning hit's is how
 //! far its cosine stands above the question's own *background*, the cosine of the
 //! `background_rank`-th nearest record (`Calibration`). A cosine means little on its own:
 //! in a long conversation on a few topics, dozens of records sit at 0.5 to 0.6 from any
@@ -92,6 +94,10 @@ pub struct Calibration {
 /// holding a third of the question (our paraphrases as vectors alone find them). A
 /// later rank (14) lets more paraphrases through in a large history of other talk, and
 /// costs LoCoMo two evidence turns: the trade is written down there.
+/// `rarity` 0.5 (each group weighed by the square root of its rarity) lets a paraphrase
+/// pass word hits holding only the question's common word in a large history of other
+/// talk, and keeps every LoCoMo cell at or above words alone; 1 lets more through and
+/// costs LoCoMo's adversarial questions one first hit.
 /// `cap` below 1 keeps the words' first hit first when it holds every word of the
 /// question, whatever meaning alone finds; `both` lifts what both halves found over what
 /// only one did.

@@ -194,6 +194,7 @@ impl VecWorld {
             both: 0.0,
             unrelated: 1.0,
             majority: f32::INFINITY,
+            rarity: 0.0,
             ..base
         };
         let cals = [

@@ -104,12 +104,6 @@ impl Rarity {
         }
     }
 
-    /// Each group's rarity as given, for tests that set it.
-    #[cfg(test)]
-    pub(crate) fn given(idf: Vec<f32>) -> Rarity {
-        Rarity { idf }
-    }
-
     /// The share of the question a text holding the groups `held` holds, each group
     /// weighed by its rarity raised to `power`: 0 weighs every group alike (the share of
     /// `Ranked::relevance`), 1 by its rarity, more sharpens the difference. With no
