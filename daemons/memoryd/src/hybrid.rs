@@ -3,8 +3,10 @@
 //! push out what words found well.
 //!
 //! The words' hits keep their own order. A hit found by meaning goes ahead of the next
-//! word hit only when it is stronger than that word hit: a word hit's strength is its
-//! relevance (the share of the question's groups it holds, 0 to 1); a meaning hit's is how
+//! word hit only when it is stronger than that word hit: a word hit's strength is the
+//! share of the question's groups it holds (0 to 1), each group weighed by how rare it is
+//! in the index (`Calibration::rarity`), so a hit holding only the question's common
+//! word counts less than one holding its rare word; a meaning hit's is how
 //! far its cosine stands above the question's own *background*, the cosine of the
 //! `background_rank`-th nearest record (`Calibration`). A cosine means little on its own:
 //! in a long conversation on a few topics, dozens of records sit at 0.5 to 0.6 from any
@@ -29,7 +31,7 @@
 
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
-use crate::index::{class_rank, Index, IndexError, Ranked};
+use crate::index::{class_rank, Index, IndexError, Words};
 use crate::query::{self, time};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
@@ -66,7 +68,7 @@ pub struct Calibration {
     pub both: f32,
     /// A word hit holding less than half of the question, which the meaning side would
     /// have returned had it been near (its list is not full) and did not, counts this
-    /// much times its relevance, and goes after the word hits as relevant as it: the
+    /// much times its strength, and goes after the word hits as relevant as it: the
     /// model calls it unrelated, as "run" in "when does my travel document run out"
     /// matches a record about running. 1 turns the rule off.
     pub unrelated: f32,
@@ -75,6 +77,12 @@ pub struct Calibration {
     /// of the question's words in one record is evidence a near neighbour in meaning
     /// does not outweigh unless it is as near as any.
     pub majority: f32,
+    /// How much a word hit's strength weighs the question's groups by how rare they are
+    /// in the index (`index::Rarity`): its strength is the share of the question it
+    /// holds with each group weighed by its rarity to this power. 0 weighs every group
+    /// alike: the strength is the relevance. Only the strength moves; `Hit::relevance`
+    /// and the rules reading the relevance (`unrelated`, `majority`) keep the plain share.
+    pub rarity: f32,
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -86,6 +94,10 @@ pub struct Calibration {
 /// holding a third of the question (our paraphrases as vectors alone find them). A
 /// later rank (14) lets more paraphrases through in a large history of other talk, and
 /// costs LoCoMo two evidence turns: the trade is written down there.
+/// `rarity` 0.5 (each group weighed by the square root of its rarity) lets a paraphrase
+/// pass word hits holding only the question's common word in a large history of other
+/// talk, and keeps every LoCoMo cell at or above words alone; 1 lets more through and
+/// costs LoCoMo's adversarial questions one first hit.
 /// `cap` below 1 keeps the words' first hit first when it holds every word of the
 /// question, whatever meaning alone finds; `both` lifts what both halves found over what
 /// only one did.
@@ -99,6 +111,7 @@ pub const CALIBRATION: Calibration = Calibration {
     both: 0.2,
     unrelated: 0.5,
     majority: 0.5,
+    rarity: 0.5,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -171,7 +184,7 @@ pub fn recall_calibrated(
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
     let limit = limit.min(MAX_HITS);
-    let lexical = index.search_at(query, max_class, CANDIDATES, now)?;
+    let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
     let near = seen.near;
     let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
@@ -224,7 +237,7 @@ struct Verdicts<'a> {
 fn merge(
     cal: Calibration,
     query: &str,
-    lexical: Vec<Ranked>,
+    lexical: Words,
     by_meaning: Vec<(Hit, f32)>,
     verdicts: Verdicts<'_>,
     limit: usize,
@@ -254,11 +267,17 @@ fn merge(
     }
     // The word hits' strengths: exact codes above everything; a hit meaning found too
     // is as strong as the better of the two, and more; one meaning calls unrelated less.
+    let rarity = lexical.rarity;
     let words: Vec<WordHit> = lexical
+        .hits
         .into_iter()
         .map(|r| {
             let mut hit = r.hit;
-            let mut strength_now = r.relevance;
+            let mut strength_now = if cal.rarity == 0.0 {
+                r.relevance
+            } else {
+                rarity.share(r.held, cal.rarity)
+            };
             let mut unrelated = false;
             if contains_any(&hit.text, &codes) {
                 strength_now = f32::INFINITY;

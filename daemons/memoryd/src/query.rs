@@ -31,6 +31,9 @@ pub(crate) const MAX_QUERY_TOKENS: usize = 64;
 /// Distinct terms kept from those words: each costs a doclist walk per recall.
 pub(crate) const MAX_QUERY_GROUPS: usize = 24;
 
+// `Coverage::held` is one bit per group.
+const _: () = assert!(MAX_QUERY_GROUPS <= u32::BITS as usize);
+
 /// Shortest root searched as a prefix: shorter ones ("meet*", "sist*") match unrelated
 /// words, and porter already joins the common forms of short words.
 const MIN_ROOT: usize = 5;
@@ -69,6 +72,9 @@ pub(crate) struct Coverage {
     pub matched: usize,
     /// Groups in the query.
     pub of: usize,
+    /// Which groups were found: bit `i` for group `i` (at most `MAX_QUERY_GROUPS`, so
+    /// they fit), for weighing a hit by which of the question's words it holds.
+    pub held: u32,
     /// Pairs of the query's neighbouring groups that the text holds side by side, in
     /// the query's order ("wifi password" in "the wifi password is…"); `of - 1` is the
     /// whole query as a phrase.
@@ -188,6 +194,11 @@ impl Query {
         let tokens = words(text);
         let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, &tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();
+        let held = found
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_some())
+            .fold(0u32, |acc, (i, _)| acc | 1 << i);
         let adjacent = self
             .groups
             .windows(2)
@@ -202,6 +213,7 @@ impl Query {
         Coverage {
             matched,
             of: self.groups.len(),
+            held,
             adjacent,
         }
     }

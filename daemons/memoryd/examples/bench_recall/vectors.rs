@@ -194,6 +194,7 @@ impl VecWorld {
             both: 0.0,
             unrelated: 1.0,
             majority: f32::INFINITY,
+            rarity: 0.0,
             ..base
         };
         let cals = [
@@ -262,6 +263,36 @@ impl VecWorld {
                 "names ×1",
                 hybrid::Calibration {
                     name_missing: 1.0,
+                    ..base
+                },
+            ),
+            // A word hit's strength weighed by how rare the words it holds are (the
+            // default: the square root of each group's rarity), or not at all.
+            (
+                "rarity off",
+                hybrid::Calibration {
+                    rarity: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^0.75",
+                hybrid::Calibration {
+                    rarity: 0.75,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^1",
+                hybrid::Calibration {
+                    rarity: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^2",
+                hybrid::Calibration {
+                    rarity: 2.0,
                     ..base
                 },
             ),

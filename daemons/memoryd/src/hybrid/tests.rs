@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::fixture::user_at;
-use crate::index::Budget;
+use crate::index::{Budget, Ranked};
 
 const NOW: time::Day = (2026, 12, 1);
 
@@ -346,4 +346,56 @@ fn a_word_hit_whose_row_has_no_vector_yet_is_not_called_unrelated() {
     };
     let fused = recall_calibrated(CALIBRATION, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();
     assert_eq!(texts(&fused), vec![running, answer]);
+}
+
+#[test]
+fn a_clear_meaning_hit_passes_word_hits_holding_only_the_questions_common_word() {
+    // A long history of other talk: forty turns about music, none about a tutor. The
+    // answer says "piano teacher", none of the question's words; meaning puts it first
+    // with a clear lead over the background of other turns (0.60 against 0.46), and
+    // found none of the music turns. Each music turn holds half the question's groups;
+    // the half it holds is the common one.
+    let answer = "Clara has been teaching me piano on Wednesdays since spring";
+    let music: Vec<String> = (0..40)
+        .map(|i| format!("Turn {i}: the music at the party was loud"))
+        .collect();
+    let chatter: Vec<String> = (0..CANDIDATES)
+        .map(|i| format!("Turn {i}: we talked about games and dogs"))
+        .collect();
+    let mut lines = vec![(T, answer)];
+    lines.extend(music.iter().map(|c| (T, c.as_str())));
+    lines.extend(chatter.iter().map(|c| (T, c.as_str())));
+    let (_d, ix) = index_of(&lines);
+    let q = "who is my music tutor";
+    let words = ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert!(words
+        .iter()
+        .all(|w| w.hit.text.contains("music") && w.relevance == 0.5));
+    let mut found = vec![(answer, 0.60)];
+    found.extend(
+        chatter
+            .iter()
+            .take(CANDIDATES as usize - 1)
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), 0.47 - 0.001 * i as f32)),
+    );
+    let found = near(&ix, &found);
+    let seen = Seen {
+        near: &found,
+        embedded: &|_| true,
+    };
+    let fused = recall_calibrated(CALIBRATION, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(fused[0].text, answer, "{:?}", texts(&fused));
+    // Every group weighed alike, the music turns hold half the question each and the
+    // answer comes after them.
+    let alike = Calibration {
+        rarity: 0.0,
+        ..CALIBRATION
+    };
+    let fused = recall_calibrated(alike, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();
+    assert!(
+        fused.iter().all(|h| h.text != answer),
+        "{:?}",
+        texts(&fused)
+    );
 }

@@ -79,21 +79,31 @@ const WINDOW_START: &str =
     "SELECT rowid FROM docs WHERE docs MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2";
 
 impl Index {
-    /// Whether the group with FTS5 expression `expr` matches more than `COMMON_ROWS` rows.
+    /// Whether the group with FTS5 expression `expr` matches more than `COMMON_ROWS` rows
+    /// (the search reads it from `frequency`).
+    #[cfg(test)]
     pub(super) fn is_common(&self, expr: &str) -> Result<bool, IndexError> {
+        Ok(self.frequency(expr)? > self.common_rows)
+    }
+
+    /// How many rows the group with FTS5 expression `expr` matches, counted up to
+    /// `COMMON_ROWS + 1`: a common group's count is that bound. The same walk that
+    /// decides whether a group is common, so knowing how rare each word of a question
+    /// is (`rank::Rarity`) costs a recall nothing more.
+    pub(super) fn frequency(&self, expr: &str) -> Result<u32, IndexError> {
+        let bound = self.common_rows.saturating_add(1);
         if self.common.knows(expr) {
-            return Ok(true);
+            return Ok(bound);
         }
         let run = || -> rusqlite::Result<i64> {
             let mut stmt = self.conn.prepare_cached(COUNT_UP_TO)?;
-            stmt.query_row(rusqlite::params![expr, self.common_rows + 1], |r| r.get(0))
+            stmt.query_row(rusqlite::params![expr, bound], |r| r.get(0))
         };
-        let n = run().map_err(|e| self.sql(e))?;
-        let common = n > i64::from(self.common_rows);
-        if common {
+        let n = u32::try_from(run().map_err(|e| self.sql(e))?.max(0)).unwrap_or(bound);
+        if n > self.common_rows {
             self.common.remember(expr);
         }
-        Ok(common)
+        Ok(n.min(bound))
     }
 
     /// The smallest rowid a search for `expr` needs to look at: the start of the window

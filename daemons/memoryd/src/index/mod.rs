@@ -31,7 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
-pub use rank::Ranked;
+pub use rank::{Ranked, Rarity, Words};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
 

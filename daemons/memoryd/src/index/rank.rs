@@ -62,6 +62,67 @@ pub struct Ranked {
     pub relevance: f32,
     /// The record's row, for what the vector side knows of it.
     pub rowid: i64,
+    /// Which of the question's groups its text holds: bit `i` for group `i`, the order
+    /// of `Rarity`.
+    pub held: u32,
+}
+
+/// The word-hit rows a question found, best first, and how rare each of its groups is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Words {
+    pub hits: Vec<Ranked>,
+    pub rarity: Rarity,
+}
+
+/// How rare each of a question's groups is in the index: its inverse document
+/// frequency against `RARITY_SCALE` rows, `ln(1 + RARITY_SCALE / rows matching)`, the
+/// rows counted up to `COMMON_ROWS + 1` (`Index::frequency`). A group no row holds
+/// counts as one held by a single row: the rarest there can be.
+///
+/// Measured against a fixed scale, not the index's size: the counts are the ones the
+/// index makes anyway to tell common words (a total would be a query more per recall),
+/// and a word in `COMMON_ROWS` rows says almost nothing whatever the index holds
+/// besides. In a history of a few hundred records every count is small and the groups
+/// weigh nearly alike; in one of thousands, a word in a hundred turns weighs half of
+/// one in a single turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rarity {
+    idf: Vec<f32>,
+}
+
+/// The rows a rarity is measured against (see `Rarity`).
+const RARITY_SCALE: f64 = super::common_words::COMMON_ROWS as f64;
+
+impl Rarity {
+    /// From each group's matching rows, in the query's order.
+    pub(crate) fn of(frequencies: &[u32]) -> Rarity {
+        Rarity {
+            idf: frequencies
+                .iter()
+                .map(|&df| (1.0 + RARITY_SCALE / f64::from(df.max(1))).ln() as f32)
+                .collect(),
+        }
+    }
+
+    /// The share of the question a text holding the groups `held` holds, each group
+    /// weighed by its rarity raised to `power`: 0 weighs every group alike (the share of
+    /// `Ranked::relevance`), 1 by its rarity, more sharpens the difference. With no
+    /// rarities known (a question of no groups), 0.
+    pub fn share(&self, held: u32, power: f32) -> f32 {
+        let weight = |idf: f32| if power == 0.0 { 1.0 } else { idf.powf(power) };
+        let total: f32 = self.idf.iter().map(|&i| weight(i)).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let got: f32 = self
+            .idf
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| held & (1 << i) != 0)
+            .map(|(_, &i)| weight(i))
+            .sum();
+        got / total
+    }
 }
 
 /// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone;
@@ -94,6 +155,7 @@ pub(super) fn rerank(
         .into_iter()
         .filter(|(_, _, _, _, hit)| seen.insert(hit.text.clone()))
         .map(|(_, _, rowid, relevance, hit)| Ranked {
+            held: query.coverage(&hit.text).held,
             hit,
             relevance,
             rowid,

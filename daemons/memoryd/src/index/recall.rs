@@ -10,7 +10,7 @@
 //! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
-use super::rank::{Candidate, Ranked};
+use super::rank::{Candidate, Ranked, Rarity, Words};
 use super::{class_of_rank, class_rank, rank, Index, IndexError};
 use crate::query::{self, time, Query};
 use proto::label::{DataClass, Label};
@@ -133,16 +133,29 @@ impl Index {
         limit: u32,
         now: time::Day,
     ) -> Result<Vec<Ranked>, IndexError> {
+        Ok(self.search_words(query, max_class, limit, now)?.hits)
+    }
+
+    /// `search_at` with how rare each of the question's groups is, for the fusion
+    /// (`hybrid`) to weigh a hit by which of the question's words it holds.
+    pub fn search_words(
+        &self,
+        query: &str,
+        max_class: DataClass,
+        limit: u32,
+        now: time::Day,
+    ) -> Result<Words, IndexError> {
         let limit = limit.min(MAX_HITS);
         let Some(parsed) = query::parse(query) else {
-            return Ok(Vec::new());
+            return Ok(Words::default());
         };
         if limit == 0 {
-            return Ok(Vec::new());
+            return Ok(Words::default());
         }
         let span = time::cue(query, now);
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
-        let found = self.candidates(&parsed, max_class, wanted, limit)?;
+        let frequencies = self.frequencies(&parsed)?;
+        let found = self.candidates(&parsed, &frequencies, max_class, wanted, limit)?;
         let mut rows = Vec::with_capacity(found.len());
         for c in &found {
             if let Some(hit) = self.row(c.rowid)? {
@@ -150,7 +163,18 @@ impl Index {
             }
         }
         let ranked = rank::rerank(&parsed, span.as_ref(), rows);
-        Ok(ranked.into_iter().take(limit as usize).collect())
+        Ok(Words {
+            hits: ranked.into_iter().take(limit as usize).collect(),
+            rarity: Rarity::of(&frequencies),
+        })
+    }
+
+    /// How many rows match each of the query's groups, counted up to `COMMON_ROWS + 1`
+    /// (`common_words`).
+    pub(crate) fn frequencies(&self, query: &Query) -> Result<Vec<u32>, IndexError> {
+        (0..query.groups().len())
+            .map(|i| self.frequency(&query.group_expression(i).unwrap_or_default()))
+            .collect()
     }
 
     /// The lexical step: up to `n` rows at or below `max_class` holding all of the
@@ -159,20 +183,20 @@ impl Index {
     /// matches rank above partial ones, so with `enough` of them the partial ones could
     /// not reach the answer, and the OR, which scores every row holding any common word,
     /// is not run. Common words are left out of the OR when rarer ones are asked for,
-    /// and a search of common words only is made over its newest matches (`common`).
+    /// and a search of common words only is made over its newest matches (`common`):
+    /// `frequencies` are the groups' matching rows (`frequencies`).
     pub(crate) fn candidates(
         &self,
         query: &Query,
+        frequencies: &[u32],
         max_class: DataClass,
         n: u32,
         enough: u32,
     ) -> Result<Vec<Candidate>, IndexError> {
         let groups = query.groups().len();
-        let mut common = Vec::with_capacity(groups);
-        for i in 0..groups {
-            let expr = query.group_expression(i).unwrap_or_default();
-            common.push(self.is_common(&expr)?);
-        }
+        let common: Vec<bool> = (0..groups)
+            .map(|i| frequencies.get(i).is_some_and(|&f| f > self.common_rows))
+            .collect();
         let rare = common.iter().filter(|&&c| !c).count();
         let rare_all = query.all_expression_of(|i| !common[i]);
         let rare_any = query.expression_of(|i| !common[i]);

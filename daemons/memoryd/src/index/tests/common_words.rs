@@ -114,3 +114,15 @@ fn a_question_whose_rare_word_is_nowhere_still_finds_its_common_words() {
     assert!(!found.is_empty(), "no hits");
     assert!(found[0].starts_with("today note "), "{found:?}");
 }
+
+#[test]
+fn a_groups_frequency_is_its_rows_counted_to_one_past_the_common_bound() {
+    let (_w, mut ix) = history(&["dentist", "the dentist again"]);
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    assert_eq!(ix.frequency("\"dentist\"").unwrap(), 2);
+    assert_eq!(ix.frequency("\"zebra\"").unwrap(), 0);
+    assert_eq!(ix.frequency("\"today\"").unwrap(), COMMON_ROWS + 1);
+    // Once known common, from the verdict remembered: the same count.
+    assert!(ix.common.knows("\"today\""));
+    assert_eq!(ix.frequency("\"today\"").unwrap(), COMMON_ROWS + 1);
+}

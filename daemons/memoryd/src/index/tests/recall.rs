@@ -152,8 +152,40 @@ fn the_lexical_step_returns_ranked_candidates() {
     let (_w, mut ix) = notes();
     ix.catch_up(Budget::UNLIMITED).unwrap();
     let q = crate::query::parse("wifi password at the cabin").unwrap();
-    let c = ix.candidates(&q, DataClass::Private, 5, 5).unwrap();
+    let f = ix.frequencies(&q).unwrap();
+    let c = ix.candidates(&q, &f, DataClass::Private, 5, 5).unwrap();
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].rank, 0);
     assert!(c[0].bm25 < 0.0);
+}
+
+#[test]
+fn a_hit_holding_the_questions_rare_word_holds_more_of_it_than_one_holding_its_common_word() {
+    let w = World::new();
+    let mut lines = String::new();
+    for i in 0..40 {
+        lines.push_str(&user(&format!("music practice number {i} went fine")).to_line());
+    }
+    lines.push_str(&user("the tutor comes on tuesdays").to_line());
+    w.append("main", 0, &lines);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let words = ix
+        .search_words("music tutor", DataClass::Private, 50, (2026, 12, 1))
+        .unwrap();
+    let share_of = |needle: &str| {
+        let r = words
+            .hits
+            .iter()
+            .find(|r| r.hit.text.contains(needle))
+            .unwrap();
+        // Each holds one group of two: the plain share is a half for both.
+        assert_eq!(r.relevance, 0.5);
+        words.rarity.share(r.held, 1.0)
+    };
+    let (common, rare) = (share_of("music"), share_of("tutor"));
+    assert!(common < 0.5 && rare > 0.5, "music {common}, tutor {rare}");
+    assert!((common + rare - 1.0).abs() < 1e-6);
+    // Weighed alike, each is the plain share.
+    assert_eq!(words.rarity.share(words.hits[0].held, 0.0), 0.5);
 }
