@@ -36,6 +36,27 @@ fn near(ix: &Index, found: &[(&str, f32)]) -> Vec<Near> {
         .collect()
 }
 
+/// A full list from the vector side: `first` at its cosine, then other talk (`chatter`)
+/// from `top` down by `step`, as many as fill `CANDIDATES`: a long history, where the
+/// background is other turns.
+fn near_in_chatter(
+    ix: &Index,
+    first: (&str, f32),
+    chatter: &[String],
+    top: f32,
+    step: f32,
+) -> Vec<Near> {
+    let mut found = vec![first];
+    found.extend(
+        chatter
+            .iter()
+            .take(CANDIDATES as usize - 1)
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), top - step * i as f32)),
+    );
+    near(ix, &found)
+}
+
 fn texts(h: &[Hit]) -> Vec<&str> {
     h.iter().map(|h| h.text.as_str()).collect()
 }
@@ -264,17 +285,8 @@ fn a_word_hit_holding_most_of_the_question_is_passed_by_meaning_alone_only_at_it
     assert_eq!(words[0].hit.text, answer);
     let held = words[0].relevance;
     assert!(held > CALIBRATION.majority && held < 0.7, "{held}");
-    let found_with = |top: f32| -> Vec<Near> {
-        let mut found = vec![(standout, top)];
-        found.extend(
-            chatter
-                .iter()
-                .take(CANDIDATES as usize - 1)
-                .enumerate()
-                .map(|(i, c)| (c.as_str(), 0.52 - 0.003 * i as f32)),
-        );
-        near(&ix, &found)
-    };
+    let found_with =
+        |top: f32| -> Vec<Near> { near_in_chatter(&ix, (standout, top), &chatter, 0.52, 0.003) };
     let fused = recall_with(&ix, &found_with(0.70), q, DataClass::Private, 5, NOW).unwrap();
     assert_eq!(texts(&fused)[..2], [answer, standout]);
     // As near as meaning can tell (its strength at the cap), it goes first.
@@ -371,15 +383,7 @@ fn a_clear_meaning_hit_passes_word_hits_holding_only_the_questions_common_word()
     assert!(words
         .iter()
         .all(|w| w.hit.text.contains("music") && w.relevance == 0.5));
-    let mut found = vec![(answer, 0.60)];
-    found.extend(
-        chatter
-            .iter()
-            .take(CANDIDATES as usize - 1)
-            .enumerate()
-            .map(|(i, c)| (c.as_str(), 0.47 - 0.001 * i as f32)),
-    );
-    let found = near(&ix, &found);
+    let found = near_in_chatter(&ix, (answer, 0.60), &chatter, 0.47, 0.001);
     let seen = Seen {
         near: &found,
         embedded: &|_| true,
