@@ -47,6 +47,33 @@ fn a_create_that_commits_after_the_request_timed_out_is_not_posted_again() {
     });
 }
 
+/// The stand-in lets a list overtake a create, as Honcho does: a reporter that believed
+/// the first list (no commit window, as loopd did before) stores the batch twice. This is
+/// what the test above guards against, shown to happen.
+#[test]
+fn believing_a_list_at_once_stores_a_late_committing_batch_twice() {
+    let server = Standin::start();
+    server.with(|st| {
+        st.post_faults
+            .push_back(Fault::LateCommit(Duration::from_secs(3)))
+    });
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 2);
+    let opts = Options {
+        request_timeout: Duration::from_millis(300),
+        commit_window: Duration::ZERO,
+        ..options(AfterPost::Continue)
+    };
+    let reporter = Reporter::start_with(&config(state.path(), &server), opts).unwrap();
+    reporter.poke("main");
+    server.wait(|st| st.messages.len() >= 2 * want.len() && st.creating == 0);
+    server.with(|st| {
+        assert_eq!(st.duplicates().len(), want.len(), "{:?}", st.duplicates());
+        assert_eq!(st.posts().len(), 2);
+    });
+}
+
 /// The same after a `kill -9` mid-post (the thread ends without a cursor), with a fresh
 /// reporter started at once while the create is still to commit.
 #[test]
