@@ -175,6 +175,8 @@ pub struct Health {
     pub failures: u64,
     /// The last failure, cleared by the next good round.
     pub last_error: Option<String>,
+    /// Records Honcho was found holding twice (each warned about once).
+    pub duplicates: u64,
 }
 
 struct Shared {
@@ -257,6 +259,7 @@ impl Reporter {
             max_chars: Cell::new(message::MAX_MESSAGE_CHARS),
             peer_setup: Cell::new(PeerSetup::Pending),
             commit_window: opts.commit_window,
+            duplicates: Cell::new(0),
         };
         let token_file = cfg.honcho.token_file.clone();
         opts.status.set(HonchoStatus::default());
@@ -469,6 +472,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared, token: &std:
                         h.posted += posted as u64;
                         h.idle_rounds += 1;
                         h.last_error = None;
+                        h.duplicates = ctx.duplicates.get();
                     });
                 }
                 Outcome::Retry(failure) => {

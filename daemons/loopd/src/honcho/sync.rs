@@ -103,6 +103,8 @@ pub struct Ctx {
     pub peer_setup: Cell<PeerSetup>,
     /// See [`COMMIT_WINDOW`] (tests make it short).
     pub commit_window: Duration,
+    /// Records found held more than once by Honcho, each counted once (the warnings).
+    pub duplicates: Cell<u64>,
 }
 
 /// Why a round stopped before everything finished was reported. Nothing was dropped: the
@@ -514,6 +516,7 @@ impl SessionSync {
         }
         for (record, ids) in held.iter().filter(|(_, ids)| ids.len() > 1) {
             if self.warned.insert(record.to_string()) {
+                ctx.duplicates.set(ctx.duplicates.get() + 1);
                 plumbing::warn!(
                     "honcho: session {name}: Honcho holds message {record} {} times (Honcho ids {}): a post whose outcome loopd could not know was stored twice; Honcho cannot delete a message. See them with POST {}/v3/workspaces/{}/sessions/{target}/messages/list and {{\"filters\": {{\"metadata\": {{\"boxmaker_record\": \"{record}\"}}}}}}",
                     ids.len(),

@@ -107,6 +107,49 @@ fn a_restart_while_a_create_is_still_to_commit_does_not_post_it_again() {
     });
 }
 
+/// A record Honcho holds twice (a create that outlived the commit window) is warned
+/// about once, and the batch is not posted a third time.
+#[test]
+fn a_duplicate_found_anyway_is_warned_about_once_and_not_posted_again() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 1);
+    let owner_record = format!("main/0/{}/owner", want[0].2);
+    let answer_record = format!("main/0/{}/assistant", want[1].2);
+    server.with(|st| {
+        for (i, (peer, content, record)) in [
+            ("owner", &want[0].1, &owner_record),
+            ("assistant", &want[1].1, &answer_record),
+            ("owner", &want[0].1, &owner_record),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            st.messages.push(standins::honcho::Stored {
+                id: format!("dup{i}"),
+                session: "main".into(),
+                peer_id: peer.into(),
+                content: content.clone(),
+                created_at: standins::honcho::now_utc(),
+                metadata: serde_json::json!({
+                    "boxmaker_record": record,
+                    "boxmaker_session": "main",
+                }),
+            });
+        }
+    });
+    let reporter =
+        Reporter::start_with(&config(state.path(), &server), options(AfterPost::Continue)).unwrap();
+    super::tests::round(&reporter, "main");
+    super::tests::round(&reporter, "main");
+    assert_eq!(reporter.health().duplicates, 1);
+    server.with(|st| {
+        assert!(st.posts().is_empty(), "{:?}", st.seen);
+        assert_eq!(st.duplicates(), vec![(owner_record.clone(), 2)]);
+    });
+}
+
 /// Regression: a corrected token file was used only at the next backoff try (up to
 /// `MAX_BACKOFF`, 300 s, later).
 #[test]
