@@ -36,7 +36,7 @@ pub const ID_KEY: &str = "boxmaker_id";
 pub const RECORD_KEY: &str = "boxmaker_record";
 
 /// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
-/// the newest message of one session even when several share a Honcho session.
+/// the newest messages of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
 
 /// The peers from `[honcho]`.
