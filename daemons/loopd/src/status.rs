@@ -69,6 +69,8 @@ pub struct BackgroundView {
     /// The last save and its age in seconds.
     pub last_slot_save: Option<(SlotSave, u64)>,
     pub honcho_backlog: Option<u64>,
+    /// The Honcho reporter's line (docs/honcho.md, "What Honcho's answers do").
+    pub honcho_line: Option<String>,
 }
 
 #[derive(Clone, Default)]
@@ -146,6 +148,7 @@ impl Board {
                 .as_ref()
                 .map(|h| h.get().backlog)
                 .or(d.honcho_backlog),
+            honcho_line: d.honcho.as_ref().map(|h| h.get().line(Instant::now())),
         })
     }
 
@@ -198,7 +201,10 @@ impl BackgroundView {
             )),
             None => out.push_str("last slot save: none since loopd started\n"),
         }
-        if let Some(n) = self.honcho_backlog {
+        if let Some(line) = &self.honcho_line {
+            out.push_str(line);
+            out.push('\n');
+        } else if let Some(n) = self.honcho_backlog {
             out.push_str(&format!("honcho: {n} records waiting to be reported\n"));
         }
         out

@@ -7,6 +7,9 @@
 //!   the named point, the nearest a test can get to pulling the plug at an exact moment.
 //! - `BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST=1`: the Honcho reporter aborts loopd right
 //!   after Honcho accepted a batch and before the cursor is stored.
+//! - `BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS=<ms>`: the Honcho reporter waits this long,
+//!   not `COMMIT_WINDOW`, before believing what Honcho says it holds after a post whose
+//!   outcome it could not know.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
@@ -45,6 +48,7 @@ mod armed {
     pub const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";
     pub const HONCHO_ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
     pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
+    pub const HONCHO_COMMIT_WINDOW_ENV: &str = "BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS";
 
     pub fn point() -> Option<&'static str> {
         static POINT: OnceLock<Option<String>> = OnceLock::new();
@@ -88,6 +92,18 @@ pub fn honcho_abort_after_post() -> bool {
     return armed::flag(armed::HONCHO_ABORT_AFTER_POST_ENV, "1");
     #[cfg(not(feature = "testhooks"))]
     false
+}
+
+/// The Honcho reporter's commit window when a test sets it.
+#[inline]
+pub fn honcho_commit_window() -> Option<std::time::Duration> {
+    #[cfg(feature = "testhooks")]
+    return std::env::var(armed::HONCHO_COMMIT_WINDOW_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis);
+    #[cfg(not(feature = "testhooks"))]
+    None
 }
 
 /// Whether tool summaries run on `slots.main` (the compaction benchmark's switch).

@@ -1,9 +1,10 @@
 //! Forgetting with Honcho reporting on (docs/forgetting.md, docs/honcho.md): the reply
 //! says what Honcho keeps (its API cannot delete a message) and how many conclusions were
-//! deleted; the conclusions that may hold the text are gone from the stand-in and the
-//! others are left; and the rewritten log does not trip the reporter: every later turn
-//! reaches Honcho exactly once, before and after a restart, and the note standing in for
-//! the forgotten record never does.
+//! deleted; the conclusions that say the forgotten words are gone from the stand-in
+//! whether Honcho dated them before or after the message, and the others are left; and
+//! the rewritten log does not trip the reporter: every later turn reaches Honcho exactly
+//! once, before and after a restart, and the note standing in for the forgotten record
+//! never does.
 
 use super::{PHRASE, QUERY};
 use crate::loopd::{write_config, Loopd, N_CTX};
@@ -26,12 +27,11 @@ fn turn(q: &str, a: &str) -> [(String, String); 2] {
     ]
 }
 
-fn conclusion(id: &str, session: &str, created_at: &str) -> Conclusion {
+/// A conclusion Honcho stored at `created_at` (not when the message was written).
+fn conclusion(id: &str, session: Option<&str>, content: &str, created_at: &str) -> Conclusion {
     Conclusion {
-        id: id.into(),
-        session: session.into(),
-        content: format!("conclusion {id}"),
         created_at: created_at.into(),
+        ..Conclusion::now(id, session, "owner", content)
     }
 }
 
@@ -63,10 +63,22 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
     }
     honcho.wait(|st| st.messages.len() >= want.len());
     let kept_id = honcho.with(|st| {
+        let said_it = format!("The owner's locker code is {PHRASE}");
         st.conclusions = vec![
-            conclusion("before", "main", "2000-01-01T00:00:00Z"),
-            conclusion("after", "main", "2999-01-01T00:00:00Z"),
-            conclusion("elsewhere", "other", "2999-01-01T00:00:00Z"),
+            conclusion("before", Some("main"), &said_it, "2000-01-01T00:00:00Z"),
+            conclusion("after", Some("main"), &said_it, "2999-01-01T00:00:00Z"),
+            conclusion(
+                "tea",
+                Some("main"),
+                "The owner likes green tea",
+                "2999-01-01T00:00:00Z",
+            ),
+            conclusion(
+                "elsewhere",
+                Some("other"),
+                "Other: tea",
+                "2999-01-01T00:00:00Z",
+            ),
         ];
         st.messages
             .iter()
@@ -87,10 +99,18 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
         "{reply}"
     );
     assert!(reply.contains("cannot delete or edit a message"), "{reply}");
-    assert!(reply.contains("1 conclusion Honcho drew"), "{reply}");
+    assert!(
+        reply.contains("2 conclusions that said it deleted"),
+        "{reply}"
+    );
+    assert!(reply.contains("deriver may still draw"), "{reply}");
     honcho.with(|st| {
-        let left: Vec<&str> = st.conclusions.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(left, ["before", "elsewhere"]);
+        let left: Vec<&str> = st
+            .live_conclusions()
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(left, ["tea", "elsewhere"]);
     });
 
     // Later turns: each once, in order, and no note.
@@ -100,7 +120,8 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
         want.extend(turn(&q, &a));
     }
     honcho.wait(|st| st.messages.len() >= want.len());
-    // A restart asks Honcho what it holds first; one more turn shows nothing went twice.
+    // A restart asks Honcho what it holds before it posts; one more turn shows nothing
+    // went twice.
     l.restart();
     ask(&l, "question 5", "answer 5");
     want.extend(turn("question 5", "answer 5"));

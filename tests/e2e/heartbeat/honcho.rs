@@ -1,15 +1,30 @@
 //! Honcho reporting from the real loopd: every finished owner turn reaches Honcho once and
 //! in order, across a `kill -9` between Honcho accepting a batch and loopd storing its
-//! cursor, across an outage of Honcho and a stretch of 401s; heartbeat turns are never
-//! reported; names Honcho would refuse are named at start.
+//! cursor, across a `kill -9` during a post whose create Honcho commits late, across an
+//! outage of Honcho and a stretch of 401s; a fixed token is used at once after a SIGHUP,
+//! and `/status` says what waits and why; heartbeat turns are never reported; names
+//! Honcho would refuse are named at start.
 
 use super::{start, start_with, EVERY};
 use crate::loopd::Loopd;
 use crate::support::standin::{text, Standin};
 use crate::support::Daemon;
+use nix::sys::signal::Signal;
 use serde_json::json;
 use standins::honcho::{Fault, Standin as Honcho, State};
 use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+use std::time::Duration;
+
+/// The commit window loopd waits out in these tests (the test hook's), and how late the
+/// stand-in commits a create: inside it, as Honcho's own timeouts keep a create inside
+/// `COMMIT_WINDOW`.
+const WINDOW_MS: &str = "4000";
+const LATE: Duration = Duration::from_secs(2);
+
+fn short_window(cmd: &mut Command) {
+    cmd.env("BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS", WINDOW_MS);
+}
 
 /// The stand-in's messages as (peer, content), in the order Honcho stored them.
 fn said(st: &State) -> Vec<(String, String)> {
@@ -61,7 +76,10 @@ fn every_owner_turn_is_reported_once_in_order_across_a_kill_and_an_outage() {
 
     // Second life, during an outage: turns are answered as ever, reports wait.
     honcho.down();
-    lp.daemon = Daemon::start("loopd", &lp.fx);
+    let mut cmd = Daemon::command("loopd", &lp.fx);
+    short_window(&mut cmd);
+    lp.daemon = Daemon::spawn(cmd, &lp.fx);
+    lp.daemon.ready();
     lp.daemon
         .wait_log("honcho: session main: reports held back");
     let mut client = lp.client();
@@ -95,6 +113,85 @@ fn every_owner_turn_is_reported_once_in_order_across_a_kill_and_an_outage() {
 
 /// No heartbeats: only the owner's turns run.
 const OFF: &str = "[heartbeat]\nevery_s = 0\n";
+
+/// Regression: after a `kill -9` mid-post, the new loopd asked Honcho for its newest
+/// message, got an older one (Honcho had not committed the create yet: its list takes no
+/// lock) and posted the batch again; Honcho then committed both, for good.
+#[test]
+fn a_kill_during_a_post_whose_create_commits_late_leaves_each_message_once() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.post_faults.push_back(Fault::LateCommit(LATE)));
+    let tables = format!("[honcho]\nurl = {:?}\n", honcho.url());
+    let mut lp = start_with(
+        OFF,
+        &tables,
+        |llama| {
+            for i in 1..=2 {
+                llama.push_for(&format!("question {i}"), text(&[&format!("answer {i}")]));
+            }
+        },
+        short_window,
+    );
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    honcho.wait(|st| st.creating == 1);
+    lp.daemon.signal(Signal::SIGKILL);
+    lp.daemon.wait();
+    let mut cmd = Daemon::command("loopd", &lp.fx);
+    short_window(&mut cmd);
+    lp.daemon = Daemon::spawn(cmd, &lp.fx);
+    lp.daemon.ready();
+    lp.daemon
+        .wait_log("Honcho already holds 2 of the 2 messages");
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 2"), ["answer 2"]);
+    honcho.wait(|st| st.messages.len() >= 4 && st.creating == 0);
+    lp.settle();
+    honcho.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once");
+        assert_eq!(said(st), turns(2));
+    });
+}
+
+/// Regression: during a 401 period `/status` said only how many records waited, and a
+/// fixed token file was used only at the next backoff try (up to 300 s later), a SIGHUP
+/// with `[honcho]` unchanged changing nothing. Now `/status` says what waits, since when
+/// and why (by kind, no body), and the fixed token goes out at once.
+#[test]
+fn status_tells_a_401_period_and_a_fixed_token_is_used_at_once_after_sighup() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.tokens = vec![("good-token".into(), None)]);
+    let fx_dir = tempfile::tempdir().unwrap();
+    let token = fx_dir.path().join("honcho.token");
+    std::fs::write(&token, "expired-token\n").unwrap();
+    let tables = format!(
+        "[honcho]\nurl = {:?}\ntoken_file = {:?}\n",
+        honcho.url(),
+        token.display().to_string()
+    );
+    let lp = start(OFF, &tables, |llama| {
+        llama.push_for("question 1", text(&["answer 1"]));
+    });
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    lp.daemon.wait_log("honcho answered 401");
+    let status = client.ask("/status").join("\n");
+    assert!(
+        status.contains("honcho: 2 messages waiting, held back for"),
+        "{status}"
+    );
+    assert!(
+        status.contains("honcho answered 401 (a detail message of 11 bytes)"),
+        "{status}"
+    );
+    std::fs::write(&token, "good-token\n").unwrap();
+    lp.daemon.signal(Signal::SIGHUP);
+    honcho.wait(|st| st.messages.len() >= 2);
+    lp.daemon.wait_log("reports go out again");
+    honcho.with(|st| assert_eq!(said(st), turns(1)));
+    let status = client.ask("/status").join("\n");
+    assert!(status.contains("honcho: reporting"), "{status}");
+}
 
 /// Regression: 401 was taken as "refused for good", so an expired or rotated token lost
 /// every turn made until it was fixed.

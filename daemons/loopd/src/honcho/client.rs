@@ -4,18 +4,25 @@
 //!   `{"messages": [MessageCreate…]}` (1 to 100 messages; Honcho answers 201 with the
 //!   created messages). Honcho gets-or-creates the workspace, the session and the peers
 //!   named in the messages itself.
-//! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=1`
-//!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest message of one
-//!   boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`.
+//! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=100`
+//!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest 100 messages of
+//!   one boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`,
+//!   to see which of a batch whose outcome was unknown Honcho holds.
 //! - `POST /v3/workspaces/{workspace}/peers` with `{"id": peer, "configuration":
 //!   {"observe_me": false}}`: gets or creates the assistant's peer and sets its peer-level
 //!   configuration, so that Honcho's deriver does not spend model calls on the assistant's
 //!   own words (Honcho replaces an existing peer's configuration with the one sent).
 //!
+//! - For a forget: conclusions listed and deleted, the session summary read, the owner
+//!   peer's card read and written (`GET`/`PUT …/peers/{peer}/card`).
+//!
 //! Every failure is kept as it came: an HTTP status with the start of its body and any
-//! `Retry-After`, or a transport error. What to do about it is the caller's (`sync`).
+//! `Retry-After`, or a transport error. What to do about it is the caller's (`sync`). A
+//! body is never shown or logged as it came: Honcho's 422s echo what was sent (FastAPI's
+//! `input`), which is conversation text; `CallError`'s `Display` names its kind and length
+//! (docs/honcho.md, "What Honcho's answers do").
 
-use super::message::{Held, Outgoing, ID_KEY, SESSION_KEY};
+use super::message::{Outgoing, RECORD_KEY, SESSION_KEY};
 use proto::config::Honcho;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -44,6 +51,16 @@ pub const CONCLUSIONS_PAGE: u64 = 100;
 
 /// A bearer token is a short line; a bigger file is the wrong file.
 pub const MAX_TOKEN_BYTES: u64 = 4096;
+
+/// Messages asked for when loopd does not know whether Honcho took a batch: the newest
+/// this many of the boxmaker session. The cursor is stored after every batch Honcho takes,
+/// so Honcho is never more than one batch (at most 100 messages) ahead of it; Honcho's
+/// pages hold at most 100.
+pub const RECENT_PAGE: u64 = 100;
+
+/// The longest peer card loopd reads for a forget: Honcho's cards are a few dozen short
+/// facts; this is generous and keeps a hostile answer bounded (the answer cap applies too).
+pub const MAX_CARD_LINES: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
@@ -84,12 +101,72 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallError::Status { status, body, .. } => {
-                write!(f, "honcho answered {status}: {body}")
+                write!(f, "honcho answered {status} ({})", body_kind(body))
             }
             CallError::Transport(m) => f.write_str(m),
         }
     }
 }
+
+/// What an error body is, never what it says: its shape, the FastAPI error types and
+/// places it names (fixed words and field paths, no text), and its length. Honcho's 422s
+/// echo the refused input, so quoting a body would put the owner's words in the journal.
+pub fn body_kind(body: &str) -> String {
+    let len = body.len();
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return if body.is_empty() {
+            "no body".into()
+        } else {
+            format!("a body of {len} bytes that is not json")
+        };
+    };
+    match v.get("detail") {
+        Some(Value::Array(errors)) => {
+            let named: Vec<String> = errors
+                .iter()
+                .take(4)
+                .map(|e| {
+                    let kind = e.get("type").and_then(Value::as_str).unwrap_or("?");
+                    let loc: Vec<String> = e
+                        .get("loc")
+                        .and_then(Value::as_array)
+                        .map(|l| {
+                            l.iter()
+                                .map(|p| match p {
+                                    Value::String(s) if is_field_name(s) => s.clone(),
+                                    Value::Number(n) => n.to_string(),
+                                    _ => "?".into(),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let kind = if is_field_name(kind) { kind } else { "?" };
+                    format!("{kind} at {}", loc.join("."))
+                })
+                .collect();
+            format!(
+                "{} validation error{} ({}), {len} bytes",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                named.join(", ")
+            )
+        }
+        Some(Value::String(d)) => format!("a detail message of {} bytes", d.len()),
+        _ => format!("a json body of {len} bytes"),
+    }
+}
+
+/// A word of Honcho's or FastAPI's own (an error type, a field name): short, lower-case
+/// letters, digits and `_`. Anything else in a body might be the owner's text.
+fn is_field_name(s: &str) -> bool {
+    (1..=40).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// What Honcho said it holds of a boxmaker session's recent messages: per message, its
+/// `boxmaker_record` and Honcho's id.
+pub type Recent = Vec<(String, String)>;
 
 pub struct Client {
     agent: ureq::Agent,
@@ -100,9 +177,14 @@ pub struct Client {
 
 impl Client {
     pub fn new(cfg: &Honcho) -> Client {
+        Client::with_timeout(cfg, REQUEST_TIMEOUT)
+    }
+
+    /// A client whose requests may take `timeout` in all (tests make it short).
+    pub fn with_timeout(cfg: &Honcho, timeout: Duration) -> Client {
         let agent = ureq::AgentBuilder::new()
-            .timeout_connect(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
+            .timeout_connect(CONNECT_TIMEOUT.min(timeout))
+            .timeout(timeout)
             // A redirect of a POST would be followed as a GET; Honcho never sends one, so a
             // redirect means a wrong url and is reported as such.
             .redirects(0)
@@ -113,6 +195,15 @@ impl Client {
             workspace: cfg.workspace.clone(),
             token_file: cfg.token_file.clone(),
         }
+    }
+
+    /// The server's url, without a trailing slash.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub fn workspace(&self) -> &str {
+        &self.workspace
     }
 
     fn messages_url(&self, session: &str) -> String {
@@ -141,11 +232,26 @@ impl Client {
     }
 
     fn send(&self, url: &str, body: &Value) -> Result<ureq::Response, CallError> {
-        let mut req = self.agent.post(url).set("Content-Type", "application/json");
+        self.send_as("POST", url, Some(body))
+    }
+
+    fn send_as(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<ureq::Response, CallError> {
+        let mut req = self.agent.request(method, url);
         if let Some(token) = self.token()? {
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
-        match req.send_string(&body.to_string()) {
+        let sent = match body {
+            Some(b) => req
+                .set("Content-Type", "application/json")
+                .send_string(&b.to_string()),
+            None => req.call(),
+        };
+        match sent {
             Ok(resp) if (200..300).contains(&resp.status()) => Ok(resp),
             Ok(resp) => Err(judge(resp.status(), resp)),
             Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
@@ -178,30 +284,58 @@ impl Client {
         Ok(())
     }
 
-    /// Honcho's id and `created_at` of the message whose metadata `key` is `value`
-    /// (`boxmaker_id` or `boxmaker_record`), if it holds one.
-    pub fn message_by(
+    /// Honcho's id of every message whose metadata `key` is `value` (`boxmaker_id` or
+    /// `boxmaker_record`): more than one when a duplicate was stored.
+    pub fn messages_by(
         &self,
         session: &str,
         key: &str,
         value: &str,
-    ) -> Result<Option<(String, String)>, CallError> {
-        let url = format!("{}/list?page=1&size=1", self.messages_url(session));
+    ) -> Result<Vec<String>, CallError> {
+        let url = format!(
+            "{}/list?page=1&size={RECENT_PAGE}",
+            self.messages_url(session)
+        );
         let body = json!({ "filters": { "metadata": { key: value } } });
         let resp = match self.send(&url, &body) {
             Ok(r) => r,
-            Err(CallError::Status { status: 404, .. }) => return Ok(None),
+            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
         let (items, _) = read_page(resp, &url)?;
-        Ok(items.first().and_then(id_and_time))
+        Ok(items.iter().filter_map(|i| field(i, "id")).collect())
     }
 
-    /// Page `page` (from 1) of the conclusions Honcho drew in `session`, as (id,
-    /// `created_at`), and how many pages there are.
+    /// The newest [`RECENT_PAGE`] messages Honcho holds of boxmaker session `boxmaker`, as
+    /// (`boxmaker_record`, Honcho id), newest first. Messages without a record key (sent
+    /// by an older loopd, or not by loopd) are left out.
+    pub fn recent(&self, session: &str, boxmaker: &str) -> Result<Recent, CallError> {
+        let url = format!(
+            "{}/list?reverse=true&page=1&size={RECENT_PAGE}",
+            self.messages_url(session)
+        );
+        let body = json!({ "filters": { "metadata": { SESSION_KEY: boxmaker } } });
+        let resp = match self.send(&url, &body) {
+            Ok(r) => r,
+            // A session Honcho has never seen holds no messages.
+            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let (items, _) = read_page(resp, &url)?;
+        Ok(items
+            .iter()
+            .filter_map(|i| {
+                let record = i.get("metadata")?.get(RECORD_KEY)?.as_str()?.to_string();
+                Some((record, field(i, "id")?))
+            })
+            .collect())
+    }
+
+    /// Page `page` (from 1) of the conclusions matching `filters` (`session_id`,
+    /// `observed_id`), as (id, content), and how many pages there are.
     pub fn conclusions(
         &self,
-        session: &str,
+        filters: &Value,
         page: u64,
     ) -> Result<(Vec<(String, String)>, u64), CallError> {
         let url = format!(
@@ -209,14 +343,20 @@ impl Client {
             self.base,
             encode(&self.workspace)
         );
-        let body = json!({ "filters": { "session_id": session } });
+        let body = json!({ "filters": filters });
         let resp = self.send(&url, &body)?;
         let (items, pages) = read_page(resp, &url)?;
-        Ok((items.iter().filter_map(id_and_time).collect(), pages))
+        Ok((
+            items
+                .iter()
+                .filter_map(|i| Some((field(i, "id")?, field(i, "content")?)))
+                .collect(),
+            pages,
+        ))
     }
 
-    /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204). One already gone counts
-    /// as deleted.
+    /// Deletes one conclusion (`DELETE …/conclusions/{id}`, 204; Honcho only marks it
+    /// deleted until its reconciler runs). One already gone counts as deleted.
     pub fn delete_conclusion(&self, id: &str) -> Result<(), CallError> {
         let url = format!(
             "{}/v3/workspaces/{}/conclusions/{}",
@@ -224,54 +364,80 @@ impl Client {
             encode(&self.workspace),
             encode(id)
         );
-        let mut req = self.agent.delete(&url);
-        if let Some(token) = self.token()? {
-            req = req.set("Authorization", &format!("Bearer {token}"));
-        }
-        match req.call() {
-            Ok(resp) if (200..300).contains(&resp.status()) => Ok(()),
-            Ok(resp) => Err(judge(resp.status(), resp)),
-            Err(ureq::Error::Status(404, _)) => Ok(()),
-            Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
-            Err(ureq::Error::Transport(t)) => Err(CallError::Transport(t.to_string())),
+        match self.send_as("DELETE", &url, None) {
+            Ok(_) | Err(CallError::Status { status: 404, .. }) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
-    /// The newest message Honcho holds for boxmaker session `boxmaker`, if any.
-    pub fn newest(&self, session: &str, boxmaker: &str) -> Result<Option<Held>, CallError> {
+    /// The text of the session's short and long summaries, when Honcho made them.
+    pub fn summaries(&self, session: &str) -> Result<Vec<String>, CallError> {
         let url = format!(
-            "{}/list?reverse=true&page=1&size=1",
-            self.messages_url(session)
+            "{}/v3/workspaces/{}/sessions/{}/summaries",
+            self.base,
+            encode(&self.workspace),
+            encode(session)
         );
-        let body = json!({ "filters": { "metadata": { SESSION_KEY: boxmaker } } });
-        let resp = match self.send(&url, &body) {
+        let resp = match self.send_as("GET", &url, None) {
             Ok(r) => r,
-            // A session Honcho has never seen holds no messages.
-            Err(CallError::Status { status: 404, .. }) => return Ok(None),
+            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let (items, _) = read_page(resp, &url)?;
-        let Some(item) = items.first() else {
-            return Ok(None);
+        let v = read_json(resp, &url)?;
+        Ok(["short_summary", "long_summary"]
+            .iter()
+            .filter_map(|k| field(v.get(k)?, "content"))
+            .collect())
+    }
+
+    fn card_url(&self, peer: &str) -> String {
+        format!(
+            "{}/v3/workspaces/{}/peers/{}/card",
+            self.base,
+            encode(&self.workspace),
+            encode(peer)
+        )
+    }
+
+    /// The peer's own card (a list of short facts), empty when it has none.
+    pub fn card(&self, peer: &str) -> Result<Vec<String>, CallError> {
+        let url = self.card_url(peer);
+        let resp = match self.send_as("GET", &url, None) {
+            Ok(r) => r,
+            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
         };
-        let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-        match (
-            field(item.get("metadata").and_then(|m| m.get(ID_KEY))),
-            field(item.get("content")),
-        ) {
-            (Some(id), Some(content)) => Ok(Some(Held {
-                id,
-                content,
-                created_at: field(item.get("created_at")),
-            })),
-            // A message without our id is not one of ours, whatever the filter said.
-            _ => Ok(None),
-        }
+        let v = read_json(resp, &url)?;
+        Ok(v.get("peer_card")
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .take(MAX_CARD_LINES)
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Replaces the peer's own card.
+    pub fn set_card(&self, peer: &str, lines: &[String]) -> Result<(), CallError> {
+        self.send_as(
+            "PUT",
+            &self.card_url(peer),
+            Some(&json!({ "peer_card": lines })),
+        )?;
+        Ok(())
     }
 }
 
-/// The `items` of a page answer, and its `pages`, read within [`MAX_RESPONSE_BYTES`].
-fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallError> {
+/// A string field of a json object.
+fn field(v: &Value, key: &str) -> Option<String> {
+    v.get(key)?.as_str().map(str::to_string)
+}
+
+/// An answer read within [`MAX_RESPONSE_BYTES`] as json.
+fn read_json(resp: ureq::Response, url: &str) -> Result<Value, CallError> {
     let mut text = String::new();
     resp.into_reader()
         .take(MAX_RESPONSE_BYTES + 1)
@@ -282,8 +448,13 @@ fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallE
             "{url}: answer longer than {MAX_RESPONSE_BYTES} bytes"
         )));
     }
-    let mut page: Value = serde_json::from_str(&text)
-        .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))
+}
+
+/// The `items` of a page answer, and its `pages`, read within [`MAX_RESPONSE_BYTES`].
+fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallError> {
+    let mut page = read_json(resp, url)?;
     let pages = page.get("pages").and_then(Value::as_u64).unwrap_or(1);
     match page.get_mut("items").map(Value::take) {
         Some(Value::Array(items)) => Ok((items, pages)),
@@ -291,14 +462,6 @@ fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallE
             "{url}: answer has no `items` list"
         ))),
     }
-}
-
-/// An item's `id` and `created_at`.
-fn id_and_time(item: &Value) -> Option<(String, String)> {
-    Some((
-        item.get("id")?.as_str()?.to_string(),
-        item.get("created_at")?.as_str()?.to_string(),
-    ))
 }
 
 /// Keeps a non-2xx answer's status, `Retry-After` and the start of its body.
@@ -359,6 +522,29 @@ mod tests {
             assert!(status(s).outcome_unknown(), "{s}");
         }
         assert!(CallError::Transport("refused".into()).outcome_unknown());
+    }
+
+    /// Regression: a refused batch's body (FastAPI's 422 echoes the messages it refused)
+    /// was put in loopd's log lines as it came.
+    #[test]
+    fn an_error_body_is_shown_by_its_kind_and_length_never_its_text() {
+        let body = r#"{"detail":[{"type":"string_too_long","loc":["body","messages",3,"content"],"msg":"String should have at most 25000 characters","input":"my PIN is 4471","ctx":{"max_length":25000}}]}"#;
+        let e = CallError::Status {
+            status: 422,
+            body: body.into(),
+            retry_after: None,
+        };
+        let shown = e.to_string();
+        assert!(!shown.contains("4471"), "{shown}");
+        assert!(
+            shown.contains("string_too_long at body.messages.3.content"),
+            "{shown}"
+        );
+        assert!(shown.contains(&format!("{} bytes", body.len())), "{shown}");
+        let plain = body_kind(r#"{"detail":"Invalid JWT"}"#);
+        assert_eq!(plain, "a detail message of 11 bytes");
+        let odd = body_kind(r#"{"detail":[{"type":"My PIN","loc":["body","4471 secret"]}]}"#);
+        assert!(!odd.contains("PIN") && !odd.contains("4471"), "{odd}");
     }
 
     #[test]

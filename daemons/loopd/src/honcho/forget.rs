@@ -1,15 +1,19 @@
 //! Forgetting in Honcho: what its v3 API allows for records the owner made the box forget,
-//! and a plain sentence of what stays there.
+//! and plain sentences of what stays there and what the owner can do about it.
 //!
-//! Honcho's API has no way to delete a message or change its content (a message's
-//! `PUT` changes only its metadata); deleting the whole Honcho session would take every
-//! other message of it along. What can be deleted are the conclusions Honcho's deriver
-//! drew (`DELETE /v3/workspaces/{workspace}/conclusions/{id}`). A conclusion does not say
-//! which messages it came from, but Honcho dates it with the newest message of the batch
-//! it was drawn from, so a conclusion of the same Honcho session dated before the first
-//! forgotten message cannot hold its text; every other one of that session might, and is
-//! deleted. Conclusions Honcho draws across sessions later (its "dreams") and peer cards
-//! carry no session, cannot be told apart, and are left: the sentence says so.
+//! Honcho's API has no way to delete a message or change its content (a message's `PUT`
+//! changes only its metadata), nor its embeddings or a session's summary; deleting the
+//! whole Honcho session would take every other message of it along. What can be changed
+//! is what Honcho derived: its conclusions (`DELETE …/conclusions/{id}`, a soft delete its
+//! reconciler finishes later) and the owner's peer card (`PUT …/peers/{peer}/card`).
+//!
+//! Conclusions are found by what they say, not by dates: a conclusion's `created_at` is
+//! when Honcho stored it, which says nothing about the message it came from (the deriver
+//! runs late, and the two clocks differ). Those of the Honcho session and those about
+//! either peer (conclusions drawn across sessions carry no session) that hold the
+//! forgotten words are deleted; the lines of the owner's peer card that hold them are
+//! taken out. The words are the query the owner forgot by; they are never written to
+//! disk, so a removal finished after a restart cannot search by them, and says so.
 //!
 //! Each forgotten record is looked for by its `boxmaker_id` (the offset its line had),
 //! and, when that finds nothing, by its `boxmaker_record` (epoch, time and side): a
@@ -17,22 +21,29 @@
 //! that way.
 //!
 //! Blocking: up to two requests per side of each forgotten record and per part of a long
-//! text, one per page of conclusions and one per conclusion deleted, each bounded by the
-//! client's timeouts; the first failure ends the work.
+//! text, one per page of conclusions and one per conclusion deleted, two for the card,
+//! one for the summaries, each bounded by the client's timeouts; the first failure ends
+//! the work.
 
 use super::client::{CallError, Client};
-use super::message::{message_id, record_key, time_key, ID_KEY, MIN_MESSAGE_CHARS, RECORD_KEY};
+use super::message::{message_id, record_key, ID_KEY, MIN_MESSAGE_CHARS, RECORD_KEY};
 use super::names;
 use proto::config::Honcho;
+use serde_json::json;
+use std::collections::BTreeSet;
 use std::fmt;
 
-/// The most pages of conclusions read for one forget: 100 000 conclusions of one session.
-/// Past this the rest are left and the sentence says so.
+/// The most pages of conclusions read for one forget and one filter: 100 000
+/// conclusions. Past this the rest are left and the sentence says so.
 pub const MAX_CONCLUSION_PAGES: u64 = 1000;
 
 /// The most parts of one record looked for: a record line is at most
 /// `sessions::MAX_RECORD_LINE` bytes, cut into pieces of at least `MIN_MESSAGE_CHARS`.
 const MAX_PARTS: usize = (sessions::MAX_RECORD_LINE as usize) / MIN_MESSAGE_CHARS + 1;
+
+/// Words shorter than this are not required of a conclusion ("is", "my"), unless the
+/// query has no longer ones.
+const MIN_WORD_CHARS: usize = 3;
 
 /// A forgotten record: where its line started in the session's logs before it was
 /// forgotten, and its time.
@@ -51,41 +62,59 @@ pub struct Forgot {
     pub workspace: String,
     /// Honcho's ids of the messages that still hold forgotten text.
     pub messages_left: Vec<String>,
+    /// Whether the forgotten words were known (not after a restart).
+    pub words_known: bool,
     pub conclusions_deleted: usize,
+    /// Lines taken out of the owner's peer card.
+    pub card_lines_removed: usize,
+    /// Whether a session summary Honcho made still holds the words.
+    pub summary_holds: bool,
     /// Why the work stopped early (Honcho unreachable, a token that may not list or
     /// delete conclusions, too many conclusions), if it did.
     pub failed: Option<String>,
 }
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl Forgot {
-    /// The plain sentence for the owner.
+    /// The plain sentences for the owner: what Honcho still holds, and what to do.
     pub fn sentence(&self) -> String {
+        let (s, w) = (&self.session, &self.workspace);
         let mut out = if self.messages_left.is_empty() && self.failed.is_none() {
-            format!(
-                "Honcho holds no message with the forgotten text (session {}, workspace {}).",
-                self.session, self.workspace
-            )
+            format!("Honcho holds no message with the forgotten text (session {s}, workspace {w}).")
         } else if self.messages_left.is_empty() {
-            format!(
-                "Honcho could not be asked whether it holds the forgotten text (session {}, workspace {}).",
-                self.session, self.workspace
-            )
+            format!("Honcho could not be asked whether it holds the forgotten text (session {s}, workspace {w}).")
         } else {
             format!(
-                "Honcho still holds {} message{} with the forgotten text (session {}, workspace {}; Honcho ids {}): its API cannot delete or edit a message, only delete that whole Honcho session with every other message in it.",
-                self.messages_left.len(),
-                if self.messages_left.len() == 1 { "" } else { "s" },
-                self.session,
-                self.workspace,
+                "Honcho still holds {} with the forgotten text (session {s}, workspace {w}; Honcho ids {}), and their embeddings: its API cannot delete or edit a message, only delete that whole Honcho session with every other message in it (DELETE /v3/workspaces/{w}/sessions/{s}).",
+                plural(self.messages_left.len(), "message", "messages"),
                 self.messages_left.join(", ")
             )
         };
-        if !self.messages_left.is_empty() || self.conclusions_deleted > 0 {
+        if self.words_known {
             out.push_str(&format!(
-                " {} conclusion{} Honcho drew from that session at or after it {} deleted; conclusions it drew across sessions and its peer cards may still reflect it.",
-                self.conclusions_deleted,
-                if self.conclusions_deleted == 1 { "" } else { "s" },
-                if self.conclusions_deleted == 1 { "was" } else { "were" },
+                " {} that said it deleted, from the session and about either peer (Honcho keeps them marked deleted until its reconciler runs).",
+                plural(self.conclusions_deleted, "conclusion", "conclusions")
+            ));
+            if self.card_lines_removed > 0 {
+                out.push_str(&format!(
+                    " {} taken out of the owner's peer card.",
+                    plural(self.card_lines_removed, "line", "lines")
+                ));
+            }
+            if self.summary_holds {
+                out.push_str(&format!(
+                    " The session's summary still says it (GET /v3/workspaces/{w}/sessions/{s}/summaries): Honcho's API cannot edit a summary; it is replaced when Honcho next summarises the session."
+                ));
+            }
+        } else {
+            out.push_str(" Conclusions and the peer card were not searched: the forgotten words are never kept on disk, and this removal was finished after a restart; list them with POST /v3/workspaces/{w}/conclusions/list and delete one with DELETE /v3/workspaces/{w}/conclusions/{id}.".replace("{w}", w).as_str());
+        }
+        if !self.messages_left.is_empty() {
+            out.push_str(&format!(
+                " Honcho's deriver may still draw conclusions from those messages (a queued task runs after 512 tokens or 30 minutes): list them later with POST /v3/workspaces/{w}/conclusions/list and delete them with DELETE /v3/workspaces/{w}/conclusions/ID."
             ));
         }
         if let Some(e) = &self.failed {
@@ -101,10 +130,39 @@ impl fmt::Display for Forgot {
     }
 }
 
+/// Whether `text` says what `words` say: the whole query, or every word of it of at least
+/// [`MIN_WORD_CHARS`] (all of them when none is that long), ignoring case.
+pub fn holds(text: &str, words: &str) -> bool {
+    let (text, query) = (text.to_lowercase(), words.trim().to_lowercase());
+    if query.is_empty() {
+        return false;
+    }
+    if text.contains(&query) {
+        return true;
+    }
+    let all: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let long: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|w| w.chars().count() >= MIN_WORD_CHARS)
+        .collect();
+    let need = if long.is_empty() { all } else { long };
+    !need.is_empty() && need.iter().all(|w| text.contains(w))
+}
+
 /// Does in Honcho what its API allows for `records` of boxmaker session `session`, which
-/// the owner made the box forget. `None` when Honcho reporting is off (`honcho.url`
-/// empty) or its names are bad (then nothing was ever sent).
-pub fn forget(cfg: &Honcho, session: &str, records: &[Record]) -> Option<Forgot> {
+/// the owner made the box forget by `words` (`None` when they are not known: a removal
+/// finished after a restart). `None` when Honcho reporting is off (`honcho.url` empty) or
+/// its names are bad (then nothing was ever sent).
+pub fn forget(
+    cfg: &Honcho,
+    session: &str,
+    records: &[Record],
+    words: Option<&str>,
+) -> Option<Forgot> {
     if cfg.url.is_empty() || names::check(cfg).is_err() {
         return None;
     }
@@ -114,12 +172,15 @@ pub fn forget(cfg: &Honcho, session: &str, records: &[Record]) -> Option<Forgot>
     } else {
         cfg.session.clone()
     };
+    let words = words.filter(|w| !w.trim().is_empty());
     let mut out = Forgot {
         session: target.clone(),
         workspace: cfg.workspace.clone(),
+        words_known: words.is_some(),
         ..Forgot::default()
     };
-    if let Err(e) = run(&client, session, &target, records, &mut out) {
+    let peers = [cfg.owner_peer.as_str(), cfg.assistant_peer.as_str()];
+    if let Err(e) = run(&client, session, &target, records, words, &peers, &mut out) {
         out.failed = Some(e.to_string());
     }
     Some(out)
@@ -130,9 +191,10 @@ fn run(
     session: &str,
     target: &str,
     records: &[Record],
+    words: Option<&str>,
+    peers: &[&str; 2],
     out: &mut Forgot,
 ) -> Result<(), CallError> {
-    let mut earliest: Option<String> = None;
     for r in records {
         for role in ["owner", "assistant"] {
             for part in 0..MAX_PARTS {
@@ -140,52 +202,64 @@ fn run(
                 // epoch moved its line is found by its epoch, time and side instead.
                 let id = message_id(session, r.epoch, r.offset, role, part);
                 let key = record_key(session, r.epoch, &r.time, role, part);
-                let found = match client.message_by(target, ID_KEY, &id)? {
-                    Some(m) => Some(m),
-                    None => client.message_by(target, RECORD_KEY, &key)?,
-                };
-                let Some((honcho_id, created_at)) = found else {
+                let mut found = client.messages_by(target, ID_KEY, &id)?;
+                if found.is_empty() {
+                    found = client.messages_by(target, RECORD_KEY, &key)?;
+                }
+                if found.is_empty() {
                     break;
-                };
-                out.messages_left.push(honcho_id);
-                if earliest
-                    .as_deref()
-                    .is_none_or(|e| time_key(&created_at) < time_key(e))
-                {
-                    earliest = Some(created_at);
+                }
+                for m in found {
+                    if !out.messages_left.contains(&m) {
+                        out.messages_left.push(m);
+                    }
                 }
             }
         }
     }
-    let Some(earliest) = earliest else {
+    let Some(words) = words else {
         return Ok(());
     };
     // Listed first, deleted after: deleting while paging would shift the pages.
-    let mut doomed = Vec::new();
-    let mut page = 1;
-    loop {
-        let (items, pages) = client.conclusions(target, page)?;
-        doomed.extend(
-            items
-                .into_iter()
-                .filter(|(_, t)| time_key(t) >= time_key(&earliest))
-                .map(|(id, _)| id),
-        );
-        if page >= pages {
-            break;
+    let mut doomed = BTreeSet::new();
+    let filters = [
+        json!({ "session_id": target }),
+        json!({ "observed_id": peers[0] }),
+        json!({ "observed_id": peers[1] }),
+    ];
+    for filter in &filters {
+        let mut page = 1;
+        loop {
+            let (items, pages) = client.conclusions(filter, page)?;
+            doomed.extend(
+                items
+                    .into_iter()
+                    .filter(|(_, content)| holds(content, words))
+                    .map(|(id, _)| id),
+            );
+            if page >= pages {
+                break;
+            }
+            if page >= MAX_CONCLUSION_PAGES {
+                out.failed = Some(format!(
+                    "more than {MAX_CONCLUSION_PAGES} pages of conclusions; only those were looked at"
+                ));
+                break;
+            }
+            page += 1;
         }
-        if page >= MAX_CONCLUSION_PAGES {
-            out.failed = Some(format!(
-                "Honcho session {target} has more than {MAX_CONCLUSION_PAGES} pages of conclusions; only those were looked at"
-            ));
-            break;
-        }
-        page += 1;
     }
     for id in doomed {
         client.delete_conclusion(&id)?;
         out.conclusions_deleted += 1;
     }
+    let card = client.card(peers[0])?;
+    let kept: Vec<String> = card.iter().filter(|l| !holds(l, words)).cloned().collect();
+    if kept.len() < card.len() {
+        client.set_card(peers[0], &kept)?;
+        out.card_lines_removed = card.len() - kept.len();
+    }
+    out.summary_holds = client.summaries(target)?.iter().any(|s| holds(s, words));
     Ok(())
 }
 
@@ -194,35 +268,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_order_across_fraction_lengths_and_offsets() {
-        assert!(time_key("2026-11-30T04:34:57Z") < time_key("2026-11-30T04:34:57.001Z"));
-        assert_eq!(
-            time_key("2026-11-30T04:34:57.5Z"),
-            time_key("2026-11-30T04:34:57.500000+00:00")
-        );
-        assert!(time_key("2026-11-30T04:34:58Z") > time_key("2026-11-30T04:34:57.999Z"));
-        assert!(time_key("yesterday") > time_key("2099-01-01T00:00:00Z"));
+    fn a_conclusion_holds_the_words_whole_or_each_longer_word_in_any_case() {
+        assert!(holds("The owner's PIN is 4471.", "4471"));
+        assert!(holds(
+            "Owner keeps a locker; its code is 4471",
+            "locker code 4471"
+        ));
+        assert!(!holds("Owner likes green tea", "locker code 4471"));
+        assert!(holds("owner's MY PIN", "my pin"));
+        assert!(!holds("anything", "  "));
     }
 
     #[test]
-    fn the_sentence_says_what_stays_and_what_went() {
+    fn the_sentence_says_what_stays_and_what_the_owner_can_do() {
         let f = Forgot {
             session: "main".into(),
             workspace: "boxmaker".into(),
             messages_left: vec!["m1".into(), "m2".into()],
+            words_known: true,
             conclusions_deleted: 3,
+            card_lines_removed: 1,
+            summary_holds: true,
             failed: None,
         };
         let s = f.sentence();
         assert!(s.starts_with("Honcho still holds 2 messages"), "{s}");
         assert!(s.contains("Honcho ids m1, m2"), "{s}");
+        assert!(s.contains("and their embeddings"), "{s}");
         assert!(s.contains("cannot delete or edit a message"), "{s}");
-        assert!(s.contains("3 conclusions Honcho drew"), "{s}");
+        assert!(s.contains("3 conclusions that said it deleted"), "{s}");
+        assert!(s.contains("until its reconciler runs"), "{s}");
+        assert!(
+            s.contains("1 line taken out of the owner's peer card"),
+            "{s}"
+        );
+        assert!(s.contains("summary still says it"), "{s}");
+        assert!(s.contains("deriver may still draw"), "{s}");
         let none = Forgot {
             session: "main".into(),
             workspace: "boxmaker".into(),
+            words_known: true,
             ..Forgot::default()
         };
         assert!(none.sentence().starts_with("Honcho holds no message"));
+        let later = Forgot {
+            words_known: false,
+            ..none
+        };
+        assert!(later.sentence().contains("were not searched"));
     }
 }

@@ -36,17 +36,8 @@ pub const ID_KEY: &str = "boxmaker_id";
 pub const RECORD_KEY: &str = "boxmaker_record";
 
 /// The metadata key naming the boxmaker session, so that the reporter can ask Honcho for
-/// the newest message of one session even when several share a Honcho session.
+/// the newest messages of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
-
-/// A message Honcho holds: its `boxmaker_id`, its content and its `created_at` (the
-/// record's time as loopd sent it, in Honcho's notation), if Honcho said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
-    pub id: String,
-    pub content: String,
-    pub created_at: Option<String>,
-}
 
 /// The peers from `[honcho]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,15 +89,6 @@ pub fn record_key(session: &str, epoch: u64, time: &str, role: &str, part: usize
     } else {
         format!("{session}/{epoch}/{time}/{role}/{part}")
     }
-}
-
-/// The epoch and line offset an id of `session` names, or `None` for any other string.
-pub fn parse_id(session: &str, id: &str) -> Option<(u64, u64)> {
-    let rest = id.strip_prefix(session)?.strip_prefix('/')?;
-    let mut parts = rest.split('/');
-    let epoch = parts.next()?.parse().ok()?;
-    let offset = parts.next()?.parse().ok()?;
-    matches!(parts.next(), Some("owner" | "assistant")).then_some((epoch, offset))
 }
 
 /// The messages one turn gives, in the order they are posted, each text cut into pieces of
@@ -301,72 +283,10 @@ pub fn count_pending(
         .count())
 }
 
-/// Where Honcho's newest message lies in a scan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
-    /// The cursor just past it, and whether Honcho's copy is the same text.
-    Past(Cursor, bool),
-    /// Not among the `looked` messages of the scan.
-    NotHere { looked: usize },
-}
-
-/// Where `held`, Honcho's newest message of `session`, lies in `scan` (read from `from`).
-///
-/// A message is the same as Honcho's when it has the same epoch, side, part, text and time
-/// (`created_at`): its byte offset is not compared, because a forget rewrites a log and
-/// moves every later line of it (docs/forgetting.md), so Honcho may name a record by the
-/// offset it had then. Two records of one side with the same text and the same time to
-/// the millisecond are one record. When Honcho gives no time, the id must match too.
-/// A message at Honcho's id with other text is reported as such (`Past(_, false)`): the
-/// logs were started over. Honcho strips NUL characters from what it stores, so they do
-/// not count.
-pub fn find_held(
-    session: &str,
-    scan: &Scan,
-    from: &Cursor,
-    peers: &Peers,
-    held: &Held,
-    gate: &mut Gate<'_>,
-) -> Result<Found, String> {
-    let want = id_tail(session, &held.id);
-    let mut at_id = None;
-    let mut looked = 0;
-    for (item, after) in pending(session, scan, from, peers, gate)? {
-        let Item::Post(m) = item else { continue };
-        looked += 1;
-        let same_text = m.content.replace('\0', "") == held.content;
-        let same_time = held
-            .created_at
-            .as_deref()
-            .map(time_key)
-            .filter(|k| k.0 != "~")
-            .map(|k| k == time_key(&m.created_at));
-        if same_text && want.is_some() && id_tail(session, &m.id) == want && same_time == Some(true)
-        {
-            return Ok(Found::Past(after, true));
-        }
-        if m.id == held.id && at_id.is_none() {
-            at_id = Some((after, same_text && same_time != Some(false)));
-        }
-    }
-    Ok(match at_id {
-        Some((after, same)) => Found::Past(after, same),
-        None => Found::NotHere { looked },
-    })
-}
-
-/// The epoch and the side and part (`owner`, `assistant/2`) an id of `session` names: all
-/// of it but the byte offset.
-fn id_tail<'a>(session: &str, id: &'a str) -> Option<(u64, &'a str)> {
-    let rest = id.strip_prefix(session)?.strip_prefix('/')?;
-    let (epoch, rest) = rest.split_once('/')?;
-    let (_, tail) = rest.split_once('/')?;
-    Some((epoch.parse().ok()?, tail))
-}
-
-/// A timestamp as something that orders by time: a UTC `2026-11-30T04:34:57.1Z` (or
-/// `+00:00`, as Honcho writes them back) as its date and time, then its fraction padded
-/// to nanoseconds. A time in another form sorts after everything.
+/// A timestamp as something that orders by time (the tests compare Honcho's form with
+/// loopd's by it): a UTC `2026-11-30T04:34:57.1Z` (or `+00:00`) as its date and time,
+/// then its fraction padded to nanoseconds. A time in another form sorts after everything.
+#[cfg(test)]
 pub fn time_key(t: &str) -> (String, String) {
     let utc = t
         .strip_suffix('Z')
@@ -385,14 +305,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_name_the_record_and_parse_back() {
+    fn ids_name_the_record_and_its_part() {
         let id = message_id("main", 3, 120, "assistant", 0);
         assert_eq!(id, "main/3/120/assistant");
-        assert_eq!(parse_id("main", &id), Some((3, 120)));
-        assert_eq!(parse_id("main", "main/3/120/owner/2"), Some((3, 120)));
-        assert_eq!(parse_id("main", "mainx/3/120/owner"), None);
-        assert_eq!(parse_id("main", "other/3/120/owner"), None);
-        assert_eq!(parse_id("main", "main/3/x/owner"), None);
+        assert_eq!(message_id("main", 3, 120, "owner", 2), "main/3/120/owner/2");
     }
 
     #[test]

@@ -9,27 +9,23 @@
 //! blocks; a periodic rescan with exponential backoff makes an outage heal by itself.
 //!
 //! **Exactly once.** Honcho assigns message ids itself (a nanoid per created message) and
-//! has no idempotency key, so a re-sent batch would be stored twice; its ids cannot make a
-//! duplicate harmless. Instead each message carries a stable id in its metadata
-//! (`boxmaker_id` = `<session>/<epoch>/<record offset>/<owner|assistant>`, see
-//! [`message::message_id`]), plus `boxmaker_session`. Whenever the cursor may disagree
-//! with Honcho — at start, and after any post whose outcome is unknown (a timeout, a lost
-//! connection, a 5xx) — the reporter first asks Honcho for the newest message of the
-//! session (`messages/list`, `reverse=true`, one item, filtered on `boxmaker_session`) and
-//! moves the cursor past it if the cursor is behind (and the text there matches, so a
-//! session whose logs were started over is not skipped on an id alone). Batches are posted
-//! strictly in log order and Honcho lists in insertion order, so the newest message names
-//! exactly how far Honcho got. A crash between a post and the cursor write therefore costs
-//! one extra list call, not a duplicate.
+//! has no idempotency key, so a re-sent batch would be stored twice, and Honcho cannot
+//! delete a message. Each message carries in its metadata a stable id (`boxmaker_id` =
+//! `<session>/<epoch>/<record offset>/<owner|assistant>`, see [`message::message_id`]),
+//! `boxmaker_record` (the record by its epoch, time and side) and `boxmaker_session`.
+//! Whenever loopd cannot know whether Honcho took the batch at the cursor — at start
+//! (a `kill -9` may have come mid-post), after no answer, a timeout or a 5xx — it waits out
+//! Honcho's commit window from an answer of Honcho's, then looks the batch's records up
+//! among the session's newest messages and posts only those Honcho lacks (`sync`). A list
+//! alone is never believed: Honcho finishes a create after its client has gone, and its
+//! list takes no lock, so a list can overtake a create still under way.
 //!
 //! **Forgetting.** `/forget` rewrites logs the reporter reads, moving the byte offsets of
 //! every later line of an epoch. The worker pauses the reporter ([`Reporter::pause`])
-//! while it does, and moves the stored cursor with the lines, once (`moved`); the newest
-//! message Honcho holds is recognised by its epoch, side, text and time rather than by
-//! the offset in its id (`message::find_held`); and each message also carries
-//! `boxmaker_record` (epoch, time, side), by which `forget` finds what Honcho holds of a
-//! record whose line an earlier forget moved. See docs/honcho.md, "After a forget
-//! rewrote a log".
+//! while it does, and moves the stored cursor with the lines, once (`moved`); the records
+//! Honcho holds are recognised by `boxmaker_record` (epoch, time, side), not by the
+//! offset in their id, by which `forget` also finds what Honcho holds of a record whose
+//! line an earlier forget moved. See docs/honcho.md, "After a forget rewrote a log".
 //!
 //! **Refusals.** Only a message Honcho refuses on its own (a 422 or 413, narrowed to that
 //! one message by halving the batch) is passed over, with a warning naming it; one refused
@@ -37,7 +33,9 @@
 //! answer — holds the batch and is retried with backoff (at least as long as a
 //! `Retry-After` asks), so no turn is lost: see `sync`. A warning is logged when a session
 //! starts failing or fails differently, and a notice when it recovers, not at every retry;
-//! [`StatusHandle`] tells `/status` how many messages wait and since when.
+//! [`StatusHandle`] tells `/status` how many messages wait, since when and why. A token
+//! file that changed while reports are held back, and a reload (SIGHUP), end the backoff:
+//! the next try is at once ([`Reporter::retry_now`], [`TOKEN_POLL`]).
 //!
 //! **Names.** Workspace, session and peer names are checked against Honcho's rule before
 //! the reporter starts (`names`); a bad one is an error naming its key, and nothing is
@@ -57,6 +55,8 @@ mod sync;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_doubt;
 #[cfg(test)]
 mod tests_forget;
 #[cfg(test)]
@@ -94,6 +94,11 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
 /// the reporter was not running, or whose poke was dropped, still go out.
 pub const RESCAN_INTERVAL: Duration = Duration::from_secs(60);
 
+/// How often the token file is looked at (its size and time) while reports are held back:
+/// a fixed token is used within this long, not at the next backoff try (up to
+/// `MAX_BACKOFF`). A `stat` a second costs nothing worth counting.
+pub const TOKEN_POLL: Duration = Duration::from_secs(1);
+
 /// Pokes waiting for the reporter thread. A poke only says "look at this session"; when
 /// the queue is full the thread has pokes to work through already, and the rescan covers
 /// any that are dropped, so a full queue never blocks a turn.
@@ -122,6 +127,10 @@ pub struct Options {
     /// reporter restarts (a reload of `[honcho]`); each reporter starts it afresh.
     pub status: StatusHandle,
     pub rewriting: Rewriting,
+    /// See `sync::COMMIT_WINDOW`.
+    pub commit_window: Duration,
+    /// See `client::REQUEST_TIMEOUT`.
+    pub request_timeout: Duration,
 }
 
 impl Default for Options {
@@ -133,6 +142,8 @@ impl Default for Options {
             after_post: AfterPost::Continue,
             status: StatusHandle::default(),
             rewriting: never_rewriting,
+            commit_window: sync::COMMIT_WINDOW,
+            request_timeout: client::REQUEST_TIMEOUT,
         }
     }
 }
@@ -145,6 +156,9 @@ impl Options {
         let mut opts = Options::default();
         if crate::testhook::honcho_abort_after_post() {
             opts.after_post = AfterPost::Abort;
+        }
+        if let Some(w) = crate::testhook::honcho_commit_window() {
+            opts.commit_window = w;
         }
         opts
     }
@@ -161,6 +175,8 @@ pub struct Health {
     pub failures: u64,
     /// The last failure, cleared by the next good round.
     pub last_error: Option<String>,
+    /// Records Honcho was found holding twice (each warned about once).
+    pub duplicates: u64,
 }
 
 struct Shared {
@@ -180,6 +196,8 @@ impl Shared {
 
 enum Msg {
     Poke(String),
+    /// Every session held back is tried again at once (a reload).
+    RetryNow,
     Stop,
 }
 
@@ -224,7 +242,7 @@ impl Reporter {
         let gate = Arc::new(Gate::default());
         let ctx = Ctx {
             state_dir: cfg.state_dir.clone(),
-            client: client::Client::new(&cfg.honcho),
+            client: client::Client::with_timeout(&cfg.honcho, opts.request_timeout),
             peers: Peers {
                 owner: cfg.honcho.owner_peer.clone(),
                 assistant: cfg.honcho.assistant_peer.clone(),
@@ -240,7 +258,10 @@ impl Reporter {
             gate: Arc::clone(&gate),
             max_chars: Cell::new(message::MAX_MESSAGE_CHARS),
             peer_setup: Cell::new(PeerSetup::Pending),
+            commit_window: opts.commit_window,
+            duplicates: Cell::new(0),
         };
+        let token_file = cfg.honcho.token_file.clone();
         opts.status.set(HonchoStatus::default());
         let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let shared = Arc::new(Shared {
@@ -251,7 +272,7 @@ impl Reporter {
         let thread_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("honcho".into())
-            .spawn(move || run(ctx, opts, rx, &thread_shared));
+            .spawn(move || run(ctx, opts, rx, &thread_shared, &token_file));
         match spawned {
             Ok(thread) => Some(Reporter {
                 tx,
@@ -281,6 +302,13 @@ impl Reporter {
     /// (`/forget`): see `pause` and `moved`.
     pub fn pause(&self) -> Paused {
         Paused::new(Arc::clone(&self.gate))
+    }
+
+    /// Ends every backoff: sessions held back are tried again at once. For a reload
+    /// (SIGHUP) that left `[honcho]` as it was: the owner may have fixed what failed (a
+    /// token file, Honcho itself). Never blocks; a full queue has a round coming anyway.
+    pub fn retry_now(&self) {
+        let _ = self.tx.try_send(Msg::RetryNow);
     }
 
     /// Tells the reporter that `session` may have a newly finished turn. Never blocks.
@@ -369,10 +397,40 @@ pub fn retry_wait(backoff: &mut Backoff, asked: Option<Duration>, max: Duration)
     asked.map_or(wait, |a| wait.max(a.min(max)))
 }
 
-fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
+/// The token file's size and time, to see that it changed; `None` when there is none or it
+/// cannot be looked at (the request says why).
+fn token_stamp(path: &std::path::Path) -> Option<(u64, std::time::SystemTime)> {
+    if path.as_os_str().is_empty() {
+        return None;
+    }
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// Every held-back session tried at once, its backoff started over.
+fn retry_all(slots: &mut BTreeMap<String, Slot>) {
+    for slot in slots.values_mut().filter(|s| s.held.is_some()) {
+        slot.due = true;
+        slot.next_try = Instant::now();
+        slot.backoff.reset();
+    }
+}
+
+fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared, token: &std::path::Path) {
     let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
     let mut next_rescan = Instant::now();
+    let mut stamp = token_stamp(token);
     loop {
+        let now_stamp = token_stamp(token);
+        if now_stamp != stamp {
+            stamp = now_stamp;
+            if slots.values().any(|s| s.held.is_some()) {
+                plumbing::notice!(
+                    "honcho: the token file changed; held-back reports are tried again now"
+                );
+                retry_all(&mut slots);
+            }
+        }
         let now = Instant::now();
         if now >= next_rescan {
             for name in session_names(&ctx.state_dir) {
@@ -414,6 +472,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                         h.posted += posted as u64;
                         h.idle_rounds += 1;
                         h.last_error = None;
+                        h.duplicates = ctx.duplicates.get();
                     });
                 }
                 Outcome::Retry(failure) => {
@@ -446,15 +505,19 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                         h.last_error = Some(failure.message);
                     });
                 }
+                Outcome::Settle(wait) => slot.next_try = Instant::now() + wait,
                 Outcome::Paused => {}
                 Outcome::Exit => return,
             }
         }
-        let wake = slots
+        let mut wake = slots
             .values()
             .filter(|s| s.due)
             .map(|s| s.next_try)
             .fold(next_rescan, Instant::min);
+        if !token.as_os_str().is_empty() && slots.values().any(|s| s.held.is_some()) {
+            wake = wake.min(Instant::now() + TOKEN_POLL);
+        }
         let wait = wake.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
             Ok(Msg::Poke(name)) => {
@@ -463,10 +526,12 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
                 while let Ok(m) = rx.try_recv() {
                     match m {
                         Msg::Poke(name) => mark_due(&mut slots, &name, &opts),
+                        Msg::RetryNow => retry_all(&mut slots),
                         Msg::Stop => return,
                     }
                 }
             }
+            Ok(Msg::RetryNow) => retry_all(&mut slots),
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             Err(RecvTimeoutError::Timeout) => {}
         }

@@ -11,18 +11,41 @@
 //! wrongly), 409 (a creation race in Honcho), 429, 5xx, no answer — holds the batch: the
 //! round ends as a [`Failure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
+//!
+//! **When loopd cannot know whether Honcho took a batch** (at start, since a `kill -9` may
+//! have come mid-post; after no answer, a timeout or a 5xx), it never posts that batch
+//! again on the strength of a list: Honcho finishes a create after its client has gone,
+//! and its list takes no lock, so a list can answer before a create still under way
+//! commits. Instead the round waits out Honcho's commit window ([`COMMIT_WINDOW`]) counted
+//! from an answer of Honcho's, then asks for the session's newest messages and posts only
+//! those of the batch whose `boxmaker_record` Honcho does not hold. A record Honcho holds
+//! twice is warned about, with how the owner can see it (docs/honcho.md, "Nothing lost,
+//! nothing twice").
 
 use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
 use super::label::{Classes, Labeller};
-use super::message::{self, Held, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
+use super::message::{self, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
 use super::pause::Gate;
 use super::scan;
 use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long after an answer from Honcho a create it may still be working on has either
+/// committed or failed. Honcho (3.0.12, `crud/message.py::create_messages`) runs a create
+/// to its end whether or not the client is still there; its waits are each bounded by
+/// its own settings: a pooled database connection within `DB_POOL_TIMEOUT` (5 s), a new
+/// one within `DB_CONNECT_TIMEOUT_SECONDS` (2 s), the session's advisory lock within
+/// `SET LOCAL lock_timeout = '5s'`; what is left is a handful of short statements and the
+/// commit. 12 s of bounded waits, with room for slow statements (Postgres sets no
+/// statement timeout). Counted from an answer, not from the post: a server frozen
+/// (SIGSTOP, swapped out) past loopd's request timeout finishes the create only once it
+/// runs again, and then it answers too.
+pub const COMMIT_WINDOW: Duration = Duration::from_secs(20);
 
 /// Turns read from the logs per scan. Half a batch of turns fills a batch (two messages
 /// each) and keeps what is held in memory to about one batch, however far behind the
@@ -78,6 +101,10 @@ pub struct Ctx {
     /// piece as too long, then what it said (or half the piece).
     pub max_chars: Cell<usize>,
     pub peer_setup: Cell<PeerSetup>,
+    /// See [`COMMIT_WINDOW`] (tests make it short).
+    pub commit_window: Duration,
+    /// Records found held more than once by Honcho, each counted once (the warnings).
+    pub duplicates: Cell<u64>,
 }
 
 /// Why a round stopped before everything finished was reported. Nothing was dropped: the
@@ -124,6 +151,9 @@ pub enum Outcome {
     Exit,
     /// A pause was asked for: the round ends between requests and is run again after it.
     Paused,
+    /// Whether Honcho holds a batch is not known yet: run the round again after this long,
+    /// once a create Honcho may still be working on has committed. Not a failure.
+    Settle(Duration),
 }
 
 /// How a round must end now, if it must: the reporter is stopping or asked to pause.
@@ -197,9 +227,22 @@ fn stated_limit(body: &str) -> Option<usize> {
 pub struct SessionSync {
     name: String,
     cursor: Option<Cursor>,
-    /// Whether the cursor is known to agree with Honcho: false at start and after any
-    /// post whose outcome is unknown.
-    checked: bool,
+    /// Whether Honcho may hold messages past the cursor: at start and after any post whose
+    /// outcome is unknown.
+    doubt: Doubt,
+    /// `boxmaker_record`s already warned about as held twice, so each is warned once.
+    warned: BTreeSet<String>,
+}
+
+/// Whether the cursor is known to agree with Honcho.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Doubt {
+    Sure,
+    /// Honcho may hold the batch at the cursor, or still be committing it; `answered` is
+    /// when Honcho first answered since, from which [`COMMIT_WINDOW`] is counted.
+    Unknown {
+        answered: Option<Instant>,
+    },
 }
 
 impl SessionSync {
@@ -207,7 +250,8 @@ impl SessionSync {
         SessionSync {
             name: name.to_string(),
             cursor: None,
-            checked: false,
+            doubt: Doubt::Unknown { answered: None },
+            warned: BTreeSet::new(),
         }
     }
 
@@ -295,32 +339,6 @@ impl SessionSync {
         if let Some(o) = halt(ctx) {
             return Ok(o);
         }
-        if !self.checked {
-            match ctx.client.newest(&target, &name) {
-                Ok(Some(held)) => {
-                    if let Some(past) =
-                        find_past(&dir, cur, &name, ctx, &held).map_err(Failure::local)?
-                    {
-                        plumbing::notice!(
-                            "honcho: session {name}: Honcho already holds {}; the cursor moves past it",
-                            held.id
-                        );
-                        self.save(&cursor_path, past)?;
-                        cur = past;
-                    }
-                }
-                Ok(None) => {}
-                // Asking is only a check: a refusal of it leaves the cursor on disk to go
-                // by, and the post itself says whether Honcho takes messages.
-                Err(e @ CallError::Status { status, .. }) if status < 500 && status != 408 => {
-                    plumbing::warn!(
-                        "honcho: session {name}: cannot ask Honcho what it holds ({e}); reporting from the cursor on disk"
-                    )
-                }
-                Err(e) => return Err(Failure::call(&e)),
-            }
-            self.checked = true;
-        }
         let mut posted = 0;
         let mut labels = Labeller::new(&dir, ctx.classes.owner);
         loop {
@@ -333,10 +351,24 @@ impl SessionSync {
             let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)
                 .map_err(Failure::local)?;
             if plan.batch.is_empty() {
+                // Nothing waits, so nothing can have been in flight.
+                self.doubt = Doubt::Sure;
                 if plan.after != cur {
                     self.save(&cursor_path, plan.after)?;
                 }
                 return Ok(Outcome::Idle { posted });
+            }
+            let plan = match self.doubt {
+                Doubt::Sure => plan,
+                Doubt::Unknown { answered } => match self.unheld(ctx, &target, plan, answered)? {
+                    Ok(plan) => plan,
+                    Err(wait) => return Ok(Outcome::Settle(wait)),
+                },
+            };
+            if plan.batch.is_empty() {
+                self.save(&cursor_path, plan.after)?;
+                cur = plan.after;
+                continue;
             }
             setup_peer(ctx)?;
             match self.post_plan(ctx, &target, &cursor_path, &plan)? {
@@ -344,6 +376,7 @@ impl SessionSync {
                     posted += n;
                     self.save(&cursor_path, plan.after)?;
                     cur = plan.after;
+                    retry_refused_peer(ctx);
                 }
                 Posted::Recut(n) => {
                     posted += n;
@@ -431,10 +464,10 @@ impl SessionSync {
                     }
                 }
                 Err(e) => {
-                    // Honcho may have stored the batch before the answer was lost, so the
-                    // next round asks it first.
+                    // Honcho may have stored the batch before the answer was lost, or may
+                    // still be storing it, so the next round waits and asks it first.
                     if e.outcome_unknown() {
-                        self.checked = false;
+                        self.doubt = Doubt::Unknown { answered: None };
                     }
                     return Err(Failure::call(&e));
                 }
@@ -445,23 +478,100 @@ impl SessionSync {
 
     fn save(&mut self, path: &Path, c: Cursor) -> Result<(), Failure> {
         if let Err(e) = cursor::store(path, &c) {
-            self.checked = false;
+            self.doubt = Doubt::Unknown { answered: None };
             return Err(Failure::local(e.to_string()));
         }
         self.cursor = Some(c);
         Ok(())
     }
+
+    /// `plan` without the messages Honcho already holds, once Honcho's commit window has
+    /// passed since it answered; until then `Err` with how long is left. Asks Honcho for
+    /// the session's newest messages (one request) each time: the first answer starts the
+    /// window, the one after it is believed.
+    fn unheld(
+        &mut self,
+        ctx: &Ctx,
+        target: &str,
+        plan: Plan,
+        answered: Option<Instant>,
+    ) -> Result<Result<Plan, Duration>, Failure> {
+        let name = self.name.clone();
+        let recent = ctx
+            .client
+            .recent(target, &name)
+            .map_err(|e| Failure::call(&e))?;
+        let now = Instant::now();
+        let since = answered.unwrap_or(now);
+        self.doubt = Doubt::Unknown {
+            answered: Some(since),
+        };
+        let ripe = since + ctx.commit_window;
+        if answered.is_none() || now < ripe {
+            return Ok(Err(ripe.saturating_duration_since(now)));
+        }
+        let mut held: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (record, id) in &recent {
+            held.entry(record).or_default().push(id);
+        }
+        for (record, ids) in held.iter().filter(|(_, ids)| ids.len() > 1) {
+            if self.warned.insert(record.to_string()) {
+                ctx.duplicates.set(ctx.duplicates.get() + 1);
+                plumbing::warn!(
+                    "honcho: session {name}: Honcho holds message {record} {} times (Honcho ids {}): a post whose outcome loopd could not know was stored twice; Honcho cannot delete a message. See them with POST {}/v3/workspaces/{}/sessions/{target}/messages/list and {{\"filters\": {{\"metadata\": {{\"boxmaker_record\": \"{record}\"}}}}}}",
+                    ids.len(),
+                    ids.join(", "),
+                    ctx.client.base(),
+                    ctx.client.workspace(),
+                );
+            }
+        }
+        let mut kept = Plan {
+            batch: Vec::new(),
+            ends: Vec::new(),
+            after: plan.after,
+        };
+        let mut skipped = 0;
+        for (m, end) in plan.batch.into_iter().zip(plan.ends) {
+            if held.contains_key(m.record.as_str()) {
+                skipped += 1;
+            } else {
+                kept.batch.push(m);
+                kept.ends.push(end);
+            }
+        }
+        if skipped > 0 {
+            plumbing::notice!(
+                "honcho: session {name}: Honcho already holds {skipped} of the {} messages at the cursor; only the others are posted",
+                skipped + kept.batch.len()
+            );
+        }
+        self.doubt = Doubt::Sure;
+        Ok(Ok(kept))
+    }
 }
 
 /// Sets the assistant's peer to `observe_me: false` before the first batch. A refusal
 /// (a token limited to one session may not change peers) does not hold reports back: it
-/// is warned about once and tried again before later batches. No answer or a busy Honcho
-/// ends the round, as the post would.
+/// is warned about once and tried again after later batches Honcho took
+/// ([`retry_refused_peer`]), never before a retry, so a retry is one request. No answer
+/// or a busy Honcho ends the round, as the post would.
 fn setup_peer(ctx: &Ctx) -> Result<(), Failure> {
-    let state = ctx.peer_setup.get();
-    if state == PeerSetup::Done {
+    if ctx.peer_setup.get() != PeerSetup::Pending {
         return Ok(());
     }
+    peer_request(ctx)
+}
+
+/// After a batch Honcho took: the peer set-up it refused before is tried again, quietly.
+fn retry_refused_peer(ctx: &Ctx) {
+    if ctx.peer_setup.get() == PeerSetup::Refused {
+        let _ = peer_request(ctx);
+    }
+}
+
+fn peer_request(ctx: &Ctx) -> Result<(), Failure> {
+    let state = ctx.peer_setup.get();
     match ctx.client.unobserved_peer(&ctx.peers.assistant) {
         Ok(()) => {
             ctx.peer_setup.set(PeerSetup::Done);
@@ -484,70 +594,12 @@ fn setup_peer(ctx: &Ctx) -> Result<(), Failure> {
 }
 
 /// The log line for a message Honcho refused on its own. It names the message by its id
-/// (session, epoch, byte offset of its record, side), so the owner can find it in the logs.
+/// (session, epoch, byte offset of its record, side), so the owner can find it in the logs,
+/// and Honcho's answer by its kind and length: the answer echoes the message's text.
 pub fn refusal_line(session: &str, m: &Outgoing, status: u16, body: &str) -> String {
     format!(
-        "honcho: session {session}: Honcho refused message {} with HTTP {status}; it is passed over for good and the others go on: {body}",
-        m.id
+        "honcho: session {session}: Honcho refused message {} with HTTP {status} ({}); it is passed over for good and the others go on",
+        m.id,
+        super::client::body_kind(body)
     )
-}
-
-/// How many messages past the cursor Honcho's newest one is looked for, at least. The
-/// cursor is stored after every batch Honcho takes, so Honcho is never more than one batch
-/// ahead of it; its newest message is among the first `MAX_BATCH` from the cursor on.
-/// Looking that far, not only up to the offset in Honcho's id, finds a message whose line
-/// a forget moved later in the log.
-const MAX_LOOK_PAST: usize = MAX_BATCH;
-
-/// The cursor just past Honcho's newest message when it lies at or after `from`, or `None`
-/// when the logs from `from` on do not hold it (it was reported before the cursor was
-/// stored last, or it is not one of ours). The message is recognised by its epoch, side,
-/// text and time, not by the byte offset in its id, which a forget may have moved
-/// (`message::find_held`).
-fn find_past(
-    dir: &Path,
-    from: Cursor,
-    session: &str,
-    ctx: &Ctx,
-    held: &Held,
-) -> Result<Option<Cursor>, String> {
-    let peers = &ctx.peers;
-    let mut labels = Labeller::new(dir, ctx.classes.owner);
-    let Some(at) = message::parse_id(session, &held.id) else {
-        return Ok(None);
-    };
-    // A forget never moves a line to another epoch.
-    if at.0 < from.epoch {
-        return Ok(None);
-    }
-    let mut cur = from;
-    let mut looked = 0;
-    loop {
-        let found = scan::scan(dir, cur, MAX_SCAN_TURNS).map_err(|e| e.to_string())?;
-        let mut gate = message::Gate {
-            labels: &mut labels,
-            max_class: ctx.classes.max,
-            max_chars: ctx.max_chars.get(),
-        };
-        match message::find_held(session, &found, &cur, peers, held, &mut gate)? {
-            message::Found::Past(past, true) => return Ok(Some(past)),
-            message::Found::Past(_, false) => {
-                // Same place, other text: these logs are not the ones Honcho was sent (the
-                // session was started over). Skipping on an id alone would lose turns.
-                plumbing::warn!(
-                    "honcho: session {session}: Honcho's newest message {} differs from the log's text there; reporting from the cursor on disk",
-                    held.id
-                );
-                return Ok(None);
-            }
-            message::Found::NotHere { looked: n } => looked += n,
-        }
-        let Some(last) = found.turns.last() else {
-            return Ok(None);
-        };
-        if ((last.epoch, last.end) > at && looked >= MAX_LOOK_PAST) || found.rest == cur {
-            return Ok(None);
-        }
-        cur = found.rest;
-    }
 }

@@ -162,18 +162,31 @@ pub(super) fn options(after_post: AfterPost) -> Options {
         after_post,
         status: StatusHandle::default(),
         rewriting: crate::forget::plan::pending,
+        commit_window: TEST_COMMIT_WINDOW,
+        request_timeout: client::REQUEST_TIMEOUT,
     }
 }
+
+/// A commit window the stand-in's late commits in these tests stay inside.
+pub(super) const TEST_COMMIT_WINDOW: Duration = Duration::from_millis(600);
 
 pub(super) fn start(cfg: &Config) -> Reporter {
     Reporter::start_with(cfg, options(AfterPost::Continue)).unwrap()
 }
 
+/// What the stand-in holds, its times in loopd's form (milliseconds) again: Honcho gives a
+/// time back with six fraction digits.
 pub(super) fn got(st: &State) -> Vec<Expected> {
     st.messages
         .iter()
-        .map(|m| (m.peer_id.clone(), m.content.clone(), m.created_at.clone()))
+        .map(|m| (m.peer_id.clone(), m.content.clone(), millis(&m.created_at)))
         .collect()
+}
+
+/// A UTC time as loopd writes it, `…:57.123Z`.
+pub(super) fn millis(t: &str) -> String {
+    let (whole, frac) = message::time_key(t);
+    format!("{whole}.{}Z", &frac[..3])
 }
 
 /// Pokes, waits until the stand-in holds `n` messages and then until the reporter has

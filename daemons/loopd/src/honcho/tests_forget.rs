@@ -1,6 +1,7 @@
 //! Forgetting in Honcho against the stand-in: the messages that hold forgotten text are
-//! named (Honcho cannot delete them), the conclusions of that session that may hold it
-//! are deleted, and the others are left.
+//! named (Honcho cannot delete them); the conclusions that say the forgotten words are
+//! deleted whenever Honcho dated them, and the others are left; the owner's peer card
+//! loses the lines that say them; the reply says what stays.
 
 use super::forget::{forget, Record};
 use super::tests::{config, settle, start, Logs};
@@ -20,64 +21,107 @@ fn offset_of(logs: &Logs, needle: &str) -> u64 {
     panic!("no line with {needle:?}");
 }
 
-fn conclusion(id: &str, session: &str, created_at: &str) -> Conclusion {
+/// A conclusion dated `created_at`, as Honcho dates it: when it stored it.
+fn dated(id: &str, session: Option<&str>, content: &str, created_at: &str) -> Conclusion {
     Conclusion {
-        id: id.into(),
-        session: session.into(),
-        content: format!("conclusion {id}"),
         created_at: created_at.into(),
+        ..Conclusion::now(id, session, "owner", content)
     }
 }
 
+/// Regression: conclusions were chosen by date (at or after the forgotten message), so one
+/// saying the secret dated before it (another clock) was kept and an unrelated one dated
+/// after it was deleted; a peer card saying it was left as it was.
 #[test]
-fn forgetting_names_the_messages_honcho_keeps_and_deletes_the_conclusions_that_may_hold_them() {
+fn a_forget_deletes_the_conclusions_that_say_the_words_whatever_their_date_and_edits_the_card() {
     let server = Standin::start();
     let state = tempfile::tempdir().unwrap();
     let mut logs = Logs::new(state.path(), "main");
     let mut n = logs.owner_turn(0, 1, false).len();
-    let forgotten = logs.owner_turn(0, 2, false);
-    n += forgotten.len();
+    let time = logs.user(0, "my locker code is 4471", proto::Origin::Owner);
+    logs.assistant(0, Some("Noted."), false);
+    n += 2;
     n += logs.owner_turn(0, 3, false).len();
     let cfg = config(state.path(), &server);
     let reporter = start(&cfg);
     settle(&reporter, &server, "main", n);
     reporter.stop();
-    let at = forgotten[0].2.clone();
     let honcho_id = server.with(|st| {
         st.conclusions = vec![
-            conclusion("before", "main", "2026-01-01T00:00:00Z"),
-            conclusion("after", "main", &at),
-            conclusion("elsewhere", "other", &at),
+            dated(
+                "before",
+                Some("main"),
+                "The owner's locker code is 4471",
+                "2000-01-01T00:00:00Z",
+            ),
+            dated(
+                "after",
+                Some("main"),
+                "The owner likes green tea",
+                "2999-01-01T00:00:00Z",
+            ),
+            dated(
+                "dream",
+                None,
+                "Owner guards locker 4471 carefully",
+                "2999-01-01T00:00:00Z",
+            ),
+            dated(
+                "elsewhere",
+                Some("other"),
+                "Other session: tea",
+                "2999-01-01T00:00:00Z",
+            ),
         ];
+        st.cards.insert(
+            "owner".into(),
+            vec!["Name: Sam".into(), "Locker code: 4471".into()],
+        );
+        st.summaries.insert(
+            "main".into(),
+            "The owner said the locker code is 4471.".into(),
+        );
         st.messages
             .iter()
-            .find(|m| m.content == "question 2")
+            .find(|m| m.content.contains("4471"))
             .unwrap()
             .id
             .clone()
     });
     let record = Record {
         epoch: 0,
-        offset: offset_of(&logs, "question 2"),
-        time: forgotten[0].2.clone(),
+        offset: offset_of(&logs, "4471"),
+        time,
     };
-    let done = forget(&cfg.honcho, "main", &[record]).unwrap();
+    let done = forget(&cfg.honcho, "main", &[record], Some("4471")).unwrap();
     assert_eq!(done.messages_left, vec![honcho_id.clone()]);
-    assert_eq!(done.conclusions_deleted, 1);
     assert_eq!(done.failed, None);
+    assert_eq!(done.conclusions_deleted, 2);
+    assert_eq!(done.card_lines_removed, 1);
+    assert!(done.summary_holds);
     server.with(|st| {
-        let left: Vec<&str> = st.conclusions.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(left, ["before", "elsewhere"]);
+        let left: Vec<&str> = st
+            .live_conclusions()
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(left, ["after", "elsewhere"]);
+        assert_eq!(st.cards["owner"], vec!["Name: Sam".to_string()]);
     });
     let s = done.sentence();
     assert!(s.contains(&honcho_id), "{s}");
     assert!(s.contains("cannot delete or edit a message"), "{s}");
+    assert!(s.contains("and their embeddings"), "{s}");
+    assert!(s.contains("summary still says it"), "{s}");
+    assert!(s.contains("until its reconciler runs"), "{s}");
+    assert!(s.contains("deriver may still draw"), "{s}");
 }
 
 #[test]
-fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
+fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing_else() {
     let server = Standin::start();
-    server.with(|st| st.conclusions = vec![conclusion("c", "main", "2026-01-01T00:00:00Z")]);
+    server
+        .with(|st| st.conclusions = vec![Conclusion::now("c", Some("main"), "owner", "likes tea")]);
     let state = tempfile::tempdir().unwrap();
     let cfg = config(state.path(), &server);
     let done = forget(
@@ -88,6 +132,7 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
             offset: 0,
             time: "2026-11-30T04:34:57.000Z".into(),
         }],
+        Some("4471"),
     )
     .unwrap();
     assert!(done.messages_left.is_empty());
@@ -96,11 +141,11 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing() {
         "{}",
         done.sentence()
     );
-    server.with(|st| assert_eq!(st.conclusions.len(), 1));
+    server.with(|st| assert_eq!(st.live_conclusions().len(), 1));
     let mut off = cfg.honcho.clone();
     off.url = String::new();
     assert!(
-        forget(&off, "main", &[]).is_none(),
+        forget(&off, "main", &[], None).is_none(),
         "reporting off: nothing to do"
     );
 }
@@ -139,7 +184,7 @@ fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
         records[0].offset, old_offset,
         "the first forget moved the line"
     );
-    let done = forget(&cfg.honcho, "main", &records).unwrap();
+    let done = forget(&cfg.honcho, "main", &records, Some("question 2")).unwrap();
     let honcho_id = server.with(|st| {
         st.messages
             .iter()

@@ -233,25 +233,65 @@ fn the_assistant_peer_is_set_to_observe_me_false_before_the_first_batch() {
 }
 
 /// A token limited to one session may post messages but not change peers: that must not
-/// hold reports back.
+/// hold reports back, and the set-up is tried again after a batch Honcho took.
 #[test]
 fn a_refused_peer_setup_does_not_hold_reports_back_and_is_tried_again() {
     let server = Standin::start();
     server.with(|st| st.peer_faults.push_back(Fault::Status(401)));
     let state = tempfile::tempdir().unwrap();
     let mut logs = Logs::new(state.path(), "main");
-    let mut want = turns(&mut logs, 0, 1);
+    let want = turns(&mut logs, 0, 1);
     let reporter = start(&config(state.path(), &server));
     settle(&reporter, &server, "main", want.len());
     server.with(|st| {
         assert_eq!(got(st), want);
-        assert!(st.peers.is_empty());
+        let peers: Vec<u16> = st
+            .seen
+            .iter()
+            .filter(|s| s.peer)
+            .map(|s| s.status)
+            .collect();
+        assert_eq!(peers, [401, 201], "refused before the batch, set after it");
+        assert_eq!(st.peers.len(), 1);
     });
-    want.extend(turns(&mut logs, 1, 1));
+}
+
+/// Regression: every retry during a 401 period cost two requests, the peer set-up and
+/// then the post; a peer Honcho refused is now tried again only after a batch it took.
+#[test]
+fn a_retry_while_honcho_refuses_is_one_request() {
+    let server = Standin::start();
+    server.with(|st| {
+        st.peer_faults.push_back(Fault::Status(401));
+        st.post_faults.extend([Fault::Status(401); 4]);
+    });
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 0, 1);
+    let reporter = start(&config(state.path(), &server));
     settle(&reporter, &server, "main", want.len());
     server.with(|st| {
         assert_eq!(got(st), want);
-        assert_eq!(st.peers.len(), 1, "set on the next batch");
+        let kinds: Vec<(bool, u16)> = st
+            .seen
+            .iter()
+            .filter(|s| !s.list)
+            .map(|s| (s.peer, s.status))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (true, 401),
+                (false, 401),
+                (false, 401),
+                (false, 401),
+                (false, 401),
+                (false, 201),
+                (true, 201)
+            ],
+            "one request per retry: {:?}",
+            st.seen
+        );
     });
 }
 

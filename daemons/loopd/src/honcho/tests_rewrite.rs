@@ -130,11 +130,11 @@ fn a_forget_cut_short_by_a_crash_holds_reports_until_finished_and_moves_the_curs
 }
 
 /// Honcho took a batch whose cursor was never stored (a crash between the two), then a
-/// forget moved every later line: at the next start Honcho's newest message names the
-/// offset its record had before the forget, and is still recognised (by its epoch, side,
-/// text and time), so nothing is posted twice.
+/// forget moved every later line: at the next start Honcho's messages name the offsets
+/// their records had before the forget, and are still recognised (by `boxmaker_record`:
+/// epoch, time and side), so nothing is posted twice.
 #[test]
-fn honchos_newest_message_named_by_an_offset_a_forget_moved_is_still_recognised() {
+fn messages_honcho_holds_under_offsets_a_forget_moved_are_still_recognised() {
     let server = Standin::start();
     let state = tempfile::tempdir().unwrap();
     let mut logs = Logs::new(state.path(), "main");

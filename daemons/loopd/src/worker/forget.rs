@@ -125,7 +125,13 @@ impl State {
             // The plan (if written) stays: the next start finishes what it names.
             return Err(forget_failed(session, e, true));
         }
-        let places = self.forget_rest(session, &plan, "by the owner", paused.as_ref());
+        let places = self.forget_rest(
+            session,
+            &plan,
+            "by the owner",
+            Some(&listed.query),
+            paused.as_ref(),
+        );
         drop(paused);
         if let Some(r) = &self.honcho {
             r.poke(session.as_str());
@@ -152,11 +158,14 @@ impl State {
     /// allows), the `note`, and the plan removed. Returns each place in words. The
     /// Honcho reporter, if running, is `paused` by the caller from before the plan was
     /// written until this returns: its cursor must not be written by both.
+    /// `words` is the query the owner forgot by, which Honcho's conclusions are searched
+    /// for; it is never on disk, so a removal finished at start has none.
     fn forget_rest(
         &mut self,
         session: &SessionId,
         plan: &Plan,
         by: &str,
+        words: Option<&str>,
         paused: Option<&Paused>,
     ) -> Vec<String> {
         let mut places = Vec::new();
@@ -196,7 +205,7 @@ impl State {
                 format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
             }
         });
-        let (honcho, cursor_moved) = honcho_forget(&cfg, session, plan, paused);
+        let (honcho, cursor_moved) = honcho_forget(&cfg, session, plan, words, paused);
         places.extend(honcho);
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         let note = format!(
@@ -249,6 +258,7 @@ impl State {
                         &session,
                         &plan,
                         "by the owner (finished at start)",
+                        None,
                         paused.as_ref(),
                     );
                     drop(paused);
@@ -277,6 +287,7 @@ fn honcho_forget(
     cfg: &proto::config::Config,
     session: &SessionId,
     plan: &Plan,
+    words: Option<&str>,
     paused: Option<&Paused>,
 ) -> (Vec<String>, bool) {
     let mut said = Vec::new();
@@ -300,7 +311,7 @@ fn honcho_forget(
         }
     };
     if let Some(done) =
-        crate::honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported())
+        crate::honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported(), words)
     {
         plumbing::info!(
             "session {session}: forget: Honcho keeps {} messages of it, {} conclusions deleted{}",

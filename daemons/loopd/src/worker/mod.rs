@@ -311,6 +311,10 @@ impl State {
     /// one request's timeout), so two never work on the same cursors at once.
     fn reload_honcho(&mut self, cfg: &Config) {
         if cfg.honcho == self.engine.cfg().honcho {
+            // The owner may have fixed what held reports back (a token file, Honcho).
+            if let Some(r) = &self.honcho {
+                r.retry_now();
+            }
             return;
         }
         if let Some(old) = self.honcho.take() {
