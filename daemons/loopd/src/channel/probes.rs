@@ -4,7 +4,7 @@
 //! `/recall` is for a person at a terminal: each hit is cut to a screenful and says how
 //! long it is whole (the `recall` tool gives the model the hits whole), its header is one
 //! of loopd's `· ` lines and its text is streamed as the model's text is, so nothing a hit
-//! holds can pass for a header, an activity line or an error (docs/channel.md, "/recall").
+//! holds can pass for a header, an activity line or an error (docs/channel.md, 'Quoted text').
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
@@ -114,7 +114,7 @@ struct Shown {
     /// What follows the `· ` of its header line: `memory, session main, <time>`
     /// (`memory-tainted` when untrusted). The header memoryd's rendering uses for the model
     /// (`memory · session …`) holds middle dots inside the line, which loopd's own lines
-    /// on a screen do not (docs/channel.md, "/recall").
+    /// on a screen do not (docs/channel.md, 'Quoted text').
     header: String,
     /// `the owner said: …` or `the assistant said: …`, every further line of the hit
     /// indented by two spaces, ending in a newline.

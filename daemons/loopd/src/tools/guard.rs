@@ -38,7 +38,7 @@ pub const MAX_OFFERED_URL: usize = 512;
 /// Characters that close a sentence or a bracket around a URL in prose without being part
 /// of it: `see <https://x.org/a>.` or `(https://x.org/a),`. Terminals and chat clients
 /// leave them out when they make a link, and so does loopd: the owner's URL is their token
-/// with these cut from its end (docs/labels.md, "The owner's URLs").
+/// with these cut from its end (docs/labels.md, 'The owner's URLs').
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"'];
 
 /// Whether `url` is one of the owner's URLs: it stands in one of the owner's messages
@@ -534,7 +534,7 @@ mod tests {
         }
     }
 
-    /// The measurement behind docs/labels.md, "The owner's URLs": how many distinct
+    /// The measurement behind docs/labels.md, 'The owner's URLs': how many distinct
     /// sequences of requests one owner line lets the model choose from, and so how many
     /// bits it can spell per owner line. Run with `--nocapture` for the table.
     #[test]
