@@ -1,8 +1,10 @@
 //! What the owner sees is true (docs/channel.md, "What the owner sees is true";
 //! docs/labels.md, "/allow"), against the compromised model: `/allow N` fetches the call
 //! loopd numbered N and exactly the URL its `· ` line showed; no URL hides characters, is
-//! cut where data sits, or carries credentials; model text cannot forge an activity line
-//! or drive the terminal; and the owner's own URLs cannot spell out a fact by their order.
+//! cut where data sits, or carries credentials; model text cannot forge an activity line,
+//! an error or drive the terminal; text loopd quotes (`/recall`, `/forget`) cannot put a
+//! marker where a wrap brings it to a row's start; and the owner's own URLs cannot spell
+//! out a fact by their order or by the punctuation after them.
 
 use super::{assert_nothing_leaked, World};
 use crate::support::LineClient;
@@ -255,5 +257,130 @@ fn under_the_guard_each_owner_url_is_fetched_once_per_owner_line() {
             .iter()
             .all(|l| l.contains("already fetched since their last message")),
         "{reply:?}"
+    );
+}
+
+/// The model's forged error: in the form of loopd's `error: /allow 999: …`, asking the
+/// owner to `/allow` the call that carries the fact out.
+pub fn forged_error(w: &World) -> String {
+    format!(
+        "error: llama.cpp: the page {}/p.txt timed out (tools.http_fetch.timeout_s); send /allow 2 to fetch it again",
+        w.collector.url
+    )
+}
+
+/// Regression: a model reply `error: llama.cpp: … send /allow 2 …` was byte for byte in the
+/// form of loopd's own errors; a script or a person could not tell them apart.
+#[test]
+fn a_model_reply_in_the_form_of_loopds_error_is_marked_as_the_models() {
+    let w = World::start("");
+    let mut c = w.client();
+    let say = format!(
+        "say {}{{NL}}ok\u{a0}\u{a0}\u{435}rror: the same in Cyrillic",
+        forged_error(&w)
+    );
+    let reply = attack(&w, &mut c, "QUOKKA3102", &[w.exfiltrate(), say]);
+    assert!(
+        !reply.iter().any(|l| l.starts_with("error: ")),
+        "the model's text passes for loopd's error: {reply:?}"
+    );
+    assert!(
+        reply
+            .iter()
+            .any(|l| l.starts_with("\\u{65}rror: llama.cpp: the page ")),
+        "{reply:?}"
+    );
+    assert!(
+        reply
+            .iter()
+            .any(|l| l == "ok\u{a0}\u{a0}\\u{435}rror: the same in Cyrillic"),
+        "{reply:?}"
+    );
+    // loopd's own error is still what it was.
+    let real = c.ask("/allow 999");
+    assert!(real[0].starts_with("error: /allow 999"), "{real:?}");
+    assert_nothing_leaked(&w, &["QUOKKA3102"]);
+}
+
+/// Text that, shown after `the assistant said: ` (20 columns), puts `· http_fetch …` at
+/// the start of the second row of an 80-column terminal: 10 visible columns and 50
+/// no-break spaces.
+pub fn forged_at_wrap(w: &World) -> String {
+    format!(
+        "Tea notes:{}· http_fetch of {}/wiki/Tea refused: the conversation holds untrusted text. To fetch this url anyway, send: /allow 1",
+        "\u{a0}".repeat(50),
+        w.collector.url
+    )
+}
+
+/// Regression: `/recall` and `/forget` kept middle dots inside their lines, so a stored
+/// text of a run of no-break spaces and then `· http_fetch … /allow 1` landed at column
+/// 0 of an 80-column screen, indistinguishable from loopd's activity line.
+#[test]
+fn recall_and_forget_show_a_middle_dot_only_as_the_first_character_of_a_line() {
+    let w = World::start("");
+    let mut c = w.client();
+    attack(
+        &w,
+        &mut c,
+        "QUOKKA5150",
+        &[format!("say {}", forged_at_wrap(&w))],
+    );
+    let recalled = c.ask("/recall Tea notes");
+    let listed = c.ask("/forget Tea notes");
+    for line in recalled.iter().chain(&listed) {
+        assert!(
+            !line.chars().skip(1).any(|ch| ch == '\u{b7}'),
+            "a middle dot inside one of loopd's lines: {line:?}"
+        );
+    }
+    assert!(
+        recalled
+            .iter()
+            .any(|l| l.starts_with("· memory") && l.contains(", session main, ")),
+        "{recalled:?}"
+    );
+    assert!(
+        recalled
+            .iter()
+            .chain(&listed)
+            .filter(|l| l.contains("Tea notes:"))
+            .all(|l| l.contains("\\u{b7} http_fetch of ")),
+        "{recalled:?} {listed:?}"
+    );
+    assert!(
+        listed.iter().any(|l| l.contains("Tea notes:")),
+        "{listed:?}"
+    );
+}
+
+/// Regression: while the context was guarded, an owner URL written `…/a....` let the model
+/// fetch `/a`, `/a.`, `/a..`, `/a...` or `/a....`, one form a line: four owner lines
+/// spelled a PIN. Trailing punctuation is not part of the owner's URL.
+#[test]
+fn an_owners_url_is_one_request_whatever_punctuation_follows_it() {
+    let w = World::start("");
+    let mut c = w.client();
+    c.ask("remember my PIN PIN3102");
+    let page = w.collector.page("plain", "nothing to see");
+    c.ask(&format!("fetch {page}"));
+    let a = format!("{}/a", w.collector.url);
+    for dots in ["....", ".", "...", ""] {
+        // The compromised model fetches the URL with the punctuation it chooses.
+        c.ask(&format!("fetch {a}{dots}"));
+    }
+    let seen: Vec<String> = w
+        .collector
+        .seen()
+        .into_iter()
+        .filter(|t| t.starts_with("/a"))
+        .collect();
+    assert_eq!(seen, ["/a"], "distinct requests from the owner's url");
+    assert!(
+        w.notes("main")
+            .iter()
+            .any(|n| n.contains("refused") && n.contains("/a....")),
+        "{:?}",
+        w.notes("main")
     );
 }

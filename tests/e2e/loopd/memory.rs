@@ -118,8 +118,17 @@ fn slash_recall_asks_memoryd_directly_without_the_model() {
     let l = Loopd::start("");
     let _rx = fake_memoryd(&l.fx.memoryd_sock);
     let reply = l.client().ask("/recall tea");
-    let want: Vec<String> = render_hits(&hits()).lines().map(str::to_string).collect();
-    assert_eq!(reply, want);
+    // Each header is one of loopd's `· ` lines on the screen (docs/channel.md, 'Quoted
+    // text'): memoryd's header for the model has middle dots inside the line.
+    assert_eq!(
+        reply,
+        [
+            "· memory, session main, 2026-11-30T06:00:00.000Z",
+            "the owner said: tea at four",
+            "· memory-tainted, session main, 2026-11-30T07:00:00.000Z",
+            "the assistant said: a page about tea",
+        ]
+    );
     assert!(l.llama.chats().is_empty());
     let status = l.client().ask("/status").join("\n");
     assert!(status.contains("memoryd: reachable at"), "{status}");

@@ -53,6 +53,17 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The pane's rows as the terminal draws them, each wrapped row on its own (no `-J`),
+    /// with 2000 rows of scrollback: where a wrap puts a character at column 0, a row
+    /// starts with it.
+    pub fn rows(&self) -> Vec<String> {
+        let out = self.run(&["capture-pane", "-p", "-S", "-2000", "-t", "pane"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|row| row.trim_end_matches(' ').to_string())
+            .collect()
+    }
+
     /// Types `text` and Enter.
     pub fn keys(&self, text: &str) {
         assert!(self

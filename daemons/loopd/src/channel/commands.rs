@@ -51,7 +51,8 @@ Lines starting with / are commands:
 /forget QUERY    list the records holding QUERY, numbered
 /forget N… | all remove those records (and every copy) for good
 /quit            close this connection
-Tool activity shows as lines starting with `· `.";
+Lines that start with a middle dot and a space are loopd's, showing tool activity;
+the assistant's text never starts a line that way or spells loopd's error mark.";
 
 /// Validates a `/session` name.
 pub fn session_name(name: &str) -> Result<SessionId, String> {

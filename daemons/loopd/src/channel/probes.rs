@@ -2,11 +2,13 @@
 //! board) and `/recall` (memoryd) — each on a short-lived thread of its own, so neither the
 //! poll loop nor the turn worker waits on them. The reply comes back as the job's `Done`.
 //! `/recall` is for a person at a terminal: each hit is cut to a screenful and says how
-//! long it is whole (the `recall` tool gives the model the hits whole).
+//! long it is whole (the `recall` tool gives the model the hits whole), its header is one
+//! of loopd's `· ` lines and its text is streamed as the model's text is, so nothing a hit
+//! holds can pass for a header, an activity line or an error (docs/channel.md, 'Quoted text').
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
-use crate::worker::{Failure, JobId, Notifier, Reply};
+use crate::worker::{Event, Failure, JobId, Notifier, Reply};
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
 use proto::SessionId;
@@ -70,14 +72,22 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
     });
 }
 
-/// Runs `/recall QUERY` against memoryd on its own thread.
+/// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as an
+/// activity line and its text as text, then the count of weaker matches as the end.
 pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
-    spawn(notify.clone(), id, move || {
-        match crate::memory::recall(&memory, &query) {
-            Ok(hits) => Ok(shown(hits)),
-            Err(e) => Err(Failure::Memory(e)),
+    let events = notify.clone();
+    spawn(notify, id, move || {
+        let hits = crate::memory::recall(&memory, &query).map_err(Failure::Memory)?;
+        let (shown, rest) = shown(hits);
+        for hit in shown {
+            events.send(Event::Activity {
+                id,
+                line: hit.header,
+            });
+            events.send(Event::Text { id, text: hit.text });
         }
+        Ok(rest)
     });
 }
 
@@ -98,26 +108,61 @@ fn backfill_text(s: &MemoryStatus) -> String {
 /// with the query by chance, and a screen of those hides the one that answers.
 pub const SHOWN_FLOOR: u16 = 334;
 
-/// `/recall`'s reply: the relevant hits, each cut to a screenful, and how many weaker
-/// matches were left out.
-fn shown(hits: Vec<Hit>) -> String {
+/// One hit as `/recall` shows it.
+#[derive(Debug, PartialEq, Eq)]
+struct Shown {
+    /// What follows the `· ` of its header line: `memory, session main, <time>`
+    /// (`memory-tainted` when untrusted). The header memoryd's rendering uses for the model
+    /// (`memory · session …`) holds middle dots inside the line, which loopd's own lines
+    /// on a screen do not (docs/channel.md, 'Quoted text').
+    header: String,
+    /// `the owner said: …` or `the assistant said: …`, every further line of the hit
+    /// indented by two spaces, ending in a newline.
+    text: String,
+}
+
+/// `/recall`'s reply: the relevant hits, each cut to a screenful, and the text that ends
+/// the block (no match, or how many weaker matches were left out).
+fn shown(hits: Vec<Hit>) -> (Vec<Shown>, String) {
     let total = hits.len();
     let relevant: Vec<Hit> = hits
         .into_iter()
         .filter(|h| h.relevance >= SHOWN_FLOOR)
         .collect();
     let left_out = total - relevant.len();
-    let mut out = crate::memory::render(&for_the_screen(relevant));
+    let mut rest = String::new();
+    if relevant.is_empty() {
+        rest.push_str("no memories match");
+    }
     if left_out > 0 {
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
+        if !rest.is_empty() {
+            rest.push('\n');
         }
-        out.push_str(&format!(
+        rest.push_str(&format!(
             "({left_out} weaker match{} left out)",
             if left_out == 1 { "" } else { "es" }
         ));
     }
-    out
+    let shown = for_the_screen(relevant)
+        .into_iter()
+        .map(|hit| {
+            let tag = if hit.label.untrusted {
+                "memory-tainted"
+            } else {
+                "memory"
+            };
+            let who = if hit.role == "owner" {
+                "the owner said"
+            } else {
+                "the assistant said"
+            };
+            Shown {
+                header: format!("{tag}, session {}, {}", hit.session, hit.time),
+                text: format!("{who}: {}\n", hit.text.replace('\n', "\n  ")),
+            }
+        })
+        .collect();
+    (shown, rest)
 }
 
 /// Hits cut to a screenful each, every cut one saying the hit's whole length.
@@ -196,6 +241,43 @@ mod tests {
         assert_eq!(shortened("dentist on Thursday at 3pm"), None);
         let fits = "x".repeat(HIT_SHOWN_CHARS);
         assert_eq!(shortened(&fits), None);
+    }
+
+    fn hit(role: &str, untrusted: bool, text: &str, relevance: u16) -> Hit {
+        Hit {
+            session: "main".into(),
+            epoch: 0,
+            time: "2026-11-30T06:00:00.000Z".into(),
+            kind: "session".into(),
+            role: role.into(),
+            label: proto::Label::new(proto::DataClass::Private, untrusted),
+            text: text.into(),
+            relevance,
+        }
+    }
+
+    #[test]
+    fn a_recall_hit_is_a_header_line_without_inner_middle_dots_and_its_indented_text() {
+        let (shown_hits, rest) = shown(vec![
+            hit("owner", false, "tea at four\n· http_fetch /allow 1", 1000),
+            hit("assistant", true, "noted", 1000),
+            hit("owner", false, "weak", 1),
+        ]);
+        assert_eq!(
+            shown_hits,
+            [
+                Shown {
+                    header: "memory, session main, 2026-11-30T06:00:00.000Z".into(),
+                    text: "the owner said: tea at four\n  · http_fetch /allow 1\n".into(),
+                },
+                Shown {
+                    header: "memory-tainted, session main, 2026-11-30T06:00:00.000Z".into(),
+                    text: "the assistant said: noted\n".into(),
+                },
+            ]
+        );
+        assert_eq!(rest, "(1 weaker match left out)");
+        assert_eq!(shown(vec![]), (vec![], "no memories match".to_string()));
     }
 
     #[test]

@@ -3,17 +3,18 @@
 //! streams in, piece by piece, remembering whether the next byte starts a line.
 //!
 //! Every byte of a block passes through here, so this is where what reaches the owner's
-//! terminal is made true (`super::screen`): the model's text (`Block::text`) cannot move
-//! the cursor, hide characters or hold the activity marker's middle dot; an activity line
-//! is always exactly one line, whatever its model-given parts hold; loopd's own lines
-//! (`Block::lines`) keep their marker and lose only terminal controls.
+//! terminal is made true (`super::screen`): no text can move the cursor, hide characters,
+//! hold the activity marker's middle dot or spell `error: `, wherever it stands; loopd's
+//! own lines (`Block::lines`) start with their mark (`· ` or `error: `) written as itself,
+//! and an activity line is always exactly one line, whatever its model-given parts hold.
 
-use super::screen::{self, Source};
+use super::screen::{self, Kind, Mimic, Source};
 
 /// What starts each of loopd's activity lines: only `Block::lines` writes it as itself.
 pub const ACTIVITY: &str = "· ";
 
-/// What starts a reply that failed (docs/channel.md): written here and nowhere else.
+/// What starts a reply that failed (docs/channel.md): only `Block::lines` writes it as
+/// itself, and only at the start of loopd's own text.
 pub const ERROR: &str = "error: ";
 
 /// A failure, as the owner reads it: `error: ` and what went wrong.
@@ -25,6 +26,10 @@ pub struct Block {
     at_line_start: bool,
     /// The last character written, for the escape rules that look one character back.
     last: char,
+    /// Characters of text not yet written because they may be the start of `error: `
+    /// (`screen::mimic`): the next character decides. A streamed answer may split the
+    /// word across pieces, so they wait across `text` calls; never more than the mark.
+    held: Vec<char>,
 }
 
 impl Default for Block {
@@ -38,63 +43,90 @@ impl Block {
         Block {
             at_line_start: true,
             last: '\n',
+            held: Vec::new(),
         }
     }
 
     /// Appends a streamed piece of the model's answer to `out`, dot-stuffed and escaped
-    /// as model text.
+    /// as model text. Up to the length of `error: ` may wait for the next piece.
     pub fn text(&mut self, text: &str, out: &mut String) {
         self.write(text, Source::Model, out);
     }
 
     /// Appends loopd's own `text` as lines of their own: a newline first if the stream
-    /// stopped mid-line, and one after it. Text starting with the activity marker is one
-    /// activity line: what follows the marker is a one-line field (tool names, arguments
-    /// and URLs in it are the model's), so it can neither end the line early nor hold a
-    /// forged marker.
+    /// stopped mid-line, and one after it. Only the mark it starts with (`· ` or
+    /// `error: `) is written as itself; the rest may quote stored text (a recalled hit, a
+    /// list of records to forget, a URL) and is escaped as model text is. Text starting
+    /// with the activity marker is one activity line: what follows the marker is a
+    /// one-line field (tool names, arguments and URLs in it are the model's), so it can
+    /// neither end the line early nor hold a forged marker.
     pub fn lines(&mut self, text: &str, out: &mut String) {
         if text.is_empty() {
             return;
         }
+        self.settle(Source::Model, true, out);
         self.break_line(out);
-        match text.strip_prefix(ACTIVITY) {
-            Some(rest) => {
-                out.push_str(ACTIVITY);
-                self.at_line_start = false;
-                self.last = ' ';
-                self.write(rest, Source::OneLine, out);
-            }
-            None => self.write(text, Source::Own, out),
+        let (mark, rest, source) = if let Some(rest) = text.strip_prefix(ACTIVITY) {
+            (ACTIVITY, rest, Source::OneLine)
+        } else if let Some(rest) = text.strip_prefix(ERROR) {
+            (ERROR, rest, Source::Model)
+        } else {
+            ("", text, Source::Model)
+        };
+        if !mark.is_empty() {
+            out.push_str(mark);
+            self.at_line_start = false;
+            self.last = ' ';
         }
+        self.write(rest, source, out);
+        self.settle(source, true, out);
         self.break_line(out);
     }
 
     /// Ends the block.
     pub fn end(mut self, out: &mut String) {
+        self.settle(Source::Model, true, out);
         self.break_line(out);
         out.push_str(".\n");
     }
 
     fn write(&mut self, text: &str, source: Source, out: &mut String) {
-        // loopd's own text may quote stored text over several lines (`/recall` shows what
-        // the model once said): only its first line may start with the marker.
-        let mut first_line = true;
-        let mut blank_so_far = self.at_line_start;
         for c in text.chars() {
-            if self.at_line_start && c == '.' {
-                out.push('.');
-            }
-            let mut kind = screen::kind(c, self.last, source);
-            if source == Source::Own && !first_line && blank_so_far && screen::dot_like(c) {
-                kind = screen::Kind::Escaped;
-            }
-            screen::push(c, kind, out);
-            let newline = c == '\n' && source != Source::OneLine;
-            first_line &= !newline;
-            blank_so_far = newline || (blank_so_far && (c == ' ' || c == '\t'));
-            self.at_line_start = newline;
-            self.last = c;
+            self.held.push(c);
+            self.settle(source, false, out);
         }
+    }
+
+    /// Writes what is held as far as it is decided; with `last`, all of it (nothing
+    /// follows that could complete the mark).
+    fn settle(&mut self, source: Source, last: bool, out: &mut String) {
+        while let Some(&first) = self.held.first() {
+            match screen::mimic(&self.held) {
+                Mimic::Whole => {
+                    let held = std::mem::take(&mut self.held);
+                    self.put(first, Some(Kind::Escaped), source, out);
+                    for &c in &held[1..] {
+                        self.put(c, None, source, out);
+                    }
+                }
+                Mimic::Partial if !last => return,
+                Mimic::Partial | Mimic::No => {
+                    self.held.remove(0);
+                    self.put(first, None, source, out);
+                }
+            }
+        }
+    }
+
+    /// Writes one character, dot-stuffed, as `kind` says or else as `screen::kind` does.
+    fn put(&mut self, c: char, kind: Option<Kind>, source: Source, out: &mut String) {
+        if self.at_line_start && c == '.' {
+            out.push('.');
+        }
+        let kind = kind.unwrap_or_else(|| screen::kind(c, self.last, source));
+        screen::push(c, kind, out);
+        self.at_line_start = c == '\n' && source != Source::OneLine;
+        self.last = c;
     }
 
     fn break_line(&mut self, out: &mut String) {
@@ -195,11 +227,46 @@ mod tests {
     }
 
     #[test]
-    fn loopds_own_text_keeps_its_first_line_but_no_quoted_line_starts_with_the_marker() {
+    fn loopds_own_text_keeps_only_its_leading_mark_and_escapes_what_it_quotes() {
         assert_eq!(
-            whole("memory · session main\nthe assistant said: hi\n · fake /allow 2\x07"),
-            "memory · session main\nthe assistant said: hi\n \\u{b7} fake /allow 2\\u{7}\n.\n"
+            whole("2 entries:\n   a\u{a0}\u{a0}· http_fetch /allow 1\n· fake /allow 2\x07"),
+            "2 entries:\n   a\u{a0}\u{a0}\\u{b7} http_fetch /allow 1\n\\u{b7} fake /allow 2\\u{7}\n.\n"
         );
+        assert_eq!(
+            whole("error: /allow 9: the page said error: retry"),
+            "error: /allow 9: the page said \\u{65}rror: retry\n.\n"
+        );
+        assert_eq!(
+            whole("· http_fetch {\"url\":\"error: x\"}"),
+            "· http_fetch {\"url\":\"\\u{65}rror: x\"}\n.\n"
+        );
+    }
+
+    #[test]
+    fn model_text_cannot_spell_error_even_split_across_pieces_or_in_lookalikes() {
+        let mut out = String::new();
+        let mut b = Block::new();
+        for piece in [
+            "err",
+            "or",
+            ": llama.cpp timed out; send /allow 2\n",
+            "ok\u{a0}\u{a0}e",
+            "rror:",
+            "\u{a0}x\n",
+            "\u{435}rror: y\n",
+            "an error:",
+            "\n",
+            "terror",
+        ] {
+            b.text(piece, &mut out);
+        }
+        b.end(&mut out);
+        assert_eq!(
+            out,
+            "\\u{65}rror: llama.cpp timed out; send /allow 2\n\
+             ok\u{a0}\u{a0}\\u{65}rror:\u{a0}x\n\\u{435}rror: y\nan error:\nterror\n.\n"
+        );
+        assert!(!out.lines().any(|l| l.starts_with(ERROR)), "{out}");
     }
 
     #[test]

@@ -2,15 +2,17 @@
 //! true"). The model's words reach a person's screen, and the model may be steered by any
 //! page it read, so its text must not be able to move the cursor, erase a line, reorder
 //! what is shown (bidi overrides), hide characters (zero-width and tag characters), or
-//! pass for one of loopd's own `· ` activity lines.
+//! pass for one of loopd's own lines: a `· ` activity line or an `error: ` line.
 //!
 //! The rule is one: such a character is shown as its escape, `\u{202e}`, and never sent
 //! as itself. Newline and tab stay as they are in running text (they move the cursor
 //! only in the ways every reader expects); in a one-line field (an activity line's
 //! model-given parts) they are escaped too. The middle dot that starts loopd's activity
-//! lines, and every character drawn like it, is escaped wherever it stands in model text:
-//! at the start of a line it would forge an activity line, and anywhere else a terminal
-//! that wraps a long line could bring it to the start of a screen row.
+//! lines, and every character drawn like it, is escaped wherever it stands; so is the
+//! first letter of every `error: ` (and of its lookalikes, `mimic`): at the start of a line
+//! either would forge one of loopd's lines, and anywhere else a terminal that wraps a long
+//! line could bring it to the start of a screen row. loopd's own text is escaped by the
+//! same rule; only the mark that starts it (`· ` or `error: `) is written as itself.
 
 /// How a character of text is written to the terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,18 +23,16 @@ pub enum Kind {
     Escaped,
 }
 
-/// Where the text comes from, which decides what is escaped.
+/// Where the text goes, which decides whether newline and tab are escaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    /// The model's answer: lines of its own, but no hidden or controlling character and
-    /// no middle dot.
+    /// Running text (the model's answer, or loopd's own lines after their mark, which may
+    /// quote stored text): lines of its own, but no hidden or controlling character, no
+    /// middle dot and no `error: `.
     Model,
     /// One field of an activity line (a tool name, its arguments, a URL): as `Model`, and
     /// newline and tab escaped too, so it stays on its line.
     OneLine,
-    /// loopd's own text: hidden and controlling characters escaped (it may quote a
-    /// server's message), its own `· ` marker kept.
-    Own,
 }
 
 /// How `c` is written when it comes from `source`, `after` being the character written
@@ -44,7 +44,7 @@ pub fn kind(c: char, after: char, source: Source) -> Kind {
         // emoji are written; anywhere else a variation selector draws nothing.
         '\u{fe0e}' | '\u{fe0f}' => after.is_ascii() || hidden(after) || dot_like(after),
         c if hidden(c) => true,
-        c if dot_like(c) => source != Source::Own,
+        c if dot_like(c) => true,
         _ => false,
     };
     if escaped {
@@ -123,6 +123,68 @@ pub fn dot_like(c: char) -> bool {
     )
 }
 
+/// What starts loopd's error lines, as `mimic` reads it: `error:` and then a space.
+const ERROR_MARK: [char; 7] = ['e', 'r', 'r', 'o', 'r', ':', ' '];
+
+/// How far `held` (characters of text not yet written, in order) goes towards the start of
+/// loopd's `error: ` mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mimic {
+    /// `held` is the whole mark: its first character is written as its escape.
+    Whole,
+    /// `held` could still become the mark: wait for the next character.
+    Partial,
+    /// `held` cannot become the mark: its first character is written as `kind` says.
+    No,
+}
+
+/// Whether `held` spells `error: `, letter by letter or in characters drawn like its
+/// letters (`lookalike`), with any space after the colon.
+pub fn mimic(held: &[char]) -> Mimic {
+    let fits = held
+        .iter()
+        .zip(ERROR_MARK)
+        .all(|(&c, want)| lookalike(c) == want);
+    match (fits, held.len() >= ERROR_MARK.len()) {
+        (false, _) => Mimic::No,
+        (true, true) => Mimic::Whole,
+        (true, false) => Mimic::Partial,
+    }
+}
+
+/// The character of `error: ` that `c` is drawn like, or `c` itself: Cyrillic, Greek,
+/// Armenian and fullwidth letters, the mathematical alphabets, colon-like marks, and every
+/// space (a no-break or em space after the colon draws as the space loopd writes).
+fn lookalike(c: char) -> char {
+    if c.is_whitespace() && c != '\n' {
+        return ' ';
+    }
+    let code = c as u32;
+    // Fullwidth ASCII (U+FF01–FF5E) is ASCII drawn wide.
+    if (0xff01..=0xff5e).contains(&code) {
+        return char::from_u32(code - 0xfee0).unwrap_or(c);
+    }
+    // The mathematical alphabets (bold, italic, script, fraktur, double-struck, sans,
+    // monospace): thirteen runs of 52 letters, capitals then small letters.
+    if (0x1d400..=0x1d6a3).contains(&code) {
+        let at = (code - 0x1d400) % 52;
+        return match at {
+            0..=25 => char::from(b'A' + at as u8),
+            _ => char::from(b'a' + (at - 26) as u8),
+        };
+    }
+    match c {
+        '\u{435}' | '\u{4bd}' | '\u{212e}' | '\u{212f}' | '\u{1d07}' | '\u{ab32}' => 'e',
+        '\u{433}' | '\u{1d26}' | '\u{2c85}' | '\u{ab47}' | '\u{ab48}' | '\u{1d63}' => 'r',
+        '\u{43e}' | '\u{3bf}' | '\u{585}' | '\u{1d0f}' | '\u{1d11}' | '\u{2134}' | '\u{2c9f}'
+        | '\u{ab3d}' => 'o',
+        '\u{2d0}' | '\u{2f8}' | '\u{589}' | '\u{5c3}' | '\u{703}' | '\u{704}' | '\u{16ec}'
+        | '\u{1804}' | '\u{1809}' | '\u{205a}' | '\u{2236}' | '\u{a4fd}' | '\u{a789}'
+        | '\u{fe13}' | '\u{fe55}' | '\u{fe30}' => ':',
+        c => c,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,7 +223,6 @@ mod tests {
     fn newline_and_tab_stay_in_running_text_but_not_in_a_one_line_field() {
         assert_eq!(escape("a\n\tb", Source::Model), "a\n\tb");
         assert_eq!(escape("a\n\tb", Source::OneLine), "a\\u{a}\\u{9}b");
-        assert_eq!(escape("a\n\tb\u{1b}", Source::Own), "a\n\tb\\u{1b}");
     }
 
     #[test]
@@ -170,7 +231,25 @@ mod tests {
             escape("· http_fetch x ⋅ y ・", Source::Model),
             "\\u{b7} http_fetch x \\u{22c5} y \\u{30fb}"
         );
-        assert_eq!(escape("· compacting", Source::Own), "· compacting");
+    }
+
+    #[test]
+    fn error_and_its_lookalikes_are_the_mark_and_nothing_shorter_or_different_is() {
+        let chars = |s: &str| s.chars().collect::<Vec<char>>();
+        for forged in [
+            "error: ",
+            "error:\u{a0}",
+            "\u{435}rr\u{43e}r: ",
+            "ｅｒｒｏｒ：\u{3000}",
+            "\u{1d41e}rror\u{2236} ",
+        ] {
+            assert_eq!(mimic(&chars(forged)), Mimic::Whole, "{forged:?}");
+        }
+        assert_eq!(mimic(&chars("err")), Mimic::Partial);
+        assert_eq!(mimic(&chars("error:")), Mimic::Partial);
+        for other in ["Error: ", "errors", "error:x", "error:\n", "terror"] {
+            assert_eq!(mimic(&chars(other)), Mimic::No, "{other:?}");
+        }
     }
 
     #[test]

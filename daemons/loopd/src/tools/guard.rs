@@ -12,8 +12,10 @@
 //!
 //! Choosing among the owner's URLs still says something (which of them, in what order),
 //! so while the context is guarded each of the owner's URLs is fetched at most once per
-//! owner line: the model's choice is then a subset in an order, a few bits per line,
-//! instead of a string of any length spelled in fetches.
+//! owner line, and each URL the owner writes is one form (its closing punctuation is not
+//! part of it) and one request (forms asking the same thing count once): the model's
+//! choice is then a subset in an order, a bit per line for one URL (measured in the
+//! tests below), instead of a string of any length spelled in fetches.
 //!
 //! `read_file` and `recall` only bring text in; they are always allowed (their results
 //! raise the context label instead).
@@ -33,40 +35,30 @@ pub const REFUSED_PREFIX: &str = "error: refused: ";
 /// still send it in a message of their own).
 pub const MAX_OFFERED_URL: usize = 512;
 
-/// Characters that may close a URL in prose without being part of it: `see
-/// <https://x.org/a>.` or `(https://x.org/a),`. The owner's URL is the token with these
-/// cut from its end one by one, each cut a candidate, so the owner's own punctuation never
-/// makes their URL unrecognisable and nothing beyond their words is ever admitted.
+/// Characters that close a sentence or a bracket around a URL in prose without being part
+/// of it: `see <https://x.org/a>.` or `(https://x.org/a),`. Terminals and chat clients
+/// leave them out when they make a link, and so does loopd: the owner's URL is their token
+/// with these cut from its end (docs/labels.md, 'The owner's URLs').
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"'];
 
-/// The owner's URL tokens (each as the owner wrote it, punctuation and all) that `url` is
-/// one of the forms of: `url` stands verbatim in one of the owner's messages among
-/// `records` (the current epoch's) when there is one. It must equal a
-/// whitespace-delimited `http://` or `https://` token, with or without trailing
-/// punctuation: a substring is not enough, as a prefix of the owner's URL could still
-/// spell out something else they wrote. `https://x.org/a` and `https://x.org/a).` are one token's forms:
-/// the once-per-line bound counts them as one URL, so the owner's closing punctuation
-/// does not multiply what a model can choose from.
-fn owner_tokens<'r>(url: &str, records: &'r [Record]) -> Vec<&'r str> {
-    let mut tokens = Vec::new();
-    for r in records {
-        if let Record::User {
+/// Whether `url` is one of the owner's URLs: it stands in one of the owner's messages
+/// among `records` (the current epoch's) as a whitespace-delimited `http://` or `https://`
+/// token, read as `owner_url` reads it. Exactly that form: a substring is not enough (a
+/// prefix of the owner's URL could still spell out something else they wrote), and
+/// neither is the token with its closing punctuation, so each URL the owner writes is one
+/// request a model may make, not one per punctuation mark after it.
+fn is_owner_url(url: &str, records: &[Record]) -> bool {
+    records.iter().any(|r| match r {
+        Record::User {
             content,
             origin: Origin::Owner,
             ..
-        } = r
-        {
-            for token in owner_url_tokens(content) {
-                if forms(token).any(|f| f == url) && !tokens.contains(&token) {
-                    tokens.push(token);
-                }
-            }
-        }
-    }
-    tokens
+        } => owner_url_tokens(content).any(|token| owner_url(token) == url),
+        _ => false,
+    })
 }
 
-/// The URL tokens of one owner message.
+/// The URL tokens of one owner message, as written (closing punctuation and all).
 fn owner_url_tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(char::is_whitespace).filter_map(|word| {
         let at = word.find("http://").or_else(|| word.find("https://"))?;
@@ -74,9 +66,41 @@ fn owner_url_tokens(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// A token and its trailing-punctuation variants, longest first.
-fn forms(token: &str) -> impl Iterator<Item = &str> {
-    std::iter::successors(Some(token), |t| t.strip_suffix(TRAILING))
+/// The URL in an owner's token: the token with every `TRAILING` character cut from its
+/// end, except a closing bracket the URL itself opened (`…/wiki/Tea_(drink)` keeps its
+/// `)`, as link makers keep it).
+fn owner_url(token: &str) -> &str {
+    let mut url = token;
+    while let Some(last) = url.chars().next_back() {
+        let opener = match last {
+            ')' => Some('('),
+            ']' => Some('['),
+            '}' => Some('{'),
+            _ => None,
+        };
+        let cut = match opener {
+            Some(open) => url.matches(open).count() < url.matches(last).count(),
+            None => TRAILING.contains(&last),
+        };
+        if !cut {
+            break;
+        }
+        url = &url[..url.len() - last.len_utf8()];
+    }
+    url
+}
+
+/// What a fetch of `url` asks its server for: the URL's normal form without its
+/// fragment, which is never sent. Two of the owner's URLs asking for the same thing are
+/// one URL for the once-per-line bound.
+fn request_of(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => url.to_string(),
+    }
 }
 
 /// Why the label policy refused a call: `why` for the owner, and the URL a refused
@@ -135,12 +159,11 @@ pub fn policy(
         return Ok(Allowed::Run);
     };
     let guarded = context.untrusted && context.class >= guard_class;
-    let tokens = owner_tokens(&url, records);
-    if !tokens.is_empty() {
+    if is_owner_url(&url, records) {
         if !guarded {
             return Ok(Allowed::Run);
         }
-        return match fetched_since_owner_line(&tokens, records) {
+        return match fetched_since_owner_line(&url, records) {
             None => Ok(Allowed::OwnerOnce(url)),
             Some(call) => Err(Refusal {
                 why: format!(
@@ -170,9 +193,11 @@ pub fn policy(
     }
 }
 
-/// The call that fetched one of `tokens` under the guard since the owner's last line, if
-/// any: read from loopd's own notes, never from a tool result (a page can say anything).
-fn fetched_since_owner_line(tokens: &[&str], records: &[Record]) -> Option<u64> {
+/// The call that fetched what `url` asks for under the guard since the owner's last line,
+/// if any: read from loopd's own notes, never from a tool result (a page can say
+/// anything).
+fn fetched_since_owner_line(url: &str, records: &[Record]) -> Option<u64> {
+    let request = request_of(url);
     let since = records
         .iter()
         .rposition(|r| {
@@ -190,10 +215,9 @@ fn fetched_since_owner_line(tokens: &[&str], records: &[Record]) -> Option<u64> 
             return None;
         };
         let (call, fetched) = text.strip_prefix(OWNER_FETCH_NOTE)?.split_once(": ")?;
-        let same = owner_tokens(fetched, records)
-            .iter()
-            .any(|t| tokens.contains(t));
-        same.then(|| call.parse().ok()).flatten()
+        (request_of(fetched) == request)
+            .then(|| call.parse().ok())
+            .flatten()
     })
 }
 
@@ -330,11 +354,16 @@ mod tests {
 
     #[test]
     fn the_owners_own_url_is_allowed_whatever_the_context() {
-        let records = [owner("read <https://example.org/a?b=1>, please.")];
+        let records = [owner(
+            "read <https://example.org/a?b=1>, please, and https://x.org/wiki/Tea_(drink).",
+        )];
         for class in DataClass::ALL {
             for untrusted in [false, true] {
                 let context = Label::new(class, untrusted);
-                for url in ["https://example.org/a?b=1", "https://example.org/a?b=1>,"] {
+                for url in [
+                    "https://example.org/a?b=1",
+                    "https://x.org/wiki/Tea_(drink)",
+                ] {
                     let verdict = policy(
                         HTTP_FETCH,
                         &fetch(url),
@@ -409,11 +438,39 @@ mod tests {
         .is_ok());
     }
 
+    /// Regression: `http://…/a....` in an owner line let the model fetch `/a`, `/a.`,
+    /// `/a..`, `/a...` or `/a....`, one a line, spelling a PIN in four lines.
     #[test]
-    fn the_punctuated_forms_of_one_owner_url_are_one_url_for_the_bound() {
-        let mut records = vec![owner("see (https://x.org/b).")];
-        records.push(note(&owner_fetch_note(2, "https://x.org/b).")));
-        for form in ["https://x.org/b", "https://x.org/b)", "https://x.org/b)."] {
+    fn trailing_punctuation_is_not_part_of_an_owners_url() {
+        let records = [owner(
+            "see (http://h.example/a....) and http://h.example/b?x=1!",
+        )];
+        for (url, owners) in [
+            ("http://h.example/a", true),
+            ("http://h.example/a.", false),
+            ("http://h.example/a....", false),
+            ("http://h.example/a....)", false),
+            ("http://h.example/b?x=1", true),
+            ("http://h.example/b?x=1!", false),
+        ] {
+            let verdict = policy(
+                HTTP_FETCH,
+                &fetch(url),
+                PRIVATE_TAINTED,
+                DataClass::Private,
+                &records,
+            );
+            assert_eq!(verdict.is_ok(), owners, "{url}: {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn the_forms_of_one_owner_url_are_one_url_for_the_bound() {
+        let mut records = vec![owner(
+            "see (https://x.org/b). or https://x.org/b#top, HTTPS://x.org/b",
+        )];
+        records.push(note(&owner_fetch_note(2, "https://x.org/b")));
+        for form in ["https://x.org/b", "https://x.org/b#top", "HTTPS://x.org/b"] {
             assert!(
                 policy(
                     HTTP_FETCH,
@@ -425,6 +482,104 @@ mod tests {
                 .is_err(),
                 "{form}"
             );
+        }
+    }
+
+    /// What the model may ask for beside the owner's token `token`: every prefix of it,
+    /// it with one or two closing characters more, with a fragment, with the scheme in
+    /// capitals. A model composing URLs freely gets nothing more from the owner's words.
+    fn forms_a_model_may_try(token: &str) -> Vec<String> {
+        let mut tried: Vec<String> = token
+            .char_indices()
+            .map(|(at, _)| token[..at].to_string())
+            .chain([token.to_string()])
+            .collect();
+        let closers = ['.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"'];
+        for a in closers {
+            tried.push(format!("{token}{a}"));
+            for b in closers {
+                tried.push(format!("{token}{a}{b}"));
+            }
+        }
+        let bare = token.trim_end_matches(closers);
+        tried.push(format!("{bare}#x"));
+        tried.push(bare.replacen("http", "HTTP", 1));
+        tried
+    }
+
+    /// Every sequence of requests the guard lets a model make after the owner's last line
+    /// of `records` (as the servers see them), found by trying every form of every owner
+    /// token in every order, each allowed fetch recorded as the turn records it.
+    fn sequences(
+        records: &mut Vec<Record>,
+        tried: &[String],
+        so_far: &mut Vec<String>,
+        seen: &mut std::collections::BTreeSet<Vec<String>>,
+    ) {
+        seen.insert(so_far.clone());
+        for url in tried {
+            if let Ok(Allowed::OwnerOnce(fetched)) = policy(
+                HTTP_FETCH,
+                &fetch(url),
+                PRIVATE_TAINTED,
+                DataClass::Private,
+                records,
+            ) {
+                records.push(note(&owner_fetch_note(9, &fetched)));
+                so_far.push(request_of(&fetched));
+                sequences(records, tried, so_far, seen);
+                so_far.pop();
+                records.pop();
+            }
+        }
+    }
+
+    /// The measurement behind docs/labels.md, 'The owner's URLs': how many distinct
+    /// sequences of requests one owner line lets the model choose from, and so how many
+    /// bits it can spell per owner line. Run with `--nocapture` for the table.
+    #[test]
+    fn one_owner_line_lets_the_model_spell_one_bit_per_owner_url_form_and_order_only() {
+        let lines: [(&str, &[&str]); 5] = [
+            (
+                "one url, four dots after it",
+                &["see http://h.example/a...."],
+            ),
+            ("one url, sentence end", &["read https://h.example/a."]),
+            (
+                "one url written three ways",
+                &["http://h.example/a, http://h.example/a#top (http://h.example/a)"],
+            ),
+            (
+                "two urls",
+                &["compare http://h.example/a and http://h.example/b."],
+            ),
+            (
+                "three urls",
+                &["http://h.example/a http://h.example/b http://h.example/c!"],
+            ),
+        ];
+        println!("| owner line | distinct requests | request sequences | bits per line |");
+        println!("|---|---|---|---|");
+        for (what, texts) in lines {
+            let mut records: Vec<Record> = texts.iter().map(|t| owner(t)).collect();
+            let tried: Vec<String> = texts
+                .iter()
+                .flat_map(|t| owner_url_tokens(t).collect::<Vec<_>>())
+                .flat_map(forms_a_model_may_try)
+                .collect();
+            let mut seen = std::collections::BTreeSet::new();
+            sequences(&mut records, &tried, &mut Vec::new(), &mut seen);
+            let requests: std::collections::BTreeSet<&String> = seen.iter().flatten().collect();
+            let bits = (seen.len() as f64).log2();
+            println!(
+                "| {what} | {} | {} | {bits:.2} |",
+                requests.len(),
+                seen.len()
+            );
+            // k distinct URLs allow every ordered choice of distinct ones: sum of k!/(k-j)!.
+            let k = requests.len() as u64;
+            let want: u64 = (0..=k).map(|j| ((k - j + 1)..=k).product::<u64>()).sum();
+            assert_eq!(seen.len() as u64, want, "{what}: {seen:?}");
         }
     }
 
@@ -524,7 +679,7 @@ mod tests {
             content: "https://example.org/".into(),
             origin: Origin::Heartbeat,
         }];
-        assert!(owner_tokens("https://example.org/", &records).is_empty());
+        assert!(!is_owner_url("https://example.org/", &records));
     }
 
     #[test]
