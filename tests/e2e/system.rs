@@ -22,7 +22,7 @@ fn what_the_owner_said_is_recalled_through_memoryd() {
     assert!(
         block
             .iter()
-            .any(|line| line.starts_with("· memory, session main, ")),
+            .any(|line| line.starts_with("memory · session main · ")),
         "{block:?}"
     );
     assert!(

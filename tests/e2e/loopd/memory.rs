@@ -118,14 +118,14 @@ fn slash_recall_asks_memoryd_directly_without_the_model() {
     let l = Loopd::start("");
     let _rx = fake_memoryd(&l.fx.memoryd_sock);
     let reply = l.client().ask("/recall tea");
-    // Each header is one of loopd's `· ` lines on the screen (docs/channel.md, 'Quoted
-    // text'): memoryd's header for the model has middle dots inside the line.
+    // Each header is memoryd's rendering, written by loopd itself (docs/channel.md,
+    // 'Quoted text').
     assert_eq!(
         reply,
         [
-            "· memory, session main, 2026-11-30T06:00:00.000Z",
+            "memory · session main · 2026-11-30T06:00:00.000Z",
             "the owner said: tea at four",
-            "· memory-tainted, session main, 2026-11-30T07:00:00.000Z",
+            "memory-tainted · session main · 2026-11-30T07:00:00.000Z",
             "the assistant said: a page about tea",
         ]
     );

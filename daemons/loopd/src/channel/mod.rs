@@ -306,7 +306,10 @@ impl<W: Work> Channel<W> {
 
     fn on_event(&mut self, out: &mut Outbox, event: Event) {
         let job = match &event {
-            Event::Text { id, .. } | Event::Activity { id, .. } | Event::Done { id, .. } => *id,
+            Event::Text { id, .. }
+            | Event::Activity { id, .. }
+            | Event::HitHeader { id, .. }
+            | Event::Done { id, .. } => *id,
             Event::Heartbeat(_) | Event::Waiting(_) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
@@ -327,6 +330,12 @@ impl<W: Work> Channel<W> {
         match event {
             Event::Text { text: t, .. } => flight.block.text(&t, &mut text),
             Event::Activity { line, .. } => flight.block.lines(&format!("· {line}"), &mut text),
+            Event::HitHeader {
+                tainted,
+                session,
+                time,
+                ..
+            } => flight.block.hit_header(tainted, &session, &time, &mut text),
             Event::Done { reply, .. } => {
                 if let Some(flight) = conn.in_flight.take() {
                     let mut block = flight.block;

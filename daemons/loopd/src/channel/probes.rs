@@ -2,9 +2,10 @@
 //! board) and `/recall` (memoryd) — each on a short-lived thread of its own, so neither the
 //! poll loop nor the turn worker waits on them. The reply comes back as the job's `Done`.
 //! `/recall` is for a person at a terminal: each hit is cut to a screenful and says how
-//! long it is whole (the `recall` tool gives the model the hits whole), its header is one
-//! of loopd's `· ` lines and its text is streamed as the model's text is, so nothing a hit
-//! holds can pass for a header, an activity line or an error (docs/channel.md, 'Quoted text').
+//! long it is whole (the `recall` tool gives the model the hits whole), its header is
+//! loopd's own line in memoryd's rendering and its text is streamed as the model's text is,
+//! so nothing a hit holds can pass for a header, an activity line or an error
+//! (docs/channel.md, 'Quoted text').
 
 use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
@@ -72,8 +73,8 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
     });
 }
 
-/// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as an
-/// activity line and its text as text, then the count of weaker matches as the end.
+/// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as loopd's
+/// own line and its text as text, then the count of weaker matches as the end.
 pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     let events = notify.clone();
@@ -81,9 +82,11 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
         let hits = crate::memory::recall(&memory, &query).map_err(Failure::Memory)?;
         let (shown, rest) = shown(hits);
         for hit in shown {
-            events.send(Event::Activity {
+            events.send(Event::HitHeader {
                 id,
-                line: hit.header,
+                tainted: hit.tainted,
+                session: hit.session,
+                time: hit.time,
             });
             events.send(Event::Text { id, text: hit.text });
         }
@@ -111,11 +114,11 @@ pub const SHOWN_FLOOR: u16 = 334;
 /// One hit as `/recall` shows it.
 #[derive(Debug, PartialEq, Eq)]
 struct Shown {
-    /// What follows the `· ` of its header line: `memory, session main, <time>`
-    /// (`memory-tainted` when untrusted). The header memoryd's rendering uses for the model
-    /// (`memory · session …`) holds middle dots inside the line, which loopd's own lines
-    /// on a screen do not (docs/channel.md, 'Quoted text').
-    header: String,
+    /// Its header line, `memory · session <session> · <time>`, starts `memory-tainted`
+    /// when this is set (`reply::Block::hit_header` writes it).
+    tainted: bool,
+    session: String,
+    time: String,
     /// `the owner said: …` or `the assistant said: …`, every further line of the hit
     /// indented by two spaces, ending in a newline.
     text: String,
@@ -146,18 +149,15 @@ fn shown(hits: Vec<Hit>) -> (Vec<Shown>, String) {
     let shown = for_the_screen(relevant)
         .into_iter()
         .map(|hit| {
-            let tag = if hit.label.untrusted {
-                "memory-tainted"
-            } else {
-                "memory"
-            };
             let who = if hit.role == "owner" {
                 "the owner said"
             } else {
                 "the assistant said"
             };
             Shown {
-                header: format!("{tag}, session {}, {}", hit.session, hit.time),
+                tainted: hit.label.untrusted,
+                session: hit.session,
+                time: hit.time,
                 text: format!("{who}: {}\n", hit.text.replace('\n', "\n  ")),
             }
         })
@@ -257,7 +257,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recall_hit_is_a_header_line_without_inner_middle_dots_and_its_indented_text() {
+    fn a_recall_hit_is_its_header_fields_and_its_indented_text() {
         let (shown_hits, rest) = shown(vec![
             hit("owner", false, "tea at four\n· http_fetch /allow 1", 1000),
             hit("assistant", true, "noted", 1000),
@@ -267,11 +267,15 @@ mod tests {
             shown_hits,
             [
                 Shown {
-                    header: "memory, session main, 2026-11-30T06:00:00.000Z".into(),
+                    tainted: false,
+                    session: "main".into(),
+                    time: "2026-11-30T06:00:00.000Z".into(),
                     text: "the owner said: tea at four\n  · http_fetch /allow 1\n".into(),
                 },
                 Shown {
-                    header: "memory-tainted, session main, 2026-11-30T06:00:00.000Z".into(),
+                    tainted: true,
+                    session: "main".into(),
+                    time: "2026-11-30T06:00:00.000Z".into(),
                     text: "the assistant said: noted\n".into(),
                 },
             ]

@@ -83,6 +83,31 @@ impl Block {
         self.break_line(out);
     }
 
+    /// Appends a recalled hit's header as a line of its own, in the form memoryd renders
+    /// for the model: `memory · session <id> · <time>` (`memory-tainted` when untrusted).
+    /// It is the one line of loopd's with middle dots past its start (docs/channel.md,
+    /// 'Quoted text'): the two separators are loopd's, written as themselves; the session
+    /// id and the time come from the index and are escaped as model text is, so a log
+    /// holding anything else in them still cannot draw a marker or end the line.
+    pub fn hit_header(&mut self, tainted: bool, session: &str, time: &str, out: &mut String) {
+        self.settle(Source::Model, true, out);
+        self.break_line(out);
+        out.push_str(if tainted {
+            "memory-tainted · session "
+        } else {
+            "memory · session "
+        });
+        self.at_line_start = false;
+        self.last = ' ';
+        self.write(session, Source::OneLine, out);
+        self.settle(Source::OneLine, true, out);
+        out.push_str(" · ");
+        self.last = ' ';
+        self.write(time, Source::OneLine, out);
+        self.settle(Source::OneLine, true, out);
+        self.break_line(out);
+    }
+
     /// Ends the block.
     pub fn end(mut self, out: &mut String) {
         self.settle(Source::Model, true, out);
@@ -150,6 +175,21 @@ pub fn whole(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hit_header_keeps_its_two_separators_and_escapes_whatever_else_its_fields_hold() {
+        let mut out = String::new();
+        let mut b = Block::new();
+        b.text("partial", &mut out);
+        b.hit_header(false, "main", "2026-11-30T06:00:00.000Z", &mut out);
+        b.hit_header(true, "x\n· y", "t\u{1b}", &mut out);
+        b.end(&mut out);
+        assert_eq!(
+            out,
+            "partial\nmemory · session main · 2026-11-30T06:00:00.000Z\n\
+             memory-tainted · session x\\u{a}\\u{b7} y · t\\u{1b}\n.\n"
+        );
+    }
 
     #[test]
     fn lines_starting_with_a_dot_get_one_more() {

@@ -83,6 +83,13 @@ pub enum Event {
         id: JobId,
         line: String,
     },
+    /// A recalled hit's header for `/recall` (docs/channel.md, 'Quoted text').
+    HitHeader {
+        id: JobId,
+        tainted: bool,
+        session: String,
+        time: String,
+    },
     /// The job is over: the rest of its reply text (may be empty), or what went wrong.
     Done {
         id: JobId,
