@@ -54,6 +54,14 @@ fn peer() -> Peer {
     }
 }
 
+/// Reminders and an inbox in a directory of their own, kept for the test's run.
+fn mail() -> super::broadcast::Mail {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let book = crate::remind::Book::load(&dir).unwrap();
+    let inbox = crate::inbox::Inbox::load(&dir).unwrap();
+    super::broadcast::Mail::new(crate::remind::Shared::new(book, None), inbox)
+}
+
 impl Rig {
     fn with(cfg: Config) -> Rig {
         let (events, rx) = channel();
@@ -63,6 +71,7 @@ impl Rig {
             Recorder::default(),
             rx,
             Board::default(),
+            mail(),
         )
         .unwrap();
         Rig {
