@@ -270,6 +270,9 @@ impl<W: Work> Channel<W> {
 
     /// When the poll loop should next look at the reminders.
     pub(super) fn reminders_deadline(&self) -> Option<Instant> {
+        if !self.mail.offered {
+            return Some(Instant::now());
+        }
         let next = self.mail.reminders.with(|b| b.next_due())?;
         let wait = clock::until(clock::now(), next).min(REMINDER_RECHECK);
         Some(Instant::now() + wait)
