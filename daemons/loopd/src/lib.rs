@@ -167,8 +167,13 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Start)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
     let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
-    let worker = worker::Worker::spawn(cfg.clone(), board.clone(), notify.clone(), reminders.clone())
-        .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
+    let worker = worker::Worker::spawn(
+        cfg.clone(),
+        board.clone(),
+        notify.clone(),
+        reminders.clone(),
+    )
+    .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {
         worker,
         notify,

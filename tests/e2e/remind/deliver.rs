@@ -20,7 +20,10 @@ fn bad_whens_get_an_error_naming_what_could_not_be_read() {
         assert!(reply[0].contains(word), "{line}: {reply:?}");
     }
     let reply = c.ask("/remind in 2h");
-    assert!(reply[0].starts_with("error: ") && reply[0].contains("text"), "{reply:?}");
+    assert!(
+        reply[0].starts_with("error: ") && reply[0].contains("text"),
+        "{reply:?}"
+    );
     assert!(c.ask("/remind")[0].starts_with("no reminders in session main"));
 }
 
@@ -33,20 +36,35 @@ fn a_reminder_a_minute_ahead_is_delivered_to_a_connected_client() {
     assert!(set[0].starts_with("reminder 1 set for "), "{set:?}");
     assert!(set[0].ends_with("(in 1m): put the kettle on"), "{set:?}");
     let listed = c.ask("/remind");
-    assert!(listed[0].starts_with("1  ") && listed[0].ends_with("put the kettle on"), "{listed:?}");
+    assert!(
+        listed[0].starts_with("1  ") && listed[0].ends_with("put the kettle on"),
+        "{listed:?}"
+    );
 
     c.ask("/testclock 61");
     let block = c.block();
     assert_eq!(block.len(), 2, "{block:?}");
     assert!(block[0].starts_with("· reminder 1, due "), "{block:?}");
     assert_eq!(block[1], "put the kettle on");
-    assert!(c.ask("/remind")[0].starts_with("no reminders"), "delivered, so gone");
+    assert!(
+        c.ask("/remind")[0].starts_with("no reminders"),
+        "delivered, so gone"
+    );
     let status = c.ask("/status");
-    assert!(status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()), "{status:?}");
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
 
     let notes = notes(&lp, "main");
-    assert!(notes[0].starts_with("reminder 1 set by the owner for "), "{notes:?}");
-    assert_eq!(notes[1], "reminder 1 delivered: to 1 connected clients: put the kettle on");
+    assert!(
+        notes[0].starts_with("reminder 1 set by the owner for "),
+        "{notes:?}"
+    );
+    assert_eq!(
+        notes[1],
+        "reminder 1 delivered: to 1 connected clients: put the kettle on"
+    );
 }
 
 #[test]
@@ -73,25 +91,39 @@ fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply()
     let mut elsewhere = lp.client();
     elsewhere.ask("/session other");
     elsewhere.ask("/testclock 61");
-    lp.daemon.wait_log("reminder for nobody connected; it waits in the inbox");
+    lp.daemon
+        .wait_log("reminder for nobody connected; it waits in the inbox");
 
     let mut owner = lp.client();
     let status = owner.ask("/status");
-    assert!(status.contains(&"inbox: 1 messages waiting (/inbox shows the last ones)".to_string()), "{status:?}");
+    assert!(
+        status.contains(&"inbox: 1 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
     let waited = owner.block();
     assert_eq!(waited.len(), 3, "{waited:?}");
-    assert!(waited[0].starts_with("· while you were away: reminder 1, "), "{waited:?}");
+    assert!(
+        waited[0].starts_with("· while you were away: reminder 1, "),
+        "{waited:?}"
+    );
     assert!(waited[1].starts_with("· reminder 1, due "), "{waited:?}");
     assert_eq!(waited[2], "water the plants");
     // Delivered once: the next line's block is its own reply, and the inbox is empty.
     let status = owner.ask("/status");
-    assert!(status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()), "{status:?}");
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
     let again = owner.ask("/inbox");
     assert!(again[0].starts_with("· reminder 1, "), "{again:?}");
     assert_eq!(again.last().unwrap(), "water the plants");
     let mut later = lp.client();
     assert_eq!(later.ask("/session"), ["session main"]);
-    assert_eq!(later.ask("/session"), ["session main"], "nothing more was waiting");
+    assert_eq!(
+        later.ask("/session"),
+        ["session main"],
+        "nothing more was waiting"
+    );
 }
 
 #[test]
@@ -105,13 +137,17 @@ fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
     let _ = lp.daemon.child.kill();
     let _ = lp.daemon.child.wait();
     lp.daemon = spawn(&lp.fx, 2 * 3600);
-    lp.daemon.wait_log("reminder for nobody connected; it waits in the inbox");
+    lp.daemon
+        .wait_log("reminder for nobody connected; it waits in the inbox");
 
     let mut owner = lp.client();
     assert_eq!(owner.ask("/session"), ["session main"]);
     let late = owner.block();
     assert!(late[1].starts_with("· reminder 1 (late: due "), "{late:?}");
-    assert!(late[1].ends_with("while loopd was not running)"), "{late:?}");
+    assert!(
+        late[1].ends_with("while loopd was not running)"),
+        "{late:?}"
+    );
     assert_eq!(late[2], "ring the bank");
     drop(owner);
 
@@ -121,7 +157,10 @@ fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
     lp.daemon = spawn(&lp.fx, 3 * 3600);
     let mut again = lp.client();
     assert_eq!(again.ask("/session"), ["session main"]);
-    assert!(again.ask("/remind")[0].starts_with("no reminders"), "and no block before it");
+    assert!(
+        again.ask("/remind")[0].starts_with("no reminders"),
+        "and no block before it"
+    );
     let delivered: Vec<String> = notes(&lp, "main")
         .into_iter()
         .filter(|n| n.starts_with("reminder 1 delivered"))

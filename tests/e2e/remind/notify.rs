@@ -29,7 +29,8 @@ fn a_message_nobody_received_is_handed_to_the_notify_command_once() {
     let got = dir.path().join("got");
     let mut lp = start(&notify_to(&got), 0);
     miss_a_reminder(&lp, "take the bins out");
-    lp.daemon.wait_log("notify: reminder 1 of session main handed to /bin/sh");
+    lp.daemon
+        .wait_log("notify: reminder 1 of session main handed to /bin/sh");
     let text = std::fs::read_to_string(&got).unwrap();
     assert!(text.starts_with("· reminder 1, due "), "{text}");
     assert!(text.ends_with("\ntake the bins out\n---\n"), "{text}");
@@ -46,9 +47,17 @@ fn a_message_nobody_received_is_handed_to_the_notify_command_once() {
 fn a_failing_notify_command_is_a_warning_and_the_message_still_waits() {
     let lp = start("[notify]\ncommand = [\"/bin/sh\", \"-c\", \"exit 3\"]\n", 0);
     miss_a_reminder(&lp, "call the plumber");
-    let warning = lp.daemon.wait_log("notify: /bin/sh failed (exit status: 3)");
-    assert!(warning.contains("the message waits in the inbox"), "{warning}");
-    assert!(!warning.contains("plumber"), "no conversation text in the log");
+    let warning = lp
+        .daemon
+        .wait_log("notify: /bin/sh failed (exit status: 3)");
+    assert!(
+        warning.contains("the message waits in the inbox"),
+        "{warning}"
+    );
+    assert!(
+        !warning.contains("plumber"),
+        "no conversation text in the log"
+    );
     owner_reads_it(&lp, "call the plumber");
 }
 

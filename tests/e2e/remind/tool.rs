@@ -23,7 +23,10 @@ fn a_trusted_contexts_remind_call_sets_the_reminder_and_shows_a_line() {
         "{reply:?}"
     );
     let listed = c.ask("/remind");
-    assert!(listed[0].ends_with("stretch your legs (set by the assistant)"), "{listed:?}");
+    assert!(
+        listed[0].ends_with("stretch your legs (set by the assistant)"),
+        "{listed:?}"
+    );
 }
 
 #[test]
@@ -52,7 +55,10 @@ fn an_untrusted_contexts_remind_call_is_held_for_allow() {
         .find(|l| l.starts_with("· remind refused: "))
         .unwrap_or_else(|| panic!("{reply:?}"));
     assert!(held.ends_with("anyway, send: /allow 5"), "{held}");
-    assert!(c.ask("/remind")[0].starts_with("no reminders"), "nothing was set");
+    assert!(
+        c.ask("/remind")[0].starts_with("no reminders"),
+        "nothing was set"
+    );
     // Past its time, nothing comes: it was never set.
     c.ask("/testclock 120");
     assert!(c.ask("/inbox")[0].contains("is empty"));
@@ -66,7 +72,8 @@ fn an_untrusted_contexts_remind_call_is_held_for_allow() {
     assert!(c.ask("/allow 5")[0].starts_with("error: "), "allowed once");
     let notes = super::notes(&lp, "main");
     assert!(
-        notes.iter().any(|n| n.starts_with("the owner allowed call 5 (/allow 5): reminder 1 set by the assistant")),
+        notes.iter().any(|n| n
+            .starts_with("the owner allowed call 5 (/allow 5): reminder 1 set by the assistant")),
         "{notes:?}"
     );
 }

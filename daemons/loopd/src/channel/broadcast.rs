@@ -47,6 +47,10 @@ pub struct Mail {
     started: DateTime<Utc>,
     /// Waiting messages were offered to the notify command since start.
     offered: bool,
+    /// An instant already past, the deadline of work due now. A deadline of
+    /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
+    /// so the timer would never fire and the loop would spin.
+    born: Instant,
 }
 
 impl Mail {
@@ -57,6 +61,7 @@ impl Mail {
             runner: Runner::default(),
             started: clock::now(),
             offered: false,
+            born: Instant::now(),
         }
     }
 }
@@ -109,7 +114,11 @@ pub fn schedule(cfg: &Config, session: SessionId) -> Schedule {
 fn local(time: &str) -> String {
     DateTime::parse_from_rfc3339(time).map_or_else(
         |_| time.to_string(),
-        |t| t.with_timezone(&Local).format("%H:%M %a %-d %b").to_string(),
+        |t| {
+            t.with_timezone(&Local)
+                .format("%H:%M %a %-d %b")
+                .to_string()
+        },
     )
 }
 
@@ -119,7 +128,11 @@ fn shown(messages: &[Message]) -> String {
     let mut block = Block::new();
     let mut out = String::new();
     for m in messages {
-        let state = if m.delivered.is_some() { "" } else { " (was waiting)" };
+        let state = if m.delivered.is_some() {
+            ""
+        } else {
+            " (was waiting)"
+        };
         block.lines(
             &format!("· {} {}, {}{state}", m.kind.word(), m.n, local(&m.time)),
             &mut out,
@@ -233,12 +246,24 @@ impl<W: Work> Channel<W> {
             return;
         }
         if let Err(e) = self.mail.inbox.notified(message.n) {
-            plumbing::error!("inbox: {e}; message {} is not handed to notify.command", message.n);
+            plumbing::error!(
+                "inbox: {e}; message {} is not handed to notify.command",
+                message.n
+            );
             return;
         }
-        let what = format!("{} {} of session {}", message.kind.word(), message.n, message.session);
+        let what = format!(
+            "{} {} of session {}",
+            message.kind.word(),
+            message.n,
+            message.session
+        );
         if message.class > notify.max_class {
-            plumbing::info!("notify: {what} is {} (notify.max_class is {}); not handed over", message.class, notify.max_class);
+            plumbing::info!(
+                "notify: {what} is {} (notify.max_class is {}); not handed over",
+                message.class,
+                notify.max_class
+            );
             self.note(
                 &message.session,
                 format!(
@@ -254,7 +279,7 @@ impl<W: Work> Channel<W> {
         let timeout = Duration::from_secs(notify.timeout_s);
         self.mail
             .runner
-            .run(&notify.command, timeout, what, message.plain(), |_| {});
+            .run(&notify.command, timeout, what, message.plain());
     }
 
     /// Logs `text` as a `note` in `session`, through the worker that owns the logs.
@@ -271,11 +296,14 @@ impl<W: Work> Channel<W> {
     /// When the poll loop should next look at the reminders.
     pub(super) fn reminders_deadline(&self) -> Option<Instant> {
         if !self.mail.offered {
-            return Some(Instant::now());
+            return Some(self.mail.born);
         }
         let next = self.mail.reminders.with(|b| b.next_due())?;
-        let wait = clock::until(clock::now(), next).min(REMINDER_RECHECK);
-        Some(Instant::now() + wait)
+        let now = clock::now();
+        if next <= now {
+            return Some(self.mail.born);
+        }
+        Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))
     }
 
     /// Delivers every reminder that fell due, through the inbox, then takes them out of
@@ -301,7 +329,11 @@ impl<W: Work> Channel<W> {
                 continue;
             }
             let Ok(session) = SessionId::parse(&r.session) else {
-                plumbing::warn!("reminder {}: {:?} is not a session name; dropped", r.n, r.session);
+                plumbing::warn!(
+                    "reminder {}: {:?} is not a session name; dropped",
+                    r.n,
+                    r.session
+                );
                 continue;
             };
             let late = r.due_at() < self.mail.started;
@@ -315,7 +347,14 @@ impl<W: Work> Channel<W> {
                 format!("reminder {}, due {}", r.n, remind::shown(r.due_at()))
             };
             let pieces = [Piece::Activity(header), Piece::Text(r.text.clone())];
-            let sent = self.unasked(out, &session, Kind::Reminder, &pieces, r.class, Some(source));
+            let sent = self.unasked(
+                out,
+                &session,
+                Kind::Reminder,
+                &pieces,
+                r.class,
+                Some(source),
+            );
             let late = if late { " late" } else { "" };
             let whom = if sent == 0 {
                 "nobody was connected; it waits in the inbox".to_string()
@@ -364,7 +403,11 @@ impl<W: Work> Channel<W> {
             session.as_str(),
             format!(
                 "inbox messages {} delivered to a client that connected",
-                numbers.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+                numbers
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         );
     }
@@ -375,7 +418,11 @@ impl<W: Work> Channel<W> {
         if last.is_empty() {
             return super::reply::whole(&format!("the inbox of session {session} is empty"));
         }
-        let waiting: Vec<u64> = last.iter().filter(|m| m.delivered.is_none()).map(|m| m.n).collect();
+        let waiting: Vec<u64> = last
+            .iter()
+            .filter(|m| m.delivered.is_none())
+            .map(|m| m.n)
+            .collect();
         if !waiting.is_empty() {
             if let Err(e) = self.mail.inbox.delivered(&waiting) {
                 plumbing::error!("inbox: {e}");

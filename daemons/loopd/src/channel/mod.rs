@@ -272,14 +272,18 @@ impl<W: Work> Channel<W> {
             #[cfg(feature = "testhooks")]
             Command::TestClock(Err(arg)) => out.send(
                 id,
-                whole(&error_line(format_args!("/testclock needs seconds, got {arg:?}"))),
+                whole(&error_line(format_args!(
+                    "/testclock needs seconds, got {arg:?}"
+                ))),
             ),
             #[cfg(feature = "testhooks")]
             Command::TestClock(Ok(seconds)) => {
                 let offset = crate::remind::clock::advance(seconds);
                 out.send(
                     id,
-                    whole(&format!("test hook: the reminders' clock is {offset} s ahead")),
+                    whole(&format!(
+                        "test hook: the reminders' clock is {offset} s ahead"
+                    )),
                 );
                 self.reminders_due(out);
             }

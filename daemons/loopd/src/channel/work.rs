@@ -14,9 +14,14 @@ use proto::SessionId;
 /// A probe the channel runs off the poll loop, answered with `Event::Done` for its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
-    Recall { query: String },
+    Recall {
+        query: String,
+    },
     /// `mail`: the inbox and reminder lines, which only the poll loop can count.
-    Status { session: SessionId, mail: String },
+    Status {
+        session: SessionId,
+        mail: String,
+    },
 }
 
 /// What runs the channel's jobs. Every call returns at once.

@@ -277,7 +277,7 @@ impl Engine {
         if let Some(done) = done {
             let ctx = TurnCtx {
                 cfg: &self.cfg,
-                    client: self.client.as_ref(),
+                client: self.client.as_ref(),
                 reminders: self.reminders.as_ref(),
             };
             self.keeper.epoch_ended(&ctx, session.id(), done.from);

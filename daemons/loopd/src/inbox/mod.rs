@@ -174,8 +174,8 @@ impl Inbox {
 
     fn save(&self) -> Result<(), String> {
         let path = self.dir.join(FILE);
-        let bytes = serde_json::to_vec(&self.file)
-            .map_err(|e| format!("inbox: cannot encode: {e}"))?;
+        let bytes =
+            serde_json::to_vec(&self.file).map_err(|e| format!("inbox: cannot encode: {e}"))?;
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         sessions::atomic::write(&self.dir, FILE, &bytes)
@@ -222,9 +222,19 @@ impl Inbox {
 
     /// Keeps within `MAX_WAITING` waiting and `MAX_DELIVERED` delivered messages.
     fn trim(&mut self) {
-        let waiting = self.file.messages.iter().filter(|m| m.delivered.is_none()).count();
+        let waiting = self
+            .file
+            .messages
+            .iter()
+            .filter(|m| m.delivered.is_none())
+            .count();
         if waiting > MAX_WAITING {
-            if let Some(at) = self.file.messages.iter().position(|m| m.delivered.is_none()) {
+            if let Some(at) = self
+                .file
+                .messages
+                .iter()
+                .position(|m| m.delivered.is_none())
+            {
                 let gone = self.file.messages.remove(at);
                 plumbing::warn!(
                     "inbox: more than {MAX_WAITING} messages wait; dropped the oldest ({} of session {}, {})",
@@ -234,7 +244,12 @@ impl Inbox {
                 );
             }
         }
-        let delivered = self.file.messages.iter().filter(|m| m.delivered.is_some()).count();
+        let delivered = self
+            .file
+            .messages
+            .iter()
+            .filter(|m| m.delivered.is_some())
+            .count();
         let mut extra = delivered.saturating_sub(MAX_DELIVERED);
         self.file.messages.retain(|m| {
             if extra > 0 && m.delivered.is_some() {
@@ -313,10 +328,31 @@ mod tests {
     fn what_waits_and_what_was_delivered_survive_a_reload() {
         let dir = tempfile::tempdir().unwrap();
         let mut inbox = Inbox::load(dir.path()).unwrap();
-        let (a, saved) = inbox.add("main", Kind::Heartbeat, text("news"), DataClass::Private, false, None);
+        let (a, saved) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            text("news"),
+            DataClass::Private,
+            false,
+            None,
+        );
         saved.unwrap();
-        let (b, _) = inbox.add("main", Kind::Reminder, text("tea"), DataClass::Private, true, Some("reminder 1".into()));
-        let (c, _) = inbox.add("other", Kind::Reminder, text("x"), DataClass::Private, false, None);
+        let (b, _) = inbox.add(
+            "main",
+            Kind::Reminder,
+            text("tea"),
+            DataClass::Private,
+            true,
+            Some("reminder 1".into()),
+        );
+        let (c, _) = inbox.add(
+            "other",
+            Kind::Reminder,
+            text("x"),
+            DataClass::Private,
+            false,
+            None,
+        );
         assert!(inbox.has_source("reminder 1"));
         let mut again = Inbox::load(dir.path()).unwrap();
         assert_eq!(again.waiting("main"), vec![a.clone()]);
@@ -335,13 +371,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut inbox = Inbox::load(dir.path()).unwrap();
         for n in 0..MAX_WAITING + 5 {
-            let (_, saved) = inbox.add("main", Kind::Heartbeat, text(&n.to_string()), DataClass::Private, false, None);
+            let (_, saved) = inbox.add(
+                "main",
+                Kind::Heartbeat,
+                text(&n.to_string()),
+                DataClass::Private,
+                false,
+                None,
+            );
             saved.unwrap();
         }
         let waiting = inbox.waiting("main");
         assert_eq!(waiting.len(), MAX_WAITING);
         assert_eq!(waiting[0].pieces, text("5"), "the oldest went first");
-        let (long, _) = inbox.add("main", Kind::Heartbeat, text(&"é".repeat(MAX_MESSAGE_BYTES)), DataClass::Private, false, None);
+        let (long, _) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            text(&"é".repeat(MAX_MESSAGE_BYTES)),
+            DataClass::Private,
+            false,
+            None,
+        );
         assert_eq!(long.pieces.len(), 2);
         assert!(long.plain().len() < MAX_MESSAGE_BYTES + 100);
     }

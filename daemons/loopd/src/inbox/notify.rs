@@ -37,15 +37,14 @@ pub struct Runner {
 
 impl Runner {
     /// Runs `argv` with `text` on its standard input on a thread of its own; `what` names
-    /// the message in log lines (never its text). `done` is called with the outcome on that
-    /// thread. Returns false, without running anything, when `MAX_RUNNING` already run.
+    /// the message in log lines (never its text), where the outcome is told. Returns false,
+    /// without running anything, when `MAX_RUNNING` already run.
     pub fn run(
         &self,
         argv: &[String],
         timeout: Duration,
         what: String,
         text: String,
-        done: impl FnOnce(Outcome) + Send + 'static,
     ) -> bool {
         if self.running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
             self.running.fetch_sub(1, Ordering::SeqCst);
@@ -67,7 +66,6 @@ impl Runner {
                         argv[0]
                     ),
                 }
-                done(outcome);
                 running.fetch_sub(1, Ordering::SeqCst);
             });
         if let Err(e) = spawned {
@@ -162,10 +160,16 @@ mod tests {
     #[test]
     fn a_failing_missing_or_hanging_command_is_a_failure() {
         let failed = run(&sh("exit 3"), Duration::from_secs(20), "x");
-        assert!(matches!(failed, Outcome::Failed(ref w) if w.contains("exit status: 3")), "{failed:?}");
+        assert!(
+            matches!(failed, Outcome::Failed(ref w) if w.contains("exit status: 3")),
+            "{failed:?}"
+        );
         let missing = run(&["/nonexistent/push".into()], Duration::from_secs(20), "x");
         assert!(matches!(missing, Outcome::Failed(ref w) if w.contains("started")));
         let hung = run(&sh("sleep 600"), Duration::from_secs(1), "x");
-        assert!(matches!(hung, Outcome::Failed(ref w) if w.contains("killed")), "{hung:?}");
+        assert!(
+            matches!(hung, Outcome::Failed(ref w) if w.contains("killed")),
+            "{hung:?}"
+        );
     }
 }

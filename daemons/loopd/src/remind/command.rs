@@ -32,15 +32,21 @@ pub fn run(
         }),
         ["cancel", rest @ ..] => {
             let [n] = rest else {
-                return Err("/remind cancel needs the number of one reminder (/remind lists them)".into());
+                return Err(
+                    "/remind cancel needs the number of one reminder (/remind lists them)".into(),
+                );
             };
-            let n: u64 = n.trim_start_matches('#').parse().map_err(|_| {
-                format!("/remind cancel needs the number of a reminder, got {n:?}")
-            })?;
+            let n: u64 = n
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| format!("/remind cancel needs the number of a reminder, got {n:?}"))?;
             let gone = book.cancel(session, n)?;
             Ok(Said {
                 reply: format!("reminder {n} cancelled: {}", gone.text),
-                note: Some(format!("reminder {n} cancelled by the owner: {}", gone.text)),
+                note: Some(format!(
+                    "reminder {n} cancelled by the owner: {}",
+                    gone.text
+                )),
                 changed: true,
             })
         }
@@ -116,17 +122,35 @@ mod tests {
         let now = super::super::clock::now();
         let p = DataClass::Private;
         let set = run(&mut book, "main", "in 2h call mum", now, p).unwrap();
-        assert!(set.reply.starts_with("reminder 1 set for "), "{}", set.reply);
+        assert!(
+            set.reply.starts_with("reminder 1 set for "),
+            "{}",
+            set.reply
+        );
         assert!(set.reply.ends_with("(in 2h 0m): call mum"), "{}", set.reply);
         assert!(set.note.unwrap().starts_with("reminder 1 set by the owner"));
         let listed = run(&mut book, "main", "", now, p).unwrap().reply;
-        assert!(listed.starts_with("1  ") && listed.contains("call mum"), "{listed}");
-        assert!(run(&mut book, "other", "", now, p).unwrap().reply.starts_with("no reminders"));
-        assert!(run(&mut book, "main", "cancel x", now, p).unwrap_err().contains("\"x\""));
-        assert!(run(&mut book, "main", "cancel 9", now, p).unwrap_err().contains("no reminder 9"));
+        assert!(
+            listed.starts_with("1  ") && listed.contains("call mum"),
+            "{listed}"
+        );
+        assert!(run(&mut book, "other", "", now, p)
+            .unwrap()
+            .reply
+            .starts_with("no reminders"));
+        assert!(run(&mut book, "main", "cancel x", now, p)
+            .unwrap_err()
+            .contains("\"x\""));
+        assert!(run(&mut book, "main", "cancel 9", now, p)
+            .unwrap_err()
+            .contains("no reminder 9"));
         let gone = run(&mut book, "main", "cancel 1", now, p).unwrap();
         assert_eq!(gone.reply, "reminder 1 cancelled: call mum");
-        assert!(run(&mut book, "main", "noon lunch", now, p).unwrap_err().contains("\"noon\""));
-        assert!(run(&mut book, "main", "in 2h", now, p).unwrap_err().contains("needs a text"));
+        assert!(run(&mut book, "main", "noon lunch", now, p)
+            .unwrap_err()
+            .contains("\"noon\""));
+        assert!(run(&mut book, "main", "in 2h", now, p)
+            .unwrap_err()
+            .contains("needs a text"));
     }
 }

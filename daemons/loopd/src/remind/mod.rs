@@ -83,7 +83,10 @@ pub struct Book {
 /// A text made fit for one line: controls and line breaks become spaces, runs of white
 /// space one space, and it is cut at `MAX_TEXT_CHARS`.
 pub fn one_line(text: &str) -> String {
-    let flat: Vec<&str> = text.split(|c: char| c.is_whitespace() || c.is_control()).filter(|w| !w.is_empty()).collect();
+    let flat: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
     let flat = flat.join(" ");
     match flat.char_indices().nth(MAX_TEXT_CHARS) {
         Some((at, _)) => format!("{}…", &flat[..at]),
@@ -93,7 +96,9 @@ pub fn one_line(text: &str) -> String {
 
 /// A due time as the owner reads it: `17:30 Sat 5 Dec 2026` in local time.
 pub fn shown(due: DateTime<Utc>) -> String {
-    due.with_timezone(&Local).format("%H:%M %a %-d %b %Y").to_string()
+    due.with_timezone(&Local)
+        .format("%H:%M %a %-d %b %Y")
+        .to_string()
 }
 
 impl Book {
@@ -280,10 +285,22 @@ mod tests {
         let mut book = Book::load(dir.path()).unwrap();
         let now = clock::now();
         let a = book
-            .add("main", now + chrono::Duration::hours(1), "tea", By::Owner, DataClass::Private)
+            .add(
+                "main",
+                now + chrono::Duration::hours(1),
+                "tea",
+                By::Owner,
+                DataClass::Private,
+            )
             .unwrap();
         let b = book
-            .add("main", now + chrono::Duration::minutes(5), "line\none", By::Assistant, DataClass::Public)
+            .add(
+                "main",
+                now + chrono::Duration::minutes(5),
+                "line\none",
+                By::Assistant,
+                DataClass::Public,
+            )
             .unwrap();
         assert_eq!(b.text, "line one");
         book.cancel("main", a.n).unwrap();
@@ -292,7 +309,13 @@ mod tests {
         assert_eq!(again.of("main"), vec![b.clone()]);
         let mut again = again;
         let c = again
-            .add("main", now + chrono::Duration::hours(2), "x", By::Owner, DataClass::Private)
+            .add(
+                "main",
+                now + chrono::Duration::hours(2),
+                "x",
+                By::Owner,
+                DataClass::Private,
+            )
             .unwrap();
         assert!(c.n > b.n);
         assert!(again.due(now).is_empty());

@@ -120,7 +120,9 @@ fn local(at: NaiveDateTime, word: &str) -> Result<DateTime<Utc>, String> {
 /// (`2 hours`). Returns the span and the words it took.
 fn span(words: &[&str]) -> Result<(Duration, usize), String> {
     let Some(&first) = words.first() else {
-        return Err(format!("\"in\" needs a span after it, like 2h or 30m; {FORMS}"));
+        return Err(format!(
+            "\"in\" needs a span after it, like 2h or 30m; {FORMS}"
+        ));
     };
     if first.bytes().all(|b| b.is_ascii_digit()) {
         let Some(&unit) = words.get(1) else {
@@ -128,11 +130,14 @@ fn span(words: &[&str]) -> Result<(Duration, usize), String> {
         };
         let n = number(first)?;
         let Some(one) = unit_seconds(unit) else {
-            return Err(format!("could not read {unit:?} as a unit of time (m, h, d); {FORMS}"));
+            return Err(format!(
+                "could not read {unit:?} as a unit of time (m, h, d); {FORMS}"
+            ));
         };
         return Ok((seconds(n, one, first)?, 2));
     }
-    let bad = || format!("could not read {first:?} as a span of time (like 2h, 30m, 1h30m); {FORMS}");
+    let bad =
+        || format!("could not read {first:?} as a span of time (like 2h, 30m, 1h30m); {FORMS}");
     let mut total = Duration::zero();
     let mut rest = first;
     while !rest.is_empty() {
@@ -202,8 +207,14 @@ mod tests {
         let now = "2026-12-05 10:00";
         assert_eq!(due("17:30 tea", now), Ok(("2026-12-05 17:30".into(), 1)));
         assert_eq!(due("9:00 tea", now), Ok(("2026-12-06 09:00".into(), 1)));
-        assert_eq!(due("tomorrow 9:00 x", now), Ok(("2026-12-06 09:00".into(), 2)));
-        assert_eq!(due("today 23:59 x", now), Ok(("2026-12-05 23:59".into(), 2)));
+        assert_eq!(
+            due("tomorrow 9:00 x", now),
+            Ok(("2026-12-06 09:00".into(), 2))
+        );
+        assert_eq!(
+            due("today 23:59 x", now),
+            Ok(("2026-12-05 23:59".into(), 2))
+        );
         assert_eq!(due("in 2h x", now), Ok(("2026-12-05 12:00".into(), 2)));
         assert_eq!(due("in 1h30m x", now), Ok(("2026-12-05 11:30".into(), 2)));
         assert_eq!(due("in 2 hours x", now), Ok(("2026-12-05 12:00".into(), 3)));

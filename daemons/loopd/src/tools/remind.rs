@@ -80,10 +80,18 @@ mod tests {
         let ask = read(r#"{"when":"in 2h","text":"call\nmum"}"#, now).unwrap();
         assert_eq!(ask.text, "call mum");
         assert_eq!(ask.due, now + chrono::Duration::hours(2));
-        assert!(read(r#"{"when":"soon","text":"x"}"#, now).unwrap_err().contains("\"soon\""));
-        assert!(read(r#"{"when":"in 2h please","text":"x"}"#, now).unwrap_err().contains("please"));
-        assert!(read(r#"{"when":"in 2h"}"#, now).unwrap_err().contains("`text`"));
-        assert!(read(r#"{"when":"in 2h","text":"  "}"#, now).unwrap_err().contains("empty"));
+        assert!(read(r#"{"when":"soon","text":"x"}"#, now)
+            .unwrap_err()
+            .contains("\"soon\""));
+        assert!(read(r#"{"when":"in 2h please","text":"x"}"#, now)
+            .unwrap_err()
+            .contains("please"));
+        assert!(read(r#"{"when":"in 2h"}"#, now)
+            .unwrap_err()
+            .contains("`text`"));
+        assert!(read(r#"{"when":"in 2h","text":"  "}"#, now)
+            .unwrap_err()
+            .contains("empty"));
         assert!(read("[1]", now).is_err());
     }
 }

@@ -118,7 +118,12 @@ fn outcome(
 /// The `remind` tool: sets the reminder when the context is trusted; holds it for the
 /// owner's `/allow N` when it is not (a page the model read must not be able to schedule
 /// messages to the owner). Either way the owner sees a `· ` line and the log a `note`.
-fn remind(ctx: &TurnCtx<'_>, session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, After) {
+fn remind(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, After) {
     let ask = match tools::remind::read(&call.arguments, crate::remind::clock::now()) {
         Ok(ask) => ask,
         Err(e) => return (error_output(format!("error: {e}")), After::Nothing),
@@ -142,7 +147,11 @@ fn remind(ctx: &TurnCtx<'_>, session: &Session, call: &ToolCall, number: u64) ->
                 ask.text
             ),
         };
-        let content = format!("error: {} refused: {why}. {}", tools::REMIND, shown.for_model);
+        let content = format!(
+            "error: {} refused: {why}. {}",
+            tools::REMIND,
+            shown.for_model
+        );
         return (error_output(content), After::Refused(shown));
     }
     let Some(book) = ctx.reminders else {

@@ -378,14 +378,16 @@ impl State {
             sessions,
             ..
         } = self;
-        let appended = sessions.get_or_create(engine.cfg(), session_id).and_then(|session| {
-            session.append(proto::Record::Note {
-                time: proto::time::now_rfc3339(),
-                text,
-            })?;
-            board.set(session_id.as_str(), SessionView::of(session));
-            Ok(())
-        });
+        let appended = sessions
+            .get_or_create(engine.cfg(), session_id)
+            .and_then(|session| {
+                session.append(proto::Record::Note {
+                    time: proto::time::now_rfc3339(),
+                    text,
+                })?;
+                board.set(session_id.as_str(), SessionView::of(session));
+                Ok(())
+            });
         if let Err(e) = appended {
             plumbing::error!("session {session_id}: cannot log a note: {e}");
         }
