@@ -36,12 +36,6 @@ fn allowed_note_prefix(call: u64) -> String {
     format!("the owner allowed call {call} (/allow {call})")
 }
 
-/// What follows `refusal_note_prefix` when the refused call is a `remind` held for the
-/// owner: then the due time (RFC 3339), `: ` and the reminder's text (one line).
-pub fn held_reminder_prefix(call: u64) -> String {
-    format!("/allow {call} sets a reminder for ")
-}
-
 /// Runs `/allow call` in `session`: the reply, or why the call cannot be allowed. Only a
 /// disk failure is the outer `Err`.
 pub fn run(
@@ -112,7 +106,7 @@ fn held_reminder(
     session: &Session,
     call: u64,
 ) -> Option<Result<(chrono::DateTime<chrono::Utc>, String), String>> {
-    let refused = refusal_note_prefix(call) + &held_reminder_prefix(call);
+    let refused = refusal_note_prefix(call) + &remind::held_note_prefix(call);
     let allowed = allowed_note_prefix(call);
     let mut held = None;
     for r in session.records() {

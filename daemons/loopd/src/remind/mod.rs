@@ -260,6 +260,13 @@ impl Shared {
     }
 }
 
+/// What follows `refused call N: ` in the `note` of a `remind` call held for the owner's
+/// `/allow N` (docs/reminders.md, "The remind tool"): then the due time (RFC 3339), `: `
+/// and the reminder's text (one line). `/allow N` reads the reminder from that note.
+pub fn held_note_prefix(call: u64) -> String {
+    format!("/allow {call} sets a reminder for ")
+}
+
 /// The `note` logged in the reminder's session when it is set.
 pub fn set_note(r: &Reminder) -> String {
     let who = match r.by {

@@ -143,7 +143,7 @@ fn remind(
             note: format!(
                 "{}{}{due}: {}",
                 refusal_note_prefix(number),
-                crate::allow::held_reminder_prefix(number),
+                crate::remind::held_note_prefix(number),
                 ask.text
             ),
         };
