@@ -103,7 +103,7 @@ fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply()
     let waited = owner.block();
     assert_eq!(waited.len(), 3, "{waited:?}");
     assert!(
-        waited[0].starts_with("· while you were away: reminder 1, "),
+        waited[0].starts_with("· while you were away: reminder at "),
         "{waited:?}"
     );
     assert!(waited[1].starts_with("· reminder 1, due "), "{waited:?}");
@@ -115,7 +115,7 @@ fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply()
         "{status:?}"
     );
     let again = owner.ask("/inbox");
-    assert!(again[0].starts_with("· reminder 1, "), "{again:?}");
+    assert!(again[0].starts_with("· reminder at "), "{again:?}");
     assert_eq!(again.last().unwrap(), "water the plants");
     let mut later = lp.client();
     assert_eq!(later.ask("/session"), ["session main"]);
@@ -169,4 +169,27 @@ fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
         delivered,
         ["reminder 1 delivered late: nobody was connected; it waits in the inbox: ring the bank"]
     );
+}
+
+#[test]
+fn a_heartbeat_nobody_heard_waits_in_the_inbox_for_the_next_connection() {
+    use crate::support::standin::text;
+    let lp = crate::heartbeat::start(crate::heartbeat::EVERY, "", |llama| {
+        llama.push(text(&["The backup finished overnight."]));
+        llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    });
+    lp.daemon
+        .wait_log("heartbeat for nobody connected; it waits in the inbox");
+    let mut owner = lp.client();
+    assert_eq!(owner.ask("/session"), ["session main"]);
+    let waited = owner.block();
+    assert_eq!(waited.len(), 2, "{waited:?}");
+    assert!(
+        waited[0].starts_with("· while you were away: heartbeat at "),
+        "{waited:?}"
+    );
+    assert_eq!(waited[1], "The backup finished overnight.");
+    let shown = owner.ask("/inbox");
+    assert!(shown[0].starts_with("· heartbeat at "), "{shown:?}");
+    assert_eq!(shown[1], "The backup finished overnight.");
 }

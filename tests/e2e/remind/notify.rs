@@ -30,7 +30,7 @@ fn a_message_nobody_received_is_handed_to_the_notify_command_once() {
     let mut lp = start(&notify_to(&got), 0);
     miss_a_reminder(&lp, "take the bins out");
     lp.daemon
-        .wait_log("notify: reminder 1 of session main handed to /bin/sh");
+        .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
     let text = std::fs::read_to_string(&got).unwrap();
     assert!(text.starts_with("· reminder 1, due "), "{text}");
     assert!(text.ends_with("\ntake the bins out\n---\n"), "{text}");

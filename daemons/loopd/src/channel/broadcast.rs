@@ -134,7 +134,7 @@ fn shown(messages: &[Message]) -> String {
             " (was waiting)"
         };
         block.lines(
-            &format!("· {} {}, {}{state}", m.kind.word(), m.n, local(&m.time)),
+            &format!("· {} at {}{state}", m.kind.word(), local(&m.time)),
             &mut out,
         );
         for piece in &m.pieces {
@@ -253,9 +253,9 @@ impl<W: Work> Channel<W> {
             return;
         }
         let what = format!(
-            "{} {} of session {}",
-            message.kind.word(),
+            "inbox message {} ({}) of session {}",
             message.n,
+            message.kind.word(),
             message.session
         );
         if message.class > notify.max_class {
@@ -382,9 +382,8 @@ impl<W: Work> Channel<W> {
         let mut numbers = Vec::new();
         for m in &waiting {
             let mut pieces = vec![Piece::Activity(format!(
-                "while you were away: {} {}, {}",
+                "while you were away: {} at {}",
                 m.kind.word(),
-                m.n,
                 local(&m.time)
             ))];
             pieces.extend(m.pieces.iter().cloned());

@@ -391,7 +391,7 @@ fn what_waited_in_the_inbox_comes_after_the_first_reply_block_once() {
     let (first, rest) = text.split_once("\n.\n").unwrap();
     assert_eq!(first, "session main");
     assert!(
-        rest.starts_with("· while you were away: heartbeat 1, "),
+        rest.starts_with("· while you were away: heartbeat at "),
         "{rest}"
     );
     assert!(rest.ends_with("\nnews from the night\n.\n"), "{rest}");

@@ -39,13 +39,7 @@ impl Runner {
     /// Runs `argv` with `text` on its standard input on a thread of its own; `what` names
     /// the message in log lines (never its text), where the outcome is told. Returns false,
     /// without running anything, when `MAX_RUNNING` already run.
-    pub fn run(
-        &self,
-        argv: &[String],
-        timeout: Duration,
-        what: String,
-        text: String,
-    ) -> bool {
+    pub fn run(&self, argv: &[String], timeout: Duration, what: String, text: String) -> bool {
         if self.running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
             self.running.fetch_sub(1, Ordering::SeqCst);
             plumbing::warn!(
