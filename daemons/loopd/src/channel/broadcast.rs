@@ -122,6 +122,13 @@ fn local(time: &str) -> String {
     )
 }
 
+/// Ends the text's last line, if it is open.
+fn end_line(block: &mut Block, out: &mut String) {
+    if !out.is_empty() && !out.ends_with('\n') {
+        block.text("\n", out);
+    }
+}
+
 /// The text of a list of messages for `/inbox`: each under a `· ` line saying what and
 /// when, and whether it was waiting.
 fn shown(messages: &[Message]) -> String {
@@ -139,15 +146,15 @@ fn shown(messages: &[Message]) -> String {
         );
         for piece in &m.pieces {
             match piece {
-                Piece::Text(t) => {
-                    block.text(t, &mut out);
-                    if !out.ends_with('\n') {
-                        block.text("\n", &mut out);
-                    }
+                Piece::Text(t) => block.text(t, &mut out),
+                Piece::Activity(line) => {
+                    end_line(&mut block, &mut out);
+                    block.lines(&format!("· {line}"), &mut out);
                 }
-                Piece::Activity(line) => block.lines(&format!("· {line}"), &mut out),
             }
         }
+        // The next message's `· ` line starts a line of its own.
+        end_line(&mut block, &mut out);
     }
     block.end(&mut out);
     out

@@ -122,8 +122,17 @@ pub struct Inbox {
     file: File,
 }
 
-/// `pieces` cut to `MAX_MESSAGE_BYTES` of text, with a line saying so when cut.
+/// `pieces` with each run of text as one piece (a streamed answer comes a token at a
+/// time), cut to `MAX_MESSAGE_BYTES` of text, with a line saying so when cut.
 fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
+    let mut joined: Vec<Piece> = Vec::new();
+    for piece in pieces {
+        match (joined.last_mut(), piece) {
+            (Some(Piece::Text(run)), Piece::Text(more)) => run.push_str(&more),
+            (_, piece) => joined.push(piece),
+        }
+    }
+    let pieces = joined;
     let mut kept = Vec::new();
     let mut room = MAX_MESSAGE_BYTES;
     for piece in pieces {
@@ -394,5 +403,27 @@ mod tests {
         );
         assert_eq!(long.pieces.len(), 2);
         assert!(long.plain().len() < MAX_MESSAGE_BYTES + 100);
+        let streamed = vec![
+            Piece::Text("It ".into()),
+            Piece::Text("rained.".into()),
+            Piece::Activity("read_file {}".into()),
+            Piece::Text("Dry now.".into()),
+        ];
+        let (m, _) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            streamed,
+            DataClass::Private,
+            false,
+            None,
+        );
+        assert_eq!(
+            m.pieces,
+            vec![
+                Piece::Text("It rained.".into()),
+                Piece::Activity("read_file {}".into()),
+                Piece::Text("Dry now.".into()),
+            ]
+        );
     }
 }
