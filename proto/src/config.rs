@@ -31,6 +31,7 @@ pub struct Config {
     pub channel: Channel,
     pub tools: Tools,
     pub heartbeat: Heartbeat,
+    pub notify: Notify,
     pub honcho: Honcho,
 }
 
@@ -154,6 +155,33 @@ pub struct Heartbeat {
     pub active_hours: String,
 }
 
+/// `[notify]`: a command loopd runs for an unasked message no client received
+/// (docs/config.md, docs/reminders.md).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Notify {
+    /// The program and its arguments, run without a shell; empty: off.
+    pub command: Vec<String>,
+    /// Nothing whose label class is above this is handed to the command.
+    pub max_class: DataClass,
+    /// How long the command may take before it is killed.
+    pub timeout_s: u64,
+}
+
+/// The longest `notify.timeout_s` accepted: a push or a mail is sent in seconds, and a
+/// command that may run for longer than this is a mistake that would pile up processes.
+pub const MAX_NOTIFY_TIMEOUT_S: u64 = 600;
+
+impl Default for Notify {
+    fn default() -> Notify {
+        Notify {
+            command: Vec::new(),
+            max_class: DataClass::Private,
+            timeout_s: 20,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Honcho {
@@ -197,6 +225,7 @@ impl Default for Config {
             channel: Channel::default(),
             tools: Tools::default(),
             heartbeat: Heartbeat::default(),
+            notify: Notify::default(),
             honcho: Honcho::default(),
         }
     }
@@ -496,6 +525,15 @@ impl Config {
                 "heartbeat.active_hours",
                 format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
             ));
+        }
+        if self.notify.timeout_s == 0 || self.notify.timeout_s > MAX_NOTIFY_TIMEOUT_S {
+            return Err(bad(
+                "notify.timeout_s",
+                format!("must be 1 to {MAX_NOTIFY_TIMEOUT_S}"),
+            ));
+        }
+        if self.notify.command.first().is_some_and(|p| p.is_empty()) {
+            return Err(bad("notify.command", "the program name is empty".into()));
         }
         let honcho = &self.honcho.url;
         if !(honcho.is_empty() || honcho.starts_with("http://") || honcho.starts_with("https://")) {

@@ -39,6 +39,9 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     &["status", "recall"],
     // What a turn is made of.
     &["open_session", "llama", "tools", "memory", "honcho"],
+    // Reminders (the book, reading WHEN, the clock) and the inbox of unasked messages
+    // (with the notify command): files of their own, below the tools that set them.
+    &["remind", "inbox"],
     // Leaves every layer may use.
     &["testhook"],
 ];

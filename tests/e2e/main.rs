@@ -18,6 +18,7 @@ mod memoryd;
 mod newcomer;
 mod promise;
 mod reload;
+mod remind;
 mod support;
 mod system;
 mod tty;

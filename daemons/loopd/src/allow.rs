@@ -16,12 +16,12 @@
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,
 //! the shape every chat template knows, before the owner's next message.
 
-use crate::llama::Llama;
 use crate::open_session::{Session, SessionError};
+use crate::prompt::TurnCtx;
+use crate::remind::{self, By};
 use crate::tools::{self, guard, HTTP_FETCH};
 use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
 use crate::turn::Sink;
-use proto::config::Config;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
 
@@ -39,12 +39,18 @@ fn allowed_note_prefix(call: u64) -> String {
 /// Runs `/allow call` in `session`: the reply, or why the call cannot be allowed. Only a
 /// disk failure is the outer `Err`.
 pub fn run(
-    cfg: &Config,
-    llama: &dyn Llama,
+    ctx: &TurnCtx<'_>,
     session: &mut Session,
     call: u64,
     sink: &mut dyn Sink,
 ) -> Result<Result<String, String>, SessionError> {
+    if let Some(held) = held_reminder(session, call) {
+        return match held {
+            Ok((due, text)) => set_held(ctx, session, call, due, &text),
+            Err(why) => Ok(Err(why)),
+        };
+    }
+    let (cfg, llama) = (ctx.cfg, ctx.client);
     let url = match refused_url(session, call) {
         Ok(url) => url,
         Err(why) => return Ok(Err(why)),
@@ -92,6 +98,68 @@ pub fn run(
         format!("fetched {url} ({chars} characters); the assistant reads it with your next message")
     };
     Ok(Ok(reply))
+}
+
+/// The reminder held as refused call `call` (its due time and text), why it can no
+/// longer be set, or `None` when call `call` is not a held reminder.
+fn held_reminder(
+    session: &Session,
+    call: u64,
+) -> Option<Result<(chrono::DateTime<chrono::Utc>, String), String>> {
+    let refused = refusal_note_prefix(call) + &remind::held_note_prefix(call);
+    let allowed = allowed_note_prefix(call);
+    let mut held = None;
+    for r in session.records() {
+        let Record::Note { text, .. } = r else {
+            continue;
+        };
+        if text.starts_with(&allowed) && held.is_some() {
+            return Some(Err(format!("call {call} was already allowed")));
+        }
+        if let Some(rest) = text.strip_prefix(&refused) {
+            held.get_or_insert(rest.to_string());
+        }
+    }
+    let rest = held?;
+    let parsed = rest.split_once(": ").and_then(|(due, text)| {
+        let due = chrono::DateTime::parse_from_rfc3339(due).ok()?;
+        Some((due.with_timezone(&chrono::Utc), text.to_string()))
+    });
+    Some(parsed.ok_or_else(|| format!("call {call} holds no reminder that can be set")))
+}
+
+/// Sets the reminder the model asked for in call `call`, now that the owner allowed it.
+fn set_held(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    call: u64,
+    due: chrono::DateTime<chrono::Utc>,
+    text: &str,
+) -> Result<Result<String, String>, SessionError> {
+    let Some(book) = ctx.reminders else {
+        return Ok(Err("reminders cannot be set here".into()));
+    };
+    let class = session.label().class;
+    let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
+    let reminder = match set {
+        Ok(r) => r,
+        Err(why) => return Ok(Err(why)),
+    };
+    book.changed();
+    session.append(Record::Note {
+        time: now_rfc3339(),
+        text: format!(
+            "{}: {}",
+            allowed_note_prefix(call),
+            remind::set_note(&reminder)
+        ),
+    })?;
+    Ok(Ok(format!(
+        "reminder {} set for {}: {}",
+        reminder.n,
+        remind::shown(reminder.due_at()),
+        reminder.text
+    )))
 }
 
 /// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.

@@ -9,11 +9,13 @@ pub(crate) mod engine;
 pub(crate) mod forget;
 pub(crate) mod heartbeat;
 pub(crate) mod honcho;
+pub(crate) mod inbox;
 pub(crate) mod llama;
 pub(crate) mod memory;
 pub(crate) mod open_session;
 pub(crate) mod prompt;
 pub(crate) mod recall;
+pub(crate) mod remind;
 pub(crate) mod status;
 pub(crate) mod testhook;
 pub(crate) mod tools;
@@ -162,14 +164,23 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let board = status::Board::default();
     let (events_tx, events_rx) = std::sync::mpsc::channel();
     let notify = worker::Notifier::new(events_tx, server.waker());
-    let worker = worker::Worker::spawn(cfg.clone(), board.clone(), notify.clone())
-        .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
+    let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Start)?;
+    let reminders = remind::Shared::new(book, Some(server.waker()));
+    let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
+    let worker = worker::Worker::spawn(
+        cfg.clone(),
+        board.clone(),
+        notify.clone(),
+        reminders.clone(),
+    )
+    .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {
         worker,
         notify,
         board: board.clone(),
     };
-    let mut service = channel::Channel::new(args.config, cfg, work, events_rx, board)
+    let mail = channel::broadcast::Mail::new(reminders, inbox);
+    let mut service = channel::Channel::new(args.config, cfg, work, events_rx, board, mail)
         .map_err(MainError::Start)?;
     server.run(&mut service).map_err(MainError::Serve)
 }

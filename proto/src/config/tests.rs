@@ -95,3 +95,29 @@ fn active_hours_parse_to_minutes() {
     let cfg = parse("[heartbeat]\nactive_hours = \"08:30-22:00\"\n").unwrap();
     assert_eq!(cfg.active_hours(), Some((510, 1320)));
 }
+
+#[test]
+fn the_notify_table_parses_and_bad_values_are_refused_naming_the_key() {
+    let cfg = parse("").unwrap();
+    assert!(cfg.notify.command.is_empty());
+    assert_eq!(cfg.notify.max_class, DataClass::Private);
+    assert_eq!(cfg.notify.timeout_s, 20);
+    let cfg = parse(
+        "[notify]\ncommand = [\"/usr/local/bin/push\", \"-q\"]\nmax_class = \"public\"\ntimeout_s = 5\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.notify.command, ["/usr/local/bin/push", "-q"]);
+    assert_eq!(cfg.notify.max_class, DataClass::Public);
+    assert_eq!(cfg.notify.timeout_s, 5);
+    for (text, key) in [
+        ("[notify]\ntimeout_s = 0\n", "notify.timeout_s"),
+        ("[notify]\ntimeout_s = 601\n", "notify.timeout_s"),
+        ("[notify]\ncommand = [\"\"]\n", "notify.command"),
+        ("[notify]\ncommand = \"/bin/push\"\n", "command"),
+        ("[notify]\nmax_class = \"top\"\n", "max_class"),
+        ("[notify]\nshell = true\n", "shell"),
+    ] {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(key), "{text}: {e}");
+    }
+}

@@ -29,7 +29,7 @@ fn a_message_streams_the_answer_and_logs_user_assistant_usage() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     names.sort_unstable();
-    assert_eq!(names, ["http_fetch", "read_file", "recall"]);
+    assert_eq!(names, ["http_fetch", "read_file", "recall", "remind"]);
     assert_eq!(
         messages(&body),
         [

@@ -15,6 +15,12 @@ pub enum Command {
     Allow(Result<u64, String>),
     /// `/forget QUERY`, `/forget N…` or `/forget all`.
     Forget(crate::forget::Ask),
+    /// `/remind`, `/remind WHEN TEXT` or `/remind cancel N`: the rest of the line.
+    Remind(String),
+    Inbox,
+    /// `/testclock SECONDS`: moves the reminders' clock forward (a test hook).
+    #[cfg(feature = "testhooks")]
+    TestClock(Result<i64, String>),
     Quit,
     Unknown(String),
 }
@@ -34,6 +40,14 @@ pub fn parse(line: &str) -> Option<Command> {
         "recall" => Command::Recall(arg.to_string()),
         "allow" => Command::Allow(arg.parse().map_err(|_| arg.to_string())),
         "forget" => Command::Forget(crate::forget::Ask::parse(arg)),
+        "remind" => Command::Remind(arg.to_string()),
+        "inbox" => Command::Inbox,
+        #[cfg(feature = "testhooks")]
+        "testclock" => Command::TestClock(
+            arg.trim_start_matches('+')
+                .parse()
+                .map_err(|_| arg.to_string()),
+        ),
         "quit" => Command::Quit,
         _ => Command::Unknown(word.to_string()),
     })
@@ -50,6 +64,9 @@ Lines starting with / are commands:
 /allow N         fetch the url of refused call N, as if you had sent it
 /forget QUERY    list the records holding QUERY, numbered
 /forget N… | all remove those records (and every copy) for good
+/remind WHEN TEXT  remind you at WHEN: 17:30, tomorrow 9:00, in 2h, 2026-12-24 09:00
+/remind [cancel N] list this session's reminders, or cancel reminder N
+/inbox           show the last messages sent while nobody was here to read them
 /quit            close this connection
 Lines that start with a middle dot and a space are loopd's, showing tool activity;
 the assistant's text never starts a line that way or spells loopd's error mark.";
@@ -89,6 +106,12 @@ mod tests {
             Some(Command::Forget(Ask::Remove(vec![1, 3, 4])))
         );
         assert_eq!(parse("/forget all"), Some(Command::Forget(Ask::All)));
+        assert_eq!(
+            parse("/remind in 2h tea"),
+            Some(Command::Remind("in 2h tea".into()))
+        );
+        assert_eq!(parse("/remind"), Some(Command::Remind(String::new())));
+        assert_eq!(parse("/inbox"), Some(Command::Inbox));
         assert_eq!(
             parse("/forget 0"),
             Some(Command::Forget(Ask::List("0".into())))

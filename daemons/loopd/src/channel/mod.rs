@@ -57,6 +57,11 @@ struct Conn {
     pending: VecDeque<Pending>,
     in_flight: Option<InFlight>,
     input_closed: bool,
+    /// A line of this connection was answered or started: its first reply block is out
+    /// once nothing is in flight.
+    answered: bool,
+    /// The inbox was looked at for this connection (after its first reply block).
+    inbox_checked: bool,
 }
 
 pub struct Channel<W: Work> {
@@ -71,6 +76,8 @@ pub struct Channel<W: Work> {
     board: Board,
     heartbeat: crate::heartbeat::Schedule,
     held: broadcast::Held,
+    /// Reminders, the inbox and the notify command (`broadcast`).
+    mail: broadcast::Mail,
     /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
     /// arrives now waits for and is told about as a `· ` line.
     waiting: Option<String>,
@@ -84,6 +91,7 @@ impl<W: Work> Channel<W> {
         worker: W,
         events: Receiver<Event>,
         board: Board,
+        mail: broadcast::Mail,
     ) -> Result<Channel<W>, String> {
         let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
         let heartbeat = broadcast::schedule(&cfg, default_session.clone());
@@ -99,6 +107,7 @@ impl<W: Work> Channel<W> {
             board,
             heartbeat,
             held: broadcast::Held::default(),
+            mail,
             waiting: None,
         })
     }
@@ -124,14 +133,25 @@ impl<W: Work> Channel<W> {
             if !out.has_room(id) {
                 return;
             }
+            // After its first reply block, a connection gets what waited in the inbox for
+            // its session (docs/reminders.md); a half-closed one is a script, left out.
+            if conn.answered && !conn.inbox_checked && !conn.input_closed {
+                conn.inbox_checked = true;
+                let session = conn.session.clone();
+                self.inbox_release(out, id, &session);
+            }
             // Between reply blocks: heartbeat replies held for this client go out now.
             self.held.release(out, id);
+            let Some(conn) = self.conns.get_mut(&id) else {
+                return;
+            };
             let Some(item) = conn.pending.pop_front() else {
                 if conn.input_closed {
                     out.close(id);
                 }
                 return;
             };
+            conn.answered = true;
             match item {
                 Pending::Error(e) => out.send(id, whole(&e)),
                 Pending::Line(line) => self.start(out, id, line),
@@ -237,7 +257,35 @@ impl<W: Work> Channel<W> {
             }
             Command::Status => {
                 let job = self.begin(id, None);
-                self.worker.probe(job, Probe::Status { session }, &self.cfg);
+                let mail = self.mail_status(&session);
+                self.worker
+                    .probe(job, Probe::Status { session, mail }, &self.cfg);
+            }
+            Command::Remind(arg) => {
+                let reply = self.remind_command(&session, &arg);
+                out.send(id, reply);
+            }
+            Command::Inbox => {
+                let reply = self.inbox_command(&session);
+                out.send(id, reply);
+            }
+            #[cfg(feature = "testhooks")]
+            Command::TestClock(Err(arg)) => out.send(
+                id,
+                whole(&error_line(format_args!(
+                    "/testclock needs seconds, got {arg:?}"
+                ))),
+            ),
+            #[cfg(feature = "testhooks")]
+            Command::TestClock(Ok(seconds)) => {
+                let offset = crate::remind::clock::advance(seconds);
+                out.send(
+                    id,
+                    whole(&format!(
+                        "test hook: the reminders' clock is {offset} s ahead"
+                    )),
+                );
+                self.reminders_due(out);
             }
         }
     }
@@ -396,6 +444,8 @@ impl<W: Work> Service for Channel<W> {
                 pending: VecDeque::new(),
                 in_flight: None,
                 input_closed: false,
+                answered: false,
+                inbox_checked: false,
             },
         );
     }
@@ -461,11 +511,15 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.heartbeat.deadline()
+        match (self.heartbeat.deadline(), self.reminders_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    fn timer(&mut self, _out: &mut Outbox, now: Instant) {
+    fn timer(&mut self, out: &mut Outbox, now: Instant) {
         self.heartbeat_poll(now);
+        self.reminders_due(out);
     }
 
     fn reload(&mut self) -> Result<(), String> {

@@ -22,7 +22,14 @@ const HIT_SHOWN_CHARS: usize = 480;
 const HIT_SHOWN_LINES: usize = 6;
 
 /// Runs `/status` on its own thread and sends the reply as job `id`'s `Done`.
-pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, notify: Notifier) {
+pub fn spawn_status(
+    id: JobId,
+    cfg: &Config,
+    session: SessionId,
+    mail: String,
+    board: Board,
+    notify: Notifier,
+) {
     let client = Client::new(&cfg.llama);
     let memory = cfg.memory.socket.clone();
     let n_ctx = cfg.expect.n_ctx;
@@ -55,6 +62,7 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
             Err(e) => out.push_str(&format!("llama.cpp: unreachable: {e}\n")),
         }
         out.push_str(&board.background().lines());
+        out.push_str(&mail);
         match crate::memory::status(&memory) {
             Ok(s) => out.push_str(&format!(
                 "memoryd: reachable at {} ({} logs, {} rows; {})",

@@ -54,6 +54,14 @@ fn peer() -> Peer {
     }
 }
 
+/// Reminders and an inbox in a directory of their own, kept for the test's run.
+fn mail() -> super::broadcast::Mail {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let book = crate::remind::Book::load(&dir).unwrap();
+    let inbox = crate::inbox::Inbox::load(&dir).unwrap();
+    super::broadcast::Mail::new(crate::remind::Shared::new(book, None), inbox)
+}
+
 impl Rig {
     fn with(cfg: Config) -> Rig {
         let (events, rx) = channel();
@@ -63,6 +71,7 @@ impl Rig {
             Recorder::default(),
             rx,
             Board::default(),
+            mail(),
         )
         .unwrap();
         Rig {
@@ -356,4 +365,66 @@ fn a_failed_job_is_written_with_the_error_prefix_once_by_the_channel() {
     let (id, _) = rig.turn(0);
     rig.done(id, "llama.cpp failed", false);
     assert_eq!(rig.written(ME), "error: llama.cpp failed\n.\n");
+}
+
+/// A message in the inbox of `main`, as one that reached nobody leaves it.
+fn waiting(rig: &mut Rig, text: &str) {
+    let pieces = vec![crate::inbox::Piece::Text(text.into())];
+    let (_, saved) = rig.ch.mail.inbox.add(
+        "main",
+        crate::inbox::Kind::Heartbeat,
+        pieces,
+        proto::DataClass::Private,
+        false,
+        None,
+    );
+    saved.unwrap();
+}
+
+#[test]
+fn what_waited_in_the_inbox_comes_after_the_first_reply_block_once() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news from the night");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/session\n");
+    let text = rig.written(ME);
+    let (first, rest) = text.split_once("\n.\n").unwrap();
+    assert_eq!(first, "session main");
+    assert!(
+        rest.starts_with("· while you were away: heartbeat at "),
+        "{rest}"
+    );
+    assert!(rest.ends_with("\nnews from the night\n.\n"), "{rest}");
+    // Delivered: the next connection, and the next line, get nothing more.
+    rig.ch.accept(&mut rig.out, OTHER, peer());
+    rig.send(OTHER, "/session\n");
+    assert_eq!(rig.written(OTHER), "session main\n.\n");
+    rig.send(ME, "/session\n");
+    assert_eq!(rig.written(ME), "session main\n.\n");
+}
+
+#[test]
+fn a_script_that_half_closed_leaves_the_inbox_for_a_person() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    let mut rest = b"/session\n".to_vec();
+    rig.ch.input_closed(&mut rig.out, ME, &mut rest);
+    assert_eq!(rig.written(ME), "session main\n.\n<closed>");
+    assert_eq!(rig.ch.mail.inbox.waiting("main").len(), 1);
+}
+
+#[test]
+fn a_client_of_another_session_does_not_get_mains_inbox() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/session other\n");
+    let (id, _) = match rig.jobs().first() {
+        Some(Job::Open { id, session }) => (*id, session.clone()),
+        _ => panic!("no open job"),
+    };
+    rig.done(id, "session other: new", true);
+    assert_eq!(rig.written(ME), "session other: new\n.\n");
+    assert_eq!(rig.ch.mail.inbox.waiting("main").len(), 1);
 }

@@ -14,8 +14,14 @@ use proto::SessionId;
 /// A probe the channel runs off the poll loop, answered with `Event::Done` for its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
-    Recall { query: String },
-    Status { session: SessionId },
+    Recall {
+        query: String,
+    },
+    /// `mail`: the inbox and reminder lines, which only the poll loop can count.
+    Status {
+        session: SessionId,
+        mail: String,
+    },
 }
 
 /// What runs the channel's jobs. Every call returns at once.
@@ -47,9 +53,14 @@ impl Work for Threads {
     fn probe(&mut self, id: JobId, probe: Probe, cfg: &Config) {
         match probe {
             Probe::Recall { query } => probes::spawn_recall(id, cfg, query, self.notify.clone()),
-            Probe::Status { session } => {
-                probes::spawn_status(id, cfg, session, self.board.clone(), self.notify.clone())
-            }
+            Probe::Status { session, mail } => probes::spawn_status(
+                id,
+                cfg,
+                session,
+                mail,
+                self.board.clone(),
+                self.notify.clone(),
+            ),
         }
     }
 }

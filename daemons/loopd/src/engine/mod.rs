@@ -82,6 +82,8 @@ pub struct Engine {
     /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
     client: Box<dyn Llama>,
     keeper: Keeper,
+    /// The reminders' book, for the `remind` tool and `/allow N` of a held reminder.
+    reminders: Option<crate::remind::Shared>,
 }
 
 impl Engine {
@@ -90,6 +92,7 @@ impl Engine {
             client: Box::new(Client::new(&cfg.llama)),
             keeper: Keeper::new(&cfg),
             cfg,
+            reminders: None,
         }
     }
 
@@ -101,7 +104,14 @@ impl Engine {
             client,
             keeper: Keeper::new(&cfg),
             cfg,
+            reminders: None,
         }
+    }
+
+    /// The engine with the reminders' book the `remind` tool writes to.
+    pub fn with_reminders(mut self, reminders: crate::remind::Shared) -> Engine {
+        self.reminders = Some(reminders);
+        self
     }
 
     /// The configuration in force.
@@ -114,6 +124,7 @@ impl Engine {
         TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         }
     }
 
@@ -141,6 +152,7 @@ impl Engine {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         };
         self.keeper.save(&ctx)
     }
@@ -207,6 +219,7 @@ impl Engine {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         };
         let result = crate::compact::compact_or_note(&ctx, session, Reason::Manual);
         self.compacted(session, from, result.as_ref().ok());
@@ -221,7 +234,7 @@ impl Engine {
         call: u64,
         sink: &mut dyn Sink,
     ) -> Result<Result<String, String>, crate::open_session::SessionError> {
-        crate::allow::run(&self.cfg, self.client.as_ref(), session, call, sink)
+        crate::allow::run(&self.ctx(), session, call, sink)
     }
 
     /// A forget rewrote the logs or heads of `epochs` of `session` (`crate::forget`):
@@ -232,6 +245,7 @@ impl Engine {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         };
         self.keeper.forgotten(&ctx, session, epochs)
     }
@@ -244,6 +258,7 @@ impl Engine {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         };
         let after = finish(&ctx, session, full, progress);
         match &after {
@@ -263,6 +278,7 @@ impl Engine {
             let ctx = TurnCtx {
                 cfg: &self.cfg,
                 client: self.client.as_ref(),
+                reminders: self.reminders.as_ref(),
             };
             self.keeper.epoch_ended(&ctx, session.id(), done.from);
         }
@@ -280,6 +296,7 @@ impl Engine {
         let ctx = TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
+            reminders: self.reminders.as_ref(),
         };
         if self.keeper.before_turn(&ctx, session.id(), session.epoch()) {
             // A restarted server may serve another model or template.

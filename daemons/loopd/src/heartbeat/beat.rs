@@ -9,7 +9,7 @@ use super::{ack, PROMPT};
 use crate::engine::Engine;
 use crate::open_session::Session;
 use crate::turn::Sink;
-use proto::{Origin, SessionId};
+use proto::{DataClass, Origin, SessionId};
 use std::sync::Arc;
 
 /// The most of a heartbeat's reply kept for delivery, in bytes of its reply block. The
@@ -21,14 +21,9 @@ use std::sync::Arc;
 /// must cut.
 pub const MAX_BEAT_REPLY: usize = crate::HARD_OUTPUT / 8;
 
-/// One piece of a turn's visible output, as the turn streamed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
-    /// Text of the model's answer.
-    Text(String),
-    /// A line of its own saying what the turn did (a tool call, a stop).
-    Activity(String),
-}
+/// One piece of a turn's visible output, as the turn streamed it: the inbox's piece, so
+/// news nobody was there to read waits in the same shape it would have been shown.
+pub use crate::inbox::Piece;
 
 /// What a heartbeat has to say, unrendered: its pieces in order, at most
 /// `MAX_BEAT_REPLY + 1` bytes of them.
@@ -46,6 +41,8 @@ pub enum Beat {
     Deliver {
         session: SessionId,
         reply: Arc<Reply>,
+        /// The session's context label class after the beat: what the news may hold.
+        class: DataClass,
     },
 }
 
@@ -94,6 +91,7 @@ pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     let beat = Beat::Deliver {
         session: id,
         reply: Arc::new(sink.reply),
+        class: session.label().class,
     };
     (beat, true)
 }

@@ -2,7 +2,8 @@
 //! turn with `origin: heartbeat` whose text is `heartbeat.md`, so the assistant can speak
 //! up without being asked. An answer that is [`ack::TOKEN`] (with little else) is logged
 //! and not delivered; anything else goes to the connected clients of the session as a
-//! reply block of its own, between their reply blocks (`channel::broadcast`).
+//! reply block of its own, between their reply blocks, or to the inbox when none is
+//! connected (`channel::broadcast`, docs/reminders.md).
 //!
 //! The work is split by thread. The [`Schedule`] lives in the poll loop: its deadline is
 //! the loop's timer (`plumbing::Service::deadline`), so no thread sleeps for it, and it

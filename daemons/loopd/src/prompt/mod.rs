@@ -19,6 +19,9 @@ pub struct TurnCtx<'a> {
     pub cfg: &'a Config,
     /// The model server: llama.cpp in the daemon, a script in the engine's unit tests.
     pub client: &'a dyn Llama,
+    /// The reminders' book the `remind` tool writes to; `None` where no reminder can be
+    /// set (the engine's unit tests).
+    pub reminders: Option<&'a crate::remind::Shared>,
 }
 
 /// The first `n` characters of `s`, never splitting a character. It borrows, so the

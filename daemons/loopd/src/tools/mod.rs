@@ -13,6 +13,7 @@ pub mod guard;
 pub mod html;
 pub mod http_fetch;
 pub mod read_file;
+pub mod remind;
 pub mod strip;
 
 use proto::config::Tools;
@@ -23,6 +24,7 @@ use std::fmt;
 pub const READ_FILE: &str = "read_file";
 pub const HTTP_FETCH: &str = "http_fetch";
 pub const RECALL: &str = "recall";
+pub use remind::REMIND;
 
 /// What a tool gives back: the text for the model, and the label of that text.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +46,7 @@ impl ToolOutput {
 
 /// OpenAI-style tool schemas (a JSON array of
 /// `{"type":"function","function":{name,description,parameters}}`) for `read_file`,
-/// `http_fetch` and `recall`. The same value every call, so an epoch head that freezes it
+/// `http_fetch`, `recall` and `remind`. The same value every call, so an epoch head that freezes it
 /// keeps the prompt prefix byte-stable.
 pub fn schemas() -> serde_json::Value {
     json!([
@@ -71,6 +73,7 @@ pub fn schemas() -> serde_json::Value {
             "query",
             "A question or keywords, in the owner's words",
         ),
+        remind::schema(),
     ])
 }
 
@@ -118,13 +121,13 @@ pub fn run_local(name: &str, arguments: &str, cfg: &Tools) -> ToolOutput {
                 Err(e) => ToolOutput::error(format_args!("http_fetch {e}"), FETCHED),
             },
         },
-        RECALL => ToolOutput::error(
-            "recall is run by the turn loop, not as a local tool",
+        RECALL | REMIND => ToolOutput::error(
+            format_args!("{name} is run by the turn loop, not as a local tool"),
             Label::PUBLIC,
         ),
         other => ToolOutput::error(
             format_args!(
-                "unknown tool {other:?} (the tools are {READ_FILE}, {HTTP_FETCH}, {RECALL})"
+                "unknown tool {other:?} (the tools are {READ_FILE}, {HTTP_FETCH}, {RECALL}, {REMIND})"
             ),
             Label::PUBLIC,
         ),

@@ -19,7 +19,7 @@ fn is_error_naming(out: &ToolOutput, words: &[&str]) {
 }
 
 #[test]
-fn schemas_name_three_functions_each_with_its_one_required_string_argument() {
+fn schemas_name_four_functions_each_with_its_first_required_string_argument() {
     let s = schemas();
     let list = s.as_array().unwrap();
     let got: Vec<(&str, &str)> = list
@@ -40,7 +40,8 @@ fn schemas_name_three_functions_each_with_its_one_required_string_argument() {
         [
             ("read_file", "path"),
             ("http_fetch", "url"),
-            ("recall", "query")
+            ("recall", "query"),
+            ("remind", "when")
         ]
     );
 }

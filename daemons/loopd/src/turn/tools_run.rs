@@ -47,7 +47,7 @@ enum After {
     Nothing,
     /// The `note` that bounds the owner's URL to one fetch per owner line.
     OwnerFetched(String),
-    /// The refusal's `· ` line and `note`.
+    /// A `· ` line and a `note`: a refusal's, or a reminder the model set.
     Refused(Shown),
 }
 
@@ -83,6 +83,9 @@ fn outcome(
         let why = format!("error: arguments are not valid json: {e}");
         return (error_output(why), After::Nothing);
     }
+    if call.name == tools::REMIND {
+        return remind(ctx, session, call, number);
+    }
     let verdict = guard::policy(
         &call.name,
         &call.arguments,
@@ -110,6 +113,80 @@ fn outcome(
         tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
     };
     (output, after)
+}
+
+/// The `remind` tool: sets the reminder when the context is trusted; holds it for the
+/// owner's `/allow N` when it is not (a page the model read must not be able to schedule
+/// messages to the owner). Either way the owner sees a `· ` line and the log a `note`.
+fn remind(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, After) {
+    let ask = match tools::remind::read(&call.arguments, crate::remind::clock::now()) {
+        Ok(ask) => ask,
+        Err(e) => return (error_output(format!("error: {e}")), After::Nothing),
+    };
+    let label = session.label();
+    let shown_due = crate::remind::shown(ask.due);
+    if label.untrusted {
+        let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let why = "the conversation holds untrusted text, which may have asked for it";
+        let shown = Shown {
+            line: format!(
+                "{} refused: {why}. To set the reminder for {shown_due} ({:?}) anyway, send: /allow {number}",
+                tools::REMIND,
+                ask.text
+            ),
+            for_model: format!("Only the owner can set it (with /allow {number})."),
+            note: format!(
+                "{}{}{due}: {}",
+                refusal_note_prefix(number),
+                crate::remind::held_note_prefix(number),
+                ask.text
+            ),
+        };
+        let content = format!(
+            "error: {} refused: {why}. {}",
+            tools::REMIND,
+            shown.for_model
+        );
+        return (error_output(content), After::Refused(shown));
+    }
+    let Some(book) = ctx.reminders else {
+        let why = "error: remind: reminders cannot be set here".to_string();
+        return (error_output(why), After::Nothing);
+    };
+    let set = book.with(|b| {
+        b.add(
+            session.id().as_str(),
+            ask.due,
+            &ask.text,
+            crate::remind::By::Assistant,
+            label.class,
+        )
+    });
+    match set {
+        Err(e) => (error_output(format!("error: remind: {e}")), After::Nothing),
+        Ok(reminder) => {
+            book.changed();
+            let line = format!(
+                "reminder {} set for {shown_due}: {} (/remind cancel {} removes it)",
+                reminder.n, reminder.text, reminder.n
+            );
+            let output = ToolOutput {
+                content: format!("reminder {} set for {shown_due}", reminder.n),
+                label: Label::PUBLIC,
+            };
+            let shown = Shown {
+                line,
+                for_model: String::new(),
+                note: crate::remind::set_note(&reminder),
+            };
+            (output, After::Refused(shown))
+        }
+    }
 }
 
 /// The start of the `note` a refusal writes for call N; `/allow N` reads what follows.

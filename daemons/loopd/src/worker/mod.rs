@@ -70,6 +70,9 @@ pub enum Job {
     Reload(Box<Config>),
     /// Run a heartbeat turn in `session` (`crate::heartbeat`).
     Heartbeat { session: SessionId },
+    /// Log `text` as a `note` in `session`: a reminder set or delivered, an inbox message
+    /// delivered or not handed to the notify command (docs/reminders.md).
+    Note { session: SessionId, text: String },
 }
 
 /// What the client asking job `id` should see.
@@ -142,13 +145,18 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn spawn(cfg: Config, board: Board, notify: Notifier) -> std::io::Result<Worker> {
+    pub fn spawn(
+        cfg: Config,
+        board: Board,
+        notify: Notifier,
+        reminders: crate::remind::Shared,
+    ) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, board, notify, rx, &count))?;
+            .spawn(move || run(cfg, board, notify, reminders, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -187,14 +195,21 @@ struct Sessions {
     tick: u64,
 }
 
-fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending: &AtomicUsize) {
+fn run(
+    cfg: Config,
+    board: Board,
+    notify: Notifier,
+    reminders: crate::remind::Shared,
+    jobs: Receiver<Job>,
+    pending: &AtomicUsize,
+) {
     let honcho = crate::honcho::Reporter::start(&cfg, crate::forget::plan::pending);
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
     board.set_honcho(honcho.as_ref().map(crate::honcho::Reporter::status));
     let mut state = State {
-        engine: Engine::new(cfg),
+        engine: Engine::new(cfg).with_reminders(reminders),
         board,
         notify,
         sessions: Sessions::default(),
@@ -230,7 +245,7 @@ fn run(cfg: Config, board: Board, notify: Notifier, jobs: Receiver<Job>, pending
             | Job::Compact { id, .. }
             | Job::Allow { id, .. }
             | Job::Forget { id, .. } => Some(*id),
-            Job::Reload(_) | Job::Heartbeat { .. } => None,
+            Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
         };
         let beat = matches!(job, Job::Heartbeat { .. });
         // A bug in one job must not take every later turn with it: report it, forget
@@ -311,6 +326,7 @@ impl State {
                 self.engine.reload(*cfg);
             }
             Job::Heartbeat { session } => self.heartbeat(&session),
+            Job::Note { session, text } => self.note(&session, text),
         }
     }
 
@@ -362,6 +378,29 @@ impl State {
                 board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
                 notify.send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
             }
+        }
+    }
+
+    /// Appends a `note` to `session` (created if new: a reminder may be its first event).
+    fn note(&mut self, session_id: &SessionId, text: String) {
+        let State {
+            engine,
+            board,
+            sessions,
+            ..
+        } = self;
+        let appended = sessions
+            .get_or_create(engine.cfg(), session_id)
+            .and_then(|session| {
+                session.append(proto::Record::Note {
+                    time: proto::time::now_rfc3339(),
+                    text,
+                })?;
+                board.set(session_id.as_str(), SessionView::of(session));
+                Ok(())
+            });
+        if let Err(e) = appended {
+            plumbing::error!("session {session_id}: cannot log a note: {e}");
         }
     }
 

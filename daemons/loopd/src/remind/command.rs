@@ -1,0 +1,156 @@
+//! The owner's `/remind` (docs/reminders.md): `/remind WHEN TEXT` sets a reminder in the
+//! connection's session, `/remind` lists that session's, `/remind cancel N` removes one.
+//! Pure over the book: the channel answers with the reply and logs the note.
+
+use super::{shown, when, Book, By};
+use chrono::{DateTime, Utc};
+use proto::DataClass;
+
+/// What a `/remind` came to: the reply text, and the `note` to log in the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub reply: String,
+    pub note: Option<String>,
+    /// The book changed (the poll loop's timer follows it).
+    pub changed: bool,
+}
+
+/// Runs `/remind arg` for `session` at `now`; an `Err` is the `error:` text.
+pub fn run(
+    book: &mut Book,
+    session: &str,
+    arg: &str,
+    now: DateTime<Utc>,
+    owner_class: DataClass,
+) -> Result<Said, String> {
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    match words.as_slice() {
+        [] => Ok(Said {
+            reply: list(book, session, now),
+            note: None,
+            changed: false,
+        }),
+        ["cancel", rest @ ..] => {
+            let [n] = rest else {
+                return Err(
+                    "/remind cancel needs the number of one reminder (/remind lists them)".into(),
+                );
+            };
+            let n: u64 = n
+                .trim_start_matches('#')
+                .parse()
+                .map_err(|_| format!("/remind cancel needs the number of a reminder, got {n:?}"))?;
+            let gone = book.cancel(session, n)?;
+            Ok(Said {
+                reply: format!("reminder {n} cancelled: {}", gone.text),
+                note: Some(format!(
+                    "reminder {n} cancelled by the owner: {}",
+                    gone.text
+                )),
+                changed: true,
+            })
+        }
+        _ => {
+            let at = when::parse(&words, now).map_err(|e| format!("/remind: {e}"))?;
+            let text = words[at.words..].join(" ");
+            if text.is_empty() {
+                return Err("/remind needs a text after the time: /remind WHEN TEXT".into());
+            }
+            let r = book.add(session, at.due, &text, By::Owner, owner_class)?;
+            Ok(Said {
+                reply: format!(
+                    "reminder {} set for {} ({}): {}",
+                    r.n,
+                    shown(at.due),
+                    from_now(now, at.due),
+                    r.text
+                ),
+                note: Some(super::set_note(&r)),
+                changed: true,
+            })
+        }
+    }
+}
+
+/// The session's reminders, one a line, soonest first.
+fn list(book: &Book, session: &str, now: DateTime<Utc>) -> String {
+    let list = book.of(session);
+    if list.is_empty() {
+        return format!("no reminders in session {session}; /remind WHEN TEXT sets one");
+    }
+    let mut out = String::new();
+    for r in list {
+        let by = match r.by {
+            By::Owner => "",
+            By::Assistant => " (set by the assistant)",
+        };
+        out.push_str(&format!(
+            "{}  {} ({})  {}{by}\n",
+            r.n,
+            shown(r.due_at()),
+            from_now(now, r.due_at()),
+            r.text
+        ));
+    }
+    out.push_str("/remind cancel N removes one");
+    out
+}
+
+/// `in 2h 5m`, `in 3d 4h`, `in 40s`, or `due now`.
+pub fn from_now(now: DateTime<Utc>, due: DateTime<Utc>) -> String {
+    let s = (due - now).num_seconds();
+    if s <= 0 {
+        return "due now".into();
+    }
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("in {s}s"),
+        (0, 0, m) => format!("in {m}m"),
+        (0, h, m) => format!("in {h}h {m}m"),
+        (d, h, _) => format!("in {d}d {h}h"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_list_and_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Book::load(dir.path()).unwrap();
+        let now = super::super::clock::now();
+        let p = DataClass::Private;
+        let set = run(&mut book, "main", "in 2h call mum", now, p).unwrap();
+        assert!(
+            set.reply.starts_with("reminder 1 set for "),
+            "{}",
+            set.reply
+        );
+        assert!(set.reply.ends_with("(in 2h 0m): call mum"), "{}", set.reply);
+        assert!(set.note.unwrap().starts_with("reminder 1 set by the owner"));
+        let listed = run(&mut book, "main", "", now, p).unwrap().reply;
+        assert!(
+            listed.starts_with("1  ") && listed.contains("call mum"),
+            "{listed}"
+        );
+        assert!(run(&mut book, "other", "", now, p)
+            .unwrap()
+            .reply
+            .starts_with("no reminders"));
+        assert!(run(&mut book, "main", "cancel x", now, p)
+            .unwrap_err()
+            .contains("\"x\""));
+        assert!(run(&mut book, "main", "cancel 9", now, p)
+            .unwrap_err()
+            .contains("no reminder 9"));
+        let gone = run(&mut book, "main", "cancel 1", now, p).unwrap();
+        assert_eq!(gone.reply, "reminder 1 cancelled: call mum");
+        assert!(run(&mut book, "main", "noon lunch", now, p)
+            .unwrap_err()
+            .contains("\"noon\""));
+        assert!(run(&mut book, "main", "in 2h", now, p)
+            .unwrap_err()
+            .contains("needs a text"));
+    }
+}

@@ -1,0 +1,342 @@
+//! Reminders (docs/reminders.md): the book of reminders set by the owner (`/remind`) or by
+//! the model (the `remind` tool), kept in `<state_dir>/reminders.json`, replaced
+//! atomically on every change so a crash leaves the old book or the new one. The poll loop
+//! reads the next due time for its timer (no thread sleeps for a reminder) and takes what
+//! fell due; delivering it is the channel's (`channel::broadcast`), through the inbox.
+//!
+//! The book is shared between the poll loop and the turn worker (the tool, `/allow N`)
+//! behind one mutex, held only for the in-memory change and the write of a small file.
+//! A change made off the poll loop wakes it, so its timer follows the new book.
+
+pub mod clock;
+pub mod command;
+pub mod when;
+
+use chrono::{DateTime, Local, Utc};
+use proto::DataClass;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The book's file under `state_dir`.
+pub const FILE: &str = "reminders.json";
+
+/// Reminders set at once, over every session. A person keeps a few dozen; the bound keeps
+/// the file (rewritten whole on each change) small, and a model looping on `remind`
+/// cannot fill the disk.
+pub const MAX_REMINDERS: usize = 500;
+
+/// The longest reminder text kept, in characters. A reminder is a line for a phone's
+/// lock screen; a longer text is cut (and says so) rather than refused.
+pub const MAX_TEXT_CHARS: usize = 1000;
+
+/// The largest book file read at start: `MAX_REMINDERS` of `MAX_TEXT_CHARS` (four bytes a
+/// character at most, escaped) fit with room to spare.
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Who set a reminder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum By {
+    Owner,
+    Assistant,
+}
+
+/// One reminder as the file holds it. `due` and `set` are RFC 3339 UTC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reminder {
+    /// The book's own number, never reused; `/remind cancel N` names it.
+    pub n: u64,
+    pub session: String,
+    pub due: String,
+    pub text: String,
+    pub set: String,
+    pub by: By,
+    /// The label class of the text: the owner's class, or the context's for the model's.
+    pub class: DataClass,
+}
+
+impl Reminder {
+    /// When it is due; a file edited by hand to hold something else is due now.
+    pub fn due_at(&self) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(&self.due)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    next: u64,
+    reminders: Vec<Reminder>,
+}
+
+/// The book in memory, and where it lives.
+#[derive(Debug)]
+pub struct Book {
+    dir: PathBuf,
+    file: File,
+}
+
+/// A text made fit for one line: controls and line breaks become spaces, runs of white
+/// space one space, and it is cut at `MAX_TEXT_CHARS`.
+pub fn one_line(text: &str) -> String {
+    let flat: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let flat = flat.join(" ");
+    match flat.char_indices().nth(MAX_TEXT_CHARS) {
+        Some((at, _)) => format!("{}…", &flat[..at]),
+        None => flat,
+    }
+}
+
+/// A due time as the owner reads it: `17:30 Sat 5 Dec 2026` in local time.
+pub fn shown(due: DateTime<Utc>) -> String {
+    due.with_timezone(&Local)
+        .format("%H:%M %a %-d %b %Y")
+        .to_string()
+}
+
+impl Book {
+    /// Reads the book in `state_dir` (none yet is an empty book). A file that cannot be
+    /// read whole is an error naming it: starting with an empty book would drop reminders.
+    pub fn load(state_dir: &Path) -> Result<Book, String> {
+        let path = state_dir.join(FILE);
+        let file = match plumbing::bounded::read_text(&path, MAX_FILE_BYTES) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| format!("reminders file {}: {e}", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
+            Err(e) => return Err(format!("reminders file {}: {e}", path.display())),
+        };
+        let mut book = Book {
+            dir: state_dir.to_path_buf(),
+            file,
+        };
+        // Numbers are never reused, even after a hand edit left `next` behind.
+        let top = book.file.reminders.iter().map(|r| r.n).max().unwrap_or(0);
+        book.file.next = book.file.next.max(top + 1);
+        Ok(book)
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let bytes = serde_json::to_vec_pretty(&self.file)
+            .map_err(|e| format!("reminders: cannot encode the book: {e}"))?;
+        let path = self.dir.join(FILE);
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        sessions::atomic::write(&self.dir, FILE, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Sets a reminder and writes the book; returns it (with its number).
+    pub fn add(
+        &mut self,
+        session: &str,
+        due: DateTime<Utc>,
+        text: &str,
+        by: By,
+        class: DataClass,
+    ) -> Result<Reminder, String> {
+        if self.file.reminders.len() >= MAX_REMINDERS {
+            return Err(format!(
+                "{MAX_REMINDERS} reminders are already set; cancel one first (/remind cancel N)"
+            ));
+        }
+        let reminder = Reminder {
+            n: self.file.next,
+            session: session.to_string(),
+            due: due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            text: one_line(text),
+            set: proto::time::now_rfc3339(),
+            by,
+            class,
+        };
+        self.file.next += 1;
+        self.file.reminders.push(reminder.clone());
+        if let Err(e) = self.save() {
+            self.file.reminders.pop();
+            return Err(e);
+        }
+        Ok(reminder)
+    }
+
+    /// Removes reminder `n` of `session`; returns it.
+    pub fn cancel(&mut self, session: &str, n: u64) -> Result<Reminder, String> {
+        let Some(at) = self
+            .file
+            .reminders
+            .iter()
+            .position(|r| r.n == n && r.session == session)
+        else {
+            return Err(format!(
+                "no reminder {n} in session {session}; /remind lists them"
+            ));
+        };
+        let gone = self.file.reminders.remove(at);
+        if let Err(e) = self.save() {
+            self.file.reminders.insert(at, gone);
+            return Err(e);
+        }
+        Ok(gone)
+    }
+
+    /// The reminders of `session`, soonest first.
+    pub fn of(&self, session: &str) -> Vec<Reminder> {
+        let mut list: Vec<Reminder> = self
+            .file
+            .reminders
+            .iter()
+            .filter(|r| r.session == session)
+            .cloned()
+            .collect();
+        list.sort_by_key(|r| (r.due_at(), r.n));
+        list
+    }
+
+    /// When the soonest reminder is due.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.file.reminders.iter().map(Reminder::due_at).min()
+    }
+
+    /// The reminders due at `now`, soonest first, still in the book: the caller hands
+    /// them to the inbox, then [`Book::remove`]s them, so a crash between the two
+    /// delivers again rather than never.
+    pub fn due(&self, now: DateTime<Utc>) -> Vec<Reminder> {
+        let mut due: Vec<Reminder> = self
+            .file
+            .reminders
+            .iter()
+            .filter(|r| r.due_at() <= now)
+            .cloned()
+            .collect();
+        due.sort_by_key(|r| (r.due_at(), r.n));
+        due
+    }
+
+    /// Removes delivered reminders and writes the book.
+    pub fn remove(&mut self, numbers: &[u64]) -> Result<(), String> {
+        let before = self.file.reminders.len();
+        self.file.reminders.retain(|r| !numbers.contains(&r.n));
+        if self.file.reminders.len() == before {
+            return Ok(());
+        }
+        self.save()
+    }
+}
+
+/// The book as the poll loop and the worker share it, and the poll loop's waker.
+#[derive(Clone)]
+pub struct Shared {
+    book: Arc<Mutex<Book>>,
+    wake: Option<Arc<mio::Waker>>,
+}
+
+impl Shared {
+    pub fn new(book: Book, wake: Option<Arc<mio::Waker>>) -> Shared {
+        Shared {
+            book: Arc::new(Mutex::new(book)),
+            wake,
+        }
+    }
+
+    /// Runs `f` on the book. A panic elsewhere while it was held leaves a book whose file
+    /// is whole (each change writes it completely), so the lock is taken anyway.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Book) -> T) -> T {
+        let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut book)
+    }
+
+    /// Tells the poll loop the book changed, so its timer follows it.
+    pub fn changed(&self) {
+        if let Some(wake) = &self.wake {
+            if let Err(e) = wake.wake() {
+                plumbing::error!("reminders: waking the poll loop: {e}");
+            }
+        }
+    }
+}
+
+/// What follows `refused call N: ` in the `note` of a `remind` call held for the owner's
+/// `/allow N` (docs/reminders.md, "The remind tool"): then the due time (RFC 3339), `: `
+/// and the reminder's text (one line). `/allow N` reads the reminder from that note.
+pub fn held_note_prefix(call: u64) -> String {
+    format!("/allow {call} sets a reminder for ")
+}
+
+/// The `note` logged in the reminder's session when it is set.
+pub fn set_note(r: &Reminder) -> String {
+    let who = match r.by {
+        By::Owner => "the owner",
+        By::Assistant => "the assistant",
+    };
+    format!(
+        "reminder {} set by {who} for {} ({}): {}",
+        r.n,
+        shown(r.due_at()),
+        r.due,
+        r.text
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_book_survives_a_reload_and_numbers_are_never_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Book::load(dir.path()).unwrap();
+        let now = clock::now();
+        let a = book
+            .add(
+                "main",
+                now + chrono::Duration::hours(1),
+                "tea",
+                By::Owner,
+                DataClass::Private,
+            )
+            .unwrap();
+        let b = book
+            .add(
+                "main",
+                now + chrono::Duration::minutes(5),
+                "line\none",
+                By::Assistant,
+                DataClass::Public,
+            )
+            .unwrap();
+        assert_eq!(b.text, "line one");
+        book.cancel("main", a.n).unwrap();
+        assert!(book.cancel("other", b.n).is_err());
+        let again = Book::load(dir.path()).unwrap();
+        assert_eq!(again.of("main"), vec![b.clone()]);
+        let mut again = again;
+        let c = again
+            .add(
+                "main",
+                now + chrono::Duration::hours(2),
+                "x",
+                By::Owner,
+                DataClass::Private,
+            )
+            .unwrap();
+        assert!(c.n > b.n);
+        assert!(again.due(now).is_empty());
+        let due = again.due(now + chrono::Duration::minutes(6));
+        assert_eq!(due, vec![b.clone()]);
+        again.remove(&[b.n]).unwrap();
+        assert_eq!(Book::load(dir.path()).unwrap().of("main"), vec![c]);
+    }
+
+    #[test]
+    fn a_damaged_book_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), "{\"next\": 1, \"reminders\": [").unwrap();
+        let e = Book::load(dir.path()).unwrap_err();
+        assert!(e.contains("reminders.json"), "{e}");
+    }
+}

@@ -1,0 +1,195 @@
+//! `/remind` and delivery: to a connected client on time; to the next connection, after
+//! its first reply block, when nobody was there; late, once, after loopd was down.
+
+use super::{notes, spawn, start};
+
+#[test]
+fn bad_whens_get_an_error_naming_what_could_not_be_read() {
+    let lp = start("", 0);
+    let mut c = lp.client();
+    for (line, word) in [
+        ("/remind noon lunch", "\"noon\""),
+        ("/remind 25:00 lunch", "\"25:00\""),
+        ("/remind tomorrow morning lunch", "\"morning\""),
+        ("/remind in a while lunch", "\"a\""),
+        ("/remind 2026-13-40 09:00 lunch", "\"2026-13-40\""),
+    ] {
+        let reply = c.ask(line);
+        assert_eq!(reply.len(), 1, "{reply:?}");
+        assert!(reply[0].starts_with("error: "), "{line}: {reply:?}");
+        assert!(reply[0].contains(word), "{line}: {reply:?}");
+    }
+    let reply = c.ask("/remind in 2h");
+    assert!(
+        reply[0].starts_with("error: ") && reply[0].contains("text"),
+        "{reply:?}"
+    );
+    assert!(c.ask("/remind")[0].starts_with("no reminders in session main"));
+}
+
+#[test]
+fn a_reminder_a_minute_ahead_is_delivered_to_a_connected_client() {
+    let lp = start("", 0);
+    let mut c = lp.client();
+    let set = c.ask("/remind in 1m put the kettle on");
+    assert_eq!(set.len(), 1, "{set:?}");
+    assert!(set[0].starts_with("reminder 1 set for "), "{set:?}");
+    assert!(set[0].ends_with("(in 1m): put the kettle on"), "{set:?}");
+    let listed = c.ask("/remind");
+    assert!(
+        listed[0].starts_with("1  ") && listed[0].ends_with("put the kettle on"),
+        "{listed:?}"
+    );
+
+    c.ask("/testclock 61");
+    let block = c.block();
+    assert_eq!(block.len(), 2, "{block:?}");
+    assert!(block[0].starts_with("· reminder 1, due "), "{block:?}");
+    assert_eq!(block[1], "put the kettle on");
+    assert!(
+        c.ask("/remind")[0].starts_with("no reminders"),
+        "delivered, so gone"
+    );
+    let status = c.ask("/status");
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
+
+    let notes = notes(&lp, "main");
+    assert!(
+        notes[0].starts_with("reminder 1 set by the owner for "),
+        "{notes:?}"
+    );
+    assert_eq!(
+        notes[1],
+        "reminder 1 delivered: to 1 connected clients: put the kettle on"
+    );
+}
+
+#[test]
+fn a_cancelled_reminder_is_never_delivered() {
+    let lp = start("", 0);
+    let mut c = lp.client();
+    c.ask("/remind in 1m one");
+    c.ask("/remind in 2m two");
+    assert_eq!(c.ask("/remind cancel 1"), ["reminder 1 cancelled: one"]);
+    assert!(c.ask("/remind cancel 1")[0].starts_with("error: no reminder 1"));
+    c.ask("/testclock 150");
+    let block = c.block();
+    assert_eq!(block[1], "two", "{block:?}");
+    assert!(c.ask("/inbox").iter().all(|l| l != "one"));
+}
+
+#[test]
+fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply() {
+    let lp = start("", 0);
+    let mut setter = lp.client();
+    setter.ask("/remind in 1m water the plants");
+    drop(setter);
+    // A client of another session moves the clock: nobody of `main` is connected.
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    lp.daemon
+        .wait_log("reminder for nobody connected; it waits in the inbox");
+
+    let mut owner = lp.client();
+    let status = owner.ask("/status");
+    assert!(
+        status.contains(&"inbox: 1 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
+    let waited = owner.block();
+    assert_eq!(waited.len(), 3, "{waited:?}");
+    assert!(
+        waited[0].starts_with("· while you were away: reminder at "),
+        "{waited:?}"
+    );
+    assert!(waited[1].starts_with("· reminder 1, due "), "{waited:?}");
+    assert_eq!(waited[2], "water the plants");
+    // Delivered once: the next line's block is its own reply, and the inbox is empty.
+    let status = owner.ask("/status");
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
+    let again = owner.ask("/inbox");
+    assert!(again[0].starts_with("· reminder at "), "{again:?}");
+    assert_eq!(again.last().unwrap(), "water the plants");
+    let mut later = lp.client();
+    assert_eq!(later.ask("/session"), ["session main"]);
+    assert_eq!(
+        later.ask("/session"),
+        ["session main"],
+        "nothing more was waiting"
+    );
+}
+
+#[test]
+fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
+    let mut lp = start("", 0);
+    let mut c = lp.client();
+    c.ask("/remind in 1h ring the bank");
+    drop(c);
+    lp.settle();
+    // Killed, not stopped: nothing is written on the way down.
+    let _ = lp.daemon.child.kill();
+    let _ = lp.daemon.child.wait();
+    lp.daemon = spawn(&lp.fx, 2 * 3600);
+    lp.daemon
+        .wait_log("reminder for nobody connected; it waits in the inbox");
+
+    let mut owner = lp.client();
+    assert_eq!(owner.ask("/session"), ["session main"]);
+    let late = owner.block();
+    assert!(late[1].starts_with("· reminder 1 (late: due "), "{late:?}");
+    assert!(
+        late[1].ends_with("while loopd was not running)"),
+        "{late:?}"
+    );
+    assert_eq!(late[2], "ring the bank");
+    drop(owner);
+
+    // Started once more: nothing is delivered again.
+    let _ = lp.daemon.child.kill();
+    let _ = lp.daemon.child.wait();
+    lp.daemon = spawn(&lp.fx, 3 * 3600);
+    let mut again = lp.client();
+    assert_eq!(again.ask("/session"), ["session main"]);
+    assert!(
+        again.ask("/remind")[0].starts_with("no reminders"),
+        "and no block before it"
+    );
+    let delivered: Vec<String> = notes(&lp, "main")
+        .into_iter()
+        .filter(|n| n.starts_with("reminder 1 delivered"))
+        .collect();
+    assert_eq!(
+        delivered,
+        ["reminder 1 delivered late: nobody was connected; it waits in the inbox: ring the bank"]
+    );
+}
+
+#[test]
+fn a_heartbeat_nobody_heard_waits_in_the_inbox_for_the_next_connection() {
+    use crate::support::standin::text;
+    let lp = crate::heartbeat::start(crate::heartbeat::EVERY, "", |llama| {
+        llama.push(text(&["The backup finished overnight."]));
+        llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    });
+    lp.daemon
+        .wait_log("heartbeat for nobody connected; it waits in the inbox");
+    let mut owner = lp.client();
+    assert_eq!(owner.ask("/session"), ["session main"]);
+    let waited = owner.block();
+    assert_eq!(waited.len(), 2, "{waited:?}");
+    assert!(
+        waited[0].starts_with("· while you were away: heartbeat at "),
+        "{waited:?}"
+    );
+    assert_eq!(waited[1], "The backup finished overnight.");
+    let shown = owner.ask("/inbox");
+    assert!(shown[0].starts_with("· heartbeat at "), "{shown:?}");
+    assert_eq!(shown[1], "The backup finished overnight.");
+}

@@ -1,0 +1,94 @@
+//! `notify.command`: a message nobody received is handed to it once, on its standard
+//! input; one that fails or hangs is a warning and the message still waits in the inbox;
+//! one labelled above `notify.max_class` is not handed over, and a note says so.
+
+use super::{notes, notify_to, start};
+
+/// Sets a reminder in `main` and moves the clock past it from a client of another
+/// session, so no client of `main` receives it.
+fn miss_a_reminder(lp: &crate::loopd::Loopd, text: &str) {
+    let mut setter = lp.client();
+    setter.ask(&format!("/remind in 1m {text}"));
+    drop(setter);
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+}
+
+/// The owner connects: the first reply, then the waiting message.
+fn owner_reads_it(lp: &crate::loopd::Loopd, text: &str) {
+    let mut owner = lp.client();
+    assert_eq!(owner.ask("/session"), ["session main"]);
+    let waited = owner.block();
+    assert_eq!(waited.last().unwrap(), text, "{waited:?}");
+}
+
+#[test]
+fn a_message_nobody_received_is_handed_to_the_notify_command_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let mut lp = start(&notify_to(&got), 0);
+    miss_a_reminder(&lp, "take the bins out");
+    lp.daemon
+        .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    let text = std::fs::read_to_string(&got).unwrap();
+    assert!(text.starts_with("· reminder 1, due "), "{text}");
+    assert!(text.ends_with("\ntake the bins out\n---\n"), "{text}");
+    owner_reads_it(&lp, "take the bins out");
+
+    // Handed over once: a restart does not run the command for it again.
+    lp.restart();
+    lp.settle();
+    assert_eq!(std::fs::read_to_string(&got).unwrap(), text);
+    assert!(!lp.daemon.log_text().contains("handed to"));
+}
+
+#[test]
+fn a_failing_notify_command_is_a_warning_and_the_message_still_waits() {
+    let lp = start("[notify]\ncommand = [\"/bin/sh\", \"-c\", \"exit 3\"]\n", 0);
+    miss_a_reminder(&lp, "call the plumber");
+    let warning = lp
+        .daemon
+        .wait_log("notify: /bin/sh failed (exit status: 3)");
+    assert!(
+        warning.contains("the message waits in the inbox"),
+        "{warning}"
+    );
+    assert!(
+        !warning.contains("plumber"),
+        "no conversation text in the log"
+    );
+    owner_reads_it(&lp, "call the plumber");
+}
+
+#[test]
+fn a_hanging_notify_command_is_killed_at_its_deadline_and_the_message_still_waits() {
+    let lp = start(
+        "[notify]\ncommand = [\"/bin/sh\", \"-c\", \"sleep 600\"]\ntimeout_s = 1\n",
+        0,
+    );
+    miss_a_reminder(&lp, "feed the cat");
+    lp.daemon
+        .wait_log("did not finish within notify.timeout_s (1 s) and was killed");
+    owner_reads_it(&lp, "feed the cat");
+}
+
+#[test]
+fn a_message_above_notify_max_class_is_not_handed_over_and_a_note_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let tables = format!(
+        "{}max_class = \"public\"\n",
+        notify_to(&got).replace("timeout_s = 20\n", "")
+    );
+    let lp = start(&tables, 0);
+    miss_a_reminder(&lp, "the door code is 4471");
+    lp.daemon.wait_log("not handed over");
+    owner_reads_it(&lp, "the door code is 4471");
+    assert!(!got.exists(), "the command never ran");
+    let notes = notes(&lp, "main");
+    assert!(
+        notes.iter().any(|n| n.starts_with("inbox message 1 (reminder) was not handed to notify.command: it is private and notify.max_class is public")),
+        "{notes:?}"
+    );
+}
