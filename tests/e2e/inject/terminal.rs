@@ -5,14 +5,15 @@
 //! `capture-pane`, bounded; nothing sleeps to synchronise.
 
 use super::World;
-use crate::support::tmux::{have, Tmux};
+use crate::support::prereq::tool;
+use crate::support::tmux::Tmux;
 use crate::support::HANG;
 
 /// Regression: in tmux, `ESC[1A ESC[2K` in the model's answer erased loopd's refusal line
 /// and printed a forged one in its place.
 #[test]
 fn at_a_terminal_escape_sequences_and_a_fake_activity_line_leave_the_real_refusal_readable() {
-    if !have("tmux") || !have("socat") {
+    if !tool("tmux") || !tool("socat") {
         return;
     }
     let w = World::start("");
