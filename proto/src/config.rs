@@ -586,10 +586,6 @@ impl Config {
     pub fn sessions_dir(&self) -> PathBuf {
         self.state_dir.join("sessions")
     }
-
-    pub fn index_path(&self) -> PathBuf {
-        self.state_dir.join("memory").join("index.sqlite")
-    }
 }
 
 fn minutes(hhmm: &str) -> Option<u32> {

@@ -12,6 +12,7 @@ mod foundation;
 mod heartbeat;
 mod inject;
 mod layering;
+#[cfg(feature = "bench")]
 mod load;
 mod loopd;
 mod memoryd;

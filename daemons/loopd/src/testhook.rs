@@ -10,6 +10,8 @@
 //! - `BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS=<ms>`: the Honcho reporter waits this long,
 //!   not `COMMIT_WINDOW`, before believing what Honcho says it holds after a post whose
 //!   outcome it could not know.
+//! - `BOXMAKER_TEST_LINE_DEADLINE_MS=<ms>`: the channel's line deadline in place of
+//!   `LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
@@ -49,6 +51,7 @@ mod armed {
     pub const HONCHO_ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
     pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
     pub const HONCHO_COMMIT_WINDOW_ENV: &str = "BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS";
+    pub const LINE_DEADLINE_ENV: &str = "BOXMAKER_TEST_LINE_DEADLINE_MS";
 
     pub fn point() -> Option<&'static str> {
         static POINT: OnceLock<Option<String>> = OnceLock::new();
@@ -59,6 +62,13 @@ mod armed {
 
     pub fn flag(var: &str, value: &str) -> bool {
         std::env::var_os(var).is_some_and(|v| v == value)
+    }
+
+    /// The variable as whole milliseconds; anything else is ignored (and warned of at
+    /// start by `warn_if_armed`).
+    pub fn line_deadline() -> Option<std::time::Duration> {
+        let ms = std::env::var(LINE_DEADLINE_ENV).ok()?.parse::<u64>().ok()?;
+        Some(std::time::Duration::from_millis(ms))
     }
 
     pub fn summaries_on_main() -> bool {
@@ -115,6 +125,15 @@ pub fn summaries_on_main() -> bool {
     false
 }
 
+/// The line deadline a test set in place of `LINE_DEADLINE`, if any.
+#[inline]
+pub fn line_deadline() -> Option<std::time::Duration> {
+    #[cfg(feature = "testhooks")]
+    return armed::line_deadline();
+    #[cfg(not(feature = "testhooks"))]
+    None
+}
+
 /// Warns once at start when a hook is set, so a stray variable shows up in the journal
 /// rather than as a mysterious crash.
 pub fn warn_if_armed() {
@@ -130,6 +149,17 @@ pub fn warn_if_armed() {
             plumbing::warn!(
                 "{}=main: tool summaries run on slots.main (a benchmark setting)",
                 armed::BENCH_SLOT_ENV
+            );
+        }
+        if let Some(d) = line_deadline() {
+            plumbing::warn!(
+                "test hook armed: the line deadline is {} s",
+                d.as_secs_f64()
+            );
+        } else if std::env::var_os(armed::LINE_DEADLINE_ENV).is_some() {
+            plumbing::warn!(
+                "{} is not a whole number of milliseconds; the line deadline stays as it is",
+                armed::LINE_DEADLINE_ENV
             );
         }
         if let Some(point) = armed::point() {

@@ -2,7 +2,8 @@
 //! per turn (`prompt_n`) over a 30-turn conversation with tool results, when the tool
 //! summaries run on the background slot (loopd's design) and when they run on the main
 //! slot (the naive alternative, loopd's hidden `BOXMAKER_BENCH_SUMMARY_SLOT=main`).
-//! Ignored in the normal run; the script runs it in release with `--ignored`.
+//! Built only with the `bench` feature (docs/testing.md, 'Benchmarks'); the script runs
+//! it in release.
 //!
 //! Three servers, each given both runs:
 //! - a chat template that renders the tool schemas (as tool-capable models do), with
@@ -100,7 +101,6 @@ fn after_tool(t: &[Turn]) -> f64 {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench compaction"]
 fn prompt_tokens_per_turn_with_and_without_the_background_slot() {
     let Some(plain) = real_llama() else {
         panic!("the benchmark needs the real server (scripts/setup-python)")

@@ -4,6 +4,7 @@
 //! conversation against the real server.
 
 mod after;
+#[cfg(feature = "bench")]
 mod bench;
 mod crash;
 mod full;

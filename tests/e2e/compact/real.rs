@@ -39,7 +39,9 @@ pub struct Run {
     /// loopd, alive until the run is dropped.
     pub _daemon: Daemon,
     pub relay: Relay,
-    /// For each turn, the range of `relay.seen()` its requests took.
+    /// For each turn, the range of `relay.seen()` its requests took (the compaction
+    /// benchmark reads it).
+    #[cfg_attr(not(feature = "bench"), allow(dead_code))]
     pub turns: Vec<Range<usize>>,
     _files: tempfile::TempDir,
 }

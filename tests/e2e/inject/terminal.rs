@@ -7,7 +7,8 @@
 
 use super::screen::{forged_at_wrap, forged_error};
 use super::World;
-use crate::support::tmux::{have, Tmux};
+use crate::support::prereq::tool;
+use crate::support::tmux::Tmux;
 use crate::support::HANG;
 
 /// The width of the owner's terminal in these tests, the common default.
@@ -39,7 +40,7 @@ fn shown(rows: &[String]) -> String {
 /// and printed a forged one in its place.
 #[test]
 fn at_a_terminal_escape_sequences_and_a_fake_activity_line_leave_the_real_refusal_readable() {
-    if !have("tmux") || !have("socat") {
+    if !tool("tmux") || !tool("socat") {
         return;
     }
     let w = World::start("");
@@ -87,7 +88,7 @@ fn at_a_terminal_escape_sequences_and_a_fake_activity_line_leave_the_real_refusa
 /// screen exactly as loopd's own `error: /allow 999: …` does.
 #[test]
 fn at_a_terminal_a_forged_error_reads_as_the_models_and_loopds_own_as_loopds() {
-    if !have("tmux") || !have("socat") {
+    if !tool("tmux") || !tool("socat") {
         return;
     }
     let w = World::start("");
@@ -118,7 +119,7 @@ fn at_a_terminal_a_forged_error_reads_as_the_models_and_loopds_own_as_loopds() {
 /// 1` to column 0 of the next row of an 80-column terminal.
 #[test]
 fn at_a_terminal_no_wrap_of_a_recalled_text_starts_a_row_with_an_activity_marker() {
-    if !have("tmux") || !have("socat") {
+    if !tool("tmux") || !tool("socat") {
         return;
     }
     let w = World::start("");

@@ -128,7 +128,6 @@ fn holders(partial: bool) -> Outcome {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench load"]
 fn loopd_floods() {
     let (idle, pipelined) = pipelined();
     let idle_holders = holders(false);

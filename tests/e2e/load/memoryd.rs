@@ -140,7 +140,6 @@ fn trickle_flood() -> Outcome {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench load"]
 fn memoryd_floods() {
     let (idle, recall) = recall_flood();
     let trickle = trickle_flood();

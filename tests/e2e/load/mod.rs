@@ -1,8 +1,9 @@
 //! `scripts/bench load`: hostile-client floods against the real daemons on loopback
 //! sockets, each bounded in count and time. For every flood it prints the daemon's peak
 //! RSS and a well-behaved client's latency during the flood, against the same client on
-//! the same daemon while it was idle. Ignored in the normal run (timings on a shared
-//! machine assert nothing); the small regression tests live in `loopd/` and `memoryd/`.
+//! the same daemon while it was idle. Built only with the `bench` feature, so the test run
+//! does not hold it (timings on a shared machine assert nothing); the small regression
+//! tests live in `loopd/` and `memoryd/`.
 
 mod loopd;
 mod memoryd;

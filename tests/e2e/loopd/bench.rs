@@ -1,6 +1,7 @@
 //! `scripts/bench turn`: loopd's own latency per turn and the cost of opening a long
-//! session. Ignored in the normal run (timings on a shared machine assert nothing); the
-//! script runs them in release with `--ignored` and prints markdown tables.
+//! session. Built only with the `bench` feature (docs/testing.md, 'Benchmarks'): timings
+//! on a shared machine assert nothing; the script runs them in release and prints
+//! markdown tables.
 
 use super::{write_config, write_session, Loopd, N_CTX};
 use crate::support::standin::{text, Standin};
@@ -48,7 +49,6 @@ fn direct(url: &str, body: &str, llama: &Standin) -> (Duration, Duration) {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench turn"]
 fn turn_latency() {
     let l = Loopd::start("");
     let words: Vec<String> = (0..40).map(|i| format!("word{i} ")).collect();
@@ -120,7 +120,6 @@ fn open_once(fx: &Fixture) -> (String, u64) {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench turn"]
 fn open_a_long_session() {
     let llama = Standin::start(N_CTX);
     let head = json!({"epoch": 0, "started": "2026-11-30T06:00:00.000Z", "system": "You are terse.",

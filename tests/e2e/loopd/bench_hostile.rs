@@ -2,7 +2,8 @@
 //! turn with a `read_file` call whose arguments are 7.5 MB while reporting small token
 //! counts, eight turns in a row; for this tree's loopd and, when given, another build of
 //! it (`BOXMAKER_BENCH_BEFORE`, e.g. an older release binary). Prints loopd's peak and
-//! final resident set and how much the session's log grew. Ignored in the normal run.
+//! final resident set and how much the session's log grew. Built only with the `bench`
+//! feature (docs/testing.md, 'Benchmarks').
 
 use super::write_config;
 use crate::support::standin::{text, tool_call_in_pieces, Standin};
@@ -41,7 +42,6 @@ fn log_bytes(fx: &Fixture) -> u64 {
 }
 
 #[test]
-#[ignore = "benchmark: scripts/bench hostile"]
 fn bench_huge_tool_arguments() {
     println!(
         "### loopd under a server sending {ARGUMENT_BYTES}-byte tool arguments, {TURNS} turns\n"

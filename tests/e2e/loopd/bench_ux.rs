@@ -1,8 +1,8 @@
 //! `scripts/bench ux [BEFORE_LOOPD]`: the turn as the owner lives it, for this tree's
 //! loopd and, when given, another build of it (`BOXMAKER_BENCH_BEFORE`, say main's), in
 //! the same run: the time to a compacting turn's `.` when the model takes seconds to
-//! summarise, and `prompt_n` of the first turn after a llama.cpp restart. Ignored in the
-//! normal run; the script prints the markdown tables.
+//! summarise, and `prompt_n` of the first turn after a llama.cpp restart. Built only with
+//! the `bench` feature (docs/testing.md, 'Benchmarks'); the script prints the tables.
 
 use super::restore::{real_config, usages};
 use super::{write_config, N_CTX};
@@ -68,7 +68,6 @@ fn one_compacting_turn(binary: &PathBuf) -> Duration {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench ux"]
 fn time_to_the_dot_on_a_compacting_turn() {
     // A line of its own: the test harness has written the test's name before it.
     println!();
@@ -93,7 +92,6 @@ fn time_to_the_dot_on_a_compacting_turn() {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench ux"]
 fn prompt_n_of_the_first_turn_after_a_llama_restart() {
     println!();
     println!("### the first turn after a llama.cpp restart (SmolLM2, {CTX_PER_SLOT} per slot, --slot-save-path)");

@@ -3,9 +3,9 @@
 //! client over the connection limit is told so; idle connections give way to a newcomer;
 //! and memoryd's silence reaches the owner in words.
 
-use super::Loopd;
-use crate::support::standin::{text, Gate, Reply};
-use crate::support::{LineClient, HANG};
+use super::{write_config, Loopd, N_CTX};
+use crate::support::standin::{text, Gate, Reply, Standin};
+use crate::support::{Daemon, Fixture, LineClient, HANG};
 use std::io::Write;
 use std::time::Instant;
 
@@ -205,26 +205,36 @@ fn a_half_closed_client_that_reads_late_still_gets_every_reply_then_the_close() 
 
 /// Regression: 64 connections sending a byte every 30 s held every slot for ever; the
 /// partial-line timeout counted from the last byte. Now a line must arrive whole within
-/// loopd::LINE_DEADLINE (30 s) of its first byte. (Waits out the real deadline.)
+/// loopd::LINE_DEADLINE of its first byte. The test hook shortens the deadline to 2 s, so
+/// the test does not wait out the real 30 s; the trickle still outlasts it many times.
 #[test]
 fn a_line_trickled_past_the_line_deadline_is_closed_with_an_error() {
-    let l = Loopd::start("");
+    let fx = Fixture::new("");
+    let llama = Standin::start(N_CTX);
+    write_config(&fx, &llama.url, "retries = 2", "", "");
+    let mut cmd = Daemon::command("loopd", &fx);
+    cmd.env("BOXMAKER_TEST_LINE_DEADLINE_MS", "2000");
+    let mut daemon = Daemon::spawn(cmd, &fx);
+    daemon.ready();
+    let l = Loopd { fx, llama, daemon };
     let mut c = l.client();
     let mut writer = c.stream.try_clone().unwrap();
     let trickle = std::thread::spawn(move || {
-        // A byte a second, past the deadline, until loopd closes the connection.
-        for _ in 0..HANG.as_secs() {
+        // A byte every tenth of a second, past the deadline, until loopd closes the
+        // connection; bounded by the hang guard.
+        let every = std::time::Duration::from_millis(100);
+        for _ in 0..HANG.as_millis() / every.as_millis() {
             if writer.write_all(b"x").is_err() {
                 return true;
             }
-            std::thread::sleep(std::time::Duration::from_secs(1));
+            std::thread::sleep(every);
         }
         false
     });
     let block = c.block();
     assert_eq!(
         block,
-        ["error: closed: a line did not arrive whole within 30 s of its first byte"]
+        ["error: closed: a line did not arrive whole within 2 s of its first byte"]
     );
     assert!(trickle.join().unwrap(), "the trickling client was closed");
     assert_eq!(l.client().ask("/session"), ["session main"]);

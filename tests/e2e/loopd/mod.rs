@@ -2,8 +2,11 @@
 //! stand-in (or the real server in `real`), asserting on what a client reads, what
 //! llama.cpp was sent, and the records on disk.
 
+#[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "bench")]
 mod bench_hostile;
+#[cfg(feature = "bench")]
 mod bench_ux;
 mod channel;
 mod clients;

@@ -1,28 +1,13 @@
 //! Recall by meaning: memoryd with `memory.embed_model` set embeds what it
 //! indexes in the background and fuses both rankings. These need the embedding model
-//! (scripts/setup-python unpacks it into the venv); without it they say SKIPPED.
+//! (scripts/setup-python unpacks it into the venv); without it they say SKIPPED, or fail
+//! in CI (`support::prereq`).
 
 use super::*;
+use crate::support::prereq::embed_model;
 use crate::support::HANG;
 use nix::sys::signal::Signal;
 use std::time::Instant;
-
-/// `$BOXMAKER_VENV/share/all-minilm-l6-v2` (or the repository's `.venv`), if it is there.
-fn model_dir() -> Option<PathBuf> {
-    let venv = std::env::var_os("BOXMAKER_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv"));
-    let dir = venv.join("share").join("all-minilm-l6-v2");
-    if dir.join("model.safetensors").exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no embedding model at {} (scripts/setup-python)",
-            dir.display()
-        );
-        None
-    }
-}
 
 /// The fixture's config with `memory.embed_model` set to `model`.
 fn with_model(fx: &Fixture, model: &Path) {
@@ -54,7 +39,7 @@ fn wait_embedded(fx: &Fixture) -> MemoryStatus {
 
 #[test]
 fn a_question_sharing_no_word_with_its_record_is_recalled_by_meaning() {
-    let Some(model) = model_dir() else { return };
+    let Some(model) = embed_model() else { return };
     let fx = Fixture::new("");
     with_model(&fx, &model);
     Epoch::start(&fx, "main")
@@ -80,7 +65,7 @@ fn a_question_sharing_no_word_with_its_record_is_recalled_by_meaning() {
 
 #[test]
 fn secret_text_is_never_embedded() {
-    let Some(model) = model_dir() else { return };
+    let Some(model) = embed_model() else { return };
     let fx = Fixture::new("");
     with_model(&fx, &model);
     Epoch::start(&fx, "main")
@@ -137,7 +122,7 @@ const BACKFILL: usize = 300;
 
 #[test]
 fn a_backfill_killed_with_sigkill_resumes_without_duplicates() {
-    let Some(model) = model_dir() else { return };
+    let Some(model) = embed_model() else { return };
     let fx = Fixture::new("");
     with_model(&fx, &model);
     let epoch = Epoch::start(&fx, "big");
@@ -198,7 +183,7 @@ fn copy_model(from: &Path, to: &Path) {
 /// good model back embedded everything again; the error line carried a backtrace.
 #[test]
 fn a_damaged_model_keeps_the_stored_vectors_and_the_good_one_back_reuses_them() {
-    let Some(model) = model_dir() else { return };
+    let Some(model) = embed_model() else { return };
     let fx = Fixture::new("");
     let copy = fx.dir.path().join("model");
     copy_model(&model, &copy);

@@ -3,8 +3,8 @@
 //! then the owner asks about each fact in plain words. For each question: did the fact
 //! reach the model's prompt (in the carried summary, the epoch, or a `memory` record),
 //! and does the answer hold it — with memory in the turn off and on, in the same run,
-//! for the scripted stand-in and for the real llama.cpp server. Ignored in the normal
-//! run; the script runs it with `--ignored`.
+//! for the scripted stand-in and for the real llama.cpp server. Built only with the
+//! `bench` feature (docs/testing.md, 'Benchmarks'), so the test run does not hold it.
 
 use crate::loopd::{write_config_with, N_CTX};
 use crate::support::real_llama::{own_llama, CTX_PER_SLOT};
@@ -211,7 +211,6 @@ fn all_text(body: &Value) -> String {
 }
 
 #[test]
-#[ignore = "a benchmark: scripts/bench remember"]
 fn remember() {
     println!(
         "### remember: {} facts, two compactions, then a question each\n",

@@ -3,6 +3,7 @@
 //! summary that lost the conversation is replaced by the owner's own words, and an answer
 //! the server cut at its token limit never wedges the session.
 
+#[cfg(feature = "bench")]
 mod bench;
 mod cut;
 mod recollect;

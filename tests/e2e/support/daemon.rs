@@ -105,7 +105,8 @@ impl Daemon {
         self.proc_status_kib("VmHWM:")
     }
 
-    /// Its resident set now (`VmRSS`), in KiB.
+    /// Its resident set now (`VmRSS`), in KiB (the benchmarks print it).
+    #[cfg(feature = "bench")]
     pub fn rss_kib(&self) -> u64 {
         self.proc_status_kib("VmRSS:")
     }

@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod fixture;
 pub mod frames;
 pub mod notify;
+pub mod prereq;
 pub mod real_llama;
 pub mod relay;
 pub mod standin;

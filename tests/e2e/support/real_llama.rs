@@ -1,7 +1,7 @@
 //! The real llama.cpp server (SmolLM2 through scripts/llama-server), started once per
 //! test binary on a free port and shared by the tests that need it. It is told to exit
-//! with its parent, so it never outlives the test run. Tests skip, saying why, only when
-//! the venv is missing; the test command (scripts/test) installs it, so CI runs them.
+//! with its parent, so it never outlives the test run. Without the venv a test says
+//! SKIPPED, or fails in CI (`support::prereq`); the test command (scripts/test) installs it.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -34,24 +34,12 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-fn venv() -> PathBuf {
-    std::env::var_os("BOXMAKER_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv"))
-}
-
 fn have_venv() -> bool {
-    let here = venv().join("bin").join("python").exists();
-    if !here {
-        eprintln!(
-            "SKIPPED: no venv at {} (scripts/setup-python makes it; scripts/test runs it)",
-            venv().display()
-        );
-    }
-    here
+    super::prereq::venv().is_some()
 }
 
-/// The shared server, or `None` (after printing why) when the venv is missing.
+/// The shared server, or `None` (after saying SKIPPED, or failing in CI) when the venv is
+/// missing.
 pub fn real_llama() -> Option<&'static RealLlama> {
     static SERVER: OnceLock<Option<RealLlama>> = OnceLock::new();
     SERVER

@@ -98,15 +98,3 @@ impl Drop for Tmux {
         let _ = self.run(&["kill-server"]);
     }
 }
-
-/// Whether `tool` is on the PATH; says SKIPPED when it is not.
-pub fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("SKIPPED: {tool} is not installed (.ci/run installs it)");
-    }
-    found
-}

@@ -2,27 +2,74 @@
 //! sentence-transformers prints in its quickstart for all-MiniLM-L6-v2
 //! (sbert.net, "Usage"): cosines 0.6660, 0.1046 and 0.1411 for its three sentences.
 //! These tests need the model (scripts/setup-python unpacks it into the venv); without
-//! it they say SKIPPED and pass, as the real-server tests do.
+//! it they say SKIPPED and pass on a developer's machine, and fail in CI (`CI=true`), where
+//! the test command installed it (docs/testing.md, 'Prerequisites').
 
 use super::model::Embedder;
 use super::DIM;
 use std::path::PathBuf;
 
-/// `$BOXMAKER_VENV/share/all-minilm-l6-v2`, or the repository's `.venv`.
+/// `$BOXMAKER_VENV/share/all-minilm-l6-v2`, or the repository's `.venv`; `None` after
+/// saying SKIPPED when it is missing, and a failed test instead when `CI` is `true`.
+#[track_caller]
 pub fn model_dir() -> Option<PathBuf> {
     let venv = std::env::var_os("BOXMAKER_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
     let dir = venv.join("share").join("all-minilm-l6-v2");
     if dir.join("model.safetensors").exists() {
-        Some(dir)
-    } else {
-        println!(
-            "SKIPPED: no embedding model at {} (scripts/setup-python)",
-            dir.display()
-        );
-        None
+        return Some(dir);
     }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    assert!(
+        !in_ci,
+        "no embedding model at {} (scripts/setup-python unpacks it); CI=true, so a missing \
+         prerequisite fails the test instead of skipping it",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: no embedding model at {} (scripts/setup-python)",
+        dir.display()
+    );
+    None
+}
+
+/// Regression: without the model these tests printed SKIPPED and passed, in CI too, so a
+/// broken install looked like a green run. This runs one of them again in this very test
+/// binary with `CI=true` and a venv that does not exist, and wants it to fail.
+#[test]
+fn a_model_test_fails_in_ci_when_the_model_is_missing() {
+    let nowhere = tempfile::tempdir().expect("tempdir");
+    let exe = std::env::current_exe().expect("own executable");
+    let run = |ci: Option<&str>| {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "embed::tests::vectors_match_sentence_transformers_published_similarities",
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("BOXMAKER_VENV", nowhere.path().join("venv"));
+        match ci {
+            Some(v) => cmd.env("CI", v),
+            None => cmd.env_remove("CI"),
+        };
+        let out = cmd.output().expect("run the test binary");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("running 1 test"), "the test is there: {said}");
+        (out.status.success(), said)
+    };
+    let (passed, said) = run(Some("true"));
+    assert!(!passed, "it failed in CI: {said}");
+    assert!(said.contains("CI=true"), "it said why: {said}");
+    let (passed, said) = run(None);
+    assert!(passed, "outside CI it still skips: {said}");
+    assert!(said.contains("SKIPPED"), "and says so: {said}");
 }
 
 fn cos(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {

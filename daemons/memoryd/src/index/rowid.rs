@@ -9,6 +9,7 @@
 //! milliseconds. Ids stay close together for records close in time, which keeps FTS5's
 //! delta-encoded doclists small.
 
+use proto::time::unix_millis;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 
@@ -49,6 +50,7 @@ impl RowIds {
 
     /// A free id for a record written at `time`.
     pub fn next(&mut self, conn: &Connection, time: &str) -> rusqlite::Result<i64> {
+        // A time that does not read sorts as the oldest.
         let ms = unix_millis(time).unwrap_or(0).max(0);
         let mut id = match self.last {
             Some((last_ms, last_id)) if last_ms == ms => last_id + 1,
@@ -77,96 +79,10 @@ impl RowIds {
     }
 }
 
-/// Milliseconds since the Unix epoch of an RFC 3339 time such as loopd writes
-/// (`2026-11-30T06:00:00.000Z`, any fraction, `Z` or a `±HH:MM` offset). `None` for
-/// anything else; such a record sorts as the oldest.
-pub(super) fn unix_millis(time: &str) -> Option<i64> {
-    let b = time.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let s = time.get(from..from + len)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (h, mi, s) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut millis = 0;
-    if b[i] == b'.' {
-        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if digits == 0 {
-            return None;
-        }
-        let frac = &time[i + 1..i + 1 + digits.min(3)];
-        millis = frac.parse::<i64>().ok()? * 10_i64.pow(3 - frac.len() as u32);
-        i += 1 + digits;
-    }
-    let offset_min = match &time[i..] {
-        "Z" | "z" => 0,
-        rest if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
-            let sign = match rest.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            sign * (num(i + 1, 2)? * 60 + num(i + 4, 2)?)
-        }
-        _ => return None,
-    };
-    let days = days_from_civil(y, mo, d);
-    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_min * 60;
-    Some(secs * 1000 + millis)
-}
-
-/// Howard Hinnant's `days_from_civil`: (year, month, day) to days since 1970-01-01.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proto::time::format_unix_millis;
-
-    #[test]
-    fn reads_back_what_proto_writes() {
-        for ms in [0, 951_782_400_123, 1_796_013_296_000, 1_796_013_296_999] {
-            assert_eq!(unix_millis(&format_unix_millis(ms)), Some(ms));
-        }
-    }
-
-    #[test]
-    fn fractions_and_offsets() {
-        let base = unix_millis("2026-11-30T06:00:00Z").unwrap();
-        assert_eq!(unix_millis("2026-11-30T06:00:00.5Z"), Some(base + 500));
-        assert_eq!(unix_millis("2026-11-30T06:00:00.123456Z"), Some(base + 123));
-        assert_eq!(unix_millis("2026-11-30T07:00:00+01:00"), Some(base));
-        for bad in [
-            "",
-            "yesterday",
-            "2026-11-30",
-            "2026-13-30T06:00:00Z",
-            "2026-11-30T06:00:00",
-        ] {
-            assert_eq!(unix_millis(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn ids_follow_time_and_never_collide() {

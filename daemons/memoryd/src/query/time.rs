@@ -5,7 +5,7 @@
 //! bench), so the same question asks about the same days wherever it is answered.
 //!
 //! A cue is a span of whole days, `from..=to` as `YYYY-MM-DD`, compared with a record's
-//! time by its first ten characters (RFC 3339 times sort as text).
+//! time by its UTC day (`proto::time`; RFC 3339 days sort as text).
 
 /// Month names as a question writes them; a three-letter prefix matches too ("Oct").
 pub(crate) const MONTHS: [&str; 12] = [
@@ -23,6 +23,9 @@ pub(crate) const MONTHS: [&str; 12] = [
     "december",
 ];
 
+use proto::time::{days_from_civil as days, format_day as date};
+pub use proto::time::{today, Day};
+
 /// A span of days, both ends included.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
@@ -31,18 +34,21 @@ pub struct Span {
 }
 
 impl Span {
-    /// Whether a record logged at `time` (RFC 3339) falls in the span.
+    /// Whether a record logged at `time` (RFC 3339) falls in the span: by its UTC day,
+    /// its offset applied, or by its first ten characters when it does not read as one.
     pub fn holds(&self, time: &str) -> bool {
-        let day = time.get(..10).unwrap_or(time);
+        let utc = proto::time::utc_day(time);
+        let day = utc.as_deref().unwrap_or(time.get(..10).unwrap_or(time));
         day >= self.from.as_str() && day <= self.to.as_str()
     }
 }
 
-/// A day as (year, month 1-12, day 1-31).
-pub type Day = (i32, u32, u32);
-
-/// The day of an RFC 3339 time ("2023-05-08T13:56:00Z"), if it reads as one.
+/// The day of an RFC 3339 time ("2023-05-08T13:56:00Z"), in UTC, if it reads as one; a
+/// bare date is taken as it is.
 pub fn day_of(time: &str) -> Option<Day> {
+    if let Some(day) = proto::time::utc_date(time) {
+        return Some(day);
+    }
     let y = time.get(0..4)?.parse().ok()?;
     let m = time.get(5..7)?.parse().ok()?;
     let d = time.get(8..10)?.parse().ok()?;
@@ -182,49 +188,6 @@ fn weekday(days: i64) -> i64 {
     (days + 3).rem_euclid(7)
 }
 
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-pub fn days((y, m, d): Day) -> i64 {
-    let y = i64::from(y) - i64::from(m <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Today (UTC) by the system clock.
-pub fn today() -> Day {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    civil(i64::try_from(secs / 86_400).unwrap_or(0))
-}
-
-/// The civil date of a day count, as `YYYY-MM-DD`.
-fn date(z: i64) -> String {
-    let (y, m, d) = civil(z);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// The civil date of a day count.
-fn civil(z: i64) -> Day {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (
-        i32::try_from(y).unwrap_or(1970),
-        u32::try_from(m).unwrap_or(1),
-        u32::try_from(d).unwrap_or(1),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +266,19 @@ mod tests {
         let s = cue("in October 2023", NOW).expect("a cue");
         assert!(s.holds("2023-10-31T23:59:00.000Z"));
         assert!(!s.holds("2023-11-01T00:00:00.000Z"));
+    }
+
+    /// Regression: a span compared a record's first ten characters, so a time with an
+    /// offset was held by its local day while its row id sorted it by its UTC instant.
+    #[test]
+    fn a_span_holds_a_record_by_its_utc_day_whatever_its_offset() {
+        let s = cue("in October 2023", NOW).expect("a cue");
+        // 23:30 five hours west of UTC on the 31st is 04:30 UTC on 1 November.
+        assert!(!s.holds("2023-10-31T23:30:00-05:00"));
+        // 01:00 two hours east on 1 November is 23:00 UTC on the 31st.
+        assert!(s.holds("2023-11-01T01:00:00+02:00"));
+        assert_eq!(day_of("2023-11-01T01:00:00+02:00"), Some((2023, 10, 31)));
+        // A bare date still names its day.
+        assert!(s.holds("2023-10-05"));
     }
 }

@@ -59,6 +59,8 @@ pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
 
 /// One tool call whose `arguments` stream in pieces of at most `piece` bytes, as llama.cpp
 /// streams them a token at a time (so no one SSE line is long, however long the whole).
+/// Only the hostile-server benchmark sends one.
+#[cfg(feature = "bench")]
 pub fn tool_call_in_pieces(id: &str, name: &str, args: &str, piece: usize) -> Reply {
     let mut pieces = Vec::new();
     let mut rest = args;
