@@ -7,7 +7,7 @@ use super::find::{Found, Place};
 use super::{io, ForgetError};
 use crate::honcho::forget::Record as HonchoRecord;
 use crate::honcho::moved::{Replaced, Rewrite};
-use proto::Record;
+use proto::{Label, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,10 +37,13 @@ pub struct LogEdit {
     pub lines: Vec<LineEdit>,
 }
 
-/// Line `line` (from 0) becomes a `note` record with text `note`.
+/// Line `line` (from 0) becomes a `forgotten` record carrying `label` (docs/forgetting.md,
+/// 'Labels'). A plan written by an older loopd has no label: its line becomes the
+/// unlabelled note `note` it named, which every reader counts as untrusted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineEdit {
     pub line: u64,
+    #[serde(default)]
     pub note: String,
     /// The record's type (`user`, `tool_result`, …) and time.
     pub kind: String,
@@ -51,14 +54,33 @@ pub struct LineEdit {
     /// by that offset, and the Honcho reporter's cursor moves by the change of length.
     pub offset: u64,
     pub len: u64,
+    /// The characters of text that go.
+    #[serde(default)]
+    pub chars: u64,
+    /// The label the record carried joined with the one it was read under.
+    #[serde(default)]
+    pub label: Option<Label>,
+    /// The record's call number, kept so it is never used again.
+    #[serde(default)]
+    pub call: Option<u64>,
 }
 
 impl LineEdit {
-    /// The line that replaces the record: a `note` at the plan's time.
+    /// The line that replaces the record: a `forgotten` record at the plan's time.
     pub fn note_line(&self, time: &str) -> String {
-        Record::Note {
-            time: time.to_string(),
-            text: self.note.clone(),
+        match self.label {
+            Some(label) => Record::Forgotten {
+                time: time.to_string(),
+                records: 1,
+                chars: self.chars,
+                class: label.class,
+                untrusted: label.untrusted,
+                call: self.call,
+            },
+            None => Record::Note {
+                time: time.to_string(),
+                text: self.note.clone(),
+            },
         }
         .to_line()
     }
@@ -80,16 +102,14 @@ impl Plan {
             match f.place {
                 Place::Record { epoch, line } => logs.entry(epoch).or_default().push(LineEdit {
                     line,
-                    note: format!(
-                        "forgotten at {time} by the owner: a {} record of {} characters, written {}",
-                        f.kind,
-                        f.text.chars().count(),
-                        f.time
-                    ),
+                    note: String::new(),
                     kind: f.kind.to_string(),
                     time: f.time.clone(),
                     offset: f.offset,
                     len: f.len,
+                    chars: f.text.chars().count() as u64,
+                    label: Some(f.label),
+                    call: f.call,
                 }),
                 Place::Carry { epoch } => carries.push(CarryEdit {
                     epoch,
