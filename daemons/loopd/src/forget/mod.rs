@@ -2,7 +2,7 @@
 //! owns finding what the owner asked to forget (`find`), the plan that names what a
 //! removal changes (`plan`, written before the first change so a crash can be finished),
 //! and the removal on disk itself (`apply`): each epoch log holding a chosen record
-//! rewritten atomically with the record replaced by a `note`, and each carried summary
+//! rewritten atomically with the record replaced by a labelled `forgotten` record (docs/forgetting.md, 'Labels'), and each carried summary
 //! holding the text redacted in its head. The slots, memoryd and Honcho (its reporter's
 //! cursor, moved by `Plan::rewrite`, and what its API allows) are told by the engine and
 //! the worker once the files are done.

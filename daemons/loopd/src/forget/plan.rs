@@ -1,6 +1,6 @@
 //! The plan of one removal, `<state_dir>/forget/<session>.json`, written atomically before
 //! the first file changes and removed once everything is done. It names the logs, the
-//! lines and the notes that replace them, and the redacted carries — never the forgotten
+//! lines and the `forgotten` records that replace them, and the redacted carries — never the forgotten
 //! text — so a removal cut short by a crash is finished from it at the next start.
 
 use super::find::{Found, Place};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The most bytes of a plan read back: its notes are short, but it holds the redacted
+/// The most bytes of a plan read back: its line edits are short, but it holds the redacted
 /// carries, each at most a head (`proto::head::MAX_HEAD_BYTES`), and a removal rarely
 /// touches more than a few epochs.
 pub const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
@@ -25,7 +25,7 @@ pub fn redaction(chars: usize) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     pub session: String,
-    /// When the owner asked (RFC 3339 UTC): the notes' time.
+    /// When the owner asked (RFC 3339 UTC): the `forgotten` records' time.
     pub time: String,
     pub logs: Vec<LogEdit>,
     pub carries: Vec<CarryEdit>,

@@ -271,7 +271,12 @@ fn a_forgotten_record_keeps_the_label_the_context_had_so_no_label_goes_down() {
     assert_eq!(before, Label::new(DataClass::Private, true));
     let found = find(&dir, "zanzibar", DataClass::Private).unwrap();
     let chosen: Vec<_> = found.iter().collect();
-    let plan = Plan::build("main", "2026-12-01T11:00:00.000Z".into(), &chosen, "zanzibar");
+    let plan = Plan::build(
+        "main",
+        "2026-12-01T11:00:00.000Z".into(),
+        &chosen,
+        "zanzibar",
+    );
     apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
     let (_, after) = sessions::log::LogFile::open(&dir.join(log_file_name(0))).unwrap();
     assert!(matches!(

@@ -163,14 +163,31 @@ impl State {
         let mut total_records = 0usize;
         let mut total_carries = 0usize;
         let mut reply = String::new();
-        for (name, chosen) in by_session {
-            let Ok(owner) = SessionId::parse(name) else {
-                continue;
-            };
-            let plan = Plan::build(name, time.clone(), &chosen, &listed.query);
-            if let Err(e) = apply::run(&cfg.state_dir, &cfg.sessions_dir(), &plan) {
+        let plans: Vec<(SessionId, Plan)> = by_session
+            .into_iter()
+            .filter_map(|(name, chosen)| {
+                let owner = SessionId::parse(name).ok()?;
+                Some((
+                    owner,
+                    Plan::build(name, time.clone(), &chosen, &listed.query),
+                ))
+            })
+            .collect();
+        // Every session's plan is on disk before any file changes: a crash part way then
+        // finishes the removal in every session at the next start, not only in those
+        // already begun.
+        for (owner, plan) in &plans {
+            if let Err(e) = plan::write(&cfg.state_dir, plan) {
                 plumbing::error!("session {owner}: forget: {e}");
-                // The plan (if written) stays: the next start finishes what it names.
+                return Err(forget_failed(owner, e, true));
+            }
+        }
+        let mut touched = Vec::with_capacity(plans.len());
+        for (owner, plan) in plans {
+            abort_at("forget-after-plan");
+            if let Err(e) = apply::files(&cfg.sessions_dir(), &plan) {
+                plumbing::error!("session {owner}: forget: {e}");
+                // The plan stays: the next start finishes what it names.
                 return Err(forget_failed(&owner, e, true));
             }
             let places = self.forget_rest(&owner, &plan, "by the owner", paused.as_ref());
@@ -185,10 +202,13 @@ impl State {
                 reply.push_str("\n- ");
                 reply.push_str(&p);
             }
+            touched.push(owner);
         }
         drop(paused);
         if let Some(r) = &self.honcho {
-            r.poke(session.as_str());
+            for owner in &touched {
+                r.poke(owner.as_str());
+            }
         }
         plumbing::info!(
             "session {session}: forgot {total_records} records and {total_carries} carried summaries box-wide in {} ms",
@@ -221,7 +241,7 @@ impl State {
         for log in &plan.logs {
             let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
             places.push(format!(
-                "session log of epoch {}: line {} replaced by a note (file rewritten)",
+                "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
                 log.epoch,
                 lines.join(", ")
             ));
