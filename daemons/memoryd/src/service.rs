@@ -166,7 +166,7 @@ impl FrameService {
     /// The hits of a recall, none from a log rewritten since it was indexed: the logs
     /// the hits came from are checked, and when one was rewritten (a forget while
     /// memoryd was down, found before the start-up pass reached it) it is read again
-    /// and the recall asked again (docs/forgetting.md, 'memoryd').
+    /// and the recall asked again (docs/forgetting.md).
     fn recall_fresh(
         &mut self,
         query: &str,

@@ -1,4 +1,4 @@
-//! `/forget` reaches every copy (docs/forgetting.md, 'Every copy, every session'): copies
+//! `/forget` reaches every copy (docs/forgetting.md, 'Every copy removed'): copies
 //! in another session, every field and form of a tool call, quoted digits, a list too
 //! long for one reply, call numbers after the newest results went, and neither daemon's
 //! log lines ever holding the conversation's words.

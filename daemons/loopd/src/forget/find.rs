@@ -1,7 +1,7 @@
 //! Finding what `/forget QUERY` lists: every record of every epoch log of every session
 //! on the box and every carried summary that holds the query literally, compared
-//! case-insensitively, in every field and form a record carries it (docs/forgetting.md,
-//! 'Every field and form'), session by session in the order they were written. A literal match, not recall's ranking: what must go is
+//! case-insensitively, in every field and form a record carries it (docs/forgetting.md),
+//! session by session in the order they were written. A literal match, not recall's ranking: what must go is
 //! every copy of the words, and a record that only resembles them is not a copy; recall
 //! also answers with text, not with the log and line a removal has to rewrite.
 

@@ -33,7 +33,7 @@ impl Index {
     /// each that was rewritten (another file now, or shorter than what was indexed: what
     /// a forget does) or removed since it was indexed is read again now, or its rows
     /// dropped, so no recall answers from a log known to be rewritten — also right after
-    /// a start, before the whole pass reaches it (docs/forgetting.md, 'memoryd'). Returns
+    /// a start, before the whole pass reaches it (docs/forgetting.md). Returns
     /// whether any was; then the hits must be found again. One `stat` per log otherwise.
     pub fn reread_rewritten(&mut self, logs: &[(String, u64)]) -> Result<bool, IndexError> {
         let mut changed = false;
