@@ -106,6 +106,21 @@ pub enum Record {
         time: String,
         text: String,
     },
+    /// What stands where forgotten records stood (docs/forgetting.md, 'Labels'): how many
+    /// records and characters went, never their text, and the join of the labels they
+    /// carried and were read under, so a forget lowers no label. Not replayed.
+    Forgotten {
+        time: String,
+        records: u64,
+        chars: u64,
+        class: DataClass,
+        untrusted: bool,
+        /// The largest call number the replaced records carried, so the session's next
+        /// call number still goes past it (docs/forgetting.md, 'Call numbers'). Written
+        /// only when they carried one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<u64>,
+    },
 }
 
 impl Record {
@@ -119,6 +134,7 @@ impl Record {
             Record::ToolSummary { .. } => "tool_summary",
             Record::Usage { .. } => "usage",
             Record::Note { .. } => "note",
+            Record::Forgotten { .. } => "forgotten",
         }
     }
 
@@ -130,7 +146,8 @@ impl Record {
             | Record::ToolResult { time, .. }
             | Record::ToolSummary { time, .. }
             | Record::Usage { time, .. }
-            | Record::Note { time, .. } => time,
+            | Record::Note { time, .. }
+            | Record::Forgotten { time, .. } => time,
         }
     }
 
@@ -145,11 +162,36 @@ impl Record {
             }
             | Record::Memory {
                 class, untrusted, ..
+            }
+            | Record::Forgotten {
+                class, untrusted, ..
             } => Some(Label::new(*class, *untrusted)),
+            // A forgetting note from before `forgotten` records carried a label: what it
+            // replaced is unknown, so it counts as untrusted text (docs/forgetting.md,
+            // 'Logs from before labelled forgetting').
+            Record::Note { text, .. } if is_unlabelled_forget_note(text) => {
+                Some(Label::new(DataClass::Public, true))
+            }
             Record::User { .. }
             | Record::Assistant { .. }
             | Record::Usage { .. }
             | Record::Note { .. } => None,
+        }
+    }
+
+    /// Whether this record makes replay neutralise what the model wrote after it: an
+    /// untrusted tool result, memory or forgotten record (what was forgotten may have
+    /// steered the model), or an unlabelled forgetting note from an older log.
+    pub fn taints(&self) -> bool {
+        match self {
+            Record::ToolResult { untrusted, .. }
+            | Record::Memory { untrusted, .. }
+            | Record::Forgotten { untrusted, .. } => *untrusted,
+            Record::Note { text, .. } => is_unlabelled_forget_note(text),
+            Record::User { .. }
+            | Record::Assistant { .. }
+            | Record::ToolSummary { .. }
+            | Record::Usage { .. } => false,
         }
     }
 
@@ -249,6 +291,14 @@ impl Record {
                 time,
                 text: f.string("text")?,
             },
+            "forgotten" => Record::Forgotten {
+                time,
+                records: f.u64("records")?,
+                chars: f.u64("chars")?,
+                class: f.class("class")?,
+                untrusted: f.bool("untrusted")?,
+                call: f.opt_u64("call")?,
+            },
             other => return Err(RecordError::UnknownType(other.to_string())),
         })
     }
@@ -336,6 +386,16 @@ impl Fields<'_> {
             .ok_or_else(|| self.wrong(name, "a non-negative integer"))
     }
 
+    fn opt_u64(&self, name: &str) -> Result<Option<u64>, RecordError> {
+        match self.obj.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(name, "a non-negative integer")),
+        }
+    }
+
     fn u32(&self, name: &str) -> Result<u32, RecordError> {
         let n = self.u64(name)?;
         u32::try_from(n).map_err(|_| self.wrong(name, "an integer below 2^32"))
@@ -391,6 +451,17 @@ impl Fields<'_> {
         }
         Ok(calls)
     }
+}
+
+/// Whether `text` is the note an older loopd put where a forgotten record stood ("forgotten
+/// at TIME by the owner: a KIND record of N characters, written TIME"). Such a note carries
+/// no label, so readers count it as untrusted (docs/forgetting.md, 'Logs from before
+/// labelled forgetting'). Only loopd writes notes; a false match can only raise a label.
+pub fn is_unlabelled_forget_note(text: &str) -> bool {
+    text.starts_with("forgotten at ")
+        && text.contains(" by the owner: a ")
+        && text.contains(" record of ")
+        && text.contains(" characters, written ")
 }
 
 /// The label of everything an epoch's context holds: its carry label joined with the

@@ -47,6 +47,12 @@ pub const SLICE_TIME: Duration = Duration::from_millis(20);
 /// in); a pass costs a `stat` per log, spread over slices of `SLICE_TIME`.
 pub const RESCAN_EVERY: Duration = Duration::from_secs(600);
 
+/// How often one recall re-reads rewritten logs behind its hits and asks again: each
+/// round reads only logs found rewritten, and a log is rewritten by a forget (once), so
+/// a second round is already rare; a log rewritten on every look is a fault, answered
+/// with an error rather than a loop.
+pub const MAX_RECALL_REREADS: usize = 4;
+
 /// How long after a failed purge the next is tried.
 pub const PURGE_RETRY: Duration = Duration::from_secs(60);
 
@@ -102,11 +108,9 @@ impl FrameService {
                 query,
                 max_class,
                 limit,
-            } => self.catch_up_for_recall().and_then(|()| {
-                crate::hybrid::recall(&self.index, self.vectors.as_ref(), &query, max_class, limit)
-                    .map(Response::Hits)
-                    .map_err(|e| Failure::quiet(&e))
-            }),
+            } => self
+                .catch_up_for_recall()
+                .and_then(|()| self.recall_fresh(&query, max_class, limit)),
             Request::Nudge { session } => match SessionId::parse(&session) {
                 Ok(id) => {
                     let budget = self.request_budget();
@@ -157,6 +161,39 @@ impl FrameService {
             .map_err(|e| Failure::from(e.to_string()))?;
         self.continue_later(progress);
         self.refresh().map(|_| ())
+    }
+
+    /// The hits of a recall, none from a log rewritten since it was indexed: the logs
+    /// the hits came from are checked, and when one was rewritten (a forget while
+    /// memoryd was down, found before the start-up pass reached it) it is read again
+    /// and the recall asked again (docs/forgetting.md).
+    fn recall_fresh(
+        &mut self,
+        query: &str,
+        max_class: proto::label::DataClass,
+        limit: u32,
+    ) -> Result<Response, Failure> {
+        for _ in 0..MAX_RECALL_REREADS {
+            let hits =
+                crate::hybrid::recall(&self.index, self.vectors.as_ref(), query, max_class, limit)
+                    .map_err(|e| Failure::quiet(&e))?;
+            let mut logs: Vec<(String, u64)> =
+                hits.iter().map(|h| (h.session.clone(), h.epoch)).collect();
+            logs.sort();
+            logs.dedup();
+            let changed = self
+                .index
+                .reread_rewritten(&logs)
+                .map_err(|e| Failure::from(e.to_string()))?;
+            if !changed {
+                return Ok(Response::Hits(hits));
+            }
+            // The purge of what was dropped follows once no pass is under way.
+            self.continue_later(Progress::More);
+        }
+        Err(Failure::from(
+            "the logs behind this recall keep changing while they are read; ask again".to_string(),
+        ))
     }
 
     fn request_budget(&self) -> Budget {

@@ -122,7 +122,7 @@ fn context_full_with_a_failing_compaction_is_an_error_and_a_note() {
     );
     assert!(
         reply[0].ends_with(
-            "and compaction failed: summary call: llama.cpp answered 400: no summary today; the message was not answered"
+            "and compaction failed: summary call: llama.cpp answered 400: a message of 16 characters (its words are not repeated: they may quote the conversation); the message was not answered"
         ),
         "{reply:?}"
     );

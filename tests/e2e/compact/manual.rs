@@ -79,7 +79,7 @@ fn a_failing_slash_compact_is_an_error_and_a_note() {
     c.ask("hello");
     assert_eq!(
         c.ask("/compact"),
-        ["error: compaction failed: summary call: llama.cpp answered 400: refused"]
+        ["error: compaction failed: summary call: llama.cpp answered 400: a message of 7 characters (its words are not repeated: they may quote the conversation)"]
     );
     assert!(head(&l, 1).is_none());
     assert_eq!(epoch_kinds(&l, 0).last().unwrap(), "note");

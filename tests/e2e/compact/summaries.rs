@@ -127,7 +127,7 @@ fn a_failed_summary_is_logged_and_skipped_and_the_next_turn_tries_again() {
     let reply = c.ask("fetch");
     assert_eq!(reply.last().unwrap(), "done", "the turn does not fail");
     l.daemon
-        .wait_log("tool summary of call 1 (http_fetch) skipped: llama.cpp answered 400: not now");
+        .wait_log("tool summary of call 1 (http_fetch) skipped: llama.cpp answered 400: a message of 7 characters");
     assert!(!epoch_kinds(&l, 0).contains(&"tool_summary".to_string()));
     assert_eq!(answer(c.ask("again")), ["two"]);
     let chats = l.llama.wait_chats(5);

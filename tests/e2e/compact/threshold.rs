@@ -134,7 +134,7 @@ fn a_failed_summary_call_leaves_a_note_an_error_line_and_the_next_turn_tries_aga
     assert_eq!(note["type"], "note");
     assert!(
         note["text"].as_str().unwrap().starts_with(
-            "compaction failed: summary call: llama.cpp answered 400: the stand-in says no"
+            "compaction failed: summary call: llama.cpp answered 400: a message of 20 characters"
         ),
         "{note}"
     );

@@ -117,3 +117,62 @@ fn forget_on_a_long_history() {
     }
     let _ = std::io::stdout().flush();
 }
+
+/// `records` records spread over `sessions` sessions of one epoch each; the phrase in
+/// one user record of every `holding`-th session.
+fn write_box(fx: &Fixture, sessions: usize, records: usize, holding: usize) {
+    let per = records / sessions;
+    for s in 0..sessions {
+        let lines: Vec<Value> = (0..per)
+            .map(|i| record(i, s % holding == 0 && i == 3))
+            .collect();
+        write_session(fx, &format!("s{s}"), &head(0), &lines);
+    }
+}
+
+#[test]
+#[ignore = "a benchmark: cargo test -p e2e -- --ignored --nocapture forget::bench"]
+fn a_box_wide_forget_across_many_sessions() {
+    const RECORDS: usize = 100_000;
+    let mut rows = Vec::new();
+    let mut base: Option<(Duration, Duration)> = None;
+    // The same history in one session (the baseline of this run), then spread over a
+    // thousand: the search reads every session's logs either way.
+    for (sessions, holding) in [(1usize, 1usize), (100, 10), (1_000, 100)] {
+        let fx = Fixture::new("");
+        let llama = Standin::start(N_CTX);
+        llama.set_fallback(text(&["ok"]));
+        write_config(&fx, &llama.url, "retries = 2", "", "");
+        write_box(&fx, sessions, RECORDS, holding);
+        let daemon = Daemon::start("loopd", &fx);
+        let l = Loopd { fx, llama, daemon };
+        let mut c = l.client();
+        let t = Instant::now();
+        let list = c.ask("/forget Quartz Meadow").join("\n");
+        let listed = t.elapsed();
+        let found = sessions.div_ceil(holding);
+        assert!(list.starts_with(&format!("{found} entries")), "{list}");
+        let t = Instant::now();
+        let reply = c.ask("/forget all").join("\n");
+        let removed = t.elapsed();
+        assert!(
+            reply.starts_with(&format!("forgot {found} records")),
+            "{reply}"
+        );
+        let (bl, br) = *base.get_or_insert((listed, removed));
+        rows.push(format!(
+            "| {RECORDS} | {sessions} | {found} | {} | {:.2} | {} | {:.2} |",
+            ms(listed),
+            listed.as_secs_f64() / bl.as_secs_f64(),
+            ms(removed),
+            removed.as_secs_f64() / br.as_secs_f64(),
+        ));
+    }
+    println!("\n### a box-wide forget (stand-in llama.cpp, memoryd not running)\n");
+    println!("| records on the box | sessions | sessions holding the text | `/forget QUERY` ms | × one session | `/forget all` ms | × one session |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
+    }
+    let _ = std::io::stdout().flush();
+}

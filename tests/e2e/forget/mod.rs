@@ -6,7 +6,9 @@
 
 mod bench;
 mod crash;
+mod everywhere;
 mod honcho;
+mod launder;
 
 use crate::loopd::{records_in, write_config, Loopd, N_CTX};
 use crate::support::standin::{text, tool_calls, Standin};
@@ -109,8 +111,9 @@ pub fn all_records(l: &Loopd) -> Vec<Vec<Value>> {
 }
 
 /// After a forget: every record is what it was before, except those that held the
-/// phrase, each now a `note` that says what was forgotten without the text; a note
-/// saying the forget happened may follow in the last epoch.
+/// phrase, each now a `forgotten` record that says how much was forgotten, without the
+/// text, with a label no lower than the record's own; a note saying the forget happened
+/// may follow in the last epoch.
 pub fn only_the_phrase_is_gone(before: &[Vec<Value>], after: &[Vec<Value>]) {
     assert_eq!(before.len(), after.len());
     let mut replaced = 0;
@@ -122,11 +125,12 @@ pub fn only_the_phrase_is_gone(before: &[Vec<Value>], after: &[Vec<Value>]) {
                 .to_lowercase()
                 .contains(&PHRASE.to_lowercase())
             {
-                assert_eq!(ra["type"], "note", "epoch {epoch} line {i}: {ra}");
-                assert!(
-                    ra["text"].as_str().unwrap().contains("forgotten at"),
-                    "{ra}"
-                );
+                assert_eq!(ra["type"], "forgotten", "epoch {epoch} line {i}: {ra}");
+                assert_eq!(ra["records"], 1, "{ra}");
+                assert!(ra["chars"].as_u64().unwrap() > 0, "{ra}");
+                if rb["untrusted"] == true {
+                    assert_eq!(ra["untrusted"], true, "{ra}");
+                }
                 replaced += 1;
             } else {
                 assert_eq!(rb, ra, "epoch {epoch} line {i}");
@@ -162,7 +166,7 @@ fn a_forgotten_phrase_is_nowhere_in_the_state_directory_and_nothing_else_changed
     let before = all_records(&l);
     let mut c = l.client();
     let list = c.ask(&format!("/forget {QUERY}")).join("\n");
-    assert!(list.contains("1. user"), "{list}");
+    assert!(list.contains("1. session main: user"), "{list}");
     assert!(list.contains("tool_result"), "{list}");
     assert!(list.contains("carry"), "{list}");
     assert!(
@@ -202,7 +206,7 @@ fn a_forgotten_phrase_is_nowhere_in_the_state_directory_and_nothing_else_changed
     // A second list finds nothing; the session opens and answers after a restart.
     assert_eq!(
         c.ask(&format!("/forget {QUERY}")),
-        ["nothing in session main holds that"]
+        ["nothing on the box holds that (every session searched)"]
     );
     l.restart();
     l.llama.push(text(&["Still here."]));

@@ -62,7 +62,8 @@ Lines starting with / are commands:
 /recall QUERY    search memory directly, without the model
 /compact         start a new epoch now, carrying a summary
 /allow N         fetch the url of refused call N, as if you had sent it
-/forget QUERY    list the records holding QUERY, numbered
+/forget QUERY    list the records of every session holding QUERY (in quotes: always a query, digits too)
+/forget more     show the next page of that list
 /forget N… | all remove those records (and every copy) for good
 /remind WHEN TEXT  remind you at WHEN: 17:30, tomorrow 9:00, in 2h, 2026-12-24 09:00
 /remind [cancel N] list this session's reminders, or cancel reminder N

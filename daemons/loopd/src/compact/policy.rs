@@ -67,7 +67,8 @@ pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fi
         | Record::ToolResult { .. }
         | Record::ToolSummary { .. }
         | Record::Memory { .. }
-        | Record::Note { .. } => None,
+        | Record::Note { .. }
+        | Record::Forgotten { .. } => None,
     });
     let Some(first) = usages.next() else {
         return Fill::Room;
@@ -94,7 +95,8 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
             | Record::ToolSummary { .. }
             | Record::Usage { .. }
             | Record::Memory { .. }
-            | Record::Note { .. } => None,
+            | Record::Note { .. }
+            | Record::Forgotten { .. } => None,
         })
         .collect();
     cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()

@@ -71,7 +71,8 @@ pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
             | Record::Assistant { .. }
             | Record::Usage { .. }
             | Record::Memory { .. }
-            | Record::Note { .. } => {}
+            | Record::Note { .. }
+            | Record::Forgotten { .. } => {}
         }
     }
     queue.retain(|p| !done.contains(&p.call));

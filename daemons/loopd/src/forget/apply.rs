@@ -1,21 +1,22 @@
 //! The removal on disk: each log the plan names rewritten with the named lines replaced
-//! by their notes, each named head rewritten with its redacted carry. Every file is
+//! by their `forgotten` records, each named head rewritten with its redacted carry. Every file is
 //! replaced atomically (a new file, fsync, rename, fsync the directory), so a crash
 //! leaves each one either as it was or as it should be, and applying a plan again gives
 //! the same files: that is how a removal cut short is finished.
 
 use super::find::{read_log, whole_lines};
-use super::plan::{self, LogEdit, Plan};
+use super::plan::{LogEdit, Plan};
 use super::ForgetError;
 use crate::testhook::abort_at;
 use proto::head::log_file_name;
 use std::path::Path;
 
 /// Writes `plan` and then makes every change it names to the session under
-/// `sessions_dir`. The plan file stays until the caller has done the rest (slots,
-/// memoryd) and calls `plan::remove`.
+/// `sessions_dir`, as the worker does for each session of a removal (all plans written
+/// first). The plan file stays until `plan::remove`.
+#[cfg(test)]
 pub fn run(state_dir: &Path, sessions_dir: &Path, plan: &Plan) -> Result<(), ForgetError> {
-    plan::write(state_dir, plan)?;
+    super::plan::write(state_dir, plan)?;
     abort_at("forget-after-plan");
     files(sessions_dir, plan)
 }
@@ -38,7 +39,7 @@ pub fn files(sessions_dir: &Path, plan: &Plan) -> Result<(), ForgetError> {
     Ok(())
 }
 
-/// The log of `edit.epoch` with each named line replaced by a `note`. Every other byte
+/// The log of `edit.epoch` with each named line replaced by its `forgotten` record. Every other byte
 /// (other records, a torn tail) is kept as it was.
 fn rewrite_log(dir: &Path, time: &str, edit: &LogEdit) -> Result<(), ForgetError> {
     let name = log_file_name(edit.epoch);

@@ -2,7 +2,7 @@
 //! owns finding what the owner asked to forget (`find`), the plan that names what a
 //! removal changes (`plan`, written before the first change so a crash can be finished),
 //! and the removal on disk itself (`apply`): each epoch log holding a chosen record
-//! rewritten atomically with the record replaced by a `note`, and each carried summary
+//! rewritten atomically with the record replaced by a labelled `forgotten` record (docs/forgetting.md, 'Labels'), and each carried summary
 //! holding the text redacted in its head. The slots, memoryd and Honcho (its reporter's
 //! cursor, moved by `Plan::rewrite`, and what its API allows) are told by the engine and
 //! the worker once the files are done.
@@ -24,6 +24,8 @@ use std::fmt;
 pub enum Ask {
     /// List what holds this text.
     List(String),
+    /// Show the next page of the last list.
+    More,
     /// Remove these entries (numbered from 1) of the last list.
     Remove(Vec<usize>),
     /// Remove every entry of the last list.
@@ -31,10 +33,20 @@ pub enum Ask {
 }
 
 impl Ask {
-    /// `/forget`'s argument: `all`, numbers, or else a query.
+    /// `/forget`'s argument: `all`, `more`, numbers, or else a query. A query in double
+    /// quotes is always a query, so a PIN or a card number (`/forget "4471"`) or the word
+    /// `all` can be listed; the quotes are not part of it.
     pub fn parse(arg: &str) -> Ask {
-        if arg == "all" {
-            return Ask::All;
+        if let Some(quoted) = arg
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+        {
+            return Ask::List(quoted.to_string());
+        }
+        match arg {
+            "all" => return Ask::All,
+            "more" => return Ask::More,
+            _ => {}
         }
         let numbers: Option<Vec<usize>> = arg
             .split(|c: char| c.is_whitespace() || c == ',')

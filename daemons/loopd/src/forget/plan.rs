@@ -1,18 +1,18 @@
 //! The plan of one removal, `<state_dir>/forget/<session>.json`, written atomically before
 //! the first file changes and removed once everything is done. It names the logs, the
-//! lines and the notes that replace them, and the redacted carries — never the forgotten
+//! lines and the `forgotten` records that replace them, and the redacted carries — never the forgotten
 //! text — so a removal cut short by a crash is finished from it at the next start.
 
 use super::find::{Found, Place};
 use super::{io, ForgetError};
 use crate::honcho::forget::Record as HonchoRecord;
 use crate::honcho::moved::{Replaced, Rewrite};
-use proto::Record;
+use proto::{Label, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The most bytes of a plan read back: its notes are short, but it holds the redacted
+/// The most bytes of a plan read back: its line edits are short, but it holds the redacted
 /// carries, each at most a head (`proto::head::MAX_HEAD_BYTES`), and a removal rarely
 /// touches more than a few epochs.
 pub const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
@@ -25,7 +25,7 @@ pub fn redaction(chars: usize) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     pub session: String,
-    /// When the owner asked (RFC 3339 UTC): the notes' time.
+    /// When the owner asked (RFC 3339 UTC): the `forgotten` records' time.
     pub time: String,
     pub logs: Vec<LogEdit>,
     pub carries: Vec<CarryEdit>,
@@ -37,10 +37,13 @@ pub struct LogEdit {
     pub lines: Vec<LineEdit>,
 }
 
-/// Line `line` (from 0) becomes a `note` record with text `note`.
+/// Line `line` (from 0) becomes a `forgotten` record carrying `label` (docs/forgetting.md,
+/// 'Labels'). A plan written by an older loopd has no label: its line becomes the
+/// unlabelled note `note` it named, which every reader counts as untrusted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineEdit {
     pub line: u64,
+    #[serde(default)]
     pub note: String,
     /// The record's type (`user`, `tool_result`, …) and time.
     pub kind: String,
@@ -51,14 +54,33 @@ pub struct LineEdit {
     /// by that offset, and the Honcho reporter's cursor moves by the change of length.
     pub offset: u64,
     pub len: u64,
+    /// The characters of text that go.
+    #[serde(default)]
+    pub chars: u64,
+    /// The label the record carried joined with the one it was read under.
+    #[serde(default)]
+    pub label: Option<Label>,
+    /// The record's call number, kept so it is never used again.
+    #[serde(default)]
+    pub call: Option<u64>,
 }
 
 impl LineEdit {
-    /// The line that replaces the record: a `note` at the plan's time.
+    /// The line that replaces the record: a `forgotten` record at the plan's time.
     pub fn note_line(&self, time: &str) -> String {
-        Record::Note {
-            time: time.to_string(),
-            text: self.note.clone(),
+        match self.label {
+            Some(label) => Record::Forgotten {
+                time: time.to_string(),
+                records: 1,
+                chars: self.chars,
+                class: label.class,
+                untrusted: label.untrusted,
+                call: self.call,
+            },
+            None => Record::Note {
+                time: time.to_string(),
+                text: self.note.clone(),
+            },
         }
         .to_line()
     }
@@ -80,16 +102,14 @@ impl Plan {
             match f.place {
                 Place::Record { epoch, line } => logs.entry(epoch).or_default().push(LineEdit {
                     line,
-                    note: format!(
-                        "forgotten at {time} by the owner: a {} record of {} characters, written {}",
-                        f.kind,
-                        f.text.chars().count(),
-                        f.time
-                    ),
+                    note: String::new(),
                     kind: f.kind.to_string(),
                     time: f.time.clone(),
                     offset: f.offset,
                     len: f.len,
+                    chars: f.text.chars().count() as u64,
+                    label: Some(f.label),
+                    call: f.call,
                 }),
                 Place::Carry { epoch } => carries.push(CarryEdit {
                     epoch,

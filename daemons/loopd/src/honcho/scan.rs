@@ -230,7 +230,8 @@ fn scan_log(
             | Record::ToolSummary { .. }
             | Record::Usage { .. }
             | Record::Memory { .. }
-            | Record::Note { .. } => {}
+            | Record::Note { .. }
+            | Record::Forgotten { .. } => {}
         }
         if pending.is_none() {
             safe = pos;

@@ -169,7 +169,7 @@ fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
     let old_offset = offset_of(&logs, "question 2");
 
     let forget_query = |query: &str| {
-        let found = find(&logs.dir, query).unwrap();
+        let found = find(&logs.dir, query, proto::DataClass::Private).unwrap();
         let chosen: Vec<_> = found.iter().collect();
         let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
         apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();

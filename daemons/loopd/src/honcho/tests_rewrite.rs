@@ -18,7 +18,7 @@ use standins::honcho::Standin;
 fn forget_all(state: &std::path::Path, reporter: &Reporter, query: &str) -> Plan {
     let paused = reporter.pause();
     let dir = state.join("sessions").join("main");
-    let found = find(&dir, query).unwrap();
+    let found = find(&dir, query, proto::DataClass::Private).unwrap();
     assert!(!found.is_empty(), "nothing holds {query:?}");
     let chosen: Vec<_> = found.iter().collect();
     let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
@@ -97,7 +97,7 @@ fn a_forget_cut_short_by_a_crash_holds_reports_until_finished_and_moves_the_curs
 
     // The files of the removal are done; the process dies before anything else.
     let dir = state.path().join("sessions").join("main");
-    let found = find(&dir, "question 1").unwrap();
+    let found = find(&dir, "question 1", proto::DataClass::Private).unwrap();
     let chosen: Vec<_> = found.iter().collect();
     let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, "question 1");
     apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();

@@ -160,6 +160,24 @@ fn the_wedge_a_500_the_same_request_would_get_again_is_asked_once_not_retried() 
 }
 
 #[test]
+fn a_server_error_quoting_the_conversation_is_described_by_length_not_quoted() {
+    // Regression: llama.cpp's 500 quotes the model's output, and loopd's log line and
+    // the turn's error repeated it where no forget reaches.
+    let body = r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <tool_call>{\"password\":\"PRIVATE:QUOKKA7731\"}","type":"server_error"}}"#;
+    let s = serve(move |stream, _| {
+        let _ = write!(
+            stream,
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let e = chat(&client(&s.url, 30)).unwrap_err();
+    assert!(!e.to_string().contains("QUOKKA7731"), "{e}");
+    assert!(e.to_string().contains("characters"), "{e}");
+    assert!(e.server_words().is_some_and(|w| w.contains("QUOKKA7731")));
+}
+
+#[test]
 fn a_server_loading_its_model_is_retried() {
     let s = serve(|stream, _| {
         let body = r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#;

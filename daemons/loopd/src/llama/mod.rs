@@ -89,7 +89,7 @@ impl fmt::Display for LlamaError {
                 write!(f, "llama.cpp failed {attempts} times; last: {last}")
             }
             LlamaError::Refused { status, message } => {
-                write!(f, "llama.cpp answered {status}: {message}")
+                write!(f, "llama.cpp answered {status}: {}", described(message))
             }
             LlamaError::Transport(m) => write!(f, "llama.cpp: {m}"),
             LlamaError::Stream(m) => write!(f, "llama.cpp: {m}"),
@@ -102,6 +102,33 @@ impl fmt::Display for LlamaError {
 }
 
 impl std::error::Error for LlamaError {}
+
+impl LlamaError {
+    /// The server's own words of a refusal, for the session's `note` only: they may quote
+    /// the conversation (llama.cpp's parse errors quote the text they failed on), so no
+    /// log line and no `Display` of this error holds them (docs/forgetting.md, 'Log
+    /// lines').
+    pub fn server_words(&self) -> Option<&str> {
+        match self {
+            LlamaError::Refused { message, .. } => Some(message),
+            LlamaError::ContextFull(_)
+            | LlamaError::GaveUp { .. }
+            | LlamaError::Transport(_)
+            | LlamaError::Stream(_)
+            | LlamaError::Timeout { .. } => None,
+        }
+    }
+}
+
+/// A server's error message by its length only: its words may quote the conversation,
+/// and what is displayed ends up in log lines, where forgetting cannot reach
+/// (docs/forgetting.md, 'Log lines').
+pub fn described(message: &str) -> String {
+    format!(
+        "a message of {} characters (its words are not repeated: they may quote the conversation)",
+        message.chars().count()
+    )
+}
 
 /// A failed attempt, before any of the answer streamed.
 enum Attempt {
@@ -264,7 +291,15 @@ fn classify(
             } else if retry::status_repeats(status, &message) {
                 Err(Attempt::Fail(LlamaError::Refused { status, message }))
             } else {
-                Err(Attempt::Retry(format!("HTTP {status}: {message}")))
+                Err(Attempt::Retry(format!(
+                    "HTTP {status}: {}{}",
+                    if kind.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{kind}, ")
+                    },
+                    described(&message)
+                )))
             }
         }
         Err(ureq::Error::Transport(t)) => {

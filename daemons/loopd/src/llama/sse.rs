@@ -130,8 +130,20 @@ impl fmt::Display for StreamError {
             StreamError::Malformed(m) => write!(f, "malformed stream: {m}"),
             StreamError::Truncated => f.write_str("the stream ended before data: [DONE]"),
             StreamError::TimedOut => f.write_str("the answer did not finish in time"),
-            StreamError::Server { kind, message } => write!(f, "server error {kind}: {message}"),
+            StreamError::Server { kind, message } => {
+                write!(f, "server error {kind}: {}", super::described(message))
+            }
         }
+    }
+}
+
+/// What kind of JSON error `e` is, without serde_json's message (which can quote input).
+fn json_error_kind(e: &serde_json::Error) -> &'static str {
+    match e.classify() {
+        serde_json::error::Category::Io => "an i/o error",
+        serde_json::error::Category::Syntax => "not valid json",
+        serde_json::error::Category::Data => "unexpected json",
+        serde_json::error::Category::Eof => "json cut short",
     }
 }
 
@@ -291,7 +303,17 @@ impl Accumulator {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), StreamError> {
         let v: Value = serde_json::from_str(data)
-            .map_err(|e| StreamError::Malformed(format!("{e} in {:?}", clip(data))))?;
+            // Named by where it broke and its length, not quoted: the data is the
+            // model's words (docs/forgetting.md, 'Log lines').
+            .map_err(|e| {
+                StreamError::Malformed(format!(
+                    "{} at line {} column {} of an event of {} bytes",
+                    json_error_kind(&e),
+                    e.line(),
+                    e.column(),
+                    data.len()
+                ))
+            })?;
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             return Err(error_object(err));
         }

@@ -234,6 +234,9 @@ impl Session {
 fn call_of(record: &Record) -> Option<u64> {
     match record {
         Record::ToolResult { call, .. } | Record::ToolSummary { call, .. } => Some(*call),
+        // What a forget replaced may have held the newest number (docs/forgetting.md,
+        // 'Call numbers').
+        Record::Forgotten { call, .. } => *call,
         Record::User { .. }
         | Record::Assistant { .. }
         | Record::Usage { .. }

@@ -31,7 +31,7 @@ pub fn replayable(call: &proto::ToolCall) -> bool {
 ///
 /// What a model wrote after untrusted text reached it may repeat that text, control tags
 /// and all (an injected page can ask for exactly that), so from the first untrusted input
-/// on — an untrusted carry, or an untrusted tool result — assistant text and tool-call
+/// on — an untrusted carry, tool result, memory or forgotten record — assistant text and tool-call
 /// arguments are neutralised too. The taint is read from the records alone, so replay
 /// stays a pure function of the head and records and the prompt stays byte-stable.
 pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
@@ -55,14 +55,9 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
         });
     }
     for record in records {
-        // A tool result is judged by its own flag below; what follows it by this.
-        if let Record::ToolResult {
-            untrusted: true, ..
-        }
-        | Record::Memory {
-            untrusted: true, ..
-        } = record
-        {
+        // A tool result is judged by its own flag below; what follows it by this. A
+        // forgotten record counts as what it replaced did (docs/forgetting.md, 'Labels').
+        if record.taints() {
             tainted = true;
         }
         match record {
@@ -139,7 +134,10 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
                     content,
                 });
             }
-            Record::ToolSummary { .. } | Record::Usage { .. } | Record::Note { .. } => {}
+            Record::ToolSummary { .. }
+            | Record::Usage { .. }
+            | Record::Note { .. }
+            | Record::Forgotten { .. } => {}
         }
     }
     out

@@ -108,7 +108,12 @@ pub fn run_turn(
     if let Err(TurnError::Llama(e)) = &result {
         let note = Record::Note {
             time: now_rfc3339(),
-            text: format!("turn failed: {e}"),
+            // The server's own words go into the session log (where a forget reaches
+            // them), never into a log line.
+            text: match e.server_words() {
+                Some(words) => format!("turn failed: {e}; the server said: {words}"),
+                None => format!("turn failed: {e}"),
+            },
         };
         if let Err(store) = session.append(note) {
             plumbing::error!(

@@ -98,7 +98,8 @@ impl<'a> PromptText<'a> {
                 Record::Assistant { content: None, .. }
                 | Record::ToolSummary { .. }
                 | Record::Usage { .. }
-                | Record::Note { .. } => {}
+                | Record::Note { .. }
+                | Record::Forgotten { .. } => {}
             }
         }
         PromptText { parts }

@@ -6,24 +6,33 @@
 //! finished from its plan the same way.
 
 use super::{Failure, JobId, Reply, State};
-use crate::forget::find::{find, Found, Place};
+use crate::forget::find::{find_all, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
 use crate::honcho::pause::Paused;
 use crate::honcho::Reporter;
-use crate::open_session::Session;
 use crate::status::SessionView;
 use crate::testhook::abort_at;
 use proto::memory::LogRef;
 use proto::{Record, SessionId};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-/// The most entries a list shows with their whole text: the reply stays readable, and
-/// `/forget all` still removes every match, shown or not.
+/// The most entries one page of a list shows: the reply stays readable, `/forget more`
+/// shows the next page, and `/forget all` still removes every match, shown or not.
 pub const MAX_SHOWN: usize = 50;
 
-/// Each session's last list.
+/// The most characters of one entry's text a list shows: a fetched page can be megabytes,
+/// and the owner needs to see what matched, not all of it. The part around the first
+/// match is shown.
+pub const MAX_ENTRY_CHARS: usize = 1200;
+
+/// The most bytes of one page of a list: well under the channel's backpressure limit
+/// (`crate::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
+/// hold.
+pub const MAX_PAGE_BYTES: usize = 256 * 1024;
+
+/// Each asking session's last list.
 #[derive(Default)]
 pub struct Lists {
     last: HashMap<SessionId, Listed>,
@@ -32,12 +41,15 @@ pub struct Lists {
 struct Listed {
     query: String,
     found: Vec<Found>,
+    /// How many entries the pages so far have shown.
+    shown: usize,
 }
 
 impl State {
     pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask) {
         let reply = match ask {
             Ask::List(query) => self.forget_list(session, query),
+            Ask::More => self.forget_more(session),
             Ask::All => self.forget_remove(session, None),
             Ask::Remove(numbers) => self.forget_remove(session, Some(numbers)),
         };
@@ -45,21 +57,42 @@ impl State {
     }
 
     fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
-        let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
-        let found = match find(&dir, &query) {
+        let cfg = self.engine.cfg().clone();
+        let found = match find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class) {
             Ok(found) => found,
             Err(error) => return Err(forget_failed(session, error, false)),
         };
-        plumbing::info!("session {session}: /forget listed {} records", found.len());
+        plumbing::info!(
+            "session {session}: /forget listed {} records box-wide",
+            found.len()
+        );
         if found.is_empty() {
             self.forgets.last.remove(session);
-            return Ok(format!("nothing in session {session} holds that"));
+            return Ok("nothing on the box holds that (every session searched)".to_string());
         }
-        let reply = render_list(session, &found);
-        self.forgets
-            .last
-            .insert(session.clone(), Listed { query, found });
+        let mut listed = Listed {
+            query,
+            found,
+            shown: 0,
+        };
+        let reply = render_page(&mut listed);
+        self.forgets.last.insert(session.clone(), listed);
         Ok(reply)
+    }
+
+    fn forget_more(&mut self, session: &SessionId) -> Reply {
+        let Some(listed) = self.forgets.last.get_mut(session) else {
+            return Err(Failure::Refused(format!(
+                "nothing listed to forget in session {session}; /forget QUERY lists it first"
+            )));
+        };
+        if listed.shown >= listed.found.len() {
+            return Ok(format!(
+                "the list's {} entries have all been shown; /forget N… or /forget all removes them",
+                listed.found.len()
+            ));
+        }
+        Ok(render_page(listed))
     }
 
     fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
@@ -68,89 +101,134 @@ impl State {
                 "nothing listed to forget in session {session}; /forget QUERY lists it first"
             )));
         };
-        let chosen: Vec<&Found> = match &numbers {
-            None => listed.found.iter().collect(),
-            Some(numbers) => {
-                let bad: Vec<String> = numbers
-                    .iter()
-                    .filter(|&&n| n > listed.found.len())
-                    .map(|n| n.to_string())
-                    .collect();
-                if !bad.is_empty() {
-                    let reply = format!(
-                        "the list has {} entries; there is no {}",
-                        listed.found.len(),
-                        bad.join(", ")
-                    );
-                    self.forgets.last.insert(session.clone(), listed);
-                    return Err(Failure::Refused(reply));
-                }
-                numbers.iter().map(|&n| &listed.found[n - 1]).collect()
+        if let Some(numbers) = &numbers {
+            let bad: Vec<String> = numbers
+                .iter()
+                .filter(|&&n| n > listed.found.len())
+                .map(|n| n.to_string())
+                .collect();
+            if !bad.is_empty() {
+                let reply = format!(
+                    "the list has {} entries; there is no {}",
+                    listed.found.len(),
+                    bad.join(", ")
+                );
+                self.forgets.last.insert(session.clone(), listed);
+                return Err(Failure::Refused(reply));
             }
-        };
-        // Only appends and new epochs can have happened since the list (the list is
-        // dropped by every removal), so each entry is where it was; checked anyway, as a
-        // removal at the wrong line would take an unrelated record.
-        // The plan is made from the files as they are now (each line's offset and length
-        // with them), with the Honcho reporter held still from before the plan is written
-        // until it is removed (see `forget_rest`).
+        }
+        // The removal is of what is there now: the files are searched again, with the
+        // Honcho reporter held still from before the plans are written until they are
+        // removed (see `forget_rest`). `/forget all` takes every copy found now, also one
+        // made since the list (memory in the turn copies text between sessions); numbers
+        // name entries of the list, each checked to be where it was, since a removal at
+        // the wrong line would take an unrelated record.
         let started = Instant::now();
         let paused = self.honcho.as_ref().map(Reporter::pause);
-        let dir = Session::dir_of(&self.engine.cfg().sessions_dir(), session);
-        let now = match find(&dir, &listed.query) {
+        let cfg = self.engine.cfg().clone();
+        let now = match find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class) {
             Ok(now) => now,
             Err(error) => return Err(forget_failed(session, error, false)),
         };
-        let Some(chosen) = chosen
-            .iter()
-            .map(|c| {
-                now.iter()
-                    .find(|f| f.place == c.place && f.offset == c.offset)
-            })
-            .collect::<Option<Vec<&Found>>>()
-        else {
-            return Err(Failure::Refused(
-                "the list is out of date; /forget QUERY again".to_string(),
-            ));
+        let same = |a: &Found, b: &Found| {
+            a.session == b.session && a.place == b.place && a.offset == b.offset
         };
-        let plan = Plan::build(
-            session.as_str(),
-            proto::time::now_rfc3339(),
-            &chosen,
-            &listed.query,
-        );
-        let cfg = self.engine.cfg().clone();
-        if let Err(e) = apply::run(&cfg.state_dir, &cfg.sessions_dir(), &plan) {
-            plumbing::error!("session {session}: forget: {e}");
-            // The plan (if written) stays: the next start finishes what it names.
-            return Err(forget_failed(session, e, true));
+        let chosen: Vec<&Found> = match &numbers {
+            None => now.iter().collect(),
+            Some(numbers) => {
+                let Some(chosen) = numbers
+                    .iter()
+                    .map(|&n| now.iter().find(|f| same(f, &listed.found[n - 1])))
+                    .collect::<Option<Vec<&Found>>>()
+                else {
+                    return Err(Failure::Refused(
+                        "the list is out of date; /forget QUERY again".to_string(),
+                    ));
+                };
+                chosen
+            }
+        };
+        let copied_since = match numbers {
+            None => now
+                .iter()
+                .filter(|f| !listed.found.iter().any(|l| same(l, f)))
+                .count(),
+            Some(_) => 0,
+        };
+        let mut by_session: BTreeMap<&str, Vec<&Found>> = BTreeMap::new();
+        for f in chosen {
+            by_session.entry(f.session.as_str()).or_default().push(f);
         }
-        let places = self.forget_rest(
-            session,
-            &plan,
-            "by the owner",
-            Some(&listed.query),
-            paused.as_ref(),
-        );
+        let time = proto::time::now_rfc3339();
+        let mut total_records = 0usize;
+        let mut total_carries = 0usize;
+        let mut reply = String::new();
+        let plans: Vec<(SessionId, Plan)> = by_session
+            .into_iter()
+            .filter_map(|(name, chosen)| {
+                let owner = SessionId::parse(name).ok()?;
+                Some((
+                    owner,
+                    Plan::build(name, time.clone(), &chosen, &listed.query),
+                ))
+            })
+            .collect();
+        // Every session's plan is on disk before any file changes: a crash part way then
+        // finishes the removal in every session at the next start, not only in those
+        // already begun.
+        for (owner, plan) in &plans {
+            if let Err(e) = plan::write(&cfg.state_dir, plan) {
+                plumbing::error!("session {owner}: forget: {e}");
+                return Err(forget_failed(owner, e, true));
+            }
+        }
+        let mut touched = Vec::with_capacity(plans.len());
+        for (owner, plan) in plans {
+            abort_at("forget-after-plan");
+            if let Err(e) = apply::files(&cfg.sessions_dir(), &plan) {
+                plumbing::error!("session {owner}: forget: {e}");
+                // The plan stays: the next start finishes what it names.
+                return Err(forget_failed(&owner, e, true));
+            }
+            let places = self.forget_rest(
+                &owner,
+                &plan,
+                "by the owner",
+                Some(&listed.query),
+                paused.as_ref(),
+            );
+            let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
+            total_records += records;
+            total_carries += plan.carries.len();
+            reply.push_str(&format!(
+                "\nsession {owner}: {records} records and {} carried summaries",
+                plan.carries.len()
+            ));
+            for p in places {
+                reply.push_str("\n- ");
+                reply.push_str(&p);
+            }
+            touched.push(owner);
+        }
         drop(paused);
         if let Some(r) = &self.honcho {
-            r.poke(session.as_str());
+            for owner in &touched {
+                r.poke(owner.as_str());
+            }
         }
-        let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         plumbing::info!(
-            "session {session}: forgot {records} records and {} carried summaries in {} ms",
-            plan.carries.len(),
+            "session {session}: forgot {total_records} records and {total_carries} carried summaries box-wide in {} ms",
             started.elapsed().as_millis()
         );
-        let mut reply = format!(
-            "forgot {records} records and {} carried summaries in session {session}:",
-            plan.carries.len()
+        let mut head = format!(
+            "forgot {total_records} records and {total_carries} carried summaries on the box:"
         );
-        for p in places {
-            reply.push_str("\n- ");
-            reply.push_str(&p);
+        if copied_since > 0 {
+            head.push_str(&format!(
+                " {copied_since} of them were copied since the list was shown and are removed too;"
+            ));
         }
-        Ok(reply)
+        Ok(head + &reply)
     }
 
     /// What follows the files of a removal: the session reloaded from them, the slots,
@@ -172,7 +250,7 @@ impl State {
         for log in &plan.logs {
             let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
             places.push(format!(
-                "session log of epoch {}: line {} replaced by a note (file rewritten)",
+                "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
                 log.epoch,
                 lines.join(", ")
             ));
@@ -328,28 +406,73 @@ fn honcho_forget(
     (said, moved)
 }
 
-/// The numbered list, with each entry's whole text.
-fn render_list(session: &SessionId, found: &[Found]) -> String {
-    let mut out = format!("{} entries of session {session} hold that:", found.len());
-    for (n, f) in found.iter().enumerate().take(MAX_SHOWN) {
-        let place = match f.place {
-            Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
-            Place::Carry { epoch } => format!("epoch {epoch} head"),
-        };
-        out.push_str(&format!("\n{}. {} ({place}, {}):", n + 1, f.kind, f.time));
-        for line in f.text.lines() {
-            out.push_str("\n   ");
-            out.push_str(line);
+/// The next page of `listed`: numbered entries, each naming its session, each text cut
+/// to the part around its first match when long, the page bounded in entries and bytes.
+fn render_page(listed: &mut Listed) -> String {
+    let total = listed.found.len();
+    let first = listed.shown;
+    let mut out = if first == 0 {
+        format!("{total} entries on the box hold that:")
+    } else {
+        format!("entries {} and on of {total}:", first + 1)
+    };
+    let mut n = first;
+    while n < total && n - first < MAX_SHOWN {
+        let entry = render_entry(n + 1, &listed.found[n], &listed.query);
+        // One entry always goes out, so a page never shows nothing.
+        if n > first && out.len() + entry.len() > MAX_PAGE_BYTES {
+            break;
         }
+        out.push_str(&entry);
+        n += 1;
     }
-    if found.len() > MAX_SHOWN {
+    listed.shown = n;
+    if n < total {
         out.push_str(&format!(
-            "\n… and {} more not shown; /forget all removes them too",
-            found.len() - MAX_SHOWN
+            "\n… {} more; /forget more shows the next page, /forget all removes them too",
+            total - n
         ));
     }
     out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
     out
+}
+
+fn render_entry(n: usize, f: &Found, query: &str) -> String {
+    let place = match f.place {
+        Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
+        Place::Carry { epoch } => format!("epoch {epoch} head"),
+    };
+    let mut out = format!(
+        "\n{n}. session {}: {} ({place}, {}):",
+        f.session, f.kind, f.time
+    );
+    for line in excerpt(&f.text, query).lines() {
+        out.push_str("\n   ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// `text` whole when short, else the `MAX_ENTRY_CHARS` around the first match (or its
+/// start when the match is in a decoded form only), marked with what was left out.
+fn excerpt(text: &str, query: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= MAX_ENTRY_CHARS {
+        return text.to_string();
+    }
+    let lower = text.to_lowercase();
+    let at_byte = lower.find(&query.to_lowercase()).unwrap_or(0);
+    // Lower-casing can change byte lengths; the match's place is taken in characters of
+    // the lowered text, which has as many characters as the original or close to it.
+    let at = lower[..at_byte].chars().count().min(chars);
+    let start = at.saturating_sub(MAX_ENTRY_CHARS / 2);
+    let end = (start + MAX_ENTRY_CHARS).min(chars);
+    let part: String = text.chars().skip(start).take(end - start).collect();
+    format!(
+        "{}{part}{}\n({chars} characters in all; the part around the match is shown)",
+        if start > 0 { "…" } else { "" },
+        if end < chars { "…" } else { "" }
+    )
 }
 
 fn forget_failed(

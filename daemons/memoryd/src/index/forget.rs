@@ -1,11 +1,13 @@
 //! Forgetting: loopd has rewritten some epoch logs without the records the owner asked to
-//! forget (each replaced by a `note`), and names them. Each named log is looked at now,
+//! forget (each replaced by a labelled `forgotten` record), and names them. Each named log is looked at now,
 //! its indexed prefix checked by CRC whatever its size and time say; a changed log has
 //! all its rows (and, by the triggers of `embed::table`, their vectors) dropped and is
 //! read again, so every record still in it comes back once and the forgotten ones do
 //! not. Then the index is purged (`purge`): segments merged, freed pages zeroed, WAL
 //! emptied. A crash anywhere is finished by the next start: the rewritten log is noticed
-//! again by its inode or CRC, and the purge mark is still set.
+//! again by its inode or CRC, and the purge mark is still set. A rewritten log that
+//! loopd could not name (memoryd was down) is read again before any recall answers from
+//! it (`reread_rewritten`).
 
 use super::budget::Budget;
 use super::ingest::{LogFile, Outcome};
@@ -13,7 +15,59 @@ use super::{Index, IndexError};
 use proto::head::log_file_name;
 use proto::SessionId;
 
+/// The log of `epoch` in session `id`, as the catch-up names it.
+fn log_file(sessions: &std::path::Path, id: &SessionId, epoch: u64) -> LogFile {
+    let dir = sessions.join(id.as_str());
+    let name = log_file_name(epoch);
+    LogFile {
+        rel: format!("{}/{name}", id.as_str()),
+        session: id.as_str().to_string(),
+        epoch,
+        path: dir.join(&name),
+        dir,
+    }
+}
+
 impl Index {
+    /// Before a recall is answered from the logs `(session, epoch)` its hits came from:
+    /// each that was rewritten (another file now, or shorter than what was indexed: what
+    /// a forget does) or removed since it was indexed is read again now, or its rows
+    /// dropped, so no recall answers from a log known to be rewritten — also right after
+    /// a start, before the whole pass reaches it (docs/forgetting.md). Returns
+    /// whether any was; then the hits must be found again. One `stat` per log otherwise.
+    pub fn reread_rewritten(&mut self, logs: &[(String, u64)]) -> Result<bool, IndexError> {
+        let mut changed = false;
+        for (session, epoch) in logs {
+            let Ok(id) = SessionId::parse(session) else {
+                continue;
+            };
+            let file = log_file(&self.sessions, &id, *epoch);
+            let Some(known) = self.known_file(&file.rel)? else {
+                continue;
+            };
+            let rewritten = match sessions::lines::Identity::at(&file.path) {
+                Ok(Some(now)) => {
+                    (known.state.dev, known.state.ino) != (now.dev, now.ino)
+                        || now.size < known.state.offset
+                }
+                Ok(None) => {
+                    self.drop_file(known.id)?;
+                    changed = true;
+                    continue;
+                }
+                // Unreadable: the catch-up reports it; its rows are not trusted meanwhile.
+                Err(_) => true,
+            };
+            if rewritten {
+                let mut budget = Budget::UNLIMITED;
+                let mut started = false;
+                self.check(&file, &mut budget, &mut started, true)?;
+                changed = true;
+            }
+        }
+        Ok(changed)
+    }
+
     /// Re-reads the logs `(session, epoch)` now and purges; returns how many rows went.
     /// A session name that is not a session id is an error naming it; a log that is gone
     /// has its rows dropped.
@@ -21,15 +75,7 @@ impl Index {
         let mut dropped = 0u64;
         for (session, epoch) in logs {
             let id = SessionId::parse(session).map_err(|e| ForgetError::Name(e.to_string()))?;
-            let dir = self.sessions.join(id.as_str());
-            let name = log_file_name(*epoch);
-            let file = LogFile {
-                rel: format!("{}/{name}", id.as_str()),
-                session: id.as_str().to_string(),
-                epoch: *epoch,
-                path: dir.join(&name),
-                dir,
-            };
+            let file = log_file(&self.sessions, &id, *epoch);
             let before = self.known_file(&file.rel)?.map_or(0, |k| k.state.rows);
             let mut budget = Budget::UNLIMITED;
             let mut started = false;

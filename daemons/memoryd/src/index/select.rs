@@ -121,7 +121,8 @@ pub(super) fn row_of<'a>(
                 text: content,
             }
         }
-        Record::Usage { .. } | Record::Note { .. } => return None,
+        // A forgotten record holds no text; its label raised the rolling one above.
+        Record::Usage { .. } | Record::Note { .. } | Record::Forgotten { .. } => return None,
     };
     if row.label.class > max_class || row.text.trim().is_empty() {
         return None;

@@ -104,3 +104,45 @@ fn a_recall_after_catching_up_sees_every_line_written_before_it() {
         "{answer:?}"
     );
 }
+
+/// Regression: a forget done while memoryd was down rewrote a log; after the restart a
+/// recall came before the start-up pass reached that log and answered with the
+/// forgotten row.
+#[test]
+fn a_recall_after_a_restart_never_answers_from_a_log_rewritten_while_memoryd_was_down() {
+    let dir = tempfile::tempdir().unwrap();
+    backlog(dir.path());
+    let told = user("my password is plumquartz 9").to_line();
+    crate::fixture::append(dir.path(), "pw", 0, &told);
+    {
+        let mut svc = service(dir.path());
+        let mut out = Outbox::default();
+        run_due_timers(&mut svc, &mut out);
+        assert!(!svc.catching_up());
+    }
+    // The forget, as loopd does it: a new file renamed over the log.
+    let log = dir.path().join("sessions/pw/epoch-000000.jsonl");
+    let forgotten = proto::Record::Forgotten {
+        time: "2026-12-01T10:00:00.000Z".into(),
+        records: 1,
+        chars: 27,
+        class: DataClass::Private,
+        untrusted: false,
+        call: None,
+    }
+    .to_line();
+    let tmp = log.with_extension("jsonl.tmp");
+    std::fs::write(&tmp, forgotten).unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+    let mut svc = service(dir.path());
+    svc.set_request_chunks(0);
+    let hits = match svc.answer(Request::Recall {
+        query: "plumquartz".into(),
+        max_class: DataClass::Private,
+        limit: 5,
+    }) {
+        Response::Hits(hits) => hits,
+        other => panic!("{other:?}"),
+    };
+    assert!(hits.is_empty(), "{hits:?}");
+}
