@@ -75,7 +75,7 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     spawn(notify.clone(), id, move || {
         match crate::memory::recall(&memory, &query) {
-            Ok(hits) => Ok(shown(hits)),
+            Ok(hits) => Ok(shown(hits, &query, memory.hit_chars as usize)),
             Err(e) => Err(Failure::Memory(e)),
         }
     });
@@ -98,13 +98,17 @@ fn backfill_text(s: &MemoryStatus) -> String {
 /// with the query by chance, and a screen of those hides the one that answers.
 pub const SHOWN_FLOOR: u16 = 334;
 
-/// `/recall`'s reply: the relevant hits, each cut to a screenful, and how many weaker
-/// matches were left out.
-fn shown(hits: Vec<Hit>) -> String {
+/// `/recall`'s reply: the relevant hits, each the passage around what matched
+/// (`memory.hit_chars`) cut to a screenful, and how many weaker matches were left out.
+fn shown(hits: Vec<Hit>, query: &str, hit_chars: usize) -> String {
     let total = hits.len();
     let relevant: Vec<Hit> = hits
         .into_iter()
         .filter(|h| h.relevance >= SHOWN_FLOOR)
+        .map(|mut h| {
+            proto::memory::clip_to_passage(&mut h, query, hit_chars);
+            h
+        })
         .collect();
     let left_out = total - relevant.len();
     let mut out = crate::memory::render(&for_the_screen(relevant));

@@ -48,6 +48,10 @@ impl Llama for Script {
         Err("a scripted model has no tokenizer".into())
     }
 
+    fn count_tokens(&self, _text: &str) -> Result<u64, String> {
+        Err("a scripted model has no tokenizer".into())
+    }
+
     fn chat(
         &self,
         req: &ChatRequest,
