@@ -34,6 +34,13 @@ pub(crate) const MAX_QUERY_GROUPS: usize = 24;
 // `Coverage::held` is one bit per group.
 const _: () = assert!(MAX_QUERY_GROUPS <= u32::BITS as usize);
 
+/// Words in one passage of a record, the unit a long record is scored by (see
+/// `Query::passage_coverage`): two or three sentences. A record is about what its
+/// sentences say together, not about every word it holds somewhere: scored whole, a long
+/// text of everyday words held some of the words of any question (docs/memoryd.md).
+/// Chat messages are shorter than this and are scored whole, as before.
+pub(crate) const PASSAGE_WORDS: usize = 50;
+
 /// Shortest root searched as a prefix: shorter ones ("meet*", "sist*") match unrelated
 /// words, and porter already joins the common forms of short words.
 const MIN_ROOT: usize = 5;
@@ -190,9 +197,42 @@ impl Query {
     }
 
     /// Which groups `text` holds, and whether as a phrase.
+    #[cfg(test)]
     pub(crate) fn coverage(&self, text: &str) -> Coverage {
+        self.coverage_of(&words(text))
+    }
+
+    /// What the best passage of `text` holds (docs/memoryd.md, 'Relevance by the best
+    /// passage'): a text of at most `PASSAGE_WORDS` words is its own passage; a longer one
+    /// is cut into windows of that many words, each overlapping the next by half, and
+    /// the window holding the most groups (then the most neighbouring pairs, then the
+    /// earliest) stands for it. The second value says whether the text was longer than
+    /// one passage.
+    pub(crate) fn passage_coverage(&self, text: &str) -> (Coverage, bool) {
         let tokens = words(text);
-        let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, &tokens)).collect();
+        if tokens.len() <= PASSAGE_WORDS {
+            return (self.coverage_of(&tokens), false);
+        }
+        let step = PASSAGE_WORDS / 2;
+        let mut best: Option<Coverage> = None;
+        let mut at = 0;
+        loop {
+            let end = (at + PASSAGE_WORDS).min(tokens.len());
+            let c = self.coverage_of(&tokens[at..end]);
+            if best.is_none_or(|b| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+                best = Some(c);
+            }
+            if end == tokens.len() || best.is_some_and(|b| b.all() && b.adjacent + 1 >= b.of) {
+                break;
+            }
+            at += step;
+        }
+        (best.unwrap_or_else(|| self.coverage_of(&[])), true)
+    }
+
+    /// Which groups the words `tokens` hold, and whether as a phrase.
+    fn coverage_of(&self, tokens: &[String]) -> Coverage {
+        let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();
         let held = found
             .iter()
@@ -205,8 +245,8 @@ impl Query {
             .filter(|pair| {
                 (0..tokens.len()).any(|at| {
                     pair[0]
-                        .matches_at(&tokens, at)
-                        .is_some_and(|len| pair[1].matches_at(&tokens, at + len).is_some())
+                        .matches_at(tokens, at)
+                        .is_some_and(|len| pair[1].matches_at(tokens, at + len).is_some())
                 })
             })
             .count();

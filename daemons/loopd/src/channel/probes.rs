@@ -31,6 +31,7 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
                 records,
                 usage,
                 label,
+                memory: last_memory,
             }) => {
                 out.push_str(&format!("epoch: {epoch} ({records} records)\n"));
                 out.push_str(&format!(
@@ -38,6 +39,17 @@ pub fn spawn_status(id: JobId, cfg: &Config, session: SessionId, board: Board, n
                     context_text(usage.as_ref(), n_ctx)
                 ));
                 out.push_str(&format!("label: {label}\n"));
+                // What memory brought into the last turn, as the model read it
+                // (docs/turn.md, 'Memory in the turn').
+                match last_memory {
+                    Some((label, content)) => {
+                        out.push_str(&format!("last turn from memory ({label}):\n"));
+                        for line in content.lines() {
+                            out.push_str(&format!("  {line}\n"));
+                        }
+                    }
+                    None => out.push_str("last turn from memory: nothing\n"),
+                }
             }
             Some(SessionView::New) => {
                 out.push_str("epoch: 0 (new: nothing written yet)\n");

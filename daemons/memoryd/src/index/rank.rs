@@ -9,7 +9,7 @@
 //! placed, which on a tie in score is the newest.
 
 use crate::query::time::Span;
-use crate::query::Query;
+use crate::query::{Coverage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
 
@@ -132,11 +132,13 @@ pub(super) fn rerank(
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
 ) -> Vec<Ranked> {
-    let mut scored: Vec<(bool, f64, i64, f32, Hit)> = rows
+    let mut scored: Vec<(bool, f64, i64, f32, u32, Hit)> = rows
         .into_iter()
         .map(|(c, mut hit)| {
-            hit.relevance = relevance(query, &hit.text);
-            let (s, relevance) = score(query, c.bm25, &hit.text);
+            // A long record counts by its best passage (`Query::passage_coverage`).
+            let (cover, long) = query.passage_coverage(&hit.text);
+            let (s, relevance) = score(cover, long, c.bm25);
+            hit.relevance = thousandths(cover, long);
             let mut s = s;
             if !query.holds_names(&hit.text) {
                 s *= NAME_MISSING;
@@ -144,7 +146,10 @@ pub(super) fn rerank(
             if span.is_some_and(|sp| sp.holds(&hit.time)) {
                 s *= IN_SPAN;
             }
-            (c.all, s, c.rowid, relevance, hit)
+            // FTS5's all-words verdict is about the whole record; a long one holds them
+            // all only when one passage does.
+            let all = c.all && (!long || cover.all());
+            (all, s, c.rowid, relevance, cover.held, hit)
         })
         .collect();
     // All-words matches first (FTS5's own verdict), then the better score; on a tie the
@@ -153,9 +158,9 @@ pub(super) fn rerank(
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, rowid, relevance, hit)| Ranked {
-            held: query.coverage(&hit.text).held,
+        .filter(|(_, _, _, _, _, hit)| seen.insert(hit.text.clone()))
+        .map(|(_, _, rowid, relevance, held, hit)| Ranked {
+            held,
             hit,
             relevance,
             rowid,
@@ -163,20 +168,36 @@ pub(super) fn rerank(
         .collect()
 }
 
-/// The share of the query's groups `text` holds, in thousandths: what `Hit::relevance`
-/// says of a hit the words found.
-pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
-    let c = query.coverage(text);
+/// `Hit::relevance` of a passage holding `c` (see `score` for `long`): the share of the
+/// query's groups, in thousandths, counted in integers so that a share is the same
+/// thousandths on every machine.
+fn thousandths(c: Coverage, long: bool) -> u16 {
     if c.of == 0 {
         return 0;
     }
-    let share = (c.matched.min(c.of) as u64 * u64::from(FULLY_RELEVANT)) / c.of as u64;
-    u16::try_from(share).unwrap_or(FULLY_RELEVANT)
+    let (m, of) = (c.matched.min(c.of) as u64, c.of as u64);
+    let (num, den) = if long && !c.all() {
+        (m * m, of * of)
+    } else {
+        (m, of)
+    };
+    u16::try_from(num * u64::from(FULLY_RELEVANT) / den).unwrap_or(FULLY_RELEVANT)
 }
 
-/// The final score of a record (larger is better) and its relevance.
-fn score(query: &Query, bm25: f64, text: &str) -> (f64, f32) {
-    let c = query.coverage(text);
+/// The share of the query's groups `text`'s best passage holds, in thousandths: what
+/// `Hit::relevance` says of a hit the words found.
+#[cfg(test)]
+pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
+    let (c, long) = query.passage_coverage(text);
+    thousandths(c, long)
+}
+
+/// The final score of a record (larger is better) and its relevance, from what its best
+/// passage holds (`c`) and whether it is longer than one passage (`long`). A long
+/// record that holds only part of the question counts at its share squared: a text of
+/// many passages holds one everyday word or another by chance, so a part of a question
+/// found there says less than the same part in a message of a few lines.
+fn score(c: Coverage, long: bool, bm25: f64) -> (f64, f32) {
     // bm25() is negative for a match; its magnitude is the relevance.
     let mut s = (-bm25).max(0.0);
     if c.of > 0 {
@@ -188,10 +209,15 @@ fn score(query: &Query, bm25: f64, text: &str) -> (f64, f32) {
     if c.of > 1 {
         s *= 1.0 + PHRASE * c.adjacent as f64 / (c.of - 1) as f64;
     }
-    let relevance = if c.of == 0 {
+    let share = if c.of == 0 {
         0.0
     } else {
         c.matched as f32 / c.of as f32
+    };
+    let relevance = if long && !c.all() {
+        share * share
+    } else {
+        share
     };
     (s, relevance)
 }
