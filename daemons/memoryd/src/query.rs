@@ -72,6 +72,22 @@ pub struct Query {
     names: Vec<String>,
 }
 
+/// What the best passage of a text holds of a query (`Query::passage_coverage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Passage {
+    pub cover: Coverage,
+    /// The text is longer than one passage.
+    pub long: bool,
+    /// The passage of a long text is a list of words rather than sentences: fewer than
+    /// `LIST_STOP_SHARE` of its words are stop words.
+    pub list: bool,
+}
+
+/// The share of stop words below which a passage of a long record is a list of words,
+/// not sentences: English prose runs at 40 to 60 % ("the", "is", "of", "and"); a page's
+/// summary stuffed with everyday words to match every question runs near none.
+pub(crate) const LIST_STOP_SHARE: f64 = 0.15;
+
 /// What a candidate text holds of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Coverage {
@@ -206,28 +222,38 @@ impl Query {
     /// passage'): a text of at most `PASSAGE_WORDS` words is its own passage; a longer one
     /// is cut into windows of that many words, each overlapping the next by half, and
     /// the window holding the most groups (then the most neighbouring pairs, then the
-    /// earliest) stands for it. The second value says whether the text was longer than
-    /// one passage.
-    pub(crate) fn passage_coverage(&self, text: &str) -> (Coverage, bool) {
+    /// earliest) stands for it.
+    pub(crate) fn passage_coverage(&self, text: &str) -> Passage {
         let tokens = words(text);
         if tokens.len() <= PASSAGE_WORDS {
-            return (self.coverage_of(&tokens), false);
+            return Passage {
+                cover: self.coverage_of(&tokens),
+                long: false,
+                list: false,
+            };
         }
         let step = PASSAGE_WORDS / 2;
-        let mut best: Option<Coverage> = None;
+        let mut best: Option<(Coverage, usize)> = None;
         let mut at = 0;
         loop {
             let end = (at + PASSAGE_WORDS).min(tokens.len());
             let c = self.coverage_of(&tokens[at..end]);
-            if best.is_none_or(|b| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
-                best = Some(c);
+            if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+                best = Some((c, at));
             }
-            if end == tokens.len() || best.is_some_and(|b| b.all() && b.adjacent + 1 >= b.of) {
+            if end == tokens.len() {
                 break;
             }
             at += step;
         }
-        (best.unwrap_or_else(|| self.coverage_of(&[])), true)
+        let (cover, at) = best.unwrap_or((self.coverage_of(&[]), 0));
+        let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
+        let stops = window.iter().filter(|w| is_stop_word(w)).count();
+        Passage {
+            cover,
+            long: true,
+            list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+        }
     }
 
     /// Which groups the words `tokens` hold, and whether as a phrase.

@@ -9,7 +9,7 @@
 //! placed, which on a tie in score is the newest.
 
 use crate::query::time::Span;
-use crate::query::{Coverage, Query};
+use crate::query::{Passage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
 
@@ -53,6 +53,12 @@ pub(crate) const NAME_MISSING: f64 = 0.5;
 /// How much more a record counts when the question names a time and the record is from
 /// then (`query::time`).
 pub(crate) const IN_SPAN: f64 = 1.5;
+
+/// What a long record's passage that is a list of words (`Passage::list`) counts of its
+/// share, as a fraction: two fifths, so a list holding every word of a question is 400,
+/// below memory in the turn's floor (half) and above `/recall`'s (a third): a person
+/// searching still sees it; it never joins a turn unasked on its words alone.
+const LIST_SHARE: (u64, u64) = (2, 5);
 
 /// A hit with how relevant it is: the share of the question's groups its text holds
 /// (0 to 1), comparable across questions, unlike the score that ordered it.
@@ -136,9 +142,10 @@ pub(super) fn rerank(
         .into_iter()
         .map(|(c, mut hit)| {
             // A long record counts by its best passage (`Query::passage_coverage`).
-            let (cover, long) = query.passage_coverage(&hit.text);
-            let (s, relevance) = score(cover, long, c.bm25);
-            hit.relevance = thousandths(cover, long);
+            let passage = query.passage_coverage(&hit.text);
+            let (cover, long) = (passage.cover, passage.long);
+            let (s, relevance) = score(passage, c.bm25);
+            hit.relevance = thousandths(passage);
             let mut s = s;
             if !query.holds_names(&hit.text) {
                 s *= NAME_MISSING;
@@ -171,7 +178,8 @@ pub(super) fn rerank(
 /// `Hit::relevance` of a passage holding `c` (see `score` for `long`): the share of the
 /// query's groups, in thousandths, counted in integers so that a share is the same
 /// thousandths on every machine.
-fn thousandths(c: Coverage, long: bool) -> u16 {
+fn thousandths(p: Passage) -> u16 {
+    let (c, long) = (p.cover, p.long);
     if c.of == 0 {
         return 0;
     }
@@ -181,15 +189,12 @@ fn thousandths(c: Coverage, long: bool) -> u16 {
     } else {
         (m, of)
     };
+    let (num, den) = if p.list {
+        (num * LIST_SHARE.0, den * LIST_SHARE.1)
+    } else {
+        (num, den)
+    };
     u16::try_from(num * u64::from(FULLY_RELEVANT) / den).unwrap_or(FULLY_RELEVANT)
-}
-
-/// The share of the query's groups `text`'s best passage holds, in thousandths: what
-/// `Hit::relevance` says of a hit the words found.
-#[cfg(test)]
-pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
-    let (c, long) = query.passage_coverage(text);
-    thousandths(c, long)
 }
 
 /// The final score of a record (larger is better) and its relevance, from what its best
@@ -197,7 +202,8 @@ pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
 /// record that holds only part of the question counts at its share squared: a text of
 /// many passages holds one everyday word or another by chance, so a part of a question
 /// found there says less than the same part in a message of a few lines.
-fn score(c: Coverage, long: bool, bm25: f64) -> (f64, f32) {
+fn score(p: Passage, bm25: f64) -> (f64, f32) {
+    let (c, long) = (p.cover, p.long);
     // bm25() is negative for a match; its magnitude is the relevance.
     let mut s = (-bm25).max(0.0);
     if c.of > 0 {
@@ -214,10 +220,15 @@ fn score(c: Coverage, long: bool, bm25: f64) -> (f64, f32) {
     } else {
         c.matched as f32 / c.of as f32
     };
-    let relevance = if long && !c.all() {
+    let mut relevance = if long && !c.all() {
         share * share
     } else {
         share
     };
+    if p.list {
+        let factor = LIST_SHARE.0 as f32 / LIST_SHARE.1 as f32;
+        relevance *= factor;
+        s *= f64::from(factor);
+    }
     (s, relevance)
 }
