@@ -202,9 +202,7 @@ fn same_word(w: &str, q: &str) -> bool {
         return true;
     }
     let prefix = |s: &str| s.chars().take(SHARED_STEM).collect::<String>();
-    w.chars().count() >= SHARED_STEM
-        && q.chars().count() >= SHARED_STEM
-        && prefix(w) == prefix(q)
+    w.chars().count() >= SHARED_STEM && q.chars().count() >= SHARED_STEM && prefix(w) == prefix(q)
 }
 
 /// The passage of `text` (longer than `max_chars` characters) of at most `max_chars`
@@ -341,14 +339,35 @@ mod tests {
         let total = clip_to_passage(&mut h, "tell me about my zebra collection", 600);
         assert_eq!(total, Some(text.chars().count()));
         let (passage, note) = h.text.split_once('\n').unwrap();
-        assert!(passage.chars().count() <= 600, "{}", passage.chars().count());
-        assert!(passage.contains("my zebra collection has eleven zebras"), "{passage}");
-        assert!(passage.starts_with(CUT) && passage.ends_with(CUT), "{passage}");
+        assert!(
+            passage.chars().count() <= 600,
+            "{}",
+            passage.chars().count()
+        );
+        assert!(
+            passage.contains("my zebra collection has eleven zebras"),
+            "{passage}"
+        );
+        assert!(
+            passage.starts_with(CUT) && passage.ends_with(CUT),
+            "{passage}"
+        );
         // Cut at word boundaries: the words beside the marks are whole.
         let inner = passage.trim_matches(CUT);
         assert!(filler.contains(inner.split("my zebra").next().unwrap().trim_start()));
-        assert!(inner.split_whitespace().all(|w| "lorem ipsum dolor sit amet my zebra collection has eleven zebras".contains(w)), "{inner}");
-        assert_eq!(note, format!("(a passage of a record of {} characters)", text.chars().count()));
+        assert!(
+            inner.split_whitespace().all(|w| {
+                "lorem ipsum dolor sit amet my zebra collection has eleven zebras".contains(w)
+            }),
+            "{inner}"
+        );
+        assert_eq!(
+            note,
+            format!(
+                "(a passage of a record of {} characters)",
+                text.chars().count()
+            )
+        );
     }
 
     #[test]
@@ -359,7 +378,10 @@ mod tests {
         // Without a matching word the passage is the record's start.
         let text = "word ".repeat(300);
         let p = passage(&text, "zebra", 100);
-        assert!(p.starts_with("word") && p.ends_with(CUT) && p.chars().count() <= 100, "{p}");
+        assert!(
+            p.starts_with("word") && p.ends_with(CUT) && p.chars().count() <= 100,
+            "{p}"
+        );
         // One unbroken word longer than the passage is cut inside it, still bounded.
         let p = passage(&"é".repeat(1000), "x", 50);
         assert!(p.chars().count() <= 50, "{p}");

@@ -149,8 +149,7 @@ fn long_document() -> String {
 }
 
 #[test]
-fn a_nine_thousand_word_record_is_brought_as_a_passage_that_fits_8192_tokens_without_compaction()
-{
+fn a_nine_thousand_word_record_is_brought_as_a_passage_that_fits_8192_tokens_without_compaction() {
     use crate::loopd::{write_config, write_session, N_CTX};
     use crate::support::real_llama::own_llama;
     use crate::support::{Daemon, Fixture, LineClient};
@@ -262,8 +261,7 @@ fn stuffed_summary() -> String {
 }
 
 #[test]
-fn a_summary_stuffed_with_everyday_words_is_brought_into_at_most_one_of_eight_unrelated_sessions()
-{
+fn a_summary_stuffed_with_everyday_words_is_brought_into_at_most_one_of_eight_unrelated_sessions() {
     let (l, _m) = with_memoryd("");
     let head = serde_json::json!({
         "epoch": 0, "started": "2026-11-01T08:00:00.000Z", "system": "You are terse.",
@@ -291,6 +289,9 @@ fn a_summary_stuffed_with_everyday_words_is_brought_into_at_most_one_of_eight_un
             brought.push(*question);
         }
     }
-    eprintln!("the stuffed summary came into {} of 8: {brought:?}", brought.len());
+    eprintln!(
+        "the stuffed summary came into {} of 8: {brought:?}",
+        brought.len()
+    );
     assert!(brought.len() <= 1, "{brought:?}");
 }
