@@ -95,7 +95,18 @@ pub struct Memory {
     pub auto_recall: bool,
     /// The most hits memory in the turn brings into one turn.
     pub auto_hits: u32,
+    /// The most characters of a record one hit brings: the passage around what matched
+    /// (docs/turn.md, 'Memory in the turn').
+    pub hit_chars: u32,
 }
+
+/// Least `memory.hit_chars`: below a sentence or two a passage says too little to be
+/// worth its header.
+pub const MIN_HIT_CHARS: u32 = 80;
+
+/// Most `memory.hit_chars`: a hit is a passage, not a document; the whole memory record
+/// is bounded by the context besides (docs/turn.md).
+pub const MAX_HIT_CHARS: u32 = 16_000;
 
 /// The most hits `memory.auto_hits` may ask for: each is a whole record in the prompt, and
 /// a turn's prompt is the owner's to spend, not memory's.
@@ -293,6 +304,7 @@ impl Default for Memory {
             embed_model: PathBuf::new(),
             auto_recall: true,
             auto_hits: 3,
+            hit_chars: 600,
         }
     }
 }
@@ -475,6 +487,15 @@ impl Config {
         }
         if self.turn.max_rounds == 0 {
             return Err(bad("loop.max_rounds", "must be at least 1".into()));
+        }
+        if !(MIN_HIT_CHARS..=MAX_HIT_CHARS).contains(&self.memory.hit_chars) {
+            return Err(bad(
+                "memory.hit_chars",
+                format!(
+                    "must be {MIN_HIT_CHARS} to {MAX_HIT_CHARS}, got {}",
+                    self.memory.hit_chars
+                ),
+            ));
         }
         if self.memory.auto_hits > MAX_AUTO_HITS {
             return Err(bad(

@@ -1,5 +1,7 @@
 //! The model's `recall` tool: its arguments checked, memoryd asked through the client in
-//! `memory`, the hits rendered as the tool's output with the join of their labels.
+//! `memory`, each hit cut to the passage around what matched (`memory.hit_chars`), the
+//! hits rendered as the tool's output with the join of their labels. The tool loop
+//! neutralises the output against the served model's special tokens, as every tool's.
 
 use crate::memory::{recall, render};
 use crate::tools::ToolOutput;
@@ -21,10 +23,17 @@ pub fn run(cfg: &Memory, arguments: &str) -> ToolOutput {
         return plain("error: recall needs a \"query\" string".into());
     };
     match recall(cfg, query) {
-        Ok(hits) => ToolOutput {
-            content: render(&hits),
-            label: hits_label(&hits),
-        },
+        Ok(mut hits) => {
+            // Passages, as memory in the turn brings (docs/turn.md): one long record
+            // must not fill the model's context through the tool either.
+            for hit in &mut hits {
+                proto::memory::clip_to_passage(hit, query, cfg.hit_chars as usize);
+            }
+            ToolOutput {
+                content: render(&hits),
+                label: hits_label(&hits),
+            }
+        }
         Err(e) => plain(format!("memory unavailable: {e}")),
     }
 }

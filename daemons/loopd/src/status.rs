@@ -4,7 +4,7 @@
 //! waits on a turn.
 
 use crate::open_session::Session;
-use proto::{Label, Tokens};
+use proto::{Label, Origin, Record, Tokens};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -18,6 +18,9 @@ pub enum SessionView {
         records: usize,
         usage: Option<Tokens>,
         label: Label,
+        /// The `memory` record of the epoch's last owner turn, with its label; `None`
+        /// when that turn brought nothing from memory (docs/turn.md).
+        memory: Option<(Label, String)>,
     },
     /// Never used: no head on disk yet.
     New,
@@ -32,7 +35,30 @@ impl SessionView {
             records: session.records().len(),
             usage: session.last_usage(),
             label: session.label(),
+            memory: last_memory(session.records()),
         }
+    }
+}
+
+/// The `memory` record that follows the last owner `user` record of `records`, if any.
+fn last_memory(records: &[Record]) -> Option<(Label, String)> {
+    let last_owner = records.iter().rposition(|r| {
+        matches!(
+            r,
+            Record::User {
+                origin: Origin::Owner,
+                ..
+            }
+        )
+    })?;
+    match records.get(last_owner + 1)? {
+        Record::Memory {
+            content,
+            class,
+            untrusted,
+            ..
+        } => Some((Label::new(*class, *untrusted), content.clone())),
+        _ => None,
     }
 }
 

@@ -34,6 +34,14 @@ pub(crate) const MAX_QUERY_GROUPS: usize = 24;
 // `Coverage::held` is one bit per group.
 const _: () = assert!(MAX_QUERY_GROUPS <= u32::BITS as usize);
 
+/// Words in one passage of a record, the unit a long record is scored by (see
+/// `Query::passage_coverage`): a paragraph. A record is about what its sentences say
+/// together, not about every word it holds somewhere: scored whole, a long text of
+/// everyday words held some of the words of any question (docs/memoryd.md). Chat
+/// messages are shorter than this and are scored whole, as before: at 50 words, LoCoMo's
+/// longer turns were cut into passages and its recall@1 fell by up to 0.010.
+pub(crate) const PASSAGE_WORDS: usize = 150;
+
 /// Shortest root searched as a prefix: shorter ones ("meet*", "sist*") match unrelated
 /// words, and porter already joins the common forms of short words.
 const MIN_ROOT: usize = 5;
@@ -64,6 +72,22 @@ pub struct Query {
     /// The people and places the question names (`names`), lower-cased.
     names: Vec<String>,
 }
+
+/// What the best passage of a text holds of a query (`Query::passage_coverage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Passage {
+    pub cover: Coverage,
+    /// The text is longer than one passage.
+    pub long: bool,
+    /// The passage of a long text is a list of words rather than sentences: fewer than
+    /// `LIST_STOP_SHARE` of its words are stop words.
+    pub list: bool,
+}
+
+/// The share of stop words below which a passage of a long record is a list of words,
+/// not sentences: English prose runs at 40 to 60 % ("the", "is", "of", "and"); a page's
+/// summary stuffed with everyday words to match every question runs near none.
+pub(crate) const LIST_STOP_SHARE: f64 = 0.15;
 
 /// What a candidate text holds of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,9 +214,52 @@ impl Query {
     }
 
     /// Which groups `text` holds, and whether as a phrase.
+    #[cfg(test)]
     pub(crate) fn coverage(&self, text: &str) -> Coverage {
+        self.coverage_of(&words(text))
+    }
+
+    /// What the best passage of `text` holds (docs/memoryd.md, 'Relevance by the best
+    /// passage'): a text of at most `PASSAGE_WORDS` words is its own passage; a longer one
+    /// is cut into windows of that many words, each overlapping the next by half, and
+    /// the window holding the most groups (then the most neighbouring pairs, then the
+    /// earliest) stands for it.
+    pub(crate) fn passage_coverage(&self, text: &str) -> Passage {
         let tokens = words(text);
-        let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, &tokens)).collect();
+        if tokens.len() <= PASSAGE_WORDS {
+            return Passage {
+                cover: self.coverage_of(&tokens),
+                long: false,
+                list: false,
+            };
+        }
+        let step = PASSAGE_WORDS / 2;
+        let mut best: Option<(Coverage, usize)> = None;
+        let mut at = 0;
+        loop {
+            let end = (at + PASSAGE_WORDS).min(tokens.len());
+            let c = self.coverage_of(&tokens[at..end]);
+            if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+                best = Some((c, at));
+            }
+            if end == tokens.len() {
+                break;
+            }
+            at += step;
+        }
+        let (cover, at) = best.unwrap_or((self.coverage_of(&[]), 0));
+        let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
+        let stops = window.iter().filter(|w| is_stop_word(w)).count();
+        Passage {
+            cover,
+            long: true,
+            list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+        }
+    }
+
+    /// Which groups the words `tokens` hold, and whether as a phrase.
+    fn coverage_of(&self, tokens: &[String]) -> Coverage {
+        let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();
         let held = found
             .iter()
@@ -205,8 +272,8 @@ impl Query {
             .filter(|pair| {
                 (0..tokens.len()).any(|at| {
                     pair[0]
-                        .matches_at(&tokens, at)
-                        .is_some_and(|len| pair[1].matches_at(&tokens, at + len).is_some())
+                        .matches_at(tokens, at)
+                        .is_some_and(|len| pair[1].matches_at(tokens, at + len).is_some())
                 })
             })
             .count();

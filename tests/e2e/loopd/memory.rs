@@ -81,9 +81,14 @@ fn the_recall_tool_returns_rendered_hits_labelled_with_their_join() {
     l.llama
         .push(tool_calls(&[("c1", "recall", "{\"query\":\"tea\"}")]));
     l.llama.push(text(&["At four."]));
+    // Memory in the turn brought the same hits first, and says so on its own line.
     assert_eq!(
         l.client().ask("when is tea?"),
-        ["· recall {\"query\":\"tea\"}", "At four."]
+        [
+            "· from memory: 2 passages, session main 2026-11-30",
+            "· recall {\"query\":\"tea\"}",
+            "At four."
+        ]
     );
     // The model's own recall, not the one memory in the turn made with the owner's line.
     let recall = next_request(

@@ -41,6 +41,7 @@ pub fn spawn_status(
                 records,
                 usage,
                 label,
+                memory: last_memory,
             }) => {
                 out.push_str(&format!("epoch: {epoch} ({records} records)\n"));
                 out.push_str(&format!(
@@ -48,6 +49,17 @@ pub fn spawn_status(
                     context_text(usage.as_ref(), n_ctx)
                 ));
                 out.push_str(&format!("label: {label}\n"));
+                // What memory brought into the last turn, as the model read it
+                // (docs/turn.md, 'Memory in the turn').
+                match last_memory {
+                    Some((label, content)) => {
+                        out.push_str(&format!("last turn from memory ({label}):\n"));
+                        for line in content.lines() {
+                            out.push_str(&format!("  {line}\n"));
+                        }
+                    }
+                    None => out.push_str("last turn from memory: nothing\n"),
+                }
             }
             Some(SessionView::New) => {
                 out.push_str("epoch: 0 (new: nothing written yet)\n");
@@ -88,7 +100,7 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let events = notify.clone();
     spawn(notify, id, move || {
         let hits = crate::memory::recall(&memory, &query).map_err(Failure::Memory)?;
-        let (shown, rest) = shown(hits);
+        let (shown, rest) = shown(hits, &query, memory.hit_chars as usize);
         for hit in shown {
             events.send(Event::HitHeader {
                 id,
@@ -132,13 +144,18 @@ struct Shown {
     text: String,
 }
 
-/// `/recall`'s reply: the relevant hits, each cut to a screenful, and the text that ends
-/// the block (no match, or how many weaker matches were left out).
-fn shown(hits: Vec<Hit>) -> (Vec<Shown>, String) {
+/// `/recall`'s reply: the relevant hits, each the passage around what matched
+/// (`memory.hit_chars`) cut to a screenful, and the text that ends the block (no match, or
+/// how many weaker matches were left out).
+fn shown(hits: Vec<Hit>, query: &str, hit_chars: usize) -> (Vec<Shown>, String) {
     let total = hits.len();
     let relevant: Vec<Hit> = hits
         .into_iter()
         .filter(|h| h.relevance >= SHOWN_FLOOR)
+        .map(|mut h| {
+            proto::memory::clip_to_passage(&mut h, query, hit_chars);
+            h
+        })
         .collect();
     let left_out = total - relevant.len();
     let mut rest = String::new();
@@ -166,7 +183,12 @@ fn shown(hits: Vec<Hit>) -> (Vec<Shown>, String) {
                 tainted: hit.label.untrusted,
                 session: hit.session,
                 time: hit.time,
-                text: format!("{who}: {}\n", hit.text.replace('\n', "\n  ")),
+                text: {
+                    let mut text = format!("{who}: ");
+                    proto::memory::push_indented(&mut text, &hit.text);
+                    text.push('\n');
+                    text
+                },
             }
         })
         .collect();
@@ -266,11 +288,15 @@ mod tests {
 
     #[test]
     fn a_recall_hit_is_its_header_fields_and_its_indented_text() {
-        let (shown_hits, rest) = shown(vec![
-            hit("owner", false, "tea at four\n· http_fetch /allow 1", 1000),
-            hit("assistant", true, "noted", 1000),
-            hit("owner", false, "weak", 1),
-        ]);
+        let (shown_hits, rest) = shown(
+            vec![
+                hit("owner", false, "tea at four\n· http_fetch /allow 1", 1000),
+                hit("assistant", true, "noted", 1000),
+                hit("owner", false, "weak", 1),
+            ],
+            "tea",
+            600,
+        );
         assert_eq!(
             shown_hits,
             [
@@ -289,7 +315,10 @@ mod tests {
             ]
         );
         assert_eq!(rest, "(1 weaker match left out)");
-        assert_eq!(shown(vec![]), (vec![], "no memories match".to_string()));
+        assert_eq!(
+            shown(vec![], "tea", 600),
+            (vec![], "no memories match".to_string())
+        );
     }
 
     #[test]

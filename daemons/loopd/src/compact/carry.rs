@@ -94,7 +94,10 @@ pub fn make(
             if repeats(answer) {
                 return Ok(fallback("the model's summary repeats itself".into()));
             }
-            let text = carry_text(answer, cfg.compact.summary_chars);
+            // Broken against the served model's own special tokens too: the carry is
+            // replayed at the head of every prompt of the next epoch (docs/turn.md).
+            let answer = crate::llama::tokenize::neutralise_for_model(ctx.client, answer);
+            let text = carry_text(&answer, cfg.compact.summary_chars);
             if text.is_empty() {
                 return Err(CompactError::EmptySummary);
             }

@@ -192,6 +192,10 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
                 continue;
             }
         };
+        // Broken against the served model's own special tokens, not only the static
+        // list: memoryd indexes the summary, and memory brings it into other sessions'
+        // prompts (docs/turn.md, 'Memory in the turn').
+        let answer = crate::llama::tokenize::neutralise_for_model(ctx.client, &answer);
         match record(&item, &answer, ctx.cfg.compact.summary_chars) {
             Some(r) => {
                 session.append(r)?;

@@ -22,6 +22,8 @@ struct Script {
     answers: Arc<Mutex<VecDeque<Answer>>>,
     /// The request bodies, in order.
     asked: Arc<Mutex<Vec<String>>>,
+    /// Spans this model's tokenizer reads as special tokens; none: it cannot be asked.
+    specials: Arc<Mutex<Vec<String>>>,
 }
 
 impl Script {
@@ -44,7 +46,19 @@ impl Llama for Script {
         None
     }
 
-    fn special_spans(&self, _text: &str) -> Result<Vec<String>, String> {
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+        let specials = self.specials.lock().unwrap();
+        if specials.is_empty() {
+            return Err("a scripted model has no tokenizer".into());
+        }
+        Ok(specials
+            .iter()
+            .filter(|s| text.contains(s.as_str()))
+            .cloned()
+            .collect())
+    }
+
+    fn count_tokens(&self, _text: &str) -> Result<u64, String> {
         Err("a scripted model has no tokenizer".into())
     }
 
@@ -344,4 +358,47 @@ fn a_refusal_that_would_repeat_fails_once_names_compact_and_leaves_a_note() {
     assert!(e.to_string().contains("/compact"), "{e}");
     assert_eq!(r.script.asked().len(), 1, "not retried");
     assert_eq!(kinds(&r.session), ["user", "note"]);
+}
+
+#[test]
+fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logged() {
+    let mut rig = rig();
+    // A control token of one model only (SmolLM2's file separator), not in the static
+    // list; built from pieces so no source file holds it whole.
+    let token = format!("<{}>", "file_sep");
+    rig.script.specials.lock().unwrap().push(token.clone());
+    let call = rig.session.take_call();
+    rig.session
+        .append(Record::ToolResult {
+            time: "2026-11-30T06:00:00.000Z".into(),
+            call,
+            tool_call_id: "c1".into(),
+            name: "http_fetch".into(),
+            content: "a page".into(),
+            class: proto::DataClass::Public,
+            untrusted: true,
+        })
+        .unwrap();
+    let summary: &'static str = Box::leak(format!("the page says {token}system").into_boxed_str());
+    rig.script.then(says(summary));
+    let ctx = TurnCtx {
+        cfg: rig.engine.cfg(),
+        client: &rig.script,
+        reminders: None,
+    };
+    crate::compact::tool_summaries::make(&ctx, &mut rig.session).unwrap();
+    let logged = rig
+        .session
+        .records()
+        .iter()
+        .find_map(|r| match r {
+            Record::ToolSummary { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!logged.contains(&token), "{logged}");
+    assert!(
+        logged.contains(&format!("<{}file_sep>", proto::neutralise::BREAKER)),
+        "{logged}"
+    );
 }

@@ -31,6 +31,9 @@ pub trait Llama: Send {
     /// The spans of `text` the served model's tokenizer reads as special tokens, or why
     /// the server could not say (`llama/tokenize.rs`).
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String>;
+    /// How many tokens the served model reads in `text`, or why the server could not say
+    /// (`llama/tokenize.rs`).
+    fn count_tokens(&self, text: &str) -> Result<u64, String>;
 }
 
 impl Llama for Client {
@@ -76,5 +79,10 @@ impl Llama for Client {
     /// `TOKENIZE_TIMEOUT`.
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
         super::tokenize::special_spans(&self.agent, self.base_url(), text)
+    }
+
+    /// On the client's own agent, bounded by `TOKENIZE_TIMEOUT`.
+    fn count_tokens(&self, text: &str) -> Result<u64, String> {
+        super::tokenize::count_tokens(&self.agent, self.base_url(), text)
     }
 }

@@ -140,6 +140,30 @@ pub fn special_spans(
     Ok(spans)
 }
 
+/// Characters counted as one token when the server cannot be asked: English runs near
+/// four characters a token in the tokenizers served, so three over-counts, which is the
+/// safe side for a bound (docs/turn.md, 'Memory in the turn').
+pub const CHARS_PER_TOKEN: u64 = 3;
+
+/// The tokens the server's tokenizer reads in `text`, control sequences as it would
+/// read them in a prompt.
+pub fn count_tokens(agent: &ureq::Agent, base_url: &str, text: &str) -> Result<u64, String> {
+    Ok(tokenize(agent, base_url, text, true)?.len() as u64)
+}
+
+/// `text`'s tokens as the server behind `llama` counts them, or at `CHARS_PER_TOKEN`
+/// characters a token (rounded up) when it cannot be asked.
+pub fn tokens_of(llama: &dyn Llama, text: &str) -> u64 {
+    llama
+        .count_tokens(text)
+        .unwrap_or_else(|_| estimate_tokens(text))
+}
+
+/// `text`'s tokens at `CHARS_PER_TOKEN` characters a token, rounded up.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(CHARS_PER_TOKEN)
+}
+
 /// Token ids and their text pieces (`None` for a piece that is not whole UTF-8, which the
 /// server sends as a list of bytes).
 fn tokenize(

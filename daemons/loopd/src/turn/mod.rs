@@ -88,7 +88,7 @@ pub fn run_turn(
     // Asked before the line is written, so memoryd cannot answer the line with itself; a
     // heartbeat's text is loopd's own prompt, not a question of the owner's.
     let memory = match origin {
-        Origin::Owner => recollect::recollect(&ctx.cfg.memory, session, text),
+        Origin::Owner => recollect::recollect(ctx, session, text),
         Origin::Heartbeat => None,
     };
     session.append(Record::User {
@@ -99,7 +99,9 @@ pub fn run_turn(
     testhook::abort_at("after-user-append");
     let recalled = memory.is_some();
     if let Some(memory) = memory {
-        session.append(memory)?;
+        session.append(memory.record.clone())?;
+        // The owner sees what memory brought, not only the model (docs/turn.md).
+        sink.activity(&memory.line());
     }
     let result = rounds(ctx, session, sink).map(|mut done| {
         done.recalled = recalled;

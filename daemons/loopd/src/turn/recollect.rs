@@ -7,10 +7,11 @@
 //! The recall runs before the `user` record is written, so memoryd (which catches up on
 //! the logs before every recall) cannot answer the owner's line with itself.
 
+use crate::llama::tokenize::{estimate_tokens, neutralise_for_model, tokens_of};
 use crate::open_session::Session;
 use crate::prompt::replay::CARRY_HEADING;
-use proto::config::Memory;
-use proto::memory::{hits_label, render_hits, Hit};
+use crate::prompt::TurnCtx;
+use proto::memory::{clip_to_passage, hits_label, render_hits, Hit};
 use proto::time::now_rfc3339;
 use proto::Record;
 
@@ -24,11 +25,59 @@ pub const RELEVANCE_FLOOR: u16 = 500;
 /// the floor, and are passed over.
 const ASK_PER_HIT: u32 = 3;
 
+/// The share of `expect.n_ctx` the whole memory record may take at most: memory is a
+/// reminder beside the conversation, never the bulk of the prompt (docs/turn.md,
+/// 'Memory in the turn').
+pub const CONTEXT_SHARE: u64 = 8;
+
+/// Tokens the chat template spends around the memory message (its role markers) and
+/// its `From memory:` heading, plus one per join between hits, which a count of the
+/// hits one by one does not see.
+const MESSAGE_OVERHEAD: u64 = 16;
+
+/// Tokens kept free for the model's answer when deciding whether the prompt with memory
+/// still fits below the compaction threshold, as a share of `expect.n_ctx`: an answer
+/// that would push the epoch over is the conversation's, not memory's.
+const ANSWER_SHARE: u64 = 16;
+
+/// What memory brought into a turn: the `memory` record and, for the owner's `· ` line,
+/// where each hit came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recollection {
+    pub record: Record,
+    /// Each hit's session and day (`YYYY-MM-DD`), in the record's order.
+    pub sources: Vec<(String, String)>,
+}
+
+impl Recollection {
+    /// The owner's `· ` line (without the marker): `from memory: 2 passages, session main
+    /// 2026-11-30, session trip 2026-10-02`; the same session and day once.
+    pub fn line(&self) -> String {
+        let n = self.sources.len();
+        let mut seen: Vec<&(String, String)> = Vec::new();
+        for s in &self.sources {
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+        let places: Vec<String> = seen
+            .iter()
+            .map(|(session, day)| format!("session {session} {day}"))
+            .collect();
+        format!(
+            "from memory: {n} passage{}, {}",
+            if n == 1 { "" } else { "s" },
+            places.join(", ")
+        )
+    }
+}
+
 /// What memory brought back for `line`, as the `memory` record to append after the
 /// line's `user` record; `None` when nothing relevant and new was found, when memory in
-/// the turn is off, or when memoryd could not be asked (a `loopd:` warning; the turn goes
-/// on without it).
-pub fn recollect(cfg: &Memory, session: &Session, line: &str) -> Option<Record> {
+/// the turn is off, when nothing found fits the prompt, or when memoryd could not be
+/// asked (a `loopd:` warning; the turn goes on without it).
+pub fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Option<Recollection> {
+    let cfg = &ctx.cfg.memory;
     if !cfg.auto_recall || cfg.auto_hits == 0 || line.trim().is_empty() {
         return None;
     }
@@ -47,19 +96,87 @@ pub fn recollect(cfg: &Memory, session: &Session, line: &str) -> Option<Record> 
     if fresh.is_empty() {
         return None;
     }
-    let label = hits_label(&fresh);
+    let budget = budget(ctx, session, line);
+    let fitted = fit(ctx, fresh, line, budget);
+    if fitted.is_empty() {
+        plumbing::info!(
+            "session {}: memory in the turn: relevant hits found, none fits the {budget} tokens the prompt has room for",
+            session.id()
+        );
+        return None;
+    }
+    let hits: Vec<Hit> = fitted.iter().map(|(h, _)| h.clone()).collect();
+    let label = hits_label(&hits);
     plumbing::info!(
         "session {}: memory in the turn: {} hit{} brought back",
         session.id(),
-        fresh.len(),
-        if fresh.len() == 1 { "" } else { "s" }
+        hits.len(),
+        if hits.len() == 1 { "" } else { "s" }
     );
-    Some(Record::Memory {
-        time: now_rfc3339(),
-        content: render_hits(&fresh),
-        class: label.class,
-        untrusted: label.untrusted,
+    let content: Vec<String> = fitted.into_iter().map(|(_, text)| text).collect();
+    Some(Recollection {
+        record: Record::Memory {
+            time: now_rfc3339(),
+            content: content.join("\n"),
+            class: label.class,
+            untrusted: label.untrusted,
+        },
+        sources: hits
+            .iter()
+            .map(|h| (h.session.clone(), day_of(&h.time).to_string()))
+            .collect(),
     })
+}
+
+/// The date part of an RFC 3339 time, or the whole text when it has none.
+fn day_of(time: &str) -> &str {
+    time.get(..10).unwrap_or(time)
+}
+
+/// The tokens the memory record may take: an eighth of `expect.n_ctx`, and no more than
+/// leaves the prompt (what the epoch holds, the owner's line, room for an answer) below
+/// the compaction threshold, so memory never makes a turn compact or run out of context.
+pub fn budget(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> u64 {
+    let n_ctx = ctx.cfg.expect.n_ctx;
+    let share = n_ctx / CONTEXT_SHARE;
+    let limit = (ctx.cfg.compact.threshold * n_ctx as f64).floor() as u64;
+    let held = match session.last_usage() {
+        Some(t) => t
+            .cache_n
+            .saturating_add(t.prompt_n)
+            .saturating_add(t.predicted_n),
+        // A fresh epoch: its head (system, tools, carry), counted at the safe rate.
+        None => {
+            let head = session.head();
+            estimate_tokens(&head.system)
+                .saturating_add(estimate_tokens(&head.tools.to_string()))
+                .saturating_add(session.carry().map(estimate_tokens).unwrap_or(0))
+        }
+    };
+    let used = held
+        .saturating_add(estimate_tokens(line))
+        .saturating_add(n_ctx / ANSWER_SHARE)
+        .saturating_add(MESSAGE_OVERHEAD);
+    share.min(limit.saturating_sub(used))
+}
+
+/// Each hit clipped to its passage (`memory.hit_chars`), rendered and neutralised against
+/// the served model's special tokens, kept in memoryd's order while the total fits in
+/// `budget` tokens (counted by the server, or at the safe rate when it cannot be asked);
+/// a hit that does not fit is passed over for a smaller one after it.
+fn fit(ctx: &TurnCtx<'_>, hits: Vec<Hit>, line: &str, budget: u64) -> Vec<(Hit, String)> {
+    let mut kept = Vec::new();
+    let mut used = MESSAGE_OVERHEAD;
+    for mut hit in hits {
+        clip_to_passage(&mut hit, line, ctx.cfg.memory.hit_chars as usize);
+        let text = neutralise_for_model(ctx.client, &render_hits(std::slice::from_ref(&hit)));
+        let tokens = tokens_of(ctx.client, &text).saturating_add(1);
+        if used.saturating_add(tokens) <= budget {
+            used += tokens;
+            kept.push((hit, text));
+        }
+    }
+    kept
 }
 
 /// The hits worth bringing: relevant enough, not already in the epoch's prompt, at most

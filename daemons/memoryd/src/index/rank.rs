@@ -9,7 +9,7 @@
 //! placed, which on a tie in score is the newest.
 
 use crate::query::time::Span;
-use crate::query::Query;
+use crate::query::{Passage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
 use std::collections::HashSet;
 
@@ -53,6 +53,12 @@ pub(crate) const NAME_MISSING: f64 = 0.5;
 /// How much more a record counts when the question names a time and the record is from
 /// then (`query::time`).
 pub(crate) const IN_SPAN: f64 = 1.5;
+
+/// What a long record's passage that is a list of words (`Passage::list`) counts of its
+/// share, as a fraction: two fifths, so a list holding every word of a question is 400,
+/// below memory in the turn's floor (half) and above `/recall`'s (a third): a person
+/// searching still sees it; it never joins a turn unasked on its words alone.
+const LIST_SHARE: (u64, u64) = (2, 5);
 
 /// A hit with how relevant it is: the share of the question's groups its text holds
 /// (0 to 1), comparable across questions, unlike the score that ordered it.
@@ -132,11 +138,14 @@ pub(super) fn rerank(
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
 ) -> Vec<Ranked> {
-    let mut scored: Vec<(bool, f64, i64, f32, Hit)> = rows
+    let mut scored: Vec<(bool, f64, i64, f32, u32, Hit)> = rows
         .into_iter()
         .map(|(c, mut hit)| {
-            hit.relevance = relevance(query, &hit.text);
-            let (s, relevance) = score(query, c.bm25, &hit.text);
+            // A long record counts by its best passage (`Query::passage_coverage`).
+            let passage = query.passage_coverage(&hit.text);
+            let (cover, long) = (passage.cover, passage.long);
+            let (s, relevance) = score(passage, c.bm25);
+            hit.relevance = thousandths(passage);
             let mut s = s;
             if !query.holds_names(&hit.text) {
                 s *= NAME_MISSING;
@@ -144,7 +153,10 @@ pub(super) fn rerank(
             if span.is_some_and(|sp| sp.holds(&hit.time)) {
                 s *= IN_SPAN;
             }
-            (c.all, s, c.rowid, relevance, hit)
+            // FTS5's all-words verdict is about the whole record; a long one holds them
+            // all only when one passage does.
+            let all = c.all && (!long || cover.all());
+            (all, s, c.rowid, relevance, cover.held, hit)
         })
         .collect();
     // All-words matches first (FTS5's own verdict), then the better score; on a tie the
@@ -153,9 +165,9 @@ pub(super) fn rerank(
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, rowid, relevance, hit)| Ranked {
-            held: query.coverage(&hit.text).held,
+        .filter(|(_, _, _, _, _, hit)| seen.insert(hit.text.clone()))
+        .map(|(_, _, rowid, relevance, held, hit)| Ranked {
+            held,
             hit,
             relevance,
             rowid,
@@ -163,20 +175,35 @@ pub(super) fn rerank(
         .collect()
 }
 
-/// The share of the query's groups `text` holds, in thousandths: what `Hit::relevance`
-/// says of a hit the words found.
-pub(crate) fn relevance(query: &Query, text: &str) -> u16 {
-    let c = query.coverage(text);
+/// `Hit::relevance` of a passage holding `c` (see `score` for `long`): the share of the
+/// query's groups, in thousandths, counted in integers so that a share is the same
+/// thousandths on every machine.
+fn thousandths(p: Passage) -> u16 {
+    let (c, long) = (p.cover, p.long);
     if c.of == 0 {
         return 0;
     }
-    let share = (c.matched.min(c.of) as u64 * u64::from(FULLY_RELEVANT)) / c.of as u64;
-    u16::try_from(share).unwrap_or(FULLY_RELEVANT)
+    let (m, of) = (c.matched.min(c.of) as u64, c.of as u64);
+    let (num, den) = if long && !c.all() {
+        (m * m, of * of)
+    } else {
+        (m, of)
+    };
+    let (num, den) = if p.list {
+        (num * LIST_SHARE.0, den * LIST_SHARE.1)
+    } else {
+        (num, den)
+    };
+    u16::try_from(num * u64::from(FULLY_RELEVANT) / den).unwrap_or(FULLY_RELEVANT)
 }
 
-/// The final score of a record (larger is better) and its relevance.
-fn score(query: &Query, bm25: f64, text: &str) -> (f64, f32) {
-    let c = query.coverage(text);
+/// The final score of a record (larger is better) and its relevance, from what its best
+/// passage holds (`c`) and whether it is longer than one passage (`long`). A long
+/// record that holds only part of the question counts at its share squared: a text of
+/// many passages holds one everyday word or another by chance, so a part of a question
+/// found there says less than the same part in a message of a few lines.
+fn score(p: Passage, bm25: f64) -> (f64, f32) {
+    let (c, long) = (p.cover, p.long);
     // bm25() is negative for a match; its magnitude is the relevance.
     let mut s = (-bm25).max(0.0);
     if c.of > 0 {
@@ -188,10 +215,20 @@ fn score(query: &Query, bm25: f64, text: &str) -> (f64, f32) {
     if c.of > 1 {
         s *= 1.0 + PHRASE * c.adjacent as f64 / (c.of - 1) as f64;
     }
-    let relevance = if c.of == 0 {
+    let share = if c.of == 0 {
         0.0
     } else {
         c.matched as f32 / c.of as f32
     };
+    let mut relevance = if long && !c.all() {
+        share * share
+    } else {
+        share
+    };
+    if p.list {
+        let factor = LIST_SHARE.0 as f32 / LIST_SHARE.1 as f32;
+        relevance *= factor;
+        s *= f64::from(factor);
+    }
     (s, relevance)
 }
