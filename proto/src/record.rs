@@ -121,6 +121,22 @@ pub enum Record {
         #[serde(skip_serializing_if = "Option::is_none")]
         call: Option<u64>,
     },
+    /// A fetch the label policy refused (docs/labels.md, "/allow"): the URL normalised and
+    /// exactly as the owner's `· ` line showed it (empty when the call named none), why,
+    /// and whether `/allow call` may fetch it. `/allow` reads this record, never a note's
+    /// wording. Not replayed; carries no label.
+    Refused {
+        time: String,
+        call: u64,
+        url: String,
+        reason: String,
+        offered: bool,
+    },
+    /// The owner allowed refused call `call`; it is fetched once. Not replayed.
+    Allowed {
+        time: String,
+        call: u64,
+    },
 }
 
 impl Record {
@@ -135,6 +151,8 @@ impl Record {
             Record::Usage { .. } => "usage",
             Record::Note { .. } => "note",
             Record::Forgotten { .. } => "forgotten",
+            Record::Refused { .. } => "refused",
+            Record::Allowed { .. } => "allowed",
         }
     }
 
@@ -147,7 +165,9 @@ impl Record {
             | Record::ToolSummary { time, .. }
             | Record::Usage { time, .. }
             | Record::Note { time, .. }
-            | Record::Forgotten { time, .. } => time,
+            | Record::Forgotten { time, .. }
+            | Record::Refused { time, .. }
+            | Record::Allowed { time, .. } => time,
         }
     }
 
@@ -175,7 +195,9 @@ impl Record {
             Record::User { .. }
             | Record::Assistant { .. }
             | Record::Usage { .. }
-            | Record::Note { .. } => None,
+            | Record::Note { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => None,
         }
     }
 
@@ -191,7 +213,9 @@ impl Record {
             Record::User { .. }
             | Record::Assistant { .. }
             | Record::ToolSummary { .. }
-            | Record::Usage { .. } => false,
+            | Record::Usage { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => false,
         }
     }
 
@@ -298,6 +322,17 @@ impl Record {
                 class: f.class("class")?,
                 untrusted: f.bool("untrusted")?,
                 call: f.opt_u64("call")?,
+            },
+            "refused" => Record::Refused {
+                time,
+                call: f.u64("call")?,
+                url: f.string("url")?,
+                reason: f.string("reason")?,
+                offered: f.bool("offered")?,
+            },
+            "allowed" => Record::Allowed {
+                time,
+                call: f.u64("call")?,
             },
             other => return Err(RecordError::UnknownType(other.to_string())),
         })

@@ -4,11 +4,13 @@
 //! refused `http_fetch` call of the current epoch of this same session, allowed at most
 //! once.
 //!
-//! `N` is loopd's own number for the call, and the URL is read from the `note` loopd
-//! wrote when it refused that call, holding the URL exactly as the owner's `· ` line
+//! `N` is loopd's own number for the call, and the URL is read from the `refused` record
+//! loopd wrote when it refused that call, holding the URL exactly as the owner's `· ` line
 //! showed it: never from the model's `tool_call_id` (which may repeat or be empty, so it
-//! could name another call) nor from any text a tool returned. What is fetched is what
-//! was shown, byte for byte.
+//! could name another call), from any text a tool returned, nor from a note's wording.
+//! What is fetched is what was shown, byte for byte. An `allowed` record makes a second
+//! `/allow N` an error. Logs written before these records existed hold the same decisions
+//! as notes; `old_notes` is the one reader of those.
 //!
 //! What the log gets, so the model reads the result with the owner's next line: an
 //! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly that
@@ -20,7 +22,7 @@ use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
 use crate::remind::{self, By};
 use crate::tools::{self, guard, HTTP_FETCH};
-use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
+use crate::turn::tools_run::refusal_note_prefix;
 use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
@@ -85,6 +87,10 @@ pub fn run(
         class: output.label.class,
         untrusted: output.label.untrusted,
     })?;
+    session.append(Record::Allowed {
+        time: now_rfc3339(),
+        call,
+    })?;
     session.append(Record::Note {
         time: now_rfc3339(),
         text: format!(
@@ -110,6 +116,9 @@ fn held_reminder(
     let allowed = allowed_note_prefix(call);
     let mut held = None;
     for r in session.records() {
+        if matches!(r, Record::Allowed { call: c, .. } if *c == call) && held.is_some() {
+            return Some(Err(format!("call {call} was already allowed")));
+        }
         let Record::Note { text, .. } = r else {
             continue;
         };
@@ -146,6 +155,10 @@ fn set_held(
         Err(why) => return Ok(Err(why)),
     };
     book.changed();
+    session.append(Record::Allowed {
+        time: now_rfc3339(),
+        call,
+    })?;
     session.append(Record::Note {
         time: now_rfc3339(),
         text: format!(
@@ -164,40 +177,83 @@ fn set_held(
 
 /// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.
 fn refused_url(session: &Session, call: u64) -> Result<String, String> {
-    let notes = session.records().iter().filter_map(|r| match r {
-        Record::Note { text, .. } => Some(text.as_str()),
-        _ => None,
-    });
-    let refused_prefix = refusal_note_prefix(call);
-    let allowed_prefix = allowed_note_prefix(call);
-    let mut refusal = None;
-    for text in notes {
-        if text.starts_with(&allowed_prefix) {
-            return Err(format!("call {call} was already allowed and fetched"));
-        }
-        if let Some(rest) = text.strip_prefix(&refused_prefix) {
-            refusal.get_or_insert(rest);
+    let mut refused = None;
+    for r in session.records() {
+        match r {
+            Record::Allowed { call: c, .. } if *c == call => {
+                return Err(format!("call {call} was already allowed and fetched"));
+            }
+            Record::Refused {
+                call: c,
+                url,
+                reason,
+                offered,
+                ..
+            } if *c == call => {
+                refused.get_or_insert((url.as_str(), reason.as_str(), *offered));
+            }
+            _ => {}
         }
     }
-    let Some(rest) = refusal else {
-        return Err(format!(
-            "no refused {HTTP_FETCH} call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
-            session.epoch(),
-            session.id()
-        ));
+    let (url, reason, offered) = match refused {
+        Some(found) => found,
+        None => return old_notes::refused_url(session, call),
     };
-    let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
-        let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
+    if !offered {
+        // A refusal not offered for `/allow` says why first, before its `; `.
+        let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
         return Err(format!("call {call} was {why}"));
-    };
-    // The shown URL is printable ASCII: it ends at the first space.
-    let url = shown.split(' ').next().unwrap_or_default();
-    // Checked again, so no note of an older loopd can make `/allow` fetch a URL that is
-    // not exactly its own normal form.
+    }
+    checked(call, url)
+}
+
+/// The URL of a refusal, checked again: no record of an older loopd, nor a hand-edited
+/// log, can make `/allow` fetch a URL that is not exactly its own normal form.
+fn checked(call: u64, url: &str) -> Result<String, String> {
     match guard::offer(url) {
         guard::Offer::Allow(normal) if normal == url => Ok(normal),
         _ => Err(format!(
             "call {call} has no url that can be fetched as shown"
         )),
+    }
+}
+
+/// Logs written before `refused` and `allowed` records existed: the same decisions, read
+/// from the wording of the notes those versions wrote (docs/labels.md, "/allow").
+mod old_notes {
+    use super::{allowed_note_prefix, checked, HTTP_FETCH};
+    use crate::open_session::Session;
+    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
+    use proto::Record;
+
+    pub fn refused_url(session: &Session, call: u64) -> Result<String, String> {
+        let notes = session.records().iter().filter_map(|r| match r {
+            Record::Note { text, .. } => Some(text.as_str()),
+            _ => None,
+        });
+        let refused_prefix = refusal_note_prefix(call);
+        let allowed_prefix = allowed_note_prefix(call);
+        let mut refusal = None;
+        for text in notes {
+            if text.starts_with(&allowed_prefix) {
+                return Err(format!("call {call} was already allowed and fetched"));
+            }
+            if let Some(rest) = text.strip_prefix(&refused_prefix) {
+                refusal.get_or_insert(rest);
+            }
+        }
+        let Some(rest) = refusal else {
+            return Err(format!(
+                "no refused {HTTP_FETCH} call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
+                session.epoch(),
+                session.id()
+            ));
+        };
+        let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
+            let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
+            return Err(format!("call {call} was {why}"));
+        };
+        // The shown URL is printable ASCII: it ends at the first space.
+        checked(call, shown.split(' ').next().unwrap_or_default())
     }
 }

@@ -22,7 +22,7 @@ pub(crate) mod names;
 mod stop;
 pub mod time;
 
-pub(crate) use stop::is_stop_word;
+pub(crate) use stop::{is_stop_word, is_stop_word_in};
 
 /// Input words looked at. A question is a handful of words; a longer input is pasted
 /// text, and hundreds of terms would only make one recall slow for the same answer.
@@ -120,8 +120,9 @@ impl Coverage {
 /// The search for `text`, or `None` when nothing in it can match.
 pub fn parse(text: &str) -> Option<Query> {
     let mut groups: Vec<Group> = Vec::new();
+    let question = words(text);
     for raw in text.split_whitespace().take(MAX_QUERY_TOKENS) {
-        let Some(group) = group_of(raw) else {
+        let Some(group) = group_of(raw, &question) else {
             continue;
         };
         if !groups.contains(&group) && groups.len() < MAX_QUERY_GROUPS {
@@ -324,7 +325,9 @@ fn find(group: &Group, tokens: &[String]) -> Option<usize> {
 }
 
 /// The group one whitespace-separated input token stands for, if any.
-fn group_of(raw: &str) -> Option<Group> {
+/// `question` is the whole question's words, which tell whether a function word of
+/// another language is one here (`stop::is_stop_word_in`).
+fn group_of(raw: &str, question: &[String]) -> Option<Group> {
     // Punctuation around a token is the sentence's ("appointment?", "(feedback.xlsx)"),
     // not the token's.
     let core = raw.trim_matches(|c: char| !c.is_alphanumeric());
@@ -338,7 +341,7 @@ fn group_of(raw: &str) -> Option<Group> {
         0 => None,
         1 => {
             let word = parts.pop()?;
-            if is_stop_word(&word) {
+            if is_stop_word_in(&word, question) {
                 return None;
             }
             let root = root_of(&word);

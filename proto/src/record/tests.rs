@@ -49,7 +49,47 @@ fn all_variants() -> Vec<Record> {
             time: T.into(),
             text: "compaction failed".into(),
         },
+        Record::Forgotten {
+            time: T.into(),
+            records: 1,
+            chars: 12,
+            class: DataClass::Private,
+            untrusted: true,
+            call: Some(3),
+        },
+        Record::Refused {
+            time: T.into(),
+            call: 4,
+            url: "http://example.com/collect?d=x".into(),
+            reason: "the conversation holds untrusted text".into(),
+            offered: true,
+        },
+        Record::Allowed {
+            time: T.into(),
+            call: 4,
+        },
     ]
+}
+
+#[test]
+fn refused_and_allowed_are_written_with_the_documented_fields() {
+    let refused: Value = serde_json::from_str(&all_variants()[7].to_line()).unwrap();
+    assert_eq!(
+        refused,
+        serde_json::json!({
+            "type": "refused", "time": T, "call": 4,
+            "url": "http://example.com/collect?d=x",
+            "reason": "the conversation holds untrusted text", "offered": true
+        })
+    );
+    let allowed: Value = serde_json::from_str(&all_variants()[8].to_line()).unwrap();
+    assert_eq!(
+        allowed,
+        serde_json::json!({"type": "allowed", "time": T, "call": 4})
+    );
+    // Neither carries a label: a refusal or an allow changes nothing the context holds.
+    assert_eq!(all_variants()[7].label(), None);
+    assert_eq!(all_variants()[8].label(), None);
 }
 
 #[test]

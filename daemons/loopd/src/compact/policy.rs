@@ -68,7 +68,9 @@ pub fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fi
         | Record::ToolSummary { .. }
         | Record::Memory { .. }
         | Record::Note { .. }
-        | Record::Forgotten { .. } => None,
+        | Record::Forgotten { .. }
+        | Record::Refused { .. }
+        | Record::Allowed { .. } => None,
     });
     let Some(first) = usages.next() else {
         return Fill::Room;
@@ -96,7 +98,9 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
             | Record::Usage { .. }
             | Record::Memory { .. }
             | Record::Note { .. }
-            | Record::Forgotten { .. } => None,
+            | Record::Forgotten { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => None,
         })
         .collect();
     cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()

@@ -72,7 +72,9 @@ pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
             | Record::Usage { .. }
             | Record::Memory { .. }
             | Record::Note { .. }
-            | Record::Forgotten { .. } => {}
+            | Record::Forgotten { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => {}
         }
     }
     queue.retain(|p| !done.contains(&p.call));

@@ -83,7 +83,9 @@ pub fn texts(record: &Record) -> Vec<&str> {
             )
             .collect(),
         Record::Note { text, .. } => vec![text.as_str()],
-        Record::Usage { .. } | Record::Forgotten { .. } => Vec::new(),
+        // A refused URL may be the very text a page tried to carry out.
+        Record::Refused { url, reason, .. } => vec![url.as_str(), reason.as_str()],
+        Record::Usage { .. } | Record::Forgotten { .. } | Record::Allowed { .. } => Vec::new(),
     }
 }
 
@@ -244,6 +246,7 @@ fn call_of(record: &Record) -> Option<u64> {
     match record {
         Record::ToolResult { call, .. } | Record::ToolSummary { call, .. } => Some(*call),
         Record::Forgotten { call, .. } => *call,
+        Record::Refused { call, .. } | Record::Allowed { call, .. } => Some(*call),
         Record::User { .. }
         | Record::Assistant { .. }
         | Record::Memory { .. }

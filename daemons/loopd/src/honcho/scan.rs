@@ -231,7 +231,9 @@ fn scan_log(
             | Record::Usage { .. }
             | Record::Memory { .. }
             | Record::Note { .. }
-            | Record::Forgotten { .. } => {}
+            | Record::Forgotten { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => {}
         }
         if pending.is_none() {
             safe = pos;

@@ -237,6 +237,7 @@ fn call_of(record: &Record) -> Option<u64> {
         // What a forget replaced may have held the newest number (docs/forgetting.md,
         // 'Call numbers').
         Record::Forgotten { call, .. } => *call,
+        Record::Refused { call, .. } | Record::Allowed { call, .. } => Some(*call),
         Record::User { .. }
         | Record::Assistant { .. }
         | Record::Usage { .. }

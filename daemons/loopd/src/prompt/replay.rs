@@ -137,7 +137,9 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
             Record::ToolSummary { .. }
             | Record::Usage { .. }
             | Record::Note { .. }
-            | Record::Forgotten { .. } => {}
+            | Record::Forgotten { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => {}
         }
     }
     out

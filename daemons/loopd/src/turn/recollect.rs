@@ -216,7 +216,9 @@ impl<'a> PromptText<'a> {
                 | Record::ToolSummary { .. }
                 | Record::Usage { .. }
                 | Record::Note { .. }
-                | Record::Forgotten { .. } => {}
+                | Record::Forgotten { .. }
+                | Record::Refused { .. }
+                | Record::Allowed { .. } => {}
             }
         }
         PromptText { parts }

@@ -58,6 +58,9 @@ impl After {
             After::OwnerFetched(note) => note,
             After::Refused(shown) => {
                 sink.activity(&shown.line);
+                if let Some(refused) = shown.refused {
+                    session.append(refused)?;
+                }
                 shown.note
             }
         };
@@ -146,6 +149,7 @@ fn remind(
                 crate::remind::held_note_prefix(number),
                 ask.text
             ),
+            refused: None,
         };
         let content = format!(
             "error: {} refused: {why}. {}",
@@ -183,6 +187,7 @@ fn remind(
                 line,
                 for_model: String::new(),
                 note: crate::remind::set_note(&reminder),
+                refused: None,
             };
             (output, After::Refused(shown))
         }
@@ -207,19 +212,36 @@ struct Shown {
     line: String,
     /// What the model's tool result says after the reason.
     for_model: String,
-    /// The `note`, which `/allow N` reads the URL from.
+    /// The `note`, for the owner to read later.
     note: String,
+    /// The typed decision `/allow N` reads (docs/labels.md, "/allow"): a `refused` record,
+    /// for a refused fetch.
+    refused: Option<Record>,
 }
 
 impl Shown {
     fn of(refusal: &Refusal, number: u64) -> Shown {
         let prefix = refusal_note_prefix(number);
         let reason = refusal.reason();
+        let refused = |url: &str, reason: String, offered: bool| {
+            Some(Record::Refused {
+                time: now_rfc3339(),
+                call: number,
+                url: url.to_string(),
+                reason,
+                offered,
+            })
+        };
         let Some(raw) = &refusal.url else {
             return Shown {
                 line: clipped(&reason),
                 for_model: "Only the owner can run it.".into(),
                 note: format!("{prefix}not offered for /allow: no url; {reason}"),
+                refused: refused(
+                    "",
+                    format!("not offered for /allow: no url; {reason}"),
+                    false,
+                ),
             };
         };
         let why = &refusal.why;
@@ -236,6 +258,7 @@ impl Shown {
                     offered_note_prefix(number),
                     url.len()
                 ),
+                refused: refused(&url, reason.clone(), true),
             },
             Offer::Not { shown, why: not } => Shown {
                 line: format!(
@@ -244,6 +267,11 @@ impl Shown {
                 ),
                 for_model: format!("It cannot be allowed: {not}."),
                 note: format!("{prefix}not offered for /allow: {not}; {reason}"),
+                refused: refused(
+                    &shown,
+                    format!("not offered for /allow: {not}; {reason}"),
+                    false,
+                ),
             },
         }
     }

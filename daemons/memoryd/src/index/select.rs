@@ -122,7 +122,11 @@ pub(super) fn row_of<'a>(
             }
         }
         // A forgotten record holds no text; its label raised the rolling one above.
-        Record::Usage { .. } | Record::Note { .. } | Record::Forgotten { .. } => return None,
+        Record::Usage { .. }
+        | Record::Note { .. }
+        | Record::Forgotten { .. }
+        | Record::Refused { .. }
+        | Record::Allowed { .. } => return None,
     };
     if row.label.class > max_class || row.text.trim().is_empty() {
         return None;

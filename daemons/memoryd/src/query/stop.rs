@@ -212,20 +212,57 @@ const ITALIAN: &[&str] = &[
     "quando", "dove", "quale", "mio", "mia", "miei", "io", "per", "con", "non",
 ];
 
-/// Whether `word` (lower-case, as the query parser has it) carries no meaning in a search.
-/// The lists are compared without their diacritics, as the parser folds the query.
+/// The other languages' lists, each a language a question may be written in.
+const OTHERS: [&[&str]; 5] = [SPANISH, PORTUGUESE, FRENCH, GERMAN, ITALIAN];
+
+/// Whether `list` holds `word`, compared without diacritics as the parser folds the query.
+fn holds(list: &[&str], word: &str) -> bool {
+    list.iter()
+        .any(|s| s.chars().map(super::fold).eq(word.chars()))
+}
+
+/// Whether `word` (lower-case, as the query parser has it) is a function word of any of
+/// the languages, whatever the question around it: for telling how wordy a text is.
 pub(crate) fn is_stop_word(word: &str) -> bool {
-    [ENGLISH, SPANISH, PORTUGUESE, FRENCH, GERMAN, ITALIAN]
-        .iter()
-        .any(|list| {
-            list.iter()
-                .any(|s| s.chars().map(super::fold).eq(word.chars()))
-        })
+    holds(ENGLISH, word) || OTHERS.iter().any(|list| holds(list, word))
+}
+
+/// Whether `word` carries no meaning in a search in a question whose words are `question`.
+/// An English function word never does. A word that is a function word only in another
+/// language ("er" is German for "he", and the ER where Sam went) counts as one only when the
+/// question holds another function word of that language that English does not have, so
+/// "wann war er da" drops `er` and "when was Sam in the ER" keeps it: a stop word of
+/// another language must not delete an English question's only content word.
+pub(crate) fn is_stop_word_in(word: &str, question: &[String]) -> bool {
+    if holds(ENGLISH, word) {
+        return true;
+    }
+    OTHERS.iter().any(|list| {
+        holds(list, word)
+            && question
+                .iter()
+                .any(|other| other != word && holds(list, other) && !holds(ENGLISH, other))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_stop_word;
+    use super::{is_stop_word, is_stop_word_in};
+
+    fn words(q: &str) -> Vec<String> {
+        q.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_function_word_of_another_language_is_kept_in_an_english_question() {
+        let q = words("when was sam in the er");
+        assert!(!is_stop_word_in("er", &q));
+        assert!(is_stop_word_in("when", &q) && is_stop_word_in("the", &q));
+        let q = words("wann war er beim arzt");
+        assert!(is_stop_word_in("er", &q));
+        let q = words("donde esta mi pasaporte");
+        assert!(is_stop_word_in("mi", &q) && !is_stop_word_in("pasaporte", &q));
+    }
 
     #[test]
     fn question_words_are_stop_words_and_content_words_are_not() {
