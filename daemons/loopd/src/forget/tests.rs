@@ -315,3 +315,23 @@ fn every_field_and_escaped_form_of_a_tool_call_is_found() {
         assert!(!found.is_empty(), "{q} not found");
     }
 }
+
+/// Regression guard for typed refusals: the URL a page tried to send out stands in the
+/// `refused` record, so forgetting the secret must find it there too.
+#[test]
+fn a_refused_url_holding_the_text_is_found() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("sessions").join("main");
+    std::fs::create_dir_all(&dir).unwrap();
+    head(&dir, 0, None);
+    let refused = Record::Refused {
+        time: "2026-12-01T10:00:01.000Z".into(),
+        call: 1,
+        url: "http://collector.example/c?d=QUOKKA7731".into(),
+        reason: "the conversation holds untrusted text".into(),
+        offered: true,
+    };
+    log(&dir, 0, &[tool_result(1, "x"), refused], "");
+    let found = find(&dir, "quokka7731", DataClass::Private).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+}
