@@ -171,6 +171,24 @@ impl Record {
         }
     }
 
+    /// The call number this record carries, if any. A forgotten record carries the one of
+    /// what it replaced, which may have been the newest (docs/forgetting.md, 'Call
+    /// numbers'), so a session's next number is past every number this gives.
+    pub fn call(&self) -> Option<u64> {
+        match self {
+            Record::ToolResult { call, .. }
+            | Record::ToolSummary { call, .. }
+            | Record::Refused { call, .. }
+            | Record::Allowed { call, .. } => Some(*call),
+            Record::Forgotten { call, .. } => *call,
+            Record::User { .. }
+            | Record::Assistant { .. }
+            | Record::Memory { .. }
+            | Record::Usage { .. }
+            | Record::Note { .. } => None,
+        }
+    }
+
     /// The label this record adds to its epoch's context, if it carries one.
     pub fn label(&self) -> Option<Label> {
         match self {

@@ -233,24 +233,10 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     offset: at,
                     len: raw.len() as u64,
                     label: rolling,
-                    call: call_of(&record),
+                    call: record.call(),
                 });
             }
         }
     }
     Ok(found)
-}
-
-/// The call number a record carries, if any.
-fn call_of(record: &Record) -> Option<u64> {
-    match record {
-        Record::ToolResult { call, .. } | Record::ToolSummary { call, .. } => Some(*call),
-        Record::Forgotten { call, .. } => *call,
-        Record::Refused { call, .. } | Record::Allowed { call, .. } => Some(*call),
-        Record::User { .. }
-        | Record::Assistant { .. }
-        | Record::Memory { .. }
-        | Record::Usage { .. }
-        | Record::Note { .. } => None,
-    }
 }

@@ -139,7 +139,7 @@ impl Session {
         let label = proto::record::context_label(head.carry_label, &records, owner_class);
         let max_call = records
             .iter()
-            .filter_map(call_of)
+            .filter_map(Record::call)
             .fold(earlier_max_call, u64::max);
         Session {
             id,
@@ -179,7 +179,7 @@ impl Session {
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;
         self.label = proto::record::context_label_after(self.label, &record, self.owner_class);
-        if let Some(call) = call_of(&record) {
+        if let Some(call) = record.call() {
             self.next_call = self.next_call.max(call.saturating_add(1));
         }
         self.records.push(record);
@@ -231,21 +231,6 @@ impl Session {
     }
 }
 
-fn call_of(record: &Record) -> Option<u64> {
-    match record {
-        Record::ToolResult { call, .. } | Record::ToolSummary { call, .. } => Some(*call),
-        // What a forget replaced may have held the newest number (docs/forgetting.md,
-        // 'Call numbers').
-        Record::Forgotten { call, .. } => *call,
-        Record::Refused { call, .. } | Record::Allowed { call, .. } => Some(*call),
-        Record::User { .. }
-        | Record::Assistant { .. }
-        | Record::Usage { .. }
-        | Record::Memory { .. }
-        | Record::Note { .. } => None,
-    }
-}
-
 /// The largest `call` in the logs of epochs before `epoch`. Those epochs are closed and
 /// were checked when they were current; a line that no longer parses (or is over the line
 /// limit, and so is skipped without being held) is reported and passed over here, since it
@@ -264,9 +249,7 @@ fn max_call_before(dir: &Path, epoch: u64) -> u64 {
         };
         loop {
             match reader.next_line() {
-                Ok(Line::Record { record, .. }) => {
-                    max = call_of(&record).map_or(max, |c| c.max(max))
-                }
+                Ok(Line::Record { record, .. }) => max = record.call().map_or(max, |c| c.max(max)),
                 Ok(Line::Torn { .. } | Line::End) => break,
                 Err(err @ sessions::Error::BadLine { .. }) => {
                     plumbing::warn!("{err}; passed over")
