@@ -38,6 +38,19 @@ fn allowed_note_prefix(call: u64) -> String {
     format!("the owner allowed call {call} (/allow {call})")
 }
 
+/// Logs that the owner allowed call `call`: the `allowed` record `/allow` reads, then a
+/// `note` saying what it did, for the owner to read later.
+fn allowed(session: &mut Session, call: u64, what: &str) -> Result<(), SessionError> {
+    session.append(Record::Allowed {
+        time: now_rfc3339(),
+        call,
+    })?;
+    session.append(Record::Note {
+        time: now_rfc3339(),
+        text: format!("{}: {what}", allowed_note_prefix(call)),
+    })
+}
+
 /// Runs `/allow call` in `session`: the reply, or why the call cannot be allowed. Only a
 /// disk failure is the outer `Err`.
 pub fn run(
@@ -87,17 +100,7 @@ pub fn run(
         class: output.label.class,
         untrusted: output.label.untrusted,
     })?;
-    session.append(Record::Allowed {
-        time: now_rfc3339(),
-        call,
-    })?;
-    session.append(Record::Note {
-        time: now_rfc3339(),
-        text: format!(
-            "{}: fetched {url} as call {number}",
-            allowed_note_prefix(call)
-        ),
-    })?;
+    allowed(session, call, &format!("fetched {url} as call {number}"))?;
     let reply = if failed {
         format!("fetched {url}, which failed; the assistant reads the error with your next message")
     } else {
@@ -155,18 +158,7 @@ fn set_held(
         Err(why) => return Ok(Err(why)),
     };
     book.changed();
-    session.append(Record::Allowed {
-        time: now_rfc3339(),
-        call,
-    })?;
-    session.append(Record::Note {
-        time: now_rfc3339(),
-        text: format!(
-            "{}: {}",
-            allowed_note_prefix(call),
-            remind::set_note(&reminder)
-        ),
-    })?;
+    allowed(session, call, &remind::set_note(&reminder))?;
     Ok(Ok(format!(
         "reminder {} set for {}: {}",
         reminder.n,
