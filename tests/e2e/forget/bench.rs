@@ -2,8 +2,8 @@
 //! the session), `/forget all` (the affected logs rewritten and fsynced, the session
 //! reopened, the slots erased), and the first turn after it against a normal turn, with
 //! the stand-in llama.cpp (which reads a prompt at no cost: the re-read a real server
-//! pays is in docs/forgetting.md). Ignored in the normal run (timings on a shared machine
-//! assert nothing): `cargo test -p e2e -- --ignored --nocapture forget::bench`.
+//! pays is in docs/forgetting.md). Compiled only with the crate's `bench` feature (timings on
+//! a shared machine assert nothing): `scripts/bench forget`.
 
 use crate::loopd::{write_config, write_session, Loopd, N_CTX};
 use crate::support::standin::{text, Standin};
@@ -70,7 +70,6 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 #[test]
-#[ignore = "a benchmark: cargo test -p e2e -- --ignored --nocapture forget::bench"]
 fn forget_on_a_long_history() {
     let mut rows = Vec::new();
     for records in [1_000, 10_000, 100_000] {
@@ -131,7 +130,6 @@ fn write_box(fx: &Fixture, sessions: usize, records: usize, holding: usize) {
 }
 
 #[test]
-#[ignore = "a benchmark: cargo test -p e2e -- --ignored --nocapture forget::bench"]
 fn a_box_wide_forget_across_many_sessions() {
     const RECORDS: usize = 100_000;
     let mut rows = Vec::new();

@@ -4,6 +4,7 @@
 //! directory finds it nowhere, the session opens and answers after a restart, and every
 //! other record is as it was. `crash` does the same with loopd killed at each step.
 
+#[cfg(feature = "bench")]
 mod bench;
 mod crash;
 mod everywhere;
