@@ -1,5 +1,5 @@
 //! The dependency rule (ARCHITECTURE.md, "Layers"), checked on the source itself: every
-//! `crate::…` and `super::…` path in `daemons/*/src` is an edge between two sibling
+//! `crate::…` and `super::…` path in `daemons/*/src` and `crates/*/src` is an edge between two sibling
 //! modules (the children of the two paths' common parent), the edges form a graph per
 //! parent, and the test fails on a cycle anywhere or, in loopd, on an edge that points up
 //! or sideways in `LOOPD_LAYERS`. A parent using its own children, or a child its parent's
@@ -196,8 +196,9 @@ fn targets(module: &[String], code: &str) -> Vec<Vec<String>> {
 fn build() -> (Graph, BTreeMap<String, BTreeSet<Vec<String>>>) {
     let mut graph = Graph::default();
     let mut modules: BTreeMap<String, BTreeSet<Vec<String>>> = BTreeMap::new();
-    let mut daemons: Vec<_> = fs::read_dir(repo().join("daemons"))
-        .unwrap()
+    let mut daemons: Vec<_> = ["daemons", "crates"]
+        .iter()
+        .flat_map(|d| fs::read_dir(repo().join(d)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.join("src").is_dir())
         .collect();

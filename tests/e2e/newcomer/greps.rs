@@ -34,10 +34,10 @@ fn proto_opens_no_file_or_socket() {
         "mio::",
     ];
     let mut found = Vec::new();
-    for (rel, code) in production_code(&repo().join("proto/src")) {
+    for (rel, code) in production_code(&repo().join("crates/proto/src")) {
         for word in io {
             if code.contains(word) {
-                found.push(format!("proto/src/{rel}: {word}"));
+                found.push(format!("crates/proto/src/{rel}: {word}"));
             }
         }
     }
@@ -53,7 +53,7 @@ fn proto_opens_no_file_or_socket() {
 #[test]
 fn the_sessions_crate_opens_files_only_through_open_regular() {
     let mut found = Vec::new();
-    for (rel, code) in production_code(&repo().join("daemons/sessions/src")) {
+    for (rel, code) in production_code(&repo().join("crates/sessions/src")) {
         for (n, line) in code.lines().enumerate() {
             let code_part = line.split("//").next().unwrap_or("");
             let opens = code_part.contains("File::create")
@@ -68,7 +68,7 @@ fn the_sessions_crate_opens_files_only_through_open_regular() {
                         .any(|l| l.contains("open_regular(")));
             if opens {
                 found.push(format!(
-                    "daemons/sessions/src/{rel}:{}: {}",
+                    "crates/sessions/src/{rel}:{}: {}",
                     n + 1,
                     line.trim()
                 ));
@@ -86,8 +86,8 @@ fn the_sessions_crate_opens_files_only_through_open_regular() {
 fn bincode_is_used_only_by_the_frame_codec() {
     let word = concat!("bin", "code");
     let allowed = [
-        "proto/src/frame.rs",
-        "proto/src/frame/tests.rs",
+        "crates/proto/src/frame.rs",
+        "crates/proto/src/frame/tests.rs",
         "tests/e2e/newcomer/greps.rs",
         // The check's own description of what it checks.
         "tests/e2e/newcomer/mod.rs",
@@ -97,7 +97,7 @@ fn bincode_is_used_only_by_the_frame_codec() {
         let rel_s = rel.to_string_lossy();
         let code_file = rel_s.ends_with(".rs");
         let manifest = rel_s.ends_with("Cargo.toml")
-            && !["Cargo.toml", "proto/Cargo.toml"].contains(&rel_s.as_ref());
+            && !["Cargo.toml", "crates/proto/Cargo.toml"].contains(&rel_s.as_ref());
         if (code_file || manifest) && !allowed.contains(&rel_s.as_ref()) && text.contains(word) {
             found.push(rel_s.into_owned());
         }

@@ -122,9 +122,9 @@ fn every_path_architecture_md_names_exists() {
 
 /// The crates whose modules the code map must name, as their directories.
 const CRATES: &[&str] = &[
-    "proto",
-    "daemons/plumbing",
-    "daemons/sessions",
+    "crates/proto",
+    "crates/plumbing",
+    "crates/sessions",
     "daemons/loopd",
     "daemons/memoryd",
 ];
