@@ -7,6 +7,7 @@
 mod bench;
 mod cut;
 mod recollect;
+mod shown;
 mod summaries;
 
 use crate::loopd::{records_in, Loopd};
