@@ -5,8 +5,8 @@
 //!   one, an existing heading: `docs/turn.md, 'A cut answer'` in code and scripts (the one
 //!   citation form, see docs/README.md, 'Citing these pages'), `docs/turn.md#a-cut-answer`,
 //!   and relative Markdown links between pages;
-//! - every path and module ARCHITECTURE.md names exists, and every module of the five
-//!   crates is named in its code map;
+//! - every path and module ARCHITECTURE.md names exists, and every top-level module of
+//!   each crate is named in its code map;
 //! - two of its invariants that a grep can check: proto opens no file or socket, and
 //!   bincode stays in proto's frame codec;
 //! - no comment or document cites a document outside the repository: the design notes,
