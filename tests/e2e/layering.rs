@@ -1,4 +1,4 @@
-//! The dependency rule (ARCHITECTURE.md, "Layers"), checked on the source itself: every
+//! The dependency rule (ARCHITECTURE.md, the layers invariant under `daemons/loopd/`), checked on the source itself: every
 //! `crate::…` and `super::…` path in `daemons/*/src` and `crates/*/src` is an edge between two sibling
 //! modules (the children of the two paths' common parent), the edges form a graph per
 //! parent, and the test fails on a cycle anywhere or, in loopd, on an edge that points up
