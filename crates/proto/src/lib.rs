@@ -12,6 +12,8 @@ pub mod memory;
 pub mod neutralise;
 pub mod record;
 pub mod session_id;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_records;
 pub mod time;
 
 pub use label::{DataClass, Label};

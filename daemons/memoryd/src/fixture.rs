@@ -5,14 +5,14 @@
 
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
 use proto::label::{DataClass, Label};
-use proto::record::{Origin, Record};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::index::Index;
 
-/// The time of every record a test does not date itself.
-pub(crate) const T: &str = "2026-11-30T06:00:00.000Z";
+// The records themselves come from proto's shared builders, dated `T` unless a test
+// dates them (`user_at`).
+pub(crate) use proto::test_records::{user, user_at, T};
 
 /// An epoch's head as loopd writes one when a session starts.
 pub(crate) fn head(epoch: u64, carry_label: Label) -> Head {
@@ -25,20 +25,6 @@ pub(crate) fn head(epoch: u64, carry_label: Label) -> Head {
         carry_label,
         reason: Reason::Start,
         summary_source: SummarySource::Model,
-    }
-}
-
-/// What the owner said, at `T`.
-pub(crate) fn user(text: &str) -> Record {
-    user_at(T, text)
-}
-
-/// What the owner said, at `time`.
-pub(crate) fn user_at(time: &str, text: &str) -> Record {
-    Record::User {
-        time: time.into(),
-        content: text.into(),
-        origin: Origin::Owner,
     }
 }
 

@@ -6,6 +6,7 @@
 //! a shared machine assert nothing): `scripts/bench forget`.
 
 use crate::loopd::{write_config, write_session, Loopd, N_CTX};
+use crate::support::records::{assistant, usage, user};
 use crate::support::standin::{text, Standin};
 use crate::support::{Daemon, Fixture};
 use serde_json::{json, Value};
@@ -28,23 +29,21 @@ fn head(epoch: usize) -> Value {
 }
 
 fn record(i: usize, phrase: bool) -> Value {
-    let t = "2026-11-30T06:00:00.000Z";
     let said = if phrase {
         format!(" {PHRASE}")
     } else {
         String::new()
     };
-    match i % 3 {
-        0 => {
-            json!({"type": "user", "time": t, "content": format!("message number {i}, asking something of moderate length{said}"), "origin": "owner"})
-        }
-        1 => {
-            json!({"type": "assistant", "time": t, "content": format!("answer number {i}: a reply of a sentence or two, as a terse assistant gives"), "tool_calls": []})
-        }
-        _ => {
-            json!({"type": "usage", "time": t, "slot": 0, "cache_n": i, "prompt_n": 20, "predicted_n": 30})
-        }
-    }
+    let record = match i % 3 {
+        0 => user(&format!(
+            "message number {i}, asking something of moderate length{said}"
+        )),
+        1 => assistant(&format!(
+            "answer number {i}: a reply of a sentence or two, as a terse assistant gives"
+        )),
+        _ => usage(i as u64, 20, 30),
+    };
+    serde_json::to_value(&record).unwrap()
 }
 
 /// A session of `records` records in closed epochs of `PER_EPOCH`, then a short open

@@ -10,13 +10,6 @@ use std::os::unix::process::ExitStatusExt;
 /// same bytes as the text.
 const PHRASE: &str = "quokkavault zephyrpin";
 
-fn note(text: &str) -> Record {
-    Record::Note {
-        time: T.into(),
-        text: text.into(),
-    }
-}
-
 /// Rewrites `log` as forgetting does: each line holding `phrase` replaced by a note, a
 /// new file fsynced, renamed over the log, the directory fsynced.
 fn forget_in_log(log: &Path, phrase: &str) {

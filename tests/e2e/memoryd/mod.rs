@@ -16,12 +16,12 @@ use crate::support::{frames, Daemon, Fixture};
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MemoryStatus, Request, Response};
-use proto::record::{Origin, Record};
+use proto::record::Record;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-pub const T: &str = "2026-11-30T06:00:00.000Z";
+pub use crate::support::records::{assistant, note, tool_result, tool_summary, user, T};
 
 /// One epoch of one session on disk: its head, then its log, as docs/sessions.md lays them out.
 pub struct Epoch {
@@ -74,46 +74,6 @@ impl Epoch {
 
     pub fn add(&self, record: &Record) -> &Epoch {
         self.raw(record.to_line().as_bytes())
-    }
-}
-
-pub fn user(text: &str) -> Record {
-    Record::User {
-        time: T.into(),
-        content: text.into(),
-        origin: Origin::Owner,
-    }
-}
-
-pub fn assistant(text: &str) -> Record {
-    Record::Assistant {
-        cut: false,
-        time: T.into(),
-        content: Some(text.into()),
-        tool_calls: vec![],
-    }
-}
-
-pub fn tool_result(name: &str, content: &str, class: DataClass, untrusted: bool) -> Record {
-    Record::ToolResult {
-        time: T.into(),
-        call: 1,
-        tool_call_id: "call-1".into(),
-        name: name.into(),
-        content: content.into(),
-        class,
-        untrusted,
-    }
-}
-
-pub fn tool_summary(content: &str, class: DataClass, untrusted: bool) -> Record {
-    Record::ToolSummary {
-        time: T.into(),
-        call: 1,
-        tool_call_id: "call-1".into(),
-        content: content.into(),
-        class,
-        untrusted,
     }
 }
 

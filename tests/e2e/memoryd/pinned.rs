@@ -10,12 +10,14 @@ fn a_tool_summary_is_found_as_kind_summary() {
     Epoch::start(&fx, "mm-a")
         .add(&user("fetch the page about tea"))
         .add(&tool_result(
+            1,
             "http_fetch",
             "<html>long page</html>",
             DataClass::Public,
             false,
         ))
         .add(&tool_summary(
+            1,
             "the tea ceremony lasts four hours",
             DataClass::Public,
             false,
@@ -40,12 +42,18 @@ fn the_raw_tool_result_is_still_not_indexed() {
     let fx = Fixture::new("");
     Epoch::start(&fx, "mm-a")
         .add(&tool_result(
+            1,
             "http_fetch",
             "rawbodyword appears only here",
             DataClass::Public,
             false,
         ))
-        .add(&tool_summary("a short summary", DataClass::Public, false));
+        .add(&tool_summary(
+            1,
+            "a short summary",
+            DataClass::Public,
+            false,
+        ));
     let _d = Daemon::start("memoryd", &fx);
     assert!(recall(&fx, "rawbodyword").is_empty());
     assert!(!contains(&index_bytes(&fx), "rawbodyword"));
@@ -56,8 +64,15 @@ fn the_raw_tool_result_is_still_not_indexed() {
 fn an_untrusted_summary_taints_the_recall() {
     let fx = Fixture::new("");
     Epoch::start(&fx, "mm-a")
-        .add(&tool_result("http_fetch", "page", DataClass::Public, true))
+        .add(&tool_result(
+            1,
+            "http_fetch",
+            "page",
+            DataClass::Public,
+            true,
+        ))
         .add(&tool_summary(
+            1,
             "injected kettle instructions",
             DataClass::Public,
             true,
@@ -74,8 +89,15 @@ fn a_trusted_summary_does_not_taint() {
     let fx = Fixture::new("");
     // The result before it is untrusted, so the rolling label is; the summary keeps its own.
     Epoch::start(&fx, "mm-a")
-        .add(&tool_result("http_fetch", "page", DataClass::Public, true))
+        .add(&tool_result(
+            1,
+            "http_fetch",
+            "page",
+            DataClass::Public,
+            true,
+        ))
         .add(&tool_summary(
+            1,
             "a calm teapot summary",
             DataClass::Public,
             false,
@@ -92,12 +114,14 @@ fn a_secret_summary_is_skipped_when_max_class_is_private() {
     let fx = Fixture::new("");
     Epoch::start(&fx, "mm-a")
         .add(&tool_result(
+            1,
             "read_file",
             "public body",
             DataClass::Public,
             false,
         ))
         .add(&tool_summary(
+            1,
             "the vault code is zanzibar",
             DataClass::Secret,
             false,
@@ -147,7 +171,13 @@ fn the_rolling_label_starts_at_the_heads_carry_label_and_rises_with_tool_results
     .add(&user("carried walrus"));
     Epoch::begin(&fx.state_dir, "other", 0, Label::PUBLIC)
         .add(&assistant("before the fetch narwhal"))
-        .add(&tool_result("read_file", "body", DataClass::Private, false))
+        .add(&tool_result(
+            1,
+            "read_file",
+            "body",
+            DataClass::Private,
+            false,
+        ))
         .add(&user("after the fetch narwhal"));
     let _d = Daemon::start("memoryd", &fx);
     let carried = recall(&fx, "carried walrus");
@@ -167,6 +197,7 @@ fn secret_text_never_reaches_the_index_file() {
     let fx = Fixture::new("");
     Epoch::start(&fx, "main")
         .add(&tool_result(
+            1,
             "read_file",
             "secret body",
             DataClass::Secret,

@@ -229,11 +229,13 @@ fn an_older_index_is_rebuilt_at_start_with_every_row_and_label_and_no_secret() {
     let e = Epoch::begin(&fx.state_dir, "main", 0, private);
     e.add(&user("the allergy note: penicillin"))
         .add(&tool_summary(
+            1,
             "a page about otters",
             DataClass::Public,
             true,
         ))
         .add(&tool_result(
+            1,
             "read_file",
             "the vault pin",
             DataClass::Secret,

@@ -71,6 +71,7 @@ fn secret_text_is_never_embedded() {
     Epoch::start(&fx, "main")
         .add(&user("my bank is on the high street"))
         .add(&tool_result(
+            1,
             "read_file",
             "the vault combination",
             DataClass::Secret,

@@ -10,6 +10,7 @@ pub mod frames;
 pub mod notify;
 pub mod prereq;
 pub mod real_llama;
+pub mod records;
 pub mod relay;
 pub mod standin;
 pub mod tmux;

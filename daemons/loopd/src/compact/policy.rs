@@ -110,22 +110,8 @@ pub fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
 mod tests {
     use super::*;
     use proto::record::context_label;
-    use proto::{DataClass, Label, Origin, Tokens};
-
-    fn user(text: &str) -> Record {
-        Record::User {
-            time: "t".into(),
-            content: text.into(),
-            origin: Origin::Owner,
-        }
-    }
-
-    fn note(text: &str) -> Record {
-        Record::Note {
-            time: "t".into(),
-            text: text.into(),
-        }
-    }
+    use proto::test_records::{note, tool_result, usage, user};
+    use proto::{DataClass, Label};
 
     #[test]
     fn due_at_850_of_1000_not_at_849() {
@@ -150,23 +136,11 @@ mod tests {
         assert!(due(u64::MAX, u64::MAX, 0.85, 262_144));
     }
 
-    fn usage(cache_n: u64, prompt_n: u64) -> Record {
-        Record::Usage {
-            time: "t".into(),
-            slot: 0,
-            tokens: Tokens {
-                cache_n,
-                prompt_n,
-                predicted_n: 9,
-            },
-        }
-    }
-
     #[test]
     fn fill_goes_by_the_last_usage() {
-        let recs = [usage(900, 0), user("u"), usage(800, 49)];
+        let recs = [usage(900, 0, 9), user("u"), usage(800, 49, 9)];
         assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Room);
-        let recs = [usage(10, 0), user("u"), usage(800, 50)];
+        let recs = [usage(10, 0, 9), user("u"), usage(800, 50, 9)];
         assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
         assert_eq!(fill(&recs, true, 0.85, 1000), Fill::Due);
         assert_eq!(fill(&[user("u")], true, 0.85, 1000), Fill::Room);
@@ -174,9 +148,9 @@ mod tests {
 
     #[test]
     fn a_carried_epoch_over_the_threshold_from_its_first_completion_is_not_compacted_again() {
-        let recs = [user("u"), usage(850, 0)];
+        let recs = [user("u"), usage(850, 0, 9)];
         assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
-        let recs = [usage(850, 0), user("u"), usage(900, 10)];
+        let recs = [usage(850, 0, 9), user("u"), usage(900, 10, 9)];
         assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
         // Epoch 0 has no summary to summarise again: it compacts.
         assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
@@ -219,15 +193,7 @@ mod tests {
 
     #[test]
     fn the_context_label_joins_the_carry_and_every_record() {
-        let secret = Record::ToolResult {
-            time: "t".into(),
-            call: 1,
-            tool_call_id: "a".into(),
-            name: "read_file".into(),
-            content: "x".into(),
-            class: DataClass::Secret,
-            untrusted: false,
-        };
+        let secret = tool_result(1, "read_file", "x", DataClass::Secret, false);
         let carry = Label::new(DataClass::Public, true);
         assert_eq!(
             context_label(carry, &[user("u"), secret], DataClass::Public),

@@ -5,42 +5,11 @@ use super::find::{find, Place};
 use super::plan::{self, redact, Plan};
 use super::Ask;
 use proto::head::{log_file_name, Reason, SummarySource};
-use proto::{DataClass, Label, Origin, Record, Tokens};
+use proto::test_records::{tool_result, usage, user};
+use proto::{DataClass, Label, Record};
 use std::path::Path;
 
 const SECRET: &str = "Blue Heron 7731";
-
-fn user(text: &str) -> Record {
-    Record::User {
-        time: "2026-12-01T10:00:00.000Z".into(),
-        content: text.into(),
-        origin: Origin::Owner,
-    }
-}
-
-fn tool_result(call: u64, text: &str) -> Record {
-    Record::ToolResult {
-        time: "2026-12-01T10:00:01.000Z".into(),
-        call,
-        tool_call_id: format!("c{call}"),
-        name: "read_file".into(),
-        content: text.into(),
-        class: DataClass::Private,
-        untrusted: false,
-    }
-}
-
-fn usage() -> Record {
-    Record::Usage {
-        time: "2026-12-01T10:00:02.000Z".into(),
-        slot: 0,
-        tokens: Tokens {
-            cache_n: 1,
-            prompt_n: 2,
-            predicted_n: 3,
-        },
-    }
-}
 
 fn head(dir: &Path, epoch: u64, carry: Option<&str>) {
     sessions::head::write(
@@ -80,9 +49,21 @@ fn session(state: &Path) -> std::path::PathBuf {
         &[
             user("hello"),
             user(&format!("my code is {SECRET}, keep it")),
-            tool_result(1, &format!("file says: {}", SECRET.to_uppercase())),
-            usage(),
-            tool_result(2, "unrelated output"),
+            tool_result(
+                1,
+                "read_file",
+                &format!("file says: {}", SECRET.to_uppercase()),
+                DataClass::Private,
+                false,
+            ),
+            usage(1, 2, 3),
+            tool_result(
+                2,
+                "read_file",
+                "unrelated output",
+                DataClass::Private,
+                false,
+            ),
         ],
         "",
     );
@@ -94,7 +75,10 @@ fn session(state: &Path) -> std::path::PathBuf {
     log(
         &dir,
         1,
-        &[user("more tea"), tool_result(3, "tea facts")],
+        &[
+            user("more tea"),
+            tool_result(3, "read_file", "tea facts", DataClass::Private, false),
+        ],
         "{\"type\":\"us",
     );
     dir
@@ -309,7 +293,15 @@ fn every_field_and_escaped_form_of_a_tool_call_is_found() {
         }],
         cut: false,
     };
-    log(&dir, 0, &[call, tool_result(1, "x")], "");
+    log(
+        &dir,
+        0,
+        &[
+            call,
+            tool_result(1, "read_file", "x", DataClass::Private, false),
+        ],
+        "",
+    );
     for q in ["koala5521", "tr0ub\"4dor\\x", "ZOË", "read_file"] {
         let found = find(&dir, q, DataClass::Private).unwrap();
         assert!(!found.is_empty(), "{q} not found");
@@ -331,7 +323,15 @@ fn a_refused_url_holding_the_text_is_found() {
         reason: "the conversation holds untrusted text".into(),
         offered: true,
     };
-    log(&dir, 0, &[tool_result(1, "x"), refused], "");
+    log(
+        &dir,
+        0,
+        &[
+            tool_result(1, "read_file", "x", DataClass::Private, false),
+            refused,
+        ],
+        "",
+    );
     let found = find(&dir, "quokka7731", DataClass::Private).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
 }

@@ -1,10 +1,10 @@
 use super::*;
 use proto::head::head_file_name;
-use proto::{DataClass, Origin};
+use proto::DataClass;
 use serde_json::json;
 use std::io::Write;
 
-const T: &str = "2026-11-30T06:00:00.000Z";
+use proto::test_records::{tool_result, user, T};
 
 fn id() -> SessionId {
     SessionId::parse("main").unwrap()
@@ -17,32 +17,13 @@ fn frozen() -> Result<Frozen, SessionError> {
     })
 }
 
-fn user(text: &str) -> Record {
-    Record::User {
-        time: T.into(),
-        content: text.into(),
-        origin: Origin::Owner,
-    }
-}
-
-fn result(call: u64, class: DataClass, untrusted: bool) -> Record {
-    Record::ToolResult {
-        time: T.into(),
-        call,
-        tool_call_id: format!("c{call}"),
-        name: "read_file".into(),
-        content: "x".into(),
-        class,
-        untrusted,
-    }
-}
-
 #[test]
 fn a_new_session_writes_epoch_zeros_head_and_reopens_with_its_records() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
     s.append(user("hi")).unwrap();
-    s.append(result(4, DataClass::Private, true)).unwrap();
+    s.append(tool_result(4, "read_file", "x", DataClass::Private, true))
+        .unwrap();
     let head: serde_json::Value = serde_json::from_slice(
         &std::fs::read(dir.path().join("main").join(head_file_name(0))).unwrap(),
     )
@@ -133,7 +114,8 @@ fn a_whole_last_line_that_is_json_but_not_a_record_is_refused_not_cut() {
 fn the_current_epoch_is_the_highest_with_a_head_and_calls_count_across_epochs() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
-    s.append(result(9, DataClass::Public, false)).unwrap();
+    s.append(tool_result(9, "read_file", "x", DataClass::Public, false))
+        .unwrap();
     let mut head = s.head().clone();
     drop(s);
     head.epoch = 1;
@@ -198,7 +180,8 @@ fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
         }],
     })
     .unwrap();
-    s.append(result(1, DataClass::Public, true)).unwrap();
+    s.append(tool_result(1, "read_file", "x", DataClass::Public, true))
+        .unwrap();
     let before = body(&s);
     drop(s);
     let again = Session::open(dir.path(), &id()).unwrap().unwrap();
@@ -212,7 +195,8 @@ fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
 fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
-    s.append(result(3, DataClass::Public, false)).unwrap();
+    s.append(tool_result(3, "read_file", "x", DataClass::Public, false))
+        .unwrap();
     let mut head = s.head().clone();
     drop(s);
     let mut huge = vec![b'x'; sessions::MAX_RECORD_LINE as usize + 1];
@@ -220,7 +204,9 @@ fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count
     append_raw(dir.path(), &huge);
     append_raw(
         dir.path(),
-        result(12, DataClass::Public, false).to_line().as_bytes(),
+        tool_result(12, "read_file", "x", DataClass::Public, false)
+            .to_line()
+            .as_bytes(),
     );
     head.epoch = 1;
     sessions::head::write(&dir.path().join("main"), &head).unwrap();

@@ -72,8 +72,9 @@ struct Run {
 }
 
 fn main() {
-    // As memoryd does (its main): candle's matrix products on one thread each, so the
-    // old path's threads are the ones it shares passes among.
+    // candle's encoder, the reference measured against, would spread its matrix products
+    // over every core through rayon; one rayon thread each keeps its threads the ones
+    // the old path shares passes among, as memoryd's own encoder does.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }

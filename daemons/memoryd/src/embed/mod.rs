@@ -2,7 +2,7 @@
 //!
 //! `model` runs the embedding model (all-MiniLM-L6-v2, in process: memoryd has no
 //! network), through `bert`, the encoder's forward pass, and `matmul`, its matrix
-//! products; `worker` runs it on its own thread behind bounded queues so the poll
+//! products, with the weights read from their file by `safetensors`; `worker` runs it on its own thread behind bounded queues so the poll
 //! loop never waits for it; `quant` turns unit vectors into 8-bit codes and scores them;
 //! `bits` derives 1-bit sign codes from those for a first, coarse stage; `store` holds
 //! every code in memory and finds the nearest to a query (a full scan of the 8-bit codes
@@ -22,6 +22,7 @@ pub(crate) mod bits;
 mod matmul;
 pub mod model;
 pub mod quant;
+pub mod safetensors;
 pub mod store;
 pub mod table;
 pub mod vectors;
@@ -57,8 +58,9 @@ impl fmt::Display for EmbedError {
     }
 }
 
-/// The first line of an error's text. candle's errors carry their backtrace in their
-/// text (kilobytes of frames after the message); a log line wants the message alone.
+/// The first line of an error's text. The tokenizer's and serde's errors are one line, but
+/// a library's error may carry a backtrace in its text (kilobytes of frames after the
+/// message); a log line wants the message alone.
 pub fn first_line(why: &str) -> &str {
     why.lines()
         .map(str::trim)

@@ -1,14 +1,12 @@
 //! The sentence-embedding model, in process: all-MiniLM-L6-v2 (a 6-layer BERT) read from a
 //! sentence-transformers directory (`config.json`, `model.safetensors`, `tokenizer.json`,
-//! `1_Pooling/config.json`, `modules.json`), run on the CPU by `bert` (weights read with
-//! candle's safetensors loader), then mean pooling over the real tokens and L2
+//! `1_Pooling/config.json`, `modules.json`), run on the CPU by `bert` (weights read by
+//! `safetensors`, shapes from `config.json` as `BertConfig`), then mean pooling over the real tokens and L2
 //! normalisation, as the directory's pooling config and its `Normalize` module say. A
 //! directory that asks for another pooling is refused rather than embedded wrongly.
 
 use super::bert::{Bert, Shape, Weights};
-use super::{EmbedError, DIM};
-use candle_core::{DType, Device};
-use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
+use super::{safetensors, EmbedError, DIM};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokenizers::Tokenizer;
@@ -44,6 +42,26 @@ pub const MAX_WEIGHTS_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The largest tokenizer or config file read (the tokenizer is 466 kB).
 pub const MAX_SMALL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What memoryd reads of the model's `config.json` (a Hugging Face BERT config); the
+/// other keys are ignored. The activation and the position embeddings are kept as the
+/// file spells them, so one the encoder does not run is refused by name (`encoder`).
+#[derive(serde::Deserialize)]
+pub struct BertConfig {
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub intermediate_size: usize,
+    pub hidden_act: String,
+    pub layer_norm_eps: f64,
+    /// Absent in older configs, which meant absolute positions.
+    #[serde(default = "absolute")]
+    pub position_embedding_type: String,
+}
+
+fn absolute() -> String {
+    "absolute".into()
+}
 
 /// A loaded model. Cloning shares it, so the worker thread and the recall path hold one
 /// copy of the weights between them.
@@ -84,7 +102,7 @@ impl Embedder {
                 "no Normalize module: vectors would not be unit length".into(),
             ));
         }
-        let config: Config =
+        let config: BertConfig =
             serde_json::from_slice(&read_small(&file("config.json")).map_err(|(p, w)| bad(p, w))?)
                 .map_err(|e| bad(file("config.json"), e.to_string()))?;
         let dim = pooling
@@ -280,15 +298,18 @@ fn unit(mut v: [f32; DIM]) -> [f32; DIM] {
 
 /// The encoder for `config`'s shapes from the safetensors bytes. Only what `bert` runs
 /// is accepted: GELU (erf), absolute positions, `DIM` wide.
-fn encoder(bytes: &[u8], config: &Config) -> Result<Bert, String> {
-    if config.hidden_act != HiddenAct::Gelu {
+fn encoder(bytes: &[u8], config: &BertConfig) -> Result<Bert, String> {
+    if config.hidden_act != "gelu" {
         return Err(format!(
             "activation {:?}, only gelu is run",
             config.hidden_act
         ));
     }
-    if config.position_embedding_type != PositionEmbeddingType::Absolute {
-        return Err("only absolute position embeddings are run".into());
+    if config.position_embedding_type != "absolute" {
+        return Err(format!(
+            "position embeddings {:?}, only absolute ones are run",
+            config.position_embedding_type
+        ));
     }
     if config.hidden_size != DIM {
         return Err(format!(
@@ -296,19 +317,7 @@ fn encoder(bytes: &[u8], config: &Config) -> Result<Bert, String> {
             config.hidden_size
         ));
     }
-    let tensors =
-        candle_core::safetensors::load_buffer(bytes, &Device::Cpu).map_err(|e| e.to_string())?;
-    let mut weights = Weights::new();
-    for (name, t) in tensors {
-        if t.dtype() != DType::F32 {
-            continue;
-        }
-        let data = t
-            .flatten_all()
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(|e| format!("{name}: {e}"))?;
-        weights.insert(name, (t.dims().to_vec(), data));
-    }
+    let weights: Weights = safetensors::read(bytes).map_err(|e| e.to_string())?;
     Bert::from_weights(
         &weights,
         &Shape {

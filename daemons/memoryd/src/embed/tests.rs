@@ -261,3 +261,57 @@ fn a_config_with_empty_layers_or_a_huge_layer_count_is_refused_at_load_not_at_th
     };
     assert!(Bert::from_weights(&Weights::new(), &huge).is_err());
 }
+
+/// Regression: the weights were read by candle's loader; the reader of our own must give
+/// every float32 tensor of the real file bit for bit as candle read it, so the vectors
+/// stored before are the vectors computed now.
+#[test]
+fn the_weights_reader_gives_every_tensor_candle_gave_bit_for_bit() {
+    let Some(dir) = model_dir() else { return };
+    let bytes = std::fs::read(dir.join("model.safetensors")).expect("weights");
+    let ours = super::safetensors::read(&bytes).expect("our reader");
+    let theirs = candle_core::safetensors::load_buffer(&bytes, &candle_core::Device::Cpu)
+        .expect("candle's reader");
+    let floats: Vec<_> = theirs
+        .iter()
+        .filter(|(_, t)| t.dtype() == candle_core::DType::F32)
+        .collect();
+    assert_eq!(ours.len(), floats.len(), "the same float32 tensors");
+    for (name, t) in floats {
+        let (dims, values) = ours.get(name).expect(name);
+        assert_eq!(dims.as_slice(), t.dims(), "{name}");
+        let want = t
+            .flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .expect("candle's values");
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(bits(values) == bits(&want), "{name} differs");
+    }
+}
+
+/// A model directory whose weights file is cut short: memoryd refuses it at load with
+/// one line naming the file and what is wrong with it, not a backtrace.
+#[test]
+fn a_cut_weights_file_is_refused_naming_the_file_and_the_cut() {
+    let Some(dir) = model_dir() else { return };
+    let copy = tempfile::tempdir().expect("tempdir");
+    for name in ["config.json", "tokenizer.json", "modules.json"] {
+        std::fs::copy(dir.join(name), copy.path().join(name)).expect(name);
+    }
+    std::fs::create_dir(copy.path().join("1_Pooling")).expect("mkdir");
+    std::fs::copy(
+        dir.join("1_Pooling/config.json"),
+        copy.path().join("1_Pooling/config.json"),
+    )
+    .expect("pooling");
+    let bytes = std::fs::read(dir.join("model.safetensors")).expect("weights");
+    let weights = copy.path().join("model.safetensors");
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).expect("write");
+    let e = Embedder::load(copy.path())
+        .err()
+        .expect("a cut file is refused")
+        .to_string();
+    assert!(e.contains(&weights.display().to_string()), "{e}");
+    assert!(e.contains("are not inside the"), "says what is wrong: {e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

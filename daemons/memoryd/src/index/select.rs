@@ -138,38 +138,7 @@ pub(super) fn row_of<'a>(
 mod tests {
     use super::*;
 
-    const T: &str = "2026-11-30T06:00:00.000Z";
-
-    fn user(text: &str) -> Record {
-        Record::User {
-            time: T.into(),
-            content: text.into(),
-            origin: Origin::Owner,
-        }
-    }
-
-    fn result(class: DataClass, untrusted: bool) -> Record {
-        Record::ToolResult {
-            time: T.into(),
-            call: 1,
-            tool_call_id: "c1".into(),
-            name: "read_file".into(),
-            content: "the raw body".into(),
-            class,
-            untrusted,
-        }
-    }
-
-    fn summary(class: DataClass, untrusted: bool) -> Record {
-        Record::ToolSummary {
-            time: T.into(),
-            call: 1,
-            tool_call_id: "c1".into(),
-            content: "a summary".into(),
-            class,
-            untrusted,
-        }
-    }
+    use proto::test_records::{tool_result, tool_summary, user, T};
 
     #[test]
     fn a_row_longer_than_the_cap_is_cut_on_a_character_boundary_and_says_so() {
@@ -199,7 +168,7 @@ mod tests {
             Label::PUBLIC
         );
         assert!(row_of(
-            &result(DataClass::Public, true),
+            &tool_result(1, "read_file", "the raw body", DataClass::Public, true),
             &mut rolling,
             p,
             DataClass::Public
@@ -215,14 +184,14 @@ mod tests {
         let mut rolling = Label::PUBLIC;
         let p = DataClass::Private;
         assert!(row_of(
-            &summary(DataClass::Secret, false),
+            &tool_summary(1, "a summary", DataClass::Secret, false),
             &mut rolling,
             p,
             DataClass::Public
         )
         .is_none());
         assert!(row_of(
-            &result(DataClass::Secret, false),
+            &tool_result(1, "read_file", "the raw body", DataClass::Secret, false),
             &mut rolling,
             p,
             DataClass::Public
@@ -236,7 +205,7 @@ mod tests {
         )
         .is_none());
         assert!(row_of(
-            &summary(DataClass::Public, false),
+            &tool_summary(1, "a summary", DataClass::Public, false),
             &mut rolling,
             p,
             DataClass::Public
@@ -268,7 +237,7 @@ mod tests {
     #[test]
     fn a_summary_keeps_its_own_label() {
         let mut rolling = Label::new(DataClass::Private, true);
-        let s = summary(DataClass::Public, false);
+        let s = tool_summary(1, "a summary", DataClass::Public, false);
         let row = row_of(&s, &mut rolling, DataClass::Private, DataClass::Public).unwrap();
         assert_eq!((row.kind, row.role), ("summary", "summary"));
         assert_eq!(row.label, Label::PUBLIC);

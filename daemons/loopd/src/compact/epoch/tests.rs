@@ -3,7 +3,7 @@ use crate::open_session::Frozen;
 use proto::{DataClass, Label, Origin, Record, SessionId};
 use serde_json::json;
 
-const T: &str = "2026-11-30T06:00:00.000Z";
+use proto::test_records::{tool_result, T};
 
 fn open(dir: &std::path::Path) -> Session {
     Session::open_or_create(dir, &SessionId::parse("main").unwrap(), || {
@@ -13,18 +13,6 @@ fn open(dir: &std::path::Path) -> Session {
         })
     })
     .unwrap()
-}
-
-fn secret_result(call: u64) -> Record {
-    Record::ToolResult {
-        time: T.into(),
-        call,
-        tool_call_id: format!("c{call}"),
-        name: "read_file".into(),
-        content: "key".into(),
-        class: DataClass::Secret,
-        untrusted: false,
-    }
 }
 
 #[test]
@@ -37,7 +25,8 @@ fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
         origin: Origin::Owner,
     })
     .unwrap();
-    s.append(secret_result(1)).unwrap();
+    s.append(tool_result(1, "read_file", "key", DataClass::Secret, false))
+        .unwrap();
     let head = next_head(
         &s,
         "new system".into(),
@@ -59,7 +48,8 @@ fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
 fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = open(dir.path());
-    s.append(secret_result(1)).unwrap();
+    s.append(tool_result(1, "read_file", "key", DataClass::Secret, false))
+        .unwrap();
     let h1 = next_head(
         &s,
         "s".into(),
@@ -84,7 +74,8 @@ fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
 fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = open(dir.path());
-    s.append(secret_result(7)).unwrap();
+    s.append(tool_result(7, "read_file", "key", DataClass::Secret, false))
+        .unwrap();
     let head = next_head(
         &s,
         "new system".into(),

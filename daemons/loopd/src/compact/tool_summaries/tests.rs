@@ -1,9 +1,9 @@
 use super::*;
 use proto::head::{Reason, SummarySource};
-use proto::{Label, Origin, ToolCall};
+use proto::Label;
 use serde_json::{json, Value};
 
-const T: &str = "2026-11-30T06:00:00.000Z";
+use proto::test_records::{assistant_calling, tool_result, tool_summary, user, T};
 
 fn head() -> Head {
     Head {
@@ -18,55 +18,12 @@ fn head() -> Head {
     }
 }
 
-fn result(call: u64, name: &str, content: &str, class: DataClass, untrusted: bool) -> Record {
-    Record::ToolResult {
-        time: T.into(),
-        call,
-        tool_call_id: format!("c{call}"),
-        name: name.into(),
-        content: content.into(),
-        class,
-        untrusted,
-    }
-}
-
-fn summary(call: u64) -> Record {
-    Record::ToolSummary {
-        time: T.into(),
-        call,
-        tool_call_id: format!("c{call}"),
-        content: "done".into(),
-        class: DataClass::Public,
-        untrusted: true,
-    }
-}
-
 fn conversation() -> Vec<Record> {
     vec![
-        Record::User {
-            time: T.into(),
-            content: "fetch it".into(),
-            origin: Origin::Owner,
-        },
-        Record::Assistant {
-            cut: false,
-            time: T.into(),
-            content: None,
-            tool_calls: vec![
-                ToolCall {
-                    id: "c1".into(),
-                    name: "http_fetch".into(),
-                    arguments: "{}".into(),
-                },
-                ToolCall {
-                    id: "c2".into(),
-                    name: "read_file".into(),
-                    arguments: "{}".into(),
-                },
-            ],
-        },
-        result(1, "http_fetch", "the page", DataClass::Public, true),
-        result(2, "read_file", "the file", DataClass::Private, false),
+        user("fetch it"),
+        assistant_calling(&[("c1", "http_fetch", "{}"), ("c2", "read_file", "{}")]),
+        tool_result(1, "http_fetch", "the page", DataClass::Public, true),
+        tool_result(2, "read_file", "the file", DataClass::Private, false),
     ]
 }
 
@@ -89,10 +46,10 @@ fn only_results_of_tools_in_the_list_are_pending() {
 #[test]
 fn a_result_with_a_summary_anywhere_in_the_epoch_is_not_pending() {
     let mut recs = conversation();
-    recs.push(summary(1));
+    recs.push(tool_summary(1, "done", DataClass::Public, true));
     assert!(pending(&recs, &names(&["http_fetch"])).is_empty());
     // A summary written before its result (it cannot happen, but the walk does not care).
-    let mut recs = vec![summary(2)];
+    let mut recs = vec![tool_summary(2, "done", DataClass::Public, true)];
     recs.extend(conversation());
     let got = pending(&recs, &names(&["http_fetch", "read_file"]));
     assert_eq!(got.iter().map(|p| p.call).collect::<Vec<_>>(), [1]);

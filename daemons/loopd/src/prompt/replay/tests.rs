@@ -1,10 +1,12 @@
 use super::*;
 use crate::llama::ChatRequest;
 use proto::head::{Reason, SummarySource};
-use proto::{DataClass, Label, Origin, Tokens, ToolCall};
+use proto::{DataClass, Label};
 use serde_json::{json, Value};
 
-const T: &str = "2026-11-30T06:00:00.000Z";
+use proto::test_records::{
+    assistant, assistant_calling, note, tool_result, tool_summary, usage, user, T,
+};
 
 fn head(carry: Option<&str>) -> Head {
     Head {
@@ -21,57 +23,13 @@ fn head(carry: Option<&str>) -> Head {
 
 fn records() -> Vec<Record> {
     vec![
-        Record::User {
-            time: T.into(),
-            content: "read /x".into(),
-            origin: Origin::Owner,
-        },
-        Record::Assistant {
-            cut: false,
-            time: T.into(),
-            content: None,
-            tool_calls: vec![ToolCall {
-                id: "c1".into(),
-                name: "read_file".into(),
-                arguments: "{\"path\": \"/x\"}".into(),
-            }],
-        },
-        Record::Usage {
-            time: T.into(),
-            slot: 0,
-            tokens: Tokens {
-                cache_n: 1,
-                prompt_n: 2,
-                predicted_n: 3,
-            },
-        },
-        Record::ToolResult {
-            time: T.into(),
-            call: 1,
-            tool_call_id: "c1".into(),
-            name: "read_file".into(),
-            content: "héllo wörld".into(),
-            class: DataClass::Private,
-            untrusted: false,
-        },
-        Record::ToolSummary {
-            time: T.into(),
-            call: 1,
-            tool_call_id: "c1".into(),
-            content: "a greeting".into(),
-            class: DataClass::Private,
-            untrusted: false,
-        },
-        Record::Note {
-            time: T.into(),
-            text: "n".into(),
-        },
-        Record::Assistant {
-            cut: false,
-            time: T.into(),
-            content: Some("It says hello.".into()),
-            tool_calls: vec![],
-        },
+        user("read /x"),
+        assistant_calling(&[("c1", "read_file", "{\"path\": \"/x\"}")]),
+        usage(1, 2, 3),
+        tool_result(1, "read_file", "héllo wörld", DataClass::Private, false),
+        tool_summary(1, "a greeting", DataClass::Private, false),
+        note("n"),
+        assistant("It says hello."),
     ]
 }
 
@@ -163,27 +121,6 @@ fn an_empty_answer_without_tool_calls_replays_as_empty_text() {
     );
 }
 
-fn tool_result(content: &str, untrusted: bool) -> Record {
-    Record::ToolResult {
-        time: T.into(),
-        call: 1,
-        tool_call_id: "c1".into(),
-        name: "http_fetch".into(),
-        content: content.into(),
-        class: DataClass::Public,
-        untrusted,
-    }
-}
-
-fn assistant(text: &str) -> Record {
-    Record::Assistant {
-        cut: false,
-        time: T.into(),
-        content: Some(text.into()),
-        tool_calls: Vec::new(),
-    }
-}
-
 #[test]
 fn a_tool_result_whose_call_is_not_sent_is_left_out() {
     // A forget may replace the assistant record holding a call with a note: its result
@@ -193,7 +130,7 @@ fn a_tool_result_whose_call_is_not_sent_is_left_out() {
             time: T.into(),
             text: "forgotten".into(),
         },
-        tool_result("page", false),
+        tool_result(1, "http_fetch", "page", DataClass::Public, false),
         assistant("done"),
     ];
     let out = messages(&head(None), &records, 100);
@@ -223,7 +160,11 @@ fn assistant_text_after_untrusted_input_is_neutralised_and_before_it_is_not() {
             arguments: "{}".into(),
         });
     }
-    let records = vec![fetching, tool_result("page", true), assistant(&tag)];
+    let records = vec![
+        fetching,
+        tool_result(1, "http_fetch", "page", DataClass::Public, true),
+        assistant(&tag),
+    ];
     let out = contents(&messages(&head(None), &records, 100));
     assert_eq!(out[1], tag, "written before any untrusted input");
     assert_ne!(out[3], tag, "written after an untrusted page");

@@ -1,0 +1,214 @@
+//! Which route a request is (by method and path, as Starlette matches them: 404, 405, a
+//! 307 for a trailing slash), the faults a test queued, and the answer.
+
+use super::auth::authorized;
+use super::fastapi::{detail, invalid};
+use super::lists::{conclusions, list};
+use super::server::Request;
+use super::state::{Fault, Seen, State};
+use super::store::{create, peer};
+use super::time::now_utc;
+use serde_json::{json, Value};
+
+/// The Honcho session of a messages-create path (with or without its trailing slash).
+pub(super) fn create_session(target: &str) -> Option<String> {
+    let path = target.split('?').next().unwrap_or(target);
+    let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["", "v3", "workspaces", _, "sessions", s, "messages"] => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// How a request is answered.
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) body: Value,
+    pub(super) retry_after: Option<u64>,
+    pub(super) location: Option<String>,
+    pub(super) seen: Seen,
+}
+
+/// The routes, by method and path (segments; `*` is any one segment).
+const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/v3/workspaces/*/sessions/*/messages"),
+    ("POST", "/v3/workspaces/*/sessions/*/messages/"),
+    ("POST", "/v3/workspaces/*/sessions/*/messages/list"),
+    ("GET", "/v3/workspaces/*/sessions/*/summaries"),
+    ("POST", "/v3/workspaces/*/peers"),
+    ("GET", "/v3/workspaces/*/peers/*/card"),
+    ("PUT", "/v3/workspaces/*/peers/*/card"),
+    ("POST", "/v3/workspaces/*/conclusions/list"),
+    ("DELETE", "/v3/workspaces/*/conclusions/*"),
+];
+
+fn matches(pattern: &str, path: &str) -> bool {
+    let (p, q): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), path.split('/').collect());
+    p.len() == q.len() && p.iter().zip(&q).all(|(a, b)| *a == "*" || a == b)
+}
+
+pub(super) fn route(st: &mut State, req: &Request) -> Answer {
+    let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+    let mut seen = Seen {
+        method: req.method.clone(),
+        path: path.to_string(),
+        list: false,
+        peer: false,
+        authorization: req.auth.clone(),
+        count: 0,
+        status: 0,
+    };
+    let answer = |status: u16, body: Value, seen: Seen| Answer {
+        status,
+        body,
+        retry_after: None,
+        location: None,
+        seen: Seen { status, ..seen },
+    };
+    // Starlette: a path no route has, whatever the method, is 404; a trailing slash the
+    // route does not take is redirected; another method than the route's is 405.
+    let found: Vec<&(&str, &str)> = ROUTES.iter().filter(|(_, p)| matches(p, path)).collect();
+    if found.is_empty() {
+        let other = if let Some(p) = path.strip_suffix('/') {
+            p.to_string()
+        } else {
+            format!("{path}/")
+        };
+        if ROUTES.iter().any(|(_, p)| matches(p, &other)) {
+            let mut a = answer(307, Value::Null, seen);
+            a.location = Some(other);
+            return a;
+        }
+        return answer(404, detail("Not Found"), seen);
+    }
+    if !found.iter().any(|(m, _)| *m == req.method) {
+        return answer(405, detail("Method Not Allowed"), seen);
+    }
+    if let Err(why) = authorized(st, req) {
+        return answer(401, detail(why), seen);
+    }
+    let raw: Value = if req.body.is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_slice(&req.body) {
+            Ok(v) => v,
+            Err(_) => {
+                let body = invalid(
+                    json!(["body", 0]),
+                    "json_invalid",
+                    "JSON decode error",
+                    json!({}),
+                    Some(json!({ "error": "Expecting value" })),
+                );
+                return answer(422, body, seen);
+            }
+        }
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    let mut retry_after = None;
+    let (status, body) = match (req.method.as_str(), &parts[3..]) {
+        (
+            "POST",
+            [_, "sessions", session, "messages"] | [_, "sessions", session, "messages", ""],
+        ) => {
+            seen.count = raw["messages"].as_array().map_or(0, Vec::len);
+            match st.post_faults.front() {
+                Some(Fault::Status(_) | Fault::Limited(_)) => {
+                    let (s, a, r) = fault_answer(st.post_faults.pop_front().unwrap());
+                    retry_after = r;
+                    (s, a)
+                }
+                _ => create(st, session, &raw),
+            }
+        }
+        ("POST", [_, "sessions", session, "messages", "list"]) => {
+            seen.list = true;
+            match st.list_faults.pop_front() {
+                Some(f) => {
+                    let (s, a, r) = fault_answer(f);
+                    retry_after = r;
+                    (s, a)
+                }
+                None => list(st, session, query, &raw),
+            }
+        }
+        ("GET", [_, "sessions", session, "summaries"]) => {
+            let short = st.summaries.get(*session).map(|s| {
+                json!({ "content": s, "message_id": "m", "summary_type": "short", "created_at": now_utc(), "token_count": 1 })
+            });
+            (
+                200,
+                json!({ "id": session, "short_summary": short, "long_summary": null }),
+            )
+        }
+        ("POST", [_, "peers"]) => {
+            seen.peer = true;
+            match st.peer_faults.pop_front() {
+                Some(f) => {
+                    let (s, a, r) = fault_answer(f);
+                    retry_after = r;
+                    (s, a)
+                }
+                None => peer(st, &raw),
+            }
+        }
+        ("GET", [_, "peers", p, "card"]) => (200, json!({ "peer_card": st.cards.get(*p) })),
+        ("PUT", [_, "peers", p, "card"]) => match raw["peer_card"].as_array() {
+            Some(lines) if lines.iter().all(Value::is_string) => {
+                let lines: Vec<String> = lines
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| s.replace('\0', ""))
+                    .collect();
+                st.cards.insert(p.to_string(), lines.clone());
+                (200, json!({ "peer_card": lines }))
+            }
+            _ => (
+                422,
+                invalid(
+                    json!(["body", "peer_card"]),
+                    "list_type",
+                    "Input should be a valid list",
+                    raw["peer_card"].clone(),
+                    None,
+                ),
+            ),
+        },
+        ("POST", [_, "conclusions", "list"]) => {
+            seen.list = true;
+            conclusions(st, query, &raw)
+        }
+        ("DELETE", [_, "conclusions", id]) => {
+            match st
+                .conclusions
+                .iter_mut()
+                .find(|c| c.id == *id && !c.deleted)
+            {
+                Some(c) => {
+                    c.deleted = true;
+                    (204, Value::Null)
+                }
+                None => (
+                    404,
+                    detail(&format!(
+                        "Document {id} not found or does not belong to workspace {}",
+                        parts[3]
+                    )),
+                ),
+            }
+        }
+        _ => (404, detail("Not Found")),
+    };
+    let mut a = answer(status, body, seen);
+    a.retry_after = retry_after;
+    a
+}
+
+/// The status and body of a fault, and its `Retry-After`.
+fn fault_answer(f: Fault) -> (u16, Value, Option<u64>) {
+    match f {
+        Fault::Status(s) | Fault::StoreThen(s) => (s, detail("stand-in fault"), None),
+        Fault::Limited(secs) => (429, detail("rate limited"), Some(secs)),
+        Fault::LateCommit(_) => (500, detail("stand-in: a late commit as a fault"), None),
+    }
+}
