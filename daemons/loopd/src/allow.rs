@@ -89,7 +89,8 @@ pub fn run(
     })?;
     let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
     let content = crate::llama::tokenize::neutralise_for_model(llama, &output.content);
-    let failed = content.starts_with("error: ");
+    // The fetch says whether it failed; a page that begins `error: ` is still a page.
+    let failed = output.failed;
     let chars = content.chars().count();
     session.append(Record::ToolResult {
         time: now_rfc3339(),

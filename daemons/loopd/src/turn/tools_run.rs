@@ -36,7 +36,7 @@ pub fn run_call(
     // function of the records however the server answers later.
     let output = ToolOutput {
         content: crate::llama::tokenize::neutralise_for_model(ctx.client, &output.content),
-        label: output.label,
+        ..output
     };
     append_result(session, call, number, output)?;
     after.record(session, sink)
@@ -179,10 +179,10 @@ fn remind(
                 "reminder {} set for {shown_due}: {} (/remind cancel {} removes it)",
                 reminder.n, reminder.text, reminder.n
             );
-            let output = ToolOutput {
-                content: format!("reminder {} set for {shown_due}", reminder.n),
-                label: Label::PUBLIC,
-            };
+            let output = ToolOutput::done(
+                format!("reminder {} set for {shown_due}", reminder.n),
+                Label::PUBLIC,
+            );
             let shown = Shown {
                 line,
                 for_model: String::new(),
@@ -319,10 +319,12 @@ fn append_result(
     })
 }
 
+/// A failed call's output; `content` already says `error: ` and why.
 fn error_output(content: String) -> ToolOutput {
     ToolOutput {
         content,
         label: Label::PUBLIC,
+        failed: true,
     }
 }
 
