@@ -167,8 +167,12 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Start)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
     let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
+    // The daemon's one llama.cpp client: the engine's for every model call, and
+    // `/status`'s for `/health` (`llama/mod.rs` says what a clone shares).
+    let llama = llama::Client::new(&cfg.llama);
     let worker = worker::Worker::spawn(
         cfg.clone(),
+        llama.clone(),
         board.clone(),
         notify.clone(),
         reminders.clone(),
@@ -176,6 +180,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {
         worker,
+        llama,
         notify,
         board: board.clone(),
     };

@@ -87,9 +87,10 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(cfg: Config) -> Engine {
+    /// The engine around the daemon's one llama.cpp client.
+    pub fn new(cfg: Config, client: Client) -> Engine {
         Engine {
-            client: Box::new(Client::new(&cfg.llama)),
+            client: Box::new(client),
             keeper: Keeper::new(&cfg),
             cfg,
             reminders: None,
@@ -131,7 +132,7 @@ impl Engine {
     /// A reloaded configuration, in force from the next call on. A new server (or new
     /// slots) makes the keeper start from knowing nothing.
     pub fn reload(&mut self, cfg: Config) {
-        self.client = Box::new(Client::new(&cfg.llama));
+        self.client.reload(&cfg.llama);
         self.keeper.reload(&self.cfg, &cfg);
         self.cfg = cfg;
     }

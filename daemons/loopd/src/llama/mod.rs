@@ -1,8 +1,13 @@
 //! The llama.cpp client: one streaming `POST /v1/chat/completions` per model call, with
 //! retries for a server that is down or loading, `GET /slots` to check the context size
 //! at start, `GET /props` to check that the served template can do tool calls, and
-//! `GET /health` for `/status`. Blocking (ureq); it runs on the worker thread, never on
-//! the poll loop.
+//! `GET /health` for `/status`. Blocking (ureq); it runs on the worker thread and on
+//! `/status`'s short thread, never on the poll loop.
+//!
+//! The daemon has one [`Client`]: built at start, its clones share one connection pool,
+//! the server's settings (`[llama]`, replaced in place on a reload) and what it has
+//! learnt of the served model (`tokenize::Specials`). The engine holds it for every model
+//! call; `/status` asks `/health` through a clone of it.
 //!
 //! Every call has one deadline, `llama.timeout_s` from its start: connecting, sending,
 //! each read of the stream or of an error body, the backoff between retries. ureq sets
@@ -29,6 +34,7 @@ pub use sse::{Completion, Delta};
 
 use std::fmt;
 use std::io::BufReader;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long to wait for llama.cpp to accept a connection. It is on loopback or the LAN;
@@ -165,13 +171,38 @@ impl Deadline {
     }
 }
 
+/// The llama.cpp client. A clone is the same client: same connections, settings and
+/// caches.
 #[derive(Clone)]
 pub struct Client {
-    base: String,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     agent: ureq::Agent,
+    /// Swapped whole on a reload; each call reads it once at its start, so a call never
+    /// mixes two servers' settings.
+    settings: Mutex<Arc<Settings>>,
+    /// The served model's special tokens, as far as the server said.
+    specials: tokenize::Specials,
+}
+
+/// What `[llama]` says about the server.
+struct Settings {
+    base: String,
     retries: u32,
     /// `llama.timeout_s`: the deadline of each whole call, not of each read.
     timeout: Duration,
+}
+
+impl Settings {
+    fn of(cfg: &proto::config::Llama) -> Arc<Settings> {
+        Arc::new(Settings {
+            base: cfg.url.trim_end_matches('/').to_string(),
+            retries: cfg.retries,
+            timeout: Duration::from_secs(cfg.timeout_s),
+        })
+    }
 }
 
 impl Client {
@@ -182,15 +213,47 @@ impl Client {
             .timeout_connect(CONNECT_TIMEOUT)
             .build();
         Client {
-            base: cfg.url.trim_end_matches('/').to_string(),
-            agent,
-            retries: cfg.retries,
-            timeout: Duration::from_secs(cfg.timeout_s),
+            shared: Arc::new(Shared {
+                agent,
+                settings: Mutex::new(Settings::of(cfg)),
+                specials: tokenize::Specials::default(),
+            }),
         }
     }
 
-    pub fn base_url(&self) -> &str {
-        &self.base
+    /// A reloaded `[llama]`, for every clone from its next call on. What was learnt of
+    /// the served model stays: it is remembered per model, not per server address.
+    pub fn reload(&self, cfg: &proto::config::Llama) {
+        let fresh = Settings::of(cfg);
+        *self
+            .shared
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = fresh;
+    }
+
+    fn settings(&self) -> Arc<Settings> {
+        // A panic elsewhere while holding the lock cannot leave a half-written `Arc`.
+        Arc::clone(
+            &self
+                .shared
+                .settings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
+    }
+
+    fn agent(&self) -> &ureq::Agent {
+        &self.shared.agent
+    }
+
+    pub fn base_url(&self) -> String {
+        self.settings().base.clone()
+    }
+
+    /// The served model's special tokens learnt so far.
+    pub fn specials(&self) -> &tokenize::Specials {
+        &self.shared.specials
     }
 
     /// One completion, streamed: each delta goes to `on_delta` as it arrives. Failures
@@ -210,13 +273,14 @@ impl Client {
         body: &str,
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, LlamaError> {
-        let url = format!("{}/v1/chat/completions", self.base);
-        let deadline = Deadline::start(self.timeout);
+        let settings = self.settings();
+        let url = format!("{}/v1/chat/completions", settings.base);
+        let deadline = Deadline::start(settings.timeout);
         let mut failures = 0u32;
         loop {
             let left = deadline.left().ok_or_else(|| deadline.error())?;
             let outcome = self
-                .agent
+                .agent()
                 .post(&url)
                 .timeout(left)
                 .set("Content-Type", "application/json")
@@ -227,7 +291,7 @@ impl Client {
                 Err(Attempt::Retry(why)) => why,
             };
             failures += 1;
-            if failures > self.retries {
+            if failures > settings.retries {
                 return Err(LlamaError::GaveUp {
                     attempts: failures,
                     last: why,
@@ -245,8 +309,8 @@ impl Client {
             }
             plumbing::warn!(
                 "llama.cpp at {}: {why}; retry {failures} of {} in {} ms",
-                self.base,
-                self.retries,
+                settings.base,
+                settings.retries,
                 wait.as_millis()
             );
             std::thread::sleep(wait);
@@ -255,12 +319,13 @@ impl Client {
 
     /// Whether `GET /health` answers 200.
     pub fn health(&self) -> Result<(), ProbeError> {
-        probe::get::<serde_json::Value>(&format!("{}/health", self.base)).map(|_| ())
+        let url = format!("{}/health", self.settings().base);
+        probe::get::<serde_json::Value>(self.agent(), &url).map(|_| ())
     }
 
     /// `GET /props`: the served model, its chat template and what the template can do.
     pub fn props(&self) -> Result<serde_json::Value, ProbeError> {
-        probe::get(&format!("{}/props", self.base))
+        probe::get(self.agent(), &format!("{}/props", self.settings().base))
     }
 }
 

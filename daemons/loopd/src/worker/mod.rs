@@ -147,6 +147,7 @@ pub struct Worker {
 impl Worker {
     pub fn spawn(
         cfg: Config,
+        llama: crate::llama::Client,
         board: Board,
         notify: Notifier,
         reminders: crate::remind::Shared,
@@ -156,7 +157,7 @@ impl Worker {
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, board, notify, reminders, rx, &count))?;
+            .spawn(move || run(cfg, llama, board, notify, reminders, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -197,6 +198,7 @@ struct Sessions {
 
 fn run(
     cfg: Config,
+    llama: crate::llama::Client,
     board: Board,
     notify: Notifier,
     reminders: crate::remind::Shared,
@@ -209,7 +211,7 @@ fn run(
     }
     board.set_honcho(honcho.as_ref().map(crate::honcho::Reporter::status));
     let mut state = State {
-        engine: Engine::new(cfg).with_reminders(reminders),
+        engine: Engine::new(cfg, llama).with_reminders(reminders),
         board,
         notify,
         sessions: Sessions::default(),
