@@ -152,7 +152,7 @@ fn set_held(
     let Some(book) = ctx.reminders else {
         return Ok(Err("reminders cannot be set here".into()));
     };
-    let class = session.label().class;
+    let class = session.label(ctx.cfg.channel.owner_class).class;
     let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
     let reminder = match set {
         Ok(r) => r,

@@ -27,6 +27,7 @@ use reply::{error_line, whole, Block};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::Instant;
 use work::{Probe, Work};
 
@@ -66,7 +67,9 @@ struct Conn {
 
 pub struct Channel<W: Work> {
     config_path: PathBuf,
-    cfg: Config,
+    /// The configuration in force, shared with the worker (never copied): a reload
+    /// replaces the whole `Arc` here and hands the same one to the worker.
+    cfg: Arc<Config>,
     default_session: SessionId,
     conns: HashMap<ConnId, Conn>,
     jobs: HashMap<JobId, ConnId>,
@@ -87,7 +90,7 @@ impl<W: Work> Channel<W> {
     /// `events` is where the worker and the probes `worker` starts send what they did.
     pub fn new(
         config_path: PathBuf,
-        cfg: Config,
+        cfg: Arc<Config>,
         worker: W,
         events: Receiver<Event>,
         board: Board,
@@ -523,10 +526,12 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn reload(&mut self) -> Result<(), String> {
-        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
-        crate::check_prompts(&cfg).map_err(|e| e.to_string())?;
+        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
+            .map_err(|e| e.to_string())?;
+        crate::prompts::check(&cfg).map_err(|e| e.to_string())?;
         let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
-        if !self.worker.submit(Job::Reload(Box::new(cfg.clone()))) {
+        let cfg = Arc::new(cfg);
+        if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
             return Err("the turn worker has stopped".into());
         }
         self.heartbeat_reload(&cfg, default_session.clone());

@@ -144,15 +144,10 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
     if queue.is_empty() {
         return Ok(out);
     }
-    let path = ctx.cfg.prompt_path("summarise.md");
-    let prompt = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
+    let prompt = match crate::prompts::read(ctx.cfg, crate::prompts::Prompt::Summarise) {
         Ok(p) => p,
         Err(e) => {
-            plumbing::error!(
-                "session {}: tool summaries skipped: prompt {}: {e}",
-                session.id(),
-                path.display()
-            );
+            plumbing::error!("session {}: tool summaries skipped: {e}", session.id());
             out.skipped = queue.len();
             return Ok(out);
         }
@@ -163,7 +158,7 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
     // result: it can repeat anything in it (an injected page can ask for exactly that).
     // So it carries the result's label joined with the context's, or a private fact
     // would come back out of memoryd as a public summary.
-    let context = session.label();
+    let context = session.label(ctx.cfg.channel.owner_class);
     for mut item in queue {
         item.class = item.class.max(context.class);
         item.untrusted |= context.untrusted;

@@ -192,7 +192,7 @@ fn rig() -> Rig {
     std::fs::create_dir_all(cfg.sessions_dir()).unwrap();
     let session = session(&cfg.sessions_dir());
     let script = Script::default();
-    let engine = Engine::with_llama(cfg, Box::new(script.clone()));
+    let engine = Engine::with_llama(Arc::new(cfg), Box::new(script.clone()));
     Rig {
         _dir: dir,
         engine,

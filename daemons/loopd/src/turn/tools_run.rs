@@ -92,7 +92,7 @@ fn outcome(
     let verdict = guard::policy(
         &call.name,
         &call.arguments,
-        session.label(),
+        session.label(ctx.cfg.channel.owner_class),
         ctx.cfg.tools.http_fetch.guard_class,
         session.records(),
     );
@@ -131,7 +131,7 @@ fn remind(
         Ok(ask) => ask,
         Err(e) => return (error_output(format!("error: {e}")), After::Nothing),
     };
-    let label = session.label();
+    let label = session.label(ctx.cfg.channel.owner_class);
     let shown_due = crate::remind::shown(ask.due);
     if label.untrusted {
         let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);

@@ -67,7 +67,10 @@ impl State {
         let reply = match sessions.get_or_create(engine.cfg(), session_id) {
             Ok(session) => {
                 let reply = job(engine, session, &mut sink);
-                board.set(session_id.as_str(), SessionView::of(session));
+                board.set(
+                    session_id.as_str(),
+                    SessionView::of(session, engine.cfg().channel.owner_class),
+                );
                 reply
             }
             Err(error) => Err(Failure::Session {
