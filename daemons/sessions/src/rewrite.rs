@@ -22,12 +22,12 @@ pub struct Rewrite {
     dir: PathBuf,
     name: String,
     tmp: PathBuf,
-    /// The record line `next` returned, not yet kept or replaced.
+    /// The record line `next_record` returned, not yet kept or replaced.
     pending: bool,
     changed: bool,
 }
 
-/// One record of the log, as `Rewrite::next` hands it over.
+/// One record of the log, as `Rewrite::next_record` hands it over.
 pub struct Seen {
     /// The line's number, from 0, counting every line before it (bad ones too).
     pub line: u64,
@@ -56,7 +56,7 @@ impl Rewrite {
     /// caller then calls `keep` or `replace`; a record neither kept nor replaced is kept.
     /// A bad line is copied as it is and passed over; one too long to hold is an error,
     /// since it cannot be copied without being held.
-    pub fn next(&mut self) -> Result<Option<Seen>, Error> {
+    pub fn next_record(&mut self) -> Result<Option<Seen>, Error> {
         if self.pending {
             self.keep()?;
         }
@@ -78,13 +78,13 @@ impl Rewrite {
         }
     }
 
-    /// Keeps the record `next` returned as it is.
+    /// Keeps the record `next_record` returned as it is.
     pub fn keep(&mut self) -> Result<(), Error> {
         self.pending = false;
         self.copy()
     }
 
-    /// Writes `line` (a whole record line, newline included) where the record `next`
+    /// Writes `line` (a whole record line, newline included) where the record `next_record`
     /// returned stood.
     pub fn replace(&mut self, line: &str) -> Result<(), Error> {
         self.pending = false;
@@ -102,8 +102,8 @@ impl Rewrite {
         if self.pending {
             self.keep()?;
         }
-        // Whatever follows the last line `next` saw (it stopped early) is copied too.
-        while self.next()?.is_some() {}
+        // Whatever follows the last line `next_record` saw (it stopped early) is copied too.
+        while self.next_record()?.is_some() {}
         let Some(out) = self.out.take() else {
             return Ok(false);
         };
@@ -177,7 +177,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut lines = Vec::new();
-        while let Some(seen) = rw.next().unwrap() {
+        while let Some(seen) = rw.next_record().unwrap() {
             lines.push(seen.line);
             if seen.line == 2 {
                 rw.replace(&note("gone")).unwrap();
@@ -201,7 +201,7 @@ mod tests {
         let mut rw = Rewrite::open(dir.path(), "epoch-000000.jsonl")
             .unwrap()
             .unwrap();
-        let seen = rw.next().unwrap().unwrap();
+        let seen = rw.next_record().unwrap().unwrap();
         rw.replace(&seen.record.to_line()).unwrap();
         assert!(!rw.commit().unwrap());
         let after = std::fs::metadata(&path).unwrap();
@@ -216,7 +216,7 @@ mod tests {
         let mut rw = Rewrite::open(dir.path(), "epoch-000000.jsonl")
             .unwrap()
             .unwrap();
-        rw.next().unwrap();
+        rw.next_record().unwrap();
         rw.replace(&note("b")).unwrap();
         drop(rw);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), note("a"));

@@ -55,7 +55,7 @@ fn rewrite_log(dir: &Path, time: &str, edit: &LogEdit) -> Result<(), ForgetError
             None => Ok(()),
         };
     };
-    while let Some(seen) = log.next()? {
+    while let Some(seen) = log.next_record()? {
         match edits.peek() {
             Some(e) if e.line == seen.line => {
                 log.replace(&e.note_line(time))?;
