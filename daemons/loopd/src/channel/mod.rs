@@ -37,7 +37,7 @@ use work::{Probe, Work};
 /// most this many lines (of up to `MAX_LINE` each) for it.
 pub const MAX_PENDING_LINES: usize = 16;
 
-enum Pending {
+enum Queued {
     Line(String),
     Error(String),
 }
@@ -55,7 +55,7 @@ struct InFlight {
 struct Conn {
     session: SessionId,
     framer: Framer,
-    pending: VecDeque<Pending>,
+    pending: VecDeque<Queued>,
     in_flight: Option<InFlight>,
     input_closed: bool,
     /// A line of this connection was answered or started: its first reply block is out
@@ -78,7 +78,7 @@ pub struct Channel<W: Work> {
     events: Receiver<Event>,
     board: Board,
     heartbeat: crate::heartbeat::Schedule,
-    held: broadcast::Held,
+    held: broadcast::Deferred,
     /// Reminders, the inbox and the notify command (`broadcast`).
     mail: broadcast::Mail,
     /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
@@ -109,13 +109,13 @@ impl<W: Work> Channel<W> {
             events,
             board,
             heartbeat,
-            held: broadcast::Held::default(),
+            held: broadcast::Deferred::default(),
             mail,
             waiting: None,
         })
     }
 
-    fn enqueue(&mut self, id: ConnId, item: Pending) {
+    fn enqueue(&mut self, id: ConnId, item: Queued) {
         if let Some(conn) = self.conns.get_mut(&id) {
             conn.pending.push_back(item);
         }
@@ -156,8 +156,8 @@ impl<W: Work> Channel<W> {
             };
             conn.answered = true;
             match item {
-                Pending::Error(e) => out.send(id, whole(&e)),
-                Pending::Line(line) => self.start(out, id, line),
+                Queued::Error(e) => out.send(id, whole(&e)),
+                Queued::Line(line) => self.start(out, id, line),
             }
         }
     }
@@ -408,14 +408,14 @@ impl<W: Work> Channel<W> {
 }
 
 /// What one framed line becomes in the connection's queue.
-fn pending_for(event: LineEvent) -> Pending {
+fn pending_for(event: LineEvent) -> Queued {
     match event {
-        LineEvent::Line(line) => Pending::Line(line),
-        LineEvent::TooLong => Pending::Error(error_line(format_args!(
+        LineEvent::Line(line) => Queued::Line(line),
+        LineEvent::TooLong => Queued::Error(error_line(format_args!(
             "line over {} bytes; discarded",
             crate::MAX_LINE
         ))),
-        LineEvent::NotUtf8 => Pending::Error(error_line("line is not valid utf-8")),
+        LineEvent::NotUtf8 => Queued::Error(error_line("line is not valid utf-8")),
     }
 }
 

@@ -12,9 +12,9 @@
 
 pub mod keeper;
 
-use crate::compact::finish::{finish, After, Progress, Quiet};
+use crate::compact::finish::{finish, Finished, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
-use crate::llama::{Client, Llama};
+use crate::llama::{Client, ModelServer};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
@@ -72,7 +72,7 @@ impl EngineError {
 
 /// Warns, with the fix, when the served chat template cannot make tool calls: a model
 /// behind such a template never reads a file or recalls, and says nothing about why.
-pub fn check_tools(client: &dyn Llama) {
+pub fn check_tools(client: &dyn ModelServer) {
     for line in client.tool_findings() {
         plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
     }
@@ -91,7 +91,7 @@ struct World {
     /// Shared with the channel, never copied: a reload replaces the whole `Arc`.
     cfg: Arc<Config>,
     /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
-    client: Box<dyn Llama>,
+    client: Box<dyn ModelServer>,
     /// The reminders' book, for the `remind` tool and `/allow N` of a held reminder.
     reminders: Option<crate::remind::Shared>,
 }
@@ -113,7 +113,7 @@ impl Engine {
     }
 
     /// An engine on any model server: the daemon's client, or the unit tests' script.
-    pub fn with_llama(cfg: Arc<Config>, client: Box<dyn Llama>) -> Engine {
+    pub fn with_llama(cfg: Arc<Config>, client: Box<dyn ModelServer>) -> Engine {
         Engine {
             keeper: Keeper::new(&cfg),
             world: World {
@@ -181,7 +181,7 @@ impl Engine {
             return outcome.map_err(EngineError::Turn);
         };
         match self.finish(session, true, &mut Quiet) {
-            After::Compacted(done) => {
+            Finished::Compacted(done) => {
                 plumbing::info!(
                     "session {}: context full; {done}; asking again in the new epoch",
                     session.id()
@@ -203,10 +203,10 @@ impl Engine {
                     other => other.map_err(EngineError::Turn),
                 }
             }
-            After::Failed(why) => Err(EngineError::CompactFailed { message, why }),
+            Finished::Failed(why) => Err(EngineError::CompactFailed { message, why }),
             // `finish` always compacts after `SessionFull`; should that change, the
             // plain error still reaches the client.
-            After::Kept => Err(EngineError::Turn(TurnError::SessionFull(message))),
+            Finished::Kept => Err(EngineError::Turn(TurnError::SessionFull(message))),
         }
     }
 
@@ -241,7 +241,7 @@ impl Engine {
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<Result<String, String>, crate::open_session::SessionError> {
+    ) -> Result<String, crate::allow::AllowError> {
         crate::allow::run(&self.world.ctx(), session, call, sink)
     }
 
@@ -257,14 +257,19 @@ impl Engine {
     /// Steps 1 and 2 after a turn (`compact::finish`), with the slot bookkeeping that
     /// follows: the summary call ran on the main slot, and an ended epoch's saved file
     /// is stale.
-    fn finish(&mut self, session: &mut Session, full: bool, progress: &mut dyn Progress) -> After {
+    fn finish(
+        &mut self,
+        session: &mut Session,
+        full: bool,
+        progress: &mut dyn Progress,
+    ) -> Finished {
         let from = session.epoch();
         let ctx = self.world.ctx();
         let after = finish(&ctx, session, full, progress);
         match &after {
-            After::Compacted(done) => self.compacted(session, from, Some(done)),
-            After::Failed(_) => self.compacted(session, from, None),
-            After::Kept => {}
+            Finished::Compacted(done) => self.compacted(session, from, Some(done)),
+            Finished::Failed(_) => self.compacted(session, from, None),
+            Finished::Kept => {}
         }
         after
     }

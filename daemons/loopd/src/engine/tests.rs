@@ -1,4 +1,4 @@
-//! The engine's rules (docs/turn.md) with no server and no thread: a scripted `Llama`
+//! The engine's rules (docs/turn.md) with no server and no thread: a scripted `ModelServer`
 //! answers each model call in order and records what it was asked, and the session's
 //! files are real, in a temporary directory.
 
@@ -39,7 +39,7 @@ impl Script {
     }
 }
 
-impl Llama for Script {
+impl ModelServer for Script {
     fn base_url(&self) -> String {
         "http://127.0.0.1:9".into()
     }

@@ -1,4 +1,4 @@
-//! `Llama`: everything loopd asks of its model server, as one trait. The daemon's is
+//! `ModelServer`: everything loopd asks of its model server, as one trait. The daemon's is
 //! [`Client`] (HTTP to llama.cpp); the engine's unit tests script answers instead, so the
 //! turn's rules (the tool loop, a cut answer, compaction after a full context, a failure
 //! the same request would meet again) are checked with no server and no thread.
@@ -8,7 +8,7 @@ use super::{
     ChatRequest, Client, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
 };
 
-pub trait Llama: Send {
+pub trait ModelServer: Send {
     /// Where the server is, for log lines.
     fn base_url(&self) -> String;
     /// A reloaded `[llama]`, in force from the next call on.
@@ -41,7 +41,7 @@ pub trait Llama: Send {
     fn count_tokens(&self, text: &str) -> Result<u64, String>;
 }
 
-impl Llama for Client {
+impl ModelServer for Client {
     fn base_url(&self) -> String {
         Client::base_url(self)
     }

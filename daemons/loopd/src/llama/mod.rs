@@ -26,7 +26,7 @@ pub mod sse;
 pub mod tokenize;
 
 #[allow(unused_imports)] // for the start-up check's caller (`Client::tool_support`)
-pub use api::Llama;
+pub use api::ModelServer;
 pub use probe::ProbeError;
 pub use request::{ChatRequest, Message};
 pub use slots::{SlotError, SlotInfo, SlotListError};
@@ -70,7 +70,7 @@ pub enum LlamaError {
     /// A failure before any response that retrying will not fix (a bad URL).
     Transport(String),
     /// The answer started and then broke: cut short, malformed, an error in the stream.
-    Stream(String),
+    Stream(sse::StreamError),
     /// The call did not finish within `llama.timeout_s` (`secs`).
     Timeout { secs: u64 },
 }
@@ -98,7 +98,7 @@ impl fmt::Display for LlamaError {
                 write!(f, "llama.cpp answered {status}: {}", described(message))
             }
             LlamaError::Transport(m) => write!(f, "llama.cpp: {m}"),
-            LlamaError::Stream(m) => write!(f, "llama.cpp: {m}"),
+            LlamaError::Stream(e) => write!(f, "llama.cpp: {e}"),
             LlamaError::Timeout { secs } => write!(
                 f,
                 "llama.cpp: timed out: no complete answer within {secs} s (llama.timeout_s)"
@@ -107,7 +107,18 @@ impl fmt::Display for LlamaError {
     }
 }
 
-impl std::error::Error for LlamaError {}
+impl std::error::Error for LlamaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LlamaError::Stream(e) => Some(e),
+            LlamaError::ContextFull(_)
+            | LlamaError::GaveUp { .. }
+            | LlamaError::Refused { .. }
+            | LlamaError::Transport(_)
+            | LlamaError::Timeout { .. } => None,
+        }
+    }
+}
 
 impl LlamaError {
     /// The server's own words of a refusal, for the session's `note` only: they may quote
@@ -422,9 +433,28 @@ fn read_answer(
         sse::StreamError::Server { kind, message } if is_context_full(&kind, &message) => {
             LlamaError::ContextFull(message)
         }
-        other => LlamaError::Stream(other.to_string()),
+        other => LlamaError::Stream(other),
     })
 }
 
 #[cfg(test)]
 mod hostile;
+
+#[cfg(test)]
+mod typed {
+    use super::sse::StreamError;
+    use super::LlamaError;
+
+    /// Regression: a broken stream reached the turn as a string, so nothing above the
+    /// client could tell a truncated answer from a malformed one.
+    #[test]
+    fn a_broken_stream_keeps_its_stream_error_as_the_source() {
+        let e = LlamaError::Stream(StreamError::Truncated);
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<StreamError>());
+        assert!(matches!(source, Some(StreamError::Truncated)), "{source:?}");
+        assert_eq!(
+            e.to_string(),
+            "llama.cpp: the stream ended before data: [DONE]"
+        );
+    }
+}

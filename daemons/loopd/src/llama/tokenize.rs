@@ -10,10 +10,10 @@
 //! special is remembered per model (`GET /props` `model_path`) in the client's
 //! [`Specials`], so when the server cannot be asked later every span seen before is still
 //! broken, with the static list besides.
-//! The two HTTP calls are the `Llama` trait's (`model_path`, `special_spans`), so a
+//! The two HTTP calls are the `ModelServer` trait's (`model_path`, `special_spans`), so a
 //! scripted model in unit tests answers them too.
 
-use super::Llama;
+use super::ModelServer;
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -47,7 +47,7 @@ const MAX_SPECIALS_PER_MODEL: usize = 4096;
 const MAX_MODELS: usize = 16;
 
 /// What a client has learnt of the models served behind it: the spans each reads as
-/// special. Owned by the one llama.cpp client (`Llama::specials`).
+/// special. Owned by the one llama.cpp client (`ModelServer::specials`).
 #[derive(Default)]
 pub struct Specials {
     /// Spans known to be special, per model path.
@@ -67,7 +67,7 @@ impl Specials {
 /// server behind `llama` says its model reads as special (and every span seen for that
 /// model before). When the server cannot be asked, the remembered spans and the static
 /// list.
-pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
+pub fn neutralise_for_model(llama: &dyn ModelServer, text: &str) -> String {
     let base_url = llama.base_url();
     // Asked of the text as the static list leaves it: what is left special is exactly
     // what the static list does not know.
@@ -163,7 +163,7 @@ pub fn count_tokens(agent: &ureq::Agent, base_url: &str, text: &str) -> Result<u
 
 /// `text`'s tokens as the server behind `llama` counts them, or at `CHARS_PER_TOKEN`
 /// characters a token (rounded up) when it cannot be asked.
-pub fn tokens_of(llama: &dyn Llama, text: &str) -> u64 {
+pub fn tokens_of(llama: &dyn ModelServer, text: &str) -> u64 {
     llama
         .count_tokens(text)
         .unwrap_or_else(|_| estimate_tokens(text))
