@@ -42,8 +42,8 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // Reminders (the book, reading WHEN, the clock) and the inbox of unasked messages
     // (with the notify command): files of their own, below the tools that set them.
     &["remind", "inbox"],
-    // Leaves every layer may use.
-    &["testhook"],
+    // Leaves every layer may use: test hooks, and the one reader of the prompt files.
+    &["testhook", "prompts"],
 ];
 
 /// Edges against `LOOPD_LAYERS` tolerated for now: none. An entry here must say why and

@@ -7,9 +7,7 @@
 //! at start that names the key, never a silently ignored setting.
 
 use crate::label::DataClass;
-use crate::session_id::SessionId;
 use serde::Deserialize;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The path both daemons read when `--config` is not given.
@@ -25,7 +23,7 @@ pub struct Config {
     pub expect: Expect,
     pub baseline: Baseline,
     #[serde(rename = "loop")]
-    pub turn: Loop,
+    pub turn: Turn,
     pub compact: Compact,
     pub memory: Memory,
     pub channel: Channel,
@@ -69,7 +67,7 @@ pub struct Baseline {
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Loop {
+pub struct Turn {
     pub tool_result_cap: usize,
     pub max_rounds: u32,
 }
@@ -230,7 +228,7 @@ impl Default for Config {
             slots: Slots::default(),
             expect: Expect::default(),
             baseline: Baseline::default(),
-            turn: Loop::default(),
+            turn: Turn::default(),
             compact: Compact::default(),
             memory: Memory::default(),
             channel: Channel::default(),
@@ -277,9 +275,9 @@ impl Default for Baseline {
     }
 }
 
-impl Default for Loop {
-    fn default() -> Loop {
-        Loop {
+impl Default for Turn {
+    fn default() -> Turn {
+        Turn {
             tool_result_cap: 16_000,
             max_rounds: 16,
         }
@@ -354,246 +352,7 @@ impl Default for Honcho {
     }
 }
 
-/// Why a configuration was refused. The message names the file and the key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ConfigError {
-    Read {
-        path: PathBuf,
-        message: String,
-    },
-    Parse {
-        path: PathBuf,
-        message: String,
-    },
-    Invalid {
-        path: PathBuf,
-        key: &'static str,
-        message: String,
-    },
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Read { path, message } => write!(f, "{}: {message}", path.display()),
-            ConfigError::Parse { path, message } => {
-                // toml's message spans lines (a caret under the key); keep it, trimmed.
-                write!(f, "{}: {}", path.display(), message.trim_end())
-            }
-            ConfigError::Invalid { path, key, message } => {
-                write!(f, "{}: key `{key}` {message}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// The largest config file either daemon reads. A config is a page of TOML; this leaves
-/// room for long comments while keeping a reload on the poll loop from reading something
-/// unbounded.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
-
-/// Largest `llama.retries`: with doubling backoff more would wait for hours.
-pub const MAX_RETRIES: u32 = 10;
-
-/// Largest `llama.slot_save_idle_s`, a day: a save is meant to follow a conversation's
-/// pause, and a longer wait is a typo that would leave the slot unsaved in practice.
-pub const MAX_SLOT_SAVE_IDLE_S: u64 = 86_400;
-
-/// Largest `compact.summary_chars`. The summary is carried in the next epoch's head, and
-/// heads are read back with a size limit (4 MiB in loopd and memoryd): 200 000
-/// characters stay below it even at four bytes a character and with the frozen system
-/// prompt beside them, and are far more than a useful summary.
-pub const MAX_SUMMARY_CHARS: usize = 200_000;
-
 impl Config {
-    /// Reads the file at `path` with `read` (given the size limit `MAX_CONFIG_BYTES`),
-    /// then parses and validates it. proto opens nothing itself: the daemons pass their
-    /// bounded, non-blocking reader.
-    pub fn load(
-        path: &Path,
-        read: impl FnOnce(&Path, u64) -> std::io::Result<String>,
-    ) -> Result<Config, ConfigError> {
-        let text = read(path, MAX_CONFIG_BYTES).map_err(|e| ConfigError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        Config::parse(&text, path)
-    }
-
-    /// Parses and validates `text`, naming `path` in every error.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        cfg.validate(path)?;
-        Ok(cfg)
-    }
-
-    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &'static str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key,
-            message,
-        };
-        if let Err(e) = SessionId::parse(&self.session) {
-            return Err(bad("session", e.to_string()));
-        }
-        if !self.state_dir.is_absolute() {
-            return Err(bad("state_dir", "must be an absolute path".into()));
-        }
-        if !self.memory.embed_model.as_os_str().is_empty() && !self.memory.embed_model.is_absolute()
-        {
-            return Err(bad(
-                "memory.embed_model",
-                "must be an absolute path or empty".into(),
-            ));
-        }
-        if !(self.llama.url.starts_with("http://") || self.llama.url.starts_with("https://")) {
-            return Err(bad(
-                "llama.url",
-                format!("{:?} is not an http(s) url", self.llama.url),
-            ));
-        }
-        if self.llama.retries > MAX_RETRIES {
-            return Err(bad(
-                "llama.retries",
-                format!("must be at most {MAX_RETRIES}"),
-            ));
-        }
-        if self.llama.timeout_s == 0 {
-            return Err(bad("llama.timeout_s", "must be above 0".into()));
-        }
-        if self.llama.slot_save_idle_s > MAX_SLOT_SAVE_IDLE_S {
-            return Err(bad(
-                "llama.slot_save_idle_s",
-                format!(
-                    "must be at most {MAX_SLOT_SAVE_IDLE_S} (a day), got {}",
-                    self.llama.slot_save_idle_s
-                ),
-            ));
-        }
-        if self.slots.main == self.slots.background {
-            return Err(bad(
-                "slots.background",
-                "must differ from slots.main, or background work evicts the main prompt cache"
-                    .into(),
-            ));
-        }
-        if self.expect.n_ctx == 0 {
-            return Err(bad("expect.n_ctx", "must be above 0".into()));
-        }
-        if self.turn.max_rounds == 0 {
-            return Err(bad("loop.max_rounds", "must be at least 1".into()));
-        }
-        if !(MIN_HIT_CHARS..=MAX_HIT_CHARS).contains(&self.memory.hit_chars) {
-            return Err(bad(
-                "memory.hit_chars",
-                format!(
-                    "must be {MIN_HIT_CHARS} to {MAX_HIT_CHARS}, got {}",
-                    self.memory.hit_chars
-                ),
-            ));
-        }
-        if self.memory.auto_hits > MAX_AUTO_HITS {
-            return Err(bad(
-                "memory.auto_hits",
-                format!(
-                    "must be at most {MAX_AUTO_HITS}, got {}",
-                    self.memory.auto_hits
-                ),
-            ));
-        }
-        if self.turn.tool_result_cap == 0 {
-            return Err(bad("loop.tool_result_cap", "must be above 0".into()));
-        }
-        let t = self.compact.threshold;
-        if !(t > 0.0 && t <= 1.0) {
-            return Err(bad(
-                "compact.threshold",
-                format!("must be in (0, 1], got {t}"),
-            ));
-        }
-        if self.compact.summary_chars == 0 || self.compact.summary_chars > MAX_SUMMARY_CHARS {
-            return Err(bad(
-                "compact.summary_chars",
-                format!("must be 1 to {MAX_SUMMARY_CHARS}"),
-            ));
-        }
-        for root in &self.tools.read_file.roots {
-            if !root.is_absolute() {
-                return Err(bad(
-                    "tools.read_file.roots",
-                    format!("{} is not an absolute path", root.display()),
-                ));
-            }
-        }
-        for rule in &self.tools.read_file.class {
-            if !rule.prefix.is_absolute() {
-                return Err(bad(
-                    "tools.read_file.class.prefix",
-                    format!("{} is not an absolute path", rule.prefix.display()),
-                ));
-            }
-        }
-        if self.tools.http_fetch.timeout_s == 0 {
-            return Err(bad("tools.http_fetch.timeout_s", "must be above 0".into()));
-        }
-        if !self.heartbeat.active_hours.is_empty() && self.active_hours().is_none() {
-            return Err(bad(
-                "heartbeat.active_hours",
-                format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
-            ));
-        }
-        if self.notify.timeout_s == 0 || self.notify.timeout_s > MAX_NOTIFY_TIMEOUT_S {
-            return Err(bad(
-                "notify.timeout_s",
-                format!("must be 1 to {MAX_NOTIFY_TIMEOUT_S}"),
-            ));
-        }
-        if self.notify.command.first().is_some_and(|p| p.is_empty()) {
-            return Err(bad("notify.command", "the program name is empty".into()));
-        }
-        let honcho = &self.honcho.url;
-        if !(honcho.is_empty() || honcho.starts_with("http://") || honcho.starts_with("https://")) {
-            return Err(bad(
-                "honcho.url",
-                format!("{:?} is not an http(s) url", self.honcho.url),
-            ));
-        }
-        if !honcho.is_empty() {
-            let names = [
-                ("honcho.workspace", &self.honcho.workspace),
-                ("honcho.session", &self.honcho.session),
-                ("honcho.owner_peer", &self.honcho.owner_peer),
-                ("honcho.assistant_peer", &self.honcho.assistant_peer),
-            ];
-            for (key, name) in names {
-                // An empty session means the boxmaker session's own id, which always fits.
-                if key == "honcho.session" && name.is_empty() {
-                    continue;
-                }
-                if !honcho_name(name) {
-                    return Err(bad(
-                        key,
-                        format!(
-                            "{name:?} is not a name Honcho accepts: letters, digits, '-' and '_', 1 to {MAX_HONCHO_NAME} characters"
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// `heartbeat.active_hours` as minutes after local midnight, `(start, end)`.
-    pub fn active_hours(&self) -> Option<(u32, u32)> {
-        let (a, b) = self.heartbeat.active_hours.split_once('-')?;
-        Some((minutes(a)?, minutes(b)?))
-    }
-
     /// The directory the prompts sit in: the one holding `baseline.system`.
     pub fn prompt_dir(&self) -> &Path {
         self.baseline.system.parent().unwrap_or(Path::new("/"))
@@ -609,11 +368,11 @@ impl Config {
     }
 }
 
-fn minutes(hhmm: &str) -> Option<u32> {
-    let (h, m) = hhmm.trim().split_once(':')?;
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
-}
+mod load;
+
+pub use load::{
+    ConfigError, MAX_CONFIG_BYTES, MAX_RETRIES, MAX_SLOT_SAVE_IDLE_S, MAX_SUMMARY_CHARS,
+};
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,15 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
 /// The first half of `write`: `bytes` in `dir/<name>.tmp`, fsynced. Nothing that reads
 /// the directory takes the temporary name for the real one.
 pub fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
+    let (mut f, tmp) = create_temp(dir, name)?;
+    f.write_all(bytes).map_err(Error::io("write", &tmp))?;
+    f.sync_all().map_err(Error::io("fsync", &tmp))?;
+    Ok(tmp)
+}
+
+/// A new, empty `dir/<name>.tmp` open for writing, for a caller that writes it in parts
+/// (`rewrite`); it fsyncs the file before `rename_into_place`.
+pub fn create_temp(dir: &Path, name: &str) -> Result<(File, PathBuf), Error> {
     let tmp = dir.join(format!("{name}.tmp"));
     // A temporary left by a crash is ours to replace; but whatever sits at its name is
     // unlinked, not opened: `File::create` would follow a symbolic link put there and
@@ -28,14 +37,12 @@ pub fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Error
         }
         _ => {}
     }
-    let mut f = crate::lines::open_regular(
+    let f = crate::lines::open_regular(
         std::fs::OpenOptions::new().write(true).create_new(true),
         &tmp,
     )
     .map_err(Error::io("create", &tmp))?;
-    f.write_all(bytes).map_err(Error::io("write", &tmp))?;
-    f.sync_all().map_err(Error::io("fsync", &tmp))?;
-    Ok(tmp)
+    Ok((f, tmp))
 }
 
 /// The second half: the rename that makes the new file visible under `name`. The

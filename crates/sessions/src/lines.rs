@@ -53,6 +53,8 @@ pub struct LineReader {
     pos: u64,
     line: u64,
     buf: Vec<u8>,
+    /// Whether `buf` holds the last line whole (not the start of an over-long one).
+    held: bool,
     /// CRC-32 of the bytes `[0, pos)` when asked for (`with_crc`), kept up as whole
     /// record lines are passed: what lets a reader that stores it notice later that the
     /// part it read was rewritten (see `prefix_crc`).
@@ -148,6 +150,7 @@ impl LineReader {
             pos: offset,
             line,
             buf: Vec::new(),
+            held: false,
             crc: None,
             identity,
         })
@@ -195,6 +198,7 @@ impl LineReader {
     /// the line after it.
     pub fn next_line(&mut self) -> Result<Line, Error> {
         self.buf.clear();
+        self.held = false;
         let n = (&mut self.reader)
             .take(MAX_RECORD_LINE + 1)
             .read_until(b'\n', &mut self.buf)
@@ -207,6 +211,7 @@ impl LineReader {
             if n <= MAX_RECORD_LINE {
                 // `read_until` stopped short of its limit without a newline: the end of
                 // the file.
+                self.held = true;
                 return Ok(Line::Torn { at, len: n });
             }
             let skipped = self
@@ -217,6 +222,7 @@ impl LineReader {
             self.pass(n + skipped);
             return Err(self.bad(at, format!("line is over {MAX_RECORD_LINE} bytes")));
         }
+        self.held = true;
         let parsed = std::str::from_utf8(&self.buf[..self.buf.len() - 1])
             .map_err(|_| RecordError::NotJson("not valid utf-8".into()))
             .and_then(Record::from_line);
@@ -239,6 +245,13 @@ impl LineReader {
                 Err(self.bad(at, message))
             }
         }
+    }
+
+    /// The bytes of the line `next_line` last returned (a record, a torn tail or a bad
+    /// line), its newline included when it has one; `None` after `End`, and for a line
+    /// over `MAX_RECORD_LINE`, which is never held whole.
+    pub fn raw(&self) -> Option<&[u8]> {
+        self.held.then_some(self.buf.as_slice())
     }
 
     /// Passes `bytes` of a line. Only a record's line is in the CRC: after a bad line the

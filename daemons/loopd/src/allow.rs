@@ -38,6 +38,22 @@ fn allowed_note_prefix(call: u64) -> String {
     format!("the owner allowed call {call} (/allow {call})")
 }
 
+/// Why `/allow N` fetched nothing and set nothing.
+#[derive(Debug)]
+pub enum AllowError {
+    /// The log could not be written.
+    Session(SessionError),
+    /// Call N cannot be allowed; the rule's words for the owner (docs/labels.md,
+    /// 'Refusals and `/allow N`').
+    Denied(String),
+}
+
+impl From<SessionError> for AllowError {
+    fn from(e: SessionError) -> AllowError {
+        AllowError::Session(e)
+    }
+}
+
 /// Logs that the owner allowed call `call`: the `allowed` record `/allow` reads, then a
 /// `note` saying what it did, for the owner to read later.
 fn allowed(session: &mut Session, call: u64, what: &str) -> Result<(), SessionError> {
@@ -51,25 +67,19 @@ fn allowed(session: &mut Session, call: u64, what: &str) -> Result<(), SessionEr
     })
 }
 
-/// Runs `/allow call` in `session`: the reply, or why the call cannot be allowed. Only a
-/// disk failure is the outer `Err`.
+/// Runs `/allow call` in `session`: the reply, or why nothing was done.
 pub fn run(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
     call: u64,
     sink: &mut dyn Sink,
-) -> Result<Result<String, String>, SessionError> {
+) -> Result<String, AllowError> {
     if let Some(held) = held_reminder(session, call) {
-        return match held {
-            Ok((due, text)) => set_held(ctx, session, call, due, &text),
-            Err(why) => Ok(Err(why)),
-        };
+        let (due, text) = held.map_err(AllowError::Denied)?;
+        return set_held(ctx, session, call, due, &text);
     }
     let (cfg, llama) = (ctx.cfg, ctx.client);
-    let url = match refused_url(session, call) {
-        Ok(url) => url,
-        Err(why) => return Ok(Err(why)),
-    };
+    let url = refused_url(session, call).map_err(AllowError::Denied)?;
     let arguments = serde_json::json!({ "url": url }).to_string();
     let fetch = ToolCall {
         id: allow_call_id(call),
@@ -89,7 +99,8 @@ pub fn run(
     })?;
     let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
     let content = crate::llama::tokenize::neutralise_for_model(llama, &output.content);
-    let failed = content.starts_with("error: ");
+    // The fetch says whether it failed; a page that begins `error: ` is still a page.
+    let failed = output.failed;
     let chars = content.chars().count();
     session.append(Record::ToolResult {
         time: now_rfc3339(),
@@ -106,7 +117,7 @@ pub fn run(
     } else {
         format!("fetched {url} ({chars} characters); the assistant reads it with your next message")
     };
-    Ok(Ok(reply))
+    Ok(reply)
 }
 
 /// The reminder held as refused call `call` (its due time and text), why it can no
@@ -147,24 +158,21 @@ fn set_held(
     call: u64,
     due: chrono::DateTime<chrono::Utc>,
     text: &str,
-) -> Result<Result<String, String>, SessionError> {
+) -> Result<String, AllowError> {
     let Some(book) = ctx.reminders else {
-        return Ok(Err("reminders cannot be set here".into()));
+        return Err(AllowError::Denied("reminders cannot be set here".into()));
     };
-    let class = session.label().class;
+    let class = session.label(ctx.cfg.channel.owner_class).class;
     let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
-    let reminder = match set {
-        Ok(r) => r,
-        Err(why) => return Ok(Err(why)),
-    };
+    let reminder = set.map_err(AllowError::Denied)?;
     book.changed();
     allowed(session, call, &remind::set_note(&reminder))?;
-    Ok(Ok(format!(
+    Ok(format!(
         "reminder {} set for {}: {}",
         reminder.n,
         remind::shown(reminder.due_at()),
         reminder.text
-    )))
+    ))
 }
 
 /// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.

@@ -14,6 +14,7 @@ pub(crate) mod llama;
 pub(crate) mod memory;
 pub(crate) mod open_session;
 pub(crate) mod prompt;
+pub(crate) mod prompts;
 pub(crate) mod recall;
 pub(crate) mod remind;
 pub(crate) mod status;
@@ -26,7 +27,7 @@ use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use std::fmt;
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Clients on the channel at once. One owner with a few terminals and scripts needs a
@@ -35,11 +36,6 @@ use std::time::Duration;
 /// trickling connections cannot keep the owner out; when none is quiet the newcomer
 /// reads one `error:` line saying so.
 pub const MAX_CLIENTS: usize = 64;
-
-/// The largest prompt file read (system.md, compact.md, summarise.md, heartbeat.md). A
-/// prompt is a few pages written by hand; one past a mebibyte is a mistake, and the
-/// model's context could not hold it anyway.
-pub const MAX_PROMPT_BYTES: u64 = 1024 * 1024;
 
 /// The longest line a client may send (docs/channel.md). Longer lines get `error:` and are
 /// discarded; the input buffer never holds more than this plus one read.
@@ -85,10 +81,7 @@ pub enum MainError {
     Args(String),
     Config(ConfigError),
     Listen(ListenError),
-    Prompt {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Prompt(prompts::PromptError),
     Start(String),
     Serve(std::io::Error),
 }
@@ -99,7 +92,7 @@ impl fmt::Display for MainError {
             MainError::Args(m) => write!(f, "usage: loopd [--config PATH]: {m}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Listen(e) => write!(f, "listen: {e}"),
-            MainError::Prompt { path, source } => write!(f, "prompt {}: {source}", path.display()),
+            MainError::Prompt(e) => e.fmt(f),
             MainError::Start(m) => write!(f, "start: {m}"),
             MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
@@ -108,39 +101,15 @@ impl fmt::Display for MainError {
 
 impl std::error::Error for MainError {}
 
-pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    Config::load(path, plumbing::bounded::read_text)
-}
-
-/// The prompts beside `baseline.system` that loopd reads, each checked at start and on
-/// reload so a missing one is an error naming its path, not a surprise mid-turn.
-/// `heartbeat.md` is needed only when heartbeats are on.
-pub fn check_prompts(cfg: &Config) -> Result<(), MainError> {
-    let mut paths = vec![
-        cfg.baseline.system.clone(),
-        cfg.prompt_path("compact.md"),
-        cfg.prompt_path("summarise.md"),
-    ];
-    if cfg.heartbeat.every_s > 0 {
-        paths.push(cfg.prompt_path("heartbeat.md"));
-    }
-    for path in paths {
-        // Read whole and bounded rather than only opened: this runs on the poll loop at
-        // reload, where opening a FIFO could block it, and reading proves the file usable.
-        if let Err(source) = plumbing::bounded::read_text(&path, MAX_PROMPT_BYTES) {
-            return Err(MainError::Prompt { path, source });
-        }
-    }
-    Ok(())
-}
-
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
     if let Some(word) = args.rest.first() {
         return Err(MainError::Args(format!("unexpected argument {word:?}")));
     }
-    let cfg = load_config(&args.config).map_err(MainError::Config)?;
-    check_prompts(&cfg)?;
+    let cfg = Arc::new(
+        Config::load(&args.config, plumbing::bounded::read_text).map_err(MainError::Config)?,
+    );
+    prompts::check(&cfg).map_err(MainError::Prompt)?;
     testhook::warn_if_armed();
     sessions::leftovers::remove_all(&cfg.sessions_dir());
     let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
@@ -167,8 +136,12 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Start)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
     let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
+    // The daemon's one llama.cpp client: the engine's for every model call, and
+    // `/status`'s for `/health` (`llama/mod.rs` says what a clone shares).
+    let llama = llama::Client::new(&cfg.llama);
     let worker = worker::Worker::spawn(
-        cfg.clone(),
+        Arc::clone(&cfg),
+        llama.clone(),
         board.clone(),
         notify.clone(),
         reminders.clone(),
@@ -176,6 +149,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {
         worker,
+        llama,
         notify,
         board: board.clone(),
     };

@@ -11,16 +11,17 @@ use proto::Label;
 
 /// The `recall {query}` tool. Its label is the join of the hits' labels.
 pub fn run(cfg: &Memory, arguments: &str) -> ToolOutput {
-    let plain = |content: String| ToolOutput {
-        content,
-        label: Label::PUBLIC,
-    };
     let args: serde_json::Value = match serde_json::from_str(arguments) {
         Ok(v) => v,
-        Err(e) => return plain(format!("error: arguments are not valid json: {e}")),
+        Err(e) => {
+            return ToolOutput::error(
+                format_args!("arguments are not valid json: {e}"),
+                Label::PUBLIC,
+            )
+        }
     };
     let Some(query) = args.get("query").and_then(|q| q.as_str()) else {
-        return plain("error: recall needs a \"query\" string".into());
+        return ToolOutput::error("recall needs a \"query\" string", Label::PUBLIC);
     };
     match recall(cfg, query) {
         Ok(mut hits) => {
@@ -29,11 +30,14 @@ pub fn run(cfg: &Memory, arguments: &str) -> ToolOutput {
             for hit in &mut hits {
                 proto::memory::clip_to_passage(hit, query, cfg.hit_chars as usize);
             }
-            ToolOutput {
-                content: render(&hits),
-                label: hits_label(&hits),
-            }
+            ToolOutput::done(render(&hits), hits_label(&hits))
         }
-        Err(e) => plain(format!("memory unavailable: {e}")),
+        // Worded as before (not `error: `): the model reads it as it always did, and the
+        // field says it failed.
+        Err(e) => ToolOutput {
+            content: format!("memory unavailable: {e}"),
+            label: Label::PUBLIC,
+            failed: true,
+        },
     }
 }

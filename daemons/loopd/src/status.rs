@@ -29,12 +29,13 @@ pub enum SessionView {
 }
 
 impl SessionView {
-    pub fn of(session: &Session) -> SessionView {
+    /// `session` as `/status` shows it, the owner's words labelled `owner_class`.
+    pub fn of(session: &Session, owner_class: proto::DataClass) -> SessionView {
         SessionView::Open {
             epoch: session.epoch(),
             records: session.records().len(),
             usage: session.last_usage(),
-            label: session.label(),
+            label: session.label(owner_class),
             memory: last_memory(session.records()),
         }
     }

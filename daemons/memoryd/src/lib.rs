@@ -88,22 +88,20 @@ impl fmt::Display for MainError {
 
 impl std::error::Error for MainError {}
 
-pub fn load_config(path: &std::path::Path) -> Result<Config, ConfigError> {
-    Config::load(path, plumbing::bounded::read_text)
-}
-
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
     match args.rest.split_first() {
         None => {
-            let cfg = load_config(&args.config).map_err(MainError::Config)?;
+            let cfg = Config::load(&args.config, plumbing::bounded::read_text)
+                .map_err(MainError::Config)?;
             serve(args.config, cfg)
         }
         Some((cmd, words)) if cmd == "recall" => {
             if words.is_empty() {
                 return Err(MainError::Args("recall needs a query".into()));
             }
-            let cfg = load_config(&args.config).map_err(MainError::Config)?;
+            let cfg = Config::load(&args.config, plumbing::bounded::read_text)
+                .map_err(MainError::Config)?;
             let text = cli::recall(&cfg, words).map_err(MainError::Recall)?;
             // A reader that went away (`| head`) has all it wanted; that is not an error.
             match std::io::stdout().lock().write_all(text.as_bytes()) {

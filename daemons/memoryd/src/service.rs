@@ -302,7 +302,8 @@ impl Service for FrameService {
     }
 
     fn reload(&mut self) -> Result<(), String> {
-        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
+        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
+            .map_err(|e| e.to_string())?;
         let reopen = cfg.state_dir != self.cfg.state_dir
             || cfg.memory.max_class != self.cfg.memory.max_class;
         if reopen {

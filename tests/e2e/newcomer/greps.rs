@@ -82,6 +82,31 @@ fn the_sessions_crate_opens_files_only_through_open_regular() {
     );
 }
 
+/// Regression: `/forget` kept its own copy of the torn-tail rule and of record parsing
+/// and read whole logs with no cap. ARCHITECTURE.md's invariant on `sessions`: no daemon
+/// parses a record line or splits a log into lines itself; the bounded reader in
+/// `sessions::lines` is the only one.
+#[test]
+fn only_the_sessions_crate_reads_record_lines() {
+    let parse = concat!("Record::", "from_line");
+    let split = concat!("split_inclusive(|b| *b == b'", "\\n')");
+    let mut found = Vec::new();
+    for daemon in ["loopd", "memoryd", "plumbing"] {
+        for (rel, code) in production_code(&repo().join("daemons").join(daemon).join("src")) {
+            for word in [parse, split] {
+                if code.contains(word) {
+                    found.push(format!("daemons/{daemon}/src/{rel}: {word}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "record lines read outside sessions:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn bincode_is_used_only_by_the_frame_codec() {
     let word = concat!("bin", "code");

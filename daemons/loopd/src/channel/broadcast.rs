@@ -74,11 +74,11 @@ pub const MAX_HELD: usize = 16;
 
 /// Blocks held for clients that were inside a reply block when they came.
 #[derive(Default)]
-pub struct Held {
+pub struct Deferred {
     blocks: HashMap<ConnId, VecDeque<Arc<str>>>,
 }
 
-impl Held {
+impl Deferred {
     pub fn hold(&mut self, id: ConnId, block: Arc<str>) {
         let queue = self.blocks.entry(id).or_default();
         if queue.len() >= MAX_HELD {

@@ -27,6 +27,7 @@ use reply::{error_line, whole, Block};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::Instant;
 use work::{Probe, Work};
 
@@ -36,7 +37,7 @@ use work::{Probe, Work};
 /// most this many lines (of up to `MAX_LINE` each) for it.
 pub const MAX_PENDING_LINES: usize = 16;
 
-enum Pending {
+enum Queued {
     Line(String),
     Error(String),
 }
@@ -54,7 +55,7 @@ struct InFlight {
 struct Conn {
     session: SessionId,
     framer: Framer,
-    pending: VecDeque<Pending>,
+    pending: VecDeque<Queued>,
     in_flight: Option<InFlight>,
     input_closed: bool,
     /// A line of this connection was answered or started: its first reply block is out
@@ -66,7 +67,9 @@ struct Conn {
 
 pub struct Channel<W: Work> {
     config_path: PathBuf,
-    cfg: Config,
+    /// The configuration in force, shared with the worker (never copied): a reload
+    /// replaces the whole `Arc` here and hands the same one to the worker.
+    cfg: Arc<Config>,
     default_session: SessionId,
     conns: HashMap<ConnId, Conn>,
     jobs: HashMap<JobId, ConnId>,
@@ -75,7 +78,7 @@ pub struct Channel<W: Work> {
     events: Receiver<Event>,
     board: Board,
     heartbeat: crate::heartbeat::Schedule,
-    held: broadcast::Held,
+    held: broadcast::Deferred,
     /// Reminders, the inbox and the notify command (`broadcast`).
     mail: broadcast::Mail,
     /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
@@ -87,7 +90,7 @@ impl<W: Work> Channel<W> {
     /// `events` is where the worker and the probes `worker` starts send what they did.
     pub fn new(
         config_path: PathBuf,
-        cfg: Config,
+        cfg: Arc<Config>,
         worker: W,
         events: Receiver<Event>,
         board: Board,
@@ -106,13 +109,13 @@ impl<W: Work> Channel<W> {
             events,
             board,
             heartbeat,
-            held: broadcast::Held::default(),
+            held: broadcast::Deferred::default(),
             mail,
             waiting: None,
         })
     }
 
-    fn enqueue(&mut self, id: ConnId, item: Pending) {
+    fn enqueue(&mut self, id: ConnId, item: Queued) {
         if let Some(conn) = self.conns.get_mut(&id) {
             conn.pending.push_back(item);
         }
@@ -153,8 +156,8 @@ impl<W: Work> Channel<W> {
             };
             conn.answered = true;
             match item {
-                Pending::Error(e) => out.send(id, whole(&e)),
-                Pending::Line(line) => self.start(out, id, line),
+                Queued::Error(e) => out.send(id, whole(&e)),
+                Queued::Line(line) => self.start(out, id, line),
             }
         }
     }
@@ -405,14 +408,14 @@ impl<W: Work> Channel<W> {
 }
 
 /// What one framed line becomes in the connection's queue.
-fn pending_for(event: LineEvent) -> Pending {
+fn pending_for(event: LineEvent) -> Queued {
     match event {
-        LineEvent::Line(line) => Pending::Line(line),
-        LineEvent::TooLong => Pending::Error(error_line(format_args!(
+        LineEvent::Line(line) => Queued::Line(line),
+        LineEvent::TooLong => Queued::Error(error_line(format_args!(
             "line over {} bytes; discarded",
             crate::MAX_LINE
         ))),
-        LineEvent::NotUtf8 => Pending::Error(error_line("line is not valid utf-8")),
+        LineEvent::NotUtf8 => Queued::Error(error_line("line is not valid utf-8")),
     }
 }
 
@@ -523,10 +526,12 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn reload(&mut self) -> Result<(), String> {
-        let cfg = crate::load_config(&self.config_path).map_err(|e| e.to_string())?;
-        crate::check_prompts(&cfg).map_err(|e| e.to_string())?;
+        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
+            .map_err(|e| e.to_string())?;
+        crate::prompts::check(&cfg).map_err(|e| e.to_string())?;
         let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
-        if !self.worker.submit(Job::Reload(Box::new(cfg.clone()))) {
+        let cfg = Arc::new(cfg);
+        if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
             return Err("the turn worker has stopped".into());
         }
         self.heartbeat_reload(&cfg, default_session.clone());

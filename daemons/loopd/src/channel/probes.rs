@@ -21,16 +21,18 @@ const HIT_SHOWN_CHARS: usize = 480;
 /// The most lines of one hit `/recall` shows, for hits made of many short lines.
 const HIT_SHOWN_LINES: usize = 6;
 
-/// Runs `/status` on its own thread and sends the reply as job `id`'s `Done`.
+/// Runs `/status` on its own thread and sends the reply as job `id`'s `Done`. `client` is
+/// the daemon's one llama.cpp client; its `/health` is bounded by `llama::PROBE_TIMEOUT`,
+/// and the poll loop never waits for it.
 pub fn spawn_status(
     id: JobId,
     cfg: &Config,
+    client: Client,
     session: SessionId,
     mail: String,
     board: Board,
     notify: Notifier,
 ) {
-    let client = Client::new(&cfg.llama);
     let memory = cfg.memory.socket.clone();
     let n_ctx = cfg.expect.n_ctx;
     spawn(notify.clone(), id, move || {

@@ -67,7 +67,7 @@ impl Rig {
         let (events, rx) = channel();
         let ch = Channel::new(
             "/nonexistent/boxmaker.toml".into(),
-            cfg,
+            std::sync::Arc::new(cfg),
             Recorder::default(),
             rx,
             Board::default(),

@@ -37,6 +37,8 @@ pub trait Work {
 /// The daemon's: the turn worker thread, and a short thread per probe.
 pub struct Threads {
     pub worker: Worker,
+    /// The daemon's llama.cpp client, shared with the engine: `/status` asks through it.
+    pub llama: crate::llama::Client,
     pub notify: Notifier,
     pub board: Board,
 }
@@ -56,6 +58,7 @@ impl Work for Threads {
             Probe::Status { session, mail } => probes::spawn_status(
                 id,
                 cfg,
+                self.llama.clone(),
                 session,
                 mail,
                 self.board.clone(),

@@ -50,9 +50,9 @@ pub fn make(
     ctx: &TurnCtx<'_>,
     session: &Session,
 ) -> Result<(String, SummarySource, Option<String>), CompactError> {
-    let path = ctx.cfg.prompt_path("compact.md");
-    let prompt = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
-        .map_err(|source| CompactError::Prompt { path, source })?;
+    let prompt = crate::prompts::read(ctx.cfg, crate::prompts::Prompt::Compact).map_err(
+        |crate::prompts::PromptError { path, source }| CompactError::Prompt { path, source },
+    )?;
     let cfg = ctx.cfg;
     let req = request(
         session.head(),

@@ -15,6 +15,7 @@
 use crate::open_session::{Session, SessionError};
 use crate::testhook;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
+use proto::DataClass;
 use sessions::atomic;
 use sessions::log::LogFile;
 
@@ -24,6 +25,7 @@ use sessions::log::LogFile;
 /// summary of secret or tainted turns stays secret or tainted.
 pub fn next_head(
     session: &Session,
+    owner_class: DataClass,
     system: String,
     tools: serde_json::Value,
     carry: String,
@@ -36,7 +38,7 @@ pub fn next_head(
         system,
         tools,
         carry: Some(carry),
-        carry_label: session.label(),
+        carry_label: session.label(owner_class),
         reason,
         summary_source,
     }

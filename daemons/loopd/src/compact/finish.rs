@@ -32,7 +32,7 @@ pub const DECLINED_NOTE: &str = "compaction declined: ";
 
 /// What the finish did about the epoch.
 #[derive(Debug)]
-pub enum After {
+pub enum Finished {
     /// The epoch goes on.
     Kept,
     Compacted(Compacted),
@@ -47,7 +47,7 @@ pub fn finish(
     session: &mut Session,
     full: bool,
     progress: &mut dyn Progress,
-) -> After {
+) -> Finished {
     summaries(ctx, session, progress);
     let reason = if full {
         Some(Reason::ContextFull)
@@ -63,11 +63,11 @@ pub fn finish(
                 session.epoch().saturating_add(1)
             ));
             match compact_or_note(ctx, session, reason) {
-                Ok(done) => After::Compacted(done),
-                Err(e) => After::Failed(e),
+                Ok(done) => Finished::Compacted(done),
+                Err(e) => Finished::Failed(e),
             }
         }
-        None => After::Kept,
+        None => Finished::Kept,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod tool_summaries;
 use crate::llama::LlamaError;
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
+use crate::prompts::{self, Prompt, PromptError};
 use crate::testhook;
 use proto::head::{Reason, SummarySource, MAX_EPOCH};
 use proto::time::now_rfc3339;
@@ -99,9 +100,8 @@ pub fn compact(
         return Err(CompactError::TooManyEpochs(from));
     }
     // Read before the summary call, so a missing file does not waste one.
-    let path = ctx.cfg.baseline.system.clone();
-    let system = plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES)
-        .map_err(|source| CompactError::Prompt { path, source })?;
+    let system = prompts::read(ctx.cfg, Prompt::System)
+        .map_err(|PromptError { path, source }| CompactError::Prompt { path, source })?;
     let (carry, source, why) = carry::make(ctx, session)?;
     if let Some(why) = why {
         // Written in the old epoch, which the owner reads to see why the new one
@@ -112,6 +112,7 @@ pub fn compact(
     let chars = carry.chars().count();
     let head = epoch::next_head(
         session,
+        ctx.cfg.channel.owner_class,
         system,
         crate::tools::schemas(),
         carry,

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 /// appended to while the queue is worked through. Its label becomes the summary's, joined
 /// with the context label by [`missing`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pending {
+pub struct Unsummarised {
     pub call: u64,
     pub tool_call_id: String,
     pub name: String,
@@ -42,7 +42,7 @@ pub struct Summarised {
 /// The results of `records` whose tool is in `summarise` and that have no
 /// `tool_summary` in `records`, in log order. A summary may sit anywhere after its
 /// result, so the walk collects both before it filters.
-pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
+pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Unsummarised> {
     let mut done = HashSet::new();
     let mut queue = Vec::new();
     for record in records {
@@ -58,7 +58,7 @@ pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
                 class,
                 untrusted,
                 ..
-            } if summarise.iter().any(|n| n == name) => queue.push(Pending {
+            } if summarise.iter().any(|n| n == name) => queue.push(Unsummarised {
                 call: *call,
                 tool_call_id: tool_call_id.clone(),
                 name: name.clone(),
@@ -88,7 +88,7 @@ pub fn pending(records: &[Record], summarise: &[String]) -> Vec<Pending> {
 pub fn request(
     prefix: &[Message],
     prompt: &str,
-    item: &Pending,
+    item: &Unsummarised,
     cap: usize,
     slot: u32,
 ) -> ChatRequest {
@@ -113,7 +113,7 @@ pub fn request(
 /// The `tool_summary` for `item` from the model's `answer`: trimmed, neutralised (the
 /// model read untrusted text and may echo its tags), then capped to `summary_chars`.
 /// Neutralising first keeps the cap a hard bound. `None` when nothing is left.
-pub fn record(item: &Pending, answer: &str, summary_chars: usize) -> Option<Record> {
+pub fn record(item: &Unsummarised, answer: &str, summary_chars: usize) -> Option<Record> {
     let text = neutralise(answer.trim());
     let text = cap_chars(&text, summary_chars);
     (!text.is_empty()).then(|| Record::ToolSummary {
@@ -144,15 +144,10 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
     if queue.is_empty() {
         return Ok(out);
     }
-    let path = ctx.cfg.prompt_path("summarise.md");
-    let prompt = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
+    let prompt = match crate::prompts::read(ctx.cfg, crate::prompts::Prompt::Summarise) {
         Ok(p) => p,
         Err(e) => {
-            plumbing::error!(
-                "session {}: tool summaries skipped: prompt {}: {e}",
-                session.id(),
-                path.display()
-            );
+            plumbing::error!("session {}: tool summaries skipped: {e}", session.id());
             out.skipped = queue.len();
             return Ok(out);
         }
@@ -163,7 +158,7 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
     // result: it can repeat anything in it (an injected page can ask for exactly that).
     // So it carries the result's label joined with the context's, or a private fact
     // would come back out of memoryd as a public summary.
-    let context = session.label();
+    let context = session.label(ctx.cfg.channel.owner_class);
     for mut item in queue {
         item.class = item.class.max(context.class);
         item.untrusted |= context.untrusted;

@@ -12,9 +12,9 @@
 
 pub mod keeper;
 
-use crate::compact::finish::{finish, After, Progress, Quiet};
+use crate::compact::finish::{finish, Finished, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
-use crate::llama::{Client, Llama};
+use crate::llama::{Client, ModelServer};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
@@ -22,6 +22,7 @@ use keeper::Keeper;
 use proto::config::Config;
 use proto::head::Reason;
 use proto::Origin;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why a whole turn was not answered: the turn's own failure, or what happened when
@@ -71,89 +72,97 @@ impl EngineError {
 
 /// Warns, with the fix, when the served chat template cannot make tool calls: a model
 /// behind such a template never reads a file or recalls, and says nothing about why.
-pub fn check_tools(client: &dyn Llama) {
+pub fn check_tools(client: &dyn ModelServer) {
     for line in client.tool_findings() {
         plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
     }
 }
 
 pub struct Engine {
-    cfg: Config,
-    /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
-    client: Box<dyn Llama>,
+    /// What every model call reads.
+    world: World,
     keeper: Keeper,
+}
+
+/// The configuration in force, the model server and the reminders' book: what a model
+/// call reads, lent out as a [`TurnCtx`] by [`World::ctx`], the one place it is built.
+/// Kept apart from the keeper so a call can borrow both at once.
+struct World {
+    /// Shared with the channel, never copied: a reload replaces the whole `Arc`.
+    cfg: Arc<Config>,
+    /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
+    client: Box<dyn ModelServer>,
     /// The reminders' book, for the `remind` tool and `/allow N` of a held reminder.
     reminders: Option<crate::remind::Shared>,
 }
 
-impl Engine {
-    pub fn new(cfg: Config) -> Engine {
-        Engine {
-            client: Box::new(Client::new(&cfg.llama)),
-            keeper: Keeper::new(&cfg),
-            cfg,
-            reminders: None,
-        }
-    }
-
-    /// An engine on another model server than llama.cpp at `llama.url`: the unit tests'
-    /// script.
-    #[cfg(test)]
-    pub fn with_llama(cfg: Config, client: Box<dyn Llama>) -> Engine {
-        Engine {
-            client,
-            keeper: Keeper::new(&cfg),
-            cfg,
-            reminders: None,
-        }
-    }
-
-    /// The engine with the reminders' book the `remind` tool writes to.
-    pub fn with_reminders(mut self, reminders: crate::remind::Shared) -> Engine {
-        self.reminders = Some(reminders);
-        self
-    }
-
-    /// The configuration in force.
-    pub fn cfg(&self) -> &Config {
-        &self.cfg
-    }
-
-    /// What a model call needs, borrowed from the engine.
-    pub fn ctx(&self) -> TurnCtx<'_> {
+impl World {
+    fn ctx(&self) -> TurnCtx<'_> {
         TurnCtx {
             cfg: &self.cfg,
             client: self.client.as_ref(),
             reminders: self.reminders.as_ref(),
         }
     }
+}
+
+impl Engine {
+    /// The engine around the daemon's one llama.cpp client.
+    pub fn new(cfg: Arc<Config>, client: Client) -> Engine {
+        Engine::with_llama(cfg, Box::new(client))
+    }
+
+    /// An engine on any model server: the daemon's client, or the unit tests' script.
+    pub fn with_llama(cfg: Arc<Config>, client: Box<dyn ModelServer>) -> Engine {
+        Engine {
+            keeper: Keeper::new(&cfg),
+            world: World {
+                cfg,
+                client,
+                reminders: None,
+            },
+        }
+    }
+
+    /// The engine with the reminders' book the `remind` tool writes to.
+    pub fn with_reminders(mut self, reminders: crate::remind::Shared) -> Engine {
+        self.world.reminders = Some(reminders);
+        self
+    }
+
+    /// The configuration in force.
+    pub fn cfg(&self) -> &Arc<Config> {
+        &self.world.cfg
+    }
+
+    /// What a model call needs, borrowed from the engine.
+    pub fn ctx(&self) -> TurnCtx<'_> {
+        self.world.ctx()
+    }
 
     /// A reloaded configuration, in force from the next call on. A new server (or new
     /// slots) makes the keeper start from knowing nothing.
-    pub fn reload(&mut self, cfg: Config) {
-        self.client = Box::new(Client::new(&cfg.llama));
-        self.keeper.reload(&self.cfg, &cfg);
-        self.cfg = cfg;
+    pub fn reload(&mut self, cfg: Arc<Config>) {
+        self.world.client.reload(&cfg.llama);
+        self.keeper.reload(&self.world.cfg, &cfg);
+        self.world.cfg = cfg;
     }
 
-    /// A job failed in a way that leaves what the main slot holds unknown (a panic).
-    pub fn forget_slot(&mut self) {
-        self.keeper = Keeper::new(&self.cfg);
+    /// A job panicked: what the main slot holds is unknown now, so the keeper starts
+    /// from knowing nothing.
+    pub fn slot_unknown(&mut self) {
+        self.keeper = Keeper::new(&self.world.cfg);
     }
 
     /// How long the worker may wait for a job before the main slot's idle save is due.
     pub fn idle_timeout(&self) -> Option<Duration> {
-        self.keeper.idle_timeout()
+        self.keeper.idle_timeout(&self.world.cfg)
     }
 
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
     /// saved, for `/status`.
     pub fn save_idle(&mut self) -> Option<crate::status::SlotSave> {
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: self.client.as_ref(),
-            reminders: self.reminders.as_ref(),
-        };
+        let ctx = self.world.ctx();
         self.keeper.save(&ctx)
     }
 
@@ -172,7 +181,7 @@ impl Engine {
             return outcome.map_err(EngineError::Turn);
         };
         match self.finish(session, true, &mut Quiet) {
-            After::Compacted(done) => {
+            Finished::Compacted(done) => {
                 plumbing::info!(
                     "session {}: context full; {done}; asking again in the new epoch",
                     session.id()
@@ -194,10 +203,10 @@ impl Engine {
                     other => other.map_err(EngineError::Turn),
                 }
             }
-            After::Failed(why) => Err(EngineError::CompactFailed { message, why }),
+            Finished::Failed(why) => Err(EngineError::CompactFailed { message, why }),
             // `finish` always compacts after `SessionFull`; should that change, the
             // plain error still reaches the client.
-            After::Kept => Err(EngineError::Turn(TurnError::SessionFull(message))),
+            Finished::Kept => Err(EngineError::Turn(TurnError::SessionFull(message))),
         }
     }
 
@@ -210,17 +219,16 @@ impl Engine {
 
     /// Tells memoryd the session's log grew; a turn that failed still wrote records.
     pub fn nudge(&self, session: &Session) {
-        crate::memory::nudge(self.cfg.memory.socket.clone(), session.id().to_string());
+        crate::memory::nudge(
+            self.world.cfg.memory.socket.clone(),
+            session.id().to_string(),
+        );
     }
 
     /// `/compact`: a compaction of `session` now.
     pub fn compact(&mut self, session: &mut Session) -> Result<Compacted, CompactError> {
         let from = session.epoch();
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: self.client.as_ref(),
-            reminders: self.reminders.as_ref(),
-        };
+        let ctx = self.world.ctx();
         let result = crate::compact::compact_or_note(&ctx, session, Reason::Manual);
         self.compacted(session, from, result.as_ref().ok());
         result
@@ -233,8 +241,8 @@ impl Engine {
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<Result<String, String>, crate::open_session::SessionError> {
-        crate::allow::run(&self.ctx(), session, call, sink)
+    ) -> Result<String, crate::allow::AllowError> {
+        crate::allow::run(&self.world.ctx(), session, call, sink)
     }
 
     /// A forget rewrote the logs or heads of `epochs` of `session` (`crate::forget`):
@@ -242,29 +250,26 @@ impl Engine {
     /// emptied, so the next turn reads its prompt from the rewritten files. Returns what
     /// was done to the slots, in words.
     pub fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: self.client.as_ref(),
-            reminders: self.reminders.as_ref(),
-        };
+        let ctx = self.world.ctx();
         self.keeper.forgotten(&ctx, session, epochs)
     }
 
     /// Steps 1 and 2 after a turn (`compact::finish`), with the slot bookkeeping that
     /// follows: the summary call ran on the main slot, and an ended epoch's saved file
     /// is stale.
-    fn finish(&mut self, session: &mut Session, full: bool, progress: &mut dyn Progress) -> After {
+    fn finish(
+        &mut self,
+        session: &mut Session,
+        full: bool,
+        progress: &mut dyn Progress,
+    ) -> Finished {
         let from = session.epoch();
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: self.client.as_ref(),
-            reminders: self.reminders.as_ref(),
-        };
+        let ctx = self.world.ctx();
         let after = finish(&ctx, session, full, progress);
         match &after {
-            After::Compacted(done) => self.compacted(session, from, Some(done)),
-            After::Failed(_) => self.compacted(session, from, None),
-            After::Kept => {}
+            Finished::Compacted(done) => self.compacted(session, from, Some(done)),
+            Finished::Failed(_) => self.compacted(session, from, None),
+            Finished::Kept => {}
         }
         after
     }
@@ -275,11 +280,7 @@ impl Engine {
     fn compacted(&mut self, session: &Session, from: u64, done: Option<&Compacted>) {
         self.keeper.main_used(session.id(), from);
         if let Some(done) = done {
-            let ctx = TurnCtx {
-                cfg: &self.cfg,
-                client: self.client.as_ref(),
-                reminders: self.reminders.as_ref(),
-            };
+            let ctx = self.world.ctx();
             self.keeper.epoch_ended(&ctx, session.id(), done.from);
         }
     }
@@ -293,18 +294,14 @@ impl Engine {
         origin: Origin,
         sink: &mut dyn Sink,
     ) -> Result<TurnDone, TurnError> {
-        let ctx = TurnCtx {
-            cfg: &self.cfg,
-            client: self.client.as_ref(),
-            reminders: self.reminders.as_ref(),
-        };
+        let ctx = self.world.ctx();
         if self.keeper.before_turn(&ctx, session.id(), session.epoch()) {
             // A restarted server may serve another model or template.
-            check_tools(self.client.as_ref());
+            check_tools(ctx.client);
         }
         let outcome = run_turn(&ctx, session, text, origin, sink);
         self.keeper
-            .after_turn(session.id(), session.epoch(), &outcome);
+            .after_turn(ctx.cfg, session.id(), session.epoch(), &outcome);
         outcome
     }
 }

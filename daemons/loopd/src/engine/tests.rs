@@ -1,4 +1,4 @@
-//! The engine's rules (docs/turn.md) with no server and no thread: a scripted `Llama`
+//! The engine's rules (docs/turn.md) with no server and no thread: a scripted `ModelServer`
 //! answers each model call in order and records what it was asked, and the session's
 //! files are real, in a temporary directory.
 
@@ -24,6 +24,8 @@ struct Script {
     asked: Arc<Mutex<Vec<String>>>,
     /// Spans this model's tokenizer reads as special tokens; none: it cannot be asked.
     specials: Arc<Mutex<Vec<String>>>,
+    /// What the client learnt of them, as `llama::Client` keeps it.
+    learnt: Arc<crate::llama::tokenize::Specials>,
 }
 
 impl Script {
@@ -37,9 +39,15 @@ impl Script {
     }
 }
 
-impl Llama for Script {
-    fn base_url(&self) -> &str {
-        "http://127.0.0.1:9"
+impl ModelServer for Script {
+    fn base_url(&self) -> String {
+        "http://127.0.0.1:9".into()
+    }
+
+    fn reload(&self, _: &proto::config::Llama) {}
+
+    fn specials(&self) -> &crate::llama::tokenize::Specials {
+        &self.learnt
     }
 
     fn model_path(&self) -> Option<String> {
@@ -184,7 +192,7 @@ fn rig() -> Rig {
     std::fs::create_dir_all(cfg.sessions_dir()).unwrap();
     let session = session(&cfg.sessions_dir());
     let script = Script::default();
-    let engine = Engine::with_llama(cfg, Box::new(script.clone()));
+    let engine = Engine::with_llama(Arc::new(cfg), Box::new(script.clone()));
     Rig {
         _dir: dir,
         engine,
@@ -401,4 +409,24 @@ fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logge
         logged.contains(&format!("<{}file_sep>", proto::neutralise::BREAKER)),
         "{logged}"
     );
+}
+
+/// Regression: what one server's model was found to read as special tokens was kept
+/// process-wide, so every other client (another server, another model's script) broke
+/// those spans too, and a client's cache could not be told apart from the process's.
+/// The cache is the client's own.
+#[test]
+fn special_tokens_learnt_by_one_client_stay_with_that_client() {
+    use crate::llama::tokenize::neutralise_for_model;
+    let token = format!("<{}>", "file_sep");
+    let text = format!("a page holding {token} once");
+    let taught = Script::default();
+    taught.specials.lock().unwrap().push(token.clone());
+    assert!(!neutralise_for_model(&taught, &text).contains(&token));
+    // Another client, whose server cannot be asked, knows nothing of it.
+    let other = Script::default();
+    assert_eq!(neutralise_for_model(&other, &text), text);
+    // The taught client still breaks it once its server stops answering.
+    taught.specials.lock().unwrap().clear();
+    assert!(!neutralise_for_model(&taught, &text).contains(&token));
 }

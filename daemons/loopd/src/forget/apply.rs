@@ -4,11 +4,11 @@
 //! leaves each one either as it was or as it should be, and applying a plan again gives
 //! the same files: that is how a removal cut short is finished.
 
-use super::find::{read_log, whole_lines};
 use super::plan::{LogEdit, Plan};
 use super::ForgetError;
 use crate::testhook::abort_at;
 use proto::head::log_file_name;
+use sessions::rewrite::Rewrite;
 use std::path::Path;
 
 /// Writes `plan` and then makes every change it names to the session under
@@ -39,35 +39,37 @@ pub fn files(sessions_dir: &Path, plan: &Plan) -> Result<(), ForgetError> {
     Ok(())
 }
 
-/// The log of `edit.epoch` with each named line replaced by its `forgotten` record. Every other byte
-/// (other records, a torn tail) is kept as it was.
+/// The log of `edit.epoch` with each named line replaced by its `forgotten` record, through
+/// `sessions::rewrite`: every other byte (other records, a torn tail) is kept as it was,
+/// and a log already so is left alone.
 fn rewrite_log(dir: &Path, time: &str, edit: &LogEdit) -> Result<(), ForgetError> {
     let name = log_file_name(edit.epoch);
-    let path = dir.join(&name);
-    let bytes = read_log(&path)?;
-    let mut out = Vec::with_capacity(bytes.len());
+    let moved = |line| ForgetError::Moved {
+        path: dir.join(&name),
+        line,
+    };
     let mut edits = edit.lines.iter().peekable();
-    let mut kept = 0usize;
-    for (line, raw) in (0u64..).zip(whole_lines(&bytes)) {
-        kept += raw.len();
+    let Some(mut log) = Rewrite::open(dir, &name)? else {
+        return match edits.next() {
+            Some(e) => Err(moved(e.line)),
+            None => Ok(()),
+        };
+    };
+    while let Some(seen) = log.next_record()? {
         match edits.peek() {
-            Some(e) if e.line == line => {
-                out.extend_from_slice(e.note_line(time).as_bytes());
+            Some(e) if e.line == seen.line => {
+                log.replace(&e.note_line(time))?;
                 edits.next();
             }
-            _ => out.extend_from_slice(raw),
+            // A named line that was not a record: the log changed under the plan.
+            Some(e) if e.line < seen.line => return Err(moved(e.line)),
+            _ => log.keep()?,
         }
     }
+    // Dropped unwritten when a named line is missing: the log stays as it was.
     if let Some(e) = edits.next() {
-        return Err(ForgetError::Moved { path, line: e.line });
+        return Err(moved(e.line));
     }
-    // A torn tail is not a record; it is kept for the next open to cut, as it would be.
-    out.extend_from_slice(&bytes[kept..]);
-    if out == bytes {
-        return Ok(());
-    }
-    let tmp = sessions::atomic::write_temp(dir, &name, &out)?;
-    sessions::atomic::rename_into_place(dir, &tmp, &name)?;
-    sessions::atomic::sync_dir(dir)?;
+    log.commit()?;
     Ok(())
 }

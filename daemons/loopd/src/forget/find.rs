@@ -8,8 +8,7 @@
 use super::ForgetError;
 use proto::head::log_file_name;
 use proto::{DataClass, Label, Record, SessionId};
-use sessions::lines::open_regular;
-use std::io::Read;
+use sessions::lines::{Line, LineReader};
 use std::path::Path;
 
 /// Where a found text lives.
@@ -137,27 +136,6 @@ pub fn record_holds(record: &Record, query: &str) -> bool {
         || decoded_arguments(record).iter().any(|t| holds(t, query))
 }
 
-/// The whole lines of an epoch log, each with its newline; a last line without one (a
-/// torn tail) is left out, as every reader of the logs leaves it.
-pub fn whole_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes
-        .split_inclusive(|b| *b == b'\n')
-        .filter(|l| l.ends_with(b"\n"))
-}
-
-/// Reads a log whole (non-blocking, regular files only); a missing log is empty.
-pub fn read_log(path: &Path) -> Result<Vec<u8>, ForgetError> {
-    let mut file = match open_regular(std::fs::OpenOptions::new().read(true), path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(super::io("open", path)(e)),
-    };
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(super::io("read", path))?;
-    Ok(bytes)
-}
-
 /// Everything on the box under `sessions_dir` that holds `query`: every session, by name,
 /// each in the order written. The owner's words are labelled `owner_class`.
 pub fn find_all(
@@ -207,20 +185,23 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                 call: None,
             });
         }
-        let bytes = read_log(&dir.join(log_file_name(epoch)))?;
-        let mut offset = 0u64;
+        // Read as every reader of the logs reads them (`sessions::lines`): one bounded
+        // line at a time, never a torn tail.
+        let Some(mut reader) = LineReader::open(&dir.join(log_file_name(epoch)), 0, 0)? else {
+            continue;
+        };
         // The epoch's context label as each record was read under it, by the one rule
         // loopd and memoryd keep it by.
         let mut rolling = head.carry_label;
-        for (line, raw) in (0u64..).zip(whole_lines(&bytes)) {
-            let at = offset;
-            offset += raw.len() as u64;
-            // A line that is not a record holds nothing the model or memoryd ever read.
-            let Ok(record) = std::str::from_utf8(raw)
-                .map_err(|_| ())
-                .and_then(|s| Record::from_line(s.trim_end_matches('\n')).map_err(|_| ()))
-            else {
-                continue;
+        loop {
+            let line = reader.lines();
+            let (at, len, record) = match reader.next_line() {
+                Ok(Line::Record { at, len, record }) => (at, len, record),
+                Ok(Line::Torn { .. } | Line::End) => break,
+                // A line that is not a record holds nothing the model or memoryd ever
+                // read; the reader has passed it.
+                Err(sessions::Error::BadLine { .. }) => continue,
+                Err(e) => return Err(e.into()),
             };
             rolling = proto::record::context_label_after(rolling, &record, owner_class);
             if record_holds(&record, query) {
@@ -231,7 +212,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     time: record.time().to_string(),
                     text: texts(&record).join("\n"),
                     offset: at,
-                    len: raw.len() as u64,
+                    len,
                     label: rolling,
                     call: record.call(),
                 });

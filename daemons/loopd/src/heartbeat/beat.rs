@@ -5,9 +5,10 @@
 //! and it may turn out to be only `HEARTBEAT_OK`; it is returned unrendered, and only the
 //! channel turns it into reply-block bytes (`channel::unasked`).
 
-use super::{ack, PROMPT};
+use super::ack;
 use crate::engine::Engine;
 use crate::open_session::Session;
+use crate::prompts::{self, Prompt};
 use crate::turn::Sink;
 use proto::{DataClass, Origin, SessionId};
 use std::sync::Arc;
@@ -49,21 +50,17 @@ pub enum Beat {
 /// Runs one heartbeat in `session` and says what to deliver, and whether the turn was
 /// answered (so its after-turn work is due; the worker runs it after delivering).
 pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
-    let path = engine.cfg().prompt_path(PROMPT);
-    let text = match plumbing::bounded::read_text(&path, crate::MAX_PROMPT_BYTES) {
+    let text = match prompts::read(engine.cfg(), Prompt::Heartbeat) {
         Ok(text) if !text.trim().is_empty() => text,
         Ok(_) => {
             plumbing::error!(
                 "heartbeat: {} is empty; no heartbeat this time",
-                path.display()
+                Prompt::Heartbeat.path(engine.cfg()).display()
             );
             return (Beat::Quiet, false);
         }
         Err(e) => {
-            plumbing::error!(
-                "heartbeat: cannot read {}: {e}; no heartbeat this time",
-                path.display()
-            );
+            plumbing::error!("heartbeat: cannot read {e}; no heartbeat this time");
             return (Beat::Quiet, false);
         }
     };
@@ -91,7 +88,7 @@ pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     let beat = Beat::Deliver {
         session: id,
         reply: Arc::new(sink.reply),
-        class: session.label().class,
+        class: session.label(engine.cfg().channel.owner_class).class,
     };
     (beat, true)
 }

@@ -28,9 +28,6 @@ use proto::config::Config;
 use proto::SessionId;
 use std::time::{Duration, Instant};
 
-/// The prompt beside `baseline.system` that is a heartbeat's text.
-pub const PROMPT: &str = "heartbeat.md";
-
 /// The longest period honoured. A longer `every_s` is as good as off for a daemon that
 /// restarts with the machine, and capping it keeps `Instant` arithmetic from overflowing
 /// (which would panic the poll loop) on an absurd value the config accepts.

@@ -16,7 +16,41 @@ use proto::head::log_file_name;
 use proto::record::context_label_after;
 use proto::{DataClass, Label};
 use sessions::lines::{Line, LineReader};
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Why a message's context label could not be read from the logs.
+#[derive(Debug)]
+pub enum LabelError {
+    /// A head or log could not be read (the error names the file).
+    Files(sessions::Error),
+    /// The epoch's log is not there.
+    Missing { path: PathBuf },
+    /// The log ends (or is torn) before the message.
+    Short { path: PathBuf, end: u64, at: u64 },
+}
+
+impl fmt::Display for LabelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LabelError::Files(e) => e.fmt(f),
+            LabelError::Missing { path } => write!(f, "log {} is missing", path.display()),
+            LabelError::Short { path, end, at } => write!(
+                f,
+                "log {} ends at byte {end}, before the message at {at}",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LabelError {}
+
+impl From<sessions::Error> for LabelError {
+    fn from(e: sessions::Error) -> LabelError {
+        LabelError::Files(e)
+    }
+}
 
 /// The classes that decide what may be posted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,31 +84,31 @@ impl Labeller {
     }
 
     /// The context label in `epoch` just before the record whose line starts at `offset`.
-    pub fn context_at(&mut self, epoch: u64, offset: u64) -> Result<Label, String> {
+    pub fn context_at(&mut self, epoch: u64, offset: u64) -> Result<Label, LabelError> {
         let (from, mut label) = match self.at {
             Some((e, o, l)) if e == epoch && o <= offset => (o, l),
             _ => {
-                let head = sessions::head::read(&self.dir, epoch).map_err(|e| e.to_string())?;
+                let head = sessions::head::read(&self.dir, epoch)?;
                 (0, head.carry_label)
             }
         };
         let path = self.dir.join(log_file_name(epoch));
         // The reader counts lines only for its error messages; the count from `from` on
         // is unknown here and not needed, since every error names the byte offset too.
-        let mut reader = LineReader::open(&path, from, 0)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("log {} is missing", path.display()))?;
+        let Some(mut reader) = LineReader::open(&path, from, 0)? else {
+            return Err(LabelError::Missing { path });
+        };
         while reader.pos() < offset {
-            match reader.next_line().map_err(|e| e.to_string())? {
+            match reader.next_line()? {
                 Line::Record { record, .. } => {
                     label = context_label_after(label, &record, self.owner);
                 }
                 Line::Torn { .. } | Line::End => {
-                    return Err(format!(
-                        "log {} ends at byte {}, before the message at {offset}",
-                        path.display(),
-                        reader.pos()
-                    ))
+                    return Err(LabelError::Short {
+                        end: reader.pos(),
+                        path,
+                        at: offset,
+                    })
                 }
             }
         }

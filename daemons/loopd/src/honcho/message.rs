@@ -6,7 +6,7 @@
 //! as several messages in order, so nothing is refused for its length.
 
 use super::cursor::Cursor;
-use super::label::Labeller;
+use super::label::{LabelError, Labeller};
 use super::scan::{Scan, Turn};
 use proto::Origin;
 use proto::{DataClass, Label};
@@ -136,7 +136,7 @@ fn split(text: &str, max_chars: usize) -> Vec<String> {
 
 /// The next batch and the cursor to store once Honcho holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct NextBatch {
     pub batch: Vec<Outgoing>,
     /// `ends[i]`: the cursor to store once Honcho holds `batch[..=i]`, for when only part
     /// of a batch goes through (a message refused on its own).
@@ -146,7 +146,7 @@ pub struct Plan {
 
 /// What may be posted, and how: the labeller reading the logs, `honcho.max_class`, and
 /// the most characters a message may hold.
-pub struct Gate<'a> {
+pub struct PostRules<'a> {
     pub labels: &'a mut Labeller,
     pub max_class: DataClass,
     pub max_chars: usize,
@@ -156,12 +156,12 @@ pub struct Gate<'a> {
 /// label is above `honcho.max_class`. Either way the cursor moves past it.
 enum Item {
     Post(Outgoing),
-    Held { id: String, label: Label },
+    Withheld { id: String, label: Label },
 }
 
 /// The labels of a turn's messages, in [`turn_messages`]' order: the owner's words, then
 /// the answer under the context it was written in.
-fn turn_labels(turn: &Turn, labels: &mut Labeller) -> Result<[Label; 2], String> {
+fn turn_labels(turn: &Turn, labels: &mut Labeller) -> Result<[Label; 2], LabelError> {
     Ok([
         labels.owner_label(),
         labels.context_at(turn.epoch, turn.answer.offset)?,
@@ -175,8 +175,8 @@ fn pending(
     scan: &Scan,
     from: &Cursor,
     peers: &Peers,
-    gate: &mut Gate<'_>,
-) -> Result<Vec<(Item, Cursor)>, String> {
+    gate: &mut PostRules<'_>,
+) -> Result<Vec<(Item, Cursor)>, LabelError> {
     let mut out = Vec::new();
     for turn in &scan.turns {
         let messages = turn_messages(session, turn, peers, gate.max_chars);
@@ -214,7 +214,7 @@ fn pending(
                 labels[1]
             };
             let item = if label.class > gate.max_class {
-                Item::Held { id: m.id, label }
+                Item::Withheld { id: m.id, label }
             } else {
                 Item::Post(m)
             };
@@ -233,8 +233,8 @@ pub fn plan(
     from: &Cursor,
     peers: &Peers,
     max: usize,
-    gate: &mut Gate<'_>,
-) -> Result<Plan, String> {
+    gate: &mut PostRules<'_>,
+) -> Result<NextBatch, LabelError> {
     let all = pending(session, scan, from, peers, gate)?;
     let mut batch = Vec::new();
     let mut ends = Vec::new();
@@ -243,7 +243,7 @@ pub fn plan(
         match item {
             // The batch is full: the cursor rests just past the last message it passed.
             Item::Post(_) if batch.len() == max => {
-                return Ok(Plan {
+                return Ok(NextBatch {
                     batch,
                     ends,
                     after: last,
@@ -253,7 +253,7 @@ pub fn plan(
                 batch.push(m);
                 ends.push(cursor);
             }
-            Item::Held { id, label } => plumbing::notice!(
+            Item::Withheld { id, label } => plumbing::notice!(
                 "honcho: session {session}: message {id} is {label}, above honcho.max_class ({}); it is passed over for good, not posted",
                 gate.max_class
             ),
@@ -261,7 +261,7 @@ pub fn plan(
         last = cursor;
     }
     // Everything found is passed, so the cursor may move on to where the scan rested.
-    Ok(Plan {
+    Ok(NextBatch {
         batch,
         ends,
         after: scan.rest,
@@ -275,8 +275,8 @@ pub fn count_pending(
     scan: &Scan,
     from: &Cursor,
     peers: &Peers,
-    gate: &mut Gate<'_>,
-) -> Result<usize, String> {
+    gate: &mut PostRules<'_>,
+) -> Result<usize, LabelError> {
     Ok(pending(session, scan, from, peers, gate)?
         .iter()
         .filter(|(item, _)| matches!(item, Item::Post(_)))

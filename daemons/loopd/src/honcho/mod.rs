@@ -49,6 +49,8 @@ mod message;
 pub mod moved;
 mod names;
 pub mod pause;
+mod peer;
+mod refused;
 mod scan;
 mod status;
 mod sync;
@@ -71,6 +73,7 @@ pub use sync::AfterPost;
 
 use message::Peers;
 use pause::{Gate, Paused};
+use peer::PeerSetup;
 use plumbing::backoff::Backoff;
 use proto::config::Config;
 use proto::SessionId;
@@ -81,7 +84,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use sync::{Ctx, Failure, Outcome, PeerSetup, SessionSync};
+use sync::{Ctx, Outcome, RoundFailure, SessionSync};
 
 /// The first wait after a failure. Short, so a blip costs little delay.
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
@@ -378,13 +381,13 @@ struct Slot {
     next_try: Instant,
     backoff: Backoff,
     /// Set while the session's reports are held back.
-    held: Option<Held>,
+    held: Option<HeldBack>,
 }
 
 /// A session whose reports are held back.
-struct Held {
+struct HeldBack {
     since: Instant,
-    failure: Failure,
+    failure: RoundFailure,
     /// Messages waiting, as last counted.
     backlog: u64,
 }
@@ -492,7 +495,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared, token: &std:
                         );
                     }
                     let since = slot.held.as_ref().map_or_else(Instant::now, |h| h.since);
-                    slot.held = Some(Held {
+                    slot.held = Some(HeldBack {
                         since,
                         backlog: backlog
                             .or(slot.held.as_ref().map(|h| h.backlog))

@@ -9,7 +9,7 @@
 //! place, unless Honcho said it is too long: then texts are cut smaller from then on and
 //! it is sent again. Every other answer — 401 and 403 (a token expired, rotated or scoped
 //! wrongly), 409 (a creation race in Honcho), 429, 5xx, no answer — holds the batch: the
-//! round ends as a [`Failure`] and is tried again after a backoff, so turns made meanwhile
+//! round ends as a [`RoundFailure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
 //!
 //! **When loopd cannot know whether Honcho took a batch** (at start, since a `kill -9` may
@@ -25,8 +25,10 @@
 use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
 use super::label::{Classes, Labeller};
-use super::message::{self, Outgoing, Peers, Plan, MAX_BATCH, MIN_MESSAGE_CHARS};
+use super::message::{self, NextBatch, Peers, MAX_BATCH};
 use super::pause::Gate;
+use super::peer::{self, PeerSetup};
+use super::refused::{rejection_line, sort_rejection, Rejection};
 use super::scan;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,16 +71,6 @@ pub enum AfterPost {
     Abort,
 }
 
-/// Whether the assistant's peer has been set up with `observe_me: false`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PeerSetup {
-    /// Not yet: tried before the next batch.
-    Pending,
-    /// Honcho refused to change the peer; warned once, tried again before each batch.
-    Refused,
-    Done,
-}
-
 /// What the reporter thread shares across sessions. Only that thread uses it, so the
 /// cells need no lock.
 pub struct Ctx {
@@ -110,7 +102,7 @@ pub struct Ctx {
 /// Why a round stopped before everything finished was reported. Nothing was dropped: the
 /// round is tried again after a backoff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct RoundFailure {
     /// The kind of failure (`HTTP 401`, `no answer`, `files`): a warning is logged when a
     /// session's kind changes, not at every retry.
     pub kind: String,
@@ -119,17 +111,17 @@ pub struct Failure {
     pub retry_after: Option<Duration>,
 }
 
-impl Failure {
-    fn local(message: String) -> Failure {
-        Failure {
+impl RoundFailure {
+    fn local(message: String) -> RoundFailure {
+        RoundFailure {
             kind: "files".into(),
             message,
             retry_after: None,
         }
     }
 
-    fn call(e: &CallError) -> Failure {
-        Failure {
+    fn call(e: &CallError) -> RoundFailure {
+        RoundFailure {
             kind: e.kind(),
             message: e.to_string(),
             retry_after: match e {
@@ -146,7 +138,7 @@ pub enum Outcome {
     /// Everything finished so far is reported; `posted` messages went out this round.
     Idle { posted: usize },
     /// Something failed that may heal by itself; try again after a backoff.
-    Retry(Failure),
+    Retry(RoundFailure),
     /// The reporter is stopping, or the test hook asked the thread to end.
     Exit,
     /// A pause was asked for: the round ends between requests and is run again after it.
@@ -175,51 +167,6 @@ enum Posted {
     /// the batch is planned again from the cursor. The count is what went out before.
     Recut(usize),
     Halted(Outcome),
-}
-
-/// Why Honcho refused one message on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// Too long: cut texts to at most this many characters and send it again.
-    TooLong(usize),
-    /// Something in the message itself: pass it over.
-    Message,
-    /// Not about the message (the refusal names no field of it): hold and retry, since
-    /// passing over would drop every message after it as well.
-    Request,
-}
-
-/// Sorts a 413 or 422 for one message of `len` characters. Honcho's 422 for a request body
-/// is FastAPI's `{"detail": [{"type", "loc", "msg", …}]}`; a content over its
-/// `MAX_MESSAGE_SIZE` has type `string_too_long` and says "at most N characters". Its own
-/// validation errors (`{"detail": "…"}`, a string) concern names and peers, not one text.
-pub fn sort_refusal(status: u16, body: &str, len: usize) -> Refusal {
-    if status == 413 || body.contains("string_too_long") {
-        let said = stated_limit(body).filter(|&n| n < len);
-        let limit = said.unwrap_or(len / 2);
-        return if limit >= MIN_MESSAGE_CHARS {
-            Refusal::TooLong(limit)
-        } else {
-            Refusal::Message
-        };
-    }
-    let compact: String = body
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .take(16)
-        .collect();
-    if compact.starts_with("{\"detail\":[") {
-        Refusal::Message
-    } else {
-        Refusal::Request
-    }
-}
-
-/// The N of "at most N characters" in a validation answer.
-fn stated_limit(body: &str) -> Option<usize> {
-    let rest = &body[body.find("at most ")? + "at most ".len()..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 /// What the reporter keeps in memory about one session. It can all be thrown away: the
@@ -295,15 +242,15 @@ impl SessionSync {
         Some(count.min(MAX_BACKLOG_COUNT))
     }
 
-    fn gate<'a>(&self, ctx: &Ctx, labels: &'a mut Labeller) -> message::Gate<'a> {
-        message::Gate {
+    fn gate<'a>(&self, ctx: &Ctx, labels: &'a mut Labeller) -> message::PostRules<'a> {
+        message::PostRules {
             labels,
             max_class: ctx.classes.max,
             max_chars: ctx.max_chars.get(),
         }
     }
 
-    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, Failure> {
+    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, RoundFailure> {
         let name = self.name.clone();
         let cursor_path = cursor::path(&ctx.state_dir, &name);
         let dir = ctx.state_dir.join("sessions").join(&name);
@@ -317,7 +264,7 @@ impl SessionSync {
         // then it reloads this session.
         if let Some(plan) = (ctx.rewriting)(&ctx.state_dir, &name) {
             self.cursor = None;
-            return Err(Failure {
+            return Err(RoundFailure {
                 kind: "forget".into(),
                 message: format!(
                     "a forget of this session is not finished ({}); reports wait until loopd finishes it",
@@ -329,7 +276,7 @@ impl SessionSync {
         let mut cur = match self.cursor {
             Some(c) => c,
             None => cursor::load(&cursor_path)
-                .map_err(|e| Failure::local(e.to_string()))?
+                .map_err(|e| RoundFailure::local(e.to_string()))?
                 .unwrap_or_default(),
         };
         self.cursor = Some(cur);
@@ -345,11 +292,11 @@ impl SessionSync {
             if let Some(o) = halt(ctx) {
                 return Ok(o);
             }
-            let found =
-                scan::scan(&dir, cur, MAX_SCAN_TURNS).map_err(|e| Failure::local(e.to_string()))?;
+            let found = scan::scan(&dir, cur, MAX_SCAN_TURNS)
+                .map_err(|e| RoundFailure::local(e.to_string()))?;
             let mut gate = self.gate(ctx, &mut labels);
             let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)
-                .map_err(Failure::local)?;
+                .map_err(|e| RoundFailure::local(e.to_string()))?;
             if plan.batch.is_empty() {
                 // Nothing waits, so nothing can have been in flight.
                 self.doubt = Doubt::Sure;
@@ -370,13 +317,14 @@ impl SessionSync {
                 cur = plan.after;
                 continue;
             }
-            setup_peer(ctx)?;
+            peer::setup(&ctx.client, &ctx.peers.assistant, &ctx.peer_setup)
+                .map_err(|e| RoundFailure::call(&e))?;
             match self.post_plan(ctx, &target, &cursor_path, &plan)? {
                 Posted::All(n) => {
                     posted += n;
                     self.save(&cursor_path, plan.after)?;
                     cur = plan.after;
-                    retry_refused_peer(ctx);
+                    peer::retry_refused(&ctx.client, &ctx.peers.assistant, &ctx.peer_setup);
                 }
                 Posted::Recut(n) => {
                     posted += n;
@@ -395,8 +343,8 @@ impl SessionSync {
         ctx: &Ctx,
         target: &str,
         cursor_path: &Path,
-        plan: &Plan,
-    ) -> Result<Posted, Failure> {
+        plan: &NextBatch,
+    ) -> Result<Posted, RoundFailure> {
         let name = self.name.clone();
         let n = plan.batch.len();
         let mut posted = 0;
@@ -438,8 +386,8 @@ impl SessionSync {
                     retry_after,
                 }) => {
                     let m = &plan.batch[a];
-                    match sort_refusal(status, &body, m.content.chars().count()) {
-                        Refusal::TooLong(limit) => {
+                    match sort_rejection(status, &body, m.content.chars().count()) {
+                        Rejection::TooLong(limit) => {
                             plumbing::warn!(
                                 "honcho: session {name}: Honcho refused message {} ({} characters) as too long; texts are cut to {limit} characters from now on",
                                 m.id,
@@ -448,14 +396,14 @@ impl SessionSync {
                             ctx.max_chars.set(limit.min(ctx.max_chars.get()));
                             return Ok(Posted::Recut(posted));
                         }
-                        Refusal::Message => {
-                            plumbing::warn!("{}", refusal_line(&name, m, status, &body));
+                        Rejection::Message => {
+                            plumbing::warn!("{}", rejection_line(&name, m, status, &body));
                             if b < n {
                                 self.save(cursor_path, plan.ends[a])?;
                             }
                         }
-                        Refusal::Request => {
-                            return Err(Failure::call(&CallError::Status {
+                        Rejection::Request => {
+                            return Err(RoundFailure::call(&CallError::Status {
                                 status,
                                 body,
                                 retry_after,
@@ -469,17 +417,17 @@ impl SessionSync {
                     if e.outcome_unknown() {
                         self.doubt = Doubt::Unknown { answered: None };
                     }
-                    return Err(Failure::call(&e));
+                    return Err(RoundFailure::call(&e));
                 }
             }
         }
         Ok(Posted::All(posted))
     }
 
-    fn save(&mut self, path: &Path, c: Cursor) -> Result<(), Failure> {
+    fn save(&mut self, path: &Path, c: Cursor) -> Result<(), RoundFailure> {
         if let Err(e) = cursor::store(path, &c) {
             self.doubt = Doubt::Unknown { answered: None };
-            return Err(Failure::local(e.to_string()));
+            return Err(RoundFailure::local(e.to_string()));
         }
         self.cursor = Some(c);
         Ok(())
@@ -493,14 +441,14 @@ impl SessionSync {
         &mut self,
         ctx: &Ctx,
         target: &str,
-        plan: Plan,
+        plan: NextBatch,
         answered: Option<Instant>,
-    ) -> Result<Result<Plan, Duration>, Failure> {
+    ) -> Result<Result<NextBatch, Duration>, RoundFailure> {
         let name = self.name.clone();
         let recent = ctx
             .client
             .recent(target, &name)
-            .map_err(|e| Failure::call(&e))?;
+            .map_err(|e| RoundFailure::call(&e))?;
         let now = Instant::now();
         let since = answered.unwrap_or(now);
         self.doubt = Doubt::Unknown {
@@ -526,7 +474,7 @@ impl SessionSync {
                 );
             }
         }
-        let mut kept = Plan {
+        let mut kept = NextBatch {
             batch: Vec::new(),
             ends: Vec::new(),
             after: plan.after,
@@ -549,57 +497,4 @@ impl SessionSync {
         self.doubt = Doubt::Sure;
         Ok(Ok(kept))
     }
-}
-
-/// Sets the assistant's peer to `observe_me: false` before the first batch. A refusal
-/// (a token limited to one session may not change peers) does not hold reports back: it
-/// is warned about once and tried again after later batches Honcho took
-/// ([`retry_refused_peer`]), never before a retry, so a retry is one request. No answer
-/// or a busy Honcho ends the round, as the post would.
-fn setup_peer(ctx: &Ctx) -> Result<(), Failure> {
-    if ctx.peer_setup.get() != PeerSetup::Pending {
-        return Ok(());
-    }
-    peer_request(ctx)
-}
-
-/// After a batch Honcho took: the peer set-up it refused before is tried again, quietly.
-fn retry_refused_peer(ctx: &Ctx) {
-    if ctx.peer_setup.get() == PeerSetup::Refused {
-        let _ = peer_request(ctx);
-    }
-}
-
-fn peer_request(ctx: &Ctx) -> Result<(), Failure> {
-    let state = ctx.peer_setup.get();
-    match ctx.client.unobserved_peer(&ctx.peers.assistant) {
-        Ok(()) => {
-            ctx.peer_setup.set(PeerSetup::Done);
-            Ok(())
-        }
-        Err(e @ CallError::Status { status, .. })
-            if (400..500).contains(&status) && !matches!(status, 408 | 409 | 429) =>
-        {
-            if state == PeerSetup::Pending {
-                plumbing::warn!(
-                    "honcho: cannot set observe_me false on peer {} ({e}); Honcho's deriver keeps observing the assistant's words until it can",
-                    ctx.peers.assistant
-                );
-                ctx.peer_setup.set(PeerSetup::Refused);
-            }
-            Ok(())
-        }
-        Err(e) => Err(Failure::call(&e)),
-    }
-}
-
-/// The log line for a message Honcho refused on its own. It names the message by its id
-/// (session, epoch, byte offset of its record, side), so the owner can find it in the logs,
-/// and Honcho's answer by its kind and length: the answer echoes the message's text.
-pub fn refusal_line(session: &str, m: &Outgoing, status: u16, body: &str) -> String {
-    format!(
-        "honcho: session {session}: Honcho refused message {} with HTTP {status} ({}); it is passed over for good and the others go on",
-        m.id,
-        super::client::body_kind(body)
-    )
 }

@@ -325,23 +325,26 @@ fn while_reports_are_held_back_status_counts_what_waits_and_since_when() {
 
 #[test]
 fn refusals_of_one_message_are_sorted_by_what_honcho_said() {
-    use sync::{sort_refusal, Refusal};
+    use refused::{sort_rejection, Rejection};
     let too_long = r#"{"detail":[{"type":"string_too_long","loc":["body","messages",0,"content"],"msg":"String should have at most 10000 characters","input":"xxxx"#;
     assert_eq!(
-        sort_refusal(422, too_long, 25_000),
-        Refusal::TooLong(10_000)
+        sort_rejection(422, too_long, 25_000),
+        Rejection::TooLong(10_000)
     );
     // A stated limit no shorter than the piece says nothing useful: halve.
-    assert_eq!(sort_refusal(422, too_long, 9000), Refusal::TooLong(4500));
-    assert_eq!(sort_refusal(413, "", 2000), Refusal::TooLong(1000));
     assert_eq!(
-        sort_refusal(413, "", 300),
-        Refusal::Message,
+        sort_rejection(422, too_long, 9000),
+        Rejection::TooLong(4500)
+    );
+    assert_eq!(sort_rejection(413, "", 2000), Rejection::TooLong(1000));
+    assert_eq!(
+        sort_rejection(413, "", 300),
+        Rejection::Message,
         "too small to cut"
     );
     let field =
         r#"{"detail": [{"type":"datetime_parsing","loc":["body","messages",0,"created_at"]}]}"#;
-    assert_eq!(sort_refusal(422, field, 10), Refusal::Message);
+    assert_eq!(sort_rejection(422, field, 10), Rejection::Message);
     let own = r#"{"detail":"Peer name(s) ['x'] are scopes."}"#;
-    assert_eq!(sort_refusal(422, own, 10), Refusal::Request);
+    assert_eq!(sort_rejection(422, own, 10), Rejection::Request);
 }

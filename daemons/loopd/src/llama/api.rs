@@ -1,16 +1,21 @@
-//! `Llama`: everything loopd asks of its model server, as one trait. The daemon's is
+//! `ModelServer`: everything loopd asks of its model server, as one trait. The daemon's is
 //! [`Client`] (HTTP to llama.cpp); the engine's unit tests script answers instead, so the
 //! turn's rules (the tool loop, a cut answer, compaction after a full context, a failure
 //! the same request would meet again) are checked with no server and no thread.
 
+use super::tokenize::Specials;
 use super::{
     ChatRequest, Client, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
 };
 
-pub trait Llama: Send {
-    /// Where the server is, for log lines and for the rules that depend on the model
-    /// served there (its special tokens).
-    fn base_url(&self) -> &str;
+pub trait ModelServer: Send {
+    /// Where the server is, for log lines.
+    fn base_url(&self) -> String;
+    /// A reloaded `[llama]`, in force from the next call on.
+    fn reload(&self, cfg: &proto::config::Llama);
+    /// What this server's model is known to read as special tokens; the client owns it
+    /// so every call through it learns from and uses the same (`llama/tokenize.rs`).
+    fn specials(&self) -> &Specials;
     /// One completion, streamed: each delta goes to `on_delta` as it arrives.
     fn chat(
         &self,
@@ -36,9 +41,17 @@ pub trait Llama: Send {
     fn count_tokens(&self, text: &str) -> Result<u64, String>;
 }
 
-impl Llama for Client {
-    fn base_url(&self) -> &str {
+impl ModelServer for Client {
+    fn base_url(&self) -> String {
         Client::base_url(self)
+    }
+
+    fn reload(&self, cfg: &proto::config::Llama) {
+        Client::reload(self, cfg)
+    }
+
+    fn specials(&self) -> &Specials {
+        Client::specials(self)
     }
 
     fn chat(
@@ -78,11 +91,11 @@ impl Llama for Client {
     /// On the client's own agent (connections reused), each request bounded by
     /// `TOKENIZE_TIMEOUT`.
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
-        super::tokenize::special_spans(&self.agent, self.base_url(), text)
+        super::tokenize::special_spans(self.agent(), &self.base_url(), text)
     }
 
     /// On the client's own agent, bounded by `TOKENIZE_TIMEOUT`.
     fn count_tokens(&self, text: &str) -> Result<u64, String> {
-        super::tokenize::count_tokens(&self.agent, self.base_url(), text)
+        super::tokenize::count_tokens(self.agent(), &self.base_url(), text)
     }
 }

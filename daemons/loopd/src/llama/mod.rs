@@ -1,8 +1,13 @@
 //! The llama.cpp client: one streaming `POST /v1/chat/completions` per model call, with
 //! retries for a server that is down or loading, `GET /slots` to check the context size
 //! at start, `GET /props` to check that the served template can do tool calls, and
-//! `GET /health` for `/status`. Blocking (ureq); it runs on the worker thread, never on
-//! the poll loop.
+//! `GET /health` for `/status`. Blocking (ureq); it runs on the worker thread and on
+//! `/status`'s short thread, never on the poll loop.
+//!
+//! The daemon has one [`Client`]: built at start, its clones share one connection pool,
+//! the server's settings (`[llama]`, replaced in place on a reload) and what it has
+//! learnt of the served model (`tokenize::Specials`). The engine holds it for every model
+//! call; `/status` asks `/health` through a clone of it.
 //!
 //! Every call has one deadline, `llama.timeout_s` from its start: connecting, sending,
 //! each read of the stream or of an error body, the backoff between retries. ureq sets
@@ -21,7 +26,7 @@ pub mod sse;
 pub mod tokenize;
 
 #[allow(unused_imports)] // for the start-up check's caller (`Client::tool_support`)
-pub use api::Llama;
+pub use api::ModelServer;
 pub use probe::ProbeError;
 pub use request::{ChatRequest, Message};
 pub use slots::{SlotError, SlotInfo, SlotListError};
@@ -29,6 +34,7 @@ pub use sse::{Completion, Delta};
 
 use std::fmt;
 use std::io::BufReader;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long to wait for llama.cpp to accept a connection. It is on loopback or the LAN;
@@ -64,7 +70,7 @@ pub enum LlamaError {
     /// A failure before any response that retrying will not fix (a bad URL).
     Transport(String),
     /// The answer started and then broke: cut short, malformed, an error in the stream.
-    Stream(String),
+    Stream(sse::StreamError),
     /// The call did not finish within `llama.timeout_s` (`secs`).
     Timeout { secs: u64 },
 }
@@ -92,7 +98,7 @@ impl fmt::Display for LlamaError {
                 write!(f, "llama.cpp answered {status}: {}", described(message))
             }
             LlamaError::Transport(m) => write!(f, "llama.cpp: {m}"),
-            LlamaError::Stream(m) => write!(f, "llama.cpp: {m}"),
+            LlamaError::Stream(e) => write!(f, "llama.cpp: {e}"),
             LlamaError::Timeout { secs } => write!(
                 f,
                 "llama.cpp: timed out: no complete answer within {secs} s (llama.timeout_s)"
@@ -101,7 +107,18 @@ impl fmt::Display for LlamaError {
     }
 }
 
-impl std::error::Error for LlamaError {}
+impl std::error::Error for LlamaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LlamaError::Stream(e) => Some(e),
+            LlamaError::ContextFull(_)
+            | LlamaError::GaveUp { .. }
+            | LlamaError::Refused { .. }
+            | LlamaError::Transport(_)
+            | LlamaError::Timeout { .. } => None,
+        }
+    }
+}
 
 impl LlamaError {
     /// The server's own words of a refusal, for the session's `note` only: they may quote
@@ -165,13 +182,38 @@ impl Deadline {
     }
 }
 
+/// The llama.cpp client. A clone is the same client: same connections, settings and
+/// caches.
 #[derive(Clone)]
 pub struct Client {
-    base: String,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     agent: ureq::Agent,
+    /// Swapped whole on a reload; each call reads it once at its start, so a call never
+    /// mixes two servers' settings.
+    settings: Mutex<Arc<Settings>>,
+    /// The served model's special tokens, as far as the server said.
+    specials: tokenize::Specials,
+}
+
+/// What `[llama]` says about the server.
+struct Settings {
+    base: String,
     retries: u32,
     /// `llama.timeout_s`: the deadline of each whole call, not of each read.
     timeout: Duration,
+}
+
+impl Settings {
+    fn of(cfg: &proto::config::Llama) -> Arc<Settings> {
+        Arc::new(Settings {
+            base: cfg.url.trim_end_matches('/').to_string(),
+            retries: cfg.retries,
+            timeout: Duration::from_secs(cfg.timeout_s),
+        })
+    }
 }
 
 impl Client {
@@ -182,15 +224,47 @@ impl Client {
             .timeout_connect(CONNECT_TIMEOUT)
             .build();
         Client {
-            base: cfg.url.trim_end_matches('/').to_string(),
-            agent,
-            retries: cfg.retries,
-            timeout: Duration::from_secs(cfg.timeout_s),
+            shared: Arc::new(Shared {
+                agent,
+                settings: Mutex::new(Settings::of(cfg)),
+                specials: tokenize::Specials::default(),
+            }),
         }
     }
 
-    pub fn base_url(&self) -> &str {
-        &self.base
+    /// A reloaded `[llama]`, for every clone from its next call on. What was learnt of
+    /// the served model stays: it is remembered per model, not per server address.
+    pub fn reload(&self, cfg: &proto::config::Llama) {
+        let fresh = Settings::of(cfg);
+        *self
+            .shared
+            .settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = fresh;
+    }
+
+    fn settings(&self) -> Arc<Settings> {
+        // A panic elsewhere while holding the lock cannot leave a half-written `Arc`.
+        Arc::clone(
+            &self
+                .shared
+                .settings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
+    }
+
+    fn agent(&self) -> &ureq::Agent {
+        &self.shared.agent
+    }
+
+    pub fn base_url(&self) -> String {
+        self.settings().base.clone()
+    }
+
+    /// The served model's special tokens learnt so far.
+    pub fn specials(&self) -> &tokenize::Specials {
+        &self.shared.specials
     }
 
     /// One completion, streamed: each delta goes to `on_delta` as it arrives. Failures
@@ -210,13 +284,14 @@ impl Client {
         body: &str,
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, LlamaError> {
-        let url = format!("{}/v1/chat/completions", self.base);
-        let deadline = Deadline::start(self.timeout);
+        let settings = self.settings();
+        let url = format!("{}/v1/chat/completions", settings.base);
+        let deadline = Deadline::start(settings.timeout);
         let mut failures = 0u32;
         loop {
             let left = deadline.left().ok_or_else(|| deadline.error())?;
             let outcome = self
-                .agent
+                .agent()
                 .post(&url)
                 .timeout(left)
                 .set("Content-Type", "application/json")
@@ -227,7 +302,7 @@ impl Client {
                 Err(Attempt::Retry(why)) => why,
             };
             failures += 1;
-            if failures > self.retries {
+            if failures > settings.retries {
                 return Err(LlamaError::GaveUp {
                     attempts: failures,
                     last: why,
@@ -245,8 +320,8 @@ impl Client {
             }
             plumbing::warn!(
                 "llama.cpp at {}: {why}; retry {failures} of {} in {} ms",
-                self.base,
-                self.retries,
+                settings.base,
+                settings.retries,
                 wait.as_millis()
             );
             std::thread::sleep(wait);
@@ -255,12 +330,13 @@ impl Client {
 
     /// Whether `GET /health` answers 200.
     pub fn health(&self) -> Result<(), ProbeError> {
-        probe::get::<serde_json::Value>(&format!("{}/health", self.base)).map(|_| ())
+        let url = format!("{}/health", self.settings().base);
+        probe::get::<serde_json::Value>(self.agent(), &url).map(|_| ())
     }
 
     /// `GET /props`: the served model, its chat template and what the template can do.
     pub fn props(&self) -> Result<serde_json::Value, ProbeError> {
-        probe::get(&format!("{}/props", self.base))
+        probe::get(self.agent(), &format!("{}/props", self.settings().base))
     }
 }
 
@@ -357,9 +433,28 @@ fn read_answer(
         sse::StreamError::Server { kind, message } if is_context_full(&kind, &message) => {
             LlamaError::ContextFull(message)
         }
-        other => LlamaError::Stream(other.to_string()),
+        other => LlamaError::Stream(other),
     })
 }
 
 #[cfg(test)]
 mod hostile;
+
+#[cfg(test)]
+mod typed {
+    use super::sse::StreamError;
+    use super::LlamaError;
+
+    /// Regression: a broken stream reached the turn as a string, so nothing above the
+    /// client could tell a truncated answer from a malformed one.
+    #[test]
+    fn a_broken_stream_keeps_its_stream_error_as_the_source() {
+        let e = LlamaError::Stream(StreamError::Truncated);
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<StreamError>());
+        assert!(matches!(source, Some(StreamError::Truncated)), "{source:?}");
+        assert_eq!(
+            e.to_string(),
+            "llama.cpp: the stream ended before data: [DONE]"
+        );
+    }
+}

@@ -41,12 +41,15 @@ impl fmt::Display for ProbeError {
 
 impl std::error::Error for ProbeError {}
 
-/// `GET url` as json of type `T`, within `PROBE_TIMEOUT` in all and `MAX_PROBE_BODY`
-/// bytes.
-pub fn get<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, ProbeError> {
-    let agent = ureq::AgentBuilder::new().timeout(PROBE_TIMEOUT).build();
+/// `GET url` on the client's `agent` as json of type `T`, within `PROBE_TIMEOUT` in all
+/// (ureq's request timeout covers connecting, sending and every read) and
+/// `MAX_PROBE_BODY` bytes.
+pub fn get<T: serde::de::DeserializeOwned>(
+    agent: &ureq::Agent,
+    url: &str,
+) -> Result<T, ProbeError> {
     let url_owned = || url.to_string();
-    match agent.get(url).call() {
+    match agent.get(url).timeout(PROBE_TIMEOUT).call() {
         Ok(r) => {
             let bytes = body::read_capped(r.into_reader(), MAX_PROBE_BODY).map_err(|e| {
                 ProbeError::Body {

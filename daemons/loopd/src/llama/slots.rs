@@ -82,7 +82,8 @@ impl std::error::Error for SlotListError {}
 impl Client {
     /// Every slot, from `GET /slots`.
     pub fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError> {
-        let v: serde_json::Value = super::probe::get(&format!("{}/slots", self.base))?;
+        let v: serde_json::Value =
+            super::probe::get(self.agent(), &format!("{}/slots", self.base_url()))?;
         let list = v.as_array().ok_or(SlotListError::NotAList)?;
         list.iter()
             .map(|s| match (s["id"].as_u64(), s["n_ctx"].as_u64()) {
@@ -122,14 +123,15 @@ impl Client {
         action: &str,
         filename: Option<&str>,
     ) -> Result<serde_json::Value, SlotError> {
-        let url = format!("{}/slots/{slot}?action={action}", self.base);
+        let settings = self.settings();
+        let url = format!("{}/slots/{slot}?action={action}", settings.base);
         let request = match filename {
             Some(name) => serde_json::json!({ "filename": name }).to_string(),
             None => "{}".to_string(),
         };
         // One deadline, `llama.timeout_s`, for the whole action: writing a large slot's
         // cache to disk can take a while, but it is one request, and the worker waits.
-        let deadline = Deadline::start(self.timeout);
+        let deadline = Deadline::start(settings.timeout);
         let timed_out = SlotError::Timeout {
             secs: deadline.secs,
         };
@@ -137,7 +139,7 @@ impl Client {
             secs: deadline.secs,
         })?;
         let outcome = self
-            .agent
+            .agent()
             .post(&url)
             .timeout(left)
             .set("Content-Type", "application/json")

@@ -120,6 +120,8 @@ impl StreamError {
     }
 }
 
+impl std::error::Error for StreamError {}
+
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

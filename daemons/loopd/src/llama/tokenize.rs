@@ -7,17 +7,18 @@
 //! `<filename>` comes back as one token, with `parse_special: false` as plain pieces
 //! (docs/llama-api.md). A token of the first answer whose id is not in the second is a
 //! special token; its piece is the span to break. What a model is found to treat as
-//! special is remembered per model (`GET /props` `model_path`), so when the server cannot
-//! be asked later every span seen before is still broken, with the static list besides.
-//! The two HTTP calls are the `Llama` trait's (`model_path`, `special_spans`), so a
+//! special is remembered per model (`GET /props` `model_path`) in the client's
+//! [`Specials`], so when the server cannot be asked later every span seen before is still
+//! broken, with the static list besides.
+//! The two HTTP calls are the `ModelServer` trait's (`model_path`, `special_spans`), so a
 //! scripted model in unit tests answers them too.
 
-use super::Llama;
+use super::ModelServer;
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long one `/tokenize` call may take (`/props` has the probes' timeout, as
@@ -45,30 +46,39 @@ const MAX_SPECIALS_PER_MODEL: usize = 4096;
 /// Models remembered: one server serves one model; a few reloads of other models fit.
 const MAX_MODELS: usize = 16;
 
-/// Whether the last ask failed and was reported.
-static WARNED: AtomicBool = AtomicBool::new(false);
+/// What a client has learnt of the models served behind it: the spans each reads as
+/// special. Owned by the one llama.cpp client (`ModelServer::specials`).
+#[derive(Default)]
+pub struct Specials {
+    /// Spans known to be special, per model path.
+    known: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// Whether the last ask failed and was reported.
+    warned: AtomicBool,
+}
 
-/// Spans known to be special, per model path.
-fn known() -> &'static Mutex<HashMap<String, BTreeSet<String>>> {
-    static KNOWN: OnceLock<Mutex<HashMap<String, BTreeSet<String>>>> = OnceLock::new();
-    KNOWN.get_or_init(|| Mutex::new(HashMap::new()))
+impl Specials {
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeSet<String>>> {
+        // The map is whole between statements: a panic elsewhere cannot leave it torn.
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// `text` with every control sequence broken: the static list, then each span the
 /// server behind `llama` says its model reads as special (and every span seen for that
 /// model before). When the server cannot be asked, the remembered spans and the static
 /// list.
-pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
+pub fn neutralise_for_model(llama: &dyn ModelServer, text: &str) -> String {
     let base_url = llama.base_url();
     // Asked of the text as the static list leaves it: what is left special is exactly
     // what the static list does not know.
     let first = proto::neutralise(text).into_owned();
     let model = llama.model_path();
     let found = llama.special_spans(&first);
+    let specials = llama.specials();
     let spans: Vec<String> = match (&model, found) {
         (model, Ok(found)) => {
-            WARNED.store(false, Ordering::Relaxed);
-            let mut map = known().lock().unwrap_or_else(|p| p.into_inner());
+            specials.warned.store(false, Ordering::Relaxed);
+            let mut map = specials.known();
             let key = model.clone().unwrap_or_default();
             if !map.contains_key(&key) && map.len() >= MAX_MODELS {
                 map.clear();
@@ -84,12 +94,12 @@ pub fn neutralise_for_model(llama: &dyn Llama, text: &str) -> String {
         (model, Err(why)) => {
             // Once per run of failures, not per tool result: a server without
             // `/tokenize` would otherwise fill the journal.
-            if !WARNED.swap(true, Ordering::Relaxed) {
+            if !specials.warned.swap(true, Ordering::Relaxed) {
                 plumbing::warn!(
                 "llama.cpp at {base_url} could not say which spans are special tokens ({why}); tool text is broken by the static list and the spans seen before"
                 );
             }
-            let map = known().lock().unwrap_or_else(|p| p.into_inner());
+            let map = specials.known();
             map.get(&model.clone().unwrap_or_default())
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default()
@@ -153,7 +163,7 @@ pub fn count_tokens(agent: &ureq::Agent, base_url: &str, text: &str) -> Result<u
 
 /// `text`'s tokens as the server behind `llama` counts them, or at `CHARS_PER_TOKEN`
 /// characters a token (rounded up) when it cannot be asked.
-pub fn tokens_of(llama: &dyn Llama, text: &str) -> u64 {
+pub fn tokens_of(llama: &dyn ModelServer, text: &str) -> u64 {
     llama
         .count_tokens(text)
         .unwrap_or_else(|_| estimate_tokens(text))

@@ -47,10 +47,6 @@ impl fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
-/// The owner's class until [`Session::set_owner_class`] sets the configured one: the
-/// default of `channel.owner_class`.
-const OWNER_CLASS_DEFAULT: DataClass = DataClass::Private;
-
 /// What a new epoch freezes: the system prompt text and the tool schemas.
 pub struct Frozen {
     pub system: String,
@@ -63,11 +59,12 @@ pub struct Session {
     head: Head,
     log: LogFile,
     records: Vec<Record>,
-    /// The join of the head's carry label and every record label in the epoch, the
-    /// owner's words counted as `owner_class`.
+    /// The join of the head's carry label and every record label in the epoch but the
+    /// owner's words, whose class is the configuration's (`channel.owner_class`, which a
+    /// reload may change) and is joined in by [`Session::label`].
     label: Label,
-    /// `channel.owner_class`: the label of what the owner says (docs/labels.md).
-    owner_class: DataClass,
+    /// Whether the owner said anything in this epoch.
+    owner_spoke: bool,
     /// The next tool call number: one more than any `call` in the session's logs.
     next_call: u64,
 }
@@ -135,8 +132,9 @@ impl Session {
         records: Vec<Record>,
         earlier_max_call: u64,
     ) -> Session {
-        let owner_class = OWNER_CLASS_DEFAULT;
-        let label = proto::record::context_label(head.carry_label, &records, owner_class);
+        // Counted with the owner's words public: they join in at `label`.
+        let label = proto::record::context_label(head.carry_label, &records, DataClass::Public);
+        let owner_spoke = records.iter().any(is_owners);
         let max_call = records
             .iter()
             .filter_map(Record::call)
@@ -148,18 +146,9 @@ impl Session {
             log,
             records,
             label,
-            owner_class,
+            owner_spoke,
             next_call: max_call.saturating_add(1),
         }
-    }
-
-    /// What the owner says is labelled `owner_class` (`channel.owner_class`) from now on,
-    /// and the context label is counted again from the head and the records with it (a
-    /// reload that raises the class raises the label of the open epoch too).
-    pub fn set_owner_class(&mut self, owner_class: DataClass) {
-        self.owner_class = owner_class;
-        self.label =
-            proto::record::context_label(self.head.carry_label, &self.records, owner_class);
     }
 
     /// Makes the epoch whose head is now on disk the current one: `log` is its log, opened
@@ -168,17 +157,16 @@ impl Session {
     /// the new one. Call numbers go on from where they were.
     pub fn enter(&mut self, head: Head, log: LogFile, records: Vec<Record>) {
         let next_call = self.next_call;
-        let owner_class = self.owner_class;
         let dir = std::mem::take(&mut self.dir);
         *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
-        self.set_owner_class(owner_class);
         self.next_call = self.next_call.max(next_call);
     }
 
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.log.append(&record)?;
-        self.label = proto::record::context_label_after(self.label, &record, self.owner_class);
+        self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
+        self.owner_spoke |= is_owners(&record);
         if let Some(call) = record.call() {
             self.next_call = self.next_call.max(call.saturating_add(1));
         }
@@ -217,9 +205,16 @@ impl Session {
         &self.records
     }
 
-    /// The session's context label: what the model has seen this epoch.
-    pub fn label(&self) -> Label {
-        self.label
+    /// The session's context label: what the model has seen this epoch, the owner's words
+    /// labelled `owner_class` (`channel.owner_class` as configured now, so a reload that
+    /// raises it raises the label of the open epoch too; docs/labels.md, 'The owner's
+    /// class').
+    pub fn label(&self, owner_class: DataClass) -> Label {
+        if self.owner_spoke {
+            self.label.join(Label::new(owner_class, false))
+        } else {
+            self.label
+        }
     }
 
     /// The token counts of the epoch's last `usage` record.
@@ -229,6 +224,17 @@ impl Session {
             _ => None,
         })
     }
+}
+
+/// Whether `record` is the owner's words, whose label is `channel.owner_class`.
+fn is_owners(record: &Record) -> bool {
+    matches!(
+        record,
+        Record::User {
+            origin: proto::Origin::Owner,
+            ..
+        }
+    )
 }
 
 /// The largest `call` in the logs of epochs before `epoch`. Those epochs are closed and

@@ -40,7 +40,10 @@ fn a_new_session_writes_epoch_zeros_head_and_reopens_with_its_records() {
     drop(s);
     let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
     assert_eq!(s.records().len(), 2);
-    assert_eq!(s.label(), Label::new(DataClass::Private, true));
+    assert_eq!(
+        s.label(DataClass::Private),
+        Label::new(DataClass::Private, true)
+    );
     assert_eq!(s.take_call(), 5);
     assert_eq!(s.take_call(), 6);
 }
@@ -128,7 +131,7 @@ fn the_current_epoch_is_the_highest_with_a_head_and_calls_count_across_epochs() 
     assert_eq!(s.epoch(), 1);
     assert_eq!(s.carry(), Some("before"));
     assert!(s.records().is_empty());
-    assert_eq!(s.label().class, DataClass::Secret);
+    assert_eq!(s.label(DataClass::Private).class, DataClass::Secret);
     assert_eq!(s.take_call(), 10);
 }
 

@@ -6,7 +6,7 @@
 
 pub mod replay;
 
-use crate::llama::Llama;
+use crate::llama::ModelServer;
 use proto::config::Config;
 
 /// Model calls ask for the model's thinking: the owner's questions deserve it, and
@@ -18,7 +18,7 @@ pub const THINKING: bool = true;
 pub struct TurnCtx<'a> {
     pub cfg: &'a Config,
     /// The model server: llama.cpp in the daemon, a script in the engine's unit tests.
-    pub client: &'a dyn Llama,
+    pub client: &'a dyn ModelServer,
     /// The reminders' book the `remind` tool writes to; `None` where no reminder can be
     /// set (the engine's unit tests).
     pub reminders: Option<&'a crate::remind::Shared>,

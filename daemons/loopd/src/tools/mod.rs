@@ -5,8 +5,9 @@
 //!
 //! **Invariant:** nothing here panics or returns an error type on bad input. Every
 //! failure — bad arguments, an unknown tool, a refused path or address — is a
-//! [`ToolOutput`] whose content starts with `error: `, which the model reads and can act
-//! on.
+//! [`ToolOutput`] marked [`ToolOutput::failed`], whose content starts with `error: `, which
+//! the model reads and can act on. Whether a call failed is that field, never its text: a
+//! page may well begin with `error: ` (docs/turn.md, 'The tools').
 
 pub mod addr;
 pub mod guard;
@@ -26,20 +27,34 @@ pub const HTTP_FETCH: &str = "http_fetch";
 pub const RECALL: &str = "recall";
 pub use remind::REMIND;
 
-/// What a tool gives back: the text for the model, and the label of that text.
+/// What a tool gives back: the text for the model, the label of that text, and whether
+/// the call failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub content: String,
     pub label: proto::Label,
+    /// The call did not do its job (bad arguments, refused, not reachable…). Only loopd
+    /// sets it: the content is the tool's or the page's and proves nothing.
+    pub failed: bool,
 }
 
 impl ToolOutput {
-    /// An error result: `error: ` + `message`. The turn loop can use it for a policy
+    /// A result that did its job: `content` as the tool produced it.
+    pub fn done(content: String, label: Label) -> ToolOutput {
+        ToolOutput {
+            content,
+            label,
+            failed: false,
+        }
+    }
+
+    /// An error result: `error: ` + `message`. The turn loop uses it for a policy
     /// refusal too, so the model sees every failure in the same form.
     pub fn error(message: impl fmt::Display, label: Label) -> ToolOutput {
         ToolOutput {
             content: format!("error: {message}"),
             label,
+            failed: true,
         }
     }
 }
@@ -102,7 +117,7 @@ pub fn run_local(name: &str, arguments: &str, cfg: &Tools) -> ToolOutput {
         READ_FILE => match string_arg(name, arguments, "path") {
             Err(e) => ToolOutput::error(e, Label::PUBLIC),
             Ok(path) => match read_file::read(&path, &cfg.read_file) {
-                Ok((content, label)) => ToolOutput { content, label },
+                Ok((content, label)) => ToolOutput::done(content, label),
                 Err((e, label)) => ToolOutput::error(
                     format_args!("read_file {e}"),
                     label.unwrap_or(Label::PUBLIC),
@@ -114,10 +129,7 @@ pub fn run_local(name: &str, arguments: &str, cfg: &Tools) -> ToolOutput {
             // Everything past the arguments is public and untrusted, errors included: a
             // status line or a redirect target is text the server chose.
             Ok(url) => match http_fetch::fetch(&url, &cfg.http_fetch) {
-                Ok(page) => ToolOutput {
-                    content: page.text,
-                    label: FETCHED,
-                },
+                Ok(page) => ToolOutput::done(page.text, FETCHED),
                 Err(e) => ToolOutput::error(format_args!("http_fetch {e}"), FETCHED),
             },
         },

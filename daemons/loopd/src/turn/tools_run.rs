@@ -17,7 +17,7 @@ use proto::{Label, Record, ToolCall};
 
 /// Characters of a call's arguments shown on its `· ` activity line. Enough to see
 /// which file or URL; a long argument is elided rather than flooding the reply. A refused
-/// URL is shown whole on the refusal's own line (up to `guard::MAX_OFFERED_URL`).
+/// URL is shown whole on the refusal's own line (up to `guard::offer::MAX_OFFERED_URL`).
 pub const ACTIVITY_ARGS_CHARS: usize = 200;
 
 /// Runs one call and appends its `tool_result` (and a `note` when refused, or when it
@@ -36,14 +36,14 @@ pub fn run_call(
     // function of the records however the server answers later.
     let output = ToolOutput {
         content: crate::llama::tokenize::neutralise_for_model(ctx.client, &output.content),
-        label: output.label,
+        ..output
     };
     append_result(session, call, number, output)?;
     after.record(session, sink)
 }
 
 /// What a call's result is followed by.
-enum After {
+enum FollowUp {
     Nothing,
     /// The `note` that bounds the owner's URL to one fetch per owner line.
     OwnerFetched(String),
@@ -51,12 +51,12 @@ enum After {
     Refused(Shown),
 }
 
-impl After {
+impl FollowUp {
     fn record(self, session: &mut Session, sink: &mut dyn Sink) -> Result<(), SessionError> {
         let text = match self {
-            After::Nothing => return Ok(()),
-            After::OwnerFetched(note) => note,
-            After::Refused(shown) => {
+            FollowUp::Nothing => return Ok(()),
+            FollowUp::OwnerFetched(note) => note,
+            FollowUp::Refused(shown) => {
                 sink.activity(&shown.line);
                 if let Some(refused) = shown.refused {
                     session.append(refused)?;
@@ -77,14 +77,14 @@ fn outcome(
     session: &Session,
     call: &ToolCall,
     number: u64,
-) -> (ToolOutput, After) {
+) -> (ToolOutput, FollowUp) {
     if !offered(session, &call.name) {
         let why = format!("error: unknown tool {:?}", call.name);
-        return (error_output(why), After::Nothing);
+        return (error_output(why), FollowUp::Nothing);
     }
     if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
         let why = format!("error: arguments are not valid json: {e}");
-        return (error_output(why), After::Nothing);
+        return (error_output(why), FollowUp::Nothing);
     }
     if call.name == tools::REMIND {
         return remind(ctx, session, call, number);
@@ -92,7 +92,7 @@ fn outcome(
     let verdict = guard::policy(
         &call.name,
         &call.arguments,
-        session.label(),
+        session.label(ctx.cfg.channel.owner_class),
         ctx.cfg.tools.http_fetch.guard_class,
         session.records(),
     );
@@ -105,10 +105,12 @@ fn outcome(
                 refusal.reason(),
                 shown.for_model
             );
-            return (error_output(content), After::Refused(shown));
+            return (error_output(content), FollowUp::Refused(shown));
         }
-        Ok(Allowed::Run) => After::Nothing,
-        Ok(Allowed::OwnerOnce(url)) => After::OwnerFetched(guard::owner_fetch_note(number, &url)),
+        Ok(Allowed::Run) => FollowUp::Nothing,
+        Ok(Allowed::OwnerOnce(url)) => {
+            FollowUp::OwnerFetched(guard::owner_fetch_note(number, &url))
+        }
     };
     let output = if call.name == tools::RECALL {
         crate::recall::run(&ctx.cfg.memory, &call.arguments)
@@ -126,12 +128,12 @@ fn remind(
     session: &Session,
     call: &ToolCall,
     number: u64,
-) -> (ToolOutput, After) {
+) -> (ToolOutput, FollowUp) {
     let ask = match tools::remind::read(&call.arguments, crate::remind::clock::now()) {
         Ok(ask) => ask,
-        Err(e) => return (error_output(format!("error: {e}")), After::Nothing),
+        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
     };
-    let label = session.label();
+    let label = session.label(ctx.cfg.channel.owner_class);
     let shown_due = crate::remind::shown(ask.due);
     if label.untrusted {
         let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -156,11 +158,11 @@ fn remind(
             tools::REMIND,
             shown.for_model
         );
-        return (error_output(content), After::Refused(shown));
+        return (error_output(content), FollowUp::Refused(shown));
     }
     let Some(book) = ctx.reminders else {
         let why = "error: remind: reminders cannot be set here".to_string();
-        return (error_output(why), After::Nothing);
+        return (error_output(why), FollowUp::Nothing);
     };
     let set = book.with(|b| {
         b.add(
@@ -172,24 +174,27 @@ fn remind(
         )
     });
     match set {
-        Err(e) => (error_output(format!("error: remind: {e}")), After::Nothing),
+        Err(e) => (
+            error_output(format!("error: remind: {e}")),
+            FollowUp::Nothing,
+        ),
         Ok(reminder) => {
             book.changed();
             let line = format!(
                 "reminder {} set for {shown_due}: {} (/remind cancel {} removes it)",
                 reminder.n, reminder.text, reminder.n
             );
-            let output = ToolOutput {
-                content: format!("reminder {} set for {shown_due}", reminder.n),
-                label: Label::PUBLIC,
-            };
+            let output = ToolOutput::done(
+                format!("reminder {} set for {shown_due}", reminder.n),
+                Label::PUBLIC,
+            );
             let shown = Shown {
                 line,
                 for_model: String::new(),
                 note: crate::remind::set_note(&reminder),
                 refused: None,
             };
-            (output, After::Refused(shown))
+            (output, FollowUp::Refused(shown))
         }
     }
 }
@@ -319,10 +324,12 @@ fn append_result(
     })
 }
 
+/// A failed call's output; `content` already says `error: ` and why.
 fn error_output(content: String) -> ToolOutput {
     ToolOutput {
         content,
         label: Label::PUBLIC,
+        failed: true,
     }
 }
 

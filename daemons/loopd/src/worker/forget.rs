@@ -16,6 +16,7 @@ use crate::testhook::abort_at;
 use proto::memory::LogRef;
 use proto::{Record, SessionId};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The most entries one page of a list shows: the reply stays readable, `/forget more`
@@ -57,7 +58,7 @@ impl State {
     }
 
     fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
-        let cfg = self.engine.cfg().clone();
+        let cfg = Arc::clone(self.engine.cfg());
         let found = match find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class) {
             Ok(found) => found,
             Err(error) => return Err(forget_failed(session, error, false)),
@@ -125,7 +126,7 @@ impl State {
         // the wrong line would take an unrelated record.
         let started = Instant::now();
         let paused = self.honcho.as_ref().map(Reporter::pause);
-        let cfg = self.engine.cfg().clone();
+        let cfg = Arc::clone(self.engine.cfg());
         let now = match find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class) {
             Ok(now) => now,
             Err(error) => return Err(forget_failed(session, error, false)),
@@ -268,7 +269,7 @@ impl State {
             "llama.cpp: {}; the next turn reads its whole prompt again",
             self.engine.forget(session, &epochs)
         ));
-        let cfg = self.engine.cfg().clone();
+        let cfg = Arc::clone(self.engine.cfg());
         let logs = epochs
             .iter()
             .map(|&epoch| LogRef {
@@ -299,7 +300,10 @@ impl State {
                 }) {
                     plumbing::error!("session {session}: forget: {e}");
                 }
-                self.board.set(session.as_str(), SessionView::of(s));
+                self.board.set(
+                    session.as_str(),
+                    SessionView::of(s, cfg.channel.owner_class),
+                );
             }
             Err(e) => plumbing::error!("session {session}: forget: reopening: {e}"),
         }
@@ -316,7 +320,7 @@ impl State {
 
     /// At start: every removal a crash cut short is finished from its plan.
     pub(super) fn finish_forgets(&mut self) {
-        let cfg = self.engine.cfg().clone();
+        let cfg = Arc::clone(self.engine.cfg());
         for plan in plan::left(&cfg.state_dir) {
             let plan = match plan {
                 Ok(plan) => plan,

@@ -2,6 +2,7 @@
 
 use super::report::EventSink;
 use super::{Failure, JobId, Reply, State};
+use crate::allow::AllowError;
 use crate::engine::Engine;
 use crate::open_session::Session;
 use crate::status::SessionView;
@@ -37,9 +38,9 @@ impl State {
         }
         self.on_open_session(id, session_id, |engine, session, sink| {
             match engine.allow(session, call, sink) {
-                Ok(Ok(reply)) => Ok(reply),
-                Ok(Err(why)) => Err(Failure::Allow { call, why }),
-                Err(error) => Err(Failure::Session {
+                Ok(reply) => Ok(reply),
+                Err(AllowError::Denied(why)) => Err(Failure::Allow { call, why }),
+                Err(AllowError::Session(error)) => Err(Failure::Session {
                     session: session_id.clone(),
                     error,
                 }),
@@ -67,7 +68,10 @@ impl State {
         let reply = match sessions.get_or_create(engine.cfg(), session_id) {
             Ok(session) => {
                 let reply = job(engine, session, &mut sink);
-                board.set(session_id.as_str(), SessionView::of(session));
+                board.set(
+                    session_id.as_str(),
+                    SessionView::of(session, engine.cfg().channel.owner_class),
+                );
                 reply
             }
             Err(error) => Err(Failure::Session {

@@ -15,6 +15,7 @@ mod report;
 
 use crate::engine::Engine;
 use crate::open_session::{Frozen, Session, SessionError};
+use crate::prompts::{self, Prompt, PromptError};
 use crate::status::{Board, SessionView};
 use mio::Waker;
 use proto::config::Config;
@@ -66,8 +67,9 @@ pub enum Job {
         session: SessionId,
         ask: crate::forget::Ask,
     },
-    /// A reloaded configuration, used from the next job on.
-    Reload(Box<Config>),
+    /// A reloaded configuration, used from the next job on: the channel's own `Arc`,
+    /// shared, not copied.
+    Reload(Arc<Config>),
     /// Run a heartbeat turn in `session` (`crate::heartbeat`).
     Heartbeat { session: SessionId },
     /// Log `text` as a `note` in `session`: a reminder set or delivered, an inbox message
@@ -146,7 +148,8 @@ pub struct Worker {
 
 impl Worker {
     pub fn spawn(
-        cfg: Config,
+        cfg: Arc<Config>,
+        llama: crate::llama::Client,
         board: Board,
         notify: Notifier,
         reminders: crate::remind::Shared,
@@ -156,7 +159,7 @@ impl Worker {
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, board, notify, reminders, rx, &count))?;
+            .spawn(move || run(cfg, llama, board, notify, reminders, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -196,7 +199,8 @@ struct Sessions {
 }
 
 fn run(
-    cfg: Config,
+    cfg: Arc<Config>,
+    llama: crate::llama::Client,
     board: Board,
     notify: Notifier,
     reminders: crate::remind::Shared,
@@ -209,7 +213,7 @@ fn run(
     }
     board.set_honcho(honcho.as_ref().map(crate::honcho::Reporter::status));
     let mut state = State {
-        engine: Engine::new(cfg).with_reminders(reminders),
+        engine: Engine::new(cfg, llama).with_reminders(reminders),
         board,
         notify,
         sessions: Sessions::default(),
@@ -254,7 +258,7 @@ fn run(
             plumbing::error!("a job panicked; reopening sessions from disk");
             state.sessions.open.clear();
             // What the slot holds is unknown now.
-            state.engine.forget_slot();
+            state.engine.slot_unknown();
             // It may have panicked inside after-turn work: lines wait for nothing now.
             state.notify.send(Event::Waiting(None));
             if let Some(id) = id {
@@ -318,22 +322,21 @@ impl State {
             Job::Forget { id, session, ask } => self.forget(id, &session, ask),
             Job::Reload(cfg) => {
                 self.reload_honcho(&cfg);
-                // What open sessions hold of the configuration follows it: the owner's
-                // class labels their next lines and their context label.
-                for (session, _) in self.sessions.open.values_mut() {
-                    session.set_owner_class(cfg.channel.owner_class);
-                }
-                self.engine.reload(*cfg);
+                // Open sessions hold nothing of the configuration: their label reads the
+                // owner's class from it when asked.
+                self.engine.reload(cfg);
             }
             Job::Heartbeat { session } => self.heartbeat(&session),
             Job::Note { session, text } => self.note(&session, text),
         }
     }
 
-    /// A changed `[honcho]` restarts the reporter: the old one is stopped first (at most
-    /// one request's timeout), so two never work on the same cursors at once.
+    /// A changed `[honcho]` (or owner's class, which labels what it reports) restarts the
+    /// reporter: the old one is stopped first (at most one request's timeout), so two
+    /// never work on the same cursors at once.
     fn reload_honcho(&mut self, cfg: &Config) {
-        if cfg.honcho == self.engine.cfg().honcho {
+        let now = self.engine.cfg();
+        if cfg.honcho == now.honcho && cfg.channel.owner_class == now.channel.owner_class {
             // The owner may have fixed what held reports back (a token file, Honcho).
             if let Some(r) = &self.honcho {
                 r.retry_now();
@@ -366,11 +369,17 @@ impl State {
             Ok(session) => {
                 board.turn_started(session_id.as_str());
                 let (beat, answered) = crate::heartbeat::beat::run(engine, session);
-                board.set(session_id.as_str(), SessionView::of(session));
+                board.set(
+                    session_id.as_str(),
+                    SessionView::of(session, engine.cfg().channel.owner_class),
+                );
                 // The beat goes out before the after-turn work, like a reply's `.`.
                 notify.send(Event::Heartbeat(beat));
                 after(engine, session, answered, notify, board);
-                board.set(session_id.as_str(), SessionView::of(session));
+                board.set(
+                    session_id.as_str(),
+                    SessionView::of(session, engine.cfg().channel.owner_class),
+                );
                 board.turn_ended();
             }
             Err(e) => {
@@ -396,7 +405,10 @@ impl State {
                     time: proto::time::now_rfc3339(),
                     text,
                 })?;
-                board.set(session_id.as_str(), SessionView::of(session));
+                board.set(
+                    session_id.as_str(),
+                    SessionView::of(session, engine.cfg().channel.owner_class),
+                );
                 Ok(())
             });
         if let Err(e) = appended {
@@ -440,13 +452,19 @@ impl State {
         };
         let mut sink = EventSink { id, notify };
         let outcome = engine.turn(session, text, Origin::Owner, &mut sink);
-        board.set(session_id.as_str(), SessionView::of(session));
+        board.set(
+            session_id.as_str(),
+            SessionView::of(session, engine.cfg().channel.owner_class),
+        );
         let ok = outcome.is_ok();
         let reply = done_line(session_id, outcome, started.elapsed().as_secs_f64());
         // The answer is complete: the `.` goes out now, before the after-turn work.
         notify.done(id, reply);
         after(engine, session, ok, notify, board);
-        board.set(session_id.as_str(), SessionView::of(session));
+        board.set(
+            session_id.as_str(),
+            SessionView::of(session, engine.cfg().channel.owner_class),
+        );
         board.turn_ended();
         // After the reply is on its way: reporting never holds up the owner's answer.
         if let Some(honcho) = honcho {
@@ -459,7 +477,7 @@ impl Sessions {
     /// An existing session, opened into memory if it is not there yet (never created).
     fn open_existing(&mut self, cfg: &Config, id: &SessionId) -> SessionView {
         if let Some((session, _)) = self.open.get(id) {
-            return SessionView::of(session);
+            return SessionView::of(session, cfg.channel.owner_class);
         }
         let started = Instant::now();
         match Session::open(&cfg.sessions_dir(), id) {
@@ -470,8 +488,8 @@ impl Sessions {
                     session.records().len(),
                     started.elapsed().as_millis()
                 );
-                let view = SessionView::of(&session);
-                self.keep(cfg, session);
+                let view = SessionView::of(&session, cfg.channel.owner_class);
+                self.keep(session);
                 view
             }
             Ok(None) => SessionView::New,
@@ -482,8 +500,7 @@ impl Sessions {
         }
     }
 
-    fn keep(&mut self, cfg: &Config, mut session: Session) {
-        session.set_owner_class(cfg.channel.owner_class);
+    fn keep(&mut self, session: Session) {
         if self.open.len() >= MAX_OPEN_SESSIONS {
             let oldest = self
                 .open
@@ -505,19 +522,16 @@ impl Sessions {
         id: &SessionId,
     ) -> Result<&mut Session, SessionError> {
         if !self.open.contains_key(id) {
-            let system_path = cfg.baseline.system.clone();
             let session = Session::open_or_create(&cfg.sessions_dir(), id, || {
-                let system = plumbing::bounded::read_text(&system_path, crate::MAX_PROMPT_BYTES)
-                    .map_err(|source| SessionError::Prompt {
-                        path: system_path.clone(),
-                        source,
-                    })?;
+                let system = prompts::read(cfg, Prompt::System).map_err(
+                    |PromptError { path, source }| SessionError::Prompt { path, source },
+                )?;
                 Ok(Frozen {
                     system,
                     tools: crate::tools::schemas(),
                 })
             })?;
-            self.keep(cfg, session);
+            self.keep(session);
         }
         self.tick += 1;
         let tick = self.tick;

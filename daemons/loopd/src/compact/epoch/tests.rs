@@ -29,6 +29,7 @@ fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
         .unwrap();
     let head = next_head(
         &s,
+        DataClass::Private,
         "new system".into(),
         json!([]),
         "we said hi".into(),
@@ -52,6 +53,7 @@ fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
         .unwrap();
     let h1 = next_head(
         &s,
+        DataClass::Private,
         "s".into(),
         json!([]),
         "c".into(),
@@ -61,6 +63,7 @@ fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
     start_next(&mut s, h1).unwrap();
     let h2 = next_head(
         &s,
+        DataClass::Private,
         "s".into(),
         json!([]),
         "c".into(),
@@ -78,6 +81,7 @@ fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
         .unwrap();
     let head = next_head(
         &s,
+        DataClass::Private,
         "new system".into(),
         json!([]),
         "summary".into(),
@@ -88,7 +92,11 @@ fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
     assert_eq!(s.epoch(), 1);
     assert_eq!(s.head(), &head);
     assert!(s.records().is_empty());
-    assert_eq!(s.label().class, DataClass::Secret, "the carry label");
+    assert_eq!(
+        s.label(DataClass::Private).class,
+        DataClass::Secret,
+        "the carry label"
+    );
     assert_eq!(s.take_call(), 8, "call numbers go on");
     let files: Vec<String> = std::fs::read_dir(dir.path().join("main"))
         .unwrap()
@@ -125,6 +133,7 @@ fn a_new_epoch_whose_log_was_never_created_opens_empty() {
     let s = open(dir.path());
     let head = next_head(
         &s,
+        DataClass::Private,
         "s".into(),
         json!([]),
         "c".into(),
@@ -146,6 +155,7 @@ fn a_head_left_under_its_temporary_name_is_not_an_epoch() {
     let s = open(dir.path());
     let head = next_head(
         &s,
+        DataClass::Private,
         "s".into(),
         json!([]),
         "c".into(),

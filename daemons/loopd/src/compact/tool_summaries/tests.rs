@@ -84,7 +84,7 @@ fn the_request_is_the_epoch_prompt_plus_the_prompt_and_result_on_the_given_slot_
 #[test]
 fn the_result_in_the_request_is_capped_and_an_untrusted_one_neutralised() {
     let tag = format!("{}{}", "<|im_", "start|>");
-    let item = Pending {
+    let item = Unsummarised {
         call: 1,
         tool_call_id: "c1".into(),
         name: "http_fetch".into(),
@@ -105,7 +105,7 @@ fn the_result_in_the_request_is_capped_and_an_untrusted_one_neutralised() {
         !content.contains("system"),
         "capped to 12 characters: {content}"
     );
-    let trusted = Pending {
+    let trusted = Unsummarised {
         untrusted: false,
         ..item
     };

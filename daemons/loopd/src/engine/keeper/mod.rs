@@ -44,10 +44,10 @@ struct Owner {
 }
 
 /// What loopd knows of the main slot. It lives on the worker thread, as long as loopd.
+/// What the configuration says (the slots, `llama.slot_save_idle_s`,
+/// `llama.slot_keep_days`) is read from the call's `TurnCtx` each time, never kept here,
+/// so a reload needs no copying.
 pub struct Keeper {
-    idle: Option<Duration>,
-    main: u32,
-    background: u32,
     /// False once the server said it has no save path (until a reload).
     supported: bool,
     /// Whose epoch the main slot holds, as far as loopd put it there.
@@ -56,8 +56,6 @@ pub struct Keeper {
     dirty: bool,
     /// The files written, and for which epoch: only those are ever restored.
     saved: Ledger,
-    /// `llama.slot_keep_days` in seconds: a session's file untouched this long is emptied.
-    keep: Option<u64>,
     /// Tokens a restore brought back, until the next completion says whether it took.
     restored: Option<(Owner, u64)>,
 }
@@ -65,14 +63,10 @@ pub struct Keeper {
 impl Keeper {
     pub fn new(cfg: &Config) -> Keeper {
         Keeper {
-            idle: idle(cfg),
-            main: cfg.slots.main,
-            background: cfg.slots.background,
             supported: true,
             owner: None,
             dirty: false,
             saved: Ledger::open(&cfg.state_dir),
-            keep: (cfg.llama.slot_keep_days > 0).then(|| cfg.llama.slot_keep_days * 86_400),
             restored: None,
         }
     }
@@ -82,21 +76,20 @@ impl Keeper {
         if old.llama.url != new.llama.url || old.slots != new.slots {
             *self = Keeper::new(new);
         } else {
-            self.idle = idle(new);
-            self.keep = (new.llama.slot_keep_days > 0).then(|| new.llama.slot_keep_days * 86_400);
+            // The owner may have restarted the server with a save path.
             self.supported = true;
         }
     }
 
-    fn on(&self) -> bool {
-        self.idle.is_some() && self.supported
+    fn on(&self, cfg: &Config) -> bool {
+        idle(cfg).is_some() && self.supported
     }
 
     /// How long the worker may wait for a job before saving the main slot; `None` when
     /// there is nothing to save.
-    pub fn idle_timeout(&self) -> Option<Duration> {
-        if self.on() && self.dirty && self.owner.is_some() {
-            self.idle
+    pub fn idle_timeout(&self, cfg: &Config) -> Option<Duration> {
+        if self.on(cfg) && self.dirty && self.owner.is_some() {
+            idle(cfg)
         } else {
             None
         }
@@ -106,7 +99,7 @@ impl Keeper {
     /// slot does not hold its prompt. True when the server looks restarted since loopd
     /// last used it (its main slot has run no task while loopd thought it held a prompt).
     pub fn before_turn(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) -> bool {
-        if !self.on() {
+        if !self.on(ctx.cfg) {
             return false;
         }
         let want = Owner {
@@ -114,7 +107,9 @@ impl Keeper {
             epoch,
         };
         let fresh = match ctx.client.slot_list() {
-            Ok(list) => !list.iter().any(|s| s.id == u64::from(self.main) && s.used),
+            Ok(list) => !list
+                .iter()
+                .any(|s| s.id == u64::from(ctx.cfg.slots.main) && s.used),
             // The turn will find out for itself; nothing to restore into.
             Err(_) => return false,
         };
@@ -140,14 +135,14 @@ impl Keeper {
 
     fn restore(&mut self, ctx: &TurnCtx<'_>, want: Owner) {
         let file = slot_file(&want.session, want.epoch);
+        let main = ctx.cfg.slots.main;
         let started = Instant::now();
-        match ctx.client.slot_restore(self.main, &file) {
+        match ctx.client.slot_restore(main, &file) {
             Ok(0) => {}
             Ok(n) => {
                 plumbing::info!(
-                    "session {}: restored slot {} from {file}: {n} tokens in {} ms",
+                    "session {}: restored slot {main} from {file}: {n} tokens in {} ms",
                     want.session,
-                    self.main,
                     started.elapsed().as_millis()
                 );
                 self.owner = Some(want.clone());
@@ -158,9 +153,8 @@ impl Keeper {
             // A file that is not there (never saved, or overwritten empty) is a 400.
             Err(SlotError::Refused { status: 400, .. }) => {}
             Err(e) => plumbing::warn!(
-                "session {}: restoring slot {} from {file}: {e}; the turn reads its whole prompt",
-                want.session,
-                self.main
+                "session {}: restoring slot {main} from {file}: {e}; the turn reads its whole prompt",
+                want.session
             ),
         }
     }
@@ -169,6 +163,7 @@ impl Keeper {
     /// before it took.
     pub fn after_turn(
         &mut self,
+        cfg: &Config,
         session: &SessionId,
         epoch: u64,
         outcome: &Result<TurnDone, TurnError>,
@@ -179,7 +174,7 @@ impl Keeper {
                 plumbing::warn!(
                     "session {}: the restore of slot {} (epoch {}, {n} tokens) did not take: the next turn reused only {} tokens",
                     owner.session,
-                    self.main,
+                    cfg.slots.main,
                     owner.epoch,
                     usage.cache_n
                 );
@@ -217,7 +212,7 @@ impl Keeper {
         }
         let written = self.saved.get(session).is_some_and(|s| s.epoch == epoch);
         self.saved.remove(session);
-        if !self.on() || !written {
+        if !self.on(ctx.cfg) || !written {
             return;
         }
         self.empty(ctx, session, epoch);
@@ -239,7 +234,7 @@ impl Keeper {
             self.saved.remove(session);
         }
         let mut said = Vec::new();
-        for slot in [self.main, self.background] {
+        for slot in [ctx.cfg.slots.main, ctx.cfg.slots.background] {
             match ctx.client.slot_erase(slot) {
                 Ok(()) => said.push(format!("slot {slot} erased")),
                 Err(e) => {
@@ -248,7 +243,7 @@ impl Keeper {
                 }
             }
         }
-        if self.on() {
+        if self.on(ctx.cfg) {
             for &epoch in epochs {
                 self.empty(ctx, session, epoch);
             }
@@ -261,10 +256,11 @@ impl Keeper {
     /// call that deletes one): the background slot is erased and saved under that name.
     fn empty(&mut self, ctx: &TurnCtx<'_>, session: &SessionId, epoch: u64) {
         let file = slot_file(session, epoch);
+        let background = ctx.cfg.slots.background;
         let emptied = ctx
             .client
-            .slot_erase(self.background)
-            .and_then(|()| ctx.client.slot_save(self.background, &file));
+            .slot_erase(background)
+            .and_then(|()| ctx.client.slot_save(background, &file));
         match emptied {
             Ok(_) => plumbing::info!("session {session}: epoch {epoch} ended; emptied {file}"),
             Err(SlotError::NoSavePath) => self.no_save_path(ctx),
@@ -275,18 +271,21 @@ impl Keeper {
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
     /// saved, if anything.
     pub fn save(&mut self, ctx: &TurnCtx<'_>) -> Option<crate::status::SlotSave> {
-        let owner = self.owner.clone().filter(|_| self.on() && self.dirty)?;
+        let owner = self
+            .owner
+            .clone()
+            .filter(|_| self.on(ctx.cfg) && self.dirty)?;
         // Whatever happens, this change is dealt with: a failure is not retried every
         // idle period, the next turn makes the slot dirty again.
         self.dirty = false;
         let file = slot_file(&owner.session, owner.epoch);
+        let main = ctx.cfg.slots.main;
         let started = Instant::now();
-        match ctx.client.slot_save(self.main, &file) {
+        match ctx.client.slot_save(main, &file) {
             Ok(n) => {
                 plumbing::info!(
-                    "session {}: saved slot {} to {file}: {n} tokens in {} ms",
+                    "session {}: saved slot {main} to {file}: {n} tokens in {} ms",
                     owner.session,
-                    self.main,
                     started.elapsed().as_millis()
                 );
                 self.saved.insert(
@@ -311,7 +310,7 @@ impl Keeper {
                 None
             }
             Err(e) => {
-                plumbing::warn!("session {}: saving slot {}: {e}", owner.session, self.main);
+                plumbing::warn!("session {}: saving slot {main}: {e}", owner.session);
                 None
             }
         }
@@ -332,9 +331,12 @@ impl Keeper {
     /// abandoned session would otherwise keep its slot file (up to the whole context's
     /// KV cache) on the server's disk for ever.
     fn empty_idle(&mut self, ctx: &TurnCtx<'_>) {
-        let Some(keep) = self.keep else {
+        // `llama.slot_keep_days` in seconds; 0 keeps files for ever.
+        let days = ctx.cfg.llama.slot_keep_days;
+        if days == 0 {
             return;
-        };
+        }
+        let keep = days.saturating_mul(86_400);
         for (session, saved) in self.saved.idle_since(now_secs().saturating_sub(keep)) {
             plumbing::info!(
                 "session {session}: its slot file was last saved over {} days ago; emptying it",

@@ -83,7 +83,7 @@ fn a_recalled_untrusted_hit_makes_a_composed_url_refused_in_a_private_context() 
     let allowed = guard::policy(
         "http_fetch",
         url,
-        s.label(),
+        s.label(DataClass::Private),
         DataClass::Private,
         s.records(),
     );
@@ -102,11 +102,14 @@ fn a_recalled_untrusted_hit_makes_a_composed_url_refused_in_a_private_context() 
         untrusted: label.untrusted,
     })
     .unwrap();
-    assert_eq!(s.label(), Label::new(DataClass::Private, true));
+    assert_eq!(
+        s.label(DataClass::Private),
+        Label::new(DataClass::Private, true)
+    );
     let refused = guard::policy(
         "http_fetch",
         url,
-        s.label(),
+        s.label(DataClass::Private),
         DataClass::Private,
         s.records(),
     );
