@@ -7,6 +7,7 @@
 //! is given (`BOXMAKER_BENCH_BEFORE`, a directory holding its `loopd` and `memoryd`), for
 //! that build too, in the same run. Built only with the `bench` feature
 //! (docs/testing.md, 'Benchmarks'), so the test run does not hold it.
+//! `BOXMAKER_BENCH_ONLY` picks some of the runs (see `wanted`).
 
 use crate::loopd::{write_config_with, N_CTX};
 use crate::support::real_llama::{own_llama, CTX_PER_SLOT};
@@ -241,6 +242,18 @@ fn all_text(body: &Value) -> String {
         .join("\n")
 }
 
+/// Whether the run of `build` against `model` (`stand-in` or `llama.cpp`) with memory in
+/// the turn `auto` is wanted: every run, unless `BOXMAKER_BENCH_ONLY` lists some as
+/// `build/model/on|off`, comma-separated (`this tree/llama.cpp/on`). A real-model run takes
+/// many minutes on a loaded machine; this picks the ones still to measure.
+fn wanted(build: &str, model: &str, auto: bool) -> bool {
+    let Ok(only) = std::env::var("BOXMAKER_BENCH_ONLY") else {
+        return true;
+    };
+    let key = format!("{build}/{model}/{}", if auto { "on" } else { "off" });
+    only.split(',').any(|k| k.trim() == key)
+}
+
 #[test]
 fn remember() {
     println!(
@@ -252,6 +265,9 @@ fn remember() {
     let builds = builds();
     for (build, dir) in &builds {
         for auto in [false, true] {
+            if !wanted(build, "stand-in", auto) {
+                continue;
+            }
             let llama = Standin::start(N_CTX);
             llama.set_brain(forgetful());
             let o = converse(dir, &llama.url, auto, false, &|i| {
@@ -286,6 +302,9 @@ fn remember() {
         });
     for (build, dir) in &builds {
         for auto in [false, true] {
+            if !wanted(build, "llama.cpp", auto) {
+                continue;
+            }
             let relay = Relay::start(
                 &server.url,
                 Box::new(|_| None),
