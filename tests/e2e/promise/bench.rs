@@ -3,16 +3,20 @@
 //! then the owner asks about each fact in plain words. For each question: did the fact
 //! reach the model's prompt (in the carried summary, the epoch, or a `memory` record),
 //! and does the answer hold it — with memory in the turn off and on, in the same run,
-//! for the scripted stand-in and for the real llama.cpp server. Built only with the
-//! `bench` feature (docs/testing.md, 'Benchmarks'), so the test run does not hold it.
+//! for the scripted stand-in and for the real llama.cpp server; and, when another build
+//! is given (`BOXMAKER_BENCH_BEFORE`, a directory holding its `loopd` and `memoryd`), for
+//! that build too, in the same run. Built only with the `bench` feature
+//! (docs/testing.md, 'Benchmarks'), so the test run does not hold it.
+//! `BOXMAKER_BENCH_ONLY` picks some of the runs (see `wanted`).
 
 use crate::loopd::{write_config_with, N_CTX};
 use crate::support::real_llama::{own_llama, CTX_PER_SLOT};
 use crate::support::relay::Relay;
 use crate::support::standin::{text, Brain, Standin};
-use crate::support::{Daemon, Fixture, LineClient};
+use crate::support::{bin, Daemon, Fixture, LineClient};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -101,6 +105,33 @@ fn forgetful() -> Brain {
     })
 }
 
+/// The builds to compare: a name and the directory holding its `loopd` and `memoryd`.
+pub fn builds() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    if let Some(before) = std::env::var_os("BOXMAKER_BENCH_BEFORE") {
+        out.push(("before".to_string(), PathBuf::from(before)));
+    }
+    let this = bin("loopd").parent().unwrap().to_path_buf();
+    out.push(("this tree".to_string(), this));
+    out
+}
+
+/// Starts the daemon `name` of the build in `dir` on `fx`, as `Daemon::start` does this
+/// tree's.
+pub fn start_from(dir: &Path, name: &str, fx: &Fixture) -> Daemon {
+    let mut cmd = Command::new(dir.join(name));
+    cmd.arg("--config")
+        .arg(&fx.config)
+        .env_remove("JOURNAL_STREAM")
+        .env_remove("LISTEN_PID")
+        .env_remove("LISTEN_FDS")
+        .env_remove("WATCHDOG_USEC")
+        .env_remove("WATCHDOG_PID");
+    let mut d = Daemon::spawn(cmd, fx);
+    d.ready();
+    d
+}
+
 struct Outcome {
     reached: usize,
     answered: usize,
@@ -110,6 +141,7 @@ struct Outcome {
 }
 
 fn converse(
+    build: &Path,
     url: &str,
     auto: bool,
     prompts_from_repo: bool,
@@ -131,8 +163,8 @@ fn converse(
         &format!("auto_recall = {auto}"),
         "",
     );
-    let _memoryd = Daemon::start("memoryd", &fx);
-    let _loopd = Daemon::start("loopd", &fx);
+    let _memoryd = start_from(build, "memoryd", &fx);
+    let _loopd = start_from(build, "loopd", &fx);
     let mut c = LineClient::connect(&fx.loopd_sock);
     c.stream.set_read_timeout(Some(SLOW)).unwrap();
     let mut compactions = 0;
@@ -177,10 +209,10 @@ fn converse(
     out
 }
 
-fn row(model: &str, auto: bool, o: &Outcome) {
+fn row(build: &str, model: &str, auto: bool, o: &Outcome) {
     let n = FACTS.len();
     println!(
-        "| {model} | {} | {} | {}/{n} | {}/{n} | {} | {:.0} |",
+        "| {build} | {model} | {} | {} | {}/{n} | {}/{n} | {} | {:.0} |",
         if auto { "on" } else { "off" },
         o.compactions,
         o.reached,
@@ -210,29 +242,47 @@ fn all_text(body: &Value) -> String {
         .join("\n")
 }
 
+/// Whether the run of `build` against `model` (`stand-in` or `llama.cpp`) with memory in
+/// the turn `auto` is wanted: every run, unless `BOXMAKER_BENCH_ONLY` lists some as
+/// `build/model/on|off`, comma-separated (`this tree/llama.cpp/on`). A real-model run takes
+/// many minutes on a loaded machine; this picks the ones still to measure.
+fn wanted(build: &str, model: &str, auto: bool) -> bool {
+    let Ok(only) = std::env::var("BOXMAKER_BENCH_ONLY") else {
+        return true;
+    };
+    let key = format!("{build}/{model}/{}", if auto { "on" } else { "off" });
+    only.split(',').any(|k| k.trim() == key)
+}
+
 #[test]
 fn remember() {
     println!(
         "### remember: {} facts, two compactions, then a question each\n",
         FACTS.len()
     );
-    println!("| model | memory in the turn | compactions | fact in the prompt | fact in the answer | memory records | seconds |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
-    for auto in [false, true] {
-        let llama = Standin::start(N_CTX);
-        llama.set_brain(forgetful());
-        let o = converse(&llama.url, auto, false, &|i| {
-            let seen: Vec<(String, String)> = llama
-                .chats()
-                .iter()
-                .map(|r| {
-                    let body = r.json();
-                    (r.last(), all_text(&body))
-                })
-                .collect();
-            asked(&seen, i)
-        });
-        row("stand-in (summaries keep nothing)", auto, &o);
+    println!("| build | model | memory in the turn | compactions | fact in the prompt | fact in the answer | memory records | seconds |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|");
+    let builds = builds();
+    for (build, dir) in &builds {
+        for auto in [false, true] {
+            if !wanted(build, "stand-in", auto) {
+                continue;
+            }
+            let llama = Standin::start(N_CTX);
+            llama.set_brain(forgetful());
+            let o = converse(dir, &llama.url, auto, false, &|i| {
+                let seen: Vec<(String, String)> = llama
+                    .chats()
+                    .iter()
+                    .map(|r| {
+                        let body = r.json();
+                        (r.last(), all_text(&body))
+                    })
+                    .collect();
+                asked(&seen, i)
+            });
+            row(build, "stand-in (summaries keep nothing)", auto, &o);
+        }
     }
     let model = std::env::var("BOXMAKER_BENCH_MODEL").ok();
     let mut args: Vec<String> = vec!["--n-predict".into(), "96".into()];
@@ -250,25 +300,31 @@ fn remember() {
         .map_or("SmolLM2-135M".to_string(), |f| {
             f.to_string_lossy().into_owned()
         });
-    for auto in [false, true] {
-        let relay = Relay::start(
-            &server.url,
-            Box::new(|_| None),
-            json!({"temperature": 0, "seed": 1}),
-            json!({}),
-        );
-        let o = converse(&relay.url, auto, true, &|i| {
-            let seen: Vec<(String, String)> = relay
-                .seen()
-                .iter()
-                .map(|s| (s.last_text().to_string(), all_text(&s.body)))
-                .collect();
-            asked(&seen, i)
-        });
-        row(
-            &format!("llama.cpp, {name} ({CTX_PER_SLOT} tokens a slot)"),
-            auto,
-            &o,
-        );
+    for (build, dir) in &builds {
+        for auto in [false, true] {
+            if !wanted(build, "llama.cpp", auto) {
+                continue;
+            }
+            let relay = Relay::start(
+                &server.url,
+                Box::new(|_| None),
+                json!({"temperature": 0, "seed": 1}),
+                json!({}),
+            );
+            let o = converse(dir, &relay.url, auto, true, &|i| {
+                let seen: Vec<(String, String)> = relay
+                    .seen()
+                    .iter()
+                    .map(|s| (s.last_text().to_string(), all_text(&s.body)))
+                    .collect();
+                asked(&seen, i)
+            });
+            row(
+                build,
+                &format!("llama.cpp, {name} ({CTX_PER_SLOT} tokens a slot)"),
+                auto,
+                &o,
+            );
+        }
     }
 }

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "bench")]
+mod bench_pipelined;
 mod cut;
 mod recollect;
 mod shown;
