@@ -295,3 +295,30 @@ fn a_summary_stuffed_with_everyday_words_is_brought_into_at_most_one_of_eight_un
     );
     assert!(brought.len() <= 1, "{brought:?}");
 }
+
+/// Regression: a passage already brought into the epoch came back on every turn that asked
+/// for it (only the record's whole text was compared with the prompt, which a clipped
+/// passage never equals), so repeated questions grew the epoch until memory itself made
+/// it compact.
+#[test]
+fn a_passage_already_in_the_epoch_is_not_brought_back_twice() {
+    let (l, _m) = with_memoryd("");
+    let head = serde_json::json!({"epoch": 0, "started": "2026-10-02T08:00:00.000Z",
+        "system": "You are terse.", "tools": [], "carry": null,
+        "carry_label": {"class": "private", "untrusted": false},
+        "reason": "start", "summary_source": "model"});
+    let pasted = serde_json::json!({"type": "user", "time": "2026-10-02T08:00:01.000Z",
+        "content": long_document(), "origin": "owner"});
+    crate::loopd::write_session(&l.fx, "archive", &head, &[pasted]);
+    l.llama.set_fallback(text(&["Eleven zebras."]));
+    let mut c = l.client();
+    let first = c.ask("tell me about my zebra collection");
+    assert_eq!(
+        first[0],
+        "· from memory: 1 passage, session archive 2026-10-02"
+    );
+    let again = c.ask("tell me about my zebra collection");
+    let records = epoch_records(&l, "main", 0);
+    let memories = records.iter().filter(|r| r["type"] == "memory").count();
+    assert_eq!(memories, 1, "{again:?}");
+}

@@ -92,12 +92,17 @@ pub fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Option<Rec
                 return None;
             }
         };
-    let fresh = choose(hits, session, cfg.auto_hits as usize);
+    let passage = |mut hit: Hit| {
+        clip_to_passage(&mut hit, line, cfg.hit_chars as usize);
+        let text = neutralise_for_model(ctx.client, &render_hits(std::slice::from_ref(&hit)));
+        (hit, text)
+    };
+    let fresh = choose(hits, session, cfg.auto_hits as usize, passage);
     if fresh.is_empty() {
         return None;
     }
     let budget = budget(ctx, session, line);
-    let fitted = fit(ctx, fresh, line, budget);
+    let fitted = fit(ctx, fresh, budget);
     if fitted.is_empty() {
         plumbing::info!(
             "session {}: memory in the turn: relevant hits found, none fits the {budget} tokens the prompt has room for",
@@ -160,16 +165,13 @@ pub fn budget(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> u64 {
     share.min(limit.saturating_sub(used))
 }
 
-/// Each hit clipped to its passage (`memory.hit_chars`), rendered and neutralised against
-/// the served model's special tokens, kept in memoryd's order while the total fits in
-/// `budget` tokens (counted by the server, or at the safe rate when it cannot be asked);
-/// a hit that does not fit is passed over for a smaller one after it.
-fn fit(ctx: &TurnCtx<'_>, hits: Vec<Hit>, line: &str, budget: u64) -> Vec<(Hit, String)> {
+/// The chosen passages, in memoryd's order, kept while the total fits in `budget` tokens
+/// (counted by the server, or at the safe rate when it cannot be asked); a passage that
+/// does not fit is passed over for a smaller one after it.
+fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit, String)> {
     let mut kept = Vec::new();
     let mut used = MESSAGE_OVERHEAD;
-    for mut hit in hits {
-        clip_to_passage(&mut hit, line, ctx.cfg.memory.hit_chars as usize);
-        let text = neutralise_for_model(ctx.client, &render_hits(std::slice::from_ref(&hit)));
+    for (hit, text) in passages {
         let tokens = tokens_of(ctx.client, &text).saturating_add(1);
         if used.saturating_add(tokens) <= budget {
             used += tokens;
@@ -179,13 +181,25 @@ fn fit(ctx: &TurnCtx<'_>, hits: Vec<Hit>, line: &str, budget: u64) -> Vec<(Hit, 
     kept
 }
 
-/// The hits worth bringing: relevant enough, not already in the epoch's prompt, at most
-/// `max`, in memoryd's order.
-pub fn choose(hits: Vec<Hit>, session: &Session, max: usize) -> Vec<Hit> {
+/// The hits worth bringing, each as `passage` makes it (clipped to the passage around what
+/// matched, rendered as the memory record will hold it): relevant enough, neither the
+/// record nor that passage already in the epoch's prompt, at most `max`, in memoryd's
+/// order. The passage is checked as rendered because that is the form an earlier memory
+/// record holds it in: a clipped or multi-line hit never equals its record's whole text,
+/// so checking the text alone would bring the same passage back on every turn that asks
+/// for it, growing the epoch until memory itself made it compact.
+pub fn choose(
+    hits: Vec<Hit>,
+    session: &Session,
+    max: usize,
+    passage: impl FnMut(Hit) -> (Hit, String),
+) -> Vec<(Hit, String)> {
     let prompt = PromptText::of(session);
     hits.into_iter()
         .filter(|h| h.relevance >= RELEVANCE_FLOOR)
         .filter(|h| !prompt.holds(&h.text))
+        .map(passage)
+        .filter(|(_, text)| !prompt.holds(text))
         .take(max)
         .collect()
 }

@@ -42,9 +42,9 @@ fn hits_below_the_relevance_floor_are_left_out() {
         hit("tea at four", RELEVANCE_FLOOR - 1, private()),
         hit("the dentist is on thursday", RELEVANCE_FLOOR, private()),
     ];
-    let chosen = choose(hits, &s, 3);
+    let chosen = choose(hits, &s, 3, rendered);
     assert_eq!(chosen.len(), 1);
-    assert_eq!(chosen[0].text, "the dentist is on thursday");
+    assert_eq!(chosen[0].0.text, "the dentist is on thursday");
 }
 
 #[test]
@@ -63,8 +63,44 @@ fn hits_already_in_the_epochs_prompt_are_left_out_and_at_most_max_are_kept() {
         hit("two", FULLY_RELEVANT, private()),
         hit("three", FULLY_RELEVANT, private()),
     ];
-    let texts: Vec<String> = choose(hits, &s, 2).into_iter().map(|h| h.text).collect();
+    let texts: Vec<String> = choose(hits, &s, 2, rendered)
+        .into_iter()
+        .map(|(h, _)| h.text)
+        .collect();
     assert_eq!(texts, ["one", "two"]);
+}
+
+/// A hit as the memory record holds it, whole (no clipping).
+fn rendered(hit: Hit) -> (Hit, String) {
+    let text = render_hits(std::slice::from_ref(&hit));
+    (hit, text)
+}
+
+/// Regression: only the record's whole text was checked, which a clipped or multi-line
+/// hit never equals once rendered, so the same passage came back on every turn.
+#[test]
+fn a_multi_line_hit_already_in_a_memory_record_is_not_chosen_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    let twice = hit(
+        "the spare key\nis under the blue pot",
+        FULLY_RELEVANT,
+        private(),
+    );
+    let (_, text) = rendered(twice.clone());
+    s.append(Record::Memory {
+        time: T.into(),
+        content: text,
+        class: DataClass::Private,
+        untrusted: false,
+    })
+    .unwrap();
+    let hits = vec![twice, hit("another thing", FULLY_RELEVANT, private())];
+    let texts: Vec<String> = choose(hits, &s, 2, rendered)
+        .into_iter()
+        .map(|(h, _)| h.text)
+        .collect();
+    assert_eq!(texts, ["another thing"]);
 }
 
 #[test]
