@@ -38,7 +38,7 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // `recall` tool (the memoryd client's answer as a tool's output).
     &["status", "recall"],
     // What a turn is made of.
-    &["open_session", "llama", "tools", "memory", "honcho"],
+    &["open_session", "tools", "memory", "honcho"],
     // Reminders (the book, reading WHEN, the clock) and the inbox of unasked messages
     // (with the notify command): files of their own, below the tools that set them.
     &["remind", "inbox"],

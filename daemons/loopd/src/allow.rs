@@ -98,7 +98,7 @@ pub fn run(
         tool_calls: vec![fetch.clone()],
     })?;
     let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
-    let content = crate::llama::tokenize::neutralise_for_model(llama, &output.content);
+    let content = llama::tokenize::neutralise_for_model(llama, &output.content);
     // The fetch says whether it failed; a page that begins `error: ` is still a page.
     let failed = output.failed;
     let chars = content.chars().count();

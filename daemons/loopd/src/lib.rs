@@ -10,7 +10,6 @@ pub(crate) mod forget;
 pub(crate) mod heartbeat;
 pub(crate) mod honcho;
 pub(crate) mod inbox;
-pub(crate) mod llama;
 pub(crate) mod memory;
 pub(crate) mod open_session;
 pub(crate) mod prompt;
@@ -137,7 +136,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let reminders = remind::Shared::new(book, Some(server.waker()));
     let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
     // The daemon's one llama.cpp client: the engine's for every model call, and
-    // `/status`'s for `/health` (`llama/mod.rs` says what a clone shares).
+    // `/status`'s for `/health` (the llama crate's `lib.rs` says what a clone shares).
     let llama = llama::Client::new(&cfg.llama);
     let worker = worker::Worker::spawn(
         Arc::clone(&cfg),

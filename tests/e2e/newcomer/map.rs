@@ -126,6 +126,7 @@ const CRATES: &[&str] = &[
     "crates/plumbing",
     "crates/sessions",
     "crates/memoryd-kernels",
+    "crates/llama",
     "daemons/loopd",
     "daemons/memoryd",
 ];

@@ -7,9 +7,9 @@
 //! so nothing a hit holds can pass for a header, an activity line or an error
 //! (docs/channel.md, 'Quoted text').
 
-use crate::llama::Client;
 use crate::status::{context_text, Board, SessionView};
 use crate::worker::{Event, Failure, JobId, Notifier, Reply};
+use llama::Client;
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
 use proto::SessionId;

@@ -38,7 +38,7 @@ pub trait Work {
 pub struct Threads {
     pub worker: Worker,
     /// The daemon's llama.cpp client, shared with the engine: `/status` asks through it.
-    pub llama: crate::llama::Client,
+    pub llama: llama::Client,
     pub notify: Notifier,
     pub board: Board,
 }

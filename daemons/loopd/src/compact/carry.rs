@@ -11,10 +11,10 @@
 
 use super::policy::{fallback_summary, repeats};
 use super::CompactError;
-use crate::llama::{ChatRequest, LlamaError, Message};
 use crate::open_session::Session;
 use crate::prompt::cap_chars;
 use crate::prompt::{replay, TurnCtx, THINKING};
+use llama::{ChatRequest, LlamaError, Message};
 use proto::head::{Head, SummarySource};
 use proto::{neutralise, Record};
 
@@ -96,7 +96,7 @@ pub fn make(
             }
             // Broken against the served model's own special tokens too: the carry is
             // replayed at the head of every prompt of the next epoch (docs/turn.md).
-            let answer = crate::llama::tokenize::neutralise_for_model(ctx.client, answer);
+            let answer = llama::tokenize::neutralise_for_model(ctx.client, answer);
             let text = carry_text(&answer, cfg.compact.summary_chars);
             if text.is_empty() {
                 return Err(CompactError::EmptySummary);

@@ -10,11 +10,11 @@ pub mod finish;
 pub mod policy;
 pub mod tool_summaries;
 
-use crate::llama::LlamaError;
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
 use crate::prompts::{self, Prompt, PromptError};
 use crate::testhook;
+use llama::LlamaError;
 use proto::head::{Reason, SummarySource, MAX_EPOCH};
 use proto::time::now_rfc3339;
 use proto::Record;

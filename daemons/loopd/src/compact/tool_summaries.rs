@@ -8,10 +8,10 @@
 //! twice, not even across a restart; a failed call leaves no record, so the next turn's
 //! finish tries that result again.
 
-use crate::llama::{ChatRequest, Message};
 use crate::open_session::{Session, SessionError};
 use crate::prompt::cap_chars;
 use crate::prompt::{replay, TurnCtx, THINKING};
+use llama::{ChatRequest, Message};
 use proto::config::Config;
 use proto::head::Head;
 use proto::time::now_rfc3339;
@@ -192,7 +192,7 @@ pub fn make(ctx: &TurnCtx<'_>, session: &mut Session) -> Result<Summarised, Sess
         // Broken against the served model's own special tokens, not only the static
         // list: memoryd indexes the summary, and memory brings it into other sessions'
         // prompts (docs/turn.md, 'Memory in the turn').
-        let answer = crate::llama::tokenize::neutralise_for_model(ctx.client, &answer);
+        let answer = llama::tokenize::neutralise_for_model(ctx.client, &answer);
         match record(&item, &answer, ctx.cfg.compact.summary_chars) {
             Some(r) => {
                 session.append(r)?;

@@ -14,11 +14,11 @@ pub mod keeper;
 
 use crate::compact::finish::{finish, Finished, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
-use crate::llama::{Client, ModelServer};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
 use keeper::Keeper;
+use llama::{Client, ModelServer};
 use proto::config::Config;
 use proto::head::Reason;
 use proto::Origin;

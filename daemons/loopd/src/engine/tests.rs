@@ -3,9 +3,7 @@
 //! files are real, in a temporary directory.
 
 use super::*;
-use crate::llama::{
-    ChatRequest, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
-};
+use llama::{ChatRequest, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError};
 use proto::{Record, ToolCall};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -25,7 +23,7 @@ struct Script {
     /// Spans this model's tokenizer reads as special tokens; none: it cannot be asked.
     specials: Arc<Mutex<Vec<String>>>,
     /// What the client learnt of them, as `llama::Client` keeps it.
-    learnt: Arc<crate::llama::tokenize::Specials>,
+    learnt: Arc<llama::tokenize::Specials>,
 }
 
 impl Script {
@@ -46,7 +44,7 @@ impl ModelServer for Script {
 
     fn reload(&self, _: &proto::config::Llama) {}
 
-    fn specials(&self) -> &crate::llama::tokenize::Specials {
+    fn specials(&self) -> &llama::tokenize::Specials {
         &self.learnt
     }
 
@@ -417,7 +415,7 @@ fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logge
 /// The cache is the client's own.
 #[test]
 fn special_tokens_learnt_by_one_client_stay_with_that_client() {
-    use crate::llama::tokenize::neutralise_for_model;
+    use llama::tokenize::neutralise_for_model;
     let token = format!("<{}>", "file_sep");
     let text = format!("a page holding {token} once");
     let taught = Script::default();

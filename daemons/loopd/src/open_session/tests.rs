@@ -152,8 +152,8 @@ fn a_missing_system_prompt_is_an_error_naming_its_path() {
 
 #[test]
 fn the_same_records_read_back_from_disk_give_the_same_request_bytes() {
-    use crate::llama::ChatRequest;
     use crate::prompt::replay::messages;
+    use llama::ChatRequest;
     let body = |s: &Session| {
         ChatRequest {
             slot: 0,

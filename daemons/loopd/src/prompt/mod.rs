@@ -6,7 +6,7 @@
 
 pub mod replay;
 
-use crate::llama::ModelServer;
+use llama::ModelServer;
 use proto::config::Config;
 
 /// Model calls ask for the model's thinking: the owner's questions deserve it, and

@@ -4,7 +4,7 @@
 //! give the same messages, so the prompt prefix llama.cpp has cached stays byte-stable.
 
 use super::cap_chars;
-use crate::llama::request::{Message, WireToolCall};
+use llama::request::{Message, WireToolCall};
 use proto::head::Head;
 use proto::{neutralise, Record};
 

@@ -9,10 +9,10 @@ pub mod recollect;
 pub mod textcall;
 pub mod tools_run;
 
-use crate::llama::{ChatRequest, Completion, Delta, LlamaError};
 use crate::open_session::{Session, SessionError};
 use crate::prompt::{replay, THINKING};
 use crate::testhook;
+use llama::{ChatRequest, Completion, Delta, LlamaError};
 use proto::time::now_rfc3339;
 use proto::{Origin, Record, Tokens};
 use std::fmt;

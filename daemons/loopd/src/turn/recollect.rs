@@ -7,10 +7,10 @@
 //! The recall runs before the `user` record is written, so memoryd (which catches up on
 //! the logs before every recall) cannot answer the owner's line with itself.
 
-use crate::llama::tokenize::{estimate_tokens, neutralise_for_model, tokens_of};
 use crate::open_session::Session;
 use crate::prompt::replay::CARRY_HEADING;
 use crate::prompt::TurnCtx;
+use llama::tokenize::{estimate_tokens, neutralise_for_model, tokens_of};
 use proto::memory::{clip_to_passage, hits_label, render_hits, Hit};
 use proto::time::now_rfc3339;
 use proto::Record;

@@ -35,7 +35,7 @@ pub fn run_call(
     // model reads as special, and the answer is kept in the record, so replay stays a pure
     // function of the records however the server answers later.
     let output = ToolOutput {
-        content: crate::llama::tokenize::neutralise_for_model(ctx.client, &output.content),
+        content: llama::tokenize::neutralise_for_model(ctx.client, &output.content),
         ..output
     };
     append_result(session, call, number, output)?;

@@ -149,7 +149,7 @@ pub struct Worker {
 impl Worker {
     pub fn spawn(
         cfg: Arc<Config>,
-        llama: crate::llama::Client,
+        llama: llama::Client,
         board: Board,
         notify: Notifier,
         reminders: crate::remind::Shared,
@@ -200,7 +200,7 @@ struct Sessions {
 
 fn run(
     cfg: Arc<Config>,
-    llama: crate::llama::Client,
+    llama: llama::Client,
     board: Board,
     notify: Notifier,
     reminders: crate::remind::Shared,
@@ -289,7 +289,7 @@ fn check_slots(engine: &Engine) {
     match client.slot_list() {
         Ok(list) => {
             let slots: Vec<(u64, u64)> = list.iter().map(|s| (s.id, s.n_ctx)).collect();
-            for line in crate::llama::check::findings(&slots, cfg) {
+            for line in llama::check::findings(&slots, cfg) {
                 plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
             }
             plumbing::info!("llama.cpp at {}: {} slots", client.base_url(), slots.len());

@@ -12,10 +12,10 @@
 
 pub mod ledger;
 
-use crate::llama::slots::SlotError;
 use crate::prompt::TurnCtx;
 use crate::turn::{TurnDone, TurnError};
 use ledger::{Ledger, Saved};
+use llama::slots::SlotError;
 use proto::config::Config;
 use proto::SessionId;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

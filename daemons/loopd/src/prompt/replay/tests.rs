@@ -1,5 +1,5 @@
 use super::*;
-use crate::llama::ChatRequest;
+use llama::ChatRequest;
 use proto::head::{Reason, SummarySource};
 use proto::{DataClass, Label};
 use serde_json::{json, Value};

@@ -155,13 +155,13 @@ enum Attempt {
 
 /// The end of one call: `llama.timeout_s` from its start.
 #[derive(Clone, Copy)]
-pub(crate) struct Deadline {
+pub struct Deadline {
     at: Instant,
     secs: u64,
 }
 
 impl Deadline {
-    pub(crate) fn start(timeout: Duration) -> Deadline {
+    pub fn start(timeout: Duration) -> Deadline {
         let timeout = timeout.min(MAX_TIMEOUT);
         let now = Instant::now();
         Deadline {
@@ -171,13 +171,13 @@ impl Deadline {
     }
 
     /// The time left, or `None` once it has passed.
-    pub(crate) fn left(&self) -> Option<Duration> {
+    pub fn left(&self) -> Option<Duration> {
         self.at
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
     }
 
-    pub(crate) fn error(&self) -> LlamaError {
+    pub fn error(&self) -> LlamaError {
         LlamaError::Timeout { secs: self.secs }
     }
 }

@@ -14,7 +14,7 @@ pub trait ModelServer: Send {
     /// A reloaded `[llama]`, in force from the next call on.
     fn reload(&self, cfg: &proto::config::Llama);
     /// What this server's model is known to read as special tokens; the client owns it
-    /// so every call through it learns from and uses the same (`llama/tokenize.rs`).
+    /// so every call through it learns from and uses the same (`tokenize.rs`).
     fn specials(&self) -> &Specials;
     /// One completion, streamed: each delta goes to `on_delta` as it arrives.
     fn chat(
@@ -31,13 +31,13 @@ pub trait ModelServer: Send {
     /// What is wrong with the served chat template's tool support, one line each.
     fn tool_findings(&self) -> Vec<String>;
     /// The served model's path, the key its special spans are remembered by; `None`
-    /// when the server cannot say (`llama/tokenize.rs`).
+    /// when the server cannot say (`tokenize.rs`).
     fn model_path(&self) -> Option<String>;
     /// The spans of `text` the served model's tokenizer reads as special tokens, or why
-    /// the server could not say (`llama/tokenize.rs`).
+    /// the server could not say (`tokenize.rs`).
     fn special_spans(&self, text: &str) -> Result<Vec<String>, String>;
     /// How many tokens the served model reads in `text`, or why the server could not say
-    /// (`llama/tokenize.rs`).
+    /// (`tokenize.rs`).
     fn count_tokens(&self, text: &str) -> Result<u64, String>;
 }
 
