@@ -16,7 +16,6 @@ use crate::support::standin::{text, Brain, Standin};
 use crate::support::{bin, Daemon, Fixture, LineClient};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,14 +118,7 @@ pub fn builds() -> Vec<(String, PathBuf)> {
 /// Starts the daemon `name` of the build in `dir` on `fx`, as `Daemon::start` does this
 /// tree's.
 pub fn start_from(dir: &Path, name: &str, fx: &Fixture) -> Daemon {
-    let mut cmd = Command::new(dir.join(name));
-    cmd.arg("--config")
-        .arg(&fx.config)
-        .env_remove("JOURNAL_STREAM")
-        .env_remove("LISTEN_PID")
-        .env_remove("LISTEN_FDS")
-        .env_remove("WATCHDOG_USEC")
-        .env_remove("WATCHDOG_PID");
+    let cmd = Daemon::command_of(&dir.join(name), fx);
     let mut d = Daemon::spawn(cmd, fx);
     d.ready();
     d

@@ -19,7 +19,13 @@ pub struct Daemon {
 impl Daemon {
     /// A `Command` for `name` with `--config` pointing at the fixture.
     pub fn command(name: &str, fx: &Fixture) -> Command {
-        let mut cmd = Command::new(bin(name));
+        Daemon::command_of(&bin(name), fx)
+    }
+
+    /// A `Command` for the binary at `path` (another build's, for a benchmark that runs
+    /// two builds side by side) with `--config` pointing at the fixture.
+    pub fn command_of(path: &std::path::Path, fx: &Fixture) -> Command {
+        let mut cmd = Command::new(path);
         cmd.arg("--config")
             .arg(&fx.config)
             .env_remove("JOURNAL_STREAM")
