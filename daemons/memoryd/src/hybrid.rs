@@ -31,7 +31,7 @@
 
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
-use crate::index::{class_rank, Index, IndexError, Words};
+use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
@@ -273,11 +273,17 @@ fn merge(
         .into_iter()
         .map(|r| {
             let mut hit = r.hit;
-            let mut strength_now = if cal.rarity == 0.0 {
-                r.relevance
-            } else {
-                rarity.share(r.held, cal.rarity)
+            let share = |held: u32| {
+                if cal.rarity == 0.0 {
+                    r.relevance
+                } else {
+                    rarity.share(held, cal.rarity)
+                }
             };
+            // A hit its neighbouring turns lift (`index::near`) is as strong as what it
+            // holds with them, at the weight the words' ranking lends them.
+            let near = NEAR_WEIGHT as f32 * share(r.held | r.near_held);
+            let mut strength_now = share(r.held).max(near);
             let mut unrelated = false;
             if contains_any(&hit.text, &codes) {
                 strength_now = f32::INFINITY;

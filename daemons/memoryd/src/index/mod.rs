@@ -15,6 +15,7 @@ mod catchup;
 pub mod common_words;
 mod forget;
 mod ingest;
+mod near;
 mod purge;
 mod rank;
 mod rebuild;
@@ -31,7 +32,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
-pub use rank::{Ranked, Rarity, Words};
+pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
 

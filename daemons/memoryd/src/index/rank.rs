@@ -11,7 +11,7 @@
 use crate::query::time::Span;
 use crate::query::{Passage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// One row the full-text index found: what `recall`'s lexical step hands to the
 /// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
@@ -25,7 +25,30 @@ pub(crate) struct Candidate {
     pub bm25: f64,
     /// 0 for the best.
     pub rank: usize,
+    /// Not found by the search: reached only as a candidate's neighbour (`near`).
+    pub reached: bool,
 }
+
+impl Candidate {
+    /// A row reached only as a candidate's neighbour (`near`): no score of its own from
+    /// the search, placed after every candidate.
+    pub(crate) fn reached(rowid: i64, rank: usize) -> Candidate {
+        Candidate {
+            rowid,
+            all: false,
+            bm25: 0.0,
+            rank,
+            reached: true,
+        }
+    }
+}
+
+/// The share of a candidate's score each of its neighbouring turns (`near`) gains: well
+/// below one, so a record holding the question's words itself ranks above one that only
+/// sits next to it, while a turn that answers the question asked just before it rises
+/// above turns elsewhere holding one of its words. Measured on LoCoMo (`scripts/bench
+/// recall`; docs/memoryd.md, 'Neighbouring turns').
+pub const NEAR_WEIGHT: f64 = 0.3;
 
 /// The bm25 given a candidate found unscored (every word of the query common, see
 /// `common`): one unit of relevance, so the coverage and phrase factors alone order
@@ -71,6 +94,8 @@ pub struct Ranked {
     /// Which of the question's groups its text holds: bit `i` for group `i`, the order
     /// of `Rarity`.
     pub held: u32,
+    /// Which groups its neighbouring turns hold (`near`), as `held`.
+    pub near_held: u32,
 }
 
 /// The word-hit rows a question found, best first, and how rare each of its groups is.
@@ -137,10 +162,11 @@ pub(super) fn rerank(
     query: &Query,
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
+    links: &[(i64, i64)],
 ) -> Vec<Ranked> {
-    let mut scored: Vec<(bool, f64, i64, f32, u32, Hit)> = rows
+    let mut scored: Vec<Scored> = rows
         .into_iter()
-        .map(|(c, mut hit)| {
+        .filter_map(|(c, mut hit)| {
             // A long record counts by its best passage (`Query::passage_coverage`).
             let passage = query.passage_coverage(&hit.text);
             let (cover, long) = (passage.cover, passage.long);
@@ -156,23 +182,86 @@ pub(super) fn rerank(
             // FTS5's all-words verdict is about the whole record; a long one holds them
             // all only when one passage does.
             let all = c.all && (!long || cover.all());
-            (all, s, c.rowid, relevance, cover.held, hit)
+            // A row that holds none of the question's words is never a hit on its
+            // neighbours' alone: a search for one word brings the records holding it,
+            // not the turns around them (docs/memoryd.md, 'Neighbouring turns').
+            if c.reached && cover.held == 0 {
+                return None;
+            }
+            Some(Scored {
+                all,
+                score: s,
+                rowid: c.rowid,
+                relevance,
+                held: cover.held,
+                near_held: 0,
+                hit,
+            })
         })
         .collect();
-    // All-words matches first (FTS5's own verdict), then the better score; on a tie the
-    // newer record (larger rowid, see `rowid`).
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2)));
+    lend(&mut scored, links);
+    // All-words matches first (FTS5's own verdict), then the better score (its own and
+    // what its neighbours lend); on a tie the newer record (larger rowid, see `rowid`).
+    scored.sort_by(|a, b| {
+        b.all
+            .cmp(&a.all)
+            .then(b.score.total_cmp(&a.score))
+            .then(b.rowid.cmp(&a.rowid))
+    });
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, _, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, rowid, relevance, held, hit)| Ranked {
-            held,
-            hit,
-            relevance,
-            rowid,
+        .filter(|r| seen.insert(r.hit.text.clone()))
+        .map(|r| Ranked {
+            held: r.held,
+            near_held: r.near_held,
+            hit: r.hit,
+            relevance: r.relevance,
+            rowid: r.rowid,
         })
         .collect()
+}
+
+/// A row on its way through `rerank`.
+struct Scored {
+    all: bool,
+    score: f64,
+    rowid: i64,
+    relevance: f32,
+    held: u32,
+    near_held: u32,
+    hit: Hit,
+}
+
+/// The neighbourhood's part (`near`; docs/memoryd.md, 'Neighbouring turns'): each link
+/// (candidate, neighbour) lends the neighbour `NEAR_WEIGHT` of the candidate's own score
+/// and the groups the candidate holds. Only a candidate's own score is lent, never what
+/// it was lent, so relevance travels at most `near::NEAR_TURNS` turns. The all-words
+/// matches stay first: a row holding one common word between two that hold the rare
+/// ones is not an all-words match (treating it as one was measured: +0.014 recall@5 on
+/// LoCoMo, and such rows first).
+fn lend(scored: &mut [Scored], links: &[(i64, i64)]) {
+    if links.is_empty() {
+        return;
+    }
+    let own: HashMap<i64, (f64, u32)> = scored
+        .iter()
+        .map(|r| (r.rowid, (r.score, r.held)))
+        .collect();
+    let mut lent: HashMap<i64, (f64, u32)> = HashMap::new();
+    for (from, to) in links {
+        if let Some(&(s, held)) = own.get(from) {
+            let e = lent.entry(*to).or_default();
+            e.0 += NEAR_WEIGHT * s;
+            e.1 |= held;
+        }
+    }
+    for r in scored.iter_mut() {
+        if let Some(&(s, held)) = lent.get(&r.rowid) {
+            r.score += s;
+            r.near_held = held;
+        }
+    }
 }
 
 /// `Hit::relevance` of a passage holding `c` (see `score` for `long`): the share of the

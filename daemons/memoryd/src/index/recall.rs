@@ -11,11 +11,12 @@
 //!    holds (`rank`), identical texts collapsed, the best `limit` returned.
 
 use super::rank::{Candidate, Ranked, Rarity, Words};
-use super::{class_of_rank, class_rank, rank, Index, IndexError};
+use super::{class_of_rank, class_rank, near, rank, Index, IndexError};
 use crate::query::{self, time, Query};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
+use std::collections::HashSet;
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
@@ -76,11 +77,8 @@ const NEWEST_WIDEN: u32 = 4;
 /// all of them are candidates too: one common word alone is too weak to bring a row.
 const MIN_COMMON_FOR_NEWEST: usize = 2;
 
-const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
-    FROM docs WHERE rowid = ?1";
-
 /// A row selected as `session, epoch, time, kind, role, class, untrusted, text` (as
-/// `ROW` and `byid` do) as a hit.
+/// `near` and `byid` do) as a hit.
 pub(super) fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
     Ok(Hit {
         session: r.get(0)?,
@@ -157,12 +155,35 @@ impl Index {
         let frequencies = self.frequencies(&parsed)?;
         let found = self.candidates(&parsed, &frequencies, max_class, wanted, limit)?;
         let mut rows = Vec::with_capacity(found.len());
+        let mut files = Vec::with_capacity(found.len());
         for c in &found {
-            if let Some(hit) = self.row(c.rowid)? {
+            if let Some((hit, file)) = self.neighbour_row(c.rowid, max_class)? {
                 rows.push((*c, hit));
+                files.push(file);
             }
         }
-        let ranked = rank::rerank(&parsed, span.as_ref(), rows);
+        // The best candidates' neighbours (`near`): each link lends the neighbour part
+        // of the candidate's relevance; a neighbour not itself a candidate is read too.
+        let mut links = Vec::new();
+        let mut known: HashSet<i64> = rows.iter().map(|(c, _)| c.rowid).collect();
+        let sources: Vec<(i64, i64)> = rows
+            .iter()
+            .zip(&files)
+            .take(near::NEAR_SOURCES)
+            .map(|((c, _), &f)| (c.rowid, f))
+            .collect();
+        for (rowid, file) in sources {
+            for n in self.neighbours(file, rowid)? {
+                if known.insert(n) {
+                    let Some((hit, _)) = self.neighbour_row(n, max_class)? else {
+                        continue;
+                    };
+                    rows.push((Candidate::reached(n, rows.len()), hit));
+                }
+                links.push((rowid, n));
+            }
+        }
+        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links);
         Ok(Words {
             hits: ranked.into_iter().take(limit as usize).collect(),
             rarity: Rarity::of(&frequencies),
@@ -262,6 +283,7 @@ impl Index {
                 all,
                 bm25,
                 rank,
+                reached: false,
             })
             .collect())
     }
@@ -291,15 +313,6 @@ impl Index {
                 stmt.query_map(params![expr, second, n], read)?
             };
             rows.collect()
-        };
-        run().map_err(|e| self.sql(e))
-    }
-
-    /// A candidate's row as a hit; `None` if it went away since the search.
-    fn row(&self, rowid: i64) -> Result<Option<Hit>, IndexError> {
-        let run = || -> rusqlite::Result<Option<Hit>> {
-            let mut stmt = self.conn.prepare_cached(ROW)?;
-            stmt.query_row([rowid], hit_of).optional()
         };
         run().map_err(|e| self.sql(e))
     }

@@ -16,8 +16,10 @@ use std::time::Duration;
 /// Bumped whenever the tables or the tokenizer change; an index of another version is
 /// rebuilt. 1: `unicode61` words. 2: `porter` stems over `unicode61` without diacritics.
 /// 3: each log's identity (device, inode, time, CRC-32 of the indexed prefix), so a
-/// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`.
-const SCHEMA_VERSION: i64 = 3;
+/// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`. 4: each log's rows
+/// reachable in log order (`TURNS`), for ranking by a record's neighbours (`near`); a
+/// version 3 index gains it in place (`migrate`), keeping its rows and vectors.
+const SCHEMA_VERSION: i64 = 4;
 
 /// What each version's index matches, for the line saying why an index is rebuilt.
 fn describe(version: i64) -> &'static str {
@@ -25,6 +27,7 @@ fn describe(version: i64) -> &'static str {
         1 => "whole words",
         2 => "word stems, without diacritics",
         3 => "word stems, without diacritics; rewritten logs noticed",
+        4 => "word stems, without diacritics; rewritten logs noticed; neighbouring turns",
         _ => "an unknown layout",
     }
 }
@@ -77,6 +80,14 @@ CREATE VIRTUAL TABLE docs USING fts5(
 );
 ";
 
+/// A log's rows in log order: an index of FTS5's own content table on its `file` column
+/// (`c8`, the ninth column of `docs`), so the turns before and after a row in the same
+/// log are an index range away (`near`). FTS5 keeps the content table itself; SQLite
+/// keeps this index with it on every insert and delete, so a dropped or forgotten row
+/// leaves it in the same transaction and no code path can forget to. Row ids follow
+/// record time within a log (`rowid`), which is log order.
+const TURNS: &str = "CREATE INDEX IF NOT EXISTS docs_turns ON docs_content (c8);";
+
 /// Opens the database at `path` ready for use, rebuilding it when it was made for another
 /// schema version or another `max_class`. Returns, with the connection, why the old
 /// index was dropped when it was: its rows come back from the logs as the catch-up reads
@@ -92,6 +103,10 @@ pub(super) fn open(
     let conn = connect(path).map_err(sql)?;
     let why = match fits(&conn, max_class).map_err(sql)? {
         Fit::Fits => return Ok((conn, None)),
+        Fit::Migrate => {
+            migrate(&conn).map_err(sql)?;
+            return Ok((conn, None));
+        }
         Fit::New => None,
         Fit::Rebuild(why) => Some(why),
     };
@@ -100,6 +115,7 @@ pub(super) fn open(
     let mut conn = connect(path).map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(CREATE).map_err(sql)?;
+    tx.execute_batch(TURNS).map_err(sql)?;
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('max_class', ?1)",
         [class_rank(max_class)],
@@ -134,6 +150,8 @@ enum Fit {
     Fits,
     /// Nothing there yet (a new or emptied file).
     New,
+    /// The schema before this one, for this `max_class`: brought up to date in place.
+    Migrate,
     /// An index made otherwise, and why it has to go.
     Rebuild(String),
 }
@@ -146,7 +164,7 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             return Ok(Fit::New);
         }
     }
-    if version != SCHEMA_VERSION {
+    if version != SCHEMA_VERSION && version != SCHEMA_VERSION - 1 {
         return Ok(Fit::Rebuild(format!(
             "it was made by schema {version} ({}) and this memoryd uses schema {SCHEMA_VERSION} ({})",
             describe(version),
@@ -164,7 +182,27 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             "it was built for another memory.max_class".to_string(),
         ));
     }
+    if version == SCHEMA_VERSION - 1 {
+        return Ok(Fit::Migrate);
+    }
     Ok(Fit::Fits)
+}
+
+/// Brings a version 3 index to this version: the one thing added is `TURNS`, built from
+/// the rows already there in one pass over the content table, and the version moved in
+/// the same transaction, so a crash leaves either index whole. Rebuilding from the logs
+/// instead would embed every row again, hours at a million rows.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(TURNS)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    plumbing::notice!(
+        "index brought from schema {} to {SCHEMA_VERSION} in place: {}",
+        SCHEMA_VERSION - 1,
+        describe(SCHEMA_VERSION)
+    );
+    Ok(())
 }
 
 /// Removes the database and its WAL side files, so a rebuild starts from nothing and the
