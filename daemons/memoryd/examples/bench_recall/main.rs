@@ -16,6 +16,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod asked;
 mod metrics;
 mod sets;
 mod systems;
@@ -42,6 +43,12 @@ fn main() {
     let only: Option<String> = std::env::args().skip_while(|a| a != "--set").nth(1);
     for set in sets::all() {
         if only.as_ref().is_some_and(|o| *o != set.name) {
+            continue;
+        }
+        if std::env::args().any(|a| a == "--asked") {
+            if set.name == "locomo" {
+                asked::run(&set);
+            }
             continue;
         }
         let world = systems::World::build(set.state.path());
