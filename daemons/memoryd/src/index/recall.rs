@@ -15,7 +15,7 @@ use super::{class_of_rank, class_rank, near, rank, Index, IndexError};
 use crate::query::{self, time, Query};
 use proto::label::{DataClass, Label};
 use proto::memory::{Hit, MAX_HITS};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
@@ -25,6 +25,14 @@ use std::collections::HashSet;
 /// Measured on the evaluation set: 3 per hit and 30 at least rank exactly as these do.
 pub(crate) const CANDIDATES_PER_HIT: u32 = 2;
 pub(crate) const MIN_CANDIDATES: u32 = 20;
+
+/// Candidates with their rows, in the search's order.
+type Rows = Vec<(Candidate, Hit)>;
+
+/// How many times more candidates are searched for when most of those found are
+/// questions (an owner asking about the same thing again and again): enough to reach
+/// past a few dozen such rows to the answers, and a second search only then.
+const QUESTION_WIDEN: u32 = 4;
 
 /// How one lexical search is made (see `common` for why there are three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,14 +161,23 @@ impl Index {
         let span = time::cue(query, now);
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
         let frequencies = self.frequencies(&parsed)?;
-        let found = self.candidates(&parsed, &frequencies, max_class, wanted, limit)?;
-        let mut rows = Vec::with_capacity(found.len());
-        let mut files = Vec::with_capacity(found.len());
-        for c in &found {
-            if let Some((hit, file)) = self.neighbour_row(c.rowid, max_class)? {
-                rows.push((*c, hit));
-                files.push(file);
-            }
+        let (mut rows, mut files) = self.read(
+            &self.candidates(&parsed, &frequencies, max_class, wanted, limit)?,
+            max_class,
+        )?;
+        // Earlier questions hold a question's words better than its answer does, and
+        // rank low (`rank::is_question`); when they are most of the candidates, the
+        // answer may be just past them, so the search is made again, wider.
+        let questions = rows
+            .iter()
+            .filter(|(_, h)| rank::is_question(&h.text))
+            .count();
+        if questions * 2 > rows.len() {
+            let wider = wanted.saturating_mul(QUESTION_WIDEN);
+            (rows, files) = self.read(
+                &self.candidates(&parsed, &frequencies, max_class, wider, limit)?,
+                max_class,
+            )?;
         }
         // The best candidates' neighbours (`near`): each link lends the neighbour part
         // of the candidate's relevance; a neighbour not itself a candidate is read too.
@@ -242,7 +259,10 @@ impl Index {
                     .map(|(r, s)| (r, s, true)),
             );
         }
-        if all.is_none() || found.len() < enough.min(n) as usize {
+        // Questions holding every word are not answers (`rank::is_question`): the
+        // owner asking the same thing again must not keep the answer out of the
+        // candidates, so only the other all-words rows count as enough.
+        if all.is_none() || self.answers(&found, enough.min(n) as usize)? < enough.min(n) as usize {
             let any = query.expression();
             let search = match &rare_any {
                 None => Search::Newest { expr: &any },
@@ -286,6 +306,47 @@ impl Index {
                 reached: false,
             })
             .collect())
+    }
+
+    /// The candidates' rows that still exist at or below `max_class`, with their logs.
+    fn read(
+        &self,
+        found: &[Candidate],
+        max_class: DataClass,
+    ) -> Result<(Rows, Vec<i64>), IndexError> {
+        let mut rows = Vec::with_capacity(found.len());
+        let mut files = Vec::with_capacity(found.len());
+        for c in found {
+            if let Some((hit, file)) = self.neighbour_row(c.rowid, max_class)? {
+                rows.push((*c, hit));
+                files.push(file);
+            }
+        }
+        Ok((rows, files))
+    }
+
+    /// How many of `found` (up to `enough`) are not questions (`rank::is_question`).
+    fn answers(&self, found: &[(i64, f64, bool)], enough: usize) -> Result<usize, IndexError> {
+        if found.len() < enough {
+            return Ok(found.len());
+        }
+        let run = || -> rusqlite::Result<usize> {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT text FROM docs WHERE rowid = ?1")?;
+            let mut count = 0;
+            for (rowid, _, _) in found {
+                let text: Option<String> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
+                if text.is_some_and(|t| !rank::is_question(&t)) {
+                    count += 1;
+                    if count >= enough {
+                        break;
+                    }
+                }
+            }
+            Ok(count)
+        };
+        run().map_err(|e| self.sql(e))
     }
 
     /// Up to `n` (rowid, bm25) found by `search` at or below `max_class`, best first

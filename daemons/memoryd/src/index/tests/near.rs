@@ -5,7 +5,7 @@ use super::*;
 /// The owner's question and the answer after it, which shares no word with it but the
 /// name of who answers (LoCoMo's turns start with the speaker's name): a row that holds
 /// none of a question's words is never a hit on its neighbours' alone.
-const ASKED: &str = "What is your favourite board game, Nate?";
+const ASKED: &str = "Tell me your favourite board game, Nate.";
 const ANSWER: &str = "Nate: Definitely Carcassonne, we play it every Sunday.";
 /// What is asked.
 const QUESTION: &str = "Nate's favourite board game";
@@ -122,4 +122,20 @@ fn an_index_of_the_schema_before_gains_its_turns_in_place_without_a_rebuild() {
     assert_eq!(ix.status().unwrap().rows, 2);
     let hits = texts(&mut ix, QUESTION);
     assert!(hits.iter().any(|h| h == ANSWER), "{hits:?}");
+}
+
+#[test]
+fn questions_asked_again_and_again_do_not_keep_the_answer_out_of_the_first_hits() {
+    let w = World::new();
+    w.append("notes", 0, &line("The boat is called Wavedancer, painted blue."));
+    let mut asked = String::new();
+    for i in 0..30 {
+        asked.push_str(&line(&format!("What is the boat called, try {i}?")));
+        asked.push_str(&line(&format!("You asked: what is the boat called {i}?")));
+    }
+    w.append("owner", 0, &asked);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let hits = ix.search("what is the boat called", DataClass::Private, 3).unwrap();
+    assert_eq!(hits[0].text, "The boat is called Wavedancer, painted blue.");
 }
