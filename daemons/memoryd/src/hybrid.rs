@@ -13,7 +13,7 @@
 //! question and the nearest is rarely the answer, while in a varied history a paraphrase
 //! of what the owner said stands at 0.35 with nothing else near. Measured against the
 //! background, the first counts for little and the second for much, which no fixed
-//! cosine threshold could do (docs/memoryd.md, "Calibrating the fusion"). A meaning-only
+//! cosine threshold could do (docs/measurements/memoryd.md, "Calibrating the fusion"). A meaning-only
 //! hit counts at most `cap`, below a word hit holding the whole question.
 //!
 //! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
@@ -86,7 +86,7 @@ pub struct Calibration {
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
-/// in docs/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
+/// in docs/measurements/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
 /// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
 /// clearly stands out from the topic's other turns can pass a word hit, and the fusion
 /// is at least words alone in every category; in a small varied history the eighth

@@ -13,6 +13,9 @@
 //! Every system indexes the same rows. Printed per set, one table per measure, a row per
 //! category: recall@1/5/10, MRR@10, and the share of a question's evidence found in the
 //! first 5 and 10 hits.
+//!
+//! `--asked` instead asks LoCoMo's questions one after another in the owner's own session,
+//! each logged with a reply repeating it before the next (`asked`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 

@@ -127,7 +127,11 @@ fn an_index_of_the_schema_before_gains_its_turns_in_place_without_a_rebuild() {
 #[test]
 fn questions_asked_again_and_again_do_not_keep_the_answer_out_of_the_first_hits() {
     let w = World::new();
-    w.append("notes", 0, &line("The boat is called Wavedancer, painted blue."));
+    w.append(
+        "notes",
+        0,
+        &line("The boat is called Wavedancer, painted blue."),
+    );
     let mut asked = String::new();
     for i in 0..30 {
         asked.push_str(&line(&format!("What is the boat called, try {i}?")));
@@ -136,6 +140,8 @@ fn questions_asked_again_and_again_do_not_keep_the_answer_out_of_the_first_hits(
     w.append("owner", 0, &asked);
     let mut ix = w.index();
     ix.catch_up(Budget::UNLIMITED).unwrap();
-    let hits = ix.search("what is the boat called", DataClass::Private, 3).unwrap();
+    let hits = ix
+        .search("what is the boat called", DataClass::Private, 3)
+        .unwrap();
     assert_eq!(hits[0].text, "The boat is called Wavedancer, painted blue.");
 }
