@@ -16,10 +16,11 @@ use std::time::Duration;
 /// Bumped whenever the tables or the tokenizer change; an index of another version is
 /// rebuilt. 1: `unicode61` words. 2: `porter` stems over `unicode61` without diacritics.
 /// 3: each log's identity (device, inode, time, CRC-32 of the indexed prefix), so a
-/// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`. 4: each log's rows
-/// reachable in log order (`TURNS`), for ranking by a record's neighbours (`near`); a
-/// version 3 index gains it in place (`migrate`), keeping its rows and vectors.
-const SCHEMA_VERSION: i64 = 4;
+/// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`. An index added to
+/// a table that every version keeps alike (`TURNS`) is not a new version: it is created
+/// at open where it is missing (`add_turns`), and a memoryd that does not know it reads
+/// and writes the tables as before while SQLite keeps it up to date.
+const SCHEMA_VERSION: i64 = 3;
 
 /// What each version's index matches, for the line saying why an index is rebuilt.
 fn describe(version: i64) -> &'static str {
@@ -27,7 +28,6 @@ fn describe(version: i64) -> &'static str {
         1 => "whole words",
         2 => "word stems, without diacritics",
         3 => "word stems, without diacritics; rewritten logs noticed",
-        4 => "word stems, without diacritics; rewritten logs noticed; neighbouring turns",
         _ => "an unknown layout",
     }
 }
@@ -82,11 +82,11 @@ CREATE VIRTUAL TABLE docs USING fts5(
 
 /// A log's rows in log order: an index of FTS5's own content table on its `file` column
 /// (`c8`, the ninth column of `docs`), so the turns before and after a row in the same
-/// log are an index range away (`near`). FTS5 keeps the content table itself; SQLite
-/// keeps this index with it on every insert and delete, so a dropped or forgotten row
-/// leaves it in the same transaction and no code path can forget to. Row ids follow
-/// record time within a log (`rowid`), which is log order.
-const TURNS: &str = "CREATE INDEX IF NOT EXISTS docs_turns ON docs_content (c8);";
+/// log are an index range away (`near`). FTS5 keeps the content table; SQLite keeps this
+/// index with it on every insert and delete, so a dropped or forgotten row leaves it in
+/// the same transaction and no code path can forget to. Row ids follow record time
+/// within a log (`rowid`), which is log order.
+const TURNS: &str = "CREATE INDEX IF NOT EXISTS docs_turns ON docs_content (c8)";
 
 /// Opens the database at `path` ready for use, rebuilding it when it was made for another
 /// schema version or another `max_class`. Returns, with the connection, why the old
@@ -102,9 +102,8 @@ pub(super) fn open(
     };
     let conn = connect(path).map_err(sql)?;
     let why = match fits(&conn, max_class).map_err(sql)? {
-        Fit::Fits => return Ok((conn, None)),
-        Fit::Migrate => {
-            migrate(&conn).map_err(sql)?;
+        Fit::Fits => {
+            add_turns(&conn).map_err(sql)?;
             return Ok((conn, None));
         }
         Fit::New => None,
@@ -150,8 +149,6 @@ enum Fit {
     Fits,
     /// Nothing there yet (a new or emptied file).
     New,
-    /// The schema before this one, for this `max_class`: brought up to date in place.
-    Migrate,
     /// An index made otherwise, and why it has to go.
     Rebuild(String),
 }
@@ -164,7 +161,7 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             return Ok(Fit::New);
         }
     }
-    if version != SCHEMA_VERSION && version != SCHEMA_VERSION - 1 {
+    if version != SCHEMA_VERSION {
         return Ok(Fit::Rebuild(format!(
             "it was made by schema {version} ({}) and this memoryd uses schema {SCHEMA_VERSION} ({})",
             describe(version),
@@ -182,26 +179,24 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             "it was built for another memory.max_class".to_string(),
         ));
     }
-    if version == SCHEMA_VERSION - 1 {
-        return Ok(Fit::Migrate);
-    }
     Ok(Fit::Fits)
 }
 
-/// Brings a version 3 index to this version: the one thing added is `TURNS`, built from
-/// the rows already there in one pass over the content table, and the version moved in
-/// the same transaction, so a crash leaves either index whole. Rebuilding from the logs
-/// instead would embed every row again, hours at a million rows.
-fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let tx = conn.unchecked_transaction()?;
-    tx.execute_batch(TURNS)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    tx.commit()?;
-    plumbing::notice!(
-        "index brought from schema {} to {SCHEMA_VERSION} in place: {}",
-        SCHEMA_VERSION - 1,
-        describe(SCHEMA_VERSION)
-    );
+/// Gives an index made before `TURNS` existed that index, built from the rows already
+/// there in one pass over the content table (a few seconds at a million rows), in place:
+/// rebuilding from the logs instead would embed every row again, hours at a million.
+fn add_turns(conn: &Connection) -> rusqlite::Result<()> {
+    let has: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'docs_turns'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        conn.execute_batch(TURNS)?;
+        plumbing::notice!(
+            "indexed each log's rows in log order, for ranking by neighbouring turns"
+        );
+    }
     Ok(())
 }
 

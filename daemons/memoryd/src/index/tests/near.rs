@@ -105,17 +105,16 @@ fn after_a_forget_the_forgotten_words_find_nothing_through_neighbours() {
 }
 
 #[test]
-fn an_index_of_the_schema_before_gains_its_turns_in_place_without_a_rebuild() {
+fn an_index_made_before_the_turns_index_gains_it_in_place_without_a_rebuild() {
     let w = World::new();
     w.append("main", 0, &format!("{}{}", line(ASKED), line(ANSWER)));
     let mut ix = w.index();
     ix.catch_up(Budget::UNLIMITED).unwrap();
     drop(ix);
-    // The schema before: no index of each log's rows.
+    // As an index made before: no index of each log's rows.
     let db = w.dir.path().join("memory/index.sqlite");
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("DROP INDEX docs_turns; PRAGMA user_version = 3;")
-        .unwrap();
+    conn.execute_batch("DROP INDEX docs_turns").unwrap();
     drop(conn);
     let mut ix = w.index();
     assert!(!ix.rebuilding());
