@@ -13,8 +13,8 @@
 //! question and the nearest is rarely the answer, while in a varied history a paraphrase
 //! of what the owner said stands at 0.35 with nothing else near. Measured against the
 //! background, the first counts for little and the second for much, which no fixed
-//! cosine threshold could do (docs/measurements/memoryd.md, "Calibrating the fusion"). A meaning-only
-//! hit counts at most `cap`, below a word hit holding the whole question.
+//! cosine threshold could do (docs/measurements/memoryd.md, "Calibrating the fusion").
+//! A meaning-only hit counts at most `cap`, below a word hit holding the whole question.
 //!
 //! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
 //! word hit the share of the question's groups it holds, a hit found by meaning only its
@@ -86,9 +86,9 @@ pub struct Calibration {
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
-/// in docs/measurements/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
-/// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
-/// clearly stands out from the topic's other turns can pass a word hit, and the fusion
+/// in docs/measurements/memoryd.md, "Calibrating the fusion"). Eight records make the
+/// background: on LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so
+/// only a record that clearly stands out from the topic's other turns can pass a word hit, and the fusion
 /// is at least words alone in every category; in a small varied history the eighth
 /// nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
 /// holding a third of the question (our paraphrases as vectors alone find them). A

@@ -7,8 +7,10 @@
 //!    score and rank, nothing read but the full-text index. An all-words match so ranks
 //!    above a partial one (docs/memoryd.md), and a question of common words costs an AND, which
 //!    FTS5 walks by its rarest term, instead of scoring every row holding any of them.
-//! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
-//!    holds (`rank`), identical texts collapsed, the best `limit` returned.
+//! 2. `search`: the candidates' rows read (searched again, wider, when most of them
+//!    are questions), the best candidates' neighbouring turns looked up (`near`),
+//!    everything re-ranked by how much of the question each holds and its neighbours
+//!    lend it (`rank`), identical texts collapsed, the best `limit` returned.
 
 use super::rank::{Candidate, Ranked, Rarity, Words};
 use super::{class_of_rank, class_rank, near, rank, Index, IndexError};
