@@ -13,8 +13,8 @@
 //! question and the nearest is rarely the answer, while in a varied history a paraphrase
 //! of what the owner said stands at 0.35 with nothing else near. Measured against the
 //! background, the first counts for little and the second for much, which no fixed
-//! cosine threshold could do (docs/memoryd.md, "Calibrating the fusion"). A meaning-only
-//! hit counts at most `cap`, below a word hit holding the whole question.
+//! cosine threshold could do (docs/measurements/memoryd.md, "Calibrating the fusion").
+//! A meaning-only hit counts at most `cap`, below a word hit holding the whole question.
 //!
 //! Each hit says how relevant it is (`Hit::relevance`), comparable across questions: a
 //! word hit the share of the question's groups it holds, a hit found by meaning only its
@@ -31,7 +31,7 @@
 
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
-use crate::index::{class_rank, Index, IndexError, Words};
+use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
@@ -86,9 +86,9 @@ pub struct Calibration {
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
-/// in docs/memoryd.md, "Calibrating the fusion"). Eight records make the background: on
-/// LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so only a record that
-/// clearly stands out from the topic's other turns can pass a word hit, and the fusion
+/// in docs/measurements/memoryd.md, "Calibrating the fusion"). Eight records make the
+/// background: on LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so
+/// only a record that clearly stands out from the topic's other turns can pass a word hit, and the fusion
 /// is at least words alone in every category; in a small varied history the eighth
 /// nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
 /// holding a third of the question (our paraphrases as vectors alone find them). A
@@ -273,11 +273,17 @@ fn merge(
         .into_iter()
         .map(|r| {
             let mut hit = r.hit;
-            let mut strength_now = if cal.rarity == 0.0 {
-                r.relevance
-            } else {
-                rarity.share(r.held, cal.rarity)
+            let share = |held: u32| {
+                if cal.rarity == 0.0 {
+                    r.relevance
+                } else {
+                    rarity.share(held, cal.rarity)
+                }
             };
+            // A hit its neighbouring turns lift (`index::near`) is as strong as what it
+            // holds with them, at the weight the words' ranking lends them.
+            let near = NEAR_WEIGHT as f32 * share(r.held | r.near_held);
+            let mut strength_now = share(r.held).max(near);
             let mut unrelated = false;
             if contains_any(&hit.text, &codes) {
                 strength_now = f32::INFINITY;

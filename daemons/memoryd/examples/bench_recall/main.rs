@@ -13,9 +13,13 @@
 //! Every system indexes the same rows. Printed per set, one table per measure, a row per
 //! category: recall@1/5/10, MRR@10, and the share of a question's evidence found in the
 //! first 5 and 10 hits.
+//!
+//! `--asked` instead asks LoCoMo's questions one after another in the owner's own session,
+//! each logged with a reply repeating it before the next (`asked`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod asked;
 mod metrics;
 mod sets;
 mod systems;
@@ -42,6 +46,12 @@ fn main() {
     let only: Option<String> = std::env::args().skip_while(|a| a != "--set").nth(1);
     for set in sets::all() {
         if only.as_ref().is_some_and(|o| *o != set.name) {
+            continue;
+        }
+        if std::env::args().any(|a| a == "--asked") {
+            if set.name == "locomo" {
+                asked::run(&set);
+            }
             continue;
         }
         let world = systems::World::build(set.state.path());

@@ -2,7 +2,7 @@
 //! same class filter as a text search, so a row above the caller's class never comes
 //! back whatever found it.
 
-use super::recall::hit_of;
+use super::hit_of;
 use super::{class_rank, Index, IndexError};
 use proto::label::DataClass;
 use proto::memory::Hit;

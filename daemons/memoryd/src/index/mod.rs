@@ -15,6 +15,7 @@ mod catchup;
 pub mod common_words;
 mod forget;
 mod ingest;
+mod near;
 mod purge;
 mod rank;
 mod rebuild;
@@ -31,7 +32,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
-pub use rank::{Ranked, Rarity, Words};
+pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
 
@@ -234,6 +235,22 @@ fn class_of_rank(rank: i64) -> DataClass {
         1 => DataClass::Private,
         _ => DataClass::Secret,
     }
+}
+
+/// A row selected as `session, epoch, time, kind, role, class, untrusted, text` (as
+/// `recall`, `near` and `byid` do) as a hit.
+fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<proto::memory::Hit> {
+    Ok(proto::memory::Hit {
+        session: r.get(0)?,
+        epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+        time: r.get(2)?,
+        kind: r.get(3)?,
+        role: r.get(4)?,
+        label: proto::label::Label::new(class_of_rank(r.get(5)?), r.get(6)?),
+        text: r.get(7)?,
+        // Set by whoever ranked the row: the words (`rank`) or the vectors (`hybrid`).
+        relevance: 0,
+    })
 }
 
 #[cfg(test)]

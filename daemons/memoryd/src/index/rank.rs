@@ -11,7 +11,7 @@
 use crate::query::time::Span;
 use crate::query::{Passage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// One row the full-text index found: what `recall`'s lexical step hands to the
 /// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
@@ -25,7 +25,49 @@ pub(crate) struct Candidate {
     pub bm25: f64,
     /// 0 for the best.
     pub rank: usize,
+    /// Not found by the search: reached only as a candidate's neighbour (`near`).
+    pub reached: bool,
 }
+
+impl Candidate {
+    /// A row reached only as a candidate's neighbour (`near`): no score of its own from
+    /// the search, placed after every candidate.
+    pub(crate) fn reached(rowid: i64, rank: usize) -> Candidate {
+        Candidate {
+            rowid,
+            all: false,
+            bm25: 0.0,
+            rank,
+            reached: true,
+        }
+    }
+}
+
+/// The share of a candidate's score each of its neighbouring turns (`near`) gains: well
+/// below one, so a record holding the question's words itself ranks above one that only
+/// sits next to it, while a turn that answers the question asked just before it rises
+/// above turns elsewhere holding one of its words. Measured on LoCoMo (`scripts/bench
+/// recall`; docs/memoryd.md, 'Neighbouring turns').
+pub const NEAR_WEIGHT: f64 = 0.3;
+
+/// How much of `NEAR_WEIGHT` a neighbour lends through groups the row holds itself: a
+/// neighbour holding the row's own words says little new about it ("what time is
+/// standup": a turn holding "times" beside one holding "time" must not pass the one
+/// holding "standup"), one holding the words it lacks says the most. Measured on LoCoMo
+/// and our set (docs/memoryd.md, 'Neighbouring turns'): 1 (every group alike) costs
+/// our set a first hit and LoCoMo 0.014 recall@1; 0 (only new groups) costs LoCoMo
+/// 0.009 recall@5 against 0.3.
+pub(crate) const NEAR_SAME: f64 = 0.3;
+
+/// What a record that is a question and nothing else (`is_question`) counts of its
+/// score. An owner asking about something again and again, and replies that repeat the
+/// question, hold the question's words better than the turn that answers it and would
+/// fill the first hits (docs/memoryd.md, 'Questions are not answers'). Measured with
+/// LoCoMo's questions asked in sequence (`scripts/bench recall --asked`): evidence in
+/// the first 3 hits 0.381 after every earlier question against 0.511 before any; 0.2
+/// with the wider search (`recall`) 0.505; 0.05 0.507, and the question the partner asked
+/// (LoCoMo's evidence now and then) falls too far.
+pub(crate) const QUESTION_WEIGHT: f64 = 0.2;
 
 /// The bm25 given a candidate found unscored (every word of the query common, see
 /// `common`): one unit of relevance, so the coverage and phrase factors alone order
@@ -71,6 +113,8 @@ pub struct Ranked {
     /// Which of the question's groups its text holds: bit `i` for group `i`, the order
     /// of `Rarity`.
     pub held: u32,
+    /// Which groups its neighbouring turns hold (`near`), as `held`.
+    pub near_held: u32,
 }
 
 /// The word-hit rows a question found, best first, and how rare each of its groups is.
@@ -137,10 +181,11 @@ pub(super) fn rerank(
     query: &Query,
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
+    links: &[(i64, i64)],
 ) -> Vec<Ranked> {
-    let mut scored: Vec<(bool, f64, i64, f32, u32, Hit)> = rows
+    let mut scored: Vec<Scored> = rows
         .into_iter()
-        .map(|(c, mut hit)| {
+        .filter_map(|(c, mut hit)| {
             // A long record counts by its best passage (`Query::passage_coverage`).
             let passage = query.passage_coverage(&hit.text);
             let (cover, long) = (passage.cover, passage.long);
@@ -156,23 +201,111 @@ pub(super) fn rerank(
             // FTS5's all-words verdict is about the whole record; a long one holds them
             // all only when one passage does.
             let all = c.all && (!long || cover.all());
-            (all, s, c.rowid, relevance, cover.held, hit)
+            // A row that holds none of the question's words is never a hit on its
+            // neighbours' alone: a search for one word brings the records holding it,
+            // not the turns around them (docs/memoryd.md, 'Neighbouring turns').
+            if c.reached && cover.held == 0 {
+                return None;
+            }
+            Some(Scored {
+                all,
+                score: s,
+                rowid: c.rowid,
+                relevance,
+                held: cover.held,
+                near_held: 0,
+                hit,
+            })
         })
         .collect();
-    // All-words matches first (FTS5's own verdict), then the better score; on a tie the
-    // newer record (larger rowid, see `rowid`).
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2)));
+    lend(&mut scored, links);
+    // A question is not an answer: it ranks by a part of its score and never with the
+    // all-words matches (it lent its whole score to its neighbours above, where the
+    // answer to it is).
+    for r in &mut scored {
+        if is_question(&r.hit.text) {
+            r.score *= QUESTION_WEIGHT;
+            r.all = false;
+        }
+    }
+    // All-words matches first (FTS5's own verdict), then the better score (its own and
+    // what its neighbours lend); on a tie the newer record (larger rowid, see `rowid`).
+    scored.sort_by(|a, b| {
+        b.all
+            .cmp(&a.all)
+            .then(b.score.total_cmp(&a.score))
+            .then(b.rowid.cmp(&a.rowid))
+    });
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|(_, _, _, _, _, hit)| seen.insert(hit.text.clone()))
-        .map(|(_, _, rowid, relevance, held, hit)| Ranked {
-            held,
-            hit,
-            relevance,
-            rowid,
+        .filter(|r| seen.insert(r.hit.text.clone()))
+        .map(|r| Ranked {
+            held: r.held,
+            near_held: r.near_held,
+            hit: r.hit,
+            relevance: r.relevance,
+            rowid: r.rowid,
         })
         .collect()
+}
+
+/// Whether `text` is a question and nothing else: one sentence ending in a question
+/// mark ("what was the name of the cat?", "You asked: who is Priya?").
+pub(crate) fn is_question(text: &str) -> bool {
+    let t = text.trim_end();
+    let Some(body) = t.strip_suffix('?') else {
+        return false;
+    };
+    !body.contains(['.', '!', '?', '\n'])
+}
+
+/// A row on its way through `rerank`.
+struct Scored {
+    all: bool,
+    score: f64,
+    rowid: i64,
+    relevance: f32,
+    held: u32,
+    near_held: u32,
+    hit: Hit,
+}
+
+/// The neighbourhood's part (`near`; docs/memoryd.md, 'Neighbouring turns'): each link
+/// (candidate, neighbour) lends the neighbour `NEAR_WEIGHT` of the candidate's own score
+/// and the groups the candidate holds. Only a candidate's own score is lent, never what
+/// it was lent, so relevance travels at most `near::NEAR_TURNS` turns. The all-words
+/// matches stay first: a row holding one common word between two that hold the rare
+/// ones is not an all-words match (treating it as one was measured: +0.014 recall@5 on
+/// LoCoMo, and such rows first).
+fn lend(scored: &mut [Scored], links: &[(i64, i64)]) {
+    if links.is_empty() {
+        return;
+    }
+    let own: HashMap<i64, (f64, u32)> = scored
+        .iter()
+        .map(|r| (r.rowid, (r.score, r.held)))
+        .collect();
+    let mut lent: HashMap<i64, (f64, u32)> = HashMap::new();
+    for (from, to) in links {
+        let Some(&(s, held)) = own.get(from) else {
+            continue;
+        };
+        let mine = own.get(to).map_or(0, |o| o.1);
+        // The groups the neighbour holds and this row lacks say the most: a run of
+        // turns on the same words must not lift each other over a rarer match.
+        let new = f64::from((held & !mine).count_ones()) / f64::from(held.count_ones().max(1));
+        let share = NEAR_SAME + (1.0 - NEAR_SAME) * new;
+        let e = lent.entry(*to).or_default();
+        e.0 += NEAR_WEIGHT * s * share;
+        e.1 |= held;
+    }
+    for r in scored.iter_mut() {
+        if let Some(&(s, held)) = lent.get(&r.rowid) {
+            r.score += s;
+            r.near_held = held;
+        }
+    }
 }
 
 /// `Hit::relevance` of a passage holding `c` (see `score` for `long`): the share of the

@@ -7,15 +7,18 @@
 //!    score and rank, nothing read but the full-text index. An all-words match so ranks
 //!    above a partial one (docs/memoryd.md), and a question of common words costs an AND, which
 //!    FTS5 walks by its rarest term, instead of scoring every row holding any of them.
-//! 2. `search`: the candidates' rows read, re-ranked by how much of the question each
-//!    holds (`rank`), identical texts collapsed, the best `limit` returned.
+//! 2. `search`: the candidates' rows read (searched again, wider, when most of them
+//!    are questions), the best candidates' neighbouring turns looked up (`near`),
+//!    everything re-ranked by how much of the question each holds and its neighbours
+//!    lend it (`rank`), identical texts collapsed, the best `limit` returned.
 
 use super::rank::{Candidate, Ranked, Rarity, Words};
-use super::{class_of_rank, class_rank, rank, Index, IndexError};
+use super::{class_rank, near, rank, Index, IndexError};
 use crate::query::{self, time, Query};
-use proto::label::{DataClass, Label};
+use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
@@ -24,6 +27,14 @@ use rusqlite::{params, OptionalExtension};
 /// Measured on the evaluation set: 3 per hit and 30 at least rank exactly as these do.
 pub(crate) const CANDIDATES_PER_HIT: u32 = 2;
 pub(crate) const MIN_CANDIDATES: u32 = 20;
+
+/// Candidates with their rows, in the search's order.
+type Rows = Vec<(Candidate, Hit)>;
+
+/// How many times more candidates are searched for when most of those found are
+/// questions (an owner asking about the same thing again and again): enough to reach
+/// past a few dozen such rows to the answers, and a second search only then.
+const QUESTION_WIDEN: u32 = 4;
 
 /// How one lexical search is made (see `common` for why there are three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,25 +86,6 @@ const NEWEST_WIDEN: u32 = 4;
 /// Common groups a question needs beside its rare ones before the newest rows holding
 /// all of them are candidates too: one common word alone is too weak to bring a row.
 const MIN_COMMON_FOR_NEWEST: usize = 2;
-
-const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text
-    FROM docs WHERE rowid = ?1";
-
-/// A row selected as `session, epoch, time, kind, role, class, untrusted, text` (as
-/// `ROW` and `byid` do) as a hit.
-pub(super) fn hit_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
-    Ok(Hit {
-        session: r.get(0)?,
-        epoch: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-        time: r.get(2)?,
-        kind: r.get(3)?,
-        role: r.get(4)?,
-        label: Label::new(class_of_rank(r.get(5)?), r.get(6)?),
-        text: r.get(7)?,
-        // Set by whoever ranked the row: the words (`rank`) or the vectors (`hybrid`).
-        relevance: 0,
-    })
-}
 
 /// Appends the rows of `rows` not already in `found`, as partial (any-words) matches,
 /// while `found` holds fewer than `cap`.
@@ -155,14 +147,46 @@ impl Index {
         let span = time::cue(query, now);
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
         let frequencies = self.frequencies(&parsed)?;
-        let found = self.candidates(&parsed, &frequencies, max_class, wanted, limit)?;
-        let mut rows = Vec::with_capacity(found.len());
-        for c in &found {
-            if let Some(hit) = self.row(c.rowid)? {
-                rows.push((*c, hit));
+        let (mut rows, mut files) = self.read(
+            &self.candidates(&parsed, &frequencies, max_class, wanted, limit)?,
+            max_class,
+        )?;
+        // Earlier questions hold a question's words better than its answer does, and
+        // rank low (`rank::is_question`); when they are most of the candidates, the
+        // answer may be just past them, so the search is made again, wider.
+        let questions = rows
+            .iter()
+            .filter(|(_, h)| rank::is_question(&h.text))
+            .count();
+        if questions * 2 > rows.len() {
+            let wider = wanted.saturating_mul(QUESTION_WIDEN);
+            (rows, files) = self.read(
+                &self.candidates(&parsed, &frequencies, max_class, wider, limit)?,
+                max_class,
+            )?;
+        }
+        // The best candidates' neighbours (`near`): each link lends the neighbour part
+        // of the candidate's relevance; a neighbour not itself a candidate is read too.
+        let mut links = Vec::new();
+        let mut known: HashSet<i64> = rows.iter().map(|(c, _)| c.rowid).collect();
+        let sources: Vec<(i64, i64)> = rows
+            .iter()
+            .zip(&files)
+            .take(near::NEAR_SOURCES)
+            .map(|((c, _), &f)| (c.rowid, f))
+            .collect();
+        for (rowid, file) in sources {
+            for n in self.neighbours(file, rowid)? {
+                if known.insert(n) {
+                    let Some((hit, _)) = self.neighbour_row(n, max_class)? else {
+                        continue;
+                    };
+                    rows.push((Candidate::reached(n, rows.len()), hit));
+                }
+                links.push((rowid, n));
             }
         }
-        let ranked = rank::rerank(&parsed, span.as_ref(), rows);
+        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links);
         Ok(Words {
             hits: ranked.into_iter().take(limit as usize).collect(),
             rarity: Rarity::of(&frequencies),
@@ -221,7 +245,10 @@ impl Index {
                     .map(|(r, s)| (r, s, true)),
             );
         }
-        if all.is_none() || found.len() < enough.min(n) as usize {
+        // Questions holding every word are not answers (`rank::is_question`): the
+        // owner asking the same thing again must not keep the answer out of the
+        // candidates, so only the other all-words rows count as enough.
+        if all.is_none() || self.answers(&found, enough.min(n) as usize)? < enough.min(n) as usize {
             let any = query.expression();
             let search = match &rare_any {
                 None => Search::Newest { expr: &any },
@@ -262,8 +289,50 @@ impl Index {
                 all,
                 bm25,
                 rank,
+                reached: false,
             })
             .collect())
+    }
+
+    /// The candidates' rows that still exist at or below `max_class`, with their logs.
+    fn read(
+        &self,
+        found: &[Candidate],
+        max_class: DataClass,
+    ) -> Result<(Rows, Vec<i64>), IndexError> {
+        let mut rows = Vec::with_capacity(found.len());
+        let mut files = Vec::with_capacity(found.len());
+        for c in found {
+            if let Some((hit, file)) = self.neighbour_row(c.rowid, max_class)? {
+                rows.push((*c, hit));
+                files.push(file);
+            }
+        }
+        Ok((rows, files))
+    }
+
+    /// How many of `found` (up to `enough`) are not questions (`rank::is_question`).
+    fn answers(&self, found: &[(i64, f64, bool)], enough: usize) -> Result<usize, IndexError> {
+        if found.len() < enough {
+            return Ok(found.len());
+        }
+        let run = || -> rusqlite::Result<usize> {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT text FROM docs WHERE rowid = ?1")?;
+            let mut count = 0;
+            for (rowid, _, _) in found {
+                let text: Option<String> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
+                if text.is_some_and(|t| !rank::is_question(&t)) {
+                    count += 1;
+                    if count >= enough {
+                        break;
+                    }
+                }
+            }
+            Ok(count)
+        };
+        run().map_err(|e| self.sql(e))
     }
 
     /// Up to `n` (rowid, bm25) found by `search` at or below `max_class`, best first
@@ -291,15 +360,6 @@ impl Index {
                 stmt.query_map(params![expr, second, n], read)?
             };
             rows.collect()
-        };
-        run().map_err(|e| self.sql(e))
-    }
-
-    /// A candidate's row as a hit; `None` if it went away since the search.
-    fn row(&self, rowid: i64) -> Result<Option<Hit>, IndexError> {
-        let run = || -> rusqlite::Result<Option<Hit>> {
-            let mut stmt = self.conn.prepare_cached(ROW)?;
-            stmt.query_row([rowid], hit_of).optional()
         };
         run().map_err(|e| self.sql(e))
     }

@@ -1,0 +1,75 @@
+//! A record's neighbourhood in ranking (docs/memoryd.md, 'Neighbouring turns'): the turns
+//! just before and after a candidate in the same log lend it part of their relevance, so
+//! "Yes! It was amazing" is found by the question asked just before it, and the partner's
+//! question and its answer are found together.
+//!
+//! This module owns finding a row's neighbours (`Index::neighbours`: the rows next to it
+//! in its own epoch log, never across a log, so never across a session or an epoch) and
+//! reading the rows reached only that way (`Index::neighbour_row`, with the caller's
+//! class bound). The weighing is `rank::rerank`'s.
+//!
+//! It is done when a recall is answered, over the lexical candidates only, not stored in
+//! the index: a row's neighbours can arrive after it (a catch-up, a live session), and a
+//! forgotten row's words are gone from every ranking the moment its row is dropped,
+//! because nothing but the row itself ever held them.
+
+use super::hit_of;
+use super::{class_rank, Index, IndexError};
+use proto::label::DataClass;
+use proto::memory::Hit;
+use rusqlite::OptionalExtension;
+
+/// Turns on each side of a record that lend it relevance: the answer to a question is
+/// nearly always the next turn or the one after (a short reply in between); further
+/// away, the talk has usually moved on. Measured on LoCoMo (`scripts/bench recall`).
+pub(crate) const NEAR_TURNS: u32 = 2;
+
+/// Candidates, best first, whose neighbours are looked up: each costs two index range
+/// reads and up to `2 × NEAR_TURNS` row reads, so this bounds a recall's extra work
+/// (some 200 small reads) whatever the index holds. Past the first few dozen candidates
+/// a neighbour's lent relevance could not lift a row into the hits anyway.
+pub(crate) const NEAR_SOURCES: usize = 40;
+
+const BEFORE: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id < ?2 \
+    ORDER BY id DESC LIMIT ?3";
+const AFTER: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id > ?2 \
+    ORDER BY id LIMIT ?3";
+const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text, file
+    FROM docs WHERE rowid = ?1 AND class <= ?2";
+
+impl Index {
+    /// The row ids of up to `NEAR_TURNS` rows before and after `rowid` in log `file`,
+    /// nearest first on each side (before, then after).
+    pub(super) fn neighbours(&self, file: i64, rowid: i64) -> Result<Vec<i64>, IndexError> {
+        let run = || -> rusqlite::Result<Vec<i64>> {
+            let mut out = Vec::with_capacity(2 * NEAR_TURNS as usize);
+            for sql in [BEFORE, AFTER] {
+                let mut stmt = self.conn.prepare_cached(sql)?;
+                let ids = stmt.query_map(rusqlite::params![file, rowid, NEAR_TURNS], |r| {
+                    r.get::<_, i64>(0)
+                })?;
+                for id in ids {
+                    out.push(id?);
+                }
+            }
+            Ok(out)
+        };
+        run().map_err(|e| self.sql(e))
+    }
+
+    /// A row as a hit with its log, when it exists at or below `max_class`.
+    pub(super) fn neighbour_row(
+        &self,
+        rowid: i64,
+        max_class: DataClass,
+    ) -> Result<Option<(Hit, i64)>, IndexError> {
+        let run = || -> rusqlite::Result<Option<(Hit, i64)>> {
+            let mut stmt = self.conn.prepare_cached(ROW)?;
+            stmt.query_row(rusqlite::params![rowid, class_rank(max_class)], |r| {
+                Ok((hit_of(r)?, r.get::<_, i64>(8)?))
+            })
+            .optional()
+        };
+        run().map_err(|e| self.sql(e))
+    }
+}

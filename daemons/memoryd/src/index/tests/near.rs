@@ -1,0 +1,146 @@
+//! Ranking by a record's neighbouring turns (docs/memoryd.md, 'Neighbouring turns').
+
+use super::*;
+
+/// The owner's question and the answer after it, which shares no word with it but the
+/// name of who answers (LoCoMo's turns start with the speaker's name): a row that holds
+/// none of a question's words is never a hit on its neighbours' alone.
+const ASKED: &str = "Tell me your favourite board game, Nate.";
+const ANSWER: &str = "Nate: Definitely Carcassonne, we play it every Sunday.";
+/// What is asked.
+const QUESTION: &str = "Nate's favourite board game";
+
+fn line(text: &str) -> String {
+    user(text).to_line()
+}
+
+#[test]
+fn a_record_found_only_through_its_neighbours_words_ranks_below_one_that_holds_them() {
+    let w = World::new();
+    w.append("main", 0, &format!("{}{}", line(ASKED), line(ANSWER)));
+    w.append("other", 0, &line("Nate: my favourite board game is chess."));
+    // The name alone, far from any question.
+    w.append("third", 0, &line("Nate: see you soon."));
+    let mut ix = w.index();
+    let hits = texts(&mut ix, QUESTION);
+    let at = |t: &str| hits.iter().position(|h| h == t);
+    let answer = at(ANSWER).unwrap_or_else(|| panic!("the answer is not found: {hits:?}"));
+    for holder in [ASKED, "Nate: my favourite board game is chess."] {
+        let held = at(holder).unwrap_or_else(|| panic!("{holder:?} is not found: {hits:?}"));
+        assert!(held < answer, "{hits:?}");
+    }
+    let alone = at("Nate: see you soon.").unwrap_or(hits.len());
+    assert!(answer < alone, "{hits:?}");
+}
+
+#[test]
+fn a_neighbours_words_never_lift_a_record_across_a_session_or_epoch_boundary() {
+    let w = World::new();
+    // Epoch 0 ends with the question; its own answer is next in the same log.
+    w.append(
+        "a",
+        0,
+        &format!("{}{}", line("Small talk first."), line(ASKED)),
+    );
+    w.append("a", 0, &line(ANSWER));
+    // The next epoch's first turn and another session's, written at the same moment, so
+    // their rows sit right after the question's by row id.
+    let (epoch, session) = (
+        "Nate: Carcassonne, next epoch.",
+        "Nate: Carcassonne, session b.",
+    );
+    w.append("a", 1, &line(epoch));
+    w.append("b", 0, &line(session));
+    let mut ix = w.index();
+    let hits = texts(&mut ix, QUESTION);
+    assert!(hits.iter().any(|h| h == ANSWER), "{hits:?}");
+    let at = |t: &str| hits.iter().position(|h| h == t).unwrap_or(usize::MAX);
+    assert!(at(ANSWER) < at(epoch).min(at(session)), "{hits:?}");
+    // The two hold the name alone and rank as such: by recency, the newer first. Were
+    // the question's words lent to either, it would pass the other.
+    let epoch_hit = ix.search(QUESTION, DataClass::Private, 50).unwrap();
+    let order: Vec<&str> = epoch_hit
+        .iter()
+        .map(|h| h.text.as_str())
+        .filter(|t| *t == epoch || *t == session)
+        .collect();
+    assert_eq!(order, [session, epoch], "{hits:?}");
+}
+
+#[test]
+fn after_a_forget_the_forgotten_words_find_nothing_through_neighbours() {
+    let w = World::new();
+    let log = w.log("main", 0);
+    let text = format!(
+        "{}{}{}",
+        line("the vault word is plumquartz"),
+        line("Noted, I will keep the vault word safe."),
+        line("Thanks.")
+    );
+    w.append("main", 0, &text);
+    let mut ix = w.index();
+    // The reply holds "vault" as the line elsewhere does, and ranks above that shorter,
+    // newer line only by what the line before it, holding the rare word, lends it.
+    w.append("other", 0, &line("a safe vault word"));
+    let before = texts(&mut ix, "plumquartz vault");
+    assert_eq!(before[0], "the vault word is plumquartz", "{before:?}");
+    assert_eq!(
+        before[1], "Noted, I will keep the vault word safe.",
+        "{before:?}"
+    );
+    // Rewritten as forgetting does: a new file renamed over the log.
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains("plumquartz"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tmp = log.with_file_name("rewrite.tmp");
+    std::fs::write(&tmp, kept).unwrap();
+    std::fs::rename(&tmp, &log).unwrap();
+    assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+    assert_eq!(texts(&mut ix, "plumquartz"), Vec::<String>::new());
+    // Nothing lends the reply the forgotten word any more.
+    let after = texts(&mut ix, "plumquartz vault");
+    assert_eq!(after[0], "a safe vault word", "{after:?}");
+}
+
+#[test]
+fn an_index_made_before_the_turns_index_gains_it_in_place_without_a_rebuild() {
+    let w = World::new();
+    w.append("main", 0, &format!("{}{}", line(ASKED), line(ANSWER)));
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    drop(ix);
+    // As an index made before: no index of each log's rows.
+    let db = w.dir.path().join("memory/index.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP INDEX docs_turns").unwrap();
+    drop(conn);
+    let mut ix = w.index();
+    assert!(!ix.rebuilding());
+    assert_eq!(ix.status().unwrap().rows, 2);
+    let hits = texts(&mut ix, QUESTION);
+    assert!(hits.iter().any(|h| h == ANSWER), "{hits:?}");
+}
+
+#[test]
+fn questions_asked_again_and_again_do_not_keep_the_answer_out_of_the_first_hits() {
+    let w = World::new();
+    w.append(
+        "notes",
+        0,
+        &line("The boat is called Wavedancer, painted blue."),
+    );
+    let mut asked = String::new();
+    for i in 0..30 {
+        asked.push_str(&line(&format!("What is the boat called, try {i}?")));
+        asked.push_str(&line(&format!("You asked: what is the boat called {i}?")));
+    }
+    w.append("owner", 0, &asked);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let hits = ix
+        .search("what is the boat called", DataClass::Private, 3)
+        .unwrap();
+    assert_eq!(hits[0].text, "The boat is called Wavedancer, painted blue.");
+}
