@@ -54,6 +54,20 @@ pub(crate) fn append(state_dir: &Path, session: &str, epoch: u64, bytes: &str) {
     f.write_all(bytes.as_bytes()).unwrap();
 }
 
+/// Rewrites `log` as `/forget` does (a new file renamed over it) without the lines that
+/// hold `word`.
+pub(crate) fn rewrite_without(log: &Path, word: &str) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(word))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tmp = log.with_file_name("rewrite.tmp");
+    std::fs::write(&tmp, kept).unwrap();
+    std::fs::rename(&tmp, log).unwrap();
+}
+
 /// A temporary state directory that tests write sessions into.
 pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,

@@ -169,15 +169,7 @@ mod tests {
                 .len(),
             1
         );
-        // Rewritten as forgetting does: a new file renamed over the log.
-        let kept: String = text
-            .lines()
-            .filter(|l| !l.contains("plumquartz"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let tmp = log.with_file_name("rewrite.tmp");
-        std::fs::write(&tmp, kept).unwrap();
-        std::fs::rename(&tmp, &log).unwrap();
+        crate::fixture::rewrite_without(&log, "plumquartz");
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
         assert!(ix
             .search("plumquartz", DataClass::Private, 5)

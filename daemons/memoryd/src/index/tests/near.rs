@@ -88,15 +88,7 @@ fn after_a_forget_the_forgotten_words_find_nothing_through_neighbours() {
         before[1], "Noted, I will keep the vault word safe.",
         "{before:?}"
     );
-    // Rewritten as forgetting does: a new file renamed over the log.
-    let kept: String = text
-        .lines()
-        .filter(|l| !l.contains("plumquartz"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let tmp = log.with_file_name("rewrite.tmp");
-    std::fs::write(&tmp, kept).unwrap();
-    std::fs::rename(&tmp, &log).unwrap();
+    crate::fixture::rewrite_without(&log, "plumquartz");
     assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
     assert_eq!(texts(&mut ix, "plumquartz"), Vec::<String>::new());
     // Nothing lends the reply the forgotten word any more.
