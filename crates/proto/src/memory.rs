@@ -286,16 +286,8 @@ mod tests {
     use super::*;
 
     fn hit(role: &str, untrusted: bool) -> Hit {
-        Hit {
-            session: "main".into(),
-            epoch: 0,
-            time: "2026-11-30T06:00:00.000Z".into(),
-            kind: "session".into(),
-            role: role.into(),
-            label: Label::new(DataClass::Private, untrusted),
-            text: "tea at four".into(),
-            relevance: FULLY_RELEVANT,
-        }
+        let label = Label::new(DataClass::Private, untrusted);
+        crate::test_records::hit(role, "tea at four", label)
     }
 
     #[test]

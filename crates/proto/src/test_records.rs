@@ -6,11 +6,27 @@
 //! Every builder dates its record `T`; `.at(time)` (`Dated`) dates it otherwise. A record
 //! line for a log file is `Record::to_line`.
 
-use crate::label::DataClass;
+use crate::label::{DataClass, Label};
+use crate::memory::{Hit, FULLY_RELEVANT};
 use crate::record::{Origin, Record, Tokens, ToolCall};
 
 /// The time of every record a test does not date itself.
 pub const T: &str = "2026-11-30T06:00:00.000Z";
+
+/// A recall hit: `text` said by `role`, with `label`, fully relevant, from session `main`
+/// at `T`; set other fields with struct update syntax.
+pub fn hit(role: &str, text: &str, label: Label) -> Hit {
+    Hit {
+        session: "main".into(),
+        epoch: 0,
+        time: T.into(),
+        kind: "session".into(),
+        role: role.into(),
+        label,
+        text: text.into(),
+        relevance: FULLY_RELEVANT,
+    }
+}
 
 /// What the owner said.
 pub fn user(text: &str) -> Record {

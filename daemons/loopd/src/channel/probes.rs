@@ -276,15 +276,10 @@ mod tests {
     }
 
     fn hit(role: &str, untrusted: bool, text: &str, relevance: u16) -> Hit {
+        let label = proto::Label::new(proto::DataClass::Private, untrusted);
         Hit {
-            session: "main".into(),
-            epoch: 0,
-            time: "2026-11-30T06:00:00.000Z".into(),
-            kind: "session".into(),
-            role: role.into(),
-            label: proto::Label::new(proto::DataClass::Private, untrusted),
-            text: text.into(),
             relevance,
+            ..proto::test_records::hit(role, text, label)
         }
     }
 

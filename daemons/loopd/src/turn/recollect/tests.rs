@@ -19,14 +19,8 @@ fn session(dir: &std::path::Path) -> Session {
 
 fn hit(text: &str, relevance: u16, label: Label) -> Hit {
     Hit {
-        session: "main".into(),
-        epoch: 0,
-        time: T.into(),
-        kind: "session".into(),
-        role: "owner".into(),
-        label,
-        text: text.into(),
         relevance,
+        ..proto::test_records::hit("owner", text, label)
     }
 }
 
