@@ -20,12 +20,12 @@
 
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::remind::{self, By};
-use crate::tools::{self, guard, HTTP_FETCH};
 use crate::turn::tools_run::refusal_note_prefix;
 use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
+use remind::{self, By};
+use tools::{self, guard, HTTP_FETCH};
 
 /// The tool call id of the fetch `/allow N` makes.
 pub fn allow_call_id(call: u64) -> String {

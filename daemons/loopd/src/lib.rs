@@ -15,10 +15,8 @@ pub(crate) mod open_session;
 pub(crate) mod prompt;
 pub(crate) mod prompts;
 pub(crate) mod recall;
-pub(crate) mod remind;
 pub(crate) mod status;
 pub(crate) mod testhook;
-pub(crate) mod tools;
 pub(crate) mod turn;
 pub(crate) mod worker;
 

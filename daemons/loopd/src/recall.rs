@@ -4,10 +4,10 @@
 //! neutralises the output against the served model's special tokens, as every tool's.
 
 use crate::memory::{recall, render};
-use crate::tools::ToolOutput;
 use proto::config::Memory;
 use proto::memory::hits_label;
 use proto::Label;
+use tools::ToolOutput;
 
 /// The `recall {query}` tool. Its label is the join of the hits' labels.
 pub fn run(cfg: &Memory, arguments: &str) -> ToolOutput {

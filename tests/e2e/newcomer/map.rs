@@ -127,6 +127,8 @@ const CRATES: &[&str] = &[
     "crates/sessions",
     "crates/memoryd-kernels",
     "crates/llama",
+    "crates/remind",
+    "crates/tools",
     "daemons/loopd",
     "daemons/memoryd",
 ];

@@ -281,7 +281,7 @@ impl<W: Work> Channel<W> {
             ),
             #[cfg(feature = "testhooks")]
             Command::TestClock(Ok(seconds)) => {
-                let offset = crate::remind::clock::advance(seconds);
+                let offset = remind::clock::advance(seconds);
                 out.send(
                     id,
                     whole(&format!(

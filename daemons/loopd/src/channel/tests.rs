@@ -57,9 +57,9 @@ fn peer() -> Peer {
 /// Reminders and an inbox in a directory of their own, kept for the test's run.
 fn mail() -> super::broadcast::Mail {
     let dir = tempfile::tempdir().unwrap().keep();
-    let book = crate::remind::Book::load(&dir).unwrap();
+    let book = remind::Book::load(&dir).unwrap();
     let inbox = crate::inbox::Inbox::load(&dir).unwrap();
-    super::broadcast::Mail::new(crate::remind::Shared::new(book, None), inbox)
+    super::broadcast::Mail::new(remind::Shared::new(book, None), inbox)
 }
 
 impl Rig {

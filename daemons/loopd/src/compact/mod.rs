@@ -114,7 +114,7 @@ pub fn compact(
         session,
         ctx.cfg.channel.owner_class,
         system,
-        crate::tools::schemas(),
+        tools::schemas(),
         carry,
         source,
         reason,

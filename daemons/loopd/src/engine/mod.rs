@@ -93,7 +93,7 @@ struct World {
     /// llama.cpp; a script in the unit tests (`Engine::with_llama`).
     client: Box<dyn ModelServer>,
     /// The reminders' book, for the `remind` tool and `/allow N` of a held reminder.
-    reminders: Option<crate::remind::Shared>,
+    reminders: Option<remind::Shared>,
 }
 
 impl World {
@@ -125,7 +125,7 @@ impl Engine {
     }
 
     /// The engine with the reminders' book the `remind` tool writes to.
-    pub fn with_reminders(mut self, reminders: crate::remind::Shared) -> Engine {
+    pub fn with_reminders(mut self, reminders: remind::Shared) -> Engine {
         self.world.reminders = Some(reminders);
         self
     }

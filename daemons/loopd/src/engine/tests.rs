@@ -205,7 +205,7 @@ fn session(sessions_dir: &Path) -> Session {
     Session::open_or_create(sessions_dir, &id, || {
         Ok(crate::open_session::Frozen {
             system: "You are terse.".into(),
-            tools: crate::tools::schemas(),
+            tools: tools::schemas(),
         })
     })
     .unwrap()

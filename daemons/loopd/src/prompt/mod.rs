@@ -21,7 +21,7 @@ pub struct TurnCtx<'a> {
     pub client: &'a dyn ModelServer,
     /// The reminders' book the `remind` tool writes to; `None` where no reminder can be
     /// set (the engine's unit tests).
-    pub reminders: Option<&'a crate::remind::Shared>,
+    pub reminders: Option<&'a remind::Shared>,
 }
 
 /// The first `n` characters of `s`, never splitting a character. It borrows, so the

@@ -10,10 +10,10 @@
 use super::Sink;
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::tools::guard::{self, Allowed, Offer, Refusal};
-use crate::tools::{self, ToolOutput};
 use proto::time::now_rfc3339;
 use proto::{Label, Record, ToolCall};
+use tools::guard::{self, Allowed, Offer, Refusal};
+use tools::{self, ToolOutput};
 
 /// Characters of a call's arguments shown on its `· ` activity line. Enough to see
 /// which file or URL; a long argument is elided rather than flooding the reply. A refused
@@ -129,12 +129,12 @@ fn remind(
     call: &ToolCall,
     number: u64,
 ) -> (ToolOutput, FollowUp) {
-    let ask = match tools::remind::read(&call.arguments, crate::remind::clock::now()) {
+    let ask = match tools::remind::read(&call.arguments, remind::clock::now()) {
         Ok(ask) => ask,
         Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
     };
     let label = session.label(ctx.cfg.channel.owner_class);
-    let shown_due = crate::remind::shown(ask.due);
+    let shown_due = remind::shown(ask.due);
     if label.untrusted {
         let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let why = "the conversation holds untrusted text, which may have asked for it";
@@ -148,7 +148,7 @@ fn remind(
             note: format!(
                 "{}{}{due}: {}",
                 refusal_note_prefix(number),
-                crate::remind::held_note_prefix(number),
+                remind::held_note_prefix(number),
                 ask.text
             ),
             refused: None,
@@ -169,7 +169,7 @@ fn remind(
             session.id().as_str(),
             ask.due,
             &ask.text,
-            crate::remind::By::Assistant,
+            remind::By::Assistant,
             label.class,
         )
     });
@@ -191,7 +191,7 @@ fn remind(
             let shown = Shown {
                 line,
                 for_model: String::new(),
-                note: crate::remind::set_note(&reminder),
+                note: remind::set_note(&reminder),
                 refused: None,
             };
             (output, FollowUp::Refused(shown))

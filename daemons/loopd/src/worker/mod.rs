@@ -152,7 +152,7 @@ impl Worker {
         llama: llama::Client,
         board: Board,
         notify: Notifier,
-        reminders: crate::remind::Shared,
+        reminders: remind::Shared,
     ) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
@@ -203,7 +203,7 @@ fn run(
     llama: llama::Client,
     board: Board,
     notify: Notifier,
-    reminders: crate::remind::Shared,
+    reminders: remind::Shared,
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
@@ -528,7 +528,7 @@ impl Sessions {
                 )?;
                 Ok(Frozen {
                     system,
-                    tools: crate::tools::schemas(),
+                    tools: tools::schemas(),
                 })
             })?;
             self.keep(session);

@@ -1,8 +1,8 @@
 use super::*;
 use crate::open_session::Frozen;
-use crate::tools::guard;
 use proto::memory::{Hit, FULLY_RELEVANT};
 use proto::{DataClass, Label, Origin, SessionId};
+use tools::guard;
 
 const T: &str = "2026-11-30T06:00:00.000Z";
 

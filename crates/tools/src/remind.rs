@@ -1,10 +1,10 @@
 //! The `remind` tool's schema and arguments (docs/reminders.md, "The remind tool"): the
 //! model sets a reminder for the owner with `{when, text}`, `when` in the forms `/remind`
 //! reads. Whether it may (not while the context is untrusted: a page must not schedule
-//! messages to the owner) and the book it goes into are the turn loop's
+//! messages to the owner) and the book it goes into are loopd's turn loop's
 //! (`turn::tools_run`); this only reads what the model asked for.
 
-use crate::remind::{self, when};
+use ::remind::{self, when};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 

@@ -25,7 +25,7 @@ use std::fmt;
 pub const READ_FILE: &str = "read_file";
 pub const HTTP_FETCH: &str = "http_fetch";
 pub const RECALL: &str = "recall";
-pub use remind::REMIND;
+pub use self::remind::REMIND;
 
 /// What a tool gives back: the text for the model, the label of that text, and whether
 /// the call failed.

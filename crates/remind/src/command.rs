@@ -119,7 +119,7 @@ mod tests {
     fn set_list_and_cancel() {
         let dir = tempfile::tempdir().unwrap();
         let mut book = Book::load(dir.path()).unwrap();
-        let now = super::super::clock::now();
+        let now = crate::clock::now();
         let p = DataClass::Private;
         let set = run(&mut book, "main", "in 2h call mum", now, p).unwrap();
         assert!(

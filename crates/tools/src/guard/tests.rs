@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::{READ_FILE, RECALL};
+use crate::{READ_FILE, RECALL};
 
 fn owner(text: &str) -> Record {
     Record::User {

@@ -2,7 +2,7 @@
 //! the model (the `remind` tool), kept in `<state_dir>/reminders.json`, replaced
 //! atomically on every change so a crash leaves the old book or the new one. The poll loop
 //! reads the next due time for its timer (no thread sleeps for a reminder) and takes what
-//! fell due; delivering it is the channel's (`channel::broadcast`), through the inbox.
+//! fell due; delivering it is loopd's channel (`channel::broadcast`), through the inbox.
 //!
 //! The book is shared between the poll loop and the turn worker (the tool, `/allow N`)
 //! behind one mutex, held only for the in-memory change and the write of a small file.

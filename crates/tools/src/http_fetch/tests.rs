@@ -2,7 +2,7 @@
 //! then returns, so no test leaves a thread behind once its client is done.
 
 use super::*;
-use crate::tools::{run_local, ToolOutput, FETCHED};
+use crate::{run_local, ToolOutput, FETCHED};
 use proto::config::Tools;
 use proto::{DataClass, Label};
 use std::io::{BufRead, BufReader, Write};

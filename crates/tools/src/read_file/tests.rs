@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::{run_local, ToolOutput};
+use crate::{run_local, ToolOutput};
 use proto::config::Tools;
 use std::fs;
 use std::os::unix::fs::symlink;
