@@ -37,9 +37,9 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // Views over what a turn is made of: the status board (of a session) and the
     // `recall` tool (the memoryd client's answer as a tool's output).
     &["status", "recall"],
-    // What a turn is made of (the tools and the reminders are crates of their own, below
-    // loopd: the compiler keeps them there).
-    &["open_session", "memory", "honcho"],
+    // What a turn is made of (the tools, the reminders and the Honcho reporter are crates
+    // of their own, below loopd: the compiler keeps them there).
+    &["open_session", "memory"],
     // The inbox of unasked messages (with the notify command): a file of its own.
     &["inbox"],
     // Leaves every layer may use: test hooks, and the one reader of the prompt files.

@@ -8,7 +8,6 @@ pub(crate) mod compact;
 pub(crate) mod engine;
 pub(crate) mod forget;
 pub(crate) mod heartbeat;
-pub(crate) mod honcho;
 pub(crate) mod inbox;
 pub(crate) mod memory;
 pub(crate) mod open_session;
@@ -19,6 +18,9 @@ pub(crate) mod status;
 pub(crate) mod testhook;
 pub(crate) mod turn;
 pub(crate) mod worker;
+
+#[cfg(test)]
+mod tests_honcho;
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};

@@ -77,7 +77,7 @@ struct Data {
     /// Records waiting to be reported to Honcho; `None` when Honcho is not configured.
     honcho_backlog: Option<u64>,
     /// The Honcho reporter's own account, read when `/status` asks.
-    honcho: Option<crate::honcho::StatusHandle>,
+    honcho: Option<honcho::StatusHandle>,
 }
 
 /// One save of the main slot to llama.cpp's slot file.
@@ -156,7 +156,7 @@ impl Board {
 
     /// The running Honcho reporter's status, read afresh by every `/status`; `None`
     /// when reporting is off.
-    pub fn set_honcho(&self, handle: Option<crate::honcho::StatusHandle>) {
+    pub fn set_honcho(&self, handle: Option<honcho::StatusHandle>) {
         self.with(|d| {
             d.honcho_backlog = None;
             d.honcho = handle;

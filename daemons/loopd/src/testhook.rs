@@ -5,16 +5,14 @@
 //!
 //! - `BOXMAKER_TEST_ABORT_AT=<point>`: loopd calls `std::process::abort()` when it reaches
 //!   the named point, the nearest a test can get to pulling the plug at an exact moment.
-//! - `BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST=1`: the Honcho reporter aborts loopd right
-//!   after Honcho accepted a batch and before the cursor is stored.
-//! - `BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS=<ms>`: the Honcho reporter waits this long,
-//!   not `COMMIT_WINDOW`, before believing what Honcho says it holds after a post whose
-//!   outcome it could not know.
 //! - `BOXMAKER_TEST_LINE_DEADLINE_MS=<ms>`: the channel's line deadline in place of
 //!   `LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
+//!
+//! The Honcho reporter's hooks are its crate's (`honcho::testhook`), the reminders' clock
+//! is remind's (`remind::clock`); this feature turns on theirs too.
 
 #[cfg(feature = "testhooks")]
 mod armed {
@@ -48,9 +46,7 @@ mod armed {
     ];
 
     pub const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";
-    pub const HONCHO_ABORT_AFTER_POST_ENV: &str = "BOXMAKER_TEST_HONCHO_ABORT_AFTER_POST";
     pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
-    pub const HONCHO_COMMIT_WINDOW_ENV: &str = "BOXMAKER_TEST_HONCHO_COMMIT_WINDOW_MS";
     pub const LINE_DEADLINE_ENV: &str = "BOXMAKER_TEST_LINE_DEADLINE_MS";
 
     pub fn point() -> Option<&'static str> {
@@ -95,27 +91,6 @@ pub fn abort_at(point: &str) {
     let _ = point;
 }
 
-/// Whether the Honcho reporter aborts after each batch Honcho accepts.
-#[inline]
-pub fn honcho_abort_after_post() -> bool {
-    #[cfg(feature = "testhooks")]
-    return armed::flag(armed::HONCHO_ABORT_AFTER_POST_ENV, "1");
-    #[cfg(not(feature = "testhooks"))]
-    false
-}
-
-/// The Honcho reporter's commit window when a test sets it.
-#[inline]
-pub fn honcho_commit_window() -> Option<std::time::Duration> {
-    #[cfg(feature = "testhooks")]
-    return std::env::var(armed::HONCHO_COMMIT_WINDOW_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(std::time::Duration::from_millis);
-    #[cfg(not(feature = "testhooks"))]
-    None
-}
-
 /// Whether tool summaries run on `slots.main` (the compaction benchmark's switch).
 #[inline]
 pub fn summaries_on_main() -> bool {
@@ -140,11 +115,7 @@ pub fn warn_if_armed() {
     #[cfg(feature = "testhooks")]
     {
         plumbing::warn!("built with test hooks (the `testhooks` feature): not for deployment");
-        if honcho_abort_after_post() {
-            plumbing::warn!(
-                "test hook armed: the Honcho reporter aborts loopd after each batch Honcho accepts"
-            );
-        }
+        honcho::testhook::warn_if_armed();
         if summaries_on_main() {
             plumbing::warn!(
                 "{}=main: tool summaries run on slots.main (a benchmark setting)",

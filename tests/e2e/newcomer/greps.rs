@@ -3,7 +3,7 @@
 //! comment or document cites a document outside the repository, and no benchmark hides
 //! in the test binary as an ignored test.
 
-use super::map::{is_test_module, tree};
+use super::map::{is_test_module, tree, CRATES};
 use super::*;
 use std::fs;
 use std::path::Path;
@@ -83,19 +83,28 @@ fn the_sessions_crate_opens_files_only_through_open_regular() {
 }
 
 /// Regression: `/forget` kept its own copy of the torn-tail rule and of record parsing
-/// and read whole logs with no cap. ARCHITECTURE.md's invariant on `sessions`: no daemon
-/// parses a record line or splits a log into lines itself; the bounded reader in
-/// `sessions::lines` is the only one.
+/// and read whole logs with no cap. ARCHITECTURE.md's invariant on `sessions`: no crate
+/// but proto (which defines the record line, and opens no file) parses a record line or
+/// splits a log into lines itself; the bounded reader in `sessions::lines` is the only one.
+///
+/// Regression too: the check named `daemons/plumbing` after plumbing had moved to
+/// `crates/`, so it read nothing there; it now takes every crate of the code map, and a
+/// crate whose `src/` is missing fails it.
 #[test]
 fn only_the_sessions_crate_reads_record_lines() {
     let parse = concat!("Record::", "from_line");
     let split = concat!("split_inclusive(|b| *b == b'", "\\n')");
     let mut found = Vec::new();
-    for daemon in ["loopd", "memoryd", "plumbing"] {
-        for (rel, code) in production_code(&repo().join("daemons").join(daemon).join("src")) {
+    for krate in CRATES {
+        if ["crates/proto", "crates/sessions"].contains(krate) {
+            continue;
+        }
+        let src = repo().join(krate).join("src");
+        assert!(src.is_dir(), "{krate}/src: no such directory");
+        for (rel, code) in production_code(&src) {
             for word in [parse, split] {
                 if code.contains(word) {
-                    found.push(format!("daemons/{daemon}/src/{rel}: {word}"));
+                    found.push(format!("{krate}/src/{rel}: {word}"));
                 }
             }
         }

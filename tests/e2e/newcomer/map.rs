@@ -121,7 +121,7 @@ fn every_path_architecture_md_names_exists() {
 }
 
 /// The crates whose modules the code map must name, as their directories.
-const CRATES: &[&str] = &[
+pub(super) const CRATES: &[&str] = &[
     "crates/proto",
     "crates/plumbing",
     "crates/sessions",
@@ -129,6 +129,7 @@ const CRATES: &[&str] = &[
     "crates/llama",
     "crates/remind",
     "crates/tools",
+    "crates/honcho",
     "daemons/loopd",
     "daemons/memoryd",
 ];

@@ -5,8 +5,8 @@
 
 use super::find::{Found, Place};
 use super::{io, ForgetError};
-use crate::honcho::forget::Record as HonchoRecord;
-use crate::honcho::moved::{Replaced, Rewrite};
+use honcho::forget::Record as HonchoRecord;
+use honcho::moved::{Replaced, Rewrite};
 use proto::{Label, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -9,10 +9,10 @@ use super::{Failure, JobId, Reply, State};
 use crate::forget::find::{find_all, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
-use crate::honcho::pause::Paused;
-use crate::honcho::Reporter;
 use crate::status::SessionView;
 use crate::testhook::abort_at;
+use honcho::pause::Paused;
+use honcho::Reporter;
 use proto::memory::LogRef;
 use proto::{Record, SessionId};
 use std::collections::{BTreeMap, HashMap};
@@ -373,11 +373,8 @@ fn honcho_forget(
     paused: Option<&Paused>,
 ) -> (Vec<String>, bool) {
     let mut said = Vec::new();
-    let moved = match crate::honcho::moved::move_cursor(
-        &cfg.state_dir,
-        session.as_str(),
-        &plan.rewrite(),
-    ) {
+    let moved = match honcho::moved::move_cursor(&cfg.state_dir, session.as_str(), &plan.rewrite())
+    {
         Ok(_) => {
             if let Some(p) = paused {
                 p.reload(session.as_str());
@@ -393,7 +390,7 @@ fn honcho_forget(
         }
     };
     if let Some(done) =
-        crate::honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported(), words)
+        honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported(), words)
     {
         plumbing::info!(
             "session {session}: forget: Honcho keeps {} messages of it, {} conclusions deleted{}",

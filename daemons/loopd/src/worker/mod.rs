@@ -186,7 +186,7 @@ struct State {
     notify: Notifier,
     sessions: Sessions,
     /// Reports finished owner turns to Honcho, when `honcho.url` is set.
-    honcho: Option<crate::honcho::Reporter>,
+    honcho: Option<honcho::Reporter>,
     /// Each session's last `/forget` list, which `/forget N…` picks from.
     forgets: forget::Lists,
 }
@@ -207,11 +207,11 @@ fn run(
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
-    let honcho = crate::honcho::Reporter::start(&cfg, crate::forget::plan::pending);
+    let honcho = honcho::Reporter::start(&cfg, crate::forget::plan::pending);
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
-    board.set_honcho(honcho.as_ref().map(crate::honcho::Reporter::status));
+    board.set_honcho(honcho.as_ref().map(honcho::Reporter::status));
     let mut state = State {
         engine: Engine::new(cfg, llama).with_reminders(reminders),
         board,
@@ -334,7 +334,7 @@ impl State {
     /// A changed `[honcho]` (or owner's class, which labels what it reports) restarts the
     /// reporter: the old one is stopped first (at most one request's timeout), so two
     /// never work on the same cursors at once.
-    fn reload_honcho(&mut self, cfg: &Config) {
+    fn reload_honcho(&mut self, cfg: &Arc<Config>) {
         let now = self.engine.cfg();
         if cfg.honcho == now.honcho && cfg.channel.owner_class == now.channel.owner_class {
             // The owner may have fixed what held reports back (a token file, Honcho).
@@ -346,9 +346,9 @@ impl State {
         if let Some(old) = self.honcho.take() {
             old.stop();
         }
-        self.honcho = crate::honcho::Reporter::start(cfg, crate::forget::plan::pending);
+        self.honcho = honcho::Reporter::start(cfg, crate::forget::plan::pending);
         self.board
-            .set_honcho(self.honcho.as_ref().map(crate::honcho::Reporter::status));
+            .set_honcho(self.honcho.as_ref().map(honcho::Reporter::status));
         match &self.honcho {
             Some(_) => plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url),
             None => plumbing::info!("honcho: reporting is off"),

@@ -5,7 +5,7 @@
 //! meanwhile.
 
 use super::client::{CallError, Client};
-use super::tests::{config, got, options, settle, start, Expected, Logs};
+use super::test_support::{config, got, options, settle, start, Expected, Logs};
 use super::*;
 use proto::Origin;
 use serde_json::json;
@@ -203,7 +203,7 @@ fn a_bad_name_keeps_the_reporter_from_starting_and_says_which_key() {
     cfg.honcho.assistant_peer = "my.assistant".into();
     let opts = options(AfterPost::Continue);
     let status = opts.status.clone();
-    assert!(Reporter::start_with(&cfg, opts).is_none());
+    assert!(Reporter::start_with(Arc::new(cfg.clone()), opts).is_none());
     let line = status.get().line(Instant::now());
     assert!(line.contains("honcho.assistant_peer"), "{line}");
     assert!(line.contains("not reporting"), "{line}");

@@ -2,7 +2,7 @@
 //! commits a create after its client has gone and answers lists meanwhile (as Honcho
 //! does: its list takes no lock); and how a fixed token or a reload ends a backoff.
 
-use super::tests::{config, got, options, settle, Expected, Logs, TEST_COMMIT_WINDOW};
+use super::test_support::{config, got, options, settle, Expected, Logs, TEST_COMMIT_WINDOW};
 use super::*;
 use standins::honcho::{Fault, Standin, HANG};
 
@@ -31,7 +31,7 @@ fn a_create_that_commits_after_the_request_timed_out_is_not_posted_again() {
         commit_window: window,
         ..options(AfterPost::Continue)
     };
-    let reporter = Reporter::start_with(&config(state.path(), &server), opts).unwrap();
+    let reporter = Reporter::start_with(Arc::new(config(state.path(), &server)), opts).unwrap();
     reporter.poke("main");
     server.wait(|st| st.messages.len() >= want.len() && st.creating == 0);
     settle(&reporter, &server, "main", want.len());
@@ -65,7 +65,7 @@ fn believing_a_list_at_once_stores_a_late_committing_batch_twice() {
         commit_window: Duration::ZERO,
         ..options(AfterPost::Continue)
     };
-    let reporter = Reporter::start_with(&config(state.path(), &server), opts).unwrap();
+    let reporter = Reporter::start_with(Arc::new(config(state.path(), &server)), opts).unwrap();
     reporter.poke("main");
     server.wait(|st| st.messages.len() >= 2 * want.len() && st.creating == 0);
     server.with(|st| {
@@ -91,12 +91,12 @@ fn a_restart_while_a_create_is_still_to_commit_does_not_post_it_again() {
         request_timeout: Duration::from_millis(100),
         ..options(AfterPost::Continue)
     };
-    let first = Reporter::start_with(&cfg, opts).unwrap();
+    let first = Reporter::start_with(Arc::new(cfg.clone()), opts).unwrap();
     first.poke("main");
     server.wait(|st| st.creating == 1);
     // The first reporter gives up on the post and is stopped: nothing of it is stored.
     first.stop();
-    let second = Reporter::start_with(&cfg, options(AfterPost::Continue)).unwrap();
+    let second = Reporter::start_with(Arc::new(cfg.clone()), options(AfterPost::Continue)).unwrap();
     want.extend(logs.owner_turn(0, 7, false));
     second.poke("main");
     server.wait(|st| st.messages.len() >= want.len() && st.creating == 0);
@@ -139,10 +139,13 @@ fn a_duplicate_found_anyway_is_warned_about_once_and_not_posted_again() {
             });
         }
     });
-    let reporter =
-        Reporter::start_with(&config(state.path(), &server), options(AfterPost::Continue)).unwrap();
-    super::tests::round(&reporter, "main");
-    super::tests::round(&reporter, "main");
+    let reporter = Reporter::start_with(
+        Arc::new(config(state.path(), &server)),
+        options(AfterPost::Continue),
+    )
+    .unwrap();
+    super::test_support::round(&reporter, "main");
+    super::test_support::round(&reporter, "main");
     assert_eq!(reporter.health().duplicates, 1);
     server.with(|st| {
         assert!(st.posts().is_empty(), "{:?}", st.seen);
@@ -170,7 +173,7 @@ fn a_fixed_token_file_is_used_at_once_not_after_the_backoff() {
         ..options(AfterPost::Continue)
     };
     let status = opts.status.clone();
-    let reporter = Reporter::start_with(&cfg, opts).unwrap();
+    let reporter = Reporter::start_with(Arc::new(cfg.clone()), opts).unwrap();
     reporter.poke("main");
     let h = reporter.wait_for(HANG, |h| h.failures >= 1);
     assert_eq!(h.failures, 1, "{h:?}");
@@ -205,7 +208,7 @@ fn retry_now_ends_the_backoff_of_held_back_sessions() {
         max_backoff: HANG * 2,
         ..options(AfterPost::Continue)
     };
-    let reporter = Reporter::start_with(&config(state.path(), &server), opts).unwrap();
+    let reporter = Reporter::start_with(Arc::new(config(state.path(), &server)), opts).unwrap();
     reporter.poke("main");
     let h = reporter.wait_for(HANG, |h| h.failures >= 1);
     assert_eq!(h.failures, 1, "{h:?}");
@@ -225,8 +228,11 @@ fn a_message_honcho_stored_without_its_nul_is_not_posted_again_after_a_lost_answ
     let mut logs = Logs::new(state.path(), "main");
     logs.user(0, "a\0b", proto::Origin::Owner);
     logs.assistant(0, Some("fine"), false);
-    let reporter =
-        Reporter::start_with(&config(state.path(), &server), options(AfterPost::Continue)).unwrap();
+    let reporter = Reporter::start_with(
+        Arc::new(config(state.path(), &server)),
+        options(AfterPost::Continue),
+    )
+    .unwrap();
     settle(&reporter, &server, "main", 2);
     server.with(|st| {
         assert_eq!(st.duplicates(), vec![]);
@@ -246,7 +252,8 @@ fn what_loopd_sends_keeps_honchos_metadata_limits_and_a_trailing_slash_in_the_ur
     let want = turns(&mut logs, 1);
     let mut cfg = config(state.path(), &server);
     cfg.honcho.url = format!("{}/", server.url());
-    let reporter = Reporter::start_with(&cfg, options(AfterPost::Continue)).unwrap();
+    let reporter =
+        Reporter::start_with(Arc::new(cfg.clone()), options(AfterPost::Continue)).unwrap();
     settle(&reporter, &server, "main", want.len());
     server.with(|st| {
         assert_eq!(got(st), want);

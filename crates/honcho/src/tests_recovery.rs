@@ -3,7 +3,7 @@
 //! sessions.
 
 use super::message::MAX_MESSAGE_CHARS;
-use super::tests::{config, got, options, round, settle, start, Expected, Logs};
+use super::test_support::{config, got, options, round, settle, start, Expected, Logs};
 use super::*;
 use proto::head::log_file_name;
 use proto::Origin;
@@ -33,7 +33,8 @@ fn a_crash_between_post_and_cursor_write_does_not_duplicate() {
     let cursor_file = state.path().join("honcho").join("main.cursor");
 
     // First life: Honcho takes a batch, the process dies before the cursor is stored.
-    let first = Reporter::start_with(&cfg, options(AfterPost::ExitThread)).unwrap();
+    let first =
+        Reporter::start_with(Arc::new(cfg.clone()), options(AfterPost::ExitThread)).unwrap();
     server.wait(|st| st.messages.len() >= 100);
     first.stop();
     assert!(
@@ -42,7 +43,8 @@ fn a_crash_between_post_and_cursor_write_does_not_duplicate() {
     );
 
     // Second life: the same crash one batch later, after the cursor was moved once.
-    let second = Reporter::start_with(&cfg, options(AfterPost::ExitThread)).unwrap();
+    let second =
+        Reporter::start_with(Arc::new(cfg.clone()), options(AfterPost::ExitThread)).unwrap();
     server.wait(|st| st.messages.len() >= 200);
     second.stop();
 
@@ -201,7 +203,7 @@ fn two_sessions_sharing_one_honcho_session_are_told_apart_after_a_restart() {
                 .iter()
                 .filter(|m| m.metadata["boxmaker_session"] == s)
                 .map(|m| {
-                    let t = super::tests::millis(&m.created_at);
+                    let t = super::test_support::millis(&m.created_at);
                     (m.peer_id.clone(), m.content.clone(), t)
                 })
                 .collect()

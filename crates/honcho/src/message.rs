@@ -39,11 +39,11 @@ pub const RECORD_KEY: &str = "boxmaker_record";
 /// the newest messages of one session even when several share a Honcho session.
 pub const SESSION_KEY: &str = "boxmaker_session";
 
-/// The peers from `[honcho]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Peers {
-    pub owner: String,
-    pub assistant: String,
+/// The peers from `[honcho]`, borrowed from the configuration the reporter runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peers<'a> {
+    pub owner: &'a str,
+    pub assistant: &'a str,
 }
 
 /// One message to post.
@@ -93,20 +93,25 @@ pub fn record_key(session: &str, epoch: u64, time: &str, role: &str, part: usize
 
 /// The messages one turn gives, in the order they are posted, each text cut into pieces of
 /// at most `max_chars` characters.
-pub fn turn_messages(session: &str, turn: &Turn, peers: &Peers, max_chars: usize) -> Vec<Outgoing> {
+pub fn turn_messages(
+    session: &str,
+    turn: &Turn,
+    peers: &Peers<'_>,
+    max_chars: usize,
+) -> Vec<Outgoing> {
     if turn.origin == Origin::Heartbeat {
         return Vec::new();
     }
     let mut out = Vec::new();
     for (said, role, peer) in [
-        (&turn.user, "owner", &peers.owner),
-        (&turn.answer, "assistant", &peers.assistant),
+        (&turn.user, "owner", peers.owner),
+        (&turn.answer, "assistant", peers.assistant),
     ] {
         for (part, content) in split(&said.text, max_chars).into_iter().enumerate() {
             out.push(Outgoing {
                 id: message_id(session, turn.epoch, said.offset, role, part),
                 record: record_key(session, turn.epoch, &said.time, role, part),
-                peer: peer.clone(),
+                peer: peer.to_string(),
                 content,
                 created_at: said.time.clone(),
             });
@@ -174,7 +179,7 @@ fn pending(
     session: &str,
     scan: &Scan,
     from: &Cursor,
-    peers: &Peers,
+    peers: &Peers<'_>,
     gate: &mut PostRules<'_>,
 ) -> Result<Vec<(Item, Cursor)>, LabelError> {
     let mut out = Vec::new();
@@ -231,7 +236,7 @@ pub fn plan(
     session: &str,
     scan: &Scan,
     from: &Cursor,
-    peers: &Peers,
+    peers: &Peers<'_>,
     max: usize,
     gate: &mut PostRules<'_>,
 ) -> Result<NextBatch, LabelError> {
@@ -274,7 +279,7 @@ pub fn count_pending(
     session: &str,
     scan: &Scan,
     from: &Cursor,
-    peers: &Peers,
+    peers: &Peers<'_>,
     gate: &mut PostRules<'_>,
 ) -> Result<usize, LabelError> {
     Ok(pending(session, scan, from, peers, gate)?
@@ -286,7 +291,7 @@ pub fn count_pending(
 /// A timestamp as something that orders by time (the tests compare Honcho's form with
 /// loopd's by it): a UTC `2026-11-30T04:34:57.1Z` (or `+00:00`) as its date and time,
 /// then its fraction padded to nanoseconds. A time in another form sorts after everything.
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub fn time_key(t: &str) -> (String, String) {
     let utc = t
         .strip_suffix('Z')

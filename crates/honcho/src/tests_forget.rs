@@ -4,22 +4,8 @@
 //! loses the lines that say them; the reply says what stays.
 
 use super::forget::{forget, Record};
-use super::tests::{config, settle, start, Logs};
-use proto::head::log_file_name;
+use super::test_support::{config, offset_of, settle, start, Logs};
 use standins::honcho::{Conclusion, Standin};
-
-/// Where the line holding `needle` starts in `main`'s epoch 0 log.
-fn offset_of(logs: &Logs, needle: &str) -> u64 {
-    let log = std::fs::read_to_string(logs.dir.join(log_file_name(0))).unwrap();
-    let mut at = 0;
-    for line in log.split_inclusive('\n') {
-        if line.contains(needle) {
-            return at;
-        }
-        at += line.len() as u64;
-    }
-    panic!("no line with {needle:?}");
-}
 
 /// A conclusion dated `created_at`, as Honcho dates it: when it stored it.
 fn dated(id: &str, session: Option<&str>, content: &str, created_at: &str) -> Conclusion {
@@ -148,50 +134,4 @@ fn forgetting_text_honcho_never_got_says_so_and_deletes_nothing_else() {
         forget(&off, "main", &[], None).is_none(),
         "reporting off: nothing to do"
     );
-}
-
-/// A record reported before an earlier forget of its epoch moved its line is named by
-/// Honcho's id under its old place, found by its epoch, side and time.
-#[test]
-fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
-    use crate::forget::find::find;
-    use crate::forget::{apply, plan::Plan};
-    let server = Standin::start();
-    let state = tempfile::tempdir().unwrap();
-    let mut logs = Logs::new(state.path(), "main");
-    let mut n = logs.owner_turn(0, 1, false).len();
-    let second = logs.owner_turn(0, 2, false);
-    n += second.len();
-    let cfg = config(state.path(), &server);
-    let reporter = start(&cfg);
-    settle(&reporter, &server, "main", n);
-    reporter.stop();
-    let old_offset = offset_of(&logs, "question 2");
-
-    let forget_query = |query: &str| {
-        let found = find(&logs.dir, query, proto::DataClass::Private).unwrap();
-        let chosen: Vec<_> = found.iter().collect();
-        let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
-        apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
-        crate::forget::plan::remove(state.path(), "main").unwrap();
-        plan
-    };
-    forget_query("question 1");
-    let plan = forget_query("question 2");
-    let records = plan.reported();
-    assert_eq!(records.len(), 1);
-    assert_ne!(
-        records[0].offset, old_offset,
-        "the first forget moved the line"
-    );
-    let done = forget(&cfg.honcho, "main", &records, Some("question 2")).unwrap();
-    let honcho_id = server.with(|st| {
-        st.messages
-            .iter()
-            .find(|m| m.content == "question 2")
-            .unwrap()
-            .id
-            .clone()
-    });
-    assert_eq!(done.messages_left, vec![honcho_id]);
 }

@@ -1,16 +1,35 @@
-//! The reporter across a `/forget` that rewrites a log it has already reported from: every
-//! turn goes to Honcho exactly once, the note standing in for a forgotten record is never
-//! posted, and nothing after it is skipped, whether the forgotten record's note is longer
-//! or shorter than the record (every later line of the epoch moves either way).
+//! The Honcho reporter across loopd's `/forget`, which rewrites a log the reporter has
+//! already reported from: every turn goes to Honcho exactly once, the record standing in
+//! for a forgotten one is never posted, and nothing after it is skipped, whether the
+//! forgotten record's replacement is longer or shorter than the record (every later line
+//! of the epoch moves either way); and what a forget asks of Honcho still finds a record
+//! an earlier forget moved. Here rather than in the honcho crate because they run
+//! loopd's own find, plan and apply.
 
-use super::moved::move_cursor;
-use super::tests::{config, got, options, settle, start, Expected, Logs};
-use super::AfterPost;
-use super::Reporter;
 use crate::forget::find::find;
 use crate::forget::{apply, plan::Plan};
+use honcho::forget::forget;
+use honcho::moved::move_cursor;
+use honcho::test_support::{config, got, offset_of, options, settle, Expected, Logs};
+use honcho::{AfterPost, Options, Reporter};
+use proto::config::Config;
 use proto::Origin;
 use standins::honcho::Standin;
+use std::sync::Arc;
+
+/// A reporter that holds back a session while loopd's forget plan for it exists, as the
+/// worker's does.
+fn start(cfg: &Config) -> Reporter {
+    start_after(cfg, AfterPost::Continue)
+}
+
+fn start_after(cfg: &Config, after_post: AfterPost) -> Reporter {
+    let opts = Options {
+        rewriting: crate::forget::plan::pending,
+        ..options(after_post)
+    };
+    Reporter::start_with(Arc::new(cfg.clone()), opts).unwrap()
+}
 
 /// Forgets every record holding `query` in `main` as the worker does (`/forget QUERY`,
 /// then `/forget all`): the reporter held still from before the plan is written until it
@@ -147,7 +166,7 @@ fn messages_honcho_holds_under_offsets_a_forget_moved_are_still_recognised() {
     for n in 2..4 {
         want.extend(logs.owner_turn(0, n, false));
     }
-    let crashing = Reporter::start_with(&cfg, options(AfterPost::ExitThread)).unwrap();
+    let crashing = start_after(&cfg, AfterPost::ExitThread);
     server.wait(|st| st.messages.len() >= want.len());
     crashing.stop();
 
@@ -158,4 +177,48 @@ fn messages_honcho_holds_under_offsets_a_forget_moved_are_still_recognised() {
     let again = start(&cfg);
     settle(&again, &server, "main", want.len());
     server.with(|st| assert_eq!(got(st), want, "each turn once, in order"));
+}
+
+/// A record reported before an earlier forget of its epoch moved its line is named by
+/// Honcho's id under its old place, found by its epoch, side and time.
+#[test]
+fn a_record_whose_line_an_earlier_forget_moved_is_still_found_in_honcho() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut n = logs.owner_turn(0, 1, false).len();
+    let second = logs.owner_turn(0, 2, false);
+    n += second.len();
+    let cfg = config(state.path(), &server);
+    let reporter = start(&cfg);
+    settle(&reporter, &server, "main", n);
+    reporter.stop();
+    let old_offset = offset_of(&logs, "question 2");
+
+    let forget_query = |query: &str| {
+        let found = find(&logs.dir, query, proto::DataClass::Private).unwrap();
+        let chosen: Vec<_> = found.iter().collect();
+        let plan = Plan::build("main", proto::time::now_rfc3339(), &chosen, query);
+        apply::run(state.path(), &state.path().join("sessions"), &plan).unwrap();
+        crate::forget::plan::remove(state.path(), "main").unwrap();
+        plan
+    };
+    forget_query("question 1");
+    let plan = forget_query("question 2");
+    let records = plan.reported();
+    assert_eq!(records.len(), 1);
+    assert_ne!(
+        records[0].offset, old_offset,
+        "the first forget moved the line"
+    );
+    let done = forget(&cfg.honcho, "main", &records, Some("question 2")).unwrap();
+    let honcho_id = server.with(|st| {
+        st.messages
+            .iter()
+            .find(|m| m.content == "question 2")
+            .unwrap()
+            .id
+            .clone()
+    });
+    assert_eq!(done.messages_left, vec![honcho_id]);
 }

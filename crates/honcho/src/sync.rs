@@ -30,9 +30,10 @@ use super::pause::Gate;
 use super::peer::{self, PeerSetup};
 use super::refused::{rejection_line, sort_rejection, Rejection};
 use super::scan;
+use proto::config::Config;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,8 +65,9 @@ pub const MAX_BACKLOG_COUNT: u64 = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterPost {
     Continue,
-    /// End the reporter thread without storing the cursor (in-process tests).
-    #[cfg(test)]
+    /// End the reporter thread without storing the cursor (in-process tests, here and in
+    /// loopd's across a forget).
+    #[cfg(any(test, feature = "test-support"))]
     ExitThread,
     /// `abort()` the whole process, as `kill -9` would (end-to-end tests).
     Abort,
@@ -74,13 +76,11 @@ pub enum AfterPost {
 /// What the reporter thread shares across sessions. Only that thread uses it, so the
 /// cells need no lock.
 pub struct Ctx {
-    pub state_dir: PathBuf,
+    /// The configuration the reporter was started with, read where it is needed and never
+    /// copied: a reload that changes what the reporter reads starts a new reporter.
+    pub cfg: Arc<Config>,
+    /// Built once from `[honcho]`, so its connections are reused.
     pub client: Client,
-    pub peers: Peers,
-    /// What the owner's words are, and the most that may be posted.
-    pub classes: Classes,
-    /// `honcho.session`; empty means each boxmaker session reports to its own name.
-    pub honcho_session: String,
     pub after_post: AfterPost,
     /// Set when the reporter is stopped; looked at between batches so that a long catch-up
     /// does not hold a shutdown.
@@ -97,6 +97,27 @@ pub struct Ctx {
     pub commit_window: Duration,
     /// Records found held more than once by Honcho, each counted once (the warnings).
     pub duplicates: Cell<u64>,
+}
+
+impl Ctx {
+    fn state_dir(&self) -> &Path {
+        &self.cfg.state_dir
+    }
+
+    fn peers(&self) -> Peers<'_> {
+        Peers {
+            owner: &self.cfg.honcho.owner_peer,
+            assistant: &self.cfg.honcho.assistant_peer,
+        }
+    }
+
+    /// What the owner's words are, and the most that may be posted.
+    fn classes(&self) -> Classes {
+        Classes {
+            owner: self.cfg.channel.owner_class,
+            max: self.cfg.honcho.max_class,
+        }
+    }
 }
 
 /// Why a round stopped before everything finished was reported. Nothing was dropped: the
@@ -129,6 +150,22 @@ impl RoundFailure {
                 CallError::Transport(_) => None,
             },
         }
+    }
+}
+
+/// Why a round ended before everything finished was reported: a failure, or a batch whose
+/// fate Honcho has not settled yet. Either way nothing was dropped.
+#[derive(Debug)]
+enum Cut {
+    /// Tried again after a backoff: [`Outcome::Retry`].
+    Failed(RoundFailure),
+    /// Run again after this long: [`Outcome::Settle`].
+    Settle(Duration),
+}
+
+impl From<RoundFailure> for Cut {
+    fn from(f: RoundFailure) -> Cut {
+        Cut::Failed(f)
     }
 }
 
@@ -213,27 +250,28 @@ impl SessionSync {
     pub fn run(&mut self, ctx: &Ctx) -> Outcome {
         match self.round(ctx) {
             Ok(outcome) => outcome,
-            Err(failure) => Outcome::Retry(failure),
+            Err(Cut::Failed(failure)) => Outcome::Retry(failure),
+            Err(Cut::Settle(wait)) => Outcome::Settle(wait),
         }
     }
 
     /// How many messages wait to be posted, counted from the cursor up to
     /// [`MAX_BACKLOG_COUNT`]; `None` when the logs cannot be read.
     pub fn waiting(&self, ctx: &Ctx) -> Option<u64> {
-        let dir = ctx.state_dir.join("sessions").join(&self.name);
+        let dir = ctx.state_dir().join("sessions").join(&self.name);
         let mut cur = match self.cursor {
             Some(c) => c,
-            None => cursor::load(&cursor::path(&ctx.state_dir, &self.name))
+            None => cursor::load(&cursor::path(ctx.state_dir(), &self.name))
                 .ok()?
                 .unwrap_or_default(),
         };
-        let mut labels = Labeller::new(&dir, ctx.classes.owner);
+        let mut labels = Labeller::new(&dir, ctx.classes().owner);
         let mut count = 0u64;
         while count < MAX_BACKLOG_COUNT {
             let found = scan::scan(&dir, cur, MAX_SCAN_TURNS).ok()?;
             let mut gate = self.gate(ctx, &mut labels);
-            count += message::count_pending(&self.name, &found, &cur, &ctx.peers, &mut gate).ok()?
-                as u64;
+            count += message::count_pending(&self.name, &found, &cur, &ctx.peers(), &mut gate)
+                .ok()? as u64;
             if found.turns.is_empty() || found.rest == cur {
                 break;
             }
@@ -245,33 +283,33 @@ impl SessionSync {
     fn gate<'a>(&self, ctx: &Ctx, labels: &'a mut Labeller) -> message::PostRules<'a> {
         message::PostRules {
             labels,
-            max_class: ctx.classes.max,
+            max_class: ctx.classes().max,
             max_chars: ctx.max_chars.get(),
         }
     }
 
-    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, RoundFailure> {
+    fn round(&mut self, ctx: &Ctx) -> Result<Outcome, Cut> {
         let name = self.name.clone();
-        let cursor_path = cursor::path(&ctx.state_dir, &name);
-        let dir = ctx.state_dir.join("sessions").join(&name);
-        let target = if ctx.honcho_session.is_empty() {
+        let cursor_path = cursor::path(ctx.state_dir(), &name);
+        let dir = ctx.state_dir().join("sessions").join(&name);
+        let target = if ctx.cfg.honcho.session.is_empty() {
             name.clone()
         } else {
-            ctx.honcho_session.clone()
+            ctx.cfg.honcho.session.clone()
         };
         // A forget is rewriting this session's logs, or was cut short by a crash: the
         // logs and the cursor may not agree until loopd has finished it (`moved`), and
         // then it reloads this session.
-        if let Some(plan) = (ctx.rewriting)(&ctx.state_dir, &name) {
+        if let Some(plan) = (ctx.rewriting)(ctx.state_dir(), &name) {
             self.cursor = None;
-            return Err(RoundFailure {
+            return Err(Cut::Failed(RoundFailure {
                 kind: "forget".into(),
                 message: format!(
                     "a forget of this session is not finished ({}); reports wait until loopd finishes it",
                     plan.display()
                 ),
                 retry_after: None,
-            });
+            }));
         }
         let mut cur = match self.cursor {
             Some(c) => c,
@@ -287,7 +325,7 @@ impl SessionSync {
             return Ok(o);
         }
         let mut posted = 0;
-        let mut labels = Labeller::new(&dir, ctx.classes.owner);
+        let mut labels = Labeller::new(&dir, ctx.classes().owner);
         loop {
             if let Some(o) = halt(ctx) {
                 return Ok(o);
@@ -295,7 +333,7 @@ impl SessionSync {
             let found = scan::scan(&dir, cur, MAX_SCAN_TURNS)
                 .map_err(|e| RoundFailure::local(e.to_string()))?;
             let mut gate = self.gate(ctx, &mut labels);
-            let plan = message::plan(&name, &found, &cur, &ctx.peers, MAX_BATCH, &mut gate)
+            let plan = message::plan(&name, &found, &cur, &ctx.peers(), MAX_BATCH, &mut gate)
                 .map_err(|e| RoundFailure::local(e.to_string()))?;
             if plan.batch.is_empty() {
                 // Nothing waits, so nothing can have been in flight.
@@ -307,24 +345,21 @@ impl SessionSync {
             }
             let plan = match self.doubt {
                 Doubt::Sure => plan,
-                Doubt::Unknown { answered } => match self.unheld(ctx, &target, plan, answered)? {
-                    Ok(plan) => plan,
-                    Err(wait) => return Ok(Outcome::Settle(wait)),
-                },
+                Doubt::Unknown { answered } => self.unheld(ctx, &target, plan, answered)?,
             };
             if plan.batch.is_empty() {
                 self.save(&cursor_path, plan.after)?;
                 cur = plan.after;
                 continue;
             }
-            peer::setup(&ctx.client, &ctx.peers.assistant, &ctx.peer_setup)
+            peer::setup(&ctx.client, ctx.peers().assistant, &ctx.peer_setup)
                 .map_err(|e| RoundFailure::call(&e))?;
             match self.post_plan(ctx, &target, &cursor_path, &plan)? {
                 Posted::All(n) => {
                     posted += n;
                     self.save(&cursor_path, plan.after)?;
                     cur = plan.after;
-                    peer::retry_refused(&ctx.client, &ctx.peers.assistant, &ctx.peer_setup);
+                    peer::retry_refused(&ctx.client, ctx.peers().assistant, &ctx.peer_setup);
                 }
                 Posted::Recut(n) => {
                     posted += n;
@@ -360,7 +395,7 @@ impl SessionSync {
                     posted += part.len();
                     match ctx.after_post {
                         AfterPost::Continue => {}
-                        #[cfg(test)]
+                        #[cfg(any(test, feature = "test-support"))]
                         AfterPost::ExitThread => return Ok(Posted::Halted(Outcome::Exit)),
                         AfterPost::Abort => std::process::abort(),
                     }
@@ -434,7 +469,7 @@ impl SessionSync {
     }
 
     /// `plan` without the messages Honcho already holds, once Honcho's commit window has
-    /// passed since it answered; until then `Err` with how long is left. Asks Honcho for
+    /// passed since it answered; until then [`Cut::Settle`] with how long is left. Asks Honcho for
     /// the session's newest messages (one request) each time: the first answer starts the
     /// window, the one after it is believed.
     fn unheld(
@@ -443,7 +478,7 @@ impl SessionSync {
         target: &str,
         plan: NextBatch,
         answered: Option<Instant>,
-    ) -> Result<Result<NextBatch, Duration>, RoundFailure> {
+    ) -> Result<NextBatch, Cut> {
         let name = self.name.clone();
         let recent = ctx
             .client
@@ -456,7 +491,7 @@ impl SessionSync {
         };
         let ripe = since + ctx.commit_window;
         if answered.is_none() || now < ripe {
-            return Ok(Err(ripe.saturating_duration_since(now)));
+            return Err(Cut::Settle(ripe.saturating_duration_since(now)));
         }
         let mut held: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (record, id) in &recent {
@@ -495,6 +530,6 @@ impl SessionSync {
             );
         }
         self.doubt = Doubt::Sure;
-        Ok(Ok(kept))
+        Ok(kept)
     }
 }

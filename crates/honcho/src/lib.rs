@@ -54,7 +54,10 @@ mod refused;
 mod scan;
 mod status;
 mod sync;
+pub mod testhook;
 
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -65,13 +68,10 @@ mod tests_forget;
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
-#[cfg(test)]
-mod tests_rewrite;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
 
-use message::Peers;
 use pause::{Gate, Paused};
 use peer::PeerSetup;
 use plumbing::backoff::Backoff;
@@ -79,6 +79,7 @@ use proto::config::Config;
 use proto::SessionId;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -108,13 +109,13 @@ pub const TOKEN_POLL: Duration = Duration::from_secs(1);
 pub const MAX_PENDING_POKES: usize = 64;
 
 /// Whether a rewrite of a session's logs is under way or was cut short by a crash, and
-/// the file that says so: a forget's plan (`crate::forget::plan::pending`, handed in by
-/// the worker, which sits above both). Such a session is not reported until the rewrite
+/// the file that says so: a forget's plan (loopd's `forget::plan::pending`, handed in by
+/// its worker, which sits above both). Such a session is not reported until the rewrite
 /// is finished: its cursor may name offsets of the logs as they were.
-pub type Rewriting = fn(&std::path::Path, &str) -> Option<std::path::PathBuf>;
+pub type Rewriting = fn(&Path, &str) -> Option<std::path::PathBuf>;
 
 /// No rewrite is ever under way.
-fn never_rewriting(_: &std::path::Path, _: &str) -> Option<std::path::PathBuf> {
+pub fn never_rewriting(_: &Path, _: &str) -> Option<std::path::PathBuf> {
     None
 }
 
@@ -152,15 +153,15 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The defaults, with the crash hook (`testhook::honcho_abort_after_post`) when it is
+    /// The defaults, with the crash hook (`testhook::abort_after_post`) when it is
     /// armed: the end-to-end test's way to hit the window between Honcho accepting a batch
     /// and the cursor being stored.
     pub fn from_env() -> Options {
         let mut opts = Options::default();
-        if crate::testhook::honcho_abort_after_post() {
+        if testhook::abort_after_post() {
             opts.after_post = AfterPost::Abort;
         }
-        if let Some(w) = crate::testhook::honcho_commit_window() {
+        if let Some(w) = testhook::commit_window() {
             opts.commit_window = w;
         }
         opts
@@ -209,8 +210,7 @@ pub struct Reporter {
     tx: SyncSender<Msg>,
     stopping: Arc<AtomicBool>,
     gate: Arc<Gate>,
-    /// Read by the tests and by `status` (not yet asked for by `/status`).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Read by `status` and by the tests.
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -218,10 +218,11 @@ pub struct Reporter {
 impl Reporter {
     /// Starts the reporter thread, or returns `None` when `honcho.url` is empty (or the
     /// thread cannot be started, which is logged). A session `rewriting` names is not
-    /// reported until it no longer does.
-    pub fn start(cfg: &Config, rewriting: Rewriting) -> Option<Reporter> {
+    /// reported until it no longer does. The reporter keeps `cfg` (the same `Arc`) and
+    /// reads it as it goes; it copies none of it.
+    pub fn start(cfg: &Arc<Config>, rewriting: Rewriting) -> Option<Reporter> {
         Reporter::start_with(
-            cfg,
+            Arc::clone(cfg),
             Options {
                 rewriting,
                 ..Options::from_env()
@@ -229,7 +230,7 @@ impl Reporter {
         )
     }
 
-    pub fn start_with(cfg: &Config, opts: Options) -> Option<Reporter> {
+    pub fn start_with(cfg: Arc<Config>, opts: Options) -> Option<Reporter> {
         if cfg.honcho.url.is_empty() {
             return None;
         }
@@ -244,17 +245,8 @@ impl Reporter {
         let stopping = Arc::new(AtomicBool::new(false));
         let gate = Arc::new(Gate::default());
         let ctx = Ctx {
-            state_dir: cfg.state_dir.clone(),
             client: client::Client::with_timeout(&cfg.honcho, opts.request_timeout),
-            peers: Peers {
-                owner: cfg.honcho.owner_peer.clone(),
-                assistant: cfg.honcho.assistant_peer.clone(),
-            },
-            classes: label::Classes {
-                owner: cfg.channel.owner_class,
-                max: cfg.honcho.max_class,
-            },
-            honcho_session: cfg.honcho.session.clone(),
+            cfg,
             after_post: opts.after_post,
             rewriting: opts.rewriting,
             stopping: Arc::clone(&stopping),
@@ -264,7 +256,6 @@ impl Reporter {
             commit_window: opts.commit_window,
             duplicates: Cell::new(0),
         };
-        let token_file = cfg.honcho.token_file.clone();
         opts.status.set(HonchoStatus::default());
         let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let shared = Arc::new(Shared {
@@ -275,7 +266,7 @@ impl Reporter {
         let thread_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("honcho".into())
-            .spawn(move || run(ctx, opts, rx, &thread_shared, &token_file));
+            .spawn(move || run(ctx, opts, rx, &thread_shared));
         match spawned {
             Ok(thread) => Some(Reporter {
                 tx,
@@ -294,7 +285,6 @@ impl Reporter {
     }
 
     /// The reporter's state for `/status`.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn status(&self) -> StatusHandle {
         self.shared.status.clone()
     }
@@ -326,7 +316,7 @@ impl Reporter {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub fn health(&self) -> Health {
         self.shared
             .health
@@ -336,7 +326,7 @@ impl Reporter {
     }
 
     /// Waits until `done(health)` holds or `limit` passes, and returns the health then.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub fn wait_for(&self, limit: Duration, done: impl Fn(&Health) -> bool) -> Health {
         let deadline = Instant::now() + limit;
         let Ok(mut h) = self.shared.health.lock() else {
@@ -402,7 +392,7 @@ pub fn retry_wait(backoff: &mut Backoff, asked: Option<Duration>, max: Duration)
 
 /// The token file's size and time, to see that it changed; `None` when there is none or it
 /// cannot be looked at (the request says why).
-fn token_stamp(path: &std::path::Path) -> Option<(u64, std::time::SystemTime)> {
+fn token_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     if path.as_os_str().is_empty() {
         return None;
     }
@@ -419,7 +409,8 @@ fn retry_all(slots: &mut BTreeMap<String, Slot>) {
     }
 }
 
-fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared, token: &std::path::Path) {
+fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
+    let token: &Path = &ctx.cfg.honcho.token_file;
     let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
     let mut next_rescan = Instant::now();
     let mut stamp = token_stamp(token);
@@ -436,7 +427,7 @@ fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared, token: &std:
         }
         let now = Instant::now();
         if now >= next_rescan {
-            for name in session_names(&ctx.state_dir) {
+            for name in session_names(&ctx.cfg.state_dir) {
                 mark_due(&mut slots, &name, &opts);
             }
             for slot in slots.values_mut() {
@@ -586,7 +577,7 @@ fn mark_due(slots: &mut BTreeMap<String, Slot>, name: &str, opts: &Options) {
 
 /// The sessions under `<state_dir>/sessions`. One that cannot be listed now is looked at
 /// again at the next rescan.
-fn session_names(state_dir: &std::path::Path) -> Vec<String> {
+fn session_names(state_dir: &Path) -> Vec<String> {
     match sessions::epochs::sessions(&state_dir.join("sessions")) {
         Ok(ids) => ids.iter().map(|id| id.as_str().to_string()).collect(),
         Err(e) => {
