@@ -79,6 +79,7 @@ use proto::config::Config;
 use proto::SessionId;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -409,126 +410,200 @@ fn retry_all(slots: &mut BTreeMap<String, Slot>) {
     }
 }
 
+/// The reporter thread: each turn of the loop looks at the token file, rescans the
+/// sessions when it is time, runs a round for each session that is due, then waits for a
+/// poke, a message or the next thing due.
 fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
-    let token: &Path = &ctx.cfg.honcho.token_file;
-    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
-    let mut next_rescan = Instant::now();
-    let mut stamp = token_stamp(token);
+    let mut thread = Thread {
+        ctx: &ctx,
+        opts: &opts,
+        shared,
+        slots: BTreeMap::new(),
+        next_rescan: Instant::now(),
+        stamp: token_stamp(&ctx.cfg.honcho.token_file),
+    };
     loop {
-        let now_stamp = token_stamp(token);
-        if now_stamp != stamp {
-            stamp = now_stamp;
-            if slots.values().any(|s| s.held.is_some()) {
-                plumbing::notice!(
-                    "honcho: the token file changed; held-back reports are tried again now"
-                );
-                retry_all(&mut slots);
-            }
+        thread.watch_token();
+        thread.rescan_when_due();
+        reload(&mut thread.slots, ctx.gate.take_reloads(), &opts);
+        if thread.run_due().is_break() || thread.wait(&rx).is_break() {
+            return;
         }
+    }
+}
+
+/// What the reporter thread keeps between turns of its loop.
+struct Thread<'a> {
+    ctx: &'a Ctx,
+    opts: &'a Options,
+    shared: &'a Shared,
+    slots: BTreeMap<String, Slot>,
+    next_rescan: Instant,
+    /// The token file's size and time when last looked at ([`token_stamp`]).
+    stamp: Option<(u64, std::time::SystemTime)>,
+}
+
+impl Thread<'_> {
+    fn token(&self) -> &Path {
+        &self.ctx.cfg.honcho.token_file
+    }
+
+    /// A token file that changed ends every backoff: the owner may have fixed it.
+    fn watch_token(&mut self) {
+        let now_stamp = token_stamp(self.token());
+        if now_stamp == self.stamp {
+            return;
+        }
+        self.stamp = now_stamp;
+        if self.slots.values().any(|s| s.held.is_some()) {
+            plumbing::notice!(
+                "honcho: the token file changed; held-back reports are tried again now"
+            );
+            retry_all(&mut self.slots);
+        }
+    }
+
+    /// Every session on disk and every one known is due at each `opts.rescan`, so turns
+    /// whose poke was dropped, or made while no reporter ran, still go out.
+    fn rescan_when_due(&mut self) {
         let now = Instant::now();
-        if now >= next_rescan {
-            for name in session_names(&ctx.cfg.state_dir) {
-                mark_due(&mut slots, &name, &opts);
-            }
-            for slot in slots.values_mut() {
-                slot.due = true;
-            }
-            next_rescan = now + opts.rescan;
+        if now < self.next_rescan {
+            return;
         }
-        reload(&mut slots, ctx.gate.take_reloads(), &opts);
-        let names: Vec<String> = slots.keys().cloned().collect();
+        for name in session_names(&self.ctx.cfg.state_dir) {
+            mark_due(&mut self.slots, &name, self.opts);
+        }
+        for slot in self.slots.values_mut() {
+            slot.due = true;
+        }
+        self.next_rescan = now + self.opts.rescan;
+    }
+
+    /// A round for each session that is due and whose backoff has passed; `Break` when
+    /// the reporter is stopping.
+    fn run_due(&mut self) -> ControlFlow<()> {
+        let ctx = self.ctx;
+        let names: Vec<String> = self.slots.keys().cloned().collect();
         for name in names {
-            match slots.get(&name) {
+            match self.slots.get(&name) {
                 Some(slot) if slot.due && Instant::now() >= slot.next_try => {}
                 _ => continue,
             }
             // Held still while a forget rewrites the logs; a session it moved is read
             // from disk again before its round.
             let Some((_round, reloads)) = ctx.gate.enter(&ctx.stopping) else {
-                return;
+                return ControlFlow::Break(());
             };
-            reload(&mut slots, reloads, &opts);
-            let Some(slot) = slots.get_mut(&name) else {
+            reload(&mut self.slots, reloads, self.opts);
+            let Some(slot) = self.slots.get_mut(&name) else {
                 continue;
             };
-            match slot.sync.run(&ctx) {
-                Outcome::Idle { posted } => {
-                    slot.due = false;
-                    slot.backoff.reset();
-                    if let Some(held) = slot.held.take() {
-                        plumbing::notice!(
-                            "honcho: session {name}: reports go out again after {} s held back",
-                            held.since.elapsed().as_secs()
-                        );
-                        publish(&slots, &shared.status);
-                    }
-                    shared.update(|h| {
-                        h.posted += posted as u64;
-                        h.idle_rounds += 1;
-                        h.last_error = None;
-                        h.duplicates = ctx.duplicates.get();
-                    });
-                }
-                Outcome::Retry(failure) => {
-                    let wait = retry_wait(&mut slot.backoff, failure.retry_after, opts.max_backoff);
-                    slot.next_try = Instant::now() + wait;
-                    let backlog = slot.sync.waiting(&ctx);
-                    let changed = slot
-                        .held
-                        .as_ref()
-                        .is_none_or(|h| h.failure.kind != failure.kind);
-                    if changed {
-                        plumbing::warn!(
-                            "honcho: session {name}: reports held back, nothing is dropped ({} waiting); retrying with backoff, next try in {:.1} s; not logged again until this changes: {}",
-                            backlog.map_or("some messages".into(), |n| format!("{n} messages")),
-                            wait.as_secs_f32(),
-                            failure.message
-                        );
-                    }
-                    let since = slot.held.as_ref().map_or_else(Instant::now, |h| h.since);
-                    slot.held = Some(HeldBack {
-                        since,
-                        backlog: backlog
-                            .or(slot.held.as_ref().map(|h| h.backlog))
-                            .unwrap_or(0),
-                        failure: failure.clone(),
-                    });
-                    publish(&slots, &shared.status);
-                    shared.update(|h| {
-                        h.failures += 1;
-                        h.last_error = Some(failure.message);
-                    });
-                }
+            match slot.sync.run(ctx) {
+                Outcome::Idle { posted } => self.went_out(&name, posted),
+                Outcome::Retry(failure) => self.held_back(&name, failure),
                 Outcome::Settle(wait) => slot.next_try = Instant::now() + wait,
                 Outcome::Paused => {}
-                Outcome::Exit => return,
+                Outcome::Exit => return ControlFlow::Break(()),
             }
         }
-        let mut wake = slots
+        ControlFlow::Continue(())
+    }
+
+    /// A round reported everything finished: the session's backoff ends, and a session
+    /// that was held back says so once.
+    fn went_out(&mut self, name: &str, posted: usize) {
+        let Some(slot) = self.slots.get_mut(name) else {
+            return;
+        };
+        slot.due = false;
+        slot.backoff.reset();
+        if let Some(held) = slot.held.take() {
+            plumbing::notice!(
+                "honcho: session {name}: reports go out again after {} s held back",
+                held.since.elapsed().as_secs()
+            );
+            publish(&self.slots, &self.shared.status);
+        }
+        let duplicates = self.ctx.duplicates.get();
+        self.shared.update(|h| {
+            h.posted += posted as u64;
+            h.idle_rounds += 1;
+            h.last_error = None;
+            h.duplicates = duplicates;
+        });
+    }
+
+    /// A round failed: the session waits out its backoff (or Honcho's `Retry-After`),
+    /// warned about when it starts failing or fails differently, not at every retry.
+    fn held_back(&mut self, name: &str, failure: RoundFailure) {
+        let Some(slot) = self.slots.get_mut(name) else {
+            return;
+        };
+        let wait = retry_wait(
+            &mut slot.backoff,
+            failure.retry_after,
+            self.opts.max_backoff,
+        );
+        slot.next_try = Instant::now() + wait;
+        let backlog = slot.sync.waiting(self.ctx);
+        let changed = slot
+            .held
+            .as_ref()
+            .is_none_or(|h| h.failure.kind != failure.kind);
+        if changed {
+            plumbing::warn!(
+                "honcho: session {name}: reports held back, nothing is dropped ({} waiting); retrying with backoff, next try in {:.1} s; not logged again until this changes: {}",
+                backlog.map_or("some messages".into(), |n| format!("{n} messages")),
+                wait.as_secs_f32(),
+                failure.message
+            );
+        }
+        let since = slot.held.as_ref().map_or_else(Instant::now, |h| h.since);
+        slot.held = Some(HeldBack {
+            since,
+            backlog: backlog
+                .or(slot.held.as_ref().map(|h| h.backlog))
+                .unwrap_or(0),
+            failure: failure.clone(),
+        });
+        publish(&self.slots, &self.shared.status);
+        self.shared.update(|h| {
+            h.failures += 1;
+            h.last_error = Some(failure.message);
+        });
+    }
+
+    /// Waits for a poke or a message, or until the next thing due: a session's try, the
+    /// rescan, or (while reports are held back) a look at the token file. `Break` on a
+    /// stop.
+    fn wait(&mut self, rx: &Receiver<Msg>) -> ControlFlow<()> {
+        let mut wake = self
+            .slots
             .values()
             .filter(|s| s.due)
             .map(|s| s.next_try)
-            .fold(next_rescan, Instant::min);
-        if !token.as_os_str().is_empty() && slots.values().any(|s| s.held.is_some()) {
+            .fold(self.next_rescan, Instant::min);
+        if !self.token().as_os_str().is_empty() && self.slots.values().any(|s| s.held.is_some()) {
             wake = wake.min(Instant::now() + TOKEN_POLL);
         }
         let wait = wake.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
             Ok(Msg::Poke(name)) => {
-                mark_due(&mut slots, &name, &opts);
+                mark_due(&mut self.slots, &name, self.opts);
                 // Pokes that piled up during the round are taken together.
                 while let Ok(m) = rx.try_recv() {
                     match m {
-                        Msg::Poke(name) => mark_due(&mut slots, &name, &opts),
-                        Msg::RetryNow => retry_all(&mut slots),
-                        Msg::Stop => return,
+                        Msg::Poke(name) => mark_due(&mut self.slots, &name, self.opts),
+                        Msg::RetryNow => retry_all(&mut self.slots),
+                        Msg::Stop => return ControlFlow::Break(()),
                     }
                 }
             }
-            Ok(Msg::RetryNow) => retry_all(&mut slots),
-            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Msg::RetryNow) => retry_all(&mut self.slots),
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return ControlFlow::Break(()),
             Err(RecvTimeoutError::Timeout) => {}
         }
+        ControlFlow::Continue(())
     }
 }
 
