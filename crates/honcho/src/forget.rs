@@ -131,7 +131,7 @@ impl fmt::Display for Forgot {
 }
 
 /// Whether `text` says what `words` say: the whole query, or every word of it of at least
-/// [`MIN_WORD_CHARS`] (all of them when none is that long), ignoring case.
+/// `MIN_WORD_CHARS` (all of them when none is that long), ignoring case.
 pub fn holds(text: &str, words: &str) -> bool {
     let (text, query) = (text.to_lowercase(), words.trim().to_lowercase());
     if query.is_empty() {

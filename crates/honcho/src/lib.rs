@@ -11,7 +11,7 @@
 //! **Exactly once.** Honcho assigns message ids itself (a nanoid per created message) and
 //! has no idempotency key, so a re-sent batch would be stored twice, and Honcho cannot
 //! delete a message. Each message carries in its metadata a stable id (`boxmaker_id` =
-//! `<session>/<epoch>/<record offset>/<owner|assistant>`, see [`message::message_id`]),
+//! `<session>/<epoch>/<record offset>/<owner|assistant>`, see `message::message_id`),
 //! `boxmaker_record` (the record by its epoch, time and side) and `boxmaker_session`.
 //! Whenever loopd cannot know whether Honcho took the batch at the cursor — at start
 //! (a `kill -9` may have come mid-post), after no answer, a timeout or a 5xx — it waits out
@@ -347,7 +347,7 @@ impl Reporter {
     }
 
     /// Stops the thread and waits for it: at most the request in flight, which ends
-    /// within [`REQUEST_TIMEOUT`], since the thread looks at the stop flag between batches.
+    /// within `client::REQUEST_TIMEOUT`, since the thread looks at the stop flag between batches.
     pub fn stop(mut self) {
         self.stopping.store(true, Ordering::SeqCst);
         // A full queue still holds the Stop's place: the thread reads the queue in order.

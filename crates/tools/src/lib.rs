@@ -9,13 +9,13 @@
 //! the model reads and can act on. Whether a call failed is that field, never its text: a
 //! page may well begin with `error: ` (docs/turn.md, 'The tools').
 
-pub mod addr;
+mod addr;
 pub mod guard;
-pub mod html;
-pub mod http_fetch;
-pub mod read_file;
+mod html;
+mod http_fetch;
+mod read_file;
 pub mod remind;
-pub mod strip;
+mod strip;
 
 use proto::config::Tools;
 use proto::{DataClass, Label};
@@ -111,7 +111,7 @@ fn function(name: &str, description: &str, arg: &str, arg_description: &str) -> 
 /// Runs `read_file` or `http_fetch`. `arguments` is the model's raw JSON text. An unknown
 /// name (including `recall`, which is not local) gives an error output. Blocking: an
 /// `http_fetch` takes at most `tools.http_fetch.timeout_s` for the network (a lookup that
-/// outlives it is abandoned, not waited for) plus [`html::PARSE_BUDGET`] to reduce HTML.
+/// outlives it is abandoned, not waited for) plus `html::PARSE_BUDGET` to reduce HTML.
 pub fn run_local(name: &str, arguments: &str, cfg: &Tools) -> ToolOutput {
     match name {
         READ_FILE => match string_arg(name, arguments, "path") {
