@@ -134,6 +134,29 @@ pub(super) const CRATES: &[&str] = &[
     "daemons/memoryd",
 ];
 
+/// Every crate of the workspace under `crates/` or `daemons/` is in `CRATES`, so a crate
+/// split out of a daemon cannot leave the map's checks (its modules named, its
+/// dependencies only on crates above it) behind.
+#[test]
+fn every_library_and_daemon_of_the_workspace_is_in_the_map() {
+    let toml = fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let members = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("the workspace's members line");
+    let missing: Vec<&str> = members
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|m| m.starts_with("crates/") || m.starts_with("daemons/"))
+        .filter(|m| !CRATES.contains(m))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "workspace crates missing from CRATES (and from ARCHITECTURE.md's code map): {missing:?}"
+    );
+}
+
 fn crate_src(name: &str) -> Option<PathBuf> {
     CRATES
         .iter()
