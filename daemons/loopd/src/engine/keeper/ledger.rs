@@ -27,7 +27,8 @@ pub struct Saved {
 }
 
 /// Which session's file holds which epoch, as far as this loopd (or an earlier one on the
-/// same state directory) wrote it.
+/// same state directory) wrote it. `Ledger::default()` is kept in memory only, never
+/// written: the keeper's unit tests run on it.
 #[derive(Debug, Default)]
 pub struct Ledger {
     path: Option<PathBuf>,
