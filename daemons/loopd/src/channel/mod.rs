@@ -70,7 +70,6 @@ pub struct Channel<W: Work> {
     /// The configuration in force, shared with the worker (never copied): a reload
     /// replaces the whole `Arc` here and hands the same one to the worker.
     cfg: Arc<Config>,
-    default_session: SessionId,
     conns: HashMap<ConnId, Conn>,
     jobs: HashMap<JobId, ConnId>,
     next_job: JobId,
@@ -96,12 +95,13 @@ impl<W: Work> Channel<W> {
         board: Board,
         mail: broadcast::Mail,
     ) -> Result<Channel<W>, String> {
-        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
-        let heartbeat = broadcast::schedule(&cfg, default_session.clone());
+        // A new connection starts in `session` (`Service::accept`): refused here, not
+        // there, when it is not an id.
+        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        let heartbeat = crate::heartbeat::Schedule::new(&cfg, Instant::now());
         Ok(Channel {
             config_path,
             cfg,
-            default_session,
             conns: HashMap::new(),
             jobs: HashMap::new(),
             next_job: 1,
@@ -439,10 +439,20 @@ impl<W: Work> Service for Channel<W> {
             out.close(id);
             return;
         }
+        // `new` and `reload` keep only a configuration whose `session` is an id, so
+        // this refusal is for a channel built in code with a bad one.
+        let session = match SessionId::parse(&self.cfg.session) {
+            Ok(session) => session,
+            Err(e) => {
+                out.send(id, whole(&error_line(e)));
+                out.close(id);
+                return;
+            }
+        };
         self.conns.insert(
             id,
             Conn {
-                session: self.default_session.clone(),
+                session,
                 framer: Framer::default(),
                 pending: VecDeque::new(),
                 in_flight: None,
@@ -514,7 +524,10 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        match (self.heartbeat.deadline(), self.reminders_deadline()) {
+        match (
+            self.heartbeat.deadline(&self.cfg),
+            self.reminders_deadline(),
+        ) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -529,19 +542,18 @@ impl<W: Work> Service for Channel<W> {
         let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
             .map_err(|e| e.to_string())?;
         crate::prompts::check(&cfg).map_err(|e| e.to_string())?;
-        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
         let cfg = Arc::new(cfg);
         if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
             return Err("the turn worker has stopped".into());
         }
-        self.heartbeat_reload(&cfg, default_session.clone());
+        self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
         self.cfg = cfg;
-        self.default_session = default_session;
         Ok(())
     }
 
     fn status(&self) -> String {
         self.board
-            .status_line(self.default_session.as_str(), self.cfg.expect.n_ctx)
+            .status_line(&self.cfg.session, self.cfg.expect.n_ctx)
     }
 }
