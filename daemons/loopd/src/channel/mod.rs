@@ -174,17 +174,25 @@ impl<W: Work> Channel<W> {
                 whole(&error_line("empty line; /help lists the commands")),
             );
         }
-        let Some(command) = commands::parse(&line) else {
-            let job = self.begin_on_worker(out, id, None);
-            if !self.worker.submit(Job::Turn {
-                id: job,
-                session,
-                text: line,
-            }) {
-                self.worker_stopped(out, job);
+        match commands::parse(&line) {
+            None => {
+                let job = self.begin_on_worker(out, id, None);
+                self.submit(
+                    out,
+                    Job::Turn {
+                        id: job,
+                        session,
+                        text: line,
+                    },
+                );
             }
-            return;
-        };
+            Some(Err(why)) => out.send(id, whole(&error_line(why))),
+            Some(Ok(command)) => self.command(out, id, session, command),
+        }
+    }
+
+    /// Answers or starts one well-formed command of a connection in `session`.
+    fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
             Command::Quit => {
@@ -194,65 +202,42 @@ impl<W: Work> Channel<W> {
                 }
                 out.close(id);
             }
-            Command::Compact => {
-                let job = self.begin_on_worker(out, id, None);
-                if !self.worker.submit(Job::Compact { id: job, session }) {
-                    self.worker_stopped(out, job);
-                }
-            }
-            Command::Unknown(word) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "unknown command /{word}; /help lists the commands"
-                ))),
-            ),
             Command::Session(None) => out.send(id, whole(&format!("session {session}"))),
-            Command::Session(Some(name)) => match commands::session_name(&name) {
-                Err(e) => out.send(id, whole(&error_line(e))),
-                Ok(target) => {
-                    let job = self.begin_on_worker(out, id, Some(target.clone()));
-                    if !self.worker.submit(Job::Open {
+            Command::Session(Some(target)) => {
+                let job = self.begin_on_worker(out, id, Some(target.clone()));
+                self.submit(
+                    out,
+                    Job::Open {
                         id: job,
                         session: target,
-                    }) {
-                        self.worker_stopped(out, job);
-                    }
-                }
-            },
-            Command::Allow(Err(arg)) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "/allow needs the number of a refused call, got {arg:?}"
-                ))),
-            ),
-            Command::Allow(Ok(call)) => {
-                let job = self.begin(id, None);
-                if !self.worker.submit(Job::Allow {
-                    id: job,
-                    session,
-                    call,
-                }) {
-                    self.worker_stopped(out, job);
-                }
+                    },
+                );
             }
-            Command::Forget(crate::forget::Ask::List(query)) if query.is_empty() => out.send(
-                id,
-                whole(&error_line(
-                    "/forget needs a query, numbers from its list, or all",
-                )),
-            ),
+            Command::Compact => {
+                let job = self.begin_on_worker(out, id, None);
+                self.submit(out, Job::Compact { id: job, session });
+            }
+            Command::Allow(call) => {
+                let job = self.begin(id, None);
+                self.submit(
+                    out,
+                    Job::Allow {
+                        id: job,
+                        session,
+                        call,
+                    },
+                );
+            }
             Command::Forget(ask) => {
                 let job = self.begin(id, None);
-                if !self.worker.submit(Job::Forget {
-                    id: job,
-                    session,
-                    ask,
-                }) {
-                    self.worker_stopped(out, job);
-                }
-            }
-            Command::Recall(query) if query.is_empty() => {
-                out.send(id, whole(&error_line("/recall needs a query")))
+                self.submit(
+                    out,
+                    Job::Forget {
+                        id: job,
+                        session,
+                        ask,
+                    },
+                );
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
@@ -273,14 +258,7 @@ impl<W: Work> Channel<W> {
                 out.send(id, reply);
             }
             #[cfg(feature = "testhooks")]
-            Command::TestClock(Err(arg)) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "/testclock needs seconds, got {arg:?}"
-                ))),
-            ),
-            #[cfg(feature = "testhooks")]
-            Command::TestClock(Ok(seconds)) => {
+            Command::TestClock(seconds) => {
                 let offset = crate::remind::clock::advance(seconds);
                 out.send(
                     id,
@@ -289,6 +267,17 @@ impl<W: Work> Channel<W> {
                     )),
                 );
                 self.reminders_due(out);
+            }
+        }
+    }
+
+    /// Hands `job` to the worker; if the worker has stopped, its reply block ends at once
+    /// with that failure.
+    fn submit(&mut self, out: &mut Outbox, job: Job) {
+        let id = job.id();
+        if !self.worker.submit(job) {
+            if let Some(id) = id {
+                self.worker_stopped(out, id);
             }
         }
     }

@@ -77,6 +77,20 @@ pub enum Job {
     Note { session: SessionId, text: String },
 }
 
+impl Job {
+    /// The job a client waits on, if any: heartbeats, notes and reloads have none.
+    pub fn id(&self) -> Option<JobId> {
+        match self {
+            Job::Turn { id, .. }
+            | Job::Open { id, .. }
+            | Job::Compact { id, .. }
+            | Job::Allow { id, .. }
+            | Job::Forget { id, .. } => Some(*id),
+            Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
+        }
+    }
+}
+
 /// What the client asking job `id` should see.
 #[derive(Debug)]
 pub enum Event {
@@ -243,14 +257,7 @@ fn run(
                 Err(_) => break,
             },
         };
-        let id = match &job {
-            Job::Turn { id, .. }
-            | Job::Open { id, .. }
-            | Job::Compact { id, .. }
-            | Job::Allow { id, .. }
-            | Job::Forget { id, .. } => Some(*id),
-            Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
-        };
+        let id = job.id();
         let beat = matches!(job, Job::Heartbeat { .. });
         // A bug in one job must not take every later turn with it: report it, forget
         // the in-memory sessions (they are reopened from disk), and go on.
