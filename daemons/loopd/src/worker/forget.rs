@@ -220,21 +220,7 @@ impl State {
         words: Option<&str>,
         paused: Option<&Paused>,
     ) -> Vec<String> {
-        let mut places = Vec::new();
-        for log in &plan.logs {
-            let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
-            places.push(format!(
-                "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
-                log.epoch,
-                lines.join(", ")
-            ));
-        }
-        for c in &plan.carries {
-            places.push(format!(
-                "carried summary of epoch {}: redacted (head rewritten)",
-                c.epoch
-            ));
-        }
+        let mut places = file_places(plan);
         // The open epoch's records and its log's handle are from before the rewrite.
         self.sessions.open.remove(session);
         let epochs = plan.epochs();
@@ -243,29 +229,38 @@ impl State {
             self.engine.forget(session, &epochs)
         ));
         let cfg = Arc::clone(self.engine.cfg());
-        let logs = epochs
-            .iter()
-            .map(|&epoch| LogRef {
-                session: session.to_string(),
-                epoch,
-            })
-            .collect();
-        places.push(match crate::memory::forget(&cfg.memory.socket, logs) {
-            Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
-            Err(e) => {
-                plumbing::warn!("session {session}: forget: memoryd: {e}");
-                format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
-            }
-        });
+        places.push(memoryd_forget(&cfg, session, &epochs));
         let (honcho, cursor_moved) = honcho_forget(&cfg, session, plan, words, paused);
         places.extend(honcho);
+        self.note_forgotten(&cfg, session, plan, by);
+        abort_at("forget-before-plan-removed");
+        // Without the cursor moved, the plan stays: the reporter holds the session back
+        // while it exists, and the next start moves the cursor from it.
+        if cursor_moved {
+            if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
+                plumbing::error!("session {session}: forget: {e}");
+            }
+        }
+        places
+    }
+
+    /// The session reopened from its rewritten files, with a `note` of the removal `by`
+    /// whom, and shown so on `/status`.
+    fn note_forgotten(
+        &mut self,
+        cfg: &proto::config::Config,
+        session: &SessionId,
+        plan: &Plan,
+        by: &str,
+    ) {
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         let note = format!(
-            "forgotten {by}: {records} records and {} carried summaries in epochs {epochs:?}",
-            plan.carries.len()
+            "forgotten {by}: {records} records and {} carried summaries in epochs {:?}",
+            plan.carries.len(),
+            plan.epochs()
         );
-        self.sessions.open_existing(&cfg, session);
-        match self.sessions.get_or_create(&cfg, session) {
+        self.sessions.open_existing(cfg, session);
+        match self.sessions.get_or_create(cfg, session) {
             Ok(s) => {
                 if let Err(e) = s.append(Record::Note {
                     time: proto::time::now_rfc3339(),
@@ -280,15 +275,6 @@ impl State {
             }
             Err(e) => plumbing::error!("session {session}: forget: reopening: {e}"),
         }
-        abort_at("forget-before-plan-removed");
-        // Without the cursor moved, the plan stays: the reporter holds the session back
-        // while it exists, and the next start moves the cursor from it.
-        if cursor_moved {
-            if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
-                plumbing::error!("session {session}: forget: {e}");
-            }
-        }
-        places
     }
 
     /// At start: every removal a crash cut short is finished from its plan.
@@ -329,6 +315,45 @@ impl State {
                     "session {session}: finishing a forget cut short: {e}; tried again at the next start"
                 ),
             }
+        }
+    }
+}
+
+/// Each rewritten place of the session's files, in words.
+fn file_places(plan: &Plan) -> Vec<String> {
+    let mut places = Vec::new();
+    for log in &plan.logs {
+        let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
+        places.push(format!(
+            "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
+            log.epoch,
+            lines.join(", ")
+        ));
+    }
+    for c in &plan.carries {
+        places.push(format!(
+            "carried summary of epoch {}: redacted (head rewritten)",
+            c.epoch
+        ));
+    }
+    places
+}
+
+/// memoryd told to drop its rows of the session's `epochs`, in words; when it cannot be
+/// told, it re-reads the rewritten logs at its next catch-up.
+fn memoryd_forget(cfg: &proto::config::Config, session: &SessionId, epochs: &[u64]) -> String {
+    let logs = epochs
+        .iter()
+        .map(|&epoch| LogRef {
+            session: session.to_string(),
+            epoch,
+        })
+        .collect();
+    match crate::memory::forget(&cfg.memory.socket, logs) {
+        Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
+        Err(e) => {
+            plumbing::warn!("session {session}: forget: memoryd: {e}");
+            format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
         }
     }
 }
