@@ -2,7 +2,7 @@
 //! (`<state_dir>/slots/saved.json`, written atomically), so that after a loopd restart it
 //! still knows which files exist: llama.cpp can neither list nor delete its saves, and
 //! asking it to restore a file that was never written only fills its log with "failed to
-//! open" (docs/turn.md, "Slot saves").
+//! open" (docs/turn.md, "Slot save and restore").
 
 use proto::SessionId;
 use serde_json::{json, Value};
