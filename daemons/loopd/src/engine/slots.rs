@@ -1,8 +1,8 @@
 //! The engine's hands for the slot keeper (docs/turn.md, "Slot save and restore"): it
-//! performs each `SlotAction` the keeper decided on with the one llama.cpp client, hands
-//! the outcome back to the keeper, and goes on with whatever that decides, in order. The
-//! keeper decides and this module only acts, so the one place that talks to the server's
-//! slot endpoints for the keeper is here.
+//! performs each `SlotAction` the keeper decided on with the one llama.cpp client (or, for
+//! the ledger of saved files, in the state directory), hands the outcome back to the
+//! keeper, and goes on with whatever that decides, in order. The keeper decides and this
+//! module only acts.
 
 use super::keeper::{Keeper, SlotAction, SlotActions};
 use super::{check_tools, World};
@@ -63,6 +63,10 @@ pub fn perform(keeper: &mut Keeper, world: &World, actions: SlotActions) -> Perf
             }
             SlotAction::CheckServer => {
                 check_tools(client);
+                Vec::new()
+            }
+            SlotAction::StoreLedger => {
+                keeper.ledger().store(&cfg.state_dir);
                 Vec::new()
             }
         };

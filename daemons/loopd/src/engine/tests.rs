@@ -489,6 +489,9 @@ fn the_engine_performs_the_keepers_slot_actions_in_order_and_hands_back_their_ou
         ("main", 0, 100)
     );
     assert_eq!(r.engine.idle_timeout(), None, "the save was handed back");
+    let ledger = r.engine.cfg().state_dir.join("slots/saved.json");
+    let stored = std::fs::read_to_string(&ledger).unwrap();
+    assert!(stored.contains("\"main\""), "{stored}");
     r.script.restart();
     r.engine
         .turn(&mut r.session, "two", Origin::Owner, &mut screen)
@@ -498,6 +501,8 @@ fn the_engine_performs_the_keepers_slot_actions_in_order_and_hands_back_their_ou
         r.engine.forget(&main, &[0]),
         "slot 0 erased; slot 1 erased; saved slot files of epochs [0] emptied"
     );
+    let stored = std::fs::read_to_string(&ledger).unwrap();
+    assert!(!stored.contains("\"main\""), "{stored}");
     let file = "main-epoch-000000.bin";
     assert_eq!(
         r.script.slot_calls(),

@@ -4,8 +4,8 @@
 //! since the last save, and restored before a turn when the server's slot has lost it: the
 //! server restarted (its slot has run no task since), or another session's turns took it.
 //!
-//! The `Keeper` is a state machine with no I/O towards the server: it holds no client and
-//! makes no request. Each event (a turn coming, a turn done, an idle period, an epoch
+//! The `Keeper` is a state machine with no I/O: it holds no client, makes no request and
+//! opens no file. Each event (a turn coming, a turn done, an idle period, an epoch
 //! ended, a forget) returns the [`SlotAction`]s it decided on; the engine performs them
 //! with its client (`engine/slots.rs`) and hands each outcome back (`Keeper::slots`,
 //! `Keeper::restored`, `Keeper::saved`, `Keeper::emptied`), which may decide more. So
@@ -79,6 +79,10 @@ pub enum SlotAction {
     /// The server restarted since loopd last used it: it may serve another model or
     /// chat template, so its tool support is checked again.
     CheckServer,
+    /// The ledger of saved files changed: write it (`Keeper::ledger`, `Ledger::store`)
+    /// before the actions after this one, so a crash never leaves it naming a file
+    /// that is about to be emptied.
+    StoreLedger,
 }
 
 /// The actions one event decided on, to be performed in order.
@@ -141,6 +145,21 @@ impl Keeper {
         self.owner = None;
         self.dirty = false;
         self.restored = None;
+    }
+
+    /// The files written, for the engine to store when asked (`SlotAction::StoreLedger`).
+    pub fn ledger(&self) -> &Ledger {
+        &self.saved
+    }
+
+    /// `actions` led by a `StoreLedger` when the ledger changed.
+    fn storing(&mut self, actions: SlotActions) -> SlotActions {
+        if !self.saved.take_changed() {
+            return actions;
+        }
+        let mut all = vec![SlotAction::StoreLedger];
+        all.extend(actions);
+        all
     }
 
     fn on(&self, cfg: &Config) -> bool {
@@ -301,12 +320,12 @@ impl Keeper {
         let written = self.saved.get(session).is_some_and(|s| s.epoch == epoch);
         self.saved.remove(session);
         if !self.on(cfg) || !written {
-            return Vec::new();
+            return self.storing(Vec::new());
         }
-        vec![SlotAction::Empty {
+        self.storing(vec![SlotAction::Empty {
             slot: cfg.slots.background,
             of: ended,
-        }]
+        }])
     }
 
     /// A forget changed the prompt of `session`'s `epochs`: the main slot is erased
@@ -338,7 +357,7 @@ impl Keeper {
                 of: Owner::new(session, epoch),
             }));
         }
-        actions
+        self.storing(actions)
     }
 
     /// The outcome of emptying `of`'s file.
@@ -416,7 +435,7 @@ impl Keeper {
         let actions = self.expire(cfg, now);
         let (files, tokens) = self.saved.totals();
         plumbing::info!("slot saves kept: {files} files, {tokens} tokens in all");
-        actions
+        self.storing(actions)
     }
 
     /// The server answered that it was started without `--slot-save-path`: said once in

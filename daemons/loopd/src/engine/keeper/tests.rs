@@ -63,7 +63,10 @@ fn save(k: &mut Keeper, cfg: &Config, name: &str, epoch: u64, tokens: u64, now: 
             of: owner(name, epoch)
         }]
     );
-    assert_eq!(k.saved(cfg, owner(name, epoch), Ok(tokens), MS, now), []);
+    assert_eq!(
+        k.saved(cfg, owner(name, epoch), Ok(tokens), MS, now),
+        [SlotAction::StoreLedger]
+    );
 }
 
 #[test]
@@ -227,10 +230,14 @@ fn an_ended_epochs_file_is_overwritten_from_the_background_slot_and_never_restor
     save(&mut k, &cfg, "main", 0, 100, 10);
     assert_eq!(
         k.epoch_ended(&cfg, &id("main"), 0),
-        [SlotAction::Empty {
-            slot: 1,
-            of: owner("main", 0)
-        }]
+        [
+            SlotAction::StoreLedger,
+            SlotAction::Empty {
+                slot: 1,
+                of: owner("main", 0)
+            }
+        ],
+        "the ledger forgets the file before it is emptied"
     );
     assert_eq!(k.idle_timeout(&cfg), None, "the slot is nobody's");
     k.emptied(&cfg, owner("main", 0), Ok(()));
@@ -306,6 +313,7 @@ fn a_forget_erases_both_slots_and_empties_every_file_of_its_epochs() {
     assert_eq!(
         k.forgotten(&cfg, &id("main"), &[1, 2]),
         [
+            SlotAction::StoreLedger,
             SlotAction::Erase { slot: 0 },
             SlotAction::Erase { slot: 1 },
             SlotAction::Empty {
@@ -335,11 +343,15 @@ fn a_save_empties_the_files_of_sessions_idle_past_slot_keep_days() {
     let month = 31 * DAY_S;
     assert_eq!(
         k.saved(&cfg, owner("main", 4), Ok(100), MS, month),
-        [SlotAction::Empty {
-            slot: 1,
-            of: owner("old", 0)
-        }]
+        [
+            SlotAction::StoreLedger,
+            SlotAction::Empty {
+                slot: 1,
+                of: owner("old", 0)
+            }
+        ]
     );
+    assert_eq!(k.ledger().get(&id("old")), None);
     // 0 keeps files for ever.
     cfg.llama.slot_keep_days = 0;
     turn(&mut k, &cfg, "main", 4);
