@@ -117,23 +117,9 @@ impl Schedule {
             return None;
         }
         if let Some(window) = settings.window {
-            let minutes = local_minutes();
-            if !hours::within(minutes, window) {
-                let wait = u64::from(hours::until_open(minutes, window)) * 60;
-                if !self.quiet {
-                    plumbing::info!(
-                        "heartbeat: outside active_hours; quiet for about {} minutes",
-                        wait / 60
-                    );
-                    self.quiet = true;
-                }
-                self.waiting = false;
-                // At least one period, so a window that opens in a minute does not make
-                // beats come faster than configured.
-                self.next = now + every.max(Duration::from_secs(wait));
+            if self.outside(window, local_minutes(), now, every) {
                 return None;
             }
-            self.quiet = false;
         }
         // Loading refuses a `session` that is not an id, so this is a config built in
         // code; it gets no beats, and says so each period rather than spinning.
@@ -156,6 +142,28 @@ impl Schedule {
         self.waiting = false;
         self.running = true;
         Some(session)
+    }
+
+    /// Whether `minutes` after local midnight is outside `window`; if so the beat is
+    /// skipped until the window opens, and the first skip of a quiet spell is logged.
+    fn outside(&mut self, window: (u32, u32), minutes: u32, now: Instant, every: Duration) -> bool {
+        if hours::within(minutes, window) {
+            self.quiet = false;
+            return false;
+        }
+        let wait = u64::from(hours::until_open(minutes, window)) * 60;
+        if !self.quiet {
+            plumbing::info!(
+                "heartbeat: outside active_hours; quiet for about {} minutes",
+                wait / 60
+            );
+            self.quiet = true;
+        }
+        self.waiting = false;
+        // At least one period, so a window that opens in a minute does not make beats
+        // come faster than configured.
+        self.next = now + every.max(Duration::from_secs(wait));
+        true
     }
 
     /// The running beat is over (or could not be started): the next is due a period on.
