@@ -61,8 +61,9 @@ impl Owner {
     }
 }
 
-/// What the keeper asks the engine to do with the llama.cpp client, each answered by
-/// handing the outcome to the keeper method named.
+/// What the keeper asks the engine to do: a call to llama.cpp's slot endpoints (its
+/// outcome handed to the keeper method named), a check of the server, or a write of the
+/// ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlotAction {
     /// `GET /slots`, before a turn of `Owner`: the list goes to [`Keeper::slots`].
@@ -128,7 +129,8 @@ impl Keeper {
     }
 
     /// A reloaded config: a new server (or new slots) starts from knowing nothing of
-    /// the slot; the files written stay known, since they are still on that disk.
+    /// the slot. The ledger stays: it names what was written, and a restore of a file
+    /// the new server lacks is a 400, which costs only the prompt read again.
     pub fn reload(&mut self, old: &Config, new: &Config) {
         if old.llama.url != new.llama.url || old.slots != new.slots {
             self.unknown();
