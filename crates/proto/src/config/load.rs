@@ -88,167 +88,206 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Every value checked against its range, a section at a time; the first value
+    /// refused names its key.
     fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &'static str, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key,
-            message,
-        };
+        self.check_places()
+            .and_then(|()| self.check_llama())
+            .and_then(|()| self.check_turn())
+            .and_then(|()| self.check_tools())
+            .and_then(|()| self.check_unasked())
+            .and_then(|()| self.check_honcho())
+            .map_err(|(key, message)| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                message,
+            })
+    }
+
+    /// The default session and where things live.
+    fn check_places(&self) -> Checked {
         if let Err(e) = SessionId::parse(&self.session) {
-            return Err(bad("session", e.to_string()));
+            return bad("session", e.to_string());
         }
         if !self.state_dir.is_absolute() {
-            return Err(bad("state_dir", "must be an absolute path".into()));
+            return bad("state_dir", "must be an absolute path");
         }
         if !self.memory.embed_model.as_os_str().is_empty() && !self.memory.embed_model.is_absolute()
         {
-            return Err(bad(
-                "memory.embed_model",
-                "must be an absolute path or empty".into(),
-            ));
+            return bad("memory.embed_model", "must be an absolute path or empty");
         }
-        if !(self.llama.url.starts_with("http://") || self.llama.url.starts_with("https://")) {
-            return Err(bad(
+        Ok(())
+    }
+
+    /// `[llama]`, `[slots]` and `[expect]`: the model server and what loopd asks of it.
+    fn check_llama(&self) -> Checked {
+        if !is_http(&self.llama.url) {
+            return bad(
                 "llama.url",
                 format!("{:?} is not an http(s) url", self.llama.url),
-            ));
+            );
         }
         if self.llama.retries > MAX_RETRIES {
-            return Err(bad(
-                "llama.retries",
-                format!("must be at most {MAX_RETRIES}"),
-            ));
+            return bad("llama.retries", format!("must be at most {MAX_RETRIES}"));
         }
         if self.llama.timeout_s == 0 {
-            return Err(bad("llama.timeout_s", "must be above 0".into()));
+            return bad("llama.timeout_s", "must be above 0");
         }
         if self.llama.slot_save_idle_s > MAX_SLOT_SAVE_IDLE_S {
-            return Err(bad(
+            return bad(
                 "llama.slot_save_idle_s",
                 format!(
                     "must be at most {MAX_SLOT_SAVE_IDLE_S} (a day), got {}",
                     self.llama.slot_save_idle_s
                 ),
-            ));
+            );
         }
         if self.slots.main == self.slots.background {
-            return Err(bad(
+            return bad(
                 "slots.background",
-                "must differ from slots.main, or background work evicts the main prompt cache"
-                    .into(),
-            ));
+                "must differ from slots.main, or background work evicts the main prompt cache",
+            );
         }
         if self.expect.n_ctx == 0 {
-            return Err(bad("expect.n_ctx", "must be above 0".into()));
+            return bad("expect.n_ctx", "must be above 0");
         }
+        Ok(())
+    }
+
+    /// `[loop]`, the memory a turn brings in, and `[compact]`.
+    fn check_turn(&self) -> Checked {
         if self.turn.max_rounds == 0 {
-            return Err(bad("loop.max_rounds", "must be at least 1".into()));
+            return bad("loop.max_rounds", "must be at least 1");
         }
         if !(MIN_HIT_CHARS..=MAX_HIT_CHARS).contains(&self.memory.hit_chars) {
-            return Err(bad(
+            return bad(
                 "memory.hit_chars",
                 format!(
                     "must be {MIN_HIT_CHARS} to {MAX_HIT_CHARS}, got {}",
                     self.memory.hit_chars
                 ),
-            ));
+            );
         }
         if self.memory.auto_hits > MAX_AUTO_HITS {
-            return Err(bad(
+            return bad(
                 "memory.auto_hits",
                 format!(
                     "must be at most {MAX_AUTO_HITS}, got {}",
                     self.memory.auto_hits
                 ),
-            ));
+            );
         }
         if self.turn.tool_result_cap == 0 {
-            return Err(bad("loop.tool_result_cap", "must be above 0".into()));
+            return bad("loop.tool_result_cap", "must be above 0");
         }
         let t = self.compact.threshold;
         if !(t > 0.0 && t <= 1.0) {
-            return Err(bad(
-                "compact.threshold",
-                format!("must be in (0, 1], got {t}"),
-            ));
+            return bad("compact.threshold", format!("must be in (0, 1], got {t}"));
         }
         if self.compact.summary_chars == 0 || self.compact.summary_chars > MAX_SUMMARY_CHARS {
-            return Err(bad(
+            return bad(
                 "compact.summary_chars",
                 format!("must be 1 to {MAX_SUMMARY_CHARS}"),
-            ));
-        }
-        for root in &self.tools.read_file.roots {
-            if !root.is_absolute() {
-                return Err(bad(
-                    "tools.read_file.roots",
-                    format!("{} is not an absolute path", root.display()),
-                ));
-            }
-        }
-        for rule in &self.tools.read_file.class {
-            if !rule.prefix.is_absolute() {
-                return Err(bad(
-                    "tools.read_file.class.prefix",
-                    format!("{} is not an absolute path", rule.prefix.display()),
-                ));
-            }
-        }
-        if self.tools.http_fetch.timeout_s == 0 {
-            return Err(bad("tools.http_fetch.timeout_s", "must be above 0".into()));
-        }
-        if !self.heartbeat.active_hours.is_empty() && self.active_hours().is_none() {
-            return Err(bad(
-                "heartbeat.active_hours",
-                format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
-            ));
-        }
-        if self.notify.timeout_s == 0 || self.notify.timeout_s > MAX_NOTIFY_TIMEOUT_S {
-            return Err(bad(
-                "notify.timeout_s",
-                format!("must be 1 to {MAX_NOTIFY_TIMEOUT_S}"),
-            ));
-        }
-        if self.notify.command.first().is_some_and(|p| p.is_empty()) {
-            return Err(bad("notify.command", "the program name is empty".into()));
-        }
-        let honcho = &self.honcho.url;
-        if !(honcho.is_empty() || honcho.starts_with("http://") || honcho.starts_with("https://")) {
-            return Err(bad(
-                "honcho.url",
-                format!("{:?} is not an http(s) url", self.honcho.url),
-            ));
-        }
-        if !honcho.is_empty() {
-            let names = [
-                ("honcho.workspace", &self.honcho.workspace),
-                ("honcho.session", &self.honcho.session),
-                ("honcho.owner_peer", &self.honcho.owner_peer),
-                ("honcho.assistant_peer", &self.honcho.assistant_peer),
-            ];
-            for (key, name) in names {
-                // An empty session means the boxmaker session's own id, which always fits.
-                if key == "honcho.session" && name.is_empty() {
-                    continue;
-                }
-                if !honcho_name(name) {
-                    return Err(bad(
-                        key,
-                        format!(
-                            "{name:?} is not a name Honcho accepts: letters, digits, '-' and '_', 1 to {MAX_HONCHO_NAME} characters"
-                        ),
-                    ));
-                }
-            }
+            );
         }
         Ok(())
     }
 
+    /// `[tools.*]`.
+    fn check_tools(&self) -> Checked {
+        for root in &self.tools.read_file.roots {
+            if !root.is_absolute() {
+                return bad(
+                    "tools.read_file.roots",
+                    format!("{} is not an absolute path", root.display()),
+                );
+            }
+        }
+        for rule in &self.tools.read_file.class {
+            if !rule.prefix.is_absolute() {
+                return bad(
+                    "tools.read_file.class.prefix",
+                    format!("{} is not an absolute path", rule.prefix.display()),
+                );
+            }
+        }
+        if self.tools.http_fetch.timeout_s == 0 {
+            return bad("tools.http_fetch.timeout_s", "must be above 0");
+        }
+        Ok(())
+    }
+
+    /// `[heartbeat]` and `[notify]`: what speaks up unasked, and where it goes.
+    fn check_unasked(&self) -> Checked {
+        if !self.heartbeat.active_hours.is_empty() && self.active_hours().is_none() {
+            return bad(
+                "heartbeat.active_hours",
+                format!("{:?} is not HH:MM-HH:MM", self.heartbeat.active_hours),
+            );
+        }
+        if self.notify.timeout_s == 0 || self.notify.timeout_s > MAX_NOTIFY_TIMEOUT_S {
+            return bad(
+                "notify.timeout_s",
+                format!("must be 1 to {MAX_NOTIFY_TIMEOUT_S}"),
+            );
+        }
+        if self.notify.command.first().is_some_and(|p| p.is_empty()) {
+            return bad("notify.command", "the program name is empty");
+        }
+        Ok(())
+    }
+
+    /// `[honcho]`: its address, and, when it is on, every name it is sent.
+    fn check_honcho(&self) -> Checked {
+        let honcho = &self.honcho.url;
+        if !(honcho.is_empty() || is_http(honcho)) {
+            return bad(
+                "honcho.url",
+                format!("{:?} is not an http(s) url", self.honcho.url),
+            );
+        }
+        if honcho.is_empty() {
+            return Ok(());
+        }
+        let names = [
+            ("honcho.workspace", &self.honcho.workspace),
+            ("honcho.session", &self.honcho.session),
+            ("honcho.owner_peer", &self.honcho.owner_peer),
+            ("honcho.assistant_peer", &self.honcho.assistant_peer),
+        ];
+        for (key, name) in names {
+            // An empty session means the boxmaker session's own id, which always fits.
+            if key == "honcho.session" && name.is_empty() {
+                continue;
+            }
+            if !honcho_name(name) {
+                return bad(
+                    key,
+                    format!(
+                        "{name:?} is not a name Honcho accepts: letters, digits, '-' and '_', 1 to {MAX_HONCHO_NAME} characters"
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
     /// `heartbeat.active_hours` as minutes after local midnight, `(start, end)`.
     pub fn active_hours(&self) -> Option<(u32, u32)> {
         let (a, b) = self.heartbeat.active_hours.split_once('-')?;
         Some((minutes(a)?, minutes(b)?))
     }
+}
+
+/// A value refused by a check: its key and what is wrong with it. `validate` adds the
+/// file's path.
+type Checked = Result<(), (&'static str, String)>;
+
+fn bad(key: &'static str, message: impl Into<String>) -> Checked {
+    Err((key, message.into()))
+}
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 fn minutes(hhmm: &str) -> Option<u32> {

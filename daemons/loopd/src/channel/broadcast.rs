@@ -17,13 +17,12 @@ use super::reply::Block;
 use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
-use crate::heartbeat::{hours, Schedule, Settings};
+use crate::heartbeat::hours;
 use crate::inbox::notify::Runner;
 use crate::inbox::{Inbox, Kind, Message, Piece};
 use crate::worker::Job;
 use chrono::{DateTime, Local, Utc};
 use plumbing::{ConnId, Outbox};
-use proto::config::Config;
 use proto::{DataClass, SessionId};
 use remind::{self, clock};
 use std::collections::{HashMap, VecDeque};
@@ -105,11 +104,6 @@ impl Deferred {
     }
 }
 
-/// The heartbeat schedule for `cfg`, beating in `session` (the configured default).
-pub fn schedule(cfg: &Config, session: SessionId) -> Schedule {
-    Schedule::new(Settings::of(cfg, session), Instant::now())
-}
-
 /// A local time as the owner reads it.
 fn local(time: &str) -> String {
     DateTime::parse_from_rfc3339(time).map_or_else(
@@ -164,18 +158,21 @@ impl<W: Work> Channel<W> {
     /// Starts a beat if one is due and the worker is idle.
     pub(super) fn heartbeat_poll(&mut self, now: Instant) {
         let idle = self.worker.idle();
-        let Some(session) = self.heartbeat.poll(now, idle, hours::local_minutes) else {
+        let Some(session) = self
+            .heartbeat
+            .poll(&self.cfg, now, idle, hours::local_minutes)
+        else {
             return;
         };
         if !self.worker.submit(Job::Heartbeat { session }) {
             plumbing::error!("heartbeat: the turn worker has stopped; restart loopd");
-            self.heartbeat.ended(now);
+            self.heartbeat.ended(&self.cfg, now);
         }
     }
 
     /// A beat ended on the worker: deliver it if it has something to say.
     pub(super) fn heartbeat_ended(&mut self, out: &mut Outbox, beat: Beat) {
-        self.heartbeat.ended(Instant::now());
+        self.heartbeat.ended(&self.cfg, Instant::now());
         let Beat::Deliver {
             session,
             reply,
@@ -186,11 +183,6 @@ impl<W: Work> Channel<W> {
         };
         let sent = self.unasked(out, &session, Kind::Heartbeat, &reply.pieces, class, None);
         plumbing::info!("session {session}: heartbeat reply for {sent} connected clients");
-    }
-
-    pub(super) fn heartbeat_reload(&mut self, cfg: &Config, session: SessionId) {
-        self.heartbeat
-            .reconfigure(Settings::of(cfg, session), Instant::now());
     }
 
     /// An unasked message for `session`, rendered once into the block every client of the

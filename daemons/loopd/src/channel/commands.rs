@@ -1,55 +1,71 @@
-//! The channel's commands (docs/channel.md): parsing a `/` line, the help text and `/session`'s
-//! name check. The two commands that ask other servers run in `probes`.
+//! The channel's commands (docs/channel.md): parsing a `/` line into a well-formed
+//! command or the words of what is wrong with it, and the help text. The two commands
+//! that ask other servers run in `probes`.
 
+use crate::forget::Ask;
 use proto::SessionId;
 
+/// A command whose arguments are well formed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     Help,
     Status,
     Compact,
     /// `/session` alone shows the current session; with a name it switches.
-    Session(Option<String>),
+    Session(Option<SessionId>),
+    /// `/recall QUERY`, never empty.
     Recall(String),
-    /// `/allow N`: the call number, or the text that is not one.
-    Allow(Result<u64, String>),
-    /// `/forget QUERY`, `/forget N…` or `/forget all`.
-    Forget(crate::forget::Ask),
+    /// `/allow N`: the call number.
+    Allow(u64),
+    /// `/forget QUERY` (never empty), `/forget more`, `/forget N…` or `/forget all`.
+    Forget(Ask),
     /// `/remind`, `/remind WHEN TEXT` or `/remind cancel N`: the rest of the line.
     Remind(String),
     Inbox,
     /// `/testclock SECONDS`: moves the reminders' clock forward (a test hook).
     #[cfg(feature = "testhooks")]
-    TestClock(Result<i64, String>),
+    TestClock(i64),
     Quit,
-    Unknown(String),
 }
 
-/// The command on `line`, or `None` when the line is a message.
-pub fn parse(line: &str) -> Option<Command> {
+/// The command on `line`, or `None` when the line is a message. A command that is
+/// unknown or whose argument is malformed is the reason, in words, for the error line.
+pub fn parse(line: &str) -> Option<Result<Command, String>> {
     let rest = line.strip_prefix('/')?;
     let (word, arg) = match rest.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
         None => (rest, ""),
     };
     Some(match word {
-        "help" => Command::Help,
-        "status" => Command::Status,
-        "compact" => Command::Compact,
-        "session" => Command::Session((!arg.is_empty()).then(|| arg.to_string())),
-        "recall" => Command::Recall(arg.to_string()),
-        "allow" => Command::Allow(arg.parse().map_err(|_| arg.to_string())),
-        "forget" => Command::Forget(crate::forget::Ask::parse(arg)),
-        "remind" => Command::Remind(arg.to_string()),
-        "inbox" => Command::Inbox,
+        "help" => Ok(Command::Help),
+        "status" => Ok(Command::Status),
+        "compact" => Ok(Command::Compact),
+        "session" if arg.is_empty() => Ok(Command::Session(None)),
+        "session" => SessionId::parse(arg)
+            .map(|name| Command::Session(Some(name)))
+            .map_err(|e| e.to_string()),
+        "recall" if arg.is_empty() => Err("/recall needs a query".into()),
+        "recall" => Ok(Command::Recall(arg.to_string())),
+        "allow" => arg
+            .parse()
+            .map(Command::Allow)
+            .map_err(|_| format!("/allow needs the number of a refused call, got {arg:?}")),
+        "forget" => match Ask::parse(arg) {
+            Ask::List(query) if query.is_empty() => {
+                Err("/forget needs a query, numbers from its list, or all".into())
+            }
+            ask => Ok(Command::Forget(ask)),
+        },
+        "remind" => Ok(Command::Remind(arg.to_string())),
+        "inbox" => Ok(Command::Inbox),
         #[cfg(feature = "testhooks")]
-        "testclock" => Command::TestClock(
-            arg.trim_start_matches('+')
-                .parse()
-                .map_err(|_| arg.to_string()),
-        ),
-        "quit" => Command::Quit,
-        _ => Command::Unknown(word.to_string()),
+        "testclock" => arg
+            .trim_start_matches('+')
+            .parse()
+            .map(Command::TestClock)
+            .map_err(|_| format!("/testclock needs seconds, got {arg:?}")),
+        "quit" => Ok(Command::Quit),
+        _ => Err(format!("unknown command /{word}; /help lists the commands")),
     })
 }
 
@@ -72,50 +88,69 @@ Lines starting with / are commands:
 Lines that start with a middle dot and a space are loopd's, showing tool activity;
 the assistant's text never starts a line that way or spells loopd's error mark.";
 
-/// Validates a `/session` name.
-pub fn session_name(name: &str) -> Result<SessionId, String> {
-    SessionId::parse(name).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ok(line: &str) -> Option<Command> {
+        parse(line).map(|parsed| parsed.unwrap())
+    }
+
     #[test]
     fn commands_parse_with_their_arguments() {
         assert_eq!(parse("hello"), None);
-        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(ok("/help"), Some(Command::Help));
         assert_eq!(
-            parse("/recall  tea time "),
+            ok("/recall  tea time "),
             Some(Command::Recall("tea time".into()))
         );
-        assert_eq!(parse("/session"), Some(Command::Session(None)));
+        assert_eq!(ok("/session"), Some(Command::Session(None)));
         assert_eq!(
-            parse("/session work"),
-            Some(Command::Session(Some("work".into())))
+            ok("/session work"),
+            Some(Command::Session(Some(SessionId::parse("work").unwrap())))
         );
-        assert_eq!(parse("/frob x"), Some(Command::Unknown("frob".into())));
-        assert_eq!(parse("/allow 7"), Some(Command::Allow(Ok(7))));
-        assert_eq!(parse("/allow x"), Some(Command::Allow(Err("x".into()))));
-        use crate::forget::Ask;
+        assert_eq!(ok("/allow 7"), Some(Command::Allow(7)));
         assert_eq!(
-            parse("/forget my bank pin"),
+            ok("/forget my bank pin"),
             Some(Command::Forget(Ask::List("my bank pin".into())))
         );
         assert_eq!(
-            parse("/forget 1 3,4"),
+            ok("/forget 1 3,4"),
             Some(Command::Forget(Ask::Remove(vec![1, 3, 4])))
         );
-        assert_eq!(parse("/forget all"), Some(Command::Forget(Ask::All)));
+        assert_eq!(ok("/forget all"), Some(Command::Forget(Ask::All)));
         assert_eq!(
-            parse("/remind in 2h tea"),
+            ok("/remind in 2h tea"),
             Some(Command::Remind("in 2h tea".into()))
         );
-        assert_eq!(parse("/remind"), Some(Command::Remind(String::new())));
-        assert_eq!(parse("/inbox"), Some(Command::Inbox));
+        assert_eq!(ok("/remind"), Some(Command::Remind(String::new())));
+        assert_eq!(ok("/inbox"), Some(Command::Inbox));
         assert_eq!(
-            parse("/forget 0"),
+            ok("/forget 0"),
             Some(Command::Forget(Ask::List("0".into())))
         );
+    }
+
+    #[test]
+    fn a_malformed_command_is_refused_by_the_parser_with_what_is_wrong() {
+        let refused = |line: &str| parse(line).unwrap().unwrap_err();
+        assert_eq!(
+            refused("/frob x"),
+            "unknown command /frob; /help lists the commands"
+        );
+        assert_eq!(
+            refused("/allow x"),
+            "/allow needs the number of a refused call, got \"x\""
+        );
+        assert_eq!(refused("/recall"), "/recall needs a query");
+        assert_eq!(
+            refused("/forget"),
+            "/forget needs a query, numbers from its list, or all"
+        );
+        assert_eq!(
+            refused("/forget \"\""),
+            "/forget needs a query, numbers from its list, or all"
+        );
+        assert!(refused("/session Work").contains("\"Work\""));
     }
 }

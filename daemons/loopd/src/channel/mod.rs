@@ -70,7 +70,6 @@ pub struct Channel<W: Work> {
     /// The configuration in force, shared with the worker (never copied): a reload
     /// replaces the whole `Arc` here and hands the same one to the worker.
     cfg: Arc<Config>,
-    default_session: SessionId,
     conns: HashMap<ConnId, Conn>,
     jobs: HashMap<JobId, ConnId>,
     next_job: JobId,
@@ -96,12 +95,13 @@ impl<W: Work> Channel<W> {
         board: Board,
         mail: broadcast::Mail,
     ) -> Result<Channel<W>, String> {
-        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
-        let heartbeat = broadcast::schedule(&cfg, default_session.clone());
+        // A new connection starts in `session` (`Service::accept`): refused here, not
+        // there, when it is not an id.
+        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        let heartbeat = crate::heartbeat::Schedule::new(&cfg, Instant::now());
         Ok(Channel {
             config_path,
             cfg,
-            default_session,
             conns: HashMap::new(),
             jobs: HashMap::new(),
             next_job: 1,
@@ -174,17 +174,25 @@ impl<W: Work> Channel<W> {
                 whole(&error_line("empty line; /help lists the commands")),
             );
         }
-        let Some(command) = commands::parse(&line) else {
-            let job = self.begin_on_worker(out, id, None);
-            if !self.worker.submit(Job::Turn {
-                id: job,
-                session,
-                text: line,
-            }) {
-                self.worker_stopped(out, job);
+        match commands::parse(&line) {
+            None => {
+                let job = self.begin_on_worker(out, id, None);
+                self.submit(
+                    out,
+                    Job::Turn {
+                        id: job,
+                        session,
+                        text: line,
+                    },
+                );
             }
-            return;
-        };
+            Some(Err(why)) => out.send(id, whole(&error_line(why))),
+            Some(Ok(command)) => self.command(out, id, session, command),
+        }
+    }
+
+    /// Answers or starts one well-formed command of a connection in `session`.
+    fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
             Command::Quit => {
@@ -194,65 +202,42 @@ impl<W: Work> Channel<W> {
                 }
                 out.close(id);
             }
-            Command::Compact => {
-                let job = self.begin_on_worker(out, id, None);
-                if !self.worker.submit(Job::Compact { id: job, session }) {
-                    self.worker_stopped(out, job);
-                }
-            }
-            Command::Unknown(word) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "unknown command /{word}; /help lists the commands"
-                ))),
-            ),
             Command::Session(None) => out.send(id, whole(&format!("session {session}"))),
-            Command::Session(Some(name)) => match commands::session_name(&name) {
-                Err(e) => out.send(id, whole(&error_line(e))),
-                Ok(target) => {
-                    let job = self.begin_on_worker(out, id, Some(target.clone()));
-                    if !self.worker.submit(Job::Open {
+            Command::Session(Some(target)) => {
+                let job = self.begin_on_worker(out, id, Some(target.clone()));
+                self.submit(
+                    out,
+                    Job::Open {
                         id: job,
                         session: target,
-                    }) {
-                        self.worker_stopped(out, job);
-                    }
-                }
-            },
-            Command::Allow(Err(arg)) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "/allow needs the number of a refused call, got {arg:?}"
-                ))),
-            ),
-            Command::Allow(Ok(call)) => {
-                let job = self.begin(id, None);
-                if !self.worker.submit(Job::Allow {
-                    id: job,
-                    session,
-                    call,
-                }) {
-                    self.worker_stopped(out, job);
-                }
+                    },
+                );
             }
-            Command::Forget(crate::forget::Ask::List(query)) if query.is_empty() => out.send(
-                id,
-                whole(&error_line(
-                    "/forget needs a query, numbers from its list, or all",
-                )),
-            ),
+            Command::Compact => {
+                let job = self.begin_on_worker(out, id, None);
+                self.submit(out, Job::Compact { id: job, session });
+            }
+            Command::Allow(call) => {
+                let job = self.begin(id, None);
+                self.submit(
+                    out,
+                    Job::Allow {
+                        id: job,
+                        session,
+                        call,
+                    },
+                );
+            }
             Command::Forget(ask) => {
                 let job = self.begin(id, None);
-                if !self.worker.submit(Job::Forget {
-                    id: job,
-                    session,
-                    ask,
-                }) {
-                    self.worker_stopped(out, job);
-                }
-            }
-            Command::Recall(query) if query.is_empty() => {
-                out.send(id, whole(&error_line("/recall needs a query")))
+                self.submit(
+                    out,
+                    Job::Forget {
+                        id: job,
+                        session,
+                        ask,
+                    },
+                );
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
@@ -273,14 +258,7 @@ impl<W: Work> Channel<W> {
                 out.send(id, reply);
             }
             #[cfg(feature = "testhooks")]
-            Command::TestClock(Err(arg)) => out.send(
-                id,
-                whole(&error_line(format_args!(
-                    "/testclock needs seconds, got {arg:?}"
-                ))),
-            ),
-            #[cfg(feature = "testhooks")]
-            Command::TestClock(Ok(seconds)) => {
+            Command::TestClock(seconds) => {
                 let offset = remind::clock::advance(seconds);
                 out.send(
                     id,
@@ -289,6 +267,17 @@ impl<W: Work> Channel<W> {
                     )),
                 );
                 self.reminders_due(out);
+            }
+        }
+    }
+
+    /// Hands `job` to the worker; if the worker has stopped, its reply block ends at once
+    /// with that failure.
+    fn submit(&mut self, out: &mut Outbox, job: Job) {
+        let id = job.id();
+        if !self.worker.submit(job) {
+            if let Some(id) = id {
+                self.worker_stopped(out, id);
             }
         }
     }
@@ -439,10 +428,20 @@ impl<W: Work> Service for Channel<W> {
             out.close(id);
             return;
         }
+        // `new` and `reload` keep only a configuration whose `session` is an id, so
+        // this refusal is for a channel built in code with a bad one.
+        let session = match SessionId::parse(&self.cfg.session) {
+            Ok(session) => session,
+            Err(e) => {
+                out.send(id, whole(&error_line(e)));
+                out.close(id);
+                return;
+            }
+        };
         self.conns.insert(
             id,
             Conn {
-                session: self.default_session.clone(),
+                session,
                 framer: Framer::default(),
                 pending: VecDeque::new(),
                 in_flight: None,
@@ -514,7 +513,10 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        match (self.heartbeat.deadline(), self.reminders_deadline()) {
+        match (
+            self.heartbeat.deadline(&self.cfg),
+            self.reminders_deadline(),
+        ) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -529,19 +531,18 @@ impl<W: Work> Service for Channel<W> {
         let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
             .map_err(|e| e.to_string())?;
         crate::prompts::check(&cfg).map_err(|e| e.to_string())?;
-        let default_session = SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
         let cfg = Arc::new(cfg);
         if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
             return Err("the turn worker has stopped".into());
         }
-        self.heartbeat_reload(&cfg, default_session.clone());
+        self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
         self.cfg = cfg;
-        self.default_session = default_session;
         Ok(())
     }
 
     fn status(&self) -> String {
         self.board
-            .status_line(self.default_session.as_str(), self.cfg.expect.n_ctx)
+            .status_line(&self.cfg.session, self.cfg.expect.n_ctx)
     }
 }

@@ -37,62 +37,74 @@ pub fn spawn_status(
     let n_ctx = cfg.expect.n_ctx;
     spawn(notify.clone(), id, move || {
         let mut out = format!("session: {session}\n");
-        match board.get(session.as_str()) {
-            Some(SessionView::Open {
-                epoch,
-                records,
-                usage,
-                label,
-                memory: last_memory,
-            }) => {
-                out.push_str(&format!("epoch: {epoch} ({records} records)\n"));
-                out.push_str(&format!(
-                    "context: {}\n",
-                    context_text(usage.as_ref(), n_ctx)
-                ));
-                out.push_str(&format!("label: {label}\n"));
-                // What memory brought into the last turn, as the model read it
-                // (docs/turn.md, 'Memory in the turn').
-                match last_memory {
-                    Some((label, content)) => {
-                        out.push_str(&format!("last turn from memory ({label}):\n"));
-                        for line in content.lines() {
-                            out.push_str(&format!("  {line}\n"));
-                        }
-                    }
-                    None => out.push_str("last turn from memory: nothing\n"),
-                }
-            }
-            Some(SessionView::New) => {
-                out.push_str("epoch: 0 (new: nothing written yet)\n");
-                out.push_str(&format!("context: {}\n", context_text(None, n_ctx)));
-                out.push_str("label: public\n");
-            }
-            Some(SessionView::Broken(e)) => out.push_str(&format!("log: cannot be opened: {e}\n")),
-            None => out.push_str("epoch: not opened yet\n"),
-        }
+        out.push_str(&session_lines(board.get(session.as_str()), n_ctx));
         match client.health() {
             Ok(()) => out.push_str(&format!("llama.cpp: reachable at {}\n", client.base_url())),
             Err(e) => out.push_str(&format!("llama.cpp: unreachable: {e}\n")),
         }
         out.push_str(&board.background().lines());
         out.push_str(&mail);
-        match crate::memory::status(&memory) {
-            Ok(s) => out.push_str(&format!(
-                "memoryd: reachable at {} ({} logs, {} rows; {})",
-                memory.display(),
-                s.logs,
-                s.rows,
-                backfill_text(&s)
-            )),
-            Err(crate::memory::MemoryError::Refused(m)) => out.push_str(&format!(
-                "memoryd: reachable at {}, but: {m}",
-                memory.display()
-            )),
-            Err(e) => out.push_str(&format!("memoryd: unreachable: {e}")),
-        }
+        out.push_str(&memoryd_line(&memory));
         Ok(out)
     });
+}
+
+/// `/status`'s lines about the session: its epoch, context and label, and what memory
+/// brought into its last turn.
+fn session_lines(view: Option<SessionView>, n_ctx: u64) -> String {
+    let mut out = String::new();
+    match view {
+        Some(SessionView::Open {
+            epoch,
+            records,
+            usage,
+            label,
+            memory: last_memory,
+        }) => {
+            out.push_str(&format!("epoch: {epoch} ({records} records)\n"));
+            out.push_str(&format!(
+                "context: {}\n",
+                context_text(usage.as_ref(), n_ctx)
+            ));
+            out.push_str(&format!("label: {label}\n"));
+            // What memory brought into the last turn, as the model read it
+            // (docs/turn.md, 'Memory in the turn').
+            match last_memory {
+                Some((label, content)) => {
+                    out.push_str(&format!("last turn from memory ({label}):\n"));
+                    for line in content.lines() {
+                        out.push_str(&format!("  {line}\n"));
+                    }
+                }
+                None => out.push_str("last turn from memory: nothing\n"),
+            }
+        }
+        Some(SessionView::New) => {
+            out.push_str("epoch: 0 (new: nothing written yet)\n");
+            out.push_str(&format!("context: {}\n", context_text(None, n_ctx)));
+            out.push_str("label: public\n");
+        }
+        Some(SessionView::Broken(e)) => out.push_str(&format!("log: cannot be opened: {e}\n")),
+        None => out.push_str("epoch: not opened yet\n"),
+    }
+    out
+}
+
+/// `/status`'s last line: memoryd at `socket`, asked how much it holds.
+fn memoryd_line(socket: &std::path::Path) -> String {
+    match crate::memory::status(socket) {
+        Ok(s) => format!(
+            "memoryd: reachable at {} ({} logs, {} rows; {})",
+            socket.display(),
+            s.logs,
+            s.rows,
+            backfill_text(&s)
+        ),
+        Err(crate::memory::MemoryError::Refused(m)) => {
+            format!("memoryd: reachable at {}, but: {m}", socket.display())
+        }
+        Err(e) => format!("memoryd: unreachable: {e}"),
+    }
 }
 
 /// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as loopd's

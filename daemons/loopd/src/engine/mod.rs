@@ -11,13 +11,15 @@
 //! (docs/turn.md, "After the turn").
 
 pub mod keeper;
+mod slots;
 
 use crate::compact::finish::{finish, Finished, Progress, Quiet};
 use crate::compact::{note, CompactError, Compacted};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use crate::turn::{run_turn, Sink, TurnDone, TurnError};
-use keeper::Keeper;
+use keeper::ledger::Ledger;
+use keeper::{Keeper, TurnEnd};
 use llama::{Client, ModelServer};
 use proto::config::Config;
 use proto::head::Reason;
@@ -115,7 +117,7 @@ impl Engine {
     /// An engine on any model server: the daemon's client, or the unit tests' script.
     pub fn with_llama(cfg: Arc<Config>, client: Box<dyn ModelServer>) -> Engine {
         Engine {
-            keeper: Keeper::new(&cfg),
+            keeper: Keeper::new(Ledger::open(&cfg.state_dir)),
             world: World {
                 cfg,
                 client,
@@ -141,17 +143,22 @@ impl Engine {
     }
 
     /// A reloaded configuration, in force from the next call on. A new server (or new
-    /// slots) makes the keeper start from knowing nothing.
+    /// slots) makes the keeper start from knowing nothing of the slot; a new state
+    /// directory brings its own ledger of saved files.
     pub fn reload(&mut self, cfg: Arc<Config>) {
         self.world.client.reload(&cfg.llama);
-        self.keeper.reload(&self.world.cfg, &cfg);
+        if cfg.state_dir != self.world.cfg.state_dir {
+            self.keeper = Keeper::new(Ledger::open(&cfg.state_dir));
+        } else {
+            self.keeper.reload(&self.world.cfg, &cfg);
+        }
         self.world.cfg = cfg;
     }
 
     /// A job panicked: what the main slot holds is unknown now, so the keeper starts
-    /// from knowing nothing.
+    /// from knowing nothing of it.
     pub fn slot_unknown(&mut self) {
-        self.keeper = Keeper::new(&self.world.cfg);
+        self.keeper.unknown();
     }
 
     /// How long the worker may wait for a job before the main slot's idle save is due.
@@ -162,8 +169,8 @@ impl Engine {
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
     /// saved, for `/status`.
     pub fn save_idle(&mut self) -> Option<crate::status::SlotSave> {
-        let ctx = self.world.ctx();
-        self.keeper.save(&ctx)
+        let actions = self.keeper.save(&self.world.cfg);
+        slots::perform(&mut self.keeper, &self.world, actions).saved
     }
 
     /// A whole turn up to its answer: `run_turn`, and after a `SessionFull` the
@@ -250,8 +257,23 @@ impl Engine {
     /// emptied, so the next turn reads its prompt from the rewritten files. Returns what
     /// was done to the slots, in words.
     pub fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
-        let ctx = self.world.ctx();
-        self.keeper.forgotten(&ctx, session, epochs)
+        let actions = self.keeper.forgotten(&self.world.cfg, session, epochs);
+        let done = slots::perform(&mut self.keeper, &self.world, actions);
+        let mut said: Vec<String> = done
+            .erased
+            .into_iter()
+            .map(|(slot, outcome)| match outcome {
+                Ok(()) => format!("slot {slot} erased"),
+                Err(e) => {
+                    plumbing::warn!("session {session}: forget: erasing slot {slot}: {e}");
+                    format!("slot {slot} not erased ({e})")
+                }
+            })
+            .collect();
+        if done.emptied {
+            said.push(format!("saved slot files of epochs {epochs:?} emptied"));
+        }
+        said.join("; ")
     }
 
     /// Steps 1 and 2 after a turn (`compact::finish`), with the slot bookkeeping that
@@ -280,8 +302,10 @@ impl Engine {
     fn compacted(&mut self, session: &Session, from: u64, done: Option<&Compacted>) {
         self.keeper.main_used(session.id(), from);
         if let Some(done) = done {
-            let ctx = self.world.ctx();
-            self.keeper.epoch_ended(&ctx, session.id(), done.from);
+            let actions = self
+                .keeper
+                .epoch_ended(&self.world.cfg, session.id(), done.from);
+            slots::perform(&mut self.keeper, &self.world, actions);
         }
     }
 
@@ -294,14 +318,20 @@ impl Engine {
         origin: Origin,
         sink: &mut dyn Sink,
     ) -> Result<TurnDone, TurnError> {
-        let ctx = self.world.ctx();
-        if self.keeper.before_turn(&ctx, session.id(), session.epoch()) {
-            // A restarted server may serve another model or template.
-            check_tools(ctx.client);
-        }
-        let outcome = run_turn(&ctx, session, text, origin, sink);
+        let actions = self
+            .keeper
+            .before_turn(&self.world.cfg, session.id(), session.epoch());
+        slots::perform(&mut self.keeper, &self.world, actions);
+        let outcome = run_turn(&self.world.ctx(), session, text, origin, sink);
+        let end = match &outcome {
+            Err(TurnError::SessionFull(_)) => TurnEnd::Full,
+            Ok(done) => TurnEnd::Ran {
+                cache_n: done.first.as_ref().map(|usage| usage.cache_n),
+            },
+            Err(_) => TurnEnd::Ran { cache_n: None },
+        };
         self.keeper
-            .after_turn(ctx.cfg, session.id(), session.epoch(), &outcome);
+            .after_turn(&self.world.cfg, session.id(), session.epoch(), end);
         outcome
     }
 }

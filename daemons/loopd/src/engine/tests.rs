@@ -24,6 +24,19 @@ struct Script {
     specials: Arc<Mutex<Vec<String>>>,
     /// What the client learnt of them, as `llama::Client` keeps it.
     learnt: Arc<llama::tokenize::Specials>,
+    /// The slot endpoints, as a server answers them.
+    slots: Arc<Mutex<SlotServer>>,
+}
+
+/// What the scripted server's slots do, and what it was asked of them.
+#[derive(Default)]
+struct SlotServer {
+    /// Started with `--slot-save-path`; without one every save and restore is a 501.
+    save_path: bool,
+    /// The main slot has run a completion since the server (re)started.
+    main_used: bool,
+    /// Each slot call and tool check, in order: `list`, `save 0 FILE`, `erase 1`, `check`.
+    asked: Vec<String>,
 }
 
 impl Script {
@@ -34,6 +47,27 @@ impl Script {
 
     fn asked(&self) -> Vec<String> {
         self.asked.lock().unwrap().clone()
+    }
+
+    fn slot_calls(&self) -> Vec<String> {
+        self.slots.lock().unwrap().asked.clone()
+    }
+
+    /// As a restarted server: its main slot has run nothing.
+    fn restart(&self) {
+        self.slots.lock().unwrap().main_used = false;
+    }
+
+    /// Notes a slot call, and answers a save or restore of `file` with 100 tokens when
+    /// the server has a save path.
+    fn slot_call(&self, call: String) -> Result<u64, SlotError> {
+        let mut slots = self.slots.lock().unwrap();
+        slots.asked.push(call);
+        if slots.save_path {
+            Ok(100)
+        } else {
+            Err(SlotError::NoSavePath)
+        }
     }
 }
 
@@ -74,6 +108,7 @@ impl ModelServer for Script {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, LlamaError> {
         self.asked.lock().unwrap().push(req.body());
+        self.slots.lock().unwrap().main_used = true;
         match self.answers.lock().unwrap().pop_front() {
             Some(Answer::Says(pieces, completion)) => {
                 for piece in pieces {
@@ -89,22 +124,35 @@ impl ModelServer for Script {
     }
 
     fn slot_list(&self) -> Result<Vec<SlotInfo>, SlotListError> {
-        Ok(Vec::new())
+        let mut slots = self.slots.lock().unwrap();
+        slots.asked.push("list".into());
+        let slot = |id, used| SlotInfo {
+            id,
+            n_ctx: 2048,
+            used,
+        };
+        Ok(vec![slot(0, slots.main_used), slot(1, false)])
     }
 
-    fn slot_save(&self, _: u32, _: &str) -> Result<u64, SlotError> {
-        Err(SlotError::NoSavePath)
+    fn slot_save(&self, slot: u32, file: &str) -> Result<u64, SlotError> {
+        self.slot_call(format!("save {slot} {file}"))
     }
 
-    fn slot_restore(&self, _: u32, _: &str) -> Result<u64, SlotError> {
-        Err(SlotError::NoSavePath)
+    fn slot_restore(&self, slot: u32, file: &str) -> Result<u64, SlotError> {
+        self.slot_call(format!("restore {slot} {file}"))
     }
 
-    fn slot_erase(&self, _: u32) -> Result<(), SlotError> {
+    fn slot_erase(&self, slot: u32) -> Result<(), SlotError> {
+        self.slots
+            .lock()
+            .unwrap()
+            .asked
+            .push(format!("erase {slot}"));
         Ok(())
     }
 
     fn tool_findings(&self) -> Vec<String> {
+        self.slots.lock().unwrap().asked.push("check".into());
         Vec::new()
     }
 }
@@ -171,6 +219,11 @@ struct Rig {
 }
 
 fn rig() -> Rig {
+    rig_with(|_| {})
+}
+
+/// A rig whose configuration `edit` changes first.
+fn rig_with(edit: impl FnOnce(&mut Config)) -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let prompts = dir.path().join("prompts");
     std::fs::create_dir_all(&prompts).unwrap();
@@ -187,6 +240,7 @@ fn rig() -> Rig {
     cfg.memory.socket = dir.path().join("no-memoryd.sock");
     cfg.memory.auto_recall = false;
     cfg.tools.read_file.roots = vec![files.clone()];
+    edit(&mut cfg);
     std::fs::create_dir_all(cfg.sessions_dir()).unwrap();
     let session = session(&cfg.sessions_dir());
     let script = Script::default();
@@ -212,19 +266,7 @@ fn session(sessions_dir: &Path) -> Session {
 }
 
 fn kinds(session: &Session) -> Vec<&'static str> {
-    session
-        .records()
-        .iter()
-        .map(|r| match r {
-            Record::User { .. } => "user",
-            Record::Assistant { .. } => "assistant",
-            Record::Usage { .. } => "usage",
-            Record::ToolResult { .. } => "tool_result",
-            Record::Note { .. } => "note",
-            Record::Memory { .. } => "memory",
-            _ => "other",
-        })
-        .collect()
+    session.records().iter().map(Record::kind).collect()
 }
 
 #[test]
@@ -397,9 +439,11 @@ fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logge
         .session
         .records()
         .iter()
-        .find_map(|r| match r {
-            Record::ToolSummary { content, .. } => Some(content.clone()),
-            _ => None,
+        .find_map(|r| {
+            let Record::ToolSummary { content, .. } = r else {
+                return None;
+            };
+            Some(content.clone())
         })
         .unwrap();
     assert!(!logged.contains(&token), "{logged}");
@@ -427,4 +471,51 @@ fn special_tokens_learnt_by_one_client_stay_with_that_client() {
     // The taught client still breaks it once its server stops answering.
     taught.specials.lock().unwrap().clear();
     assert!(!neutralise_for_model(&taught, &text).contains(&token));
+}
+
+#[test]
+fn the_engine_performs_the_keepers_slot_actions_in_order_and_hands_back_their_outcomes() {
+    let mut r = rig_with(|cfg| cfg.llama.slot_save_idle_s = 1);
+    r.script.slots.lock().unwrap().save_path = true;
+    r.script.then(says("One.")).then(says("Two."));
+    let mut screen = Screen::default();
+    r.engine
+        .turn(&mut r.session, "one", Origin::Owner, &mut screen)
+        .unwrap();
+    assert_eq!(r.engine.idle_timeout(), Some(Duration::from_secs(1)));
+    let saved = r.engine.save_idle().unwrap();
+    assert_eq!(
+        (saved.session.as_str(), saved.epoch, saved.tokens),
+        ("main", 0, 100)
+    );
+    assert_eq!(r.engine.idle_timeout(), None, "the save was handed back");
+    let ledger = r.engine.cfg().state_dir.join("slots/saved.json");
+    let stored = std::fs::read_to_string(&ledger).unwrap();
+    assert!(stored.contains("\"main\""), "{stored}");
+    r.script.restart();
+    r.engine
+        .turn(&mut r.session, "two", Origin::Owner, &mut screen)
+        .unwrap();
+    let main = r.session.id().clone();
+    assert_eq!(
+        r.engine.forget(&main, &[0]),
+        "slot 0 erased; slot 1 erased; saved slot files of epochs [0] emptied"
+    );
+    let stored = std::fs::read_to_string(&ledger).unwrap();
+    assert!(!stored.contains("\"main\""), "{stored}");
+    let file = "main-epoch-000000.bin";
+    assert_eq!(
+        r.script.slot_calls(),
+        [
+            "list".to_string(),
+            format!("save 0 {file}"),
+            "list".to_string(),
+            format!("restore 0 {file}"),
+            "check".to_string(),
+            "erase 0".to_string(),
+            "erase 1".to_string(),
+            "erase 1".to_string(),
+            format!("save 1 {file}"),
+        ]
+    );
 }

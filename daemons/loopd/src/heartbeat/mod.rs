@@ -33,23 +33,26 @@ use std::time::{Duration, Instant};
 /// (which would panic the poll loop) on an absurd value the config accepts.
 pub const MAX_PERIOD: Duration = Duration::from_secs(366 * 24 * 3600);
 
-/// The settings a schedule runs on, taken from the config.
+/// What a schedule runs on, read from the configuration in force whenever it is needed
+/// and never kept: the channel hands its one `Config` in with each call, so a reload
+/// needs no copying, only [`Schedule::reloaded`] to restart the period when these change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub struct Settings<'a> {
     /// `None` when heartbeats are off (`every_s = 0`).
     pub every: Option<Duration>,
     /// `heartbeat.active_hours` in minutes after local midnight; `None` means any hour.
     pub window: Option<(u32, u32)>,
-    pub session: SessionId,
+    /// `session`: where beats run.
+    pub session: &'a str,
 }
 
-impl Settings {
-    pub fn of(cfg: &Config, session: SessionId) -> Settings {
+impl Settings<'_> {
+    pub fn of(cfg: &Config) -> Settings<'_> {
         Settings {
             every: (cfg.heartbeat.every_s > 0)
                 .then(|| Duration::from_secs(cfg.heartbeat.every_s).min(MAX_PERIOD)),
             window: cfg.active_hours(),
-            session,
+            session: &cfg.session,
         }
     }
 }
@@ -57,7 +60,6 @@ impl Settings {
 /// When the next beat is due, and whether one is running or waiting for the worker.
 #[derive(Debug)]
 pub struct Schedule {
-    settings: Settings,
     next: Instant,
     /// A beat fell due while the worker was busy; it runs once the worker is idle.
     waiting: bool,
@@ -68,33 +70,32 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub fn new(settings: Settings, now: Instant) -> Schedule {
-        let next = now + settings.every.unwrap_or_default();
+    pub fn new(cfg: &Config, now: Instant) -> Schedule {
         Schedule {
-            settings,
-            next,
+            next: now + Settings::of(cfg).every.unwrap_or_default(),
             waiting: false,
             running: false,
             quiet: false,
         }
     }
 
-    /// New settings after a reload. Changed settings start the period afresh; unchanged
-    /// ones leave the schedule alone, so a reload does not postpone the next beat.
-    pub fn reconfigure(&mut self, settings: Settings, now: Instant) {
-        if settings == self.settings {
+    /// The configuration was reloaded from `old` to `new`. Changed settings start the
+    /// period afresh; unchanged ones leave the schedule alone, so a reload does not
+    /// postpone the next beat.
+    pub fn reloaded(&mut self, old: &Config, new: &Config, now: Instant) {
+        let settings = Settings::of(new);
+        if settings == Settings::of(old) {
             return;
         }
         self.next = now + settings.every.unwrap_or_default();
-        self.settings = settings;
         self.waiting = false;
         self.quiet = false;
     }
 
     /// When the poll loop should next call [`Schedule::poll`]: `None` while heartbeats are
     /// off, a beat runs, or a due beat waits for the worker (its end wakes the loop).
-    pub fn deadline(&self) -> Option<Instant> {
-        if self.settings.every.is_none() || self.running || self.waiting {
+    pub fn deadline(&self, cfg: &Config) -> Option<Instant> {
+        if Settings::of(cfg).every.is_none() || self.running || self.waiting {
             return None;
         }
         Some(self.next)
@@ -105,33 +106,32 @@ impl Schedule {
     /// [`Schedule::ended`]. `local_minutes` is asked only when there is a window to check.
     pub fn poll(
         &mut self,
+        cfg: &Config,
         now: Instant,
         worker_idle: bool,
         local_minutes: impl FnOnce() -> u32,
     ) -> Option<SessionId> {
-        let every = self.settings.every?;
+        let settings = Settings::of(cfg);
+        let every = settings.every?;
         if self.running || (!self.waiting && now < self.next) {
             return None;
         }
-        if let Some(window) = self.settings.window {
-            let minutes = local_minutes();
-            if !hours::within(minutes, window) {
-                let wait = u64::from(hours::until_open(minutes, window)) * 60;
-                if !self.quiet {
-                    plumbing::info!(
-                        "heartbeat: outside active_hours; quiet for about {} minutes",
-                        wait / 60
-                    );
-                    self.quiet = true;
-                }
-                self.waiting = false;
-                // At least one period, so a window that opens in a minute does not make
-                // beats come faster than configured.
-                self.next = now + every.max(Duration::from_secs(wait));
+        if let Some(window) = settings.window {
+            if self.outside(window, local_minutes(), now, every) {
                 return None;
             }
-            self.quiet = false;
         }
+        // Loading refuses a `session` that is not an id, so this is a config built in
+        // code; it gets no beats, and says so each period rather than spinning.
+        let session = match SessionId::parse(settings.session) {
+            Ok(session) => session,
+            Err(e) => {
+                plumbing::error!("heartbeat: {e}; no beat");
+                self.waiting = false;
+                self.next = now + every;
+                return None;
+            }
+        };
         if !worker_idle {
             if !self.waiting {
                 plumbing::info!("heartbeat: due while a turn is running; it waits for the turn");
@@ -141,13 +141,35 @@ impl Schedule {
         }
         self.waiting = false;
         self.running = true;
-        Some(self.settings.session.clone())
+        Some(session)
+    }
+
+    /// Whether `minutes` after local midnight is outside `window`; if so the beat is
+    /// skipped until the window opens, and the first skip of a quiet spell is logged.
+    fn outside(&mut self, window: (u32, u32), minutes: u32, now: Instant, every: Duration) -> bool {
+        if hours::within(minutes, window) {
+            self.quiet = false;
+            return false;
+        }
+        let wait = u64::from(hours::until_open(minutes, window)) * 60;
+        if !self.quiet {
+            plumbing::info!(
+                "heartbeat: outside active_hours; quiet for about {} minutes",
+                wait / 60
+            );
+            self.quiet = true;
+        }
+        self.waiting = false;
+        // At least one period, so a window that opens in a minute does not make beats
+        // come faster than configured.
+        self.next = now + every.max(Duration::from_secs(wait));
+        true
     }
 
     /// The running beat is over (or could not be started): the next is due a period on.
-    pub fn ended(&mut self, now: Instant) {
+    pub fn ended(&mut self, cfg: &Config, now: Instant) {
         self.running = false;
-        if let Some(every) = self.settings.every {
+        if let Some(every) = Settings::of(cfg).every {
             self.next = now + every;
         }
     }

@@ -35,105 +35,77 @@ pub fn replayable(call: &proto::ToolCall) -> bool {
 /// arguments are neutralised too. The taint is read from the records alone, so replay
 /// stays a pure function of the head and records and the prompt stays byte-stable.
 pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
-    let mut out = Vec::with_capacity(records.len() + 2);
-    out.push(Message::System {
-        content: head.system.clone(),
-    });
-    let mut tainted = head.carry_label.untrusted;
-    // Ids of the calls of the last assistant record that are sent: only their results
-    // are, so no tool message answers a call the server never saw (a call left out, or
-    // an assistant record a forget replaced by a note).
-    let mut sent: Vec<&str> = Vec::new();
-    if let Some(carry) = &head.carry {
-        let carry = if tainted {
-            neutralise(carry)
-        } else {
-            carry.into()
-        };
-        out.push(Message::User {
-            content: format!("{CARRY_HEADING}\n\n{carry}"),
-        });
-    }
+    let mut replay = Replay::start(head, records.len(), cap);
     for record in records {
-        // A tool result is judged by its own flag below; what follows it by this. A
-        // forgotten record counts as what it replaced did (docs/forgetting.md, 'Labels').
+        replay.record(record);
+    }
+    replay.out
+}
+
+/// A replay under way: the messages so far, and what the records before decide about
+/// the next ones.
+struct Replay<'a> {
+    out: Vec<Message>,
+    /// Untrusted input has reached the model: what it wrote from here on is neutralised.
+    tainted: bool,
+    /// Ids of the calls of the last assistant record that are sent: only their results
+    /// are, so no tool message answers a call the server never saw (a call left out, or
+    /// an assistant record a forget replaced by a note).
+    sent: Vec<&'a str>,
+    /// Characters of a tool result sent.
+    cap: usize,
+}
+
+impl<'a> Replay<'a> {
+    /// The head's system message, then its carried summary when it has one.
+    fn start(head: &Head, records: usize, cap: usize) -> Replay<'a> {
+        let mut out = Vec::with_capacity(records + 2);
+        out.push(Message::System {
+            content: head.system.clone(),
+        });
+        let tainted = head.carry_label.untrusted;
+        if let Some(carry) = &head.carry {
+            let carry = if tainted {
+                neutralise(carry)
+            } else {
+                carry.into()
+            };
+            out.push(Message::User {
+                content: format!("{CARRY_HEADING}\n\n{carry}"),
+            });
+        }
+        Replay {
+            out,
+            tainted,
+            sent: Vec::new(),
+            cap,
+        }
+    }
+
+    fn record(&mut self, record: &'a Record) {
+        // A tool result is judged by its own flag (`tool_result`); what follows it by
+        // this. A forgotten record counts as what it replaced did (docs/forgetting.md,
+        // 'Labels').
         if record.taints() {
-            tainted = true;
+            self.tainted = true;
         }
         match record {
-            Record::User { content, .. } => out.push(Message::User {
+            Record::User { content, .. } => self.out.push(Message::User {
                 content: content.clone(),
             }),
-            Record::Memory { content, .. } => {
-                // Rendered by `proto::memory::render_hits`, which already neutralised
-                // every untrusted hit. Sent just before the owner's line it was recalled
-                // for (the record right before it), so the line is what the model
-                // answers, as a small model takes the last message for the question.
-                let memory = Message::User {
-                    content: format!("{MEMORY_HEADING}\n\n{content}"),
-                };
-                let at = match out.last() {
-                    Some(Message::User { .. }) => out.len() - 1,
-                    _ => out.len(),
-                };
-                out.insert(at, memory);
-            }
+            Record::Memory { content, .. } => self.memory(content),
             Record::Assistant {
                 content,
                 tool_calls,
                 cut,
                 ..
-            } => {
-                // A cut answer's calls were never run: its text alone is sent.
-                let keep = |c: &proto::ToolCall| !*cut && replayable(c);
-                sent = tool_calls
-                    .iter()
-                    .filter(|c| keep(c))
-                    .map(|c| c.id.as_str())
-                    .collect();
-                let calls: Vec<&proto::ToolCall> = tool_calls.iter().filter(|c| keep(c)).collect();
-                out.push(Message::Assistant {
-                    // llama.cpp refuses an assistant message with neither content nor tool
-                    // calls, so an empty answer is replayed as an empty string.
-                    content: match content {
-                        None if calls.is_empty() => Some(String::new()),
-                        Some(text) if tainted => Some(neutralise(text).into_owned()),
-                        other => other.clone(),
-                    },
-                    tool_calls: calls
-                        .into_iter()
-                        .map(|call| {
-                            if tainted {
-                                let mut call = call.clone();
-                                call.arguments = neutralise(&call.arguments).into_owned();
-                                WireToolCall::from_record(&call)
-                            } else {
-                                WireToolCall::from_record(call)
-                            }
-                        })
-                        .collect(),
-                })
-            }
-            Record::ToolResult { tool_call_id, .. } if !sent.contains(&tool_call_id.as_str()) => {}
+            } => self.assistant(content.as_deref(), tool_calls, *cut),
             Record::ToolResult {
                 tool_call_id,
                 content,
                 untrusted,
                 ..
-            } => {
-                // Capped first, then neutralised: the cap bounds what the tool said, and
-                // breaking tags after the cut means a tag cut in half is still broken.
-                let capped = cap_chars(content, cap);
-                let content = if *untrusted {
-                    neutralise(capped).into_owned()
-                } else {
-                    capped.to_string()
-                };
-                out.push(Message::Tool {
-                    tool_call_id: tool_call_id.clone(),
-                    content,
-                });
-            }
+            } => self.tool_result(tool_call_id, content, *untrusted),
             Record::ToolSummary { .. }
             | Record::Usage { .. }
             | Record::Note { .. }
@@ -142,7 +114,71 @@ pub fn messages(head: &Head, records: &[Record], cap: usize) -> Vec<Message> {
             | Record::Allowed { .. } => {}
         }
     }
-    out
+
+    /// What memory brought back, rendered by `proto::memory::render_hits`, which already
+    /// neutralised every untrusted hit. Sent just before the owner's line it was recalled
+    /// for (the record right before it), so the line is what the model answers, as a
+    /// small model takes the last message for the question.
+    fn memory(&mut self, content: &str) {
+        let memory = Message::User {
+            content: format!("{MEMORY_HEADING}\n\n{content}"),
+        };
+        let at = match self.out.last() {
+            Some(Message::User { .. }) => self.out.len() - 1,
+            _ => self.out.len(),
+        };
+        self.out.insert(at, memory);
+    }
+
+    fn assistant(&mut self, content: Option<&str>, tool_calls: &'a [proto::ToolCall], cut: bool) {
+        // A cut answer's calls were never run: its text alone is sent.
+        let calls: Vec<&proto::ToolCall> = tool_calls
+            .iter()
+            .filter(|c| !cut && replayable(c))
+            .collect();
+        self.sent = calls.iter().map(|c| c.id.as_str()).collect();
+        let tainted = self.tainted;
+        self.out.push(Message::Assistant {
+            // llama.cpp refuses an assistant message with neither content nor tool
+            // calls, so an empty answer is replayed as an empty string.
+            content: match content {
+                None if calls.is_empty() => Some(String::new()),
+                Some(text) if tainted => Some(neutralise(text).into_owned()),
+                other => other.map(str::to_string),
+            },
+            tool_calls: calls
+                .into_iter()
+                .map(|call| {
+                    if tainted {
+                        let mut call = call.clone();
+                        call.arguments = neutralise(&call.arguments).into_owned();
+                        WireToolCall::from_record(&call)
+                    } else {
+                        WireToolCall::from_record(call)
+                    }
+                })
+                .collect(),
+        })
+    }
+
+    /// A tool's result, when its call was sent: capped first, then neutralised when
+    /// untrusted. The cap bounds what the tool said, and breaking tags after the cut
+    /// means a tag cut in half is still broken.
+    fn tool_result(&mut self, tool_call_id: &str, content: &str, untrusted: bool) {
+        if !self.sent.contains(&tool_call_id) {
+            return;
+        }
+        let capped = cap_chars(content, self.cap);
+        let content = if untrusted {
+            neutralise(capped).into_owned()
+        } else {
+            capped.to_string()
+        };
+        self.out.push(Message::Tool {
+            tool_call_id: tool_call_id.to_string(),
+            content,
+        });
+    }
 }
 
 #[cfg(test)]

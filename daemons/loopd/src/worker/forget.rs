@@ -97,93 +97,90 @@ impl State {
     }
 
     fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
+        let listed = self.take_list(session, numbers.as_deref())?;
+        // The removal is of what is there now: the files are searched again, with the
+        // Honcho reporter held still from before the plans are written until they are
+        // removed (see `forget_rest`).
+        let started = Instant::now();
+        let paused = self.honcho.as_ref().map(Reporter::pause);
+        let cfg = Arc::clone(self.engine.cfg());
+        let now = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
+            .map_err(|error| forget_failed(session, error, false))?;
+        let (chosen, copied_since) = choose(&listed, &now, numbers.as_deref())?;
+        let plans = plans_by_session(&chosen, &listed.query);
+        let removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
+        drop(paused);
+        if let Some(r) = &self.honcho {
+            for owner in &removed.touched {
+                r.poke(owner.as_str());
+            }
+        }
+        plumbing::info!(
+            "session {session}: forgot {} records and {} carried summaries box-wide in {} ms",
+            removed.records,
+            removed.carries,
+            started.elapsed().as_millis()
+        );
+        let mut head = format!(
+            "forgot {} records and {} carried summaries on the box:",
+            removed.records, removed.carries
+        );
+        if copied_since > 0 {
+            head.push_str(&format!(
+                " {copied_since} of them were copied since the list was shown and are removed too;"
+            ));
+        }
+        Ok(head + &removed.reply)
+    }
+
+    /// `session`'s last list, taken for a removal; with `numbers` past its end it stays,
+    /// and the owner is told which.
+    fn take_list(
+        &mut self,
+        session: &SessionId,
+        numbers: Option<&[usize]>,
+    ) -> Result<Listed, Failure> {
         let Some(listed) = self.forgets.last.remove(session) else {
             return Err(Failure::Refused(format!(
                 "nothing listed to forget in session {session}; /forget QUERY lists it first"
             )));
         };
-        if let Some(numbers) = &numbers {
-            let bad: Vec<String> = numbers
-                .iter()
-                .filter(|&&n| n > listed.found.len())
-                .map(|n| n.to_string())
-                .collect();
-            if !bad.is_empty() {
-                let reply = format!(
-                    "the list has {} entries; there is no {}",
-                    listed.found.len(),
-                    bad.join(", ")
-                );
-                self.forgets.last.insert(session.clone(), listed);
-                return Err(Failure::Refused(reply));
-            }
-        }
-        // The removal is of what is there now: the files are searched again, with the
-        // Honcho reporter held still from before the plans are written until they are
-        // removed (see `forget_rest`). `/forget all` takes every copy found now, also one
-        // made since the list (memory in the turn copies text between sessions); numbers
-        // name entries of the list, each checked to be where it was, since a removal at
-        // the wrong line would take an unrelated record.
-        let started = Instant::now();
-        let paused = self.honcho.as_ref().map(Reporter::pause);
-        let cfg = Arc::clone(self.engine.cfg());
-        let now = match find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class) {
-            Ok(now) => now,
-            Err(error) => return Err(forget_failed(session, error, false)),
-        };
-        let same = |a: &Found, b: &Found| {
-            a.session == b.session && a.place == b.place && a.offset == b.offset
-        };
-        let chosen: Vec<&Found> = match &numbers {
-            None => now.iter().collect(),
-            Some(numbers) => {
-                let Some(chosen) = numbers
-                    .iter()
-                    .map(|&n| now.iter().find(|f| same(f, &listed.found[n - 1])))
-                    .collect::<Option<Vec<&Found>>>()
-                else {
-                    return Err(Failure::Refused(
-                        "the list is out of date; /forget QUERY again".to_string(),
-                    ));
-                };
-                chosen
-            }
-        };
-        let copied_since = match numbers {
-            None => now
-                .iter()
-                .filter(|f| !listed.found.iter().any(|l| same(l, f)))
-                .count(),
-            Some(_) => 0,
-        };
-        let mut by_session: BTreeMap<&str, Vec<&Found>> = BTreeMap::new();
-        for f in chosen {
-            by_session.entry(f.session.as_str()).or_default().push(f);
-        }
-        let time = proto::time::now_rfc3339();
-        let mut total_records = 0usize;
-        let mut total_carries = 0usize;
-        let mut reply = String::new();
-        let plans: Vec<(SessionId, Plan)> = by_session
-            .into_iter()
-            .filter_map(|(name, chosen)| {
-                let owner = SessionId::parse(name).ok()?;
-                Some((
-                    owner,
-                    Plan::build(name, time.clone(), &chosen, &listed.query),
-                ))
-            })
+        let bad: Vec<String> = numbers
+            .unwrap_or_default()
+            .iter()
+            .filter(|&&n| n > listed.found.len())
+            .map(|n| n.to_string())
             .collect();
-        // Every session's plan is on disk before any file changes: a crash part way then
-        // finishes the removal in every session at the next start, not only in those
-        // already begun.
+        if bad.is_empty() {
+            return Ok(listed);
+        }
+        let reply = format!(
+            "the list has {} entries; there is no {}",
+            listed.found.len(),
+            bad.join(", ")
+        );
+        self.forgets.last.insert(session.clone(), listed);
+        Err(Failure::Refused(reply))
+    }
+
+    /// Writes every plan, then carries each out: its files, then the rest
+    /// (`forget_rest`). Every session's plan is on disk before any file changes, so a
+    /// crash part way finishes the removal in every session at the next start, not only
+    /// in those already begun.
+    fn remove_planned(
+        &mut self,
+        cfg: &proto::config::Config,
+        plans: Vec<(SessionId, Plan)>,
+        query: &str,
+        paused: Option<&Paused>,
+    ) -> Result<Removed, Failure> {
         for (owner, plan) in &plans {
             if let Err(e) = plan::write(&cfg.state_dir, plan) {
                 plumbing::error!("session {owner}: forget: {e}");
                 return Err(forget_failed(owner, e, true));
             }
         }
-        let mut touched = Vec::with_capacity(plans.len());
+        let mut removed = Removed::default();
         for (owner, plan) in plans {
             abort_at("forget-after-plan");
             if let Err(e) = apply::files(&cfg.sessions_dir(), &plan) {
@@ -191,45 +188,21 @@ impl State {
                 // The plan stays: the next start finishes what it names.
                 return Err(forget_failed(&owner, e, true));
             }
-            let places = self.forget_rest(
-                &owner,
-                &plan,
-                "by the owner",
-                Some(&listed.query),
-                paused.as_ref(),
-            );
+            let places = self.forget_rest(&owner, &plan, "by the owner", Some(query), paused);
             let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
-            total_records += records;
-            total_carries += plan.carries.len();
-            reply.push_str(&format!(
+            removed.records += records;
+            removed.carries += plan.carries.len();
+            removed.reply.push_str(&format!(
                 "\nsession {owner}: {records} records and {} carried summaries",
                 plan.carries.len()
             ));
             for p in places {
-                reply.push_str("\n- ");
-                reply.push_str(&p);
+                removed.reply.push_str("\n- ");
+                removed.reply.push_str(&p);
             }
-            touched.push(owner);
+            removed.touched.push(owner);
         }
-        drop(paused);
-        if let Some(r) = &self.honcho {
-            for owner in &touched {
-                r.poke(owner.as_str());
-            }
-        }
-        plumbing::info!(
-            "session {session}: forgot {total_records} records and {total_carries} carried summaries box-wide in {} ms",
-            started.elapsed().as_millis()
-        );
-        let mut head = format!(
-            "forgot {total_records} records and {total_carries} carried summaries on the box:"
-        );
-        if copied_since > 0 {
-            head.push_str(&format!(
-                " {copied_since} of them were copied since the list was shown and are removed too;"
-            ));
-        }
-        Ok(head + &reply)
+        Ok(removed)
     }
 
     /// What follows the files of a removal: the session reloaded from them, the slots,
@@ -247,21 +220,7 @@ impl State {
         words: Option<&str>,
         paused: Option<&Paused>,
     ) -> Vec<String> {
-        let mut places = Vec::new();
-        for log in &plan.logs {
-            let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
-            places.push(format!(
-                "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
-                log.epoch,
-                lines.join(", ")
-            ));
-        }
-        for c in &plan.carries {
-            places.push(format!(
-                "carried summary of epoch {}: redacted (head rewritten)",
-                c.epoch
-            ));
-        }
+        let mut places = file_places(plan);
         // The open epoch's records and its log's handle are from before the rewrite.
         self.sessions.open.remove(session);
         let epochs = plan.epochs();
@@ -270,29 +229,38 @@ impl State {
             self.engine.forget(session, &epochs)
         ));
         let cfg = Arc::clone(self.engine.cfg());
-        let logs = epochs
-            .iter()
-            .map(|&epoch| LogRef {
-                session: session.to_string(),
-                epoch,
-            })
-            .collect();
-        places.push(match crate::memory::forget(&cfg.memory.socket, logs) {
-            Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
-            Err(e) => {
-                plumbing::warn!("session {session}: forget: memoryd: {e}");
-                format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
-            }
-        });
+        places.push(memoryd_forget(&cfg, session, &epochs));
         let (honcho, cursor_moved) = honcho_forget(&cfg, session, plan, words, paused);
         places.extend(honcho);
+        self.note_forgotten(&cfg, session, plan, by);
+        abort_at("forget-before-plan-removed");
+        // Without the cursor moved, the plan stays: the reporter holds the session back
+        // while it exists, and the next start moves the cursor from it.
+        if cursor_moved {
+            if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
+                plumbing::error!("session {session}: forget: {e}");
+            }
+        }
+        places
+    }
+
+    /// The session reopened from its rewritten files, with a `note` of the removal `by`
+    /// whom, and shown so on `/status`.
+    fn note_forgotten(
+        &mut self,
+        cfg: &proto::config::Config,
+        session: &SessionId,
+        plan: &Plan,
+        by: &str,
+    ) {
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         let note = format!(
-            "forgotten {by}: {records} records and {} carried summaries in epochs {epochs:?}",
-            plan.carries.len()
+            "forgotten {by}: {records} records and {} carried summaries in epochs {:?}",
+            plan.carries.len(),
+            plan.epochs()
         );
-        self.sessions.open_existing(&cfg, session);
-        match self.sessions.get_or_create(&cfg, session) {
+        self.sessions.open_existing(cfg, session);
+        match self.sessions.get_or_create(cfg, session) {
             Ok(s) => {
                 if let Err(e) = s.append(Record::Note {
                     time: proto::time::now_rfc3339(),
@@ -307,15 +275,6 @@ impl State {
             }
             Err(e) => plumbing::error!("session {session}: forget: reopening: {e}"),
         }
-        abort_at("forget-before-plan-removed");
-        // Without the cursor moved, the plan stays: the reporter holds the session back
-        // while it exists, and the next start moves the cursor from it.
-        if cursor_moved {
-            if let Err(e) = plan::remove(&cfg.state_dir, session.as_str()) {
-                plumbing::error!("session {session}: forget: {e}");
-            }
-        }
-        places
     }
 
     /// At start: every removal a crash cut short is finished from its plan.
@@ -356,6 +315,45 @@ impl State {
                     "session {session}: finishing a forget cut short: {e}; tried again at the next start"
                 ),
             }
+        }
+    }
+}
+
+/// Each rewritten place of the session's files, in words.
+fn file_places(plan: &Plan) -> Vec<String> {
+    let mut places = Vec::new();
+    for log in &plan.logs {
+        let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
+        places.push(format!(
+            "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
+            log.epoch,
+            lines.join(", ")
+        ));
+    }
+    for c in &plan.carries {
+        places.push(format!(
+            "carried summary of epoch {}: redacted (head rewritten)",
+            c.epoch
+        ));
+    }
+    places
+}
+
+/// memoryd told to drop its rows of the session's `epochs`, in words; when it cannot be
+/// told, it re-reads the rewritten logs at its next catch-up.
+fn memoryd_forget(cfg: &proto::config::Config, session: &SessionId, epochs: &[u64]) -> String {
+    let logs = epochs
+        .iter()
+        .map(|&epoch| LogRef {
+            session: session.to_string(),
+            epoch,
+        })
+        .collect();
+    match crate::memory::forget(&cfg.memory.socket, logs) {
+        Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
+        Err(e) => {
+            plumbing::warn!("session {session}: forget: memoryd: {e}");
+            format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
         }
     }
 }
@@ -405,6 +403,67 @@ fn honcho_forget(
         said.push(done.sentence());
     }
     (said, moved)
+}
+
+/// What a removal took, box-wide.
+#[derive(Default)]
+struct Removed {
+    records: usize,
+    carries: usize,
+    /// A paragraph a session: what was removed where.
+    reply: String,
+    /// The sessions whose files were rewritten.
+    touched: Vec<SessionId>,
+}
+
+/// Whether two finds are the same record or carry, at the same place of the same log.
+fn same_place(a: &Found, b: &Found) -> bool {
+    a.session == b.session && a.place == b.place && a.offset == b.offset
+}
+
+/// What to remove of what a search finds `now`, and how many of those were copied since
+/// the list was shown. `/forget all` takes every copy found now, also one made since the
+/// list (memory in the turn copies text between sessions); `numbers` name entries of the
+/// list, each checked to be where it was, since a removal at the wrong line would take
+/// an unrelated record.
+fn choose<'a>(
+    listed: &Listed,
+    now: &'a [Found],
+    numbers: Option<&[usize]>,
+) -> Result<(Vec<&'a Found>, usize), Failure> {
+    let Some(numbers) = numbers else {
+        let copied_since = now
+            .iter()
+            .filter(|f| !listed.found.iter().any(|l| same_place(l, f)))
+            .count();
+        return Ok((now.iter().collect(), copied_since));
+    };
+    // `take_list` refused numbers past the list's end, and the parser refuses 0.
+    numbers
+        .iter()
+        .map(|&n| {
+            let entry = listed.found.get(n.checked_sub(1)?)?;
+            now.iter().find(|f| same_place(f, entry))
+        })
+        .collect::<Option<Vec<&Found>>>()
+        .map(|chosen| (chosen, 0))
+        .ok_or_else(|| Failure::Refused("the list is out of date; /forget QUERY again".to_string()))
+}
+
+/// One plan for each session the chosen finds are in, all stamped with the same time.
+fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
+    let mut by_session: BTreeMap<&str, Vec<&Found>> = BTreeMap::new();
+    for f in chosen {
+        by_session.entry(f.session.as_str()).or_default().push(f);
+    }
+    let time = proto::time::now_rfc3339();
+    by_session
+        .into_iter()
+        .filter_map(|(name, chosen)| {
+            let owner = SessionId::parse(name).ok()?;
+            Some((owner, Plan::build(name, time.clone(), &chosen, query)))
+        })
+        .collect()
 }
 
 /// The next page of `listed`: numbered entries, each naming its session, each text cut

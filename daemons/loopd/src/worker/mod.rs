@@ -77,6 +77,20 @@ pub enum Job {
     Note { session: SessionId, text: String },
 }
 
+impl Job {
+    /// The job a client waits on, if any: heartbeats, notes and reloads have none.
+    pub fn id(&self) -> Option<JobId> {
+        match self {
+            Job::Turn { id, .. }
+            | Job::Open { id, .. }
+            | Job::Compact { id, .. }
+            | Job::Allow { id, .. }
+            | Job::Forget { id, .. } => Some(*id),
+            Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
+        }
+    }
+}
+
 /// What the client asking job `id` should see.
 #[derive(Debug)]
 pub enum Event {
@@ -226,49 +240,13 @@ fn run(
     if let Ok(default) = SessionId::parse(&state.engine.cfg().session) {
         state.open(&default);
     }
-    loop {
-        let job = match state.engine.idle_timeout() {
-            Some(idle) => match jobs.recv_timeout(idle) {
-                Ok(job) => job,
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Some(save) = state.engine.save_idle() {
-                        state.board.slot_saved(save);
-                    }
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-            },
-            None => match jobs.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            },
-        };
-        let id = match &job {
-            Job::Turn { id, .. }
-            | Job::Open { id, .. }
-            | Job::Compact { id, .. }
-            | Job::Allow { id, .. }
-            | Job::Forget { id, .. } => Some(*id),
-            Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
-        };
+    while let Some(job) = state.next_job(&jobs) {
+        let id = job.id();
         let beat = matches!(job, Job::Heartbeat { .. });
         // A bug in one job must not take every later turn with it: report it, forget
         // the in-memory sessions (they are reopened from disk), and go on.
         if catch_unwind(AssertUnwindSafe(|| state.handle(job))).is_err() {
-            plumbing::error!("a job panicked; reopening sessions from disk");
-            state.sessions.open.clear();
-            // What the slot holds is unknown now.
-            state.engine.slot_unknown();
-            // It may have panicked inside after-turn work: lines wait for nothing now.
-            state.notify.send(Event::Waiting(None));
-            if let Some(id) = id {
-                state.notify.done(id, Err(Failure::Internal));
-            }
-            if beat {
-                state
-                    .notify
-                    .send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
-            }
+            state.panicked(id, beat);
         }
         // The last job done: a heartbeat waiting for the worker may start now.
         if pending.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -302,6 +280,43 @@ fn check_slots(engine: &Engine) {
 }
 
 impl State {
+    /// The next job, saving the main slot meanwhile when the keeper's idle period passes
+    /// first; `None` once the channel is gone.
+    fn next_job(&mut self, jobs: &Receiver<Job>) -> Option<Job> {
+        loop {
+            let Some(idle) = self.engine.idle_timeout() else {
+                return jobs.recv().ok();
+            };
+            match jobs.recv_timeout(idle) {
+                Ok(job) => return Some(job),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(save) = self.engine.save_idle() {
+                        self.board.slot_saved(save);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    /// Job `id` (a heartbeat when `beat`) panicked: whatever it held in memory is let go
+    /// and whoever waited on it is told.
+    fn panicked(&mut self, id: Option<JobId>, beat: bool) {
+        plumbing::error!("a job panicked; reopening sessions from disk");
+        self.sessions.open.clear();
+        // What the slot holds is unknown now.
+        self.engine.slot_unknown();
+        // It may have panicked inside after-turn work: lines wait for nothing now.
+        self.notify.send(Event::Waiting(None));
+        if let Some(id) = id {
+            self.notify.done(id, Err(Failure::Internal));
+        }
+        if beat {
+            self.notify
+                .send(Event::Heartbeat(crate::heartbeat::beat::Beat::Quiet));
+        }
+    }
+
     fn handle(&mut self, job: Job) {
         match job {
             Job::Turn { id, session, text } => self.turn(id, &session, &text),

@@ -2,7 +2,11 @@
 //! (`<state_dir>/slots/saved.json`, written atomically), so that after a loopd restart it
 //! still knows which files exist: llama.cpp can neither list nor delete its saves, and
 //! asking it to restore a file that was never written only fills its log with "failed to
-//! open" (docs/turn.md, "Slot saves").
+//! open" (docs/turn.md, "Slot save and restore").
+//!
+//! The keeper changes a `Ledger` in memory and never touches the file: the engine reads
+//! it at start (`Ledger::open`) and writes it when the keeper asks
+//! (`SlotAction::StoreLedger`, `Ledger::store`).
 
 use proto::SessionId;
 use serde_json::{json, Value};
@@ -27,18 +31,20 @@ pub struct Saved {
 }
 
 /// Which session's file holds which epoch, as far as this loopd (or an earlier one on the
-/// same state directory) wrote it.
+/// same state directory) wrote it. `Ledger::default()` is an empty one, as the keeper's
+/// unit tests use.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    path: Option<PathBuf>,
     saved: HashMap<SessionId, Saved>,
+    /// Changed since it was last stored.
+    changed: bool,
 }
 
 impl Ledger {
     /// The ledger of `state_dir`, read back from disk; a missing or unreadable file is an
     /// empty ledger (a warning for the unreadable one: the cost is a re-read of a prompt).
     pub fn open(state_dir: &Path) -> Ledger {
-        let path = state_dir.join("slots").join("saved.json");
+        let path = file(state_dir);
         let saved = match plumbing::bounded::read_text(&path, MAX_LEDGER_BYTES) {
             Ok(text) => parse(&text).unwrap_or_else(|| {
                 plumbing::warn!(
@@ -54,8 +60,8 @@ impl Ledger {
             }
         };
         Ledger {
-            path: Some(path),
             saved,
+            changed: false,
         }
     }
 
@@ -75,13 +81,18 @@ impl Ledger {
             }
         }
         self.saved.insert(session, saved);
-        self.write();
+        self.changed = true;
     }
 
     pub fn remove(&mut self, session: &SessionId) {
         if self.saved.remove(session).is_some() {
-            self.write();
+            self.changed = true;
         }
+    }
+
+    /// Whether it changed since this was last asked.
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
     /// Sessions whose file was last written before `before` (seconds since the epoch).
@@ -104,10 +115,10 @@ impl Ledger {
         )
     }
 
-    fn write(&self) {
-        let Some(path) = &self.path else {
-            return;
-        };
+    /// Writes it to `state_dir`'s ledger file, atomically; a failure is a warning (the
+    /// cost is a prompt read again after a restart).
+    pub fn store(&self, state_dir: &Path) {
+        let path = file(state_dir);
         let Some(dir) = path.parent() else {
             return;
         };
@@ -135,6 +146,11 @@ impl Ledger {
             plumbing::warn!("writing the slot ledger in {}: {e}", dir.display());
         }
     }
+}
+
+/// `<state_dir>/slots/saved.json`.
+fn file(state_dir: &Path) -> PathBuf {
+    state_dir.join("slots").join("saved.json")
 }
 
 fn parse(text: &str) -> Option<HashMap<SessionId, Saved>> {
@@ -179,6 +195,9 @@ mod tests {
             },
         );
         l.remove(&other);
+        assert!(l.take_changed());
+        assert!(!l.take_changed(), "asked once per change");
+        l.store(dir.path());
         let back = Ledger::open(dir.path());
         assert_eq!(back.get(&main), Some(saved));
         assert_eq!(back.get(&other), None);
