@@ -13,7 +13,7 @@
 //! each read of the stream or of an error body, the backoff between retries. ureq sets
 //! the socket's read timeout to the time left before each read, so a server trickling
 //! one byte a second cannot stretch it, and nothing is read after `[DONE]`: the answer
-//! is returned as soon as it is whole (docs/llama-api.md, "Deadlines").
+//! is returned as soon as it is whole (docs/llama-api.md, 'Deadlines').
 
 pub mod api;
 pub mod body;
@@ -60,12 +60,13 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 #[derive(Debug)]
 pub enum LlamaError {
     /// The prompt does not fit the slot: HTTP 400 `exceed_context_size_error`, or the
-    /// same reported in the stream (docs/llama-api.md, "Errors").
+    /// same reported in the stream (docs/llama-api.md,
+    /// 'Errors, and which ones the same request gets again').
     ContextFull(String),
     /// Retryable failures lasted past `llama.retries` (or past the deadline).
     GaveUp { attempts: u32, last: String },
     /// The server refused the request and would refuse it again (docs/llama-api.md,
-    /// "Errors"): never retried. `message` is the server's own words.
+    /// 'Errors, and which ones the same request gets again'): never retried. `message` is the server's own words.
     Refused { status: u16, message: String },
     /// A failure before any response that retrying will not fix (a bad URL).
     Transport(String),

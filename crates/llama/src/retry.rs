@@ -2,7 +2,7 @@
 //! before it. An error the same request would get again is never retried: retrying it
 //! only repeats the failure, and a session whose history draws it would fail every turn
 //! three times over. The rules, read from llama.cpp's server (docs/llama-api.md,
-//! "Errors"):
+//! 'Errors, and which ones the same request gets again'):
 //!
 //! - 4xx are the request's fault (bad JSON, a template that cannot render it, tools
 //!   without `--jinja`, a prompt over the slot's context): the same request, the same

@@ -69,7 +69,7 @@ pub enum Record {
         cut: bool,
     },
     /// What loopd brought back from memory for the owner's line just before it
-    /// (docs/turn.md, "Memory in the turn"): the hits as rendered for the model, and the
+    /// (docs/turn.md, 'Memory in the turn'): the hits as rendered for the model, and the
     /// join of their labels.
     Memory {
         time: String,
@@ -121,7 +121,7 @@ pub enum Record {
         #[serde(skip_serializing_if = "Option::is_none")]
         call: Option<u64>,
     },
-    /// A fetch the label policy refused (docs/labels.md, "/allow"): the URL normalised and
+    /// A fetch the label policy refused (docs/labels.md, 'Refusals and `/allow N`'): the URL normalised and
     /// exactly as the owner's `· ` line showed it (empty when the call named none), why,
     /// and whether `/allow call` may fetch it. `/allow` reads this record, never a note's
     /// wording. Not replayed; carries no label.

@@ -45,7 +45,7 @@ pub enum FetchError {
         url: String,
     },
     /// The URL carries a user name or password, which would go out as an
-    /// `Authorization` header: never sent (docs/labels.md, "/allow").
+    /// `Authorization` header: never sent (docs/labels.md, 'Refusals and `/allow N`').
     Userinfo {
         url: String,
     },

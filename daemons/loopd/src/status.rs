@@ -52,15 +52,16 @@ fn last_memory(records: &[Record]) -> Option<(Label, String)> {
             }
         )
     })?;
-    match records.get(last_owner + 1)? {
-        Record::Memory {
-            content,
-            class,
-            untrusted,
-            ..
-        } => Some((Label::new(*class, *untrusted), content.clone())),
-        _ => None,
-    }
+    let Record::Memory {
+        content,
+        class,
+        untrusted,
+        ..
+    } = records.get(last_owner + 1)?
+    else {
+        return None;
+    };
+    Some((Label::new(*class, *untrusted), content.clone()))
 }
 
 #[derive(Default)]

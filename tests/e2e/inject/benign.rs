@@ -229,7 +229,7 @@ fn allow_reads_the_refused_record_and_never_a_notes_wording() {
 }
 
 /// A log from before typed decisions holds its refusal only as a note: `/allow N` still
-/// reads it there (docs/labels.md, "/allow").
+/// reads it there (docs/labels.md, 'Refusals and `/allow N`').
 #[test]
 fn allow_still_reads_the_refusal_note_of_a_log_written_before_refused_records() {
     let mut w = World::start("");

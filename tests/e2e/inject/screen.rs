@@ -1,5 +1,5 @@
-//! What the owner sees is true (docs/channel.md, "What the owner sees is true";
-//! docs/labels.md, "/allow"), against the compromised model: `/allow N` fetches the call
+//! What the owner sees is true (docs/channel.md, 'What the owner sees is true';
+//! docs/labels.md, 'Refusals and `/allow N`'), against the compromised model: `/allow N` fetches the call
 //! loopd numbered N and exactly the URL its `· ` line showed; no URL hides characters, is
 //! cut where data sits, or carries credentials; model text cannot forge an activity line,
 //! an error or drive the terminal; text loopd quotes (`/recall`, `/forget`) cannot put a

@@ -8,17 +8,85 @@ use super::*;
 use std::fs;
 use std::path::Path;
 
-/// The non-test code of the `.rs` files under `dir`: each file up to its `#[cfg(test)]`.
+/// The non-test code of the `.rs` files under `dir`: each file without its
+/// `#[cfg(test)]` items (a `mod x;` line or a braced block), so a test module declared
+/// near the top of a file does not hide the code after it.
 fn production_code(dir: &Path) -> Vec<(String, String)> {
     tree(dir)
         .into_iter()
         .filter(|rel| rel.ends_with(".rs") && !is_test_module(Path::new(rel)))
         .filter_map(|rel| {
             let code = fs::read_to_string(dir.join(&rel)).ok()?;
-            let end = code.find("#[cfg(test)]").unwrap_or(code.len());
-            Some((rel, code[..end].to_string()))
+            Some((rel, without_test_items(&code)))
         })
         .collect()
+}
+
+/// `code` with every item gated by `#[cfg(test)]` cut out: the item ends at its first
+/// `;` outside braces, or where the braces it opens close. Braces inside string and
+/// character literals are not counted.
+fn without_test_items(code: &str) -> String {
+    const GATE: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(GATE) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + GATE.len()..];
+        let mut depth = 0usize;
+        let mut chars = rest.char_indices().peekable();
+        let mut end = rest.len();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    while let Some((_, c)) = chars.next() {
+                        match c {
+                            '\\' => {
+                                chars.next();
+                            }
+                            '"' => break,
+                            _ => {}
+                        }
+                    }
+                }
+                '\'' => {
+                    // A character literal such as '{' (a lifetime has no closing quote
+                    // within three characters, and its braces count as code).
+                    let ahead: String = rest[i + 1..].chars().take(3).collect();
+                    if let Some(close) = ahead.find('\'') {
+                        for _ in 0..ahead[..=close].chars().count() {
+                            chars.next();
+                        }
+                    }
+                }
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn test_items_are_cut_and_the_code_after_them_is_kept() {
+    let code = "use a;\n#[cfg(test)]\nmod tests;\nfn kept() { let s = \"}\"; }\n#[cfg(test)]\nmod inline {\n    fn f() { '{'; }\n}\nfn also_kept() {}\n";
+    let cut = without_test_items(code);
+    assert!(cut.contains("fn kept()"), "{cut}");
+    assert!(cut.contains("fn also_kept()"), "{cut}");
+    assert!(!cut.contains("mod tests"), "{cut}");
+    assert!(!cut.contains("fn f()"), "{cut}");
 }
 
 #[test]

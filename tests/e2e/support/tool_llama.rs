@@ -2,9 +2,9 @@
 //! Hermes-style chat template (`hermes_tools.jinja`, Qwen2.5's form: the tool schemas in
 //! the system message, each call as `<tool_call>` JSON), at temperature 0, with a
 //! system prompt of worked examples written as turns (`tool_system.md`; why they are
-//! turns, and in that order: docs/llama-api.md, "Tools"). With these the model answers
+//! turns, and in that order: docs/llama-api.md, 'Tools'). With these the model answers
 //! "Read /a/b.txt" with a `read_file` call, which llama.cpp parses and streams as
-//! `delta.tool_calls` (docs/llama-api.md, "Tools"). The model's choices are its own;
+//! `delta.tool_calls` (docs/llama-api.md, 'Tools'). The model's choices are its own;
 //! tests that must steer them use the scripted stand-in instead.
 
 use super::real_llama::{own_llama, RealLlama};
@@ -85,8 +85,8 @@ pub fn one_at_a_time(server: &RealLlama) -> MutexGuard<'static, ()> {
     turn
 }
 
-/// `POST /slots/{slot}?action=erase` on the server at `url` (docs/llama-api.md, "Slot save
-/// and restore"), over a plain socket: the tests' crate has no HTTP client.
+/// `POST /slots/{slot}?action=erase` on the server at `url` (docs/llama-api.md, its
+/// section on slot save and restore), over a plain socket: the tests' crate has no HTTP client.
 fn erase_slot(url: &str, slot: u32) {
     use std::io::{Read, Write};
     let addr = url.trim_start_matches("http://");

@@ -94,7 +94,7 @@ pub type SlotActions = Vec<SlotAction>;
 /// `llama.slot_keep_days`, the server's address) is read from the `Config` each call
 /// is given, never kept here, so a reload needs no copying.
 pub struct Keeper {
-    /// False once the server said it has no save path (until a reload).
+    /// False once the server said it has no save path (until a reload or a panicked job).
     supported: bool,
     /// Whose epoch the main slot holds, as far as loopd put it there.
     owner: Option<Owner>,
