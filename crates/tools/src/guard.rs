@@ -224,28 +224,24 @@ fn fetched_since_owner_line(url: &str, records: &[Record]) -> Option<u64> {
             }
         })
         .collect();
-    records
-        .iter()
-        .enumerate()
-        .skip(since)
-        .find_map(|(at, r)| {
-            let Record::ToolResult {
-                call,
-                tool_call_id,
-                name,
-                ..
-            } = r
-            else {
-                return None;
-            };
-            if name != HTTP_FETCH || refused.contains(call) {
-                return None;
-            }
-            requested(&records[..at], tool_call_id)
-                .iter()
-                .any(|fetched| request_of(fetched) == request)
-                .then_some(*call)
-        })
+    records.iter().enumerate().skip(since).find_map(|(at, r)| {
+        let Record::ToolResult {
+            call,
+            tool_call_id,
+            name,
+            ..
+        } = r
+        else {
+            return None;
+        };
+        if name != HTTP_FETCH || refused.contains(call) {
+            return None;
+        }
+        requested(&records[..at], tool_call_id)
+            .iter()
+            .any(|fetched| request_of(fetched) == request)
+            .then_some(*call)
+    })
 }
 
 /// The URLs the `http_fetch` calls with id `id` of the last `assistant` record in

@@ -1,8 +1,9 @@
 //! `/allow N` (docs/labels.md, "/allow"): the owner fetches a URL the label policy
-//! refused, as if they had sent it themselves. Only the channel's owner line reaches here;
-//! the model cannot issue it (its text never becomes a command), and `N` must be a
-//! refused `http_fetch` call of the current epoch of this same session, allowed at most
-//! once.
+//! refused, as if they had sent it themselves, or sets a reminder the model asked for
+//! while the context was untrusted. Only the channel's owner line reaches here; the model
+//! cannot issue it (its text never becomes a command), and `N` must be a refused
+//! `http_fetch` or held `remind` call of the current epoch of this same session, allowed
+//! at most once.
 //!
 //! `N` is loopd's own number for the call, and the decision is the `refused` record loopd
 //! wrote when it refused that call: for a fetch it holds the URL exactly as the owner's
@@ -13,7 +14,7 @@
 //! `/allow N` an error. Logs written before these records existed hold the same decisions
 //! as notes; `old_notes` is the one reader of those.
 //!
-//! What the log gets, so the model reads the result with the owner's next line: an
+//! What the log gets for a fetch, so the model reads the result with the owner's next line: an
 //! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly that
 //! URL, then its `tool_result` (public, untrusted, like every fetched page), then a
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,

@@ -80,7 +80,10 @@ fn allow_sets_a_held_reminder_from_its_records_whatever_its_note_says() {
         .iter()
         .find(|r| r["type"] == "refused" && r["call"] == 5)
         .unwrap_or_else(|| panic!("no refused record for call 5: {records:?}"));
-    assert_eq!((&refused["url"], &refused["offered"]), (&json!(""), &json!(true)));
+    assert_eq!(
+        (&refused["url"], &refused["offered"]),
+        (&json!(""), &json!(true))
+    );
     // The due time the note held, to the second, before the note is reworded.
     let due = notes(&lp, "main")
         .iter()
@@ -130,7 +133,12 @@ fn allow_still_sets_a_held_reminder_from_the_note_of_a_log_written_before_refuse
         "text": "refused call 5: /allow 5 sets a reminder for 2030-12-24T09:00:00Z: buy the goose"});
     let user = json!({"type": "user", "time": "2026-11-30T06:00:00.000Z",
         "content": "what did the page say?", "origin": "owner"});
-    write_session(&lp.fx, "main", &head(), &[page(), user, asked, result, note]);
+    write_session(
+        &lp.fx,
+        "main",
+        &head(),
+        &[page(), user, asked, result, note],
+    );
     let mut c = lp.client();
     let allowed = c.ask("/allow 5");
     assert!(
