@@ -419,3 +419,70 @@ fn clipped(text: &str) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::held_ask;
+    use proto::{Record, ToolCall};
+
+    fn answer(time: &str, calls: &[(&str, &str)]) -> Record {
+        Record::Assistant {
+            time: time.into(),
+            content: None,
+            tool_calls: calls
+                .iter()
+                .map(|(id, arguments)| ToolCall {
+                    id: (*id).into(),
+                    name: tools::REMIND.into(),
+                    arguments: (*arguments).into(),
+                })
+                .collect(),
+            cut: false,
+        }
+    }
+
+    /// A held reminder read again (when it is held, and when the owner allows it) is the
+    /// same instant: its WHEN is read against the answer's time, not the reader's clock.
+    #[test]
+    fn a_held_reminders_when_is_read_against_the_time_of_the_answer_that_asked() {
+        let records = [answer(
+            "2026-11-30T06:00:00.000Z",
+            &[("a", r#"{"when":"in 2h","text":"tea"}"#)],
+        )];
+        let ask = held_ask(&records, records.len(), "a").unwrap();
+        assert_eq!(
+            ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "2026-11-30T08:00:00Z"
+        );
+        assert_eq!(ask.text, "tea");
+    }
+
+    /// Only the answer before the result counts, and only one call of that id: a later
+    /// answer, another id, or two calls sharing one id read as no reminder.
+    #[test]
+    fn a_held_reminder_is_the_one_call_of_its_id_in_the_answer_before_it() {
+        let t = "2026-11-30T06:00:00.000Z";
+        let records = [
+            answer(t, &[("a", r#"{"when":"in 1h","text":"one"}"#)]),
+            answer(t, &[("b", r#"{"when":"in 3h","text":"later"}"#)]),
+            answer(
+                t,
+                &[
+                    ("c", r#"{"when":"in 1h","text":"x"}"#),
+                    ("c", r#"{"when":"in 2h","text":"y"}"#),
+                ],
+            ),
+        ];
+        assert_eq!(held_ask(&records, 1, "a").unwrap().text, "one");
+        assert!(
+            held_ask(&records, 2, "a").is_err(),
+            "not in the answer before"
+        );
+        assert!(held_ask(&records, 3, "c").is_err(), "two calls with one id");
+        assert!(held_ask(&records, 0, "a").is_err(), "no answer at all");
+        let bad_time = [answer("noon", &[("a", r#"{"when":"in 1h","text":"x"}"#)])];
+        assert!(held_ask(&bad_time, 1, "a")
+            .unwrap_err()
+            .contains("\"noon\""));
+    }
+}
