@@ -262,7 +262,10 @@ impl Shared {
 
 /// What follows `refused call N: ` in the `note` of a `remind` call held for the owner's
 /// `/allow N` (docs/reminders.md, "The remind tool"): then the due time (RFC 3339), `: `
-/// and the reminder's text (one line). `/allow N` reads the reminder from that note.
+/// and the reminder's text (one line). The note is for the owner to read; `/allow N` reads
+/// the reminder from the `refused` record and the model's call, and this wording only in a
+/// log written before held reminders had a `refused` record (docs/labels.md, 'Refusals and
+/// `/allow N`').
 pub fn held_note_prefix(call: u64) -> String {
     format!("/allow {call} sets a reminder for ")
 }

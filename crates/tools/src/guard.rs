@@ -124,14 +124,15 @@ impl Refusal {
 pub enum Allowed {
     /// Run it.
     Run,
-    /// Run it: the owner's own URL while the context is guarded. After it runs, the
-    /// caller records `owner_fetch_note` so the URL is not fetched again before the
-    /// owner's next line.
+    /// Run it: the owner's own URL while the context is guarded. Its `tool_result` is what
+    /// keeps the URL from being fetched again before the owner's next line; the caller
+    /// may tell the owner with `owner_fetch_note`.
     OwnerOnce(String),
 }
 
-/// The start of the `note` that records a guarded fetch of an owner's URL; the URL as
-/// fetched follows the call number and `: `.
+/// The start of the `note` that tells the owner a guarded fetch of one of their URLs
+/// happened; the URL as fetched follows the call number and `: `. Only for the owner to
+/// read: the bound is read from the records (`fetched_since_owner_line`).
 const OWNER_FETCH_NOTE: &str = "fetched the owner's url while the context is guarded, call ";
 
 /// The `note` recording that call `number` fetched the owner's `url` under the guard.
@@ -191,9 +192,14 @@ pub fn policy(
     }
 }
 
-/// The call that fetched what `url` asks for under the guard since the owner's last line,
-/// if any: read from loopd's own notes, never from a tool result (a page can say
-/// anything).
+/// The call that fetched what `url` asks for since the owner's last line, if any, read
+/// from loopd's own typed records (docs/labels.md, 'While the context is guarded'): each
+/// `http_fetch` `tool_result` after the owner's last `user` record that no `refused`
+/// record names (a refused call sent nothing), its URL taken from the call's arguments in
+/// the `assistant` record before it. Never from a tool result's content (a page can say
+/// anything) nor from a note's wording (notes are for the owner to read). A fetch made
+/// before the guard came up counts too: the bound is one fetch of each of the owner's
+/// URLs per owner line.
 fn fetched_since_owner_line(url: &str, records: &[Record]) -> Option<u64> {
     let request = request_of(url);
     let since = records
@@ -208,15 +214,54 @@ fn fetched_since_owner_line(url: &str, records: &[Record]) -> Option<u64> {
             )
         })
         .map_or(0, |at| at + 1);
-    records[since..].iter().find_map(|r| {
-        let Record::Note { text, .. } = r else {
+    let refused: Vec<u64> = records[since..]
+        .iter()
+        .filter_map(|r| {
+            if let Record::Refused { call, .. } = r {
+                Some(*call)
+            } else {
+                None
+            }
+        })
+        .collect();
+    records.iter().enumerate().skip(since).find_map(|(at, r)| {
+        let Record::ToolResult {
+            call,
+            tool_call_id,
+            name,
+            ..
+        } = r
+        else {
             return None;
         };
-        let (call, fetched) = text.strip_prefix(OWNER_FETCH_NOTE)?.split_once(": ")?;
-        (request_of(fetched) == request)
-            .then(|| call.parse().ok())
-            .flatten()
+        if name != HTTP_FETCH || refused.contains(call) {
+            return None;
+        }
+        requested(&records[..at], tool_call_id)
+            .iter()
+            .any(|fetched| request_of(fetched) == request)
+            .then_some(*call)
     })
+}
+
+/// The URLs the `http_fetch` calls with id `id` of the last `assistant` record in
+/// `records` asked for. Ids are unique within one answer in every log loopd writes; in
+/// one where they are not, the result counts as a fetch of each such call's URL, so the
+/// bound can only get stricter.
+fn requested(records: &[Record], id: &str) -> Vec<String> {
+    let calls = records.iter().rev().find_map(|r| {
+        if let Record::Assistant { tool_calls, .. } = r {
+            Some(tool_calls)
+        } else {
+            None
+        }
+    });
+    calls
+        .into_iter()
+        .flatten()
+        .filter(|c| c.id == id && c.name == HTTP_FETCH)
+        .filter_map(|c| url_of(&c.arguments))
+        .collect()
 }
 
 /// The string `url` of the model's JSON `arguments`, if they hold one.

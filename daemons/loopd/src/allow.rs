@@ -1,18 +1,20 @@
 //! `/allow N` (docs/labels.md, "/allow"): the owner fetches a URL the label policy
-//! refused, as if they had sent it themselves. Only the channel's owner line reaches here;
-//! the model cannot issue it (its text never becomes a command), and `N` must be a
-//! refused `http_fetch` call of the current epoch of this same session, allowed at most
-//! once.
+//! refused, as if they had sent it themselves, or sets a reminder the model asked for
+//! while the context was untrusted. Only the channel's owner line reaches here; the model
+//! cannot issue it (its text never becomes a command), and `N` must be a refused
+//! `http_fetch` or held `remind` call of the current epoch of this same session, allowed
+//! at most once.
 //!
-//! `N` is loopd's own number for the call, and the URL is read from the `refused` record
-//! loopd wrote when it refused that call, holding the URL exactly as the owner's `· ` line
-//! showed it: never from the model's `tool_call_id` (which may repeat or be empty, so it
-//! could name another call), from any text a tool returned, nor from a note's wording.
-//! What is fetched is what was shown, byte for byte. An `allowed` record makes a second
+//! `N` is loopd's own number for the call, and the decision is the `refused` record loopd
+//! wrote when it refused that call: for a fetch it holds the URL exactly as the owner's
+//! `· ` line showed it; for a held `remind` call (its `tool_result` names the tool) the
+//! reminder is read again from the call in loopd's `assistant` record, its WHEN against
+//! that record's time. Never from any text a tool returned, nor from a note's wording.
+//! What is fetched or set is what was shown. An `allowed` record makes a second
 //! `/allow N` an error. Logs written before these records existed hold the same decisions
 //! as notes; `old_notes` is the one reader of those.
 //!
-//! What the log gets, so the model reads the result with the owner's next line: an
+//! What the log gets for a fetch, so the model reads the result with the owner's next line: an
 //! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly that
 //! URL, then its `tool_result` (public, untrusted, like every fetched page), then a
 //! `note` saying the owner allowed it. Replay then shows the model a call and its result,
@@ -20,7 +22,7 @@
 
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::turn::tools_run::refusal_note_prefix;
+use crate::turn::tools_run;
 use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
@@ -74,12 +76,11 @@ pub fn run(
     call: u64,
     sink: &mut dyn Sink,
 ) -> Result<String, AllowError> {
-    if let Some(held) = held_reminder(session, call) {
-        let (due, text) = held.map_err(AllowError::Denied)?;
-        return set_held(ctx, session, call, due, &text);
-    }
+    let url = match refused(session, call).map_err(AllowError::Denied)? {
+        Held::Fetch(url) => url,
+        Held::Reminder(ask) => return set_held(ctx, session, call, ask.due, &ask.text),
+    };
     let (cfg, llama) = (ctx.cfg, ctx.client);
-    let url = refused_url(session, call).map_err(AllowError::Denied)?;
     let arguments = serde_json::json!({ "url": url }).to_string();
     let fetch = ToolCall {
         id: allow_call_id(call),
@@ -120,37 +121,6 @@ pub fn run(
     Ok(reply)
 }
 
-/// The reminder held as refused call `call` (its due time and text), why it can no
-/// longer be set, or `None` when call `call` is not a held reminder.
-fn held_reminder(
-    session: &Session,
-    call: u64,
-) -> Option<Result<(chrono::DateTime<chrono::Utc>, String), String>> {
-    let refused = refusal_note_prefix(call) + &remind::held_note_prefix(call);
-    let allowed = allowed_note_prefix(call);
-    let mut held = None;
-    for r in session.records() {
-        if matches!(r, Record::Allowed { call: c, .. } if *c == call) && held.is_some() {
-            return Some(Err(format!("call {call} was already allowed")));
-        }
-        let Record::Note { text, .. } = r else {
-            continue;
-        };
-        if text.starts_with(&allowed) && held.is_some() {
-            return Some(Err(format!("call {call} was already allowed")));
-        }
-        if let Some(rest) = text.strip_prefix(&refused) {
-            held.get_or_insert(rest.to_string());
-        }
-    }
-    let rest = held?;
-    let parsed = rest.split_once(": ").and_then(|(due, text)| {
-        let due = chrono::DateTime::parse_from_rfc3339(due).ok()?;
-        Some((due.with_timezone(&chrono::Utc), text.to_string()))
-    });
-    Some(parsed.ok_or_else(|| format!("call {call} holds no reminder that can be set")))
-}
-
 /// Sets the reminder the model asked for in call `call`, now that the owner allowed it.
 fn set_held(
     ctx: &TurnCtx<'_>,
@@ -175,36 +145,70 @@ fn set_held(
     ))
 }
 
-/// The URL shown for refused call `call`, or why `/allow call` cannot fetch it.
-fn refused_url(session: &Session, call: u64) -> Result<String, String> {
+/// What refused call `call` held for the owner.
+enum Held {
+    /// A fetch of this URL, exactly as shown.
+    Fetch(String),
+    /// A reminder the model asked for.
+    Reminder(tools::remind::Ask),
+}
+
+/// What `/allow call` may do, or why it cannot: read from the `refused` and `allowed`
+/// records, and for a held reminder from the call itself (docs/labels.md, 'Refusals and
+/// `/allow N`').
+fn refused(session: &Session, call: u64) -> Result<Held, String> {
+    let records = session.records();
     let mut refused = None;
-    for r in session.records() {
-        match r {
-            Record::Allowed { call: c, .. } if *c == call => {
-                return Err(format!("call {call} was already allowed and fetched"));
+    for r in records {
+        if let Record::Allowed { call: c, .. } = r {
+            if *c == call {
+                return Err(format!("call {call} was already allowed"));
             }
-            Record::Refused {
-                call: c,
-                url,
-                reason,
-                offered,
-                ..
-            } if *c == call => {
+        }
+        if let Record::Refused {
+            call: c,
+            url,
+            reason,
+            offered,
+            ..
+        } = r
+        {
+            if *c == call {
                 refused.get_or_insert((url.as_str(), reason.as_str(), *offered));
             }
-            _ => {}
         }
     }
     let (url, reason, offered) = match refused {
         Some(found) => found,
-        None => return old_notes::refused_url(session, call),
+        None => return old_notes::refused(session, call),
     };
     if !offered {
         // A refusal not offered for `/allow` says why first, before its `; `.
         let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
         return Err(format!("call {call} was {why}"));
     }
-    checked(call, url)
+    // The tool the call named, from its `tool_result`: a held reminder has no url.
+    let result = records.iter().enumerate().find_map(|(at, r)| {
+        if let Record::ToolResult {
+            call: c,
+            name,
+            tool_call_id,
+            ..
+        } = r
+        {
+            (*c == call).then_some((at, name, tool_call_id))
+        } else {
+            None
+        }
+    });
+    if let Some((at, name, id)) = result {
+        if name == tools::REMIND {
+            return tools_run::held_ask(records, at, id)
+                .map(Held::Reminder)
+                .map_err(|e| format!("call {call} holds no reminder that can be set: {e}"));
+        }
+    }
+    checked(call, url).map(Held::Fetch)
 }
 
 /// The URL of a refusal, checked again: no record of an older loopd, nor a hand-edited
@@ -218,25 +222,30 @@ fn checked(call: u64, url: &str) -> Result<String, String> {
     }
 }
 
-/// Logs written before `refused` and `allowed` records existed: the same decisions, read
-/// from the wording of the notes those versions wrote (docs/labels.md, "/allow").
+/// Logs written before `refused` and `allowed` records existed, or before a held reminder
+/// had its `refused` record: the same decisions, read from the wording of the notes those
+/// versions wrote (docs/labels.md, "/allow"). The only place a note's wording decides
+/// anything, and only where no record does.
 mod old_notes {
-    use super::{allowed_note_prefix, checked, HTTP_FETCH};
+    use super::{allowed_note_prefix, checked, Held, HTTP_FETCH};
     use crate::open_session::Session;
     use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
     use proto::Record;
 
-    pub fn refused_url(session: &Session, call: u64) -> Result<String, String> {
-        let notes = session.records().iter().filter_map(|r| match r {
-            Record::Note { text, .. } => Some(text.as_str()),
-            _ => None,
+    pub fn refused(session: &Session, call: u64) -> Result<Held, String> {
+        let notes = session.records().iter().filter_map(|r| {
+            if let Record::Note { text, .. } = r {
+                Some(text.as_str())
+            } else {
+                None
+            }
         });
         let refused_prefix = refusal_note_prefix(call);
         let allowed_prefix = allowed_note_prefix(call);
         let mut refusal = None;
         for text in notes {
             if text.starts_with(&allowed_prefix) {
-                return Err(format!("call {call} was already allowed and fetched"));
+                return Err(format!("call {call} was already allowed"));
             }
             if let Some(rest) = text.strip_prefix(&refused_prefix) {
                 refusal.get_or_insert(rest);
@@ -244,16 +253,31 @@ mod old_notes {
         }
         let Some(rest) = refusal else {
             return Err(format!(
-                "no refused {HTTP_FETCH} call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
+                "no refused {HTTP_FETCH} or remind call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
                 session.epoch(),
                 session.id()
             ));
         };
+        if let Some(held) = rest.strip_prefix(&remind::held_note_prefix(call)) {
+            return reminder(held)
+                .map(Held::Reminder)
+                .ok_or_else(|| format!("call {call} holds no reminder that can be set"));
+        }
         let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
             let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
             return Err(format!("call {call} was {why}"));
         };
         // The shown URL is printable ASCII: it ends at the first space.
-        checked(call, shown.split(' ').next().unwrap_or_default())
+        checked(call, shown.split(' ').next().unwrap_or_default()).map(Held::Fetch)
+    }
+
+    /// A held reminder's note after its prefix: the due time (RFC 3339), `: `, the text.
+    fn reminder(held: &str) -> Option<tools::remind::Ask> {
+        let (due, text) = held.split_once(": ")?;
+        let due = chrono::DateTime::parse_from_rfc3339(due).ok()?;
+        Some(tools::remind::Ask {
+            due: due.with_timezone(&chrono::Utc),
+            text: text.to_string(),
+        })
     }
 }

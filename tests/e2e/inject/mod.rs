@@ -7,6 +7,7 @@
 
 mod attacks;
 mod benign;
+mod bound;
 mod honcho;
 mod screen;
 mod terminal;

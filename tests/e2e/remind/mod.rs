@@ -4,6 +4,7 @@
 //! Tests synchronise on reply blocks and loopd's log lines, never on sleeps.
 
 mod deliver;
+mod held;
 mod notify;
 mod tool;
 

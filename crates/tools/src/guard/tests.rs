@@ -20,6 +20,33 @@ fn fetch(url: &str) -> String {
     serde_json::json!({ "url": url }).to_string()
 }
 
+/// The records a turn writes for call `call` fetching `url`: the answer asking for it,
+/// then its result (whose content is the page's, and says nothing about what was asked).
+fn fetched(call: u64, url: &str) -> [Record; 2] {
+    let id = format!("c{call}");
+    [
+        Record::Assistant {
+            time: "t".into(),
+            content: None,
+            tool_calls: vec![proto::ToolCall {
+                id: id.clone(),
+                name: HTTP_FETCH.into(),
+                arguments: fetch(url),
+            }],
+            cut: false,
+        },
+        Record::ToolResult {
+            time: "t".into(),
+            call,
+            tool_call_id: id,
+            name: HTTP_FETCH.into(),
+            content: "a page".into(),
+            class: DataClass::Public,
+            untrusted: true,
+        },
+    ]
+}
+
 const PRIVATE_TAINTED: Label = Label {
     class: DataClass::Private,
     untrusted: true,
@@ -88,7 +115,7 @@ fn under_the_guard_each_owner_url_is_fetched_once_per_owner_line() {
         ),
         Ok(Allowed::OwnerOnce("https://x.org/a".into()))
     );
-    records.push(note(&owner_fetch_note(4, "https://x.org/a")));
+    records.extend(fetched(4, "https://x.org/a"));
     let again = policy(
         HTTP_FETCH,
         &a,
@@ -160,7 +187,7 @@ fn the_forms_of_one_owner_url_are_one_url_for_the_bound() {
     let mut records = vec![owner(
         "see (https://x.org/b). or https://x.org/b#top, HTTPS://x.org/b",
     )];
-    records.push(note(&owner_fetch_note(2, "https://x.org/b")));
+    records.extend(fetched(2, "https://x.org/b"));
     for form in ["https://x.org/b", "https://x.org/b#top", "HTTPS://x.org/b"] {
         assert!(
             policy(
@@ -209,18 +236,18 @@ fn sequences(
 ) {
     seen.insert(so_far.clone());
     for url in tried {
-        if let Ok(Allowed::OwnerOnce(fetched)) = policy(
+        if let Ok(Allowed::OwnerOnce(url_fetched)) = policy(
             HTTP_FETCH,
             &fetch(url),
             PRIVATE_TAINTED,
             DataClass::Private,
             records,
         ) {
-            records.push(note(&owner_fetch_note(9, &fetched)));
-            so_far.push(request_of(&fetched));
+            records.extend(fetched(9, &url_fetched));
+            so_far.push(request_of(&url_fetched));
             sequences(records, tried, so_far, seen);
             so_far.pop();
-            records.pop();
+            records.truncate(records.len() - 2);
         }
     }
 }
@@ -274,28 +301,109 @@ fn one_owner_line_lets_the_model_spell_one_bit_per_owner_url_form_and_order_only
     }
 }
 
+/// A page says what it likes: a fetch of `/b` whose page names `/a`, or reads as
+/// loopd's own note of a fetch of `/a`, is still a fetch of `/b`.
 #[test]
 fn a_tool_result_cannot_pose_as_the_record_of_a_fetch() {
-    let records = [
-        owner("https://x.org/a"),
-        Record::ToolResult {
-            time: "t".into(),
-            call: 1,
-            tool_call_id: "k".into(),
-            name: HTTP_FETCH.into(),
-            content: owner_fetch_note(1, "https://x.org/a"),
-            class: DataClass::Public,
-            untrusted: true,
-        },
-    ];
-    assert!(policy(
+    let mut records = vec![owner("https://x.org/a and https://x.org/b")];
+    let [asked, mut result] = fetched(1, "https://x.org/b");
+    if let Record::ToolResult { content, .. } = &mut result {
+        *content = owner_fetch_note(1, "https://x.org/a");
+    }
+    records.extend([asked, result]);
+    let policy_of = |url: &str, records: &[Record]| {
+        policy(
+            HTTP_FETCH,
+            &fetch(url),
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            records,
+        )
+    };
+    assert!(policy_of("https://x.org/a", &records).is_ok());
+    assert!(policy_of("https://x.org/b", &records).is_err());
+}
+
+/// Regression: the once-per-owner-line bound was read back from the wording of loopd's
+/// notes, so a log whose notes were reworded (or written by a version with other words)
+/// let the model fetch an owner's URL again. Notes decide nothing now: the bound holds
+/// with the notes reworded, removed, or naming another URL.
+#[test]
+fn the_once_per_owner_line_bound_holds_whatever_the_notes_say() {
+    let line = owner("compare https://x.org/a and https://x.org/b");
+    let allowed = |records: &[Record], url: &str| {
+        policy(
+            HTTP_FETCH,
+            &fetch(url),
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            records,
+        )
+        .is_ok()
+    };
+    let [asked, result] = fetched(3, "https://x.org/a");
+    for notes in [
+        vec![],
+        vec![note("fetched https://x.org/a for the owner (call 3)")],
+        vec![note(&owner_fetch_note(3, "https://x.org/b"))],
+    ] {
+        let mut records = vec![line.clone(), asked.clone(), result.clone()];
+        records.extend(notes.clone());
+        assert!(!allowed(&records, "https://x.org/a"), "{notes:?}");
+        assert!(allowed(&records, "https://x.org/b"), "{notes:?}");
+    }
+    // And a note alone, with no fetch behind it, bounds nothing.
+    let records = [line.clone(), note(&owner_fetch_note(3, "https://x.org/a"))];
+    assert!(allowed(&records, "https://x.org/a"));
+}
+
+/// The bound counts what was sent: a fetch of the owner's URL made before the context was
+/// guarded counts (one fetch per owner line), and a refused call, which sent nothing, does
+/// not.
+#[test]
+fn the_bound_counts_fetches_sent_since_the_owners_line_and_not_refused_calls() {
+    let mut records = vec![owner("read https://x.org/a")];
+    let a = fetch("https://x.org/a");
+    // The first fetch, while the context was still trusted.
+    assert_eq!(
+        policy(
+            HTTP_FETCH,
+            &a,
+            Label::new(DataClass::Private, false),
+            DataClass::Private,
+            &records
+        ),
+        Ok(Allowed::Run)
+    );
+    records.extend(fetched(1, "https://x.org/a"));
+    let again = policy(
         HTTP_FETCH,
-        &fetch("https://x.org/a"),
+        &a,
         PRIVATE_TAINTED,
         DataClass::Private,
-        &records
-    )
-    .is_ok());
+        &records,
+    );
+    assert!(again.unwrap_err().why.contains("call 1"));
+    // A refused call of the same url sent nothing.
+    let mut refused = vec![owner("read https://x.org/a")];
+    refused.extend(fetched(2, "https://x.org/a"));
+    refused.push(Record::Refused {
+        time: "t".into(),
+        call: 2,
+        url: "https://x.org/a".into(),
+        reason: "refused".into(),
+        offered: true,
+    });
+    assert_eq!(
+        policy(
+            HTTP_FETCH,
+            &a,
+            PRIVATE_TAINTED,
+            DataClass::Private,
+            &refused
+        ),
+        Ok(Allowed::OwnerOnce("https://x.org/a".into()))
+    );
 }
 
 #[test]

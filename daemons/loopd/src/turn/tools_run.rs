@@ -5,7 +5,7 @@
 //!
 //! Each call is known by loopd's own number for it (`call`, unique in the session), never
 //! by the server's `tool_call_id`, which may repeat or be empty: the `· ` line offering
-//! `/allow N` and the `note` that `/allow N` reads both name that number.
+//! `/allow N` and the `refused` record that `/allow N` reads both name that number.
 
 use super::Sink;
 use crate::open_session::{Session, SessionError};
@@ -129,37 +129,15 @@ fn remind(
     call: &ToolCall,
     number: u64,
 ) -> (ToolOutput, FollowUp) {
+    let label = session.label(ctx.cfg.channel.owner_class);
+    if label.untrusted {
+        return hold(session, call, number);
+    }
     let ask = match tools::remind::read(&call.arguments, remind::clock::now()) {
         Ok(ask) => ask,
         Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
     };
-    let label = session.label(ctx.cfg.channel.owner_class);
     let shown_due = remind::shown(ask.due);
-    if label.untrusted {
-        let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        let why = "the conversation holds untrusted text, which may have asked for it";
-        let shown = Shown {
-            line: format!(
-                "{} refused: {why}. To set the reminder for {shown_due} ({:?}) anyway, send: /allow {number}",
-                tools::REMIND,
-                ask.text
-            ),
-            for_model: format!("Only the owner can set it (with /allow {number})."),
-            note: format!(
-                "{}{}{due}: {}",
-                refusal_note_prefix(number),
-                remind::held_note_prefix(number),
-                ask.text
-            ),
-            refused: None,
-        };
-        let content = format!(
-            "error: {} refused: {why}. {}",
-            tools::REMIND,
-            shown.for_model
-        );
-        return (error_output(content), FollowUp::Refused(shown));
-    }
     let Some(book) = ctx.reminders else {
         let why = "error: remind: reminders cannot be set here".to_string();
         return (error_output(why), FollowUp::Nothing);
@@ -199,7 +177,91 @@ fn remind(
     }
 }
 
-/// The start of the `note` a refusal writes for call N; `/allow N` reads what follows.
+/// Holds a `remind` call made while the context is untrusted for the owner's `/allow N`
+/// (docs/reminders.md, "The remind tool"). The decision is a `refused` record (no url,
+/// offered); `/allow N` reads the reminder back from the call itself, its WHEN read
+/// against the time of the `assistant` record that holds it, as here, so the owner
+/// allows exactly the due time and text this line shows. The `note` is for the owner.
+fn hold(session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, FollowUp) {
+    let records = session.records();
+    let ask = match held_ask(records, records.len(), &call.id) {
+        Ok(ask) => ask,
+        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
+    };
+    let shown_due = remind::shown(ask.due);
+    let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let why = "the conversation holds untrusted text, which may have asked for it";
+    let shown = Shown {
+        line: format!(
+            "{} refused: {why}. To set the reminder for {shown_due} ({:?}) anyway, send: /allow {number}",
+            tools::REMIND,
+            ask.text
+        ),
+        for_model: format!("Only the owner can set it (with /allow {number})."),
+        note: format!(
+            "{}{}{due}: {}",
+            refusal_note_prefix(number),
+            remind::held_note_prefix(number),
+            ask.text
+        ),
+        refused: Some(Record::Refused {
+            time: now_rfc3339(),
+            call: number,
+            // Nothing is fetched: a held reminder has no url, and `/allow` tells it from a
+            // fetch by its call's tool (docs/labels.md, 'Refusals and `/allow N`').
+            url: String::new(),
+            reason: format!("{} refused: {why}", tools::REMIND),
+            offered: true,
+        }),
+    };
+    let content = format!(
+        "error: {} refused: {why}. {}",
+        tools::REMIND,
+        shown.for_model
+    );
+    (error_output(content), FollowUp::Refused(shown))
+}
+
+/// The reminder a held `remind` call asks for, read from loopd's own records: the call
+/// with id `id` in the last `assistant` record before `records[before]`, its WHEN read
+/// against that record's `time` (so `in 2h` is the same instant whenever it is read
+/// again). Never from a note nor from any tool's result.
+pub fn held_ask(records: &[Record], before: usize, id: &str) -> Result<tools::remind::Ask, String> {
+    let asked = records
+        .get(..before)
+        .unwrap_or(records)
+        .iter()
+        .rev()
+        .find_map(|r| {
+            if let Record::Assistant {
+                time, tool_calls, ..
+            } = r
+            {
+                Some((time, tool_calls))
+            } else {
+                None
+            }
+        });
+    let Some((time, calls)) = asked else {
+        return Err(format!("{}: no call asked for it", tools::REMIND));
+    };
+    let mut named = calls
+        .iter()
+        .filter(|c| c.id == id && c.name == tools::REMIND);
+    let (Some(call), None) = (named.next(), named.next()) else {
+        return Err(format!(
+            "{}: no single call {id:?} in the answer that asked for it",
+            tools::REMIND
+        ));
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(time)
+        .map_err(|e| format!("{}: the answer's time {time:?}: {e}", tools::REMIND))?;
+    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc))
+}
+
+/// The start of the `note` a refusal writes for call N. The note is for the owner to
+/// read; `/allow N` reads its wording only in logs written before `refused` records
+/// (`crate::allow`'s old-notes reader).
 pub fn refusal_note_prefix(number: u64) -> String {
     format!("refused call {number}: ")
 }
@@ -220,7 +282,7 @@ struct Shown {
     /// The `note`, for the owner to read later.
     note: String,
     /// The typed decision `/allow N` reads (docs/labels.md, "/allow"): a `refused` record,
-    /// for a refused fetch.
+    /// for a refused fetch or a held reminder.
     refused: Option<Record>,
 }
 
@@ -355,5 +417,72 @@ fn clipped(text: &str) -> String {
     match text.char_indices().nth(ACTIVITY_ARGS_CHARS) {
         None => text.to_string(),
         Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_ask;
+    use proto::{Record, ToolCall};
+
+    fn answer(time: &str, calls: &[(&str, &str)]) -> Record {
+        Record::Assistant {
+            time: time.into(),
+            content: None,
+            tool_calls: calls
+                .iter()
+                .map(|(id, arguments)| ToolCall {
+                    id: (*id).into(),
+                    name: tools::REMIND.into(),
+                    arguments: (*arguments).into(),
+                })
+                .collect(),
+            cut: false,
+        }
+    }
+
+    /// A held reminder read again (when it is held, and when the owner allows it) is the
+    /// same instant: its WHEN is read against the answer's time, not the reader's clock.
+    #[test]
+    fn a_held_reminders_when_is_read_against_the_time_of_the_answer_that_asked() {
+        let records = [answer(
+            "2026-11-30T06:00:00.000Z",
+            &[("a", r#"{"when":"in 2h","text":"tea"}"#)],
+        )];
+        let ask = held_ask(&records, records.len(), "a").unwrap();
+        assert_eq!(
+            ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "2026-11-30T08:00:00Z"
+        );
+        assert_eq!(ask.text, "tea");
+    }
+
+    /// Only the answer before the result counts, and only one call of that id: a later
+    /// answer, another id, or two calls sharing one id read as no reminder.
+    #[test]
+    fn a_held_reminder_is_the_one_call_of_its_id_in_the_answer_before_it() {
+        let t = "2026-11-30T06:00:00.000Z";
+        let records = [
+            answer(t, &[("a", r#"{"when":"in 1h","text":"one"}"#)]),
+            answer(t, &[("b", r#"{"when":"in 3h","text":"later"}"#)]),
+            answer(
+                t,
+                &[
+                    ("c", r#"{"when":"in 1h","text":"x"}"#),
+                    ("c", r#"{"when":"in 2h","text":"y"}"#),
+                ],
+            ),
+        ];
+        assert_eq!(held_ask(&records, 1, "a").unwrap().text, "one");
+        assert!(
+            held_ask(&records, 2, "a").is_err(),
+            "not in the answer before"
+        );
+        assert!(held_ask(&records, 3, "c").is_err(), "two calls with one id");
+        assert!(held_ask(&records, 0, "a").is_err(), "no answer at all");
+        let bad_time = [answer("noon", &[("a", r#"{"when":"in 1h","text":"x"}"#)])];
+        assert!(held_ask(&bad_time, 1, "a")
+            .unwrap_err()
+            .contains("\"noon\""));
     }
 }
