@@ -1,4 +1,4 @@
-//! `/allow N` (docs/labels.md, "/allow"): the owner fetches a URL the label policy
+//! `/allow N` (docs/labels.md, 'Refusals and `/allow N`'): the owner fetches a URL the label policy
 //! refused, as if they had sent it themselves, or sets a reminder the model asked for
 //! while the context was untrusted. Only the channel's owner line reaches here; the model
 //! cannot issue it (its text never becomes a command), and `N` must be a refused
@@ -224,7 +224,7 @@ fn checked(call: u64, url: &str) -> Result<String, String> {
 
 /// Logs written before `refused` and `allowed` records existed, or before a held reminder
 /// had its `refused` record: the same decisions, read from the wording of the notes those
-/// versions wrote (docs/labels.md, "/allow"). The only place a note's wording decides
+/// versions wrote (docs/labels.md, 'Refusals and `/allow N`'). The only place a note's wording decides
 /// anything, and only where no record does.
 mod old_notes {
     use super::{allowed_note_prefix, checked, Held, HTTP_FETCH};

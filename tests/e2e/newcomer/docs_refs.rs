@@ -134,7 +134,11 @@ fn doc_refs(text: &str) -> Vec<(usize, String, Cite)> {
             Cite::Anchor(a[..end].to_string())
         } else {
             let folded = unwrap_comment(after);
-            match folded.strip_prefix(", '") {
+            // A heading is cited in single or double quotes.
+            match folded
+                .strip_prefix(", '")
+                .or_else(|| folded.strip_prefix(", \""))
+            {
                 Some(h) => Cite::Heading(h.to_string()),
                 None => Cite::Page,
             }
@@ -184,7 +188,10 @@ fn check_cite(
             (!page.anchors.contains(a)).then(|| format!("no heading with anchor #{a}"))
         }
         Cite::Heading(h) => {
-            let found = page.titles.iter().any(|t| h.starts_with(&format!("{t}'")));
+            let found = page
+                .titles
+                .iter()
+                .any(|t| h.starts_with(&format!("{t}'")) || h.starts_with(&format!("{t}\"")));
             (!found).then(|| {
                 let shown: String = h.chars().take(60).collect();
                 format!("no heading matching '{shown}…'")

@@ -281,7 +281,7 @@ struct Shown {
     for_model: String,
     /// The `note`, for the owner to read later.
     note: String,
-    /// The typed decision `/allow N` reads (docs/labels.md, "/allow"): a `refused` record,
+    /// The typed decision `/allow N` reads (docs/labels.md, 'Refusals and `/allow N`'): a `refused` record,
     /// for a refused fetch or a held reminder.
     refused: Option<Record>,
 }
