@@ -2,7 +2,7 @@
 //! connection's session, `/remind` lists that session's, `/remind cancel N` removes one.
 //! Pure over the book: the channel answers with the reply and logs the note.
 
-use super::{shown, when, Book, By};
+use super::{shown, when, Book, By, CommandError};
 use chrono::{DateTime, Utc};
 use proto::DataClass;
 
@@ -22,7 +22,7 @@ pub fn run(
     arg: &str,
     now: DateTime<Utc>,
     owner_class: DataClass,
-) -> Result<Said, String> {
+) -> Result<Said, CommandError> {
     let words: Vec<&str> = arg.split_whitespace().collect();
     match words.as_slice() {
         [] => Ok(Said {
@@ -32,14 +32,12 @@ pub fn run(
         }),
         ["cancel", rest @ ..] => {
             let [n] = rest else {
-                return Err(
-                    "/remind cancel needs the number of one reminder (/remind lists them)".into(),
-                );
+                return Err(CommandError::CancelNeedsOne);
             };
             let n: u64 = n
                 .trim_start_matches('#')
                 .parse()
-                .map_err(|_| format!("/remind cancel needs the number of a reminder, got {n:?}"))?;
+                .map_err(|_| CommandError::CancelNumber(n.to_string()))?;
             let gone = book.cancel(session, n)?;
             Ok(Said {
                 reply: format!("reminder {n} cancelled: {}", gone.text),
@@ -51,10 +49,10 @@ pub fn run(
             })
         }
         _ => {
-            let at = when::parse(&words, now).map_err(|e| format!("/remind: {e}"))?;
+            let at = when::parse(&words, now).map_err(CommandError::When)?;
             let text = words[at.words..].join(" ");
             if text.is_empty() {
-                return Err("/remind needs a text after the time: /remind WHEN TEXT".into());
+                return Err(CommandError::NoText);
             }
             let r = book.add(session, at.due, &text, By::Owner, owner_class)?;
             Ok(Said {
@@ -140,17 +138,21 @@ mod tests {
             .starts_with("no reminders"));
         assert!(run(&mut book, "main", "cancel x", now, p)
             .unwrap_err()
+            .to_string()
             .contains("\"x\""));
         assert!(run(&mut book, "main", "cancel 9", now, p)
             .unwrap_err()
+            .to_string()
             .contains("no reminder 9"));
         let gone = run(&mut book, "main", "cancel 1", now, p).unwrap();
         assert_eq!(gone.reply, "reminder 1 cancelled: call mum");
         assert!(run(&mut book, "main", "noon lunch", now, p)
             .unwrap_err()
+            .to_string()
             .contains("\"noon\""));
         assert!(run(&mut book, "main", "in 2h", now, p)
             .unwrap_err()
+            .to_string()
             .contains("needs a text"));
     }
 }

@@ -10,7 +10,10 @@
 
 pub mod clock;
 pub mod command;
+mod error;
 pub mod when;
+
+pub use error::{BookError, CommandError, WhenError};
 
 use chrono::{DateTime, Local, Utc};
 use proto::DataClass;
@@ -104,13 +107,15 @@ pub fn shown(due: DateTime<Utc>) -> String {
 impl Book {
     /// Reads the book in `state_dir` (none yet is an empty book). A file that cannot be
     /// read whole is an error naming it: starting with an empty book would drop reminders.
-    pub fn load(state_dir: &Path) -> Result<Book, String> {
+    pub fn load(state_dir: &Path) -> Result<Book, BookError> {
         let path = state_dir.join(FILE);
         let file = match plumbing::bounded::read_text(&path, MAX_FILE_BYTES) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| format!("reminders file {}: {e}", path.display()))?,
+            Ok(text) => match serde_json::from_str(&text) {
+                Ok(file) => file,
+                Err(err) => return Err(BookError::Parse { path, err }),
+            },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
-            Err(e) => return Err(format!("reminders file {}: {e}", path.display())),
+            Err(err) => return Err(BookError::Read { path, err }),
         };
         let mut book = Book {
             dir: state_dir.to_path_buf(),
@@ -122,14 +127,14 @@ impl Book {
         Ok(book)
     }
 
-    fn save(&self) -> Result<(), String> {
-        let bytes = serde_json::to_vec_pretty(&self.file)
-            .map_err(|e| format!("reminders: cannot encode the book: {e}"))?;
+    fn save(&self) -> Result<(), BookError> {
+        let bytes = serde_json::to_vec_pretty(&self.file).map_err(BookError::Encode)?;
         let path = self.dir.join(FILE);
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        if let Err(err) = std::fs::create_dir_all(&self.dir) {
+            return Err(BookError::Dir { path, err });
+        }
         sessions::atomic::write(&self.dir, FILE, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            .map_err(|err| BookError::Write { path, err })
     }
 
     /// Sets a reminder and writes the book; returns it (with its number).
@@ -140,11 +145,9 @@ impl Book {
         text: &str,
         by: By,
         class: DataClass,
-    ) -> Result<Reminder, String> {
+    ) -> Result<Reminder, BookError> {
         if self.file.reminders.len() >= MAX_REMINDERS {
-            return Err(format!(
-                "{MAX_REMINDERS} reminders are already set; cancel one first (/remind cancel N)"
-            ));
+            return Err(BookError::Full);
         }
         let reminder = Reminder {
             n: self.file.next,
@@ -165,16 +168,17 @@ impl Book {
     }
 
     /// Removes reminder `n` of `session`; returns it.
-    pub fn cancel(&mut self, session: &str, n: u64) -> Result<Reminder, String> {
+    pub fn cancel(&mut self, session: &str, n: u64) -> Result<Reminder, BookError> {
         let Some(at) = self
             .file
             .reminders
             .iter()
             .position(|r| r.n == n && r.session == session)
         else {
-            return Err(format!(
-                "no reminder {n} in session {session}; /remind lists them"
-            ));
+            return Err(BookError::NoSuch {
+                n,
+                session: session.to_string(),
+            });
         };
         let gone = self.file.reminders.remove(at);
         if let Err(e) = self.save() {
@@ -218,7 +222,7 @@ impl Book {
     }
 
     /// Removes delivered reminders and writes the book.
-    pub fn remove(&mut self, numbers: &[u64]) -> Result<(), String> {
+    pub fn remove(&mut self, numbers: &[u64]) -> Result<(), BookError> {
         let before = self.file.reminders.len();
         self.file.reminders.retain(|r| !numbers.contains(&r.n));
         if self.file.reminders.len() == before {
@@ -340,6 +344,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILE), "{\"next\": 1, \"reminders\": [").unwrap();
         let e = Book::load(dir.path()).unwrap_err();
-        assert!(e.contains("reminders.json"), "{e}");
+        assert!(e.to_string().contains("reminders.json"), "{e}");
     }
 }

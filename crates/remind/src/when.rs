@@ -6,6 +6,8 @@
 use chrono::{DateTime, Duration, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime};
 use chrono::{TimeZone, Utc};
 
+pub use crate::error::WhenError;
+
 /// The furthest ahead a reminder may be set. Ten years covers any real plan; a date past
 /// it is a typo (`2206` for `2026`) that would otherwise sit on disk unseen.
 pub const MAX_AHEAD_DAYS: i64 = 3653;
@@ -21,10 +23,10 @@ pub struct When {
 }
 
 /// Reads the WHEN at the start of `words`, relative to `now` in local time.
-pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, String> {
+pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, WhenError> {
     let local_now = now.with_timezone(&Local);
     let Some(&first) = words.first() else {
-        return Err(format!("no time given; {FORMS}"));
+        return Err(WhenError::Missing);
     };
     let lower = first.to_ascii_lowercase();
     let (due, used) = match lower.as_str() {
@@ -34,12 +36,12 @@ pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, String> {
         }
         "today" | "tomorrow" => {
             let Some(&at) = words.get(1) else {
-                return Err(format!("{first:?} needs a time after it; {FORMS}"));
+                return Err(WhenError::NeedsTime(first.to_string()));
             };
             let time = clock_time(at)?;
             let mut day = local_now.date_naive();
             if lower == "tomorrow" {
-                day = day.succ_opt().ok_or("the date is out of range")?;
+                day = day.succ_opt().ok_or(WhenError::OutOfRange)?;
             }
             (local(day.and_time(time), at)?, 2)
         }
@@ -48,7 +50,7 @@ pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, String> {
                 Some((day, at)) => (day, at, 1),
                 None => {
                     let Some(&at) = words.get(1) else {
-                        return Err(format!("{first:?} needs a time after it; {FORMS}"));
+                        return Err(WhenError::NeedsTime(first.to_string()));
                     };
                     (first, at, 2)
                 }
@@ -66,26 +68,24 @@ pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, String> {
                 let day = local_now
                     .date_naive()
                     .succ_opt()
-                    .ok_or("the date is out of range")?;
+                    .ok_or(WhenError::OutOfRange)?;
                 (local(day.and_time(time), first)?, 1)
             }
         }
     };
     if due <= now {
         let shown = due.with_timezone(&Local).format("%Y-%m-%d %H:%M");
-        return Err(format!("{shown} is in the past"));
+        return Err(WhenError::Past(shown.to_string()));
     }
     if due - now > Duration::days(MAX_AHEAD_DAYS) {
-        return Err(format!(
-            "that is more than {MAX_AHEAD_DAYS} days ahead; {FORMS}"
-        ));
+        return Err(WhenError::TooFar);
     }
     Ok(When { due, words: used })
 }
 
 /// `9:00` or `17:30`: hours 0–23, two-digit minutes 00–59.
-fn clock_time(word: &str) -> Result<NaiveTime, String> {
-    let bad = || format!("could not read {word:?} as a time (HH:MM); {FORMS}");
+fn clock_time(word: &str) -> Result<NaiveTime, WhenError> {
+    let bad = || WhenError::Time(word.to_string());
     let (h, m) = word.split_once(':').ok_or_else(bad)?;
     let digits = |s: &str, max_len: usize| {
         !s.is_empty() && s.len() <= max_len && s.bytes().all(|b| b.is_ascii_digit())
@@ -98,46 +98,40 @@ fn clock_time(word: &str) -> Result<NaiveTime, String> {
 }
 
 /// `2026-12-24`.
-fn date(word: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(word, "%Y-%m-%d")
-        .map_err(|_| format!("could not read {word:?} as a date (YYYY-MM-DD); {FORMS}"))
+fn date(word: &str) -> Result<NaiveDate, WhenError> {
+    NaiveDate::parse_from_str(word, "%Y-%m-%d").map_err(|_| WhenError::Date(word.to_string()))
 }
 
 /// A local date and time as UTC. A time a clock change skips does not exist and is an
 /// error; one it repeats is taken at its first occurrence.
-fn local(at: NaiveDateTime, word: &str) -> Result<DateTime<Utc>, String> {
+fn local(at: NaiveDateTime, word: &str) -> Result<DateTime<Utc>, WhenError> {
     match Local.from_local_datetime(&at) {
         LocalResult::Single(t) => Ok(t.with_timezone(&Utc)),
         LocalResult::Ambiguous(first, _) => Ok(first.with_timezone(&Utc)),
-        LocalResult::None => Err(format!(
-            "{word:?} on {} does not exist in local time (a clock change skips it)",
-            at.date()
-        )),
+        LocalResult::None => Err(WhenError::Skipped {
+            word: word.to_string(),
+            day: at.date(),
+        }),
     }
 }
 
 /// The span after `in`: `2h`, `90m`, `1h30m`, `45s`, `3d`, or a number and a unit word
 /// (`2 hours`). Returns the span and the words it took.
-fn span(words: &[&str]) -> Result<(Duration, usize), String> {
+fn span(words: &[&str]) -> Result<(Duration, usize), WhenError> {
     let Some(&first) = words.first() else {
-        return Err(format!(
-            "\"in\" needs a span after it, like 2h or 30m; {FORMS}"
-        ));
+        return Err(WhenError::NeedsSpan);
     };
     if first.bytes().all(|b| b.is_ascii_digit()) {
         let Some(&unit) = words.get(1) else {
-            return Err(format!("{first:?} needs a unit (m, h, d); {FORMS}"));
+            return Err(WhenError::NeedsUnit(first.to_string()));
         };
         let n = number(first)?;
         let Some(one) = unit_seconds(unit) else {
-            return Err(format!(
-                "could not read {unit:?} as a unit of time (m, h, d); {FORMS}"
-            ));
+            return Err(WhenError::Unit(unit.to_string()));
         };
         return Ok((seconds(n, one, first)?, 2));
     }
-    let bad =
-        || format!("could not read {first:?} as a span of time (like 2h, 30m, 1h30m); {FORMS}");
+    let bad = || WhenError::Span(first.to_string());
     let mut total = Duration::zero();
     let mut rest = first;
     while !rest.is_empty() {
@@ -157,17 +151,17 @@ fn span(words: &[&str]) -> Result<(Duration, usize), String> {
     Ok((total, 1))
 }
 
-fn number(digits: &str) -> Result<i64, String> {
+fn number(digits: &str) -> Result<i64, WhenError> {
     digits
         .parse()
-        .map_err(|_| format!("{digits:?} is too large a number; {FORMS}"))
+        .map_err(|_| WhenError::TooLarge(digits.to_string()))
 }
 
-fn seconds(n: i64, unit: i64, word: &str) -> Result<Duration, String> {
+fn seconds(n: i64, unit: i64, word: &str) -> Result<Duration, WhenError> {
     n.checked_mul(unit)
         .filter(|s| *s <= MAX_AHEAD_DAYS * 86_400)
         .and_then(Duration::try_seconds)
-        .ok_or_else(|| format!("{word:?} is more than {MAX_AHEAD_DAYS} days ahead"))
+        .ok_or_else(|| WhenError::SpanTooFar(word.to_string()))
 }
 
 fn unit_seconds(unit: &str) -> Option<i64> {
@@ -196,10 +190,12 @@ mod tests {
 
     fn due(line: &str, now: &str) -> Result<(String, usize), String> {
         let words: Vec<&str> = line.split_whitespace().collect();
-        parse(&words, at(now)).map(|w| {
-            let shown = w.due.with_timezone(&Local).format("%Y-%m-%d %H:%M");
-            (shown.to_string(), w.words)
-        })
+        parse(&words, at(now))
+            .map(|w| {
+                let shown = w.due.with_timezone(&Local).format("%Y-%m-%d %H:%M");
+                (shown.to_string(), w.words)
+            })
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! messages to the owner) and the book it goes into are loopd's turn loop's
 //! (`turn::tools_run`); this only reads what the model asked for.
 
-use ::remind::{self, when};
+use ::remind::{self, when, WhenError};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use std::fmt;
 
 pub const REMIND: &str = "remind";
 
@@ -42,27 +43,48 @@ pub struct Ask {
     pub text: String,
 }
 
-/// Reads the model's `{when, text}` at `now`, or says in words what is wrong.
-pub fn read(arguments: &str, now: DateTime<Utc>) -> Result<Ask, String> {
-    let value: Value = serde_json::from_str(arguments)
-        .map_err(|e| format!("{REMIND}: the arguments are not valid JSON: {e}"))?;
-    let field = |name: &str| match value.get(name) {
+/// What is wrong with the model's `{when, text}`; the tool result says it in words.
+#[derive(Debug)]
+pub enum AskError {
+    Json(serde_json::Error),
+    /// A field that is missing or not a string.
+    Missing(&'static str),
+    EmptyText,
+    When(WhenError),
+}
+
+impl fmt::Display for AskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AskError::Json(e) => write!(f, "{REMIND}: the arguments are not valid JSON: {e}"),
+            AskError::Missing(name) => {
+                write!(f, "{REMIND}: missing the string argument `{name}`")
+            }
+            AskError::EmptyText => write!(f, "{REMIND}: the text is empty"),
+            AskError::When(e) => write!(f, "{REMIND}: when: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AskError {}
+
+/// Reads the model's `{when, text}` at `now`.
+pub fn read(arguments: &str, now: DateTime<Utc>) -> Result<Ask, AskError> {
+    let value: Value = serde_json::from_str(arguments).map_err(AskError::Json)?;
+    let field = |name: &'static str| match value.get(name) {
         Some(Value::String(s)) => Ok(s.clone()),
-        _ => Err(format!("{REMIND}: missing the string argument `{name}`")),
+        _ => Err(AskError::Missing(name)),
     };
     let at = field("when")?;
     let text = remind::one_line(&field("text")?);
     if text.is_empty() {
-        return Err(format!("{REMIND}: the text is empty"));
+        return Err(AskError::EmptyText);
     }
     let words: Vec<&str> = at.split_whitespace().collect();
-    let read = when::parse(&words, now).map_err(|e| format!("{REMIND}: when: {e}"))?;
+    let read = when::parse(&words, now).map_err(AskError::When)?;
     if read.words != words.len() {
-        return Err(format!(
-            "{REMIND}: when: could not read {:?}; {}",
-            words[read.words..].join(" "),
-            when::FORMS
-        ));
+        let rest = words[read.words..].join(" ");
+        return Err(AskError::When(WhenError::Trailing(rest)));
     }
     Ok(Ask {
         due: read.due,
@@ -82,15 +104,19 @@ mod tests {
         assert_eq!(ask.due, now + chrono::Duration::hours(2));
         assert!(read(r#"{"when":"soon","text":"x"}"#, now)
             .unwrap_err()
+            .to_string()
             .contains("\"soon\""));
         assert!(read(r#"{"when":"in 2h please","text":"x"}"#, now)
             .unwrap_err()
+            .to_string()
             .contains("please"));
         assert!(read(r#"{"when":"in 2h"}"#, now)
             .unwrap_err()
+            .to_string()
             .contains("`text`"));
         assert!(read(r#"{"when":"in 2h","text":"  "}"#, now)
             .unwrap_err()
+            .to_string()
             .contains("empty"));
         assert!(read("[1]", now).is_err());
     }

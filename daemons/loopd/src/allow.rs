@@ -48,6 +48,8 @@ pub enum AllowError {
     /// Call N cannot be allowed; the rule's words for the owner (docs/labels.md,
     /// 'Refusals and `/allow N`').
     Denied(String),
+    /// The held reminder could not go into the book (it is full, or cannot be written).
+    Reminders(remind::BookError),
 }
 
 impl From<SessionError> for AllowError {
@@ -134,7 +136,7 @@ fn set_held(
     };
     let class = session.label(ctx.cfg.channel.owner_class).class;
     let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
-    let reminder = set.map_err(AllowError::Denied)?;
+    let reminder = set.map_err(AllowError::Reminders)?;
     book.changed();
     allowed(session, call, &remind::set_note(&reminder))?;
     Ok(format!(

@@ -82,6 +82,8 @@ pub enum MainError {
     Listen(ListenError),
     Prompt(prompts::PromptError),
     Start(String),
+    /// The reminders file cannot be read: starting with an empty book would drop them.
+    Reminders(remind::BookError),
     Serve(std::io::Error),
 }
 
@@ -93,6 +95,7 @@ impl fmt::Display for MainError {
             MainError::Listen(e) => write!(f, "listen: {e}"),
             MainError::Prompt(e) => e.fmt(f),
             MainError::Start(m) => write!(f, "start: {m}"),
+            MainError::Reminders(e) => write!(f, "start: {e}"),
             MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
     }
@@ -132,7 +135,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let board = status::Board::default();
     let (events_tx, events_rx) = std::sync::mpsc::channel();
     let notify = worker::Notifier::new(events_tx, server.waker());
-    let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Start)?;
+    let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Reminders)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
     let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
     // The daemon's one llama.cpp client: the engine's for every model call, and

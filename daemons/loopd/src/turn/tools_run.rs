@@ -256,7 +256,7 @@ pub fn held_ask(records: &[Record], before: usize, id: &str) -> Result<tools::re
     };
     let at = chrono::DateTime::parse_from_rfc3339(time)
         .map_err(|e| format!("{}: the answer's time {time:?}: {e}", tools::REMIND))?;
-    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc))
+    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc)).map_err(|e| e.to_string())
 }
 
 /// The start of the `note` a refusal writes for call N. The note is for the owner to

@@ -40,6 +40,10 @@ impl State {
             match engine.allow(session, call, sink) {
                 Ok(reply) => Ok(reply),
                 Err(AllowError::Denied(why)) => Err(Failure::Allow { call, why }),
+                Err(AllowError::Reminders(e)) => Err(Failure::Allow {
+                    call,
+                    why: e.to_string(),
+                }),
                 Err(AllowError::Session(error)) => Err(Failure::Session {
                     session: session_id.clone(),
                     error,
