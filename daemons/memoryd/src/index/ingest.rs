@@ -12,7 +12,7 @@ use super::rowid::RowIds;
 use super::select::{row_of, row_text, Classes};
 use super::{class_rank, Index, IndexError};
 use proto::label::Label;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use sessions::lines::{Identity, Line, LineReader};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -185,6 +185,14 @@ impl Index {
     ) -> Result<(), IndexError> {
         let run = |conn: &mut Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
+            if let Some(id) = tx
+                .query_row("SELECT id FROM files WHERE path = ?1", [&file.rel], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .optional()?
+            {
+                super::near_field::drop_file(&tx, id)?;
+            }
             tx.execute(
                 "DELETE FROM docs WHERE file = (SELECT id FROM files WHERE path = ?1)",
                 [&file.rel],
@@ -252,6 +260,8 @@ fn read_chunk(
     };
     let start = state.offset;
     let mut at_end = false;
+    // The chunk's earliest row: the neighbours' field changes from two rows before it.
+    let mut first: Option<i64> = None;
     let Identity {
         dev, ino, mtime_ns, ..
     } = reader.identity();
@@ -285,6 +295,7 @@ fn read_chunk(
                     row.label.untrusted,
                     id
                 ])?;
+                first = Some(first.map_or(rowid, |f| f.min(rowid)));
                 state.rows += 1;
                 crate::hooks::row_inserted(committed);
             }
@@ -298,6 +309,9 @@ fn read_chunk(
             state.id = None;
         }
         return Ok(Chunk::Progress { at_end: true });
+    }
+    if let Some(first) = first {
+        super::near_field::refresh(&tx, id, first)?;
     }
     state.crc = reader.crc().unwrap_or(0);
     (state.dev, state.ino, state.mtime_ns) = (dev, ino, settled_mtime(mtime_ns));

@@ -27,6 +27,11 @@ pub(crate) struct Candidate {
     pub rank: usize,
     /// Not found by the search: reached only as a candidate's neighbour (`near`).
     pub reached: bool,
+    /// FTS5's `bm25()` of the row's neighbours' words (`near_field`), 0 when they do not
+    /// match.
+    pub near_bm25: f64,
+    /// Found by the search of the neighbours' words only, not of the row's own.
+    pub by_near: bool,
 }
 
 impl Candidate {
@@ -39,6 +44,8 @@ impl Candidate {
             bm25: 0.0,
             rank,
             reached: true,
+            near_bm25: 0.0,
+            by_near: false,
         }
     }
 }
@@ -189,7 +196,13 @@ pub(super) fn rerank(
             // A long record counts by its best passage (`Query::passage_coverage`).
             let passage = query.passage_coverage(&hit.text);
             let (cover, long) = (passage.cover, passage.long);
-            let (s, relevance) = score(passage, c.bm25);
+            let exp = exp();
+            let (s, relevance) = if exp.1 == 0 {
+                score(passage, c.bm25 + exp.0 * c.near_bm25)
+            } else {
+                let (s, r) = score(passage, c.bm25);
+                (s + exp.0 * (-c.near_bm25), r)
+            };
             hit.relevance = thousandths(passage);
             let mut s = s;
             if !query.holds_names(&hit.text) {
@@ -204,7 +217,7 @@ pub(super) fn rerank(
             // A row that holds none of the question's words is never a hit on its
             // neighbours' alone: a search for one word brings the records holding it,
             // not the turns around them (docs/memoryd.md, 'Neighbouring turns').
-            if c.reached && cover.held == 0 {
+            if (c.reached || (c.by_near && !exp.3)) && cover.held == 0 {
                 return None;
             }
             Some(Scored {
@@ -218,7 +231,9 @@ pub(super) fn rerank(
             })
         })
         .collect();
-    lend(&mut scored, links);
+    if exp().2 {
+        lend(&mut scored, links);
+    }
     // A question is not an answer: it ranks by a part of its score and never with the
     // all-words matches (it lent its whole score to its neighbours above, where the
     // answer to it is).
@@ -364,4 +379,14 @@ fn score(p: Passage, bm25: f64) -> (f64, f32) {
         s *= f64::from(factor);
     }
     (s, relevance)
+}
+
+pub(crate) fn exp() -> (f64, u8, bool, bool) {
+    let f = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    (
+        f("EXP_NEARW", 0.3),
+        f("EXP_MODE", 0.0) as u8,
+        f("EXP_LEND", 1.0) != 0.0,
+        f("EXP_KEEP0", 0.0) != 0.0,
+    )
 }

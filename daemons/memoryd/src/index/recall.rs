@@ -18,7 +18,7 @@ use crate::query::{self, time, Query};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::{params, OptionalExtension};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
@@ -281,7 +281,7 @@ impl Index {
                 }
             }
         }
-        Ok(found
+        let mut out: Vec<Candidate> = found
             .into_iter()
             .enumerate()
             .map(|(rank, (rowid, bm25, all))| Candidate {
@@ -290,8 +290,42 @@ impl Index {
                 bm25,
                 rank,
                 reached: false,
+                near_bm25: 0.0,
+                by_near: false,
             })
-            .collect())
+            .collect();
+        // The neighbours' words (`near_field`): the rows whose neighbours best hold the
+        // question's rarer words join the candidates, and every candidate gets its
+        // field's score beside its own. A question of common words only has none.
+        if let Some(expr) = &rare_any {
+            if rank::exp().0 > 0.0 {
+                let near = self.near_matching(expr, n)?;
+                let scored: HashMap<i64, f64> = near.iter().copied().collect();
+                for c in &mut out {
+                    c.near_bm25 = match scored.get(&c.rowid) {
+                        Some(&s) => s,
+                        None => self.score_of(true, expr, c.rowid)?,
+                    };
+                }
+                for (rowid, near_bm25) in near {
+                    if out.iter().any(|c| c.rowid == rowid) {
+                        continue;
+                    }
+                    let bm25 = self.score_of(false, expr, rowid)?;
+                    let rank = out.len();
+                    out.push(Candidate {
+                        rowid,
+                        all: false,
+                        bm25,
+                        rank,
+                        reached: false,
+                        near_bm25,
+                        by_near: true,
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The candidates' rows that still exist at or below `max_class`, with their logs.

@@ -100,10 +100,15 @@ pub(super) fn open(
         path: path.to_path_buf(),
         source,
     };
-    let conn = connect(path).map_err(sql)?;
+    let mut conn = connect(path).map_err(sql)?;
     let why = match fits(&conn, max_class).map_err(sql)? {
         Fit::Fits => {
             add_turns(&conn).map_err(sql)?;
+            if super::near_field::fill(&mut conn).map_err(sql)? {
+                plumbing::notice!(
+                    "gave each row its neighbouring turns' words as a second field, for ranking"
+                );
+            }
             return Ok((conn, None));
         }
         Fit::New => None,
@@ -115,6 +120,7 @@ pub(super) fn open(
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(CREATE).map_err(sql)?;
     tx.execute_batch(TURNS).map_err(sql)?;
+    tx.execute_batch(super::near_field::CREATE).map_err(sql)?;
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('max_class', ?1)",
         [class_rank(max_class)],
