@@ -50,6 +50,12 @@ impl Candidate {
     }
 }
 
+/// How much the neighbours' field (`near_field`) weighs beside the row's own text in a
+/// candidate's bm25: as the plain FTS5 table with a neighbours' column weighted 0.3
+/// measured best on LoCoMo; 0.6 measured the same recall@5 and lower recall@1
+/// (docs/measurements/memoryd.md, 'The neighbours' field').
+pub(crate) const NEAR_FIELD: f64 = 0.3;
+
 /// The share of a candidate's score each of its neighbouring turns (`near`) gains: well
 /// below one, so a record holding the question's words itself ranks above one that only
 /// sits next to it, while a turn that answers the question asked just before it rises
@@ -196,20 +202,20 @@ pub(super) fn rerank(
             // A long record counts by its best passage (`Query::passage_coverage`).
             let passage = query.passage_coverage(&hit.text);
             let (cover, long) = (passage.cover, passage.long);
-            let exp = exp();
-            let (s, relevance) = if exp.1 == 0 {
-                score(passage, c.bm25 + exp.0 * c.near_bm25)
-            } else {
-                let (s, r) = score(passage, c.bm25);
-                (s + exp.0 * (-c.near_bm25), r)
-            };
+            // The neighbours' field adds to the row's own bm25 before the factors of what
+            // the row holds: a turn holding part of the question, its neighbours the
+            // rest, is scored as one (docs/memoryd.md, 'The neighbours' field').
+            let (s, relevance) = score(passage, c.bm25 + NEAR_FIELD * c.near_bm25);
+            let (own, _) = score(passage, c.bm25);
             hit.relevance = thousandths(passage);
-            let mut s = s;
+            let (mut s, mut own) = (s, own);
             if !query.holds_names(&hit.text) {
                 s *= NAME_MISSING;
+                own *= NAME_MISSING;
             }
             if span.is_some_and(|sp| sp.holds(&hit.time)) {
                 s *= IN_SPAN;
+                own *= IN_SPAN;
             }
             // FTS5's all-words verdict is about the whole record; a long one holds them
             // all only when one passage does.
@@ -217,12 +223,13 @@ pub(super) fn rerank(
             // A row that holds none of the question's words is never a hit on its
             // neighbours' alone: a search for one word brings the records holding it,
             // not the turns around them (docs/memoryd.md, 'Neighbouring turns').
-            if (c.reached || (c.by_near && !exp.3)) && cover.held == 0 {
+            if (c.reached || c.by_near) && cover.held == 0 {
                 return None;
             }
             Some(Scored {
                 all,
                 score: s,
+                own,
                 rowid: c.rowid,
                 relevance,
                 held: cover.held,
@@ -231,9 +238,7 @@ pub(super) fn rerank(
             })
         })
         .collect();
-    if exp().2 {
-        lend(&mut scored, links);
-    }
+    lend(&mut scored, links);
     // A question is not an answer: it ranks by a part of its score and never with the
     // all-words matches (it lent its whole score to its neighbours above, where the
     // answer to it is).
@@ -279,6 +284,9 @@ pub(crate) fn is_question(text: &str) -> bool {
 struct Scored {
     all: bool,
     score: f64,
+    /// The score without the neighbours' field: what the row lends (`lend`), so a
+    /// neighbour's words never travel further than its own neighbours.
+    own: f64,
     rowid: i64,
     relevance: f32,
     held: u32,
@@ -299,7 +307,7 @@ fn lend(scored: &mut [Scored], links: &[(i64, i64)]) {
     }
     let own: HashMap<i64, (f64, u32)> = scored
         .iter()
-        .map(|r| (r.rowid, (r.score, r.held)))
+        .map(|r| (r.rowid, (r.own, r.held)))
         .collect();
     let mut lent: HashMap<i64, (f64, u32)> = HashMap::new();
     for (from, to) in links {
@@ -379,14 +387,4 @@ fn score(p: Passage, bm25: f64) -> (f64, f32) {
         s *= f64::from(factor);
     }
     (s, relevance)
-}
-
-pub(crate) fn exp() -> (f64, u8, bool, bool) {
-    let f = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    (
-        f("EXP_NEARW", 0.3),
-        f("EXP_MODE", 0.0) as u8,
-        f("EXP_LEND", 1.0) != 0.0,
-        f("EXP_KEEP0", 0.0) != 0.0,
-    )
 }

@@ -18,7 +18,7 @@ use crate::query::{self, time, Query};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::{params, OptionalExtension};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
@@ -165,6 +165,19 @@ impl Index {
                 max_class,
             )?;
         }
+        // The neighbours' field counts through the groups each row lacks (`near_field`):
+        // a turn among turns on the same words must not be lifted by them past a rarer
+        // match, and a row holding every group needs no field.
+        for (c, hit) in &mut rows {
+            let held = parsed.passage_coverage(&hit.text).cover.held;
+            let lacking = parsed.expression_of(|i| {
+                held & (1 << i) == 0 && frequencies.get(i).is_some_and(|&f| f <= self.common_rows)
+            });
+            c.near_bm25 = match lacking {
+                Some(expr) => self.score_of(true, &expr, c.rowid)?,
+                None => 0.0,
+            };
+        }
         // The best candidates' neighbours (`near`): each link lends the neighbour part
         // of the candidate's relevance; a neighbour not itself a candidate is read too.
         let mut links = Vec::new();
@@ -187,8 +200,24 @@ impl Index {
             }
         }
         let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links);
+        let mut hits: Vec<Ranked> = ranked.into_iter().take(limit as usize).collect();
+        // What the fusion weighs a hit by (`hybrid`): the groups its neighbours hold,
+        // for the hits the lending did not reach (the field lifted them).
+        for h in &mut hits {
+            if h.near_held != 0 {
+                continue;
+            }
+            let Some((_, file)) = self.neighbour_row(h.rowid, max_class)? else {
+                continue;
+            };
+            for n in self.neighbours(file, h.rowid)? {
+                if let Some((nh, _)) = self.neighbour_row(n, max_class)? {
+                    h.near_held |= parsed.passage_coverage(&nh.text).cover.held;
+                }
+            }
+        }
         Ok(Words {
-            hits: ranked.into_iter().take(limit as usize).collect(),
+            hits,
             rarity: Rarity::of(&frequencies),
         })
     }
@@ -294,35 +323,25 @@ impl Index {
                 by_near: false,
             })
             .collect();
-        // The neighbours' words (`near_field`): the rows whose neighbours best hold the
-        // question's rarer words join the candidates, and every candidate gets its
-        // field's score beside its own. A question of common words only has none.
+        // The neighbours' field (`near_field`): the rows whose neighbours best hold the
+        // question's rarer words join the candidates, after every row found by its own
+        // words. A question of common words only does not search it: its words are in
+        // most fields. Each row's field score is taken later, by the groups it lacks.
         if let Some(expr) = &rare_any {
-            if rank::exp().0 > 0.0 {
-                let near = self.near_matching(expr, n)?;
-                let scored: HashMap<i64, f64> = near.iter().copied().collect();
-                for c in &mut out {
-                    c.near_bm25 = match scored.get(&c.rowid) {
-                        Some(&s) => s,
-                        None => self.score_of(true, expr, c.rowid)?,
-                    };
+            for (rowid, _) in self.near_matching(expr, n)? {
+                if out.iter().any(|c| c.rowid == rowid) {
+                    continue;
                 }
-                for (rowid, near_bm25) in near {
-                    if out.iter().any(|c| c.rowid == rowid) {
-                        continue;
-                    }
-                    let bm25 = self.score_of(false, expr, rowid)?;
-                    let rank = out.len();
-                    out.push(Candidate {
-                        rowid,
-                        all: false,
-                        bm25,
-                        rank,
-                        reached: false,
-                        near_bm25,
-                        by_near: true,
-                    });
-                }
+                let rank = out.len();
+                out.push(Candidate {
+                    rowid,
+                    all: false,
+                    bm25: self.score_of(false, expr, rowid)?,
+                    rank,
+                    reached: false,
+                    near_bm25: 0.0,
+                    by_near: true,
+                });
             }
         }
         Ok(out)

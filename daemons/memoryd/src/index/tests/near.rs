@@ -254,10 +254,15 @@ fn an_index_made_before_the_neighbours_field_gains_it_in_place_without_a_rebuild
     drop(ix);
     let db = w.dir.path().join("memory/index.sqlite");
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("DROP TABLE near").unwrap();
+    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3").unwrap();
     drop(conn);
     let ix = w.index();
     assert!(!ix.rebuilding());
+    let version: i64 = ix
+        .conn()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 4);
     assert_eq!(ix.status().unwrap().rows, 2);
     assert_eq!(field_holders(&ix, "carcassonne"), vec![rowid_of(&ix, ASKED)]);
 }
