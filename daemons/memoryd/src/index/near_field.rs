@@ -13,8 +13,9 @@
 //!   log, so dropping the log's fields drops every copy of its words;
 //! - at open (`fill`), for an index made before the table existed.
 //!
-//! And it answers the searches of the field (`Index::near_matching`, `Index::near_score`)
-//! for `recall`.
+//! And it answers the searches of the field for `recall`: the rows whose neighbours
+//! best match a question (`Index::near_matching`), and one row's bm25 in either table
+//! (`Index::score_of`).
 
 use super::near::NEAR_TURNS;
 use super::{Index, IndexError};
@@ -38,7 +39,8 @@ pub(super) const CREATE: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS near USING f
 const NEIGHBOUR_BYTES: usize = 2 * 1024;
 
 /// A log's rows from a row id on, in log order, with the text and class each lends.
-const ROWS_FROM: &str = "SELECT id, c0, c6 FROM docs_content WHERE c8 = ?1 AND id >= ?2 ORDER BY id";
+const ROWS_FROM: &str =
+    "SELECT id, c0, c6 FROM docs_content WHERE c8 = ?1 AND id >= ?2 ORDER BY id";
 /// Up to `?3` rows of a log before a row id, nearest first.
 const ROWS_BEFORE: &str =
     "SELECT id, c0, c6 FROM docs_content WHERE c8 = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3";

@@ -305,10 +305,7 @@ fn lend(scored: &mut [Scored], links: &[(i64, i64)]) {
     if links.is_empty() {
         return;
     }
-    let own: HashMap<i64, (f64, u32)> = scored
-        .iter()
-        .map(|r| (r.rowid, (r.own, r.held)))
-        .collect();
+    let own: HashMap<i64, (f64, u32)> = scored.iter().map(|r| (r.rowid, (r.own, r.held))).collect();
     let mut lent: HashMap<i64, (f64, u32)> = HashMap::new();
     for (from, to) in links {
         let Some(&(s, held)) = own.get(from) else {

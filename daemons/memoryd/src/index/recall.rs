@@ -200,24 +200,8 @@ impl Index {
             }
         }
         let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links);
-        let mut hits: Vec<Ranked> = ranked.into_iter().take(limit as usize).collect();
-        // What the fusion weighs a hit by (`hybrid`): the groups its neighbours hold,
-        // for the hits the lending did not reach (the field lifted them).
-        for h in &mut hits {
-            if h.near_held != 0 {
-                continue;
-            }
-            let Some((_, file)) = self.neighbour_row(h.rowid, max_class)? else {
-                continue;
-            };
-            for n in self.neighbours(file, h.rowid)? {
-                if let Some((nh, _)) = self.neighbour_row(n, max_class)? {
-                    h.near_held |= parsed.passage_coverage(&nh.text).cover.held;
-                }
-            }
-        }
         Ok(Words {
-            hits,
+            hits: ranked.into_iter().take(limit as usize).collect(),
             rarity: Rarity::of(&frequencies),
         })
     }

@@ -152,14 +152,20 @@ fn field_holders(ix: &Index, word: &str) -> Vec<i64> {
 /// The row id of the row holding exactly `text`.
 fn rowid_of(ix: &Index, text: &str) -> i64 {
     ix.conn()
-        .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| r.get(0))
+        .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| {
+            r.get(0)
+        })
         .unwrap()
 }
 
 #[test]
 fn a_neighbour_that_arrives_later_puts_its_words_into_the_earlier_rows_field() {
     let w = World::new();
-    w.append("main", 0, &format!("{}{}", line("Small talk first."), line(ANSWER)));
+    w.append(
+        "main",
+        0,
+        &format!("{}{}", line("Small talk first."), line(ANSWER)),
+    );
     let mut ix = w.index();
     ix.catch_up(Budget::UNLIMITED).unwrap();
     assert_eq!(field_holders(&ix, "zorblax"), Vec::<i64>::new());
@@ -207,13 +213,12 @@ fn a_neighbour_above_a_rows_class_lends_it_no_words() {
     ix.conn()
         .execute("UPDATE docs SET class = 2 WHERE text = 'Nice.'", [])
         .unwrap();
-    let (weather, nice) = (
-        rowid_of(&ix, "the weather is mild"),
-        rowid_of(&ix, "Nice."),
-    );
+    let (weather, nice) = (rowid_of(&ix, "the weather is mild"), rowid_of(&ix, "Nice."));
     let file: i64 = ix
         .conn()
-        .query_row("SELECT file FROM docs WHERE rowid = ?1", [weather], |r| r.get(0))
+        .query_row("SELECT file FROM docs WHERE rowid = ?1", [weather], |r| {
+            r.get(0)
+        })
         .unwrap();
     crate::index::near_field::refresh(ix.conn(), file, i64::MIN).unwrap();
     // The public turn's field no longer holds "nice"; the secret one's holds "weather".
@@ -242,7 +247,10 @@ fn a_forgotten_records_words_leave_its_neighbours_field() {
     assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
     assert_eq!(field_holders(&ix, "plumquartz"), Vec::<i64>::new());
     // The turns left are neighbours now, each in the other's field.
-    assert_eq!(field_holders(&ix, "noted"), vec![rowid_of(&ix, "Tell me the vault word.")]);
+    assert_eq!(
+        field_holders(&ix, "noted"),
+        vec![rowid_of(&ix, "Tell me the vault word.")]
+    );
 }
 
 #[test]
@@ -254,7 +262,8 @@ fn an_index_made_before_the_neighbours_field_gains_it_in_place_without_a_rebuild
     drop(ix);
     let db = w.dir.path().join("memory/index.sqlite");
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3").unwrap();
+    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3")
+        .unwrap();
     drop(conn);
     let ix = w.index();
     assert!(!ix.rebuilding());
@@ -264,5 +273,8 @@ fn an_index_made_before_the_neighbours_field_gains_it_in_place_without_a_rebuild
         .unwrap();
     assert_eq!(version, 4);
     assert_eq!(ix.status().unwrap().rows, 2);
-    assert_eq!(field_holders(&ix, "carcassonne"), vec![rowid_of(&ix, ASKED)]);
+    assert_eq!(
+        field_holders(&ix, "carcassonne"),
+        vec![rowid_of(&ix, ASKED)]
+    );
 }
