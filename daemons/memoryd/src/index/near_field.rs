@@ -160,20 +160,37 @@ pub(super) fn fill(conn: &mut Connection) -> rusqlite::Result<bool> {
     Ok(true)
 }
 
-/// How one search of the field is made: the expression, and how many rows.
+/// Fields a search of the field scores at most: the newest this many matching the
+/// question. Each word is in up to four fields, so a rare word's fields alone can be
+/// four times `COMMON_ROWS`, and bm25 sorts every row it scores; bounded as the rows'
+/// own search of several rare words is (`Index::window_start`), a recall costs the same
+/// at a million rows. The answer is most often recent talk.
+const WINDOW_ROWS: u32 = super::common_words::COMMON_ROWS;
+
+/// The smallest row id among the newest `?2 + 1` fields matching `?1`.
+const WINDOW_START: &str =
+    "SELECT rowid FROM near WHERE near MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2";
+/// How one search of the field is made: the expression, the window's start, how many.
 const MATCHING: &str = "SELECT rowid, bm25(near) FROM near WHERE near MATCH ?1 \
-    ORDER BY bm25(near), rowid DESC LIMIT ?2";
+    AND rowid >= ?2 ORDER BY bm25(near), rowid DESC LIMIT ?3";
 /// One row's bm25 in a table, for a row found by the other's search.
 const NEAR_SCORE: &str = "SELECT bm25(near) FROM near WHERE near MATCH ?1 AND rowid = ?2";
 const OWN_SCORE: &str = "SELECT bm25(docs) FROM docs WHERE docs MATCH ?1 AND rowid = ?2";
 
 impl Index {
-    /// Up to `n` (rowid, bm25 of the field) whose neighbours' words best match `expr`.
-    /// Not filtered by class: the caller reads each row with its class bound.
+    /// Up to `n` (rowid, bm25 of the field) whose neighbours' words best match `expr`,
+    /// among the newest `WINDOW_ROWS` fields matching it. Not filtered by class: the
+    /// caller reads each row with its class bound.
     pub(super) fn near_matching(&self, expr: &str, n: u32) -> Result<Vec<(i64, f64)>, IndexError> {
         let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
+            let from: i64 = self
+                .conn
+                .prepare_cached(WINDOW_START)?
+                .query_row(params![expr, WINDOW_ROWS - 1], |r| r.get(0))
+                .optional()?
+                .unwrap_or(i64::MIN);
             let mut stmt = self.conn.prepare_cached(MATCHING)?;
-            let rows = stmt.query_map(params![expr, n], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let rows = stmt.query_map(params![expr, from, n], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect()
         };
         run().map_err(|e| self.sql(e))
