@@ -133,31 +133,46 @@ pub(super) fn drop_file(conn: &Connection, file: i64) -> rusqlite::Result<()> {
     .map(drop)
 }
 
+/// Logs filled per transaction when an older index gains the table (`fill`): each
+/// commit records how far the fill got, so a memoryd stopped part way (a start-up
+/// timeout at a million rows) goes on from there at its next start instead of starting
+/// over; a few hundred logs are a fraction of a second of work.
+const FILL_LOGS: usize = 256;
+
 /// Gives an index made before the table existed its table, filled from the rows already
-/// there, one log at a time, in one transaction: a rebuild from the logs instead would
-/// embed every row again (hours at a million). Returns whether it did.
+/// there, a log at a time, `FILL_LOGS` logs a transaction, resuming where a fill that was
+/// stopped left off: a rebuild from the logs instead would embed every row again (hours
+/// at a million). Returns whether it filled anything.
 pub(super) fn fill(conn: &mut Connection) -> rusqlite::Result<bool> {
-    let has: Option<i64> = conn
+    conn.execute_batch(CREATE)?;
+    let done: i64 = conn
         .query_row(
-            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'near'",
+            "SELECT value FROM meta WHERE key = 'near_filled'",
             [],
-            |r| r.get(0),
+            |r| r.get::<_, String>(0),
         )
-        .optional()?;
-    if has.is_some() {
-        return Ok(false);
-    }
-    let tx = conn.transaction()?;
-    tx.execute_batch(CREATE)?;
-    let files: Vec<i64> = tx
-        .prepare("SELECT id FROM files")?
-        .query_map([], |r| r.get(0))?
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(i64::MIN);
+    let files: Vec<i64> = conn
+        .prepare("SELECT id FROM files WHERE id > ?1 ORDER BY id")?
+        .query_map([done], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    for file in files {
-        refresh(&tx, file, i64::MIN)?;
+    for batch in files.chunks(FILL_LOGS) {
+        let tx = conn.transaction()?;
+        for &file in batch {
+            refresh(&tx, file, i64::MIN)?;
+        }
+        if let Some(last) = batch.last() {
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('near_filled', ?1)",
+                [last.to_string()],
+            )?;
+        }
+        tx.commit()?;
     }
-    tx.commit()?;
-    Ok(true)
+    conn.execute("DELETE FROM meta WHERE key = 'near_filled'", [])?;
+    Ok(!files.is_empty())
 }
 
 /// Fields a search of the field scores at most: the newest this many matching the

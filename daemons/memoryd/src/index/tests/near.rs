@@ -278,3 +278,50 @@ fn an_index_made_before_the_neighbours_field_gains_it_in_place_without_a_rebuild
         vec![rowid_of(&ix, ASKED)]
     );
 }
+
+#[test]
+fn a_fill_stopped_part_way_goes_on_from_the_last_log_it_committed() {
+    let w = World::new();
+    w.append(
+        "a",
+        0,
+        &format!("{}{}", line("alpha one"), line("alpha two")),
+    );
+    w.append(
+        "b",
+        0,
+        &format!("{}{}", line("bravo one"), line("bravo two")),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let first: i64 = ix
+        .conn()
+        .query_row("SELECT min(id) FROM files", [], |r| r.get(0))
+        .unwrap();
+    drop(ix);
+    // As a fill stopped after the first log: its fields were committed, then the
+    // process was killed. Were the fill to start over, the first log would be filled
+    // again; left as committed, it keeps the (here: emptied) fields it had.
+    let db = w.dir.path().join("memory/index.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3")
+        .unwrap();
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('near_filled', ?1)",
+        [first.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+    let ix = w.index();
+    assert_eq!(field_holders(&ix, "alpha"), Vec::<i64>::new());
+    assert_eq!(field_holders(&ix, "bravo").len(), 2);
+    let left: i64 = ix
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM meta WHERE key = 'near_filled'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+}
