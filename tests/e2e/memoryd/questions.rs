@@ -256,7 +256,7 @@ fn an_older_index_is_rebuilt_at_start_with_every_row_and_label_and_no_secret() {
     assert!(
         log.contains("memoryd: rebuilding the index")
             && log.contains("schema 1 (whole words)")
-            && log.contains("schema 3"),
+            && log.contains("schema 4"),
         "{log}"
     );
     let deadline = Instant::now() + HANG;

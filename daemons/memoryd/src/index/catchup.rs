@@ -492,6 +492,7 @@ impl Index {
             let rows: i64 = tx
                 .query_row("SELECT rows FROM files WHERE id = ?1", [id], |r| r.get(0))
                 .unwrap_or(0);
+            super::near_field::drop_file(&tx, id)?;
             tx.execute("DELETE FROM docs WHERE file = ?1", [id])?;
             tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
             if rows > 0 {

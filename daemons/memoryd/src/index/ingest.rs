@@ -12,7 +12,7 @@ use super::rowid::RowIds;
 use super::select::{row_of, row_text, Classes};
 use super::{class_rank, Index, IndexError};
 use proto::label::Label;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use sessions::lines::{Identity, Line, LineReader};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -185,6 +185,14 @@ impl Index {
     ) -> Result<(), IndexError> {
         let run = |conn: &mut Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
+            if let Some(id) = tx
+                .query_row("SELECT id FROM files WHERE path = ?1", [&file.rel], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .optional()?
+            {
+                super::near_field::drop_file(&tx, id)?;
+            }
             tx.execute(
                 "DELETE FROM docs WHERE file = (SELECT id FROM files WHERE path = ?1)",
                 [&file.rel],
@@ -230,68 +238,16 @@ fn read_chunk(
 ) -> Result<Chunk, ChunkError> {
     let tx = conn.transaction()?;
     let fresh = state.id.is_none();
-    let id = match state.id {
-        Some(id) => id,
-        None => {
-            let id = tx.query_row(
-                "INSERT INTO files (path, session, epoch, offset, line, class, untrusted, rows)
-                 VALUES (?1, ?2, ?3, 0, 0, ?4, ?5, 0)
-                 RETURNING id",
-                params![
-                    file.rel,
-                    file.session,
-                    epoch_i64(file.epoch),
-                    class_rank(state.label.class),
-                    state.label.untrusted
-                ],
-                |r| r.get(0),
-            )?;
-            state.id = Some(id);
-            id
-        }
-    };
+    let id = file_row(&tx, file, state)?;
     let start = state.offset;
-    let mut at_end = false;
     let Identity {
         dev, ino, mtime_ns, ..
     } = reader.identity();
-    {
-        let mut insert = tx.prepare_cached(INSERT_DOC)?;
-        while state.offset - start < CHUNK_BYTES {
-            let (len, record) = match reader.next_line() {
-                Ok(Line::Record { len, record, .. }) => (len, record),
-                // A torn tail is a write still in progress: left for a later catch-up.
-                Ok(Line::Torn { .. } | Line::End) => {
-                    at_end = true;
-                    break;
-                }
-                Err(sessions::Error::BadLine { line, message, .. }) => {
-                    return Ok(Chunk::Bad { line, message })
-                }
-                Err(e) => return Err(ChunkError::Read(e)),
-            };
-            if let Some(row) = row_of(&record, &mut state.label, classes.max, classes.owner) {
-                let rowid = rowids.next(&tx, row.time)?;
-                let text = row_text(row.text);
-                insert.execute(params![
-                    rowid,
-                    &*text,
-                    file.session,
-                    epoch_i64(file.epoch),
-                    row.time,
-                    row.kind,
-                    row.role,
-                    class_rank(row.label.class),
-                    row.label.untrusted,
-                    id
-                ])?;
-                state.rows += 1;
-                crate::hooks::row_inserted(committed);
-            }
-            state.offset += len;
-            state.line += 1;
-        }
-    }
+    let lines = read_lines(&tx, reader, file, id, state, rowids, classes, committed)?;
+    let (at_end, first) = match lines {
+        Lines::Read { at_end, first } => (at_end, first),
+        Lines::Bad { line, message } => return Ok(Chunk::Bad { line, message }),
+    };
     if state.offset == start {
         // Nothing new was complete; dropping the transaction undoes a fresh file row.
         if fresh {
@@ -299,8 +255,109 @@ fn read_chunk(
         }
         return Ok(Chunk::Progress { at_end: true });
     }
+    if let Some(first) = first {
+        super::near_field::refresh(&tx, id, first)?;
+    }
     state.crc = reader.crc().unwrap_or(0);
     (state.dev, state.ino, state.mtime_ns) = (dev, ino, settled_mtime(mtime_ns));
+    store_state(&tx, id, state)?;
+    tx.commit()?;
+    Ok(Chunk::Progress { at_end })
+}
+
+/// The file's row in `files`, added (at offset 0) when it has none yet.
+fn file_row(tx: &Connection, file: &LogFile, state: &mut FileState) -> rusqlite::Result<i64> {
+    if let Some(id) = state.id {
+        return Ok(id);
+    }
+    let id = tx.query_row(
+        "INSERT INTO files (path, session, epoch, offset, line, class, untrusted, rows)
+         VALUES (?1, ?2, ?3, 0, 0, ?4, ?5, 0)
+         RETURNING id",
+        params![
+            file.rel,
+            file.session,
+            epoch_i64(file.epoch),
+            class_rank(state.label.class),
+            state.label.untrusted
+        ],
+        |r| r.get(0),
+    )?;
+    state.id = Some(id);
+    Ok(id)
+}
+
+/// What `read_lines` read.
+enum Lines {
+    /// Up to `CHUNK_BYTES` of lines indexed; `at_end` when the log's end (or a torn
+    /// tail) was reached, `first` the smallest row id added.
+    Read { at_end: bool, first: Option<i64> },
+    /// A bad line with more after it.
+    Bad { line: u64, message: String },
+}
+
+/// Inserts the rows of the lines from `state`'s offset on, up to `CHUNK_BYTES`, moving
+/// `state` past each line read.
+#[allow(clippy::too_many_arguments)]
+fn read_lines(
+    tx: &Connection,
+    reader: &mut LineReader,
+    file: &LogFile,
+    id: i64,
+    state: &mut FileState,
+    rowids: &mut RowIds,
+    classes: Classes,
+    committed: u64,
+) -> Result<Lines, ChunkError> {
+    let start = state.offset;
+    // The chunk's earliest row: the neighbours' field changes from two rows before it.
+    let mut first: Option<i64> = None;
+    let mut insert = tx.prepare_cached(INSERT_DOC)?;
+    while state.offset - start < CHUNK_BYTES {
+        let (len, record) = match reader.next_line() {
+            Ok(Line::Record { len, record, .. }) => (len, record),
+            // A torn tail is a write still in progress: left for a later catch-up.
+            Ok(Line::Torn { .. } | Line::End) => {
+                return Ok(Lines::Read {
+                    at_end: true,
+                    first,
+                })
+            }
+            Err(sessions::Error::BadLine { line, message, .. }) => {
+                return Ok(Lines::Bad { line, message })
+            }
+            Err(e) => return Err(ChunkError::Read(e)),
+        };
+        if let Some(row) = row_of(&record, &mut state.label, classes.max, classes.owner) {
+            let rowid = rowids.next(tx, row.time)?;
+            let text = row_text(row.text);
+            insert.execute(params![
+                rowid,
+                &*text,
+                file.session,
+                epoch_i64(file.epoch),
+                row.time,
+                row.kind,
+                row.role,
+                class_rank(row.label.class),
+                row.label.untrusted,
+                id
+            ])?;
+            first = Some(first.map_or(rowid, |f| f.min(rowid)));
+            state.rows += 1;
+            crate::hooks::row_inserted(committed);
+        }
+        state.offset += len;
+        state.line += 1;
+    }
+    Ok(Lines::Read {
+        at_end: false,
+        first,
+    })
+}
+
+/// Stores how far the file has been read, in the chunk's transaction.
+fn store_state(tx: &Connection, id: i64, state: &FileState) -> rusqlite::Result<()> {
     tx.execute(
         "UPDATE files SET offset = ?2, line = ?3, class = ?4, untrusted = ?5, rows = ?6,
                           broken = NULL, broken_size = NULL, broken_mtime = NULL,
@@ -319,6 +376,5 @@ fn read_chunk(
             i64::from(state.crc)
         ],
     )?;
-    tx.commit()?;
-    Ok(Chunk::Progress { at_end })
+    Ok(())
 }

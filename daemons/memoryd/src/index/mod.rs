@@ -16,6 +16,7 @@ pub mod common_words;
 mod forget;
 mod ingest;
 mod near;
+mod near_field;
 mod purge;
 mod rank;
 mod rebuild;

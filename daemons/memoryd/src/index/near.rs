@@ -8,10 +8,10 @@
 //! reading the rows reached only that way (`Index::neighbour_row`, with the caller's
 //! class bound). The weighing is `rank::rerank`'s.
 //!
-//! It is done when a recall is answered, over the lexical candidates only, not stored in
-//! the index: a row's neighbours can arrive after it (a catch-up, a live session), and a
-//! forgotten row's words are gone from every ranking the moment its row is dropped,
-//! because nothing but the row itself ever held them.
+//! The lending is done when a recall is answered, over the lexical candidates only. The
+//! neighbours' words are also a field of every row (`near_field`), which finds the rows
+//! whose neighbours hold the question's words beyond the best candidates; the two
+//! measured together beat either alone (docs/memoryd.md, 'The neighbours' field').
 
 use super::hit_of;
 use super::{class_rank, Index, IndexError};

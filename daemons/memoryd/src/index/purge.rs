@@ -43,6 +43,7 @@ impl Index {
     pub fn purge(&mut self) -> Result<(), IndexError> {
         let run = |conn: &Connection| -> rusqlite::Result<()> {
             conn.execute("INSERT INTO docs (docs) VALUES ('optimize')", [])?;
+            conn.execute("INSERT INTO near (near) VALUES ('optimize')", [])?;
             checkpoint(conn)?;
             conn.execute("DELETE FROM meta WHERE key = 'purge_due'", [])?;
             checkpoint(conn)

@@ -165,6 +165,19 @@ impl Index {
                 max_class,
             )?;
         }
+        // The neighbours' field counts through the groups each row lacks (`near_field`):
+        // a turn among turns on the same words must not be lifted by them past a rarer
+        // match, and a row holding every group needs no field.
+        for (c, hit) in &mut rows {
+            let held = parsed.passage_coverage(&hit.text).cover.held;
+            let lacking = parsed.expression_of(|i| {
+                held & (1 << i) == 0 && frequencies.get(i).is_some_and(|&f| f <= self.common_rows)
+            });
+            c.near_bm25 = match lacking {
+                Some(expr) => self.score_of(true, &expr, c.rowid)?,
+                None => 0.0,
+            };
+        }
         // The best candidates' neighbours (`near`): each link lends the neighbour part
         // of the candidate's relevance; a neighbour not itself a candidate is read too.
         let mut links = Vec::new();
@@ -281,7 +294,7 @@ impl Index {
                 }
             }
         }
-        Ok(found
+        let mut out: Vec<Candidate> = found
             .into_iter()
             .enumerate()
             .map(|(rank, (rowid, bm25, all))| Candidate {
@@ -290,8 +303,32 @@ impl Index {
                 bm25,
                 rank,
                 reached: false,
+                near_bm25: 0.0,
+                by_near: false,
             })
-            .collect())
+            .collect();
+        // The neighbours' field (`near_field`): the rows whose neighbours best hold the
+        // question's rarer words join the candidates, after every row found by its own
+        // words. A question of common words only does not search it: its words are in
+        // most fields. Each row's field score is taken later, by the groups it lacks.
+        if let Some(expr) = &rare_any {
+            for (rowid, _) in self.near_matching(expr, n)? {
+                if out.iter().any(|c| c.rowid == rowid) {
+                    continue;
+                }
+                let rank = out.len();
+                out.push(Candidate {
+                    rowid,
+                    all: false,
+                    bm25: self.score_of(false, expr, rowid)?,
+                    rank,
+                    reached: false,
+                    near_bm25: 0.0,
+                    by_near: true,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The candidates' rows that still exist at or below `max_class`, with their logs.

@@ -19,8 +19,15 @@ use std::time::Duration;
 /// rewritten log is noticed; rows capped at `select::MAX_ROW_BYTES`. An index added to
 /// a table that every version keeps alike (`TURNS`) is not a new version: it is created
 /// at open where it is missing (`add_turns`), and a memoryd that does not know it reads
-/// and writes the tables as before while SQLite keeps it up to date.
-const SCHEMA_VERSION: i64 = 3;
+/// and writes the tables as before while SQLite keeps it up to date. 4: each row's
+/// neighbouring turns' words in the table `near` (`near_field`); a version-3 index gains
+/// it in place, keeping its rows and vectors (`MIGRATES_FROM`), while a memoryd of
+/// version 3 opening a version-4 index rebuilds it: it would add and drop rows without
+/// their fields, and leave a forgotten record's words in its neighbours' fields.
+const SCHEMA_VERSION: i64 = 4;
+
+/// The version an index is brought to `SCHEMA_VERSION` from in place, without a rebuild.
+const MIGRATES_FROM: i64 = 3;
 
 /// What each version's index matches, for the line saying why an index is rebuilt.
 fn describe(version: i64) -> &'static str {
@@ -28,6 +35,7 @@ fn describe(version: i64) -> &'static str {
         1 => "whole words",
         2 => "word stems, without diacritics",
         3 => "word stems, without diacritics; rewritten logs noticed",
+        4 => "word stems, without diacritics; rewritten logs noticed; neighbouring turns' words",
         _ => "an unknown layout",
     }
 }
@@ -100,10 +108,21 @@ pub(super) fn open(
         path: path.to_path_buf(),
         source,
     };
-    let conn = connect(path).map_err(sql)?;
+    let mut conn = connect(path).map_err(sql)?;
     let why = match fits(&conn, max_class).map_err(sql)? {
         Fit::Fits => {
             add_turns(&conn).map_err(sql)?;
+            return Ok((conn, None));
+        }
+        Fit::Migrate => {
+            add_turns(&conn).map_err(sql)?;
+            if super::near_field::fill(&mut conn).map_err(sql)? {
+                plumbing::notice!(
+                    "gave each row its neighbouring turns' words as a second field, for ranking"
+                );
+            }
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(sql)?;
             return Ok((conn, None));
         }
         Fit::New => None,
@@ -115,6 +134,7 @@ pub(super) fn open(
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(CREATE).map_err(sql)?;
     tx.execute_batch(TURNS).map_err(sql)?;
+    tx.execute_batch(super::near_field::CREATE).map_err(sql)?;
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('max_class', ?1)",
         [class_rank(max_class)],
@@ -149,6 +169,8 @@ enum Fit {
     Fits,
     /// Nothing there yet (a new or emptied file).
     New,
+    /// The version before, built for this `max_class`: brought up to date in place.
+    Migrate,
     /// An index made otherwise, and why it has to go.
     Rebuild(String),
 }
@@ -161,7 +183,7 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             return Ok(Fit::New);
         }
     }
-    if version != SCHEMA_VERSION {
+    if version != SCHEMA_VERSION && version != MIGRATES_FROM {
         return Ok(Fit::Rebuild(format!(
             "it was made by schema {version} ({}) and this memoryd uses schema {SCHEMA_VERSION} ({})",
             describe(version),
@@ -179,7 +201,11 @@ fn fits(conn: &Connection, max_class: DataClass) -> rusqlite::Result<Fit> {
             "it was built for another memory.max_class".to_string(),
         ));
     }
-    Ok(Fit::Fits)
+    Ok(if version == MIGRATES_FROM {
+        Fit::Migrate
+    } else {
+        Fit::Fits
+    })
 }
 
 /// Gives an index made before `TURNS` existed that index, built from the rows already

@@ -21,7 +21,10 @@ impl Index {
             return Ok(false);
         }
         self.conn
-            .execute("INSERT INTO docs (docs) VALUES ('optimize')", [])
+            .execute_batch(
+                "INSERT INTO docs (docs) VALUES ('optimize');
+                 INSERT INTO near (near) VALUES ('optimize');",
+            )
             .map_err(|e| self.sql(e))?;
         self.tidied_at = self.committed_rows;
         Ok(true)

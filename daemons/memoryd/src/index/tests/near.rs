@@ -136,3 +136,192 @@ fn questions_asked_again_and_again_do_not_keep_the_answer_out_of_the_first_hits(
         .unwrap();
     assert_eq!(hits[0].text, "The boat is called Wavedancer, painted blue.");
 }
+
+/// The row ids whose neighbours' field (`near_field`) holds `word`.
+fn field_holders(ix: &Index, word: &str) -> Vec<i64> {
+    let mut stmt = ix
+        .conn()
+        .prepare("SELECT rowid FROM near WHERE near MATCH ?1 ORDER BY rowid")
+        .unwrap();
+    stmt.query_map([word], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The row id of the row holding exactly `text`.
+fn rowid_of(ix: &Index, text: &str) -> i64 {
+    ix.conn()
+        .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_neighbour_that_arrives_later_puts_its_words_into_the_earlier_rows_field() {
+    let w = World::new();
+    w.append(
+        "main",
+        0,
+        &format!("{}{}", line("Small talk first."), line(ANSWER)),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    assert_eq!(field_holders(&ix, "zorblax"), Vec::<i64>::new());
+    // Two turns later, in a later catch-up: the answer's field and the small talk's
+    // (two turns before) gain its words; a turn three away does not.
+    w.append(
+        "main",
+        0,
+        &format!("{}{}", line("Nice."), line("Was that at the zorblax club?")),
+    );
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let holders = field_holders(&ix, "zorblax");
+    assert_eq!(
+        holders,
+        vec![rowid_of(&ix, ANSWER), rowid_of(&ix, "Nice.")],
+        "the small talk, three turns before, holds nothing of it"
+    );
+    // The row itself does not hold its own words in its field.
+    assert!(!holders.contains(&rowid_of(&ix, "Was that at the zorblax club?")));
+}
+
+#[test]
+fn a_neighbours_field_never_holds_words_from_another_session_or_epoch() {
+    let w = World::new();
+    w.append("a", 0, &line("the zorblax festival was loud"));
+    w.append("a", 1, &line("Nate: next epoch."));
+    w.append("b", 0, &line("Nate: another session."));
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    assert_eq!(field_holders(&ix, "zorblax"), Vec::<i64>::new());
+    assert_eq!(field_holders(&ix, "epoch"), Vec::<i64>::new());
+}
+
+#[test]
+fn a_neighbour_above_a_rows_class_lends_it_no_words() {
+    let w = World::new();
+    // A public turn, then a secret read raises the rolling label: the turn after it is
+    // secret-tainted and must not lend its words to the public one before it.
+    let public = crate::fixture::user("the weather is mild");
+    let mut text = public.to_line();
+    text.push_str(&crate::fixture::user("Nice.").to_line());
+    w.append("main", 0, &text);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    ix.conn()
+        .execute("UPDATE docs SET class = 2 WHERE text = 'Nice.'", [])
+        .unwrap();
+    let (weather, nice) = (rowid_of(&ix, "the weather is mild"), rowid_of(&ix, "Nice."));
+    let file: i64 = ix
+        .conn()
+        .query_row("SELECT file FROM docs WHERE rowid = ?1", [weather], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    crate::index::near_field::refresh(ix.conn(), file, i64::MIN).unwrap();
+    // The public turn's field no longer holds "nice"; the secret one's holds "weather".
+    assert_eq!(field_holders(&ix, "nice"), Vec::<i64>::new());
+    assert_eq!(field_holders(&ix, "weather"), vec![nice]);
+}
+
+#[test]
+fn a_forgotten_records_words_leave_its_neighbours_field() {
+    let w = World::new();
+    let log = w.log("main", 0);
+    w.append(
+        "main",
+        0,
+        &format!(
+            "{}{}{}",
+            line("Tell me the vault word."),
+            line("the vault word is plumquartz"),
+            line("Noted.")
+        ),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    assert_eq!(field_holders(&ix, "plumquartz").len(), 2);
+    crate::fixture::rewrite_without(&log, "plumquartz");
+    assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+    assert_eq!(field_holders(&ix, "plumquartz"), Vec::<i64>::new());
+    // The turns left are neighbours now, each in the other's field.
+    assert_eq!(
+        field_holders(&ix, "noted"),
+        vec![rowid_of(&ix, "Tell me the vault word.")]
+    );
+}
+
+#[test]
+fn an_index_made_before_the_neighbours_field_gains_it_in_place_without_a_rebuild() {
+    let w = World::new();
+    w.append("main", 0, &format!("{}{}", line(ASKED), line(ANSWER)));
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    drop(ix);
+    let db = w.dir.path().join("memory/index.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3")
+        .unwrap();
+    drop(conn);
+    let ix = w.index();
+    assert!(!ix.rebuilding());
+    let version: i64 = ix
+        .conn()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 4);
+    assert_eq!(ix.status().unwrap().rows, 2);
+    assert_eq!(
+        field_holders(&ix, "carcassonne"),
+        vec![rowid_of(&ix, ASKED)]
+    );
+}
+
+#[test]
+fn a_fill_stopped_part_way_goes_on_from_the_last_log_it_committed() {
+    let w = World::new();
+    w.append(
+        "a",
+        0,
+        &format!("{}{}", line("alpha one"), line("alpha two")),
+    );
+    w.append(
+        "b",
+        0,
+        &format!("{}{}", line("bravo one"), line("bravo two")),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let first: i64 = ix
+        .conn()
+        .query_row("SELECT min(id) FROM files", [], |r| r.get(0))
+        .unwrap();
+    drop(ix);
+    // As a fill stopped after the first log: its fields were committed, then the
+    // process was killed. Were the fill to start over, the first log would be filled
+    // again; left as committed, it keeps the (here: emptied) fields it had.
+    let db = w.dir.path().join("memory/index.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE near; PRAGMA user_version = 3")
+        .unwrap();
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('near_filled', ?1)",
+        [first.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+    let ix = w.index();
+    assert_eq!(field_holders(&ix, "alpha"), Vec::<i64>::new());
+    assert_eq!(field_holders(&ix, "bravo").len(), 2);
+    let left: i64 = ix
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM meta WHERE key = 'near_filled'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+}
