@@ -13,7 +13,8 @@ pub mod command;
 mod error;
 pub mod when;
 
-pub use error::{BookError, CommandError, WhenError};
+pub use error::{BookError, CommandError};
+pub use when::WhenError;
 
 use chrono::{DateTime, Local, Utc};
 use proto::DataClass;

@@ -5,8 +5,7 @@
 
 use chrono::{DateTime, Duration, Local, LocalResult, NaiveDate, NaiveDateTime, NaiveTime};
 use chrono::{TimeZone, Utc};
-
-pub use crate::error::WhenError;
+use std::fmt;
 
 /// The furthest ahead a reminder may be set. Ten years covers any real plan; a date past
 /// it is a typo (`2206` for `2026`) that would otherwise sit on disk unseen.
@@ -21,6 +20,82 @@ pub struct When {
     pub due: DateTime<Utc>,
     pub words: usize,
 }
+
+/// A WHEN that could not be read (docs/reminders.md, 'When'): each names the word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WhenError {
+    /// Nothing after `/remind` or in the tool's `when`.
+    Missing,
+    /// `today`, `tomorrow` or a date with no time after it.
+    NeedsTime(String),
+    /// `in` with nothing after it.
+    NeedsSpan,
+    /// `in 2` with no unit.
+    NeedsUnit(String),
+    /// `in 2 fortnights`.
+    Unit(String),
+    /// `in 2x`.
+    Span(String),
+    /// Not `H:MM` or `HH:MM`.
+    Time(String),
+    /// Not `YYYY-MM-DD`.
+    Date(String),
+    /// A local time a clock change skips.
+    Skipped { word: String, day: NaiveDate },
+    /// Past the calendar's end.
+    OutOfRange,
+    /// Already past, as the owner's clock shows it.
+    Past(String),
+    /// More than `MAX_AHEAD_DAYS` ahead.
+    TooFar,
+    /// A span of more than `MAX_AHEAD_DAYS`.
+    SpanTooFar(String),
+    /// More digits than a number holds.
+    TooLarge(String),
+    /// Words after the WHEN where only a WHEN may stand (the tool's `when`).
+    Trailing(String),
+}
+
+impl fmt::Display for WhenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WhenError::Missing => write!(f, "no time given; {FORMS}"),
+            WhenError::NeedsTime(w) => write!(f, "{w:?} needs a time after it; {FORMS}"),
+            WhenError::NeedsSpan => {
+                write!(f, "\"in\" needs a span after it, like 2h or 30m; {FORMS}")
+            }
+            WhenError::NeedsUnit(w) => write!(f, "{w:?} needs a unit (m, h, d); {FORMS}"),
+            WhenError::Unit(w) => {
+                write!(
+                    f,
+                    "could not read {w:?} as a unit of time (m, h, d); {FORMS}"
+                )
+            }
+            WhenError::Span(w) => write!(
+                f,
+                "could not read {w:?} as a span of time (like 2h, 30m, 1h30m); {FORMS}"
+            ),
+            WhenError::Time(w) => write!(f, "could not read {w:?} as a time (HH:MM); {FORMS}"),
+            WhenError::Date(w) => {
+                write!(f, "could not read {w:?} as a date (YYYY-MM-DD); {FORMS}")
+            }
+            WhenError::Skipped { word, day } => write!(
+                f,
+                "{word:?} on {day} does not exist in local time (a clock change skips it)"
+            ),
+            WhenError::OutOfRange => write!(f, "the date is out of range"),
+            WhenError::Past(shown) => write!(f, "{shown} is in the past"),
+            WhenError::TooFar => {
+                write!(f, "that is more than {MAX_AHEAD_DAYS} days ahead; {FORMS}")
+            }
+            WhenError::SpanTooFar(w) => write!(f, "{w:?} is more than {MAX_AHEAD_DAYS} days ahead"),
+            WhenError::TooLarge(w) => write!(f, "{w:?} is too large a number; {FORMS}"),
+            WhenError::Trailing(rest) => write!(f, "could not read {rest:?}; {FORMS}"),
+        }
+    }
+}
+
+impl std::error::Error for WhenError {}
 
 /// Reads the WHEN at the start of `words`, relative to `now` in local time.
 pub fn parse(words: &[&str], now: DateTime<Utc>) -> Result<When, WhenError> {
