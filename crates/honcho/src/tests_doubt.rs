@@ -5,6 +5,7 @@
 use super::test_support::{config, got, options, settle, Expected, Logs, TEST_COMMIT_WINDOW};
 use super::*;
 use standins::honcho::{Fault, Standin, HANG};
+use std::time::Instant;
 
 fn turns(logs: &mut Logs, n: usize) -> Vec<Expected> {
     (0..n).flat_map(|i| logs.owner_turn(0, i, false)).collect()

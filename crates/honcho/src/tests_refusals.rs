@@ -7,9 +7,11 @@
 use super::client::{CallError, Client};
 use super::test_support::{config, got, options, settle, start, Expected, Logs};
 use super::*;
+use plumbing::backoff::Backoff;
 use proto::Origin;
 use serde_json::json;
 use standins::honcho::{Fault, Standin, HANG};
+use std::time::Instant;
 
 fn turns(logs: &mut Logs, from: usize, n: usize) -> Vec<Expected> {
     (from..from + n)
