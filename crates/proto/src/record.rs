@@ -527,6 +527,22 @@ pub fn context_label(carry_label: Label, records: &[Record], owner_class: DataCl
     })
 }
 
+/// The last `assistant` record in `records`: its time and its tool calls. A tool result
+/// answers a call of the last answer before it, so whoever reads back what a result's
+/// call asked for (the URL a fetch fetched, the reminder a held call wanted) reads it
+/// here, from loopd's own record of the model's answer, never from the result's content.
+pub fn last_answer(records: &[Record]) -> Option<(&str, &[ToolCall])> {
+    records.iter().rev().find_map(|r| {
+        let Record::Assistant {
+            time, tool_calls, ..
+        } = r
+        else {
+            return None;
+        };
+        Some((time.as_str(), tool_calls.as_slice()))
+    })
+}
+
 /// One step of [`context_label`]: the context label once `record` follows a context
 /// labelled `label`. Whoever reads an epoch record by record keeps its label with this —
 /// loopd's open session, Honcho's reporter and memoryd's rolling label — so the rule

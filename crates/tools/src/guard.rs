@@ -249,16 +249,9 @@ fn fetched_since_owner_line(url: &str, records: &[Record]) -> Option<u64> {
 /// one where they are not, the result counts as a fetch of each such call's URL, so the
 /// bound can only get stricter.
 fn requested(records: &[Record], id: &str) -> Vec<String> {
-    let calls = records.iter().rev().find_map(|r| {
-        if let Record::Assistant { tool_calls, .. } = r {
-            Some(tool_calls)
-        } else {
-            None
-        }
-    });
-    calls
-        .into_iter()
-        .flatten()
+    proto::record::last_answer(records)
+        .map_or(&[][..], |(_, calls)| calls)
+        .iter()
         .filter(|c| c.id == id && c.name == HTTP_FETCH)
         .filter_map(|c| url_of(&c.arguments))
         .collect()

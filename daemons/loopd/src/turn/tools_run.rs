@@ -227,21 +227,7 @@ fn hold(session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, FollowU
 /// against that record's `time` (so `in 2h` is the same instant whenever it is read
 /// again). Never from a note nor from any tool's result.
 pub fn held_ask(records: &[Record], before: usize, id: &str) -> Result<tools::remind::Ask, String> {
-    let asked = records
-        .get(..before)
-        .unwrap_or(records)
-        .iter()
-        .rev()
-        .find_map(|r| {
-            if let Record::Assistant {
-                time, tool_calls, ..
-            } = r
-            {
-                Some((time, tool_calls))
-            } else {
-                None
-            }
-        });
+    let asked = proto::record::last_answer(records.get(..before).unwrap_or(records));
     let Some((time, calls)) = asked else {
         return Err(format!("{}: no call asked for it", tools::REMIND));
     };
