@@ -341,7 +341,7 @@ impl VecWorld {
 impl VecWorld {
     /// For designing the fusion: one JSON line per question with both halves' candidates
     /// (word relevance or cosine, and whether each answers), written to `path`.
-    pub fn dump(&self, set: &str, questions: &[crate::sets::Question], path: &str) {
+    pub fn dump(&self, set: &str, questions: &[&crate::sets::Question], path: &str) {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .create(true)
