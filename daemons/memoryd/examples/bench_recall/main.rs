@@ -65,7 +65,11 @@ fn main() {
             let vec_world = vectors::VecWorld::build(&haystack.state, world.now);
             (logs, rows) = (logs + world.logs, rows + world.rows);
             if let (Some(v), Some(path)) = (&vec_world, &dump) {
-                v.dump(set.name, &haystack.questions, path);
+                if std::env::args().any(|a| a == "--all") {
+                    v.dump_all(set.name, &haystack.questions, path);
+                } else {
+                    v.dump(set.name, &haystack.questions, path);
+                }
                 continue;
             }
             let mut systems = world.systems(DEPTH);
