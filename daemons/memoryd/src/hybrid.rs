@@ -239,6 +239,12 @@ pub fn recall_calibrated(
         .map(|r| (r.rowid, r.hit.clone()))
         .collect();
     others.extend(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())));
+    // The words' first hit holding every group of the question stays first (`late`).
+    let first = lexical
+        .hits
+        .first()
+        .filter(|r| r.relevance >= 1.0)
+        .map(|r| r.rowid);
     let fused = merge(
         cal,
         query,
@@ -259,6 +265,7 @@ pub fn recall_calibrated(
                 cosine: &cosine,
                 background,
                 codes: &code_tokens(query),
+                first,
                 max_class,
             },
             fused,

@@ -17,7 +17,8 @@
 //!   `COSINE` (a paraphrase in a varied history).
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`code_tokens`)
-//! come first in the merge's order, as the merge puts them. When any candidate has no
+//! come first in the merge's order, as the merge puts them; then the words' first hit
+//! when it holds every group of the question, which nothing found by meaning passes. When any candidate has no
 //! pieces stored (the backfill has not reached it), the merge's order is kept: a row
 //! without pieces cannot be weighed against rows with them.
 
@@ -62,6 +63,9 @@ pub struct Asked<'a> {
     pub background: f32,
     /// The question's tokens that read as codes.
     pub codes: &'a [String],
+    /// The words' first hit, when it holds every group of the question: it stays first
+    /// (after the codes), as the merge keeps it (docs/memoryd.md, 'Vectors').
+    pub first: Option<i64>,
     pub max_class: DataClass,
 }
 
@@ -92,7 +96,7 @@ pub(super) fn rerank(
     let keep_merge =
         |fused: Vec<(i64, Hit)>| fused.into_iter().take(limit).map(|(_, h)| h).collect();
     let mut pieces = Pieces::new(index, asked.pieces);
-    let mut scored: Vec<(f32, bool, usize, Hit)> = Vec::with_capacity(candidates.len());
+    let mut scored: Vec<(f32, u8, usize, Hit)> = Vec::with_capacity(candidates.len());
     for (i, (id, hit, place)) in candidates.into_iter().enumerate() {
         let Some(own) = pieces.best(id)? else {
             return Ok(keep_merge(fused));
@@ -119,12 +123,15 @@ pub(super) fn rerank(
         if let Some(&c) = asked.cosine.get(&id) {
             score += COSINE * (c - asked.background).max(0.0);
         }
-        let code = contains_any(&hit.text, asked.codes);
-        scored.push((score, code, i, hit));
+        // Codes first, then the words' whole-question first hit, then the rest by score.
+        let tier = u8::from(contains_any(&hit.text, asked.codes)) * 2
+            + u8::from(asked.first == Some(id));
+        scored.push((score, tier, i, hit));
     }
-    // Codes first, in the merge's order; then by score, ties in the merge's order.
+    // By tier; the codes in the merge's order, the rest by score, ties in the merge's
+    // order.
     scored.sort_by(|a, b| {
-        b.1.cmp(&a.1).then(if a.1 && b.1 {
+        b.1.cmp(&a.1).then(if a.1 >= 2 && b.1 >= 2 {
             a.2.cmp(&b.2)
         } else {
             b.0.total_cmp(&a.0).then(a.2.cmp(&b.2))
