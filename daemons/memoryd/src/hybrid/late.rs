@@ -161,3 +161,5 @@ impl<'a> Pieces<'a> {
         Ok(b)
     }
 }
+#[cfg(test)]
+mod tests;
