@@ -73,3 +73,5 @@ impl std::error::Error for EmbedError {}
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_late;
