@@ -64,10 +64,19 @@ fn id_of(ix: &Index, text: &str) -> i64 {
 fn an_index_with_vectors_but_no_pieces_is_embedded_again() {
     let (_w, ix) = world();
     embed_all(&ix);
-    assert_eq!((table::stored(ix.conn()).unwrap(), table::pending(ix.conn()).unwrap()), (3, 0));
+    assert_eq!(
+        (
+            table::stored(ix.conn()).unwrap(),
+            table::pending(ix.conn()).unwrap()
+        ),
+        (3, 0)
+    );
     // As an index made before rows kept their pieces: codes, no pieces table.
     ix.conn().execute_batch("DROP TABLE vec_pieces").unwrap();
-    assert!(table::create(ix.conn()).unwrap(), "it says it queued every row");
+    assert!(
+        table::create(ix.conn()).unwrap(),
+        "it says it queued every row"
+    );
     assert_eq!(table::stored(ix.conn()).unwrap(), 0);
     assert_eq!(table::pending(ix.conn()).unwrap(), 3);
     let jobs = embed_all(&ix);
@@ -145,10 +154,7 @@ fn damaged_pieces_read_as_none_and_leave_the_vector() {
     embed_all(&ix);
     let id = id_of(&ix, TEXTS[1]);
     ix.conn()
-        .execute(
-            "UPDATE vec_pieces SET pieces = x'0102' WHERE id = ?1",
-            [id],
-        )
+        .execute("UPDATE vec_pieces SET pieces = x'0102' WHERE id = ?1", [id])
         .unwrap();
     assert_eq!(table::pieces(ix.conn(), id).unwrap(), None);
     assert_eq!(table::stored(ix.conn()).unwrap(), 3);

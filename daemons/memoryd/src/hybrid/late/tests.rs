@@ -5,9 +5,9 @@
 
 use super::*;
 use crate::embed::model::Embedder;
+use crate::embed::quant;
 use crate::embed::store::{Near, Store};
 use crate::embed::table;
-use crate::embed::quant;
 use crate::embed::vectors::MIN_COSINE;
 use crate::fixture::{user_at, World};
 use crate::hybrid::{recall_late, recall_with, CANDIDATES};
@@ -107,7 +107,9 @@ impl Embedded {
     /// The mean of the question's best cosines against row `text`'s own pieces.
     fn own_match(&self, q: &str, text: &str) -> f32 {
         let (_, pieces) = self.ask(q, DataClass::Private);
-        let stored = table::pieces(self.ix.conn(), self.id(text)).unwrap().unwrap();
+        let stored = table::pieces(self.ix.conn(), self.id(text))
+            .unwrap()
+            .unwrap();
         let best = pieces.best(&stored);
         best.iter().sum::<f32>() / best.len() as f32
     }
@@ -168,6 +170,11 @@ fn a_record_found_only_through_its_neighbours_pieces_ranks_below_one_that_matche
             ("third", 0, &["Okay, see you soon.", alone]),
         ],
     );
+    // The reply by itself says next to nothing of the trip.
+    assert!(
+        e.own_match(Q_TRIP, ANSWER) < e.own_match(Q_TRIP, HOLDER) / 2.0,
+        "the reply matches the question by itself"
+    );
     let hits = e.late(Q_TRIP, DataClass::Private, 10);
     let answer = at(&hits, ANSWER);
     assert!(answer < hits.len(), "the answer is found: {hits:?}");
@@ -198,13 +205,24 @@ fn a_neighbours_pieces_never_lift_a_record_across_an_epoch_or_session_boundary()
             ("a", 0, &["Small talk first.", ASKED]),
             ("a", 1, &[next_epoch]),
             ("b", 0, &[other_session]),
-            ("d", 0, &["Nate, how was the trip to the Grand Canyon?", ANSWER]),
+            (
+                "d",
+                0,
+                &["Nate, how was the trip to the Grand Canyon?", ANSWER],
+            ),
         ],
     );
     let asked = e.id(ASKED);
     for t in [next_epoch, other_session] {
-        assert!(e.id(t) - asked <= 2, "{t:?} is not next to the question by row id");
-        assert!(!e.ix.around(e.id(t), DataClass::Private).unwrap().contains(&asked));
+        assert!(
+            e.id(t) - asked <= 2,
+            "{t:?} is not next to the question by row id"
+        );
+        assert!(!e
+            .ix
+            .around(e.id(t), DataClass::Private)
+            .unwrap()
+            .contains(&asked));
     }
     // The two across a boundary go first in the merge; only the reply in the
     // question's own log is lifted past them.
@@ -251,8 +269,16 @@ fn a_neighbour_above_the_callers_class_lends_nothing() {
     assert_eq!(order(DataClass::Private), [ANSWER, reference]);
     assert_eq!(order(DataClass::Public), [reference, ANSWER]);
     let asked = e.id(ASKED);
-    assert!(e.ix.around(e.id(ANSWER), DataClass::Private).unwrap().contains(&asked));
-    assert!(!e.ix.around(e.id(ANSWER), DataClass::Public).unwrap().contains(&asked));
+    assert!(e
+        .ix
+        .around(e.id(ANSWER), DataClass::Private)
+        .unwrap()
+        .contains(&asked));
+    assert!(!e
+        .ix
+        .around(e.id(ANSWER), DataClass::Public)
+        .unwrap()
+        .contains(&asked));
 }
 
 /// The LoCoMo turn the stage was built for, in its conversation as LoCoMo has it, and
@@ -279,20 +305,36 @@ const TAKE_CARE: &[&str] = &[
     "Andrew: Caring for a puppy takes a lot of patience.",
     "Andrew: What kind of music do you like, Audrey?",
 ];
+/// Turns that hold the question's "flowers", none of them the answer.
+const FLOWERS: &[&str] = &[
+    "Andrew: I bought flowers for my mom's birthday.",
+    "Audrey: The dogs knocked over the flowers on the table.",
+    "Andrew: What kind of dog food do you buy?",
+];
 
 #[test]
 fn a_paraphrase_with_no_shared_word_is_found_by_its_pieces() {
     let Some(m) = model() else { return };
-    let e = embedded(m, &[("garden", 0, GARDEN), ("chat", 0, TAKE_CARE)]);
+    let e = embedded(
+        m,
+        &[
+            ("garden", 0, GARDEN),
+            ("chat", 0, TAKE_CARE),
+            ("more", 0, FLOWERS),
+        ],
+    );
     let hits = e.late(Q_FLOWERS, DataClass::Private, 10);
     let lilies = at(&hits, LILIES);
+    // Second at worst: the partner's question holding "flowers" and "kind" may come
+    // first, as LoCoMo marks either.
     assert!(lilies < 2, "{hits:?}");
-    for t in TAKE_CARE {
+    for t in TAKE_CARE.iter().chain(FLOWERS) {
         assert!(lilies < at(&hits, t), "{t:?} before the lilies: {hits:?}");
     }
-    // The merge alone has it behind the turn holding "flowers" that only asks.
+    // The merge alone (recall before this stage) has every turn holding "flowers"
+    // ahead of it, and some holding "take care".
     let merged = e.merge_alone(Q_FLOWERS, DataClass::Private, 10);
-    assert!(lilies < at(&merged, LILIES), "{merged:?}");
+    assert!(at(&merged, LILIES) >= 3, "{merged:?}");
 }
 
 #[test]
