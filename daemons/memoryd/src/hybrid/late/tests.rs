@@ -40,9 +40,18 @@ struct Embedded {
 /// Writes each `(session, epoch, texts)` as the owner's turns, indexes them and embeds
 /// every row, vector and pieces, as the worker stores them.
 fn embedded(model: &'static Embedder, logs: &[(&str, u64, &[&str])]) -> Embedded {
+    let timed: Vec<(&str, u64, Vec<(&str, &str)>)> = logs
+        .iter()
+        .map(|(s, e, texts)| (*s, *e, texts.iter().map(|t| (T, *t)).collect()))
+        .collect();
+    embedded_at(model, &timed)
+}
+
+/// `embedded` with each turn's time given: `(session, epoch, [(time, text)])`.
+fn embedded_at(model: &'static Embedder, logs: &[(&str, u64, Vec<(&str, &str)>)]) -> Embedded {
     let world = World::new();
-    for (session, epoch, texts) in logs {
-        let lines: String = texts.iter().map(|t| user_at(T, t).to_line()).collect();
+    for (session, epoch, lines) in logs {
+        let lines: String = lines.iter().map(|(t, s)| user_at(t, s).to_line()).collect();
         world.append(session, *epoch, &lines);
     }
     let mut ix = world.index();
@@ -402,4 +411,75 @@ fn an_owners_earlier_question_does_not_outrank_the_answer() {
         e.rerank_only(q, &[earlier, answer], DataClass::Private),
         [answer, earlier]
     );
+}
+
+/// What the words find first (every word of the question, or the time it names, or the
+/// name it asks about) stays first after the stage: the merge's order weighs names,
+/// time cues and rare words, and the pieces must not undo it.
+#[test]
+fn where_words_find_the_answer_first_late_interaction_keeps_it_first() {
+    let Some(m) = model() else { return };
+    let lines = [
+        "The wifi password at the cabin is pine-cone-77",
+        "The router at the cabin sits in the loft",
+        "Our dentist is Dr. Alvarez on Queen Street",
+        "The dentist said to floss every evening",
+        "Juniper the cat sees Dr. Okafor at the vet",
+        "The cat food is kept in the hallway cupboard",
+    ];
+    let e = embedded(m, &[("main", 0, &lines)]);
+    for (q, answer) in [
+        ("cabin wifi password", lines[0]),
+        ("dentist Alvarez", lines[2]),
+        ("Juniper vet", lines[4]),
+    ] {
+        let words = e.ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+        assert_eq!(words[0].hit.text, answer, "{q}: words alone find it first");
+        let hits = e.late(q, DataClass::Private, 5);
+        assert_eq!(hits[0], answer, "{q}: {hits:?}");
+    }
+}
+
+#[test]
+fn a_name_in_the_question_still_beats_a_record_about_another_person() {
+    let Some(m) = model() else { return };
+    let caroline = "Caroline painted a sunrise over the lake last summer";
+    let melanie = "Melanie painted a sunrise over the lake last summer";
+    let e = embedded(m, &[("main", 0, &[caroline, melanie])]);
+    let hits = e.late(
+        "What did Caroline paint at the lake?",
+        DataClass::Private,
+        5,
+    );
+    assert_eq!(hits[0], caroline, "{hits:?}");
+}
+
+/// Fails: the stage scores both records by their pieces alike and the merge's place
+/// (1/11 against 1/12) is all that is left of the month; the merge alone puts October
+/// first. Remove the ignore when the stage weighs the question's time span.
+#[test]
+#[ignore = "bug: late interaction undoes the preference for the month the question names"]
+fn a_question_naming_a_month_still_prefers_the_records_from_that_month() {
+    let Some(m) = model() else { return };
+    // The October record is the longer and the older: bm25 and recency both prefer March.
+    let october = "Booked the car in for a service at the garage on Elm Road";
+    let march = "Booked the car in for its service at the garage";
+    let e = embedded_at(
+        m,
+        &[(
+            "main",
+            0,
+            vec![
+                ("2023-10-12T09:00:00.000Z", october),
+                ("2024-03-02T09:00:00.000Z", march),
+            ],
+        )],
+    );
+    let q = "when did I book the car service at the garage in October 2023?";
+    let words = e.ix.search_at(q, DataClass::Private, 5, NOW).unwrap();
+    assert_eq!(words[0].hit.text, october, "words alone prefer October");
+    let merged = e.merge_alone(q, DataClass::Private, 5);
+    assert_eq!(merged[0], october, "the merge alone prefers October");
+    let hits = e.late(q, DataClass::Private, 5);
+    assert_eq!(hits[0], october, "{hits:?}");
 }
