@@ -159,3 +159,31 @@ fn damaged_pieces_read_as_none_and_leave_the_vector() {
     assert_eq!(table::pieces(ix.conn(), id).unwrap(), None);
     assert_eq!(table::stored(ix.conn()).unwrap(), 3);
 }
+
+/// Fails: a damaged pieces row is read as none and never queued again (a damaged code
+/// is, by `load_slice`), so every recall that has the row among its candidates keeps the
+/// merge's order, for good. Remove the ignore when damaged pieces are embedded again.
+#[test]
+#[ignore = "bug: damaged pieces are never embedded again, turning late interaction off for any recall that meets the row"]
+fn damaged_pieces_are_queued_to_be_embedded_again() {
+    let (_w, ix) = world();
+    embed_all(&ix);
+    let id = id_of(&ix, TEXTS[1]);
+    ix.conn()
+        .execute("UPDATE vec_pieces SET pieces = x'0102' WHERE id = ?1", [id])
+        .unwrap();
+    // Read by a recall, then the index opened again at the next start.
+    assert_eq!(table::pieces(ix.conn(), id).unwrap(), None);
+    table::create(ix.conn()).unwrap();
+    table::adopt(ix.conn(), "model").unwrap();
+    assert_eq!(
+        table::pending(ix.conn()).unwrap(),
+        1,
+        "the row is queued again"
+    );
+    embed_all(&ix);
+    assert_eq!(
+        table::pieces(ix.conn(), id).unwrap(),
+        Some(vec![piece(id as u64)])
+    );
+}
