@@ -37,10 +37,13 @@ struct Embedded {
     model: &'static Embedder,
 }
 
+/// One epoch's log: its session, its epoch and its owner's turns as (time, text).
+type TimedLog<'a> = (&'a str, u64, Vec<(&'a str, &'a str)>);
+
 /// Writes each `(session, epoch, texts)` as the owner's turns, indexes them and embeds
 /// every row, vector and pieces, as the worker stores them.
 fn embedded(model: &'static Embedder, logs: &[(&str, u64, &[&str])]) -> Embedded {
-    let timed: Vec<(&str, u64, Vec<(&str, &str)>)> = logs
+    let timed: Vec<TimedLog<'_>> = logs
         .iter()
         .map(|(s, e, texts)| (*s, *e, texts.iter().map(|t| (T, *t)).collect()))
         .collect();
@@ -48,7 +51,7 @@ fn embedded(model: &'static Embedder, logs: &[(&str, u64, &[&str])]) -> Embedded
 }
 
 /// `embedded` with each turn's time given: `(session, epoch, [(time, text)])`.
-fn embedded_at(model: &'static Embedder, logs: &[(&str, u64, Vec<(&str, &str)>)]) -> Embedded {
+fn embedded_at(model: &'static Embedder, logs: &[TimedLog<'_>]) -> Embedded {
     let world = World::new();
     for (session, epoch, lines) in logs {
         let lines: String = lines.iter().map(|(t, s)| user_at(t, s).to_line()).collect();
