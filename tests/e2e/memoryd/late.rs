@@ -12,6 +12,15 @@ use crate::support::prereq::embed_model;
 const LILIES: &str = "Audrey: They're called Peruvian Lilies. They are so awesome - they have \
     such bright colors and delicate petals.";
 
+/// A turn as the LoCoMo bench logs it: Audrey is the owner, Andrew the assistant.
+fn said(turn: &str) -> proto::record::Record {
+    if turn.starts_with("Audrey:") {
+        user(turn)
+    } else {
+        assistant(turn)
+    }
+}
+
 #[test]
 fn a_turn_sharing_no_word_with_the_question_is_recalled_in_the_first_three_by_its_pieces() {
     let Some(model) = embed_model() else { return };
@@ -28,7 +37,7 @@ fn a_turn_sharing_no_word_with_the_question_is_recalled_in_the_first_three_by_it
         "Audrey: Nope, they're easy to take care of, perfect for me! Just gotta water them \
          and make sure they get enough sun.",
     ] {
-        garden.add(&user(t));
+        garden.add(&said(t));
     }
     // Other talk holding the question's words: "take care", "Audrey", "flowers", "kind".
     let chat = Epoch::start(&fx, "chat");
@@ -46,7 +55,7 @@ fn a_turn_sharing_no_word_with_the_question_is_recalled_in_the_first_three_by_it
         "Audrey: The dogs knocked over the flowers on the table.",
         "Andrew: What kind of dog food do you buy?",
     ] {
-        chat.add(&user(t));
+        chat.add(&said(t));
     }
     let _d = Daemon::start("memoryd", &fx);
     // Every row has its vector and its pieces (stored together) before asking: a
