@@ -72,4 +72,6 @@ pub fn first_line(why: &str) -> &str {
 impl std::error::Error for EmbedError {}
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+#[cfg(test)]
+mod tests_late;

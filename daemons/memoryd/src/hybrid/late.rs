@@ -168,3 +168,5 @@ impl<'a> Pieces<'a> {
         Ok(b)
     }
 }
+#[cfg(test)]
+mod tests;
