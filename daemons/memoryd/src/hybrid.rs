@@ -257,6 +257,7 @@ pub fn recall_calibrated(
         depth,
         now,
     );
+    let span = time::cue(query, now);
     match pieces {
         Some(pieces) => late::rerank(
             index,
@@ -266,6 +267,7 @@ pub fn recall_calibrated(
                 background,
                 codes: &code_tokens(query),
                 first,
+                span: span.as_ref(),
                 max_class,
             },
             fused,

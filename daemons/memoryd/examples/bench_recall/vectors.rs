@@ -32,8 +32,11 @@ pub struct VecWorld {
     now: time::Day,
     /// Each question's nearest rows, computed once: every vector column and every
     /// calibration of `--sweep` asks the same questions.
-    asked: RefCell<HashMap<String, (Vec<Near>, Rc<Question>)>>,
+    asked: RefCell<HashMap<String, Asked>>,
 }
+
+/// A question's nearest rows and its pieces.
+type Asked = (Vec<Near>, Rc<Question>);
 
 /// The fused column as it was before late interaction: the merge's order alone.
 pub const MERGE_ALONE: &str = "default before (merge alone)";
@@ -204,7 +207,7 @@ impl VecWorld {
     }
 
     /// The question's nearest rows and its pieces, as the vector side makes them.
-    fn ask(&self, q: &str) -> (Vec<Near>, Rc<Question>) {
+    fn ask(&self, q: &str) -> Asked {
         if let Some(n) = self.asked.borrow().get(q) {
             return n.clone();
         }

@@ -55,9 +55,9 @@ pub fn to_bytes(pieces: &[Bits]) -> Vec<u8> {
 }
 
 /// A stored blob back as pieces; `None` when it is not a whole number of pieces or holds
-/// more than `MAX_PIECES` (a damaged row: the record is embedded again).
+/// more than `MAX_PIECES` (a damaged row: `table::pieces` has it embedded again).
 pub fn from_bytes(blob: &[u8]) -> Option<Vec<Bits>> {
-    if blob.len() % PIECE_BYTES != 0 || blob.len() > MAX_PIECES * PIECE_BYTES {
+    if !blob.len().is_multiple_of(PIECE_BYTES) || blob.len() > MAX_PIECES * PIECE_BYTES {
         return None;
     }
     Some(
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn a_piece_scores_its_own_signs_as_the_cosine_of_its_sign_vector() {
         let r = row(7);
-        let q = Question::new(&[r.clone()]);
+        let q = Question::new(std::slice::from_ref(&r));
         let code = sign_code(&r);
         // The cosine of r with its own sign vector: sum |x| / (|r| sqrt(DIM)).
         let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt();

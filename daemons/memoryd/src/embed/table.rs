@@ -72,6 +72,12 @@ pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
     if !had_triggers || redo {
         tx.execute(SEED, [])?;
     }
+    // A row whose pieces were found damaged (`pieces`) is embedded again.
+    tx.execute(
+        "INSERT OR IGNORE INTO embed_queue (id)
+         SELECT id FROM vecs WHERE id NOT IN (SELECT id FROM vec_pieces)",
+        [],
+    )?;
     tx.commit()?;
     Ok(!had_triggers || redo)
 }
@@ -191,12 +197,25 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
     Ok(stored)
 }
 
-/// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged
-/// (the row then counts as having none; its vector is still used).
+/// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged.
+/// Damaged pieces are dropped and the row queued, so it is embedded again (at once when
+/// the backfill is running, else at the next start, `create`); meanwhile its vector is
+/// still used.
 pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>> {
     let mut stmt = conn.prepare_cached("SELECT pieces FROM vec_pieces WHERE id = ?1")?;
-    let blob: Option<Vec<u8>> = stmt.query_row([id], |r| r.get(0)).optional()?;
-    Ok(blob.and_then(|b| late::from_bytes(&b)))
+    let Some(blob) = stmt
+        .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let read = late::from_bytes(&blob);
+    if read.is_none() {
+        plumbing::warn!("pieces of row {id} are damaged; embedding it again");
+        conn.execute("DELETE FROM vec_pieces WHERE id = ?1", [id])?;
+        conn.execute("INSERT OR IGNORE INTO embed_queue (id) VALUES (?1)", [id])?;
+    }
+    Ok(read)
 }
 
 /// Up to `n` stored codes with ids above `after`, in id order, for loading the store in

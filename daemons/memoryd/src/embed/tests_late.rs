@@ -164,7 +164,6 @@ fn damaged_pieces_read_as_none_and_leave_the_vector() {
 /// is, by `load_slice`), so every recall that has the row among its candidates keeps the
 /// merge's order, for good. Remove the ignore when damaged pieces are embedded again.
 #[test]
-#[ignore = "bug: damaged pieces are never embedded again, turning late interaction off for any recall that meets the row"]
 fn damaged_pieces_are_queued_to_be_embedded_again() {
     let (_w, ix) = world();
     embed_all(&ix);

@@ -14,7 +14,9 @@
 //!   meaning agreed on keeps a head start (names, time cues and rare words all weigh
 //!   there);
 //! - how far its sentence vector stands above the question's background, times
-//!   `COSINE` (a paraphrase in a varied history).
+//!   `COSINE` (a paraphrase in a varied history);
+//!
+//! and the sum counts `IN_SPAN` times for a candidate from the time the question names.
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`code_tokens`)
 //! come first in the merge's order, as the merge puts them; then the words' first hit
@@ -27,6 +29,7 @@ use crate::embed::bits::Bits;
 use crate::embed::late::Question;
 use crate::embed::table;
 use crate::index::{Index, IndexError};
+use crate::query::time::Span;
 use proto::label::DataClass;
 use proto::memory::Hit;
 use std::collections::{HashMap, HashSet};
@@ -49,6 +52,10 @@ pub const FUSED_RANK: f32 = 11.0;
 /// The weight of a sentence vector's cosine above the question's background.
 pub const COSINE: f32 = 0.5;
 
+/// What a candidate from the time the question names counts (times): as the merge weighs
+/// a meaning hit from then (`hybrid::Calibration::in_span`).
+pub const IN_SPAN: f32 = super::CALIBRATION.in_span;
+
 /// Candidates matched: the merge's first `hybrid::CANDIDATES` and each half's own. Each
 /// costs one read of its pieces and of its neighbours' (some 500 reads of at most 12 KiB
 /// in all), so a recall's work is bounded whatever the index holds.
@@ -66,6 +73,9 @@ pub struct Asked<'a> {
     /// The words' first hit, when it holds every group of the question: it stays first
     /// (after the codes), as the merge keeps it (docs/memoryd.md, 'Vectors').
     pub first: Option<i64>,
+    /// The time the question names: a candidate from then counts `IN_SPAN` times its
+    /// score, as in the words' ranking and the merge (docs/memoryd.md, 'Time cues').
+    pub span: Option<&'a Span>,
     pub max_class: DataClass,
 }
 
@@ -123,9 +133,12 @@ pub(super) fn rerank(
         if let Some(&c) = asked.cosine.get(&id) {
             score += COSINE * (c - asked.background).max(0.0);
         }
+        if asked.span.is_some_and(|s| s.holds(&hit.time)) {
+            score *= IN_SPAN;
+        }
         // Codes first, then the words' whole-question first hit, then the rest by score.
-        let tier = u8::from(contains_any(&hit.text, asked.codes)) * 2
-            + u8::from(asked.first == Some(id));
+        let tier =
+            u8::from(contains_any(&hit.text, asked.codes)) * 2 + u8::from(asked.first == Some(id));
         scored.push((score, tier, i, hit));
     }
     // By tier; the codes in the merge's order, the rest by score, ties in the merge's
