@@ -202,6 +202,56 @@ impl VecWorld {
         })
     }
 
+    /// Indexes what was logged since, and embeds the new rows (vector and pieces), as
+    /// the daemon's backfill would before the next question: for `asked`.
+    pub fn refresh(&mut self) {
+        self.index.catch_up(Budget::UNLIMITED).unwrap();
+        let rows: Vec<(i64, i64, String)> = self
+            .index
+            .conn()
+            .prepare("SELECT rowid, class, text FROM docs WHERE rowid NOT IN (SELECT id FROM vec_pieces)")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        let texts: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+        let es = self.model.embed_records(&texts).unwrap();
+        for (r, e) in rows.iter().zip(es) {
+            self.store
+                .put(r.0, u8::try_from(r.1).unwrap(), &quant::encode(&e.vector));
+            self.index
+                .conn()
+                .execute(
+                    "INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)",
+                    rusqlite::params![r.0, late::to_bytes(&e.pieces)],
+                )
+                .unwrap();
+        }
+        self.asked.borrow_mut().clear();
+    }
+
+    /// The default recall's first `limit` hits, time cues counted from `now`.
+    pub fn fused_at(&self, q: &str, limit: u32, now: time::Day) -> Vec<String> {
+        let (near, pieces) = self.ask(q);
+        hybrid::recall_late(
+            &self.index,
+            &near,
+            &pieces,
+            q,
+            DataClass::Private,
+            limit,
+            now,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|h| h.text)
+        .collect()
+    }
+
     fn near(&self, q: &str) -> Vec<Near> {
         self.ask(q).0
     }
