@@ -233,12 +233,16 @@ pub fn recall_calibrated(
     } else {
         limit as usize
     };
-    let mut others: Vec<(i64, Hit)> = lexical
-        .hits
-        .iter()
-        .map(|r| (r.rowid, r.hit.clone()))
-        .collect();
-    others.extend(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())));
+    // Each half's own candidates, for the stage to reach past the merge's depth.
+    let others: Vec<(i64, Hit)> = match pieces {
+        Some(_) => lexical
+            .hits
+            .iter()
+            .map(|r| (r.rowid, r.hit.clone()))
+            .chain(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())))
+            .collect(),
+        None => Vec::new(),
+    };
     // The words' first hit holding every group of the question stays first (`late`).
     let first = lexical
         .hits
