@@ -159,19 +159,18 @@ fn reference_rows(set: &sets::Set) {
     println!("## {title}: reference rows\n");
     tables(&title, &head, &scores);
     println!("### {title}: query time\n");
-    println!("| system | p50 ms | p99 ms | index s |");
+    println!("| system | p50 ms | p99 ms | indexing the ten, s |");
     println!("|---|---:|---:|---:|");
     let times = times.borrow();
+    let cell =
+        |x: Option<f64>, digits: usize| x.map_or_else(String::new, |x| format!("{x:.digits$}"));
     for name in &head {
         let ms = times.get(name).map(Vec::as_slice).unwrap_or_default();
-        let index = peers
-            .index_s
-            .get(name)
-            .map_or_else(|| "".to_string(), |s| format!("{s:.1}"));
         println!(
-            "| {name} | {:.1} | {:.1} | {index} |",
-            peers::percentile(ms, 50.0),
-            peers::percentile(ms, 99.0)
+            "| {name} | {} | {} | {} |",
+            cell(peers::percentile(ms, 50.0), 2),
+            cell(peers::percentile(ms, 99.0), 2),
+            cell(peers.index_s.get(name).copied(), 1),
         );
     }
     println!();

@@ -6,11 +6,11 @@
 //! `scripts/bench recall` from pinned packages): bm25s over the records and over ±2-turn
 //! windows, all-MiniLM-L6-v2 alone (exact cosine), and fluctlightdb's LoCoMo lane. Their hits
 //! come back as record texts and are scored by the same code as memoryd's columns. memoryd's
-//! rows here are an index of one conversation each (words only, and the default with vectors).
+//! rows here are an index of one conversation each (words only, the default, vectors only).
 //! Without the venv, the model or the packages, the rows are left out with a line saying why.
 
 use crate::sets::{cache_dir, venv, Question};
-use crate::systems::{World, FUSED, WORDS};
+use crate::systems::{World, FUSED, VECTORS, WORDS};
 use crate::vectors::VecWorld;
 use crate::System;
 use std::cell::RefCell;
@@ -38,6 +38,7 @@ const CHECK_TEXTS: usize = 32;
 /// memoryd's columns in this table: an index per conversation.
 pub const WORDS_EACH: &str = "memoryd words, per conversation";
 pub const FUSED_EACH: &str = "memoryd default, per conversation";
+pub const VECTORS_EACH: &str = "memoryd vectors, per conversation";
 
 /// A column's answers: per question text, the hits of each time it is asked, in order.
 type Answers = HashMap<String, VecDeque<Vec<String>>>;
@@ -159,14 +160,22 @@ impl Peers {
                 model_dir().display()
             ));
         }
-        let out_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let out = out_dir.path().join("peers.jsonl");
-        run_py(&[
-            peers_py().as_os_str(),
-            state.as_os_str(),
-            model_dir().as_os_str(),
-            out.as_os_str(),
-        ])?;
+        // The answers are kept for `--peers-from`: the peers take some 25 minutes on this
+        // machine, memoryd's side of the table a few seconds.
+        let out = match std::env::args().skip_while(|a| a != "--peers-from").nth(1) {
+            Some(from) => PathBuf::from(from),
+            None => {
+                let out = cache_dir().join("peers.jsonl");
+                std::fs::create_dir_all(cache_dir()).map_err(|e| e.to_string())?;
+                run_py(&[
+                    peers_py().as_os_str(),
+                    state.as_os_str(),
+                    model_dir().as_os_str(),
+                    out.as_os_str(),
+                ])?;
+                out
+            }
+        };
         let mut peers = Peers::read(&out, questions)?;
 
         let mut sample_texts: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -284,7 +293,7 @@ impl Peers {
         })
     }
 
-    /// The columns: memoryd per conversation (words, default), then each peer. Each answers
+    /// The columns: memoryd per conversation (words, default, vectors), then each peer. Each answers
     /// a question's asks in the order the bench asks them, once per question of the file.
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
         let mut per_sample: BTreeMap<String, Vec<System<'_>>> = BTreeMap::new();
@@ -295,13 +304,17 @@ impl Peers {
                 .filter(|s| s.name == WORDS)
                 .collect();
             if let Some(v) = vec_world {
-                s.extend(v.systems(depth).into_iter().filter(|s| s.name == FUSED));
+                s.extend(v.systems(depth));
             }
             per_sample.insert(sample.clone(), s);
         }
         let per_sample = Rc::new(RefCell::new(per_sample));
         let mut out: Vec<System<'_>> = Vec::new();
-        for (column, inner) in [(WORDS_EACH, WORDS), (FUSED_EACH, FUSED)] {
+        for (column, inner) in [
+            (WORDS_EACH, WORDS),
+            (FUSED_EACH, FUSED),
+            (VECTORS_EACH, VECTORS),
+        ] {
             let per_sample = Rc::clone(&per_sample);
             let mut samples = self.samples.clone();
             let times = Rc::clone(&self.times);
@@ -320,8 +333,12 @@ impl Peers {
                     };
                     let t0 = Instant::now();
                     let hits = (s.ask)(q);
-                    let ms = t0.elapsed().as_secs_f64() * 1000.0;
-                    times.borrow_mut().entry(column).or_default().push(ms);
+                    // The vector column reuses the default's search of the same question
+                    // (`VecWorld` keeps it), so its time would be a lookup: left blank.
+                    if column != VECTORS_EACH {
+                        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+                        times.borrow_mut().entry(column).or_default().push(ms);
+                    }
                     hits
                 }),
             });
@@ -345,13 +362,13 @@ impl Peers {
     }
 }
 
-/// The `p`th percentile of `ms` (nearest rank).
-pub fn percentile(ms: &[f64], p: f64) -> f64 {
+/// The `p`th percentile of `ms` (nearest rank), `None` when nothing was timed.
+pub fn percentile(ms: &[f64], p: f64) -> Option<f64> {
     let mut v = ms.to_vec();
     v.sort_by(f64::total_cmp);
     if v.is_empty() {
-        return 0.0;
+        return None;
     }
     let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
+    Some(v[rank.clamp(1, v.len()) - 1])
 }
