@@ -283,8 +283,10 @@ def run(model, convs, qs, out):
     def add(system, seconds):
         index_s[system] = index_s.get(system, 0.0) + seconds
 
+    systems = [MINILM] + ([BM25_TURNS, BM25_WINDOWS] if have_bm25 else [])
+    systems += [FLUCTLIGHT] if FluctlightBrain is not None else []
     for n, text in asked.get(None, []):
-        for s in [BM25_TURNS, BM25_WINDOWS, MINILM, FLUCTLIGHT]:
+        for s in systems:
             emit(s, n, None, [], 0.0)
 
     for sample, sessions in convs.items():
