@@ -372,3 +372,72 @@ pub fn percentile(ms: &[f64], p: f64) -> Option<f64> {
     let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
     Some(v[rank.clamp(1, v.len()) - 1])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sets::Judge;
+
+    fn question(text: &str) -> Question {
+        Question {
+            text: text.into(),
+            category: "single-hop".into(),
+            judge: Judge::Contains("x".into()),
+        }
+    }
+
+    fn answers(lines: &[&str]) -> Result<Peers, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("peers.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        Peers::read(
+            &path,
+            &[question("Who?"), question("Who?"), question("Where?")],
+        )
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_or_names_no_asked_question_is_an_error_naming_its_line() {
+        let good = r#"{"system": "bm25s, turns", "q": 0, "sample": "a", "hits": ["x"], "ms": 1.0}"#;
+        let err = answers(&[good, "not json"]).err().unwrap();
+        assert!(err.contains("line 2"), "{err}");
+        let far = r#"{"system": "bm25s, turns", "q": 9, "sample": "a", "hits": [], "ms": 1.0}"#;
+        let err = answers(&[far]).err().unwrap();
+        assert!(
+            err.contains("line 1") && err.contains("no question"),
+            "{err}"
+        );
+        let not_text =
+            r#"{"system": "bm25s, turns", "q": 0, "sample": "a", "hits": [3], "ms": 1.0}"#;
+        assert!(answers(&[not_text]).err().unwrap().contains("not text"));
+    }
+
+    #[test]
+    fn a_question_asked_twice_gets_each_of_its_answers_in_the_order_of_the_file() {
+        let peers = answers(&[
+            r#"{"system": "bm25s, turns", "q": 0, "sample": "a", "hits": ["first"], "ms": 1.0}"#,
+            r#"{"system": "bm25s, turns", "q": 1, "sample": "b", "hits": ["second"], "ms": 2.0}"#,
+            r#"{"system": "bm25s, turns", "q": 2, "sample": "b", "hits": [], "ms": 3.0}"#,
+            r#"{"system": "bm25s, turns", "index_s": 0.5}"#,
+        ])
+        .unwrap();
+        assert_eq!(peers.index_s.get("bm25s, turns"), Some(&0.5));
+        let mut systems = peers.systems(10);
+        let bm25 = systems
+            .iter_mut()
+            .find(|s| s.name == "bm25s, turns")
+            .unwrap();
+        assert_eq!((bm25.ask)("Who?"), vec!["first".to_string()]);
+        assert_eq!((bm25.ask)("Who?"), vec!["second".to_string()]);
+        assert!((bm25.ask)("Who?").is_empty(), "no third answer");
+    }
+
+    #[test]
+    fn the_percentile_is_the_nearest_rank_and_nothing_timed_has_none() {
+        let ms: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&ms, 50.0), Some(50.0));
+        assert_eq!(percentile(&ms, 99.0), Some(99.0));
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}
