@@ -160,8 +160,8 @@ impl Peers {
                 model_dir().display()
             ));
         }
-        // The answers are kept for `--peers-from`: the peers take some 25 minutes on this
-        // machine, memoryd's side of the table a few seconds.
+        // The answers are kept for `--peers-from`: the peers take 10 to 25 minutes on this
+        // machine, memoryd's side of the table a minute and a half.
         let out = match std::env::args().skip_while(|a| a != "--peers-from").nth(1) {
             Some(from) => PathBuf::from(from),
             None => {
@@ -283,6 +283,16 @@ impl Peers {
                 samples.entry(q.text.clone()).or_default().push_back(sample);
             }
         }
+        // Every question answered by every peer, or the file is of another run.
+        for (name, by_q) in &answers {
+            let n: usize = by_q.values().map(VecDeque::len).sum();
+            if n != questions.len() {
+                return Err(format!(
+                    "peers.py's answers: {name} answers {n} questions, the set has {}",
+                    questions.len()
+                ));
+            }
+        }
         Ok(Peers {
             answers,
             samples,
@@ -394,6 +404,13 @@ mod tests {
             &path,
             &[question("Who?"), question("Who?"), question("Where?")],
         )
+    }
+
+    #[test]
+    fn answers_to_fewer_questions_than_the_set_has_are_refused() {
+        let one = r#"{"system": "bm25s, turns", "q": 0, "sample": "a", "hits": [], "ms": 1.0}"#;
+        let err = answers(&[one]).err().unwrap();
+        assert!(err.contains("answers 1 questions, the set has 3"), "{err}");
     }
 
     #[test]
