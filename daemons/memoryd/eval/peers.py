@@ -42,6 +42,9 @@ WINDOW = 2
 # Tokens one record is cut to: the encoder's window (memoryd embeds longer records in several
 # windows; fluctlightdb's lane cuts at this length).
 MAX_TOKENS = 256
+# Texts encoded together: a batch of 32 at the longest record is some 100 MB of attention
+# scores, and sorted by length they waste little on padding.
+BATCH = 32
 # fluctlightdb's lane: the weight of the lexical ranking in the fusion and the salience every
 # record is imprinted with, as its LoCoMo script passes them.
 FL_W_BM = 0.7
@@ -72,7 +75,7 @@ def read_bounded(path, limit):
 
 class MiniLM:
     """BERT's encoder as the model's config.json describes it (post-layer-norm, GELU), over the
-    weights in model.safetensors, one text at a time (no padding to mask)."""
+    weights in model.safetensors."""
 
     def __init__(self, model_dir):
         import numpy as np
@@ -84,7 +87,7 @@ class MiniLM:
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
-        # The file pads and cuts to 128 for batches; one text at a time needs neither.
+        # The file pads and cuts to 128; batches are padded here, and records cut at MAX_TOKENS.
         self.tok.no_padding()
         self.tok.no_truncation()
         self.w = self._weights(os.path.join(model_dir, "model.safetensors"))
@@ -120,7 +123,10 @@ class MiniLM:
         return (x - mu) / np.sqrt(var + self.eps) * self.w[p + ".weight"] + self.w[p + ".bias"]
 
     def _dense(self, x, p):
-        return x @ self.w[p + ".weight"].T + self.w[p + ".bias"]
+        # As one 2-D product: numpy hands that to BLAS, a batched one it loops over itself.
+        w = self.w[p + ".weight"]
+        y = x.reshape(-1, x.shape[-1]) @ w.T + self.w[p + ".bias"]
+        return y.reshape(*x.shape[:-1], w.shape[0])
 
     def _gelu(self, x):
         # BERT's exact GELU, x·Φ(x); erf by Abramowitz and Stegun 7.1.26 (error below 1.5e-7),
@@ -134,30 +140,60 @@ class MiniLM:
         erf = s * (1.0 - poly * np.exp(-a * a))
         return 0.5 * x * (1.0 + erf)
 
-    def hidden(self, text):
-        """The last layer's vector of every token of `text`, [CLS] and [SEP] included."""
-        np = self.np
+    def _ids(self, text):
         ids = self.tok.encode(text, add_special_tokens=False).ids[: MAX_TOKENS - 2]
-        ids = [self.cls] + ids + [self.sep]
+        return [self.cls] + ids + [self.sep]
+
+    def _encode(self, ids, keep):
+        """The last layer for a batch: `ids` and `keep` (False for padding) are (texts, tokens)."""
+        np = self.np
         w = self.w
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][: len(ids)]
+        b, n = ids.shape
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
         x = x + w["embeddings.token_type_embeddings.weight"][0]
         x = self._norm(x, "embeddings.LayerNorm")
-        n, d = x.shape
+        d = x.shape[-1]
         hd = d // self.heads
+        # Padding is never attended to.
+        masked = np.where(keep, 0.0, -1e9).astype(np.float32)[:, None, None, :]
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
-            q = self._dense(x, p + "attention.self.query").reshape(n, self.heads, hd).transpose(1, 0, 2)
-            k = self._dense(x, p + "attention.self.key").reshape(n, self.heads, hd).transpose(1, 0, 2)
-            v = self._dense(x, p + "attention.self.value").reshape(n, self.heads, hd).transpose(1, 0, 2)
-            s = q @ k.transpose(0, 2, 1) / math.sqrt(hd)
+            q, k, v = (
+                self._dense(x, p + f"attention.self.{m}").reshape(b, n, self.heads, hd).transpose(0, 2, 1, 3)
+                for m in ("query", "key", "value")
+            )
+            s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd) + masked
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
-            a = (s @ v).transpose(1, 0, 2).reshape(n, d)
+            a = (s @ v).transpose(0, 2, 1, 3).reshape(b, n, d)
             x = self._norm(self._dense(a, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
             h = self._gelu(self._dense(x, p + "intermediate.dense"))
             x = self._norm(self._dense(h, p + "output.dense") + x, p + "output.LayerNorm")
         return x
+
+    def hidden(self, text):
+        """The last layer's vector of every token of `text`, [CLS] and [SEP] included."""
+        ids = self.np.array([self._ids(text)])
+        return self._encode(ids, ids >= 0)[0]
+
+    def hidden_many(self, texts):
+        """`hidden` of each text, computed in batches of texts of about the same length."""
+        np = self.np
+        ids = [self._ids(t) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        out = [None] * len(texts)
+        for at in range(0, len(order), BATCH):
+            group = order[at : at + BATCH]
+            n = max(len(ids[i]) for i in group)
+            batch = np.zeros((len(group), n), dtype=np.int64)
+            keep = np.zeros((len(group), n), dtype=bool)
+            for r, i in enumerate(group):
+                batch[r, : len(ids[i])] = ids[i]
+                keep[r, : len(ids[i])] = True
+            x = self._encode(batch, keep)
+            for r, i in enumerate(group):
+                out[i] = x[r, : len(ids[i])]
+        return out
 
     def unit_rows(self, h):
         np = self.np
@@ -296,7 +332,7 @@ def run(model, convs, qs, out):
         started = time.perf_counter()
 
         t0 = time.perf_counter()
-        hidden = [model.hidden(d) for d in docs]
+        hidden = model.hidden_many(docs)
         encode_s = time.perf_counter() - t0
         means = np.stack([h.mean(0) for h in hidden])
         sent = means / (np.linalg.norm(means, axis=1, keepdims=True) + 1e-9)
