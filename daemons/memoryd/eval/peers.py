@@ -382,11 +382,13 @@ def run(model, convs, qs, out):
             file=sys.stderr,
         )
 
-    with open(out, "w") as f:
+    # Written aside and renamed: a run stopped part way leaves the answers kept before it.
+    with open(out + ".tmp", "w") as f:
         for line in lines:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
         for system, s in index_s.items():
             f.write(json.dumps({"system": system, "index_s": s}) + "\n")
+    os.replace(out + ".tmp", out)
 
 
 def main():
