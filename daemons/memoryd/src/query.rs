@@ -19,7 +19,7 @@
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
 pub(crate) mod names;
-mod stop;
+pub(crate) mod stop;
 pub mod time;
 
 pub(crate) use stop::{is_stop_word, is_stop_word_in};

@@ -7,6 +7,7 @@ mod clients;
 mod crash;
 mod faults;
 mod forget;
+mod late;
 mod pinned;
 mod questions;
 mod robust;

@@ -10,7 +10,7 @@ use nix::sys::signal::Signal;
 use std::time::Instant;
 
 /// The fixture's config with `memory.embed_model` set to `model`.
-fn with_model(fx: &Fixture, model: &Path) {
+pub(super) fn with_model(fx: &Fixture, model: &Path) {
     let text = format!(
         "state_dir = {:?}\n\n[baseline]\nsystem = {:?}\n\n[memory]\nsocket = {:?}\nembed_model = {:?}\n\n\
          [channel]\nsocket = {:?}\n",
@@ -24,7 +24,7 @@ fn with_model(fx: &Fixture, model: &Path) {
 }
 
 /// Polls `Status` until every indexed row has its vector.
-fn wait_embedded(fx: &Fixture) -> MemoryStatus {
+pub(super) fn wait_embedded(fx: &Fixture) -> MemoryStatus {
     let deadline = Instant::now() + HANG;
     loop {
         let s = status(fx);

@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 /// Queries for the scan from SQLite: each reads every code, so a few are enough.
 const SQLITE_SCANS: usize = 5;
 
+/// Word pieces stored a row (`embed::late`): LoCoMo's turns hold 28.7 on average.
+const PIECES_PER_ROW: usize = 29;
+
 pub struct VectorRun {
     pub rows: usize,
     pub speed: Option<super::speed::Speed>,
@@ -32,12 +35,17 @@ pub struct VectorRun {
     pub store_mib: u64,
     pub bytes_before: u64,
     pub bytes_after: u64,
+    /// With every row's pieces stored too (`embed::late`).
+    pub bytes_pieces: u64,
     pub scan: Vec<Duration>,
     pub two_stage: Vec<Duration>,
     pub sqlite_scan: Vec<Duration>,
-    /// Recall with vectors, lexical alone, and the query's embedding alone.
-    pub hybrid: Option<(Vec<Duration>, Vec<Duration>, Vec<Duration>)>,
+    /// Recall with vectors, lexical alone, the query's embedding alone, and recall with
+    /// vectors without late interaction (the merge's order).
+    pub hybrid: Option<Hybrid>,
 }
+
+pub type Hybrid = (Vec<Duration>, Vec<Duration>, Vec<Duration>, Vec<Duration>);
 
 pub fn model_dir() -> Option<PathBuf> {
     let venv = std::env::var_os("BOXMAKER_VENV")
@@ -117,6 +125,29 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .unwrap();
     let bytes_after = db_bytes(index.db_path());
+    eprintln!("vectors: storing {PIECES_PER_ROW} pieces a row…");
+    for chunk in ids.chunks(8_192) {
+        let tx = conn.unchecked_transaction().unwrap();
+        {
+            let mut put = tx
+                .prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")
+                .unwrap();
+            for &id in chunk {
+                let pieces: Vec<_> = (0..PIECES_PER_ROW)
+                    .map(|_| memoryd::embed::late::sign_code(&unit(&mut rng)))
+                    .collect();
+                put.execute(rusqlite::params![
+                    id,
+                    memoryd::embed::late::to_bytes(&pieces)
+                ])
+                .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+    }
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let bytes_pieces = db_bytes(index.db_path());
 
     eprintln!("vectors: loading them as memoryd does…");
     let base = rss_kib();
@@ -185,6 +216,26 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
     let hybrid = model.as_ref().map(|m| {
         eprintln!("vectors: recall with vectors…");
         let with = latencies(queries, |q| {
+            let (v, pieces) = m.embed_question(q).unwrap();
+            let near = store.nearest(
+                &quant::encode(&v),
+                1,
+                50,
+                memoryd::embed::vectors::MIN_COSINE,
+            );
+            memoryd::hybrid::recall_late(
+                index,
+                &near,
+                &pieces,
+                q,
+                DataClass::Private,
+                super::LIMIT,
+                memoryd::query::time::today(),
+            )
+            .unwrap()
+            .len()
+        });
+        let merge = latencies(queries, |q| {
             let v = m.embed(&[q]).unwrap();
             let near = store.nearest(
                 &quant::encode(&v[0]),
@@ -210,7 +261,7 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
                 .len()
         });
         let embedding = latencies(queries, |q| m.embed(&[q]).unwrap().len());
-        (with, without, embedding)
+        (with, without, embedding, merge)
     });
     let _ = peak_kib();
     VectorRun {
@@ -221,6 +272,7 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
         store_mib,
         bytes_before,
         bytes_after,
+        bytes_pieces,
         scan,
         two_stage,
         sqlite_scan,
@@ -240,6 +292,12 @@ pub fn print(r: &VectorRun) {
         r.bytes_after as f64 / 1048576.0,
         r.bytes_before as f64 / 1048576.0,
         r.bytes_after as f64 / r.bytes_before.max(1) as f64
+    );
+    println!(
+        "| index size on disk, with {PIECES_PER_ROW} pieces a row too | {:.0} MiB | {:.0} MiB with vectors | {:.2} |",
+        r.bytes_pieces as f64 / 1048576.0,
+        r.bytes_after as f64 / 1048576.0,
+        r.bytes_pieces as f64 / r.bytes_after.max(1) as f64
     );
     println!(
         "| storing the codes (bench fill, not the backfill) | {:.1} s | | |",
@@ -268,7 +326,7 @@ pub fn print(r: &VectorRun) {
             a.as_secs_f64() / b.as_secs_f64()
         );
     }
-    if let Some((with, without, embedding)) = &r.hybrid {
+    if let Some((with, without, embedding, merge)) = &r.hybrid {
         let search = if r.rows > EXACT_UP_TO {
             "two stages"
         } else {
@@ -278,6 +336,15 @@ pub fn print(r: &VectorRun) {
             let (a, b) = (pct(with, p), pct(without, p));
             println!(
                 "| recall {name}: hybrid (query embedding + vector search, {search} + lexical + fusion) vs lexical alone | {:.2} ms | {:.2} ms | {:.2} |",
+                ms(a),
+                ms(b),
+                a.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+        for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+            let (a, b) = (pct(with, p), pct(merge, p));
+            println!(
+                "| recall {name}: hybrid with late interaction vs the merge's order alone (before) | {:.2} ms | {:.2} ms | {:.2} |",
                 ms(a),
                 ms(b),
                 a.as_secs_f64() / b.as_secs_f64()

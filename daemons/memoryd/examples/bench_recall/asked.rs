@@ -3,8 +3,9 @@
 //! repeats it (as the scripted stand-in's replies do) are logged and indexed before the
 //! next is asked. Printed per category: the share of each question's evidence in
 //! memoryd's first `TOP` hits (what memory in the turn brings) on the conversations
-//! alone, and at the moment it is asked after every earlier question. Words only: the
-//! fused column would need each new row embedded as it lands.
+//! alone, and at the moment it is asked after every earlier question; for words only and,
+//! with the model, for the default recall (each new row embedded before the next
+//! question, as the daemon's backfill does between turns).
 
 use crate::sets::{Question, Set, ALL, UNANSWERABLE};
 use memoryd::index::{Budget, Index};
@@ -47,8 +48,14 @@ pub fn run(set: &Set) {
     });
     std::fs::write(dir.join("epoch-000000.head.json"), head.to_string()).unwrap();
     let mut log = std::fs::File::create(dir.join("epoch-000000.jsonl")).unwrap();
+    // The default recall beside words only, each new row embedded before the next
+    // question, as the daemon's backfill does between turns.
+    let mut vectors = crate::vectors::VecWorld::build(state, now);
+    let fused = |v: &crate::vectors::VecWorld, q: &str| v.fused_at(q, TOP as u32, now);
     let mut clean: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     let mut asked: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    let mut clean_fused: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    let mut asked_fused: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     let add = |m: &mut BTreeMap<String, (f64, usize)>, q: &Question, e: f64| {
         for c in [q.category.as_str(), ALL] {
             if c == ALL && q.category == UNANSWERABLE {
@@ -61,9 +68,15 @@ pub fn run(set: &Set) {
     };
     for q in &set.questions {
         add(&mut clean, q, evidence(q, &ask(&index, &q.text, now)));
+        if let Some(v) = &vectors {
+            add(&mut clean_fused, q, evidence(q, &fused(v, &q.text)));
+        }
     }
     for (i, q) in set.questions.iter().enumerate() {
         add(&mut asked, q, evidence(q, &ask(&index, &q.text, now)));
+        if let Some(v) = &vectors {
+            add(&mut asked_fused, q, evidence(q, &fused(v, &q.text)));
+        }
         let at = |s: usize| {
             proto::time::format_unix_millis(1_893_456_000_000 + (i * 120 + s) as i64 * 1000)
         };
@@ -74,17 +87,28 @@ pub fn run(set: &Set) {
                                        "tool_calls": []});
         writeln!(log, "{user}\n{reply}").unwrap();
         index.catch_up(Budget::UNLIMITED).unwrap();
+        if let Some(v) = &mut vectors {
+            v.refresh();
+        }
     }
-    println!(
-        "## {}, asked in sequence: evidence in the first {TOP} hits (words only)\n",
-        set.name
-    );
-    println!("| category | n | conversations alone | after every earlier question | change |");
-    println!("|---|---:|---:|---:|---:|");
-    for (c, (e, n)) in &clean {
-        let a = asked[c].0 / *n as f64;
-        let e = e / *n as f64;
-        println!("| {c} | {n} | {e:.3} | {a:.3} | {:+.3} |", a - e);
+    for (name, clean, asked) in [
+        ("words only", &clean, &asked),
+        ("default", &clean_fused, &asked_fused),
+    ] {
+        if clean.is_empty() {
+            continue;
+        }
+        println!(
+            "## {}, asked in sequence: evidence in the first {TOP} hits ({name})\n",
+            set.name
+        );
+        println!("| category | n | conversations alone | after every earlier question | change |");
+        println!("|---|---:|---:|---:|---:|");
+        for (c, (e, n)) in clean {
+            let a = asked[c].0 / *n as f64;
+            let e = e / *n as f64;
+            println!("| {c} | {n} | {e:.3} | {a:.3} | {:+.3} |", a - e);
+        }
+        println!();
     }
-    println!();
 }

@@ -61,36 +61,82 @@ fn main() {
             }
             continue;
         }
-        let world = systems::World::build(set.state.path());
-        let vec_world = vectors::VecWorld::build(set.state.path(), world.now);
-        let mut systems = world.systems(DEPTH);
-        if let (Some(v), Some(path)) = (
-            &vec_world,
-            std::env::args().skip_while(|a| a != "--dump").nth(1),
-        ) {
-            v.dump(set.name, &set.questions, &path);
-            continue;
-        }
-        if let Some(v) = &vec_world {
-            systems.extend(v.systems(DEPTH));
-            if std::env::args().any(|a| a == "--sweep") {
-                systems.extend(v.sweep(DEPTH));
+        // Each haystack is indexed on its own and asked its own questions; the scores of
+        // a system add up over the haystacks.
+        let mut names: Vec<&'static str> = Vec::new();
+        let mut scores: Vec<BTreeMap<String, Scores>> = Vec::new();
+        let (mut logs, mut rows) = (0, 0);
+        let dump = std::env::args().skip_while(|a| a != "--dump").nth(1);
+        for haystack in set.haystacks() {
+            let world = systems::World::build(&haystack.state);
+            let vec_world = vectors::VecWorld::build(&haystack.state, world.now);
+            (logs, rows) = (logs + world.logs, rows + world.rows);
+            if let (Some(v), Some(path)) = (&vec_world, &dump) {
+                if std::env::args().any(|a| a == "--all") {
+                    v.dump_all(set.name, &haystack.questions, path);
+                } else {
+                    v.dump(set.name, &haystack.questions, path);
+                }
+                continue;
+            }
+            let mut systems = world.systems(DEPTH);
+            if let Some(v) = &vec_world {
+                systems.extend(v.systems(DEPTH));
+                if std::env::args().any(|a| a == "--sweep") {
+                    systems.extend(v.sweep(DEPTH));
+                }
+            }
+            // Columns in the order the tables use: words, vectors, fusion, FTS5s.
+            systems.sort_by_key(|s| systems::column(s.name));
+            if names.is_empty() {
+                names = systems.iter().map(|s| s.name).collect();
+                scores = vec![BTreeMap::new(); systems.len()];
+            }
+            for (s, by_cat) in systems.iter_mut().zip(&mut scores) {
+                for q in &haystack.questions {
+                    let hits = (s.ask)(&q.text);
+                    let sc = q.judge.score(&hits, DEPTH);
+                    if verbose && sc.first != Some(0) {
+                        eprintln!(
+                            "{} · {} · {:?} -> {:?}: {:?}",
+                            s.name,
+                            q.category,
+                            q.text,
+                            sc.first,
+                            hits.first()
+                        );
+                    }
+                    by_cat.entry(q.category.clone()).or_default().add(&sc);
+                    if q.category != sets::UNANSWERABLE {
+                        by_cat.entry(sets::ALL.into()).or_default().add(&sc);
+                    }
+                }
             }
         }
-        // Columns in the order the tables use: words, vectors, fusion, FTS5s.
-        systems.sort_by_key(|s| systems::column(s.name));
-        let scores = score(&mut systems, &set.questions, verbose);
+        if scores.is_empty() {
+            continue;
+        }
         println!(
             "## {}: {} questions, {} records in {} logs ({} indexed rows)\n",
             set.name,
             set.questions.len(),
             set.records,
-            world.logs,
-            world.rows
+            logs,
+            rows
         );
-        let head: Vec<&str> = systems.iter().map(|s| s.name).collect();
-        tables(set.name, &head, &scores);
-        drop(systems);
+        let cats: Vec<String> = scores[0].keys().cloned().collect();
+        let head = &names;
+        for (measure, f) in metrics::MEASURES {
+            println!("### {}: {measure}\n", set.name);
+            println!("| category | n | {} |", head.join(" | "));
+            println!("|---|---:|{}", "---:|".repeat(head.len()));
+            for c in &cats {
+                let cells: Vec<String> =
+                    scores.iter().map(|s| format!("{:.3}", f(&s[c]))).collect();
+                println!("| {c} | {} | {} |", scores[0][c].len(), cells.join(" | "));
+            }
+            println!();
+        }
         if set.name == "locomo" && !std::env::args().any(|a| a == "--no-peers") {
             reference_rows(&set);
         }

@@ -8,7 +8,7 @@ pub struct One {
     pub evidence_at_10: f64,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Scores {
     all: Vec<(Option<usize>, f64, f64)>,
 }

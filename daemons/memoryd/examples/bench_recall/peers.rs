@@ -393,6 +393,7 @@ mod tests {
             text: text.into(),
             category: "single-hop".into(),
             judge: Judge::Contains("x".into()),
+            haystack: None,
         }
     }
 

@@ -23,6 +23,57 @@ pub struct Question {
     pub text: String,
     pub category: String,
     pub judge: Judge,
+    /// The session directory this question is asked of alone (a LoCoMo conversation is
+    /// its own haystack, as the benchmark is run); `None`: of every log of the set.
+    pub haystack: Option<String>,
+}
+
+/// Logs indexed together and the questions asked of them.
+pub struct Haystack<'a> {
+    pub state: PathBuf,
+    pub questions: Vec<&'a Question>,
+    /// Keeps a haystack copied out of the set's state directory alive while it is asked.
+    _copy: Option<tempfile::TempDir>,
+}
+
+impl Set {
+    /// The set's haystacks: every log at once, or, when its questions name their own
+    /// conversation, each conversation copied into a state directory of its own.
+    pub fn haystacks(&self) -> Vec<Haystack<'_>> {
+        let mut names: Vec<&str> = self
+            .questions
+            .iter()
+            .filter_map(|q| q.haystack.as_deref())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.is_empty() {
+            return vec![Haystack {
+                state: self.state.path().to_path_buf(),
+                questions: self.questions.iter().collect(),
+                _copy: None,
+            }];
+        }
+        names
+            .into_iter()
+            .map(|name| {
+                let copy = tempfile::tempdir().unwrap();
+                copy_dir(
+                    &self.state.path().join("sessions").join(name),
+                    &copy.path().join("sessions").join(name),
+                );
+                Haystack {
+                    state: copy.path().to_path_buf(),
+                    questions: self
+                        .questions
+                        .iter()
+                        .filter(|q| q.haystack.as_deref() == Some(name))
+                        .collect(),
+                    _copy: Some(copy),
+                }
+            })
+            .collect()
+    }
 }
 
 pub enum Judge {
@@ -121,6 +172,7 @@ fn own() -> Set {
                 text: q.trim().into(),
                 category: category.clone(),
                 judge: Judge::Contains(a.trim().into()),
+                haystack: None,
             });
         }
     }
@@ -173,6 +225,7 @@ fn locomo() -> Result<Set, String> {
                     .map(|e| e.as_str().unwrap().to_string())
                     .collect(),
             ),
+            haystack: v["conversation"].as_str().map(String::from),
         });
     }
     let records = count_records(&state.path().join("sessions"));

@@ -7,6 +7,7 @@
 use crate::sets::{cache_dir, venv};
 use crate::systems::{FUSED, VECTORS};
 use crate::System;
+use memoryd::embed::late::{self, Question};
 use memoryd::embed::model::{Embedder, METHOD};
 use memoryd::embed::quant;
 use memoryd::embed::store::{Near, Store};
@@ -21,6 +22,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 pub struct VecWorld {
     index: Index,
@@ -30,8 +32,14 @@ pub struct VecWorld {
     now: time::Day,
     /// Each question's nearest rows, computed once: every vector column and every
     /// calibration of `--sweep` asks the same questions.
-    asked: RefCell<HashMap<String, Vec<Near>>>,
+    asked: RefCell<HashMap<String, Asked>>,
 }
+
+/// A question's nearest rows and its pieces.
+type Asked = (Vec<Near>, Rc<Question>);
+
+/// The fused column as it was before late interaction: the merge's order alone.
+pub const MERGE_ALONE: &str = "default before (merge alone)";
 
 fn model_dir() -> PathBuf {
     venv().join("share").join("all-minilm-l6-v2")
@@ -46,6 +54,46 @@ fn key(text: &str) -> u64 {
 
 fn cache_file() -> PathBuf {
     cache_dir().join("vectors.bin")
+}
+
+fn pieces_file() -> PathBuf {
+    cache_dir().join("pieces.bin")
+}
+
+/// Each text's pieces as stored (`late::to_bytes`), by `key`.
+fn load_pieces() -> HashMap<u64, Vec<u8>> {
+    let mut out = HashMap::new();
+    let Ok(buf) = std::fs::read(pieces_file()) else {
+        return out;
+    };
+    let mut at = 0;
+    while at + 12 <= buf.len() {
+        let k = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+        let n = u32::from_le_bytes(buf[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 12;
+        if at + n > buf.len() {
+            break;
+        }
+        out.insert(k, buf[at..at + n].to_vec());
+        at += n;
+    }
+    out
+}
+
+fn append_pieces(new: &[(u64, Vec<u8>)]) {
+    std::fs::create_dir_all(cache_dir()).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(pieces_file())
+        .unwrap();
+    let mut buf = Vec::new();
+    for (k, p) in new {
+        buf.extend_from_slice(&k.to_le_bytes());
+        buf.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        buf.extend_from_slice(p);
+    }
+    f.write_all(&buf).unwrap();
 }
 
 fn load_cache() -> HashMap<u64, [f32; DIM]> {
@@ -106,26 +154,45 @@ impl VecWorld {
             .map(Result::unwrap)
             .collect();
         let mut cache = load_cache();
+        let mut pieces = load_pieces();
         let missing: Vec<&(i64, i64, String)> = rows
             .iter()
-            .filter(|r| !cache.contains_key(&key(&r.2)))
+            .filter(|r| !cache.contains_key(&key(&r.2)) || !pieces.contains_key(&key(&r.2)))
             .collect();
         if !missing.is_empty() {
             eprintln!("embedding {} rows (cached for later runs)", missing.len());
         }
         for chunk in missing.chunks(256) {
             let texts: Vec<&str> = chunk.iter().map(|r| r.2.as_str()).collect();
-            let vs = model.embed_records(&texts).unwrap();
-            let new: Vec<(u64, [f32; DIM])> =
-                texts.iter().zip(vs).map(|(t, v)| (key(t), v)).collect();
+            let es = model.embed_records(&texts).unwrap();
+            let new: Vec<(u64, [f32; DIM])> = texts
+                .iter()
+                .zip(&es)
+                .map(|(t, e)| (key(t), e.vector))
+                .collect();
+            let new_pieces: Vec<(u64, Vec<u8>)> = texts
+                .iter()
+                .zip(&es)
+                .map(|(t, e)| (key(t), late::to_bytes(&e.pieces)))
+                .collect();
             append_cache(&new);
+            append_pieces(&new_pieces);
             cache.extend(new);
+            pieces.extend(new_pieces);
         }
         let mut store = Store::default();
+        memoryd::embed::table::prepare(index.conn(), "bench").unwrap();
+        let tx = index.conn().unchecked_transaction().unwrap();
         for r in &rows {
             let v = &cache[&key(&r.2)];
             store.put(r.0, u8::try_from(r.1).unwrap(), &quant::encode(v));
+            tx.execute(
+                "INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)",
+                rusqlite::params![r.0, pieces[&key(&r.2)]],
+            )
+            .unwrap();
         }
+        tx.commit().unwrap();
         Some(VecWorld {
             index,
             model,
@@ -135,16 +202,72 @@ impl VecWorld {
         })
     }
 
+    /// Indexes what was logged since, and embeds the new rows (vector and pieces), as
+    /// the daemon's backfill would before the next question: for `asked`.
+    pub fn refresh(&mut self) {
+        self.index.catch_up(Budget::UNLIMITED).unwrap();
+        let rows: Vec<(i64, i64, String)> = self
+            .index
+            .conn()
+            .prepare("SELECT rowid, class, text FROM docs WHERE rowid NOT IN (SELECT id FROM vec_pieces)")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        let texts: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+        let es = self.model.embed_records(&texts).unwrap();
+        for (r, e) in rows.iter().zip(es) {
+            self.store
+                .put(r.0, u8::try_from(r.1).unwrap(), &quant::encode(&e.vector));
+            self.index
+                .conn()
+                .execute(
+                    "INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)",
+                    rusqlite::params![r.0, late::to_bytes(&e.pieces)],
+                )
+                .unwrap();
+        }
+        self.asked.borrow_mut().clear();
+    }
+
+    /// The default recall's first `limit` hits, time cues counted from `now`.
+    pub fn fused_at(&self, q: &str, limit: u32, now: time::Day) -> Vec<String> {
+        let (near, pieces) = self.ask(q);
+        hybrid::recall_late(
+            &self.index,
+            &near,
+            &pieces,
+            q,
+            DataClass::Private,
+            limit,
+            now,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|h| h.text)
+        .collect()
+    }
+
     fn near(&self, q: &str) -> Vec<Near> {
+        self.ask(q).0
+    }
+
+    /// The question's nearest rows and its pieces, as the vector side makes them.
+    fn ask(&self, q: &str) -> Asked {
         if let Some(n) = self.asked.borrow().get(q) {
             return n.clone();
         }
-        let v = self.model.embed(&[q]).unwrap();
+        let (v, pieces) = self.model.embed_question(q).unwrap();
         let n = self
             .store
-            .nearest(&quant::encode(&v[0]), 1, CANDIDATES as usize, MIN_COSINE);
-        self.asked.borrow_mut().insert(q.to_string(), n.clone());
-        n
+            .nearest(&quant::encode(&v), 1, CANDIDATES as usize, MIN_COSINE);
+        let asked = (n, Rc::new(pieces));
+        self.asked.borrow_mut().insert(q.to_string(), asked.clone());
+        asked
     }
 
     pub fn systems(&self, depth: usize) -> Vec<System<'_>> {
@@ -163,6 +286,25 @@ impl VecWorld {
             },
             System {
                 name: FUSED,
+                ask: Box::new(move |q| {
+                    let (near, pieces) = self.ask(q);
+                    hybrid::recall_late(
+                        &self.index,
+                        &near,
+                        &pieces,
+                        q,
+                        DataClass::Private,
+                        depth as u32,
+                        self.now,
+                    )
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| h.text)
+                    .collect()
+                }),
+            },
+            System {
+                name: MERGE_ALONE,
                 ask: Box::new(move |q| {
                     hybrid::recall_with(
                         &self.index,
@@ -321,6 +463,7 @@ impl VecWorld {
                         &self.index,
                         hybrid::Seen {
                             near: &self.near(q),
+                            pieces: None,
                             embedded: &|_| true,
                         },
                         q,
@@ -341,7 +484,7 @@ impl VecWorld {
 impl VecWorld {
     /// For designing the fusion: one JSON line per question with both halves' candidates
     /// (word relevance or cosine, and whether each answers), written to `path`.
-    pub fn dump(&self, set: &str, questions: &[crate::sets::Question], path: &str) {
+    pub fn dump(&self, set: &str, questions: &[&crate::sets::Question], path: &str) {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -394,6 +537,76 @@ impl VecWorld {
                 })
                 .collect();
             let line = serde_json::json!({"set": set, "cat": q.category, "q": q.text, "w": w, "w10": w10, "m": m});
+            writeln!(f, "{line}").unwrap();
+        }
+    }
+
+    /// For designing the ranking: the haystack's rows once (rowid, epoch, text), then per
+    /// question the words' ranked candidates (rowid, relevance, held groups, neighbours'
+    /// groups), the cosine of every row, and which rows answer, as JSON lines in `path`.
+    pub fn dump_all(&self, set: &str, questions: &[&crate::sets::Question], path: &str) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        let rows: Vec<(i64, i64, String, String)> = self
+            .index
+            .conn()
+            .prepare("SELECT rowid, epoch, session, text FROM docs ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let rows_json: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| serde_json::json!([r.0, r.1, r.2, r.3]))
+            .collect();
+        writeln!(f, "{}", serde_json::json!({"set": set, "rows": rows_json})).unwrap();
+        for q in questions {
+            let ok = |t: &str| q.judge.score(&[t.to_string()], 1).first == Some(0);
+            let words = self
+                .index
+                .search_words(&q.text, DataClass::Private, CANDIDATES, self.now)
+                .unwrap();
+            let code = quant::encode(&self.model.embed(&[q.text.as_str()]).unwrap()[0]);
+            let w: Vec<serde_json::Value> = words
+                .hits
+                .iter()
+                .map(|r| serde_json::json!([r.rowid, r.relevance, r.held, r.near_held]))
+                .collect();
+            let rarity: Vec<f32> = (0..32)
+                .map(|i| words.rarity.share(1 << i, 1.0))
+                .take_while(|&x| x > 0.0)
+                .collect();
+            let cos: Vec<f32> = rows
+                .iter()
+                .map(|r| self.store.cosine(&code, r.0).unwrap_or(0.0))
+                .collect();
+            let good: Vec<i64> = rows.iter().filter(|r| ok(&r.3)).map(|r| r.0).collect();
+            let parsed = memoryd::query::parse(&q.text);
+            let named: Vec<i64> = rows
+                .iter()
+                .filter(|r| parsed.as_ref().is_none_or(|p| p.holds_names(&r.3)))
+                .map(|r| r.0)
+                .collect();
+            let near = self.near(&q.text);
+            let fused: Vec<String> = hybrid::recall_with(
+                &self.index,
+                &near,
+                &q.text,
+                DataClass::Private,
+                CANDIDATES,
+                self.now,
+            )
+            .unwrap()
+            .into_iter()
+            .map(|h| h.text)
+            .collect();
+            let line = serde_json::json!({"set": set, "cat": q.category, "q": q.text, "w": w,
+                "rarity": rarity, "cos": cos, "good": good, "named": named, "fused": fused});
             writeln!(f, "{line}").unwrap();
         }
     }

@@ -25,6 +25,17 @@ use memoryd_kernels::math::exp;
 use memoryd_kernels::packed::{Packed, Then, MAX_INPUTS};
 use std::collections::HashMap;
 
+/// The mean of `rows` (`hidden` wide, at least one row).
+pub fn mean_of(rows: &[f32], hidden: usize) -> Vec<f32> {
+    let mut mean = vec![0f32; hidden];
+    for row in rows.chunks_exact(hidden) {
+        mean.iter_mut().zip(row).for_each(|(m, x)| *m += x);
+    }
+    let n = (rows.len() / hidden.max(1)).max(1) as f32;
+    mean.iter_mut().for_each(|m| *m /= n);
+    mean
+}
+
 /// A layer norm: `(x - mean) / sqrt(var + eps) * gamma + beta` over one token's row.
 pub struct Norm {
     pub gamma: Vec<f32>,
@@ -74,6 +85,21 @@ impl Bert {
     /// included, each at most `max_positions` long and not empty), in order.
     pub fn pooled(&self, windows: &[&[u32]]) -> Vec<Vec<f32>> {
         let h = self.hidden;
+        let x = self.last_layer(windows);
+        let mut out = Vec::with_capacity(windows.len());
+        let mut at = 0;
+        for w in windows {
+            out.push(mean_of(&x[at * h..(at + w.len()) * h], h));
+            at += w.len();
+        }
+        out
+    }
+
+    /// The last layer's row of every token of the windows, packed end to end in their
+    /// order (`[total tokens × hidden]`): what mean pooling and the token codes
+    /// (`late`) are read from.
+    pub fn last_layer(&self, windows: &[&[u32]]) -> Vec<f32> {
+        let h = self.hidden;
         let total: usize = windows.iter().map(|w| w.len()).sum();
         let longest = windows.iter().map(|w| w.len()).max().unwrap_or(0);
         let mut s = Scratch {
@@ -88,19 +114,7 @@ impl Bert {
         for layer in &self.layers {
             self.layer(layer, windows, total, &mut s);
         }
-        let mut out = Vec::with_capacity(windows.len());
-        let mut at = 0;
-        for w in windows {
-            let mut mean = vec![0f32; h];
-            for row in s.x[at * h..(at + w.len()) * h].chunks_exact(h) {
-                mean.iter_mut().zip(row).for_each(|(m, x)| *m += x);
-            }
-            let n = w.len().max(1) as f32;
-            mean.iter_mut().for_each(|m| *m /= n);
-            out.push(mean);
-            at += w.len();
-        }
-        out
+        s.x
     }
 
     /// Word plus position (plus type 0) embeddings, normalised. An id past the vocabulary

@@ -19,6 +19,7 @@
 
 pub mod bert;
 pub(crate) mod bits;
+pub mod late;
 mod matmul;
 pub mod model;
 pub mod quant;
@@ -71,4 +72,6 @@ pub fn first_line(why: &str) -> &str {
 impl std::error::Error for EmbedError {}
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+#[cfg(test)]
+mod tests_late;

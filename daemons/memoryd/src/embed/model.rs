@@ -5,7 +5,9 @@
 //! normalisation, as the directory's pooling config and its `Normalize` module say. A
 //! directory that asks for another pooling is refused rather than embedded wrongly.
 
-use super::bert::{Bert, Shape, Weights};
+use super::bert::{mean_of, Bert, Shape, Weights};
+use super::bits::Bits;
+use super::late::{self, MAX_PIECES};
 use super::{safetensors, EmbedError, DIM};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +19,8 @@ pub const MAX_TOKENS: usize = 256;
 
 /// How a record becomes its vector, named so that vectors kept elsewhere (the bench's
 /// cache) are recomputed when it changes.
-pub const METHOD: &str = "all-minilm-l6-v2 windows 256/32, mean, 16-bit integer products";
+pub const METHOD: &str =
+    "all-minilm-l6-v2 windows 256/32, mean, 16-bit integer products, signed pieces";
 
 /// Word pieces two neighbouring windows of a long record share, so a sentence cut by one
 /// window's end is whole in the next.
@@ -76,6 +79,9 @@ struct Inner {
     /// The `[CLS]` and `[SEP]` ids each window is wrapped in.
     cls: u32,
     sep: u32,
+    /// By id: the word piece is punctuation only, and is no piece of a record or a
+    /// question for late interaction (`late`).
+    punctuation: Vec<bool>,
     dir: PathBuf,
     /// What the weights are, by content: see `fingerprint`.
     fingerprint: String,
@@ -130,6 +136,14 @@ impl Embedder {
                 .ok_or_else(|| bad(file("tokenizer.json"), format!("no {t} token")))
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let size = tokenizer.get_vocab_size(true);
+        let punctuation = (0..size)
+            .map(|id| {
+                tokenizer
+                    .id_to_token(id as u32)
+                    .is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_punctuation()))
+            })
+            .collect();
 
         let weights_path = file("model.safetensors");
         let weights = read_bounded(&weights_path, MAX_WEIGHTS_BYTES).map_err(|(p, w)| bad(p, w))?;
@@ -146,6 +160,7 @@ impl Embedder {
                 tokenizer,
                 cls,
                 sep,
+                punctuation,
                 dir: dir.to_path_buf(),
                 fingerprint,
             }),
@@ -163,9 +178,18 @@ impl Embedder {
         &self.inner.fingerprint
     }
 
-    /// One vector per record, in order: what the index stores for a row.
-    pub fn embed_records(&self, texts: &[&str]) -> Result<Vec<[f32; DIM]>, EmbedError> {
-        self.embed(texts)
+    /// One vector and its pieces per record, in order: what the index stores for a row.
+    pub fn embed_records(&self, texts: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
+        self.run(texts, 1, true)
+    }
+
+    /// `embed_records` on `threads` threads (`embed_on`): what the worker runs.
+    pub fn embed_records_on(
+        &self,
+        texts: &[&str],
+        threads: usize,
+    ) -> Result<Vec<Embedding>, EmbedError> {
+        self.run(texts, threads, true)
     }
 
     /// One unit-length vector per text, in order. A text longer than the model's window
@@ -177,8 +201,85 @@ impl Embedder {
 
     /// `embed` with the windows shared among `threads` threads, each a like number of
     /// word pieces, each thread running its share in passes of about `PASS_TOKENS` on
-    /// its own core: what the worker runs.
+    /// its own core.
     pub fn embed_on(&self, texts: &[&str], threads: usize) -> Result<Vec<[f32; DIM]>, EmbedError> {
+        Ok(self
+            .run(texts, threads, false)?
+            .into_iter()
+            .map(|e| e.vector)
+            .collect())
+    }
+
+    /// A question's vector and its content pieces for late interaction: its word pieces
+    /// but punctuation and function words (`query::stop::is_function_word`), whose rows
+    /// say little of what is asked; with none left, every piece but punctuation.
+    pub fn embed_question(&self, text: &str) -> Result<([f32; DIM], late::Question), EmbedError> {
+        let run = |why: String| EmbedError::Run { why };
+        let enc = self
+            .inner
+            .tokenizer
+            .encode(clip(text, MAX_TEXT_CHARS), false)
+            .map_err(|e| run(e.to_string()))?;
+        let ids = enc.get_ids();
+        let tokens = enc.get_tokens();
+        let windows = self.windows(ids);
+        let Some(window) = windows.first() else {
+            return Err(run("no window".into()));
+        };
+        let rows = self.inner.bert.last_layer(&[window]);
+        // A question of one window (nearly every one) is embedded by the same pass; a
+        // longer one by all its windows, as a record is.
+        let vector = if windows.len() == 1 {
+            let mut v = [0f32; DIM];
+            v.iter_mut()
+                .zip(&mean_of(&rows, DIM))
+                .for_each(|(o, x)| *o = *x);
+            unit(v)
+        } else {
+            self.embed(&[text])?
+                .into_iter()
+                .next()
+                .unwrap_or([0.0; DIM])
+        };
+        let h = DIM;
+        let piece = |i: usize| -> Option<Vec<f32>> {
+            // Position i + 1 in the window: [CLS] comes first.
+            let row = rows.get((i + 1) * h..(i + 2) * h)?;
+            Some(row.to_vec())
+        };
+        let body = window.len().saturating_sub(2);
+        let words: Vec<usize> = (0..body.min(ids.len()))
+            .filter(|&i| !self.is_punctuation(ids[i]))
+            .collect();
+        let content: Vec<usize> = words
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let t = tokens.get(i).map_or("", String::as_str);
+                t.starts_with("##") || !crate::query::stop::is_function_word(t)
+            })
+            .collect();
+        let chosen = if content.is_empty() { words } else { content };
+        let rows: Vec<Vec<f32>> = chosen.into_iter().filter_map(piece).collect();
+        Ok((vector, late::Question::new(&rows)))
+    }
+
+    fn is_punctuation(&self, id: u32) -> bool {
+        self.inner
+            .punctuation
+            .get(id as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The vectors (and, with `pieces`, each record's pieces) of `texts`, the windows
+    /// shared among `threads` threads.
+    fn run(
+        &self,
+        texts: &[&str],
+        threads: usize,
+        pieces: bool,
+    ) -> Result<Vec<Embedding>, EmbedError> {
         let run = |why: String| EmbedError::Run { why };
         // (text, window's ids with [CLS] and [SEP])
         let mut windows: Vec<(usize, Vec<u32>)> = Vec::with_capacity(texts.len());
@@ -213,14 +314,14 @@ impl Embedder {
             for w in range.clone() {
                 let ids = windows[w].1.as_slice();
                 if tokens > 0 && tokens + ids.len() > PASS_TOKENS {
-                    out.extend(self.forward(&pass));
+                    out.extend(self.forward(&pass, pieces));
                     pass.clear();
                     tokens = 0;
                 }
                 pass.push(ids);
                 tokens += ids.len();
             }
-            out.extend(self.forward(&pass));
+            out.extend(self.forward(&pass, pieces));
             range.zip(out).collect()
         };
         let done: Vec<Embedded> = if shares.len() == 1 {
@@ -241,14 +342,25 @@ impl Embedder {
             })?
         };
         let mut sums = vec![[0f32; DIM]; texts.len()];
+        let mut kept: Vec<Vec<Bits>> = vec![Vec::new(); texts.len()];
         for part in done {
-            for (w, v) in part {
-                for (s, x) in sums[windows[w].0].iter_mut().zip(v) {
+            for (w, (v, p)) in part {
+                let text = windows[w].0;
+                for (s, x) in sums[text].iter_mut().zip(v) {
                     *s += x;
                 }
+                let room = MAX_PIECES.saturating_sub(kept[text].len());
+                kept[text].extend(p.into_iter().take(room));
             }
         }
-        Ok(sums.into_iter().map(unit).collect())
+        Ok(sums
+            .into_iter()
+            .zip(kept)
+            .map(|(v, pieces)| Embedding {
+                vector: unit(v),
+                pieces,
+            })
+            .collect())
     }
 
     /// `ids` (without special tokens) as windows of at most `MAX_TOKENS` with `[CLS]`
@@ -274,19 +386,41 @@ impl Embedder {
     }
 
     /// One pass of the model over `ids` (each with its special tokens): a unit vector per
-    /// window, mean-pooled over its tokens.
-    fn forward(&self, ids: &[&[u32]]) -> Vec<[f32; DIM]> {
-        self.inner
-            .bert
-            .pooled(ids)
-            .into_iter()
-            .map(|mean| {
-                let mut v = [0f32; DIM];
-                v.iter_mut().zip(&mean).for_each(|(o, x)| *o = *x);
-                unit(v)
-            })
-            .collect()
+    /// window, mean-pooled over its tokens, and, with `pieces`, the sign codes of its word
+    /// pieces but the special tokens and punctuation (`late`).
+    fn forward(&self, ids: &[&[u32]], pieces: bool) -> Vec<([f32; DIM], Vec<Bits>)> {
+        let rows = self.inner.bert.last_layer(ids);
+        let mut out = Vec::with_capacity(ids.len());
+        let mut at = 0;
+        for w in ids {
+            let own = &rows[at * DIM..(at + w.len()) * DIM];
+            let mut v = [0f32; DIM];
+            v.iter_mut()
+                .zip(&mean_of(own, DIM))
+                .for_each(|(o, x)| *o = *x);
+            let codes = if pieces {
+                own.chunks_exact(DIM)
+                    .zip(w.iter())
+                    .skip(1)
+                    .take(w.len().saturating_sub(2))
+                    .filter(|(_, &id)| !self.is_punctuation(id))
+                    .map(|(row, _)| late::sign_code(row))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push((unit(v), codes));
+            at += w.len();
+        }
+        out
     }
+}
+
+/// A record as the index stores it: its unit vector and its pieces (`late`).
+#[derive(Debug, Clone)]
+pub struct Embedding {
+    pub vector: [f32; DIM],
+    pub pieces: Vec<Bits>,
 }
 
 /// `v` scaled to unit length (a zero vector stays zero).
@@ -330,8 +464,8 @@ fn encoder(bytes: &[u8], config: &BertConfig) -> Result<Bert, String> {
     )
 }
 
-/// Windows embedded by one thread: (window, its vector).
-type Embedded = Vec<(usize, [f32; DIM])>;
+/// Windows embedded by one thread: (window, its vector and pieces).
+type Embedded = Vec<(usize, ([f32; DIM], Vec<Bits>))>;
 
 /// The first `max` characters of `text`.
 fn clip(text: &str, max: usize) -> &str {

@@ -1,13 +1,17 @@
 //! The vectors in the index database, and the queue of rows still to embed.
 //!
 //! `vecs` holds one code per text row (keyed by the row's id, with its class so a scan
-//! can filter without reading the text), `embed_queue` the ids of rows without one, and
-//! `embed_meta` which model made the codes. Two triggers on FTS5's content table
+//! can filter without reading the text), `vec_pieces` the row's word pieces for late
+//! interaction (`late`; read only for a recall's candidates, never loaded whole),
+//! `embed_queue` the ids of rows without a code, and `embed_meta` which model made the
+//! codes. Two triggers on FTS5's content table
 //! (`docs_content`) keep the queue exact in the same transaction as the text: a row
 //! added is queued, a row dropped takes its code and its queue entry with it. So a crash
 //! anywhere leaves no row unqueued and no code for a row that is gone, and the text
 //! index's own code (catch-up, ingest) needs no change to feed the vectors.
 
+use super::bits::Bits;
+use super::late;
 use super::quant::{self, Code};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -21,6 +25,10 @@ END;
 CREATE TRIGGER IF NOT EXISTS embed_row_dropped AFTER DELETE ON docs_content BEGIN
     DELETE FROM embed_queue WHERE id = old.id;
     DELETE FROM vecs WHERE id = old.id;
+END;
+CREATE TABLE IF NOT EXISTS vec_pieces (id INTEGER PRIMARY KEY, pieces BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS pieces_row_dropped AFTER DELETE ON docs_content BEGIN
+    DELETE FROM vec_pieces WHERE id = old.id;
 END;
 ";
 
@@ -47,13 +55,31 @@ pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
         [],
         |r| r.get(0),
     )?;
+    let had_pieces: bool = conn.query_row(
+        "SELECT count(*) = 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_pieces'",
+        [],
+        |r| r.get(0),
+    )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
-    if !had_triggers {
+    // Codes stored before rows kept their pieces: every row is embedded again, newest
+    // first, so a recall's candidates all have pieces to be matched by (docs/memoryd.md,
+    // 'Late interaction').
+    let redo = had_triggers && !had_pieces;
+    if redo {
+        tx.execute("DELETE FROM vecs", [])?;
+    }
+    if !had_triggers || redo {
         tx.execute(SEED, [])?;
     }
+    // A row whose pieces were found damaged (`pieces`) is embedded again.
+    tx.execute(
+        "INSERT OR IGNORE INTO embed_queue (id)
+         SELECT id FROM vecs WHERE id NOT IN (SELECT id FROM vec_pieces)",
+        [],
+    )?;
     tx.commit()?;
-    Ok(!had_triggers)
+    Ok(!had_triggers || redo)
 }
 
 /// Takes the loaded model (`model`, its content fingerprint) as the maker of the codes:
@@ -71,6 +97,7 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     let other = made_by.as_deref() != Some(model);
     if other {
         tx.execute("DELETE FROM vecs", [])?;
+        tx.execute("DELETE FROM vec_pieces", [])?;
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
@@ -140,11 +167,14 @@ pub fn next_jobs(
     Ok(jobs)
 }
 
-/// Stores the codes of finished jobs and takes them off the queue, in one transaction.
-/// A job whose row changed since it was read (dropped, or replaced by other text) is not
-/// stored: its vector would describe text that is no longer there. Returns the jobs
-/// stored.
-pub fn store(conn: &Connection, done: &[(Job, Code)]) -> rusqlite::Result<Vec<usize>> {
+/// A finished job: its row, its vector's code and its pieces (`late`).
+pub type Done = (Job, Code, Vec<Bits>);
+
+/// Stores the codes and pieces of finished jobs and takes them off the queue, in one
+/// transaction. A job whose row changed since it was read (dropped, or replaced by other
+/// text) is not stored: its vector would describe text that is no longer there. Returns
+/// the jobs stored.
+pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
     let tx = conn.unchecked_transaction()?;
     let mut stored = Vec::new();
     {
@@ -152,9 +182,12 @@ pub fn store(conn: &Connection, done: &[(Job, Code)]) -> rusqlite::Result<Vec<us
             "INSERT OR REPLACE INTO vecs (id, class, code)
              SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)",
         )?;
+        let mut pieces =
+            tx.prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")?;
         let mut unqueue = tx.prepare_cached("DELETE FROM embed_queue WHERE id = ?1")?;
-        for (i, (job, code)) in done.iter().enumerate() {
+        for (i, (job, code, p)) in done.iter().enumerate() {
             if put.execute(params![job.id, job.class, quant::to_bytes(code), job.text])? == 1 {
+                pieces.execute(params![job.id, late::to_bytes(p)])?;
                 unqueue.execute([job.id])?;
                 stored.push(i);
             }
@@ -162,6 +195,27 @@ pub fn store(conn: &Connection, done: &[(Job, Code)]) -> rusqlite::Result<Vec<us
     }
     tx.commit()?;
     Ok(stored)
+}
+
+/// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged.
+/// Damaged pieces are dropped and the row queued, so it is embedded again (at once when
+/// the backfill is running, else at the next start, `create`); meanwhile its vector is
+/// still used.
+pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>> {
+    let mut stmt = conn.prepare_cached("SELECT pieces FROM vec_pieces WHERE id = ?1")?;
+    let Some(blob) = stmt
+        .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let read = late::from_bytes(&blob);
+    if read.is_none() {
+        plumbing::warn!("pieces of row {id} are damaged; embedding it again");
+        conn.execute("DELETE FROM vec_pieces WHERE id = ?1", [id])?;
+        conn.execute("INSERT OR IGNORE INTO embed_queue (id) VALUES (?1)", [id])?;
+    }
+    Ok(read)
 }
 
 /// Up to `n` stored codes with ids above `after`, in id order, for loading the store in

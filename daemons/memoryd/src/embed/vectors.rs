@@ -5,6 +5,7 @@
 //! loaded, or for rows not embedded yet, recall is by words alone: the vector half only
 //! adds to it.
 
+use super::late;
 use super::model::Embedder;
 use super::quant;
 use super::store::{Near, Store};
@@ -241,13 +242,14 @@ impl Vectors {
                     for job in &jobs {
                         self.in_flight.remove(&job.id);
                     }
-                    let done: Vec<(Job, quant::Code)> = jobs
+                    let done: Vec<table::Done> = jobs
                         .into_iter()
-                        .zip(vectors.iter().map(quant::encode))
+                        .zip(vectors)
+                        .map(|(job, e)| (job, quant::encode(&e.vector), e.pieces))
                         .collect();
                     let stored = table::store(conn, &done)?;
                     for &i in &stored {
-                        let (job, code) = &done[i];
+                        let (job, code, _) = &done[i];
                         self.put(job.id, job.class, code);
                     }
                     let n = stored.len() as u64;
@@ -359,22 +361,36 @@ impl Vectors {
     }
 
     /// The rows nearest in meaning to `query` at or below class rank `max_class`, best
-    /// first; none while the model is not loaded.
-    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
-        let Some(model) = &self.embedder else {
-            return Vec::new();
-        };
-        match model.embed(&[query]) {
-            Ok(v) => match v.first() {
-                Some(v) => self
+    /// first, and the question's pieces for late interaction (`late`); nothing while the
+    /// model is not loaded.
+    pub fn ask(&self, query: &str, max_class: u8, k: usize) -> Option<Asked> {
+        let model = self.embedder.as_ref()?;
+        match model.embed_question(query) {
+            Ok((v, pieces)) => Some(Asked {
+                near: self
                     .store
-                    .nearest(&quant::encode(v), max_class, k, MIN_COSINE),
-                None => Vec::new(),
-            },
+                    .nearest(&quant::encode(&v), max_class, k, MIN_COSINE),
+                pieces,
+            }),
             Err(e) => {
                 plumbing::warn!("{e}; this recall is by words only");
-                Vec::new()
+                None
             }
         }
     }
+
+    /// The nearest rows alone (`ask`).
+    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
+        self.ask(query, max_class, k)
+            .map(|a| a.near)
+            .unwrap_or_default()
+    }
+}
+
+/// What the vector side makes of a question.
+pub struct Asked {
+    /// The rows nearest to it, best first.
+    pub near: Vec<Near>,
+    /// Its pieces, to match the candidates' pieces against (`late`).
+    pub pieces: late::Question,
 }

@@ -4,9 +4,9 @@
 //! embeds the rows it is sent in batches. Both queues are bounded and the loop only ever
 //! uses their non-blocking ends, so the loop never waits for the model.
 
-use super::model::Embedder;
+use super::model::{Embedder, Embedding};
 use super::table::Job;
-use super::{EmbedError, DIM};
+use super::EmbedError;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 
@@ -35,8 +35,8 @@ pub enum Event {
     Loaded(Box<Embedder>),
     /// The model could not be loaded; the thread has ended.
     Failed(EmbedError),
-    /// A batch: each job with its vector, or the whole batch's error.
-    Done(Vec<Job>, Result<Vec<[f32; DIM]>, EmbedError>),
+    /// A batch: each job with its vector and pieces, or the whole batch's error.
+    Done(Vec<Job>, Result<Vec<Embedding>, EmbedError>),
 }
 
 pub struct Worker {
@@ -100,7 +100,7 @@ fn run(dir: &std::path::Path, jobs: &Receiver<Job>, events: &SyncSender<Event>) 
         }
         let texts: Vec<&str> = batch.iter().map(|j| j.text.as_str()).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(THREADS));
-        let result = model.embed_on(&texts, threads);
+        let result = model.embed_records_on(&texts, threads);
         if events.send(Event::Done(batch, result)).is_err() {
             return;
         }

@@ -354,6 +354,7 @@ fn a_word_hit_whose_row_has_no_vector_yet_is_not_called_unrelated() {
     let not_yet = id_of(&ix, running);
     let seen = Seen {
         near: &found,
+        pieces: None,
         embedded: &|id| id != not_yet,
     };
     let fused = recall_calibrated(CALIBRATION, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();
@@ -386,6 +387,7 @@ fn a_clear_meaning_hit_passes_word_hits_holding_only_the_questions_common_word()
     let found = near_in_chatter(&ix, (answer, 0.60), &chatter, 0.47, 0.001);
     let seen = Seen {
         near: &found,
+        pieces: None,
         embedded: &|_| true,
     };
     let fused = recall_calibrated(CALIBRATION, &ix, seen, q, DataClass::Private, 5, NOW).unwrap();

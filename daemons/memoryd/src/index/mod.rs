@@ -33,6 +33,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
+pub(crate) use rank::is_question;
 pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
@@ -197,6 +198,11 @@ impl Index {
             index_bytes,
             ..MemoryStatus::default()
         })
+    }
+
+    /// A database error on this index, named by its file.
+    pub(crate) fn sql_error(&self, source: rusqlite::Error) -> IndexError {
+        self.sql(source)
     }
 
     fn sql(&self, source: rusqlite::Error) -> IndexError {

@@ -34,6 +34,8 @@ const BEFORE: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id < ?2 \
     ORDER BY id DESC LIMIT ?3";
 const AFTER: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id > ?2 \
     ORDER BY id LIMIT ?3";
+/// A row's log and class, from FTS5's content table (`file` is `c8`, `class` `c6`).
+const OF_ROW: &str = "SELECT c8, c6 FROM docs_content WHERE id = ?1";
 const ROW: &str = "SELECT session, epoch, time, kind, role, class, untrusted, text, file
     FROM docs WHERE rowid = ?1 AND class <= ?2";
 
@@ -71,5 +73,32 @@ impl Index {
             .optional()
         };
         run().map_err(|e| self.sql(e))
+    }
+
+    /// The rows next to `rowid` in its own log (`neighbours`) that a caller cleared for
+    /// `max_class` may be matched through: none above that class or above the row's own,
+    /// as the neighbours' field (`near_field`) keeps a row from being found through words
+    /// it may not show.
+    pub fn around(&self, rowid: i64, max_class: DataClass) -> Result<Vec<i64>, IndexError> {
+        let run = || -> rusqlite::Result<Option<(i64, i64)>> {
+            let mut stmt = self.conn.prepare_cached(OF_ROW)?;
+            stmt.query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        };
+        let Some((file, class)) = run().map_err(|e| self.sql(e))? else {
+            return Ok(Vec::new());
+        };
+        let bound = class.min(class_rank(max_class));
+        let mut out = Vec::new();
+        for n in self.neighbours(file, rowid)? {
+            let of = || -> rusqlite::Result<Option<i64>> {
+                let mut stmt = self.conn.prepare_cached(OF_ROW)?;
+                stmt.query_row([n], |r| r.get(1)).optional()
+            };
+            if of().map_err(|e| self.sql(e))?.is_some_and(|c| c <= bound) {
+                out.push(n);
+            }
+        }
+        Ok(out)
     }
 }

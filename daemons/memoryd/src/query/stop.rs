@@ -212,6 +212,25 @@ const ITALIAN: &[&str] = &[
     "quando", "dove", "quale", "mio", "mia", "miei", "io", "per", "con", "non",
 ];
 
+/// The English function words a question's word pieces are matched without (`embed::late`):
+/// articles, pronouns, auxiliaries, prepositions, conjunctions and question words only.
+/// Shorter than `ENGLISH` on purpose: matched in context, "before", "all", "most" or
+/// "remember" say something of what is asked, and dropping them measured worse on LoCoMo
+/// (docs/measurements/memoryd.md, 'Late interaction').
+const FUNCTION: &[&str] = &[
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "do", "does", "did", "what",
+    "when", "where", "who", "whom", "which", "why", "how", "of", "to", "in", "on", "at", "for",
+    "with", "and", "or", "but", "i", "you", "he", "she", "it", "we", "they", "my", "your", "his",
+    "her", "its", "our", "their", "me", "him", "us", "them", "this", "that", "these", "those",
+    "has", "have", "had", "will", "would", "can", "could", "should", "there", "here", "as", "by",
+    "from", "about", "into", "than", "then", "so", "not", "no", "if",
+];
+
+/// Whether `word` (lower-case) is an English function word (`FUNCTION`).
+pub(crate) fn is_function_word(word: &str) -> bool {
+    FUNCTION.contains(&word)
+}
+
 /// The other languages' lists, each a language a question may be written in.
 const OTHERS: [&[&str]; 5] = [SPANISH, PORTUGUESE, FRENCH, GERMAN, ITALIAN];
 

@@ -1,0 +1,185 @@
+//! Late interaction over the merged candidates (docs/memoryd.md, 'Late interaction'):
+//! the last stage of a recall with vectors. The merge (`hybrid::merge`) orders every
+//! candidate the two halves found; this stage scores each by how well the question's
+//! pieces match the pieces of the candidate's turn and of the turns around it
+//! (`embed::late`), and returns the best.
+//!
+//! A candidate's score is the sum of three parts:
+//! - its *match*: for each question piece, the best cosine among the candidate's own
+//!   pieces, or `NEIGHBOUR` times the best among its neighbouring turns' (the answer "Yes!
+//!   It was amazing" is matched through the question just before it), averaged over the
+//!   question's pieces; a record that is only a question counts `QUESTION` of it (asking
+//!   again is not an answer);
+//! - its place in the merge: `FUSED / (FUSED_RANK + place)`, so what words and
+//!   meaning agreed on keeps a head start (names, time cues and rare words all weigh
+//!   there);
+//! - how far its sentence vector stands above the question's background, times
+//!   `COSINE` (a paraphrase in a varied history);
+//!
+//! and the sum counts `IN_SPAN` times for a candidate from the time the question names.
+//!
+//! Exact codes keep winning: the candidates holding a code of the question (`code_tokens`)
+//! come first in the merge's order, as the merge puts them; then the words' first hit
+//! when it holds every group of the question, which nothing found by meaning passes. When any candidate has no
+//! pieces stored (the backfill has not reached it), the merge's order is kept: a row
+//! without pieces cannot be weighed against rows with them.
+
+use super::contains_any;
+use crate::embed::bits::Bits;
+use crate::embed::late::Question;
+use crate::embed::table;
+use crate::index::{Index, IndexError};
+use crate::query::time::Span;
+use proto::label::DataClass;
+use proto::memory::Hit;
+use std::collections::{HashMap, HashSet};
+
+/// What a neighbouring turn's match counts beside the candidate's own: below one, so a
+/// turn that holds what is asked ranks above the turn next to it. Measured on LoCoMo and
+/// our sets (docs/measurements/memoryd.md, 'Late interaction'): 0.7 loses the answers a
+/// neighbour's question finds, 0.9 lifts neighbours past the answer.
+pub const NEIGHBOUR: f32 = 0.8;
+
+/// What the match of a record that is only a question counts: an owner's earlier
+/// question holds every piece of the question asked again.
+pub const QUESTION: f32 = 0.5;
+
+/// The weight of the merge's place, and the place it is counted from (reciprocal rank):
+/// the first of the merge gains 1/11 of the weight, the tenth 1/20.
+pub const FUSED: f32 = 1.0;
+pub const FUSED_RANK: f32 = 11.0;
+
+/// The weight of a sentence vector's cosine above the question's background.
+pub const COSINE: f32 = 0.5;
+
+/// What a candidate from the time the question names counts (times): as the merge weighs
+/// a meaning hit from then (`hybrid::Calibration::in_span`).
+pub const IN_SPAN: f32 = super::CALIBRATION.in_span;
+
+/// Candidates matched: the merge's first `hybrid::CANDIDATES` and each half's own. Each
+/// costs one read of its pieces and of its neighbours' (some 500 reads of at most 12 KiB
+/// in all), so a recall's work is bounded whatever the index holds.
+pub const MAX_CANDIDATES: usize = 150;
+
+/// What the question brings to the stage.
+pub struct Asked<'a> {
+    pub pieces: &'a Question,
+    /// The cosine of each row the vector side found near.
+    pub cosine: &'a HashMap<i64, f32>,
+    /// The question's background cosine (`hybrid::Calibration`).
+    pub background: f32,
+    /// The question's tokens that read as codes.
+    pub codes: &'a [String],
+    /// The words' first hit, when it holds every group of the question: it stays first
+    /// (after the codes), as the merge keeps it (docs/memoryd.md, 'Vectors').
+    pub first: Option<i64>,
+    /// The time the question names: a candidate from then counts `IN_SPAN` times its
+    /// score, as in the words' ranking and the merge (docs/memoryd.md, 'Time cues').
+    pub span: Option<&'a Span>,
+    pub max_class: DataClass,
+}
+
+/// The best `limit` of the candidates: `fused` (the merge's order) then `others` (each
+/// half's candidates the merge's depth left out), by the score in the module doc.
+pub(super) fn rerank(
+    index: &Index,
+    asked: Asked<'_>,
+    fused: Vec<(i64, Hit)>,
+    others: Vec<(i64, Hit)>,
+    limit: usize,
+) -> Result<Vec<Hit>, IndexError> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut candidates: Vec<(i64, Hit, Option<usize>)> = Vec::new();
+    for (place, (id, hit)) in fused.iter().cloned().enumerate() {
+        if seen.insert(hit.text.clone()) {
+            candidates.push((id, hit, Some(place)));
+        }
+    }
+    for (id, hit) in others {
+        if candidates.len() >= MAX_CANDIDATES {
+            break;
+        }
+        if seen.insert(hit.text.clone()) {
+            candidates.push((id, hit, None));
+        }
+    }
+    let keep_merge =
+        |fused: Vec<(i64, Hit)>| fused.into_iter().take(limit).map(|(_, h)| h).collect();
+    let mut pieces = Pieces::new(index, asked.pieces);
+    let mut scored: Vec<(f32, u8, usize, Hit)> = Vec::with_capacity(candidates.len());
+    for (i, (id, hit, place)) in candidates.into_iter().enumerate() {
+        let Some(own) = pieces.best(id)? else {
+            return Ok(keep_merge(fused));
+        };
+        let mut best = own;
+        for n in index.around(id, asked.max_class)? {
+            if let Some(theirs) = pieces.best(n)? {
+                for (b, t) in best.iter_mut().zip(theirs) {
+                    *b = b.max(NEIGHBOUR * t);
+                }
+            }
+        }
+        let mut score = if best.is_empty() {
+            0.0
+        } else {
+            best.iter().sum::<f32>() / best.len() as f32
+        };
+        if crate::index::is_question(&hit.text) {
+            score *= QUESTION;
+        }
+        if let Some(place) = place {
+            score += FUSED / (FUSED_RANK + place as f32);
+        }
+        if let Some(&c) = asked.cosine.get(&id) {
+            score += COSINE * (c - asked.background).max(0.0);
+        }
+        if asked.span.is_some_and(|s| s.holds(&hit.time)) {
+            score *= IN_SPAN;
+        }
+        // Codes first, then the words' whole-question first hit, then the rest by score.
+        let tier =
+            u8::from(contains_any(&hit.text, asked.codes)) * 2 + u8::from(asked.first == Some(id));
+        scored.push((score, tier, i, hit));
+    }
+    // By tier; the codes in the merge's order, the rest by score, ties in the merge's
+    // order.
+    scored.sort_by(|a, b| {
+        b.1.cmp(&a.1).then(if a.1 >= 2 && b.1 >= 2 {
+            a.2.cmp(&b.2)
+        } else {
+            b.0.total_cmp(&a.0).then(a.2.cmp(&b.2))
+        })
+    });
+    Ok(scored.into_iter().take(limit).map(|s| s.3).collect())
+}
+
+/// Each row's best cosine per question piece, read and computed once a recall.
+struct Pieces<'a> {
+    index: &'a Index,
+    question: &'a Question,
+    best: HashMap<i64, Option<Vec<f32>>>,
+}
+
+impl<'a> Pieces<'a> {
+    fn new(index: &'a Index, question: &'a Question) -> Pieces<'a> {
+        Pieces {
+            index,
+            question,
+            best: HashMap::new(),
+        }
+    }
+
+    /// Row `id`'s best cosine for each question piece; `None` when it has no pieces.
+    fn best(&mut self, id: i64) -> Result<Option<Vec<f32>>, IndexError> {
+        if let Some(b) = self.best.get(&id) {
+            return Ok(b.clone());
+        }
+        let stored: Option<Vec<Bits>> =
+            table::pieces(self.index.conn(), id).map_err(|e| self.index.sql_error(e))?;
+        let b = stored.map(|p| self.question.best(&p));
+        self.best.insert(id, b.clone());
+        Ok(b)
+    }
+}
+#[cfg(test)]
+mod tests;
