@@ -21,6 +21,7 @@
 
 mod asked;
 mod metrics;
+mod peers;
 mod sets;
 mod systems;
 mod vectors;
@@ -51,6 +52,12 @@ fn main() {
         if std::env::args().any(|a| a == "--asked") {
             if set.name == "locomo" {
                 asked::run(&set);
+            }
+            continue;
+        }
+        if std::env::args().any(|a| a == "--peers-only") {
+            if set.name == "locomo" {
+                reference_rows(&set);
             }
             continue;
         }
@@ -130,5 +137,87 @@ fn main() {
             }
             println!();
         }
+        if set.name == "locomo" && !std::env::args().any(|a| a == "--no-peers") {
+            reference_rows(&set);
+        }
     }
+}
+
+/// Every question asked of every system: per system, the scores per category and of
+/// `sets::ALL`.
+fn score(
+    systems: &mut [System<'_>],
+    questions: &[sets::Question],
+    verbose: bool,
+) -> Vec<BTreeMap<String, Scores>> {
+    let mut scores = Vec::new();
+    for s in systems {
+        let mut by_cat: BTreeMap<String, Scores> = BTreeMap::new();
+        for q in questions {
+            let hits = (s.ask)(&q.text);
+            let sc = q.judge.score(&hits, DEPTH);
+            if verbose && sc.first != Some(0) {
+                eprintln!(
+                    "{} · {} · {:?} -> {:?}: {:?}",
+                    s.name,
+                    q.category,
+                    q.text,
+                    sc.first,
+                    hits.first()
+                );
+            }
+            by_cat.entry(q.category.clone()).or_default().add(&sc);
+            if q.category != sets::UNANSWERABLE {
+                by_cat.entry(sets::ALL.into()).or_default().add(&sc);
+            }
+        }
+        scores.push(by_cat);
+    }
+    scores
+}
+
+/// One table per measure, a row per category, a column per system.
+fn tables(title: &str, head: &[&str], scores: &[BTreeMap<String, Scores>]) {
+    let cats: Vec<String> = scores[0].keys().cloned().collect();
+    for (measure, f) in metrics::MEASURES {
+        println!("### {title}: {measure}\n");
+        println!("| category | n | {} |", head.join(" | "));
+        println!("|---|---:|{}", "---:|".repeat(head.len()));
+        for c in &cats {
+            let cells: Vec<String> = scores.iter().map(|s| format!("{:.3}", f(&s[c]))).collect();
+            println!("| {c} | {} | {} |", scores[0][c].len(), cells.join(" | "));
+        }
+        println!();
+    }
+}
+
+/// LoCoMo again, each conversation its own haystack: memoryd beside the systems an owner
+/// might pick instead (`peers`), then their query times.
+fn reference_rows(set: &sets::Set) {
+    let Some(peers) = peers::Peers::build(set.state.path(), &set.questions) else {
+        return;
+    };
+    let times = std::rc::Rc::clone(&peers.times);
+    let mut systems = peers.systems(DEPTH);
+    let scores = score(&mut systems, &set.questions, false);
+    let head: Vec<&str> = systems.iter().map(|s| s.name).collect();
+    let title = format!("{}, each conversation its own haystack", set.name);
+    println!("## {title}: reference rows\n");
+    tables(&title, &head, &scores);
+    println!("### {title}: query time\n");
+    println!("| system | p50 ms | p99 ms | indexing the ten, s |");
+    println!("|---|---:|---:|---:|");
+    let times = times.borrow();
+    let cell =
+        |x: Option<f64>, digits: usize| x.map_or_else(String::new, |x| format!("{x:.digits$}"));
+    for name in &head {
+        let ms = times.get(name).map(Vec::as_slice).unwrap_or_default();
+        println!(
+            "| {name} | {} | {} | {} |",
+            cell(peers::percentile(ms, 50.0), 2),
+            cell(peers::percentile(ms, 99.0), 2),
+            cell(peers.index_s.get(name).copied(), 1),
+        );
+    }
+    println!();
 }
