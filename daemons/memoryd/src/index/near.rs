@@ -30,9 +30,11 @@ pub(crate) const NEAR_TURNS: u32 = 2;
 /// a neighbour's lent relevance could not lift a row into the hits anyway.
 pub(crate) const NEAR_SOURCES: usize = 40;
 
-const BEFORE: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id < ?2 \
+/// A neighbour's id and class (`class` is the content table's `c6`), read together so
+/// late interaction's class bound (`around`) costs no read of its own.
+const BEFORE: &str = "SELECT id, c6 FROM docs_content WHERE c8 = ?1 AND id < ?2 \
     ORDER BY id DESC LIMIT ?3";
-const AFTER: &str = "SELECT id FROM docs_content WHERE c8 = ?1 AND id > ?2 \
+const AFTER: &str = "SELECT id, c6 FROM docs_content WHERE c8 = ?1 AND id > ?2 \
     ORDER BY id LIMIT ?3";
 /// A row's log and class, from FTS5's content table (`file` is `c8`, `class` `c6`).
 const OF_ROW: &str = "SELECT c8, c6 FROM docs_content WHERE id = ?1";
@@ -43,12 +45,21 @@ impl Index {
     /// The row ids of up to `NEAR_TURNS` rows before and after `rowid` in log `file`,
     /// nearest first on each side (before, then after).
     pub(super) fn neighbours(&self, file: i64, rowid: i64) -> Result<Vec<i64>, IndexError> {
-        let run = || -> rusqlite::Result<Vec<i64>> {
+        Ok(self
+            .neighbours_with_class(file, rowid)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// `neighbours` with each one's class rank.
+    fn neighbours_with_class(&self, file: i64, rowid: i64) -> Result<Vec<(i64, i64)>, IndexError> {
+        let run = || -> rusqlite::Result<Vec<(i64, i64)>> {
             let mut out = Vec::with_capacity(2 * NEAR_TURNS as usize);
             for sql in [BEFORE, AFTER] {
                 let mut stmt = self.conn.prepare_cached(sql)?;
                 let ids = stmt.query_map(rusqlite::params![file, rowid, NEAR_TURNS], |r| {
-                    r.get::<_, i64>(0)
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
                 })?;
                 for id in ids {
                     out.push(id?);
@@ -89,16 +100,11 @@ impl Index {
             return Ok(Vec::new());
         };
         let bound = class.min(class_rank(max_class));
-        let mut out = Vec::new();
-        for n in self.neighbours(file, rowid)? {
-            let of = || -> rusqlite::Result<Option<i64>> {
-                let mut stmt = self.conn.prepare_cached(OF_ROW)?;
-                stmt.query_row([n], |r| r.get(1)).optional()
-            };
-            if of().map_err(|e| self.sql(e))?.is_some_and(|c| c <= bound) {
-                out.push(n);
-            }
-        }
-        Ok(out)
+        Ok(self
+            .neighbours_with_class(file, rowid)?
+            .into_iter()
+            .filter(|&(_, c)| c <= bound)
+            .map(|(id, _)| id)
+            .collect())
     }
 }
