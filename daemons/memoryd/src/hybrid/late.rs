@@ -8,15 +8,16 @@
 //! - its *match*: for each question piece, the best cosine among the candidate's own
 //!   pieces, or `NEIGHBOUR` times the best among its neighbouring turns' (the answer "Yes!
 //!   It was amazing" is matched through the question just before it), averaged over the
-//!   question's pieces; a record that is only a question counts `QUESTION` of it (asking
-//!   again is not an answer);
+//!   question's pieces;
 //! - its place in the merge: `FUSED / (FUSED_RANK + place)`, so what words and
 //!   meaning agreed on keeps a head start (names, time cues and rare words all weigh
 //!   there);
 //! - how far its sentence vector stands above the question's background, times
 //!   `COSINE` (a paraphrase in a varied history);
 //!
-//! and the sum counts `IN_SPAN` times for a candidate from the time the question names.
+//! and the sum counts `IN_SPAN` times for a candidate from the time the question names,
+//! and `QUESTION` of itself for a record that is only a question (asking again is not an
+//! answer).
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`code_tokens`)
 //! come first in the merge's order, as the merge puts them; then the words' first hit
@@ -40,8 +41,8 @@ use std::collections::{HashMap, HashSet};
 /// neighbour's question finds, 0.9 lifts neighbours past the answer.
 pub const NEIGHBOUR: f32 = 0.8;
 
-/// What the match of a record that is only a question counts: an owner's earlier
-/// question holds every piece of the question asked again.
+/// What the score of a record that is only a question counts: an owner's earlier
+/// question holds every piece of the question asked again, and is as near in meaning.
 pub const QUESTION: f32 = 0.5;
 
 /// The weight of the merge's place, and the place it is counted from (reciprocal rank):
@@ -124,14 +125,16 @@ pub(super) fn rerank(
         } else {
             best.iter().sum::<f32>() / best.len() as f32
         };
-        if crate::index::is_question(&hit.text) {
-            score *= QUESTION;
-        }
         if let Some(place) = place {
             score += FUSED / (FUSED_RANK + place as f32);
         }
         if let Some(&c) = asked.cosine.get(&id) {
             score += COSINE * (c - asked.background).max(0.0);
+        }
+        // The whole score: an earlier asking of the same question is as near in meaning
+        // as it is in pieces, and the merge puts it high for that.
+        if crate::index::is_question(&hit.text) {
+            score *= QUESTION;
         }
         if asked.span.is_some_and(|s| s.holds(&hit.time)) {
             score *= IN_SPAN;
