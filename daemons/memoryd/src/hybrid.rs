@@ -172,12 +172,7 @@ pub fn recall_with(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
-    let seen = Seen {
-        near,
-        pieces: None,
-        embedded: &|_| true,
-    };
-    recall_calibrated(CALIBRATION, index, seen, query, max_class, limit, now)
+    recall_seen(index, near, None, query, max_class, limit, now)
 }
 
 /// `recall_with` and late interaction over the candidates with the question's `pieces`
@@ -191,9 +186,22 @@ pub fn recall_late(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
+    recall_seen(index, near, Some(pieces), query, max_class, limit, now)
+}
+
+/// The default calibration over `near`, every row counted as embedded.
+fn recall_seen(
+    index: &Index,
+    near: &[Near],
+    pieces: Option<&Question>,
+    query: &str,
+    max_class: DataClass,
+    limit: u32,
+    now: time::Day,
+) -> Result<Vec<Hit>, IndexError> {
     let seen = Seen {
         near,
-        pieces: Some(pieces),
+        pieces,
         embedded: &|_| true,
     };
     recall_calibrated(CALIBRATION, index, seen, query, max_class, limit, now)

@@ -92,24 +92,10 @@ fn main() {
                 names = systems.iter().map(|s| s.name).collect();
                 scores = vec![BTreeMap::new(); systems.len()];
             }
-            for (s, by_cat) in systems.iter_mut().zip(&mut scores) {
-                for q in &haystack.questions {
-                    let hits = (s.ask)(&q.text);
-                    let sc = q.judge.score(&hits, DEPTH);
-                    if verbose && sc.first != Some(0) {
-                        eprintln!(
-                            "{} · {} · {:?} -> {:?}: {:?}",
-                            s.name,
-                            q.category,
-                            q.text,
-                            sc.first,
-                            hits.first()
-                        );
-                    }
-                    by_cat.entry(q.category.clone()).or_default().add(&sc);
-                    if q.category != sets::UNANSWERABLE {
-                        by_cat.entry(sets::ALL.into()).or_default().add(&sc);
-                    }
+            let asked = score(&mut systems, &haystack.questions, verbose);
+            for (all, one) in scores.iter_mut().zip(asked) {
+                for (c, s) in one {
+                    all.entry(c).or_default().extend(&s);
                 }
             }
         }
@@ -147,7 +133,7 @@ fn main() {
 /// `sets::ALL`.
 fn score(
     systems: &mut [System<'_>],
-    questions: &[sets::Question],
+    questions: &[&sets::Question],
     verbose: bool,
 ) -> Vec<BTreeMap<String, Scores>> {
     let mut scores = Vec::new();
@@ -199,7 +185,8 @@ fn reference_rows(set: &sets::Set) {
     };
     let times = std::rc::Rc::clone(&peers.times);
     let mut systems = peers.systems(DEPTH);
-    let scores = score(&mut systems, &set.questions, false);
+    let questions: Vec<&sets::Question> = set.questions.iter().collect();
+    let scores = score(&mut systems, &questions, false);
     let head: Vec<&str> = systems.iter().map(|s| s.name).collect();
     let title = format!("{}, each conversation its own haystack", set.name);
     println!("## {title}: reference rows\n");

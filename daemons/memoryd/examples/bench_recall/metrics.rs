@@ -27,6 +27,11 @@ pub const MEASURES: [Measure; 6] = [
 ];
 
 impl Scores {
+    /// Adds every question `other` scored (another haystack's).
+    pub fn extend(&mut self, other: &Scores) {
+        self.all.extend_from_slice(&other.all);
+    }
+
     pub fn add(&mut self, one: &One) {
         self.all
             .push((one.first, one.evidence_at_5, one.evidence_at_10));

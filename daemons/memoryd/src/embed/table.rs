@@ -72,12 +72,6 @@ pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
     if !had_triggers || redo {
         tx.execute(SEED, [])?;
     }
-    // A row whose pieces were found damaged (`pieces`) is embedded again.
-    tx.execute(
-        "INSERT OR IGNORE INTO embed_queue (id)
-         SELECT id FROM vecs WHERE id NOT IN (SELECT id FROM vec_pieces)",
-        [],
-    )?;
     tx.commit()?;
     Ok(!had_triggers || redo)
 }
@@ -198,9 +192,10 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
 }
 
 /// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged.
-/// Damaged pieces are dropped and the row queued, so it is embedded again (at once when
-/// the backfill is running, else at the next start, `create`); meanwhile its vector is
-/// still used.
+/// Damaged pieces are dropped and the row queued in the same database, so it is
+/// embedded again (at once when the backfill is running, else after the next start: the
+/// queue outlives the process); meanwhile its vector is still used. Every other row with
+/// a vector has its pieces: `store` writes both in one transaction.
 pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>> {
     let mut stmt = conn.prepare_cached("SELECT pieces FROM vec_pieces WHERE id = ?1")?;
     let Some(blob) = stmt
