@@ -34,6 +34,7 @@ use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
 use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
+use codes::Codes;
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
@@ -251,11 +252,12 @@ pub fn recall_calibrated(
             .collect(),
         None => Vec::new(),
     };
-    // The words' first hit holding every group of the question stays first (`late`).
+    // The words' first hit holding every group of the question stays first (`late`),
+    // unless it is only a question: an earlier asking holds every group and answers none.
     let first = lexical
         .hits
         .first()
-        .filter(|r| r.relevance >= 1.0)
+        .filter(|r| r.relevance >= 1.0 && !crate::index::is_question(&r.hit.text))
         .map(|r| r.rowid);
     let fused = merge(
         cal,
@@ -277,7 +279,7 @@ pub fn recall_calibrated(
                 pieces,
                 cosine: &cosine,
                 background,
-                codes: &code_tokens(query),
+                codes: &Codes::of(query),
                 first,
                 span: span.as_ref(),
                 max_class,
@@ -323,7 +325,7 @@ fn merge(
     limit: usize,
     now: time::Day,
 ) -> Vec<(i64, Hit)> {
-    let codes = code_tokens(query);
+    let codes = Codes::of(query);
     let parsed = query::parse(query);
     let span = time::cue(query, now);
     let background = background(cal, &by_meaning);
@@ -365,7 +367,7 @@ fn merge(
             let near = NEAR_WEIGHT as f32 * share(r.held | r.near_held);
             let mut strength_now = share(r.held).max(near);
             let mut unrelated = false;
-            if contains_any(&hit.text, &codes) {
+            if codes.pin(&hit.text) {
                 strength_now = f32::INFINITY;
             } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
                 let m = strength(&hit, c);
@@ -465,29 +467,7 @@ fn similarity(cosine: f32) -> u16 {
     (cosine.clamp(0.0, 1.0) * f32::from(proto::memory::FULLY_RELEVANT)).round() as u16
 }
 
-/// The query's tokens that read as codes, lower-cased.
-pub(crate) fn code_tokens(query: &str) -> Vec<String> {
-    query
-        .split_whitespace()
-        .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|t| {
-            t.chars().any(|c| c.is_ascii_digit())
-                || t.chars()
-                    .any(|c| matches!(c, '.' | '/' | '@' | ':' | '_' | '-'))
-        })
-        .filter(|t| t.chars().any(char::is_alphanumeric))
-        .map(str::to_lowercase)
-        .collect()
-}
-
-pub(crate) fn contains_any(text: &str, codes: &[String]) -> bool {
-    if codes.is_empty() {
-        return false;
-    }
-    let text = text.to_lowercase();
-    codes.iter().any(|c| text.contains(c.as_str()))
-}
-
+mod codes;
 mod late;
 #[cfg(test)]
 mod tests;

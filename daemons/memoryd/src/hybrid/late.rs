@@ -19,13 +19,13 @@
 //! and `QUESTION` of itself for a record that is only a question (asking again is not an
 //! answer).
 //!
-//! Exact codes keep winning: the candidates holding a code of the question (`code_tokens`)
+//! Exact codes keep winning: the candidates holding a code of the question (`codes`)
 //! come first in the merge's order, as the merge puts them; then the words' first hit
 //! when it holds every group of the question, which nothing found by meaning passes. When any candidate has no
 //! pieces stored (the backfill has not reached it), the merge's order is kept: a row
 //! without pieces cannot be weighed against rows with them.
 
-use super::contains_any;
+use super::codes::Codes;
 use crate::embed::bits::Bits;
 use crate::embed::late::Question;
 use crate::embed::table;
@@ -72,8 +72,8 @@ pub struct Asked<'a> {
     pub cosine: &'a HashMap<i64, f32>,
     /// The question's background cosine (`hybrid::Calibration`).
     pub background: f32,
-    /// The question's tokens that read as codes.
-    pub codes: &'a [String],
+    /// The question's exact codes.
+    pub codes: &'a Codes,
     /// The words' first hit, when it holds every group of the question: it stays first
     /// (after the codes), as the merge keeps it (docs/memoryd.md, 'Vectors').
     pub first: Option<i64>,
@@ -143,8 +143,7 @@ pub(super) fn rerank(
             score *= IN_SPAN;
         }
         // Codes first, then the words' whole-question first hit, then the rest by score.
-        let tier =
-            u8::from(contains_any(&hit.text, asked.codes)) * 2 + u8::from(asked.first == Some(id));
+        let tier = u8::from(asked.codes.pin(&hit.text)) * 2 + u8::from(asked.first == Some(id));
         scored.push((score, tier, i, hit));
     }
     // By tier; the codes in the merge's order, the rest by score, ties in the merge's

@@ -148,7 +148,7 @@ impl Embedded {
             pieces: &pieces,
             cosine: &HashMap::new(),
             background: 0.0,
-            codes: &[],
+            codes: &Codes::default(),
             first: None,
             span: None,
             max_class,
@@ -486,4 +486,42 @@ fn a_question_naming_a_month_still_prefers_the_records_from_that_month() {
     assert_eq!(merged[0], october, "the merge alone prefers October");
     let hits = e.late(q, DataClass::Private, 5);
     assert_eq!(hits[0], october, "{hits:?}");
+}
+
+/// The owner asking in sequence: earlier questions naming a year, and the replies that
+/// repeat them, hold no code of a later question naming a day of that year. Read as
+/// codes, "1" and "2023" pinned every record holding them first, and the earlier
+/// askings took the first hits from the answer.
+#[test]
+fn earlier_questions_naming_the_same_year_are_not_pinned_above_the_answer() {
+    let Some(m) = model() else { return };
+    let answer = "Gina: I found the perfect spot for my clothing store, a corner shop downtown!";
+    let asked = [
+        "What setback did Melanie face in October 2023?",
+        "You asked: What setback did Melanie face in October 2023?",
+        "How many times has Melanie gone to the beach in 2023?",
+        "You asked: How many times has Melanie gone to the beach in 2023?",
+    ];
+    let e = embedded_at(
+        m,
+        &[
+            (
+                "chat",
+                0,
+                vec![
+                    (
+                        "2023-02-01T10:00:00.000Z",
+                        "Jon: Hey Gina, any news about the shop?",
+                    ),
+                    ("2023-02-01T10:01:00.000Z", answer),
+                    ("2023-02-01T10:02:00.000Z", "Jon: Wow, that is great news!"),
+                ],
+            ),
+            ("owner", 0, asked.iter().map(|a| (T, *a)).collect()),
+        ],
+    );
+    let q = "What did Gina find for her clothing store on 1 February, 2023?";
+    let hits = e.late(q, DataClass::Private, 3);
+    assert_eq!(hits[0], answer, "{hits:?}");
+    assert!(asked.iter().all(|a| at(&hits, a) > 0), "{hits:?}");
 }
