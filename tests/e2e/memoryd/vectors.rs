@@ -213,3 +213,54 @@ fn a_damaged_model_keeps_the_stored_vectors_and_the_good_one_back_reuses_them() 
     assert_eq!((s.vectors, s.vectors_pending), (before.vectors, 0));
     assert!(!d.log_text().contains("queued for embedding again"));
 }
+
+/// Regression: an index made before rows kept their word pieces had every vector
+/// dropped at the upgrade, so until the backfill came back to a row it was found by its
+/// words alone, and `Status` counted from none. Now every row keeps its vector while its
+/// pieces are made again (oldest last), and is counted once throughout.
+#[test]
+fn an_index_made_before_pieces_keeps_its_vectors_while_they_are_made() {
+    let Some(model) = embed_model() else { return };
+    let fx = Fixture::new("");
+    with_model(&fx, &model);
+    let epoch = Epoch::start(&fx, "main");
+    // The oldest row, so the backfill, newest first, comes to it last.
+    let mut text = user("I'm allergic to penicillin").to_line();
+    for i in 0..BACKFILL {
+        text.push_str(&user(&format!("note {i}: the map is in drawer {}", i % 7)).to_line());
+    }
+    epoch.raw(text.as_bytes());
+    let rows = BACKFILL as u64 + 1;
+    let mut d = Daemon::start("memoryd", &fx);
+    wait_embedded(&fx);
+    assert!(d.stop().success());
+    // As a memoryd made it before rows kept their pieces.
+    let db = rusqlite::Connection::open(fx.state_dir.join("memory").join("index.sqlite")).unwrap();
+    db.execute_batch("DROP TRIGGER pieces_row_dropped; DROP TABLE vec_pieces")
+        .unwrap();
+    drop(db);
+
+    let d = Daemon::start("memoryd", &fx);
+    d.wait_log("embedding model loaded");
+    // The model has just loaded: the pieces' backfill has barely begun (a batch takes a
+    // tenth of a second, the whole of it seconds).
+    let s = status(&fx);
+    assert_eq!(s.vectors, rows, "every vector kept: {s:?}");
+    let hits = recall(&fx, "which medicine must I never take?");
+    assert_eq!(
+        hits.first().map(|h| h.text.as_str()),
+        Some("I'm allergic to penicillin"),
+        "found by its kept vector: {hits:?}"
+    );
+    let deadline = Instant::now() + HANG;
+    loop {
+        let s = status(&fx);
+        assert_eq!(s.vectors, rows, "each row counted once: {s:?}");
+        if s.vectors_pending == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "backfill stuck at {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!d.log_text().contains("queued for embedding again"));
+}

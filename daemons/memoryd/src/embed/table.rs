@@ -3,12 +3,18 @@
 //! `vecs` holds one code per text row (keyed by the row's id, with its class so a scan
 //! can filter without reading the text), `vec_pieces` the row's word pieces for late
 //! interaction (`late`; read only for a recall's candidates, never loaded whole),
-//! `embed_queue` the ids of rows without a code, and `embed_meta` which model made the
-//! codes. Two triggers on FTS5's content table
+//! `embed_queue` the ids of rows to embed (no code yet, or a code but no pieces), and
+//! `embed_meta` which model made the codes. Two triggers on FTS5's content table
 //! (`docs_content`) keep the queue exact in the same transaction as the text: a row
 //! added is queued, a row dropped takes its code and its queue entry with it. So a crash
 //! anywhere leaves no row unqueued and no code for a row that is gone, and the text
 //! index's own code (catch-up, ingest) needs no change to feed the vectors.
+//!
+//! An index made before rows kept their pieces keeps its codes when it is opened by
+//! this memoryd (`create`): its rows are queued for their pieces, newest first, and
+//! recall uses their vectors meanwhile (docs/memoryd.md, 'Late interaction'). A row
+//! embedded again replaces its code, and `store` says which rows had none, so the count
+//! of rows with a code stays exact without counting the table.
 
 use super::bits::Bits;
 use super::late;
@@ -37,18 +43,35 @@ END;
 const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
     SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vecs)";
 
-/// `create` then `adopt`: the tables for codes made by `model`, for a caller that has its
-/// model already (the benches). Returns whether the queue was (re)seeded.
-pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
-    let seeded = create(conn)?;
-    Ok(adopt(conn, model)? || seeded)
+/// Queues every text row that has a code but no pieces: for an index made before rows
+/// kept their pieces, whose codes are kept (`create`).
+const SEED_PIECES: &str = "INSERT OR IGNORE INTO embed_queue (id)
+    SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vec_pieces)";
+
+/// What `create` queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Nothing: the tables were there, and the queue is as it was left.
+    Nothing,
+    /// Every row without a code: the index had no triggers yet (the model was just
+    /// configured).
+    Unembedded,
+    /// Every row without pieces, its code kept: an index made before rows kept their
+    /// pieces.
+    ForPieces,
 }
 
-/// Makes the tables and triggers. Returns whether the queue was seeded (an index that had
-/// no triggers yet: the model was just configured). Which model made the stored codes is
-/// not looked at here: that waits for a model to load (`adopt`), so a model that fails to
-/// load never costs the codes made by a good one.
-pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
+/// `create` then `adopt`: the tables for codes made by `model`, for a caller that has its
+/// model already (the benches). Returns whether anything was queued.
+pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
+    let queued = create(conn)?;
+    Ok(adopt(conn, model)? || queued != Queued::Nothing)
+}
+
+/// Makes the tables and triggers, and says what it queued. Which model made the stored
+/// codes is not looked at here: that waits for a model to load (`adopt`), so a model that
+/// fails to load never costs the codes made by a good one.
+pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     let had_triggers: bool = conn.query_row(
         "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'trigger'
              AND name IN ('embed_row_added', 'embed_row_dropped')",
@@ -62,18 +85,22 @@ pub fn create(conn: &Connection) -> rusqlite::Result<bool> {
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
-    // Codes stored before rows kept their pieces: every row is embedded again, newest
-    // first, so a recall's candidates all have pieces to be matched by (docs/memoryd.md,
-    // 'Late interaction').
-    let redo = had_triggers && !had_pieces;
-    if redo {
-        tx.execute("DELETE FROM vecs", [])?;
-    }
-    if !had_triggers || redo {
+    let queued = if !had_triggers {
         tx.execute(SEED, [])?;
-    }
+        Queued::Unembedded
+    } else if !had_pieces {
+        // Codes stored before rows kept their pieces: the codes stay (at a million rows
+        // the backfill takes hours, and recall by meaning needs them all that time), and
+        // every row is embedded again for its pieces, newest first. Until a recall's
+        // candidates all have pieces, the merge's order is its answer (docs/memoryd.md,
+        // 'Late interaction').
+        tx.execute(SEED_PIECES, [])?;
+        Queued::ForPieces
+    } else {
+        Queued::Nothing
+    };
     tx.commit()?;
-    Ok(!had_triggers || redo)
+    Ok(queued)
 }
 
 /// Takes the loaded model (`model`, its content fingerprint) as the maker of the codes:
@@ -164,14 +191,26 @@ pub fn next_jobs(
 /// A finished job: its row, its vector's code and its pieces (`late`).
 pub type Done = (Job, Code, Vec<Bits>);
 
+/// A job `store` stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stored {
+    /// Its place in the jobs given to `store`.
+    pub at: usize,
+    /// Whether its row had no code before. A row embedded again (for its pieces after an
+    /// upgrade, or for damaged pieces) had one, and is not one more row with a code.
+    pub new: bool,
+}
+
 /// Stores the codes and pieces of finished jobs and takes them off the queue, in one
 /// transaction. A job whose row changed since it was read (dropped, or replaced by other
 /// text) is not stored: its vector would describe text that is no longer there. Returns
-/// the jobs stored.
-pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
+/// the jobs stored, each saying whether its row is new to `vecs` (one lookup by id a
+/// job, in the same transaction: exact, and a batch's cost whatever the table holds).
+pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<Stored>> {
     let tx = conn.unchecked_transaction()?;
     let mut stored = Vec::new();
     {
+        let mut had = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM vecs WHERE id = ?1)")?;
         let mut put = tx.prepare_cached(
             "INSERT OR REPLACE INTO vecs (id, class, code)
              SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)",
@@ -179,11 +218,12 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
         let mut pieces =
             tx.prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")?;
         let mut unqueue = tx.prepare_cached("DELETE FROM embed_queue WHERE id = ?1")?;
-        for (i, (job, code, p)) in done.iter().enumerate() {
+        for (at, (job, code, p)) in done.iter().enumerate() {
+            let old: bool = had.query_row([job.id], |r| r.get(0))?;
             if put.execute(params![job.id, job.class, quant::to_bytes(code), job.text])? == 1 {
                 pieces.execute(params![job.id, late::to_bytes(p)])?;
                 unqueue.execute([job.id])?;
-                stored.push(i);
+                stored.push(Stored { at, new: !old });
             }
         }
     }
@@ -194,8 +234,10 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
 /// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged.
 /// Damaged pieces are dropped and the row queued in the same database, so it is
 /// embedded again (at once when the backfill is running, else after the next start: the
-/// queue outlives the process); meanwhile its vector is still used. Every other row with
-/// a vector has its pieces: `store` writes both in one transaction.
+/// queue outlives the process); meanwhile its vector is still used. The only other rows
+/// with a vector and no pieces are those of an index made before rows kept their pieces,
+/// queued by `create` until the backfill reaches them: `store` writes both in one
+/// transaction.
 pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>> {
     let mut stmt = conn.prepare_cached("SELECT pieces FROM vec_pieces WHERE id = ?1")?;
     let Some(blob) = stmt
@@ -217,6 +259,16 @@ pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>>
 /// slices, and the last id read (`None`: nothing was left). A blob that is not a code is
 /// queued again rather than loaded.
 pub fn load_slice(conn: &Connection, after: i64, n: usize) -> rusqlite::Result<Slice> {
+    Ok(load_slice_dropping(conn, after, n)?.0)
+}
+
+/// `load_slice`, and how many damaged codes it dropped: each was a row with a code, and
+/// is now a row waiting for one.
+pub fn load_slice_dropping(
+    conn: &Connection,
+    after: i64,
+    n: usize,
+) -> rusqlite::Result<(Slice, u64)> {
     let mut stmt =
         conn.prepare_cached("SELECT id, class, code FROM vecs WHERE id > ?1 ORDER BY id LIMIT ?2")?;
     let rows = stmt.query_map(params![after, i64::try_from(n).unwrap_or(i64::MAX)], |r| {
@@ -237,12 +289,13 @@ pub fn load_slice(conn: &Connection, after: i64, n: usize) -> rusqlite::Result<S
             None => damaged.push(id),
         }
     }
+    let mut dropped = 0;
     for id in damaged {
         plumbing::warn!("vector of row {id} is damaged; embedding it again");
-        conn.execute("DELETE FROM vecs WHERE id = ?1", [id])?;
+        dropped += conn.execute("DELETE FROM vecs WHERE id = ?1", [id])? as u64;
         conn.execute("INSERT OR IGNORE INTO embed_queue (id) VALUES (?1)", [id])?;
     }
-    Ok((out, last))
+    Ok(((out, last), dropped))
 }
 
 /// Loaded codes (id, class, code) and the last id read.

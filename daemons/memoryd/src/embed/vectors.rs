@@ -9,7 +9,7 @@ use super::late;
 use super::model::Embedder;
 use super::quant;
 use super::store::{Near, Store};
-use super::table::{self, Job};
+use super::table::{self, Job, Queued};
 use super::worker::{Event, Worker, JOB_QUEUE, RESULT_QUEUE};
 use super::EmbedError;
 use rusqlite::Connection;
@@ -63,7 +63,11 @@ pub struct Vectors {
     in_flight: HashSet<i64>,
     /// A job the worker's queue had no room for, offered again next turn.
     held: Option<Job>,
-    /// Rows waiting for a vector, and rows with one, as last counted or kept.
+    /// Rows queued to embed, and rows with a code, as last counted or kept since: the
+    /// count is exact between counts too (`table::store` says which stored rows had no
+    /// code; a damaged code dropped at load is taken off), never a count of the table per
+    /// batch. After an upgrade a row can be in both: it has its vector and waits for its
+    /// pieces (docs/memoryd.md, 'Late interaction').
     pending: u64,
     stored: u64,
     /// New rows may have been queued since the last count.
@@ -168,8 +172,16 @@ impl Vectors {
 
     fn step(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         if let Phase::Start = self.phase {
-            if table::create(conn)? {
-                plumbing::info!("vectors: every indexed row is queued for embedding");
+            match table::create(conn)? {
+                Queued::Nothing => {}
+                Queued::Unembedded => {
+                    plumbing::info!("vectors: every indexed row is queued for embedding")
+                }
+                Queued::ForPieces => plumbing::notice!(
+                    "vectors: the index was made before rows kept their word pieces; every \
+                     indexed row is queued to be embedded again, newest first, and its \
+                     vector is used meanwhile"
+                ),
             }
             self.stored = table::stored(conn)?;
             self.phase = Phase::Running;
@@ -179,7 +191,8 @@ impl Vectors {
         }
         self.drain(conn)?;
         if let Some(after) = self.loading {
-            let (codes, last) = table::load_slice(conn, after, LOAD_SLICE)?;
+            let ((codes, last), dropped) = table::load_slice_dropping(conn, after, LOAD_SLICE)?;
+            self.stored = self.stored.saturating_sub(dropped);
             for (id, class, code) in &codes {
                 self.put(*id, *class, code);
             }
@@ -248,13 +261,15 @@ impl Vectors {
                         .map(|(job, e)| (job, quant::encode(&e.vector), e.pieces))
                         .collect();
                     let stored = table::store(conn, &done)?;
-                    for &i in &stored {
-                        let (job, code, _) = &done[i];
+                    let mut new = 0;
+                    for s in &stored {
+                        let (job, code, _) = &done[s.at];
                         self.put(job.id, job.class, code);
+                        new += u64::from(s.new);
                     }
-                    let n = stored.len() as u64;
-                    self.stored += n;
-                    self.pending = self.pending.saturating_sub(n);
+                    // A row embedded again (for its pieces) was counted already.
+                    self.stored += new;
+                    self.pending = self.pending.saturating_sub(stored.len() as u64);
                     if stored.len() < done.len() {
                         // Rows that changed under the worker: the queue says what is left.
                         self.woken = true;
