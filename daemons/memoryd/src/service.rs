@@ -222,9 +222,13 @@ impl FrameService {
             .status()
             .map_err(|e| Failure::from(e.to_string()))?;
         if let Some(v) = self.vectors.as_mut() {
-            // A catch-up just ran and may have queued rows for the backfill.
+            // A catch-up just ran and may have queued rows for the backfill. Neither the
+            // wake nor the counts look at more than a row of the database, so every
+            // request may ask (docs/memoryd.md, 'What a request may wait for').
             v.wake();
-            (status.vectors, status.vectors_pending) = v.progress();
+            (status.vectors, status.vectors_pending) = v
+                .counts(self.index.conn())
+                .map_err(|e| Failure::from(self.index.sql_error(e).to_string()))?;
         }
         self.last = status.clone();
         Ok(status)

@@ -12,9 +12,18 @@
 //!
 //! An index made before rows kept their pieces keeps its codes when it is opened by
 //! this memoryd (`create`): its rows are queued for their pieces, newest first, and
-//! recall uses their vectors meanwhile (docs/memoryd.md, 'Late interaction'). A row
-//! embedded again replaces its code, and `store` says which rows had none, so the count
-//! of rows with a code stays exact without counting the table.
+//! recall uses their vectors meanwhile (docs/memoryd.md, 'Late interaction').
+//!
+//! `embed_counts` holds how many rows `vecs` and `embed_queue` hold, kept by triggers on
+//! those two tables in the same transaction as every change to them, whoever makes it
+//! (a stored batch, a catch-up or forget dropping rows, a damaged code or pieces queued
+//! again, another model clearing the codes). So `counts` is one row read, whatever the
+//! tables hold, and exact: a request never counts a table (docs/memoryd.md, 'Vectors and
+//! the model'). The tables are counted once, when `create` first makes the counts (a new
+//! index, or one made before they were kept). The triggers count a REPLACE that
+//! overwrites a row as an insert alone (SQLite fires no delete trigger for it), so every
+//! writer of these two tables inserts new rows or updates in place (`store`'s upsert),
+//! never `INSERT OR REPLACE`.
 
 use super::bits::Bits;
 use super::late;
@@ -36,7 +45,28 @@ CREATE TABLE IF NOT EXISTS vec_pieces (id INTEGER PRIMARY KEY, pieces BLOB NOT N
 CREATE TRIGGER IF NOT EXISTS pieces_row_dropped AFTER DELETE ON docs_content BEGIN
     DELETE FROM vec_pieces WHERE id = old.id;
 END;
+CREATE TABLE IF NOT EXISTS embed_counts (
+    id INTEGER PRIMARY KEY CHECK (id = 1), vecs INTEGER NOT NULL, queued INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS count_vec_added AFTER INSERT ON vecs BEGIN
+    UPDATE embed_counts SET vecs = vecs + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS count_vec_dropped AFTER DELETE ON vecs BEGIN
+    UPDATE embed_counts SET vecs = vecs - 1;
+END;
+CREATE TRIGGER IF NOT EXISTS count_queued AFTER INSERT ON embed_queue BEGIN
+    UPDATE embed_counts SET queued = queued + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS count_unqueued AFTER DELETE ON embed_queue BEGIN
+    UPDATE embed_counts SET queued = queued - 1;
+END;
 ";
+
+/// The counts `embed_counts` starts from when `create` first makes it: the one time
+/// the two tables are counted whole (`counts`). The triggers keep it from then on; the
+/// row is made before anything is queued in the same transaction, so the triggers count
+/// that too.
+const COUNT_ONCE: &str = "INSERT INTO embed_counts (id, vecs, queued)
+    VALUES (1, (SELECT count(*) FROM vecs), (SELECT count(*) FROM embed_queue))";
 
 /// Queues every text row that has no code: for an index that had no triggers yet (the
 /// model was just configured) or whose codes were cleared for another model.
@@ -85,6 +115,13 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
+    // Looked up first: the statement itself would count both tables before it found
+    // the row there, at every start.
+    let counted: bool =
+        tx.query_row("SELECT EXISTS (SELECT 1 FROM embed_counts)", [], |r| r.get(0))?;
+    if !counted {
+        tx.execute(COUNT_ONCE, [])?;
+    }
     let queued = if !had_triggers {
         tx.execute(SEED, [])?;
         Queued::Unembedded
@@ -129,13 +166,40 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     Ok(other)
 }
 
-/// Rows still to embed.
+/// Rows with a code and rows queued to embed, as `embed_counts` keeps them: one row
+/// read, whatever the tables hold. A count below zero (only a hand-edited database has
+/// one) reads as zero; nothing but `Status` reads these, so a wrong count can never stop
+/// the backfill (`next_jobs` looks at the queue itself).
+pub fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
+    let mut stmt = conn.prepare_cached("SELECT vecs, queued FROM embed_counts WHERE id = 1")?;
+    let (vecs, queued): (i64, i64) = stmt
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((0, 0));
+    Ok(Counts {
+        stored: u64::try_from(vecs).unwrap_or(0),
+        pending: u64::try_from(queued).unwrap_or(0),
+    })
+}
+
+/// What `counts` reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Rows with a code (`vecs`).
+    pub stored: u64,
+    /// Rows queued to embed (`embed_queue`), set-aside rows and rows in flight included.
+    pub pending: u64,
+}
+
+/// Rows still to embed, counted in the table: a scan of the queue, for checking
+/// `counts` (tests, `scripts/bench memory`), never for a request.
 pub fn pending(conn: &Connection) -> rusqlite::Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM embed_queue", [], |r| r.get(0))?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Rows with a code.
+/// Rows with a code, counted in the table: a scan of `vecs` (about 80 ms at a million
+/// rows), for checking `counts`, never for a request.
 pub fn stored(conn: &Connection) -> rusqlite::Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM vecs", [], |r| r.get(0))?;
     Ok(u64::try_from(n).unwrap_or(0))
@@ -211,9 +275,12 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<Stored>> 
     let mut stored = Vec::new();
     {
         let mut had = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM vecs WHERE id = ?1)")?;
+        // An upsert, not a REPLACE: a row embedded again is updated in place, so the
+        // count triggers see no insert for it (see the module doc).
         let mut put = tx.prepare_cached(
-            "INSERT OR REPLACE INTO vecs (id, class, code)
-             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)",
+            "INSERT INTO vecs (id, class, code)
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)
+             ON CONFLICT (id) DO UPDATE SET class = excluded.class, code = excluded.code",
         )?;
         let mut pieces =
             tx.prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")?;
@@ -257,18 +324,8 @@ pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>>
 
 /// Up to `n` stored codes with ids above `after`, in id order, for loading the store in
 /// slices, and the last id read (`None`: nothing was left). A blob that is not a code is
-/// queued again rather than loaded.
+/// dropped and its row queued again rather than loaded (the triggers count both).
 pub fn load_slice(conn: &Connection, after: i64, n: usize) -> rusqlite::Result<Slice> {
-    Ok(load_slice_dropping(conn, after, n)?.0)
-}
-
-/// `load_slice`, and how many damaged codes it dropped: each was a row with a code, and
-/// is now a row waiting for one.
-pub fn load_slice_dropping(
-    conn: &Connection,
-    after: i64,
-    n: usize,
-) -> rusqlite::Result<(Slice, u64)> {
     let mut stmt =
         conn.prepare_cached("SELECT id, class, code FROM vecs WHERE id > ?1 ORDER BY id LIMIT ?2")?;
     let rows = stmt.query_map(params![after, i64::try_from(n).unwrap_or(i64::MAX)], |r| {
@@ -289,13 +346,12 @@ pub fn load_slice_dropping(
             None => damaged.push(id),
         }
     }
-    let mut dropped = 0;
     for id in damaged {
         plumbing::warn!("vector of row {id} is damaged; embedding it again");
-        dropped += conn.execute("DELETE FROM vecs WHERE id = ?1", [id])? as u64;
+        conn.execute("DELETE FROM vecs WHERE id = ?1", [id])?;
         conn.execute("INSERT OR IGNORE INTO embed_queue (id) VALUES (?1)", [id])?;
     }
-    Ok(((out, last), dropped))
+    Ok((out, last))
 }
 
 /// Loaded codes (id, class, code) and the last id read.

@@ -4,12 +4,20 @@
 //! fed from the queue, newest rows first, and stores what comes back. Until the model is
 //! loaded, or for rows not embedded yet, recall is by words alone: the vector half only
 //! adds to it.
+//!
+//! What a request costs here, whatever the tables hold: `wake` only marks the queue to be
+//! looked at on the next tick, which reads the newest queued ids a batch at a time
+//! (`table::next_jobs`) and the two counts from the one row the database keeps them in
+//! (`table::counts`, kept by triggers in the same transaction as every change). So no
+//! request and no tick counts a table, and the backfill is started by what the queue
+//! holds, never by a count: a count could only ever be shown wrong, never leave a row
+//! unembedded (docs/memoryd.md, 'What a request may wait for').
 
 use super::late;
 use super::model::Embedder;
 use super::quant;
 use super::store::{Near, Store};
-use super::table::{self, Job, Queued};
+use super::table::{self, Counts, Job, Queued};
 use super::worker::{Event, Worker, JOB_QUEUE, RESULT_QUEUE};
 use super::EmbedError;
 use rusqlite::Connection;
@@ -63,15 +71,17 @@ pub struct Vectors {
     in_flight: HashSet<i64>,
     /// A job the worker's queue had no room for, offered again next turn.
     held: Option<Job>,
-    /// Rows queued to embed, and rows with a code, as last counted or kept since: the
-    /// count is exact between counts too (`table::store` says which stored rows had no
-    /// code; a damaged code dropped at load is taken off), never a count of the table per
-    /// batch. After an upgrade a row can be in both: it has its vector and waits for its
-    /// pieces (docs/memoryd.md, 'Late interaction').
-    pending: u64,
-    stored: u64,
-    /// New rows may have been queued since the last count.
+    /// Rows with a code and rows queued, as read at the end of the last tick (for the
+    /// status line; `Status` reads them afresh, `counts`). After an upgrade a row can be
+    /// in both: it has its vector and waits for its pieces (docs/memoryd.md, 'Late
+    /// interaction').
+    counts: Counts,
+    /// New rows may have been queued since the queue was last looked at.
     woken: bool,
+    /// The last look at the queue found nothing to hand the worker (every queued row in
+    /// flight or set aside, or none queued): no tick is due for the queue until a wake
+    /// or a finished batch. Decided by the queue's rows themselves, never by a count.
+    drained: bool,
     full_reported: bool,
     /// Failed tries per row, and the rows set aside after `MAX_TRIES` (see there).
     tries: HashMap<i64, u32>,
@@ -109,9 +119,9 @@ impl Vectors {
             loading: Some(i64::MIN),
             in_flight: HashSet::new(),
             held: None,
-            pending: 0,
-            stored: 0,
+            counts: Counts::default(),
             woken: true,
+            drained: false,
             full_reported: false,
             tries: HashMap::new(),
             set_aside: HashSet::new(),
@@ -119,9 +129,17 @@ impl Vectors {
         })
     }
 
-    /// Rows with a vector and rows still waiting for one.
+    /// Rows with a vector and rows still waiting for one, as read at the end of the last
+    /// tick: for the status line, which has no database at hand.
     pub fn progress(&self) -> (u64, u64) {
-        (self.stored, self.pending)
+        (self.counts.stored, self.counts.pending)
+    }
+
+    /// Rows with a vector and rows still waiting for one, exact now: one row read
+    /// (`table::counts`), whatever the tables hold, so every request may ask.
+    pub fn counts(&mut self, conn: &Connection) -> rusqlite::Result<(u64, u64)> {
+        self.counts = table::counts(conn)?;
+        Ok(self.progress())
     }
 
     /// Whether row `id` has its vector (a row still queued, or not yet loaded at start,
@@ -135,7 +153,8 @@ impl Vectors {
         self.embedder.is_some()
     }
 
-    /// The text index may have added or dropped rows: count the queue again next turn.
+    /// The text index may have added or dropped rows: look at the queue again next turn.
+    /// Costs nothing here; the tick it brings forward reads a batch of the queue's ids.
     pub fn wake(&mut self) {
         if !self.woken && self.deadline().is_none() {
             self.next_tick = Instant::now();
@@ -152,7 +171,7 @@ impl Vectors {
                 self.woken
                     || self.loading.is_some()
                     || !self.in_flight.is_empty()
-                    || (self.worker.is_some() && (self.embedder.is_none() || self.pending > 0))
+                    || (self.worker.is_some() && (self.embedder.is_none() || !self.drained))
             }
         };
         busy.then_some(self.next_tick)
@@ -166,6 +185,7 @@ impl Vectors {
             // A failing database would fail every turn; the next request's catch-up
             // wakes this again.
             self.woken = false;
+            self.drained = true;
             self.loading = None;
         }
     }
@@ -183,7 +203,6 @@ impl Vectors {
                      vector is used meanwhile"
                 ),
             }
-            self.stored = table::stored(conn)?;
             self.phase = Phase::Running;
         }
         if let Phase::Off = self.phase {
@@ -191,8 +210,8 @@ impl Vectors {
         }
         self.drain(conn)?;
         if let Some(after) = self.loading {
-            let ((codes, last), dropped) = table::load_slice_dropping(conn, after, LOAD_SLICE)?;
-            self.stored = self.stored.saturating_sub(dropped);
+            // A damaged code dropped here is queued again; the triggers count both.
+            let (codes, last) = table::load_slice(conn, after, LOAD_SLICE)?;
             for (id, class, code) in &codes {
                 self.put(*id, *class, code);
             }
@@ -200,10 +219,12 @@ impl Vectors {
         }
         if self.woken {
             self.woken = false;
-            self.pending = table::pending(conn)?;
-            self.stored = table::stored(conn)?;
+            self.drained = false;
         }
-        self.feed(conn)
+        self.feed(conn)?;
+        // One row read: the status line stays as fresh as the last tick.
+        self.counts = table::counts(conn)?;
+        Ok(())
     }
 
     fn put(&mut self, id: i64, class: i64, code: &quant::Code) {
@@ -245,7 +266,6 @@ impl Vectors {
                         self.store = Store::default();
                         self.loading = Some(i64::MIN);
                         self.full_reported = false;
-                        self.stored = 0;
                         self.woken = true;
                     }
                     self.embedder = Some(*model);
@@ -261,15 +281,13 @@ impl Vectors {
                         .map(|(job, e)| (job, quant::encode(&e.vector), e.pieces))
                         .collect();
                     let stored = table::store(conn, &done)?;
-                    let mut new = 0;
                     for s in &stored {
                         let (job, code, _) = &done[s.at];
                         self.put(job.id, job.class, code);
-                        new += u64::from(s.new);
                     }
-                    // A row embedded again (for its pieces) was counted already.
-                    self.stored += new;
-                    self.pending = self.pending.saturating_sub(stored.len() as u64);
+                    // Room in the worker's queue: the next look may find rows that were
+                    // passed over while it was full.
+                    self.drained = false;
                     if stored.len() < done.len() {
                         // Rows that changed under the worker: the queue says what is left.
                         self.woken = true;
@@ -335,12 +353,17 @@ impl Vectors {
     }
 
     fn feed(&mut self, conn: &Connection) -> rusqlite::Result<()> {
-        if self.embedder.is_none() || self.pending == 0 || self.store.is_full() {
+        if self.embedder.is_none() || self.drained {
             return Ok(());
         }
         let Some(worker) = &self.worker else {
             return Ok(());
         };
+        if self.store.is_full() {
+            // Nothing more can be held in memory, so nothing more is embedded this run.
+            self.drained = true;
+            return Ok(());
+        }
         let room = JOB_QUEUE.saturating_sub(self.in_flight.len());
         if room == 0 {
             return Ok(());
@@ -355,8 +378,9 @@ impl Vectors {
                 in_flight.len() + set_aside.len(),
             )?;
             if jobs.is_empty() {
-                // Counted rows that are all in flight, set aside or gone: count again.
-                self.pending = self.in_flight.len() as u64;
+                // Every queued row is in flight or set aside, or none is queued: idle
+                // until a wake or a finished batch.
+                self.drained = true;
             }
         }
         for job in jobs {
