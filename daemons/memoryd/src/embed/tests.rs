@@ -4,10 +4,21 @@
 //! These tests need the model (scripts/setup-python unpacks it into the venv); without
 //! it they say SKIPPED and pass on a developer's machine, and fail in CI (`CI=true`), where
 //! the test command installed it (docs/testing.md, 'Prerequisites').
+//!
+//! Then the counts of rows with a vector and rows queued (`table::counts`, kept by
+//! triggers) against the tables counted whole, through every writer of the two tables,
+//! and the backfill driven as the poll loop drives it: rows a catch-up adds after it went
+//! idle are still embedded, and the counts a request reads are exact at once.
 
 use super::model::Embedder;
+use super::quant;
+use super::table::{self, Counts, Done};
+use super::vectors::Vectors;
 use super::DIM;
+use crate::fixture::{user, World};
+use crate::index::{Budget, Index};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// `$BOXMAKER_VENV/share/all-minilm-l6-v2`, or the repository's `.venv`; `None` after
 /// saying SKIPPED when it is missing, and a failed test instead when `CI` is `true`.
@@ -314,4 +325,222 @@ fn a_cut_weights_file_is_refused_naming_the_file_and_the_cut() {
     assert!(e.contains(&weights.display().to_string()), "{e}");
     assert!(e.contains("are not inside the"), "says what is wrong: {e}");
     assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+const SAID: [&str; 3] = [
+    "the heron stood in the reeds",
+    "a quiet bird at the water",
+    "the vault word is plumquartz",
+];
+
+/// A state directory with `SAID` in one session, indexed, with the vector tables made.
+fn said() -> (World, Index) {
+    let w = World::new();
+    let lines: String = SAID.iter().map(|t| user(t).to_line()).collect();
+    w.append("main", 0, &lines);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    table::prepare(ix.conn(), "model").unwrap();
+    (w, ix)
+}
+
+/// The two tables counted whole, as `counts` must read them.
+fn counted(ix: &Index) -> Counts {
+    Counts {
+        stored: table::stored(ix.conn()).unwrap(),
+        pending: table::pending(ix.conn()).unwrap(),
+    }
+}
+
+/// Every queued row stored with a made-up code and piece, as the backfill stores them.
+fn store_queued(ix: &Index) -> usize {
+    let jobs = table::next_jobs(ix.conn(), 100, |_| false, 0).unwrap();
+    let code = quant::encode(&[1.0 / (DIM as f32).sqrt(); DIM]);
+    let done: Vec<Done> = jobs
+        .into_iter()
+        .map(|j| (j, code.clone(), vec![[7; super::bits::WORDS]]))
+        .collect();
+    table::store(ix.conn(), &done).unwrap().len()
+}
+
+#[track_caller]
+fn exact(ix: &Index, when: &str) {
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        counted(ix),
+        "the kept counts against the tables, {when}"
+    );
+}
+
+/// The counts a request reads are kept by triggers, not counted per request: they must
+/// match the tables after every kind of change any writer makes to them.
+#[test]
+fn the_kept_counts_match_the_tables_after_every_writer() {
+    let (w, mut ix) = said();
+    exact(&ix, "with every row queued");
+    assert_eq!(table::counts(ix.conn()).unwrap().pending, 3);
+    assert_eq!(store_queued(&ix), 3);
+    exact(&ix, "after a stored batch");
+    assert_eq!(table::counts(ix.conn()).unwrap().stored, 3);
+
+    // A row embedded again (queued again for damaged pieces) is updated in place.
+    let id: i64 = ix
+        .conn()
+        .query_row("SELECT rowid FROM docs WHERE text = ?1", [SAID[1]], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    ix.conn()
+        .execute("UPDATE vec_pieces SET pieces = x'0102' WHERE id = ?1", [id])
+        .unwrap();
+    assert_eq!(table::pieces(ix.conn(), id).unwrap(), None);
+    exact(&ix, "with a row queued again for its pieces");
+    assert_eq!(store_queued(&ix), 1);
+    exact(&ix, "after that row was embedded again");
+    assert_eq!(table::counts(ix.conn()).unwrap().stored, 3, "the row once");
+
+    // A damaged code dropped at load, its row queued again.
+    ix.conn()
+        .execute("UPDATE vecs SET code = x'0102' WHERE id = ?1", [id])
+        .unwrap();
+    let _ = table::load_slice(ix.conn(), i64::MIN, 100).unwrap();
+    exact(&ix, "after a damaged code was dropped at load");
+    assert_eq!(store_queued(&ix), 1);
+
+    // A row said after the backfill, and a forget that drops a row (the log's other
+    // rows are read again as new rows, and queued).
+    w.append("main", 0, &user("the otter slid down the bank").to_line());
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    exact(&ix, "after a catch-up added a row");
+    crate::fixture::rewrite_without(&w.log("main", 0), "plumquartz");
+    assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+    exact(&ix, "after a forget dropped rows");
+    assert_eq!(store_queued(&ix), 3);
+    exact(&ix, "after the backfill caught up");
+
+    // A queued id whose text row is gone (a damaged database) is dropped by next_jobs.
+    ix.conn()
+        .execute("INSERT INTO embed_queue (id) VALUES (999999)", [])
+        .unwrap();
+    exact(&ix, "with an orphan queued");
+    assert!(table::next_jobs(ix.conn(), 10, |_| false, 0)
+        .unwrap()
+        .is_empty());
+    exact(&ix, "after the orphan was dropped");
+
+    // Another model: every code cleared and every row queued again.
+    assert!(table::adopt(ix.conn(), "another").unwrap());
+    exact(&ix, "after another model cleared the codes");
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        Counts {
+            stored: 0,
+            pending: 3
+        }
+    );
+}
+
+/// An index whose vector tables were made before the counts were kept is counted once,
+/// when the counts are made, and kept from there.
+#[test]
+fn an_index_made_before_the_counts_were_kept_is_counted_once() {
+    let (_w, ix) = said();
+    assert_eq!(store_queued(&ix), 3);
+    ix.conn()
+        .execute_batch(
+            "DROP TRIGGER count_vec_added; DROP TRIGGER count_vec_dropped;
+             DROP TRIGGER count_queued; DROP TRIGGER count_unqueued; DROP TABLE embed_counts;",
+        )
+        .unwrap();
+    table::create(ix.conn()).unwrap();
+    exact(&ix, "counted when the counts were made");
+    assert_eq!(table::counts(ix.conn()).unwrap().stored, 3);
+    // Made once: a later start does not count again, the triggers keep it.
+    ix.conn()
+        .execute("UPDATE embed_counts SET vecs = 41", [])
+        .unwrap();
+    table::create(ix.conn()).unwrap();
+    assert_eq!(table::counts(ix.conn()).unwrap().stored, 41);
+}
+
+/// How long `drive_idle` lets the backfill of a few rows take, the model's load
+/// included, before the test fails instead of hanging.
+const IDLE_LIMIT: Duration = Duration::from_secs(300);
+
+/// Turns of the poll loop, each at the deadline `Vectors` asks for, until it has its
+/// model and asks for no more turns.
+fn drive_idle(v: &mut Vectors, ix: &Index) {
+    let give_up = Instant::now() + IDLE_LIMIT;
+    while let Some(at) = v.deadline() {
+        assert!(
+            Instant::now() < give_up,
+            "the backfill did not end: {:?}",
+            v.progress()
+        );
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        v.tick(ix.conn());
+    }
+    assert!(v.ready(), "the model loaded");
+}
+
+fn id_of(ix: &Index, text: &str) -> i64 {
+    ix.conn()
+        .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+/// A request's wake no longer counts the queue, and the backfill no longer starts from a
+/// count: rows a catch-up queues after the backfill went idle must still be embedded,
+/// started by the wake a request gives (`service::refresh`) and nothing else.
+#[test]
+fn rows_said_after_the_backfill_went_idle_are_embedded_after_a_wake() {
+    let Some(dir) = model_dir() else { return };
+    let (w, mut ix) = said();
+    let mut v = Vectors::open(&dir).expect("the model is there");
+    drive_idle(&mut v, &ix);
+    assert_eq!(v.counts(ix.conn()).unwrap(), (3, 0));
+
+    for round in ["the otter slid down the bank", "a kingfisher on the branch"] {
+        w.append("main", 0, &user(round).to_line());
+        ix.catch_up(Budget::UNLIMITED).unwrap();
+        assert!(v.deadline().is_none(), "idle until woken");
+        v.wake();
+        assert!(v.deadline().is_some(), "a wake asks for a turn");
+        drive_idle(&mut v, &ix);
+        assert!(v.has_vector(id_of(&ix, round)), "{round} embedded");
+        assert_eq!(v.counts(ix.conn()).unwrap().1, 0, "nothing left queued");
+        exact(&ix, "after the new row's backfill");
+    }
+    assert_eq!(v.counts(ix.conn()).unwrap(), (5, 0));
+}
+
+/// Regression: a request's wake left the counts as the last tick had counted them, so
+/// the `Status` answered right after a catch-up that dropped rows said the vectors of
+/// rows that were gone, until the next tick counted both tables again. The counts read
+/// after the wake are exact at once, and stay exact while the backfill re-embeds.
+#[test]
+fn the_counts_a_request_reads_are_exact_right_after_a_catch_up_drops_rows() {
+    let Some(dir) = model_dir() else { return };
+    let (w, mut ix) = said();
+    let mut v = Vectors::open(&dir).expect("the model is there");
+    drive_idle(&mut v, &ix);
+    assert_eq!(v.counts(ix.conn()).unwrap(), (3, 0));
+
+    // The log rewritten by a forget while memoryd was not told: the catch-up finds it
+    // replaced, drops its rows (and their vectors) and reads the two left as new rows.
+    crate::fixture::rewrite_without(&w.log("main", 0), "plumquartz");
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    v.wake();
+    assert_eq!(
+        v.counts(ix.conn()).unwrap(),
+        (0, 2),
+        "as a Status answered right after the catch-up"
+    );
+    exact(&ix, "right after the catch-up");
+    drive_idle(&mut v, &ix);
+    assert_eq!(v.counts(ix.conn()).unwrap(), (2, 0));
+    assert_eq!(v.progress(), (2, 0), "the status line's counts too");
+    exact(&ix, "after the backfill");
 }
