@@ -5,9 +5,11 @@
 //! both ways `embed::store` has: the exact scan of every 8-bit code, and the two stages
 //! (sign codes, then the `RESCORE` best scored exactly) that memoryd uses above
 //! `EXACT_UP_TO` rows. Beside them, the same codes scanned from SQLite on every query: the
-//! storage choice. The embedding speed is `speed`'s table (the worker's path against the
-//! GEMM bound, candle's encoder before and ONNX Runtime). What the two stages lose is measured
-//! on real embeddings by `--ann` (see `ann`).
+//! storage choice. Beside those, a request's wake: the vector counts read from their one
+//! row against the two tables counted whole, as each wake had them counted before. The
+//! embedding speed is `speed`'s table (the worker's path against the GEMM bound,
+//! candle's encoder before and ONNX Runtime). What the two stages lose is measured on
+//! real embeddings by `--ann` (see `ann`).
 
 use super::corpus::Rng;
 use super::{latencies, ms, pct, peak_kib, rss_kib};
@@ -23,6 +25,10 @@ use std::time::{Duration, Instant};
 
 /// Queries for the scan from SQLite: each reads every code, so a few are enough.
 const SQLITE_SCANS: usize = 5;
+
+/// Wakes timed each way: the whole count is tens of milliseconds at a million rows, so
+/// a few dozen are enough for a p99 and stay under a few seconds.
+const WAKES: usize = 30;
 
 /// Word pieces stored a row (`embed::late`): LoCoMo's turns hold 28.7 on average.
 const PIECES_PER_ROW: usize = 29;
@@ -40,6 +46,9 @@ pub struct VectorRun {
     pub scan: Vec<Duration>,
     pub two_stage: Vec<Duration>,
     pub sqlite_scan: Vec<Duration>,
+    /// A request's wake: the counts' one row (`table::counts`) and the two tables counted
+    /// whole, as the wake made each tick count them before.
+    pub wake: (Vec<Duration>, Vec<Duration>),
     /// Recall with vectors, lexical alone, the query's embedding alone, and recall with
     /// vectors without late interaction (the merge's order).
     pub hybrid: Option<Hybrid>,
@@ -107,8 +116,13 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
     for chunk in ids.chunks(8_192) {
         let tx = conn.unchecked_transaction().unwrap();
         {
+            // An upsert, as `table::store` writes: a REPLACE would be counted twice by
+            // the count triggers on an index that already has the codes.
             let mut put = tx
-                .prepare_cached("INSERT OR REPLACE INTO vecs (id, class, code) VALUES (?1, 1, ?2)")
+                .prepare_cached(
+                    "INSERT INTO vecs (id, class, code) VALUES (?1, 1, ?2)
+                     ON CONFLICT (id) DO UPDATE SET code = excluded.code",
+                )
                 .unwrap();
             for &id in chunk {
                 put.execute(rusqlite::params![
@@ -148,6 +162,33 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .unwrap();
     let bytes_pieces = db_bytes(index.db_path());
+
+    eprintln!("vectors: a request's wake, the counts…");
+    let counted = table::Counts {
+        stored: table::stored(conn).unwrap(),
+        pending: table::pending(conn).unwrap(),
+    };
+    assert_eq!(
+        table::counts(conn).unwrap(),
+        counted,
+        "the kept counts are exact"
+    );
+    let wake = |f: &dyn Fn() -> u64| -> Vec<Duration> {
+        let mut d: Vec<Duration> = (0..WAKES)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(f());
+                t.elapsed()
+            })
+            .collect();
+        d.sort_unstable();
+        d
+    };
+    let kept = wake(&|| {
+        let c = table::counts(conn).unwrap();
+        c.stored + c.pending
+    });
+    let scanned = wake(&|| table::stored(conn).unwrap() + table::pending(conn).unwrap());
 
     eprintln!("vectors: loading them as memoryd does…");
     let base = rss_kib();
@@ -276,6 +317,7 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
         scan,
         two_stage,
         sqlite_scan,
+        wake: (kept, scanned),
         hybrid,
     }
 }
@@ -321,6 +363,15 @@ pub fn print(r: &VectorRun) {
         let (a, b) = (pct(&r.scan, p), pct(&r.sqlite_scan, p));
         println!(
             "| vector scan {name}: exact scan of the codes in memory vs blobs scanned from SQLite | {:.2} ms | {:.2} ms | {:.3} |",
+            ms(a),
+            ms(b),
+            a.as_secs_f64() / b.as_secs_f64()
+        );
+    }
+    for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+        let (a, b) = (pct(&r.wake.0, p), pct(&r.wake.1, p));
+        println!(
+            "| a request's wake {name}: the counts' one row vs count(*) of the codes and the queue (before) | {:.3} ms | {:.3} ms | {:.4} |",
             ms(a),
             ms(b),
             a.as_secs_f64() / b.as_secs_f64()

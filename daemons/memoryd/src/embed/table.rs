@@ -117,8 +117,9 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     tx.execute_batch(CREATE)?;
     // Looked up first: the statement itself would count both tables before it found
     // the row there, at every start.
-    let counted: bool =
-        tx.query_row("SELECT EXISTS (SELECT 1 FROM embed_counts)", [], |r| r.get(0))?;
+    let counted: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM embed_counts)", [], |r| {
+        r.get(0)
+    })?;
     if !counted {
         tx.execute(COUNT_ONCE, [])?;
     }
