@@ -544,3 +544,20 @@ fn the_counts_a_request_reads_are_exact_right_after_a_catch_up_drops_rows() {
     assert_eq!(v.progress(), (2, 0), "the status line's counts too");
     exact(&ix, "after the backfill");
 }
+
+/// A `Status` can come before the vector side's first tick has made its tables (a new
+/// index, or one made before the counts were kept): it is answered with nothing counted,
+/// not with an error about a missing table.
+#[test]
+fn counts_asked_before_the_first_tick_are_zero_not_an_error() {
+    let Some(dir) = model_dir() else { return };
+    let w = World::new();
+    w.append("main", 0, &user("the heron stood in the reeds").to_line());
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let mut v = Vectors::open(&dir).expect("the model is there");
+    v.wake();
+    assert_eq!(v.counts(ix.conn()).unwrap(), (0, 0));
+    drive_idle(&mut v, &ix);
+    assert_eq!(v.counts(ix.conn()).unwrap(), (1, 0));
+}

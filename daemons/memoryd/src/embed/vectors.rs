@@ -51,6 +51,13 @@ pub const MAX_TRIES: u32 = 3;
 /// model is failing on everything, and trying on only costs time. The rows stay queued.
 pub const MAX_SET_ASIDE: usize = 256;
 
+/// The most queued ids one look at the queue reads (`feed`), whatever the queue holds:
+/// the worker's room plus the rows it skips, which are the rows in flight (the room and
+/// they make `JOB_QUEUE`) and the rows set aside (at most `MAX_SET_ASIDE` while the
+/// backfill runs). A few hundred ids by their primary key, each joined to its text row:
+/// well under a millisecond, so a wake may bring it onto the loop at every request.
+pub const MAX_QUEUE_READ: usize = JOB_QUEUE + MAX_SET_ASIDE;
+
 enum Phase {
     /// Tables not prepared yet (the first tick does it, after READY).
     Start,
@@ -136,9 +143,13 @@ impl Vectors {
     }
 
     /// Rows with a vector and rows still waiting for one, exact now: one row read
-    /// (`table::counts`), whatever the tables hold, so every request may ask.
+    /// (`table::counts`), whatever the tables hold, so every request may ask. Before the
+    /// first tick the tables may not be there yet (a new index, or one made before the
+    /// counts were kept): nothing is counted then, as before the model was configured.
     pub fn counts(&mut self, conn: &Connection) -> rusqlite::Result<(u64, u64)> {
-        self.counts = table::counts(conn)?;
+        if !matches!(self.phase, Phase::Start) {
+            self.counts = table::counts(conn)?;
+        }
         Ok(self.progress())
     }
 
@@ -371,6 +382,7 @@ impl Vectors {
         let mut jobs: Vec<Job> = self.held.take().into_iter().collect();
         if jobs.is_empty() {
             let (in_flight, set_aside) = (&self.in_flight, &self.set_aside);
+            // Reads at most `MAX_QUEUE_READ` ids (see there), never the whole queue.
             jobs = table::next_jobs(
                 conn,
                 room,
