@@ -199,7 +199,7 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Rows with a code, counted in the table: a scan of `vecs` (about 80 ms at a million
+/// Rows with a code, counted in the table: a scan of `vecs` (about 90 ms at a million
 /// rows), for checking `counts`, never for a request.
 pub fn stored(conn: &Connection) -> rusqlite::Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM vecs", [], |r| r.get(0))?;
