@@ -256,26 +256,14 @@ pub fn next_jobs(
 /// A finished job: its row, its vector's code and its pieces (`late`).
 pub type Done = (Job, Code, Vec<Bits>);
 
-/// A job `store` stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stored {
-    /// Its place in the jobs given to `store`.
-    pub at: usize,
-    /// Whether its row had no code before. A row embedded again (for its pieces after an
-    /// upgrade, or for damaged pieces) had one, and is not one more row with a code.
-    pub new: bool,
-}
-
 /// Stores the codes and pieces of finished jobs and takes them off the queue, in one
 /// transaction. A job whose row changed since it was read (dropped, or replaced by other
 /// text) is not stored: its vector would describe text that is no longer there. Returns
-/// the jobs stored, each saying whether its row is new to `vecs` (one lookup by id a
-/// job, in the same transaction: exact, and a batch's cost whatever the table holds).
-pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<Stored>> {
+/// the places of the jobs stored.
+pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
     let tx = conn.unchecked_transaction()?;
     let mut stored = Vec::new();
     {
-        let mut had = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM vecs WHERE id = ?1)")?;
         // An upsert, not a REPLACE: a row embedded again is updated in place, so the
         // count triggers see no insert for it (see the module doc).
         let mut put = tx.prepare_cached(
@@ -287,11 +275,10 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<Stored>> 
             tx.prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")?;
         let mut unqueue = tx.prepare_cached("DELETE FROM embed_queue WHERE id = ?1")?;
         for (at, (job, code, p)) in done.iter().enumerate() {
-            let old: bool = had.query_row([job.id], |r| r.get(0))?;
             if put.execute(params![job.id, job.class, quant::to_bytes(code), job.text])? == 1 {
                 pieces.execute(params![job.id, late::to_bytes(p)])?;
                 unqueue.execute([job.id])?;
-                stored.push(Stored { at, new: !old });
+                stored.push(at);
             }
         }
     }

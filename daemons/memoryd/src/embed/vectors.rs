@@ -292,8 +292,8 @@ impl Vectors {
                         .map(|(job, e)| (job, quant::encode(&e.vector), e.pieces))
                         .collect();
                     let stored = table::store(conn, &done)?;
-                    for s in &stored {
-                        let (job, code, _) = &done[s.at];
+                    for &at in &stored {
+                        let (job, code, _) = &done[at];
                         self.put(job.id, job.class, code);
                     }
                     // Room in the worker's queue: the next look may find rows that were
