@@ -33,6 +33,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
+pub use near::Around;
 pub(crate) use rank::is_question;
 pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;

@@ -89,8 +89,9 @@ impl Index {
     /// The rows next to `rowid` in its own log (`neighbours`) that a caller cleared for
     /// `max_class` may be matched through: none above that class or above the row's own,
     /// as the neighbours' field (`near_field`) keeps a row from being found through words
-    /// it may not show.
-    pub fn around(&self, rowid: i64, max_class: DataClass) -> Result<Vec<i64>, IndexError> {
+    /// it may not show. The row just before `rowid` is marked: late interaction weighs
+    /// the turn a reply answers above the others (docs/memoryd.md, 'Late interaction').
+    pub fn around(&self, rowid: i64, max_class: DataClass) -> Result<Vec<Around>, IndexError> {
         let run = || -> rusqlite::Result<Option<(i64, i64)>> {
             let mut stmt = self.conn.prepare_cached(OF_ROW)?;
             stmt.query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -100,11 +101,25 @@ impl Index {
             return Ok(Vec::new());
         };
         let bound = class.min(class_rank(max_class));
-        Ok(self
-            .neighbours_with_class(file, rowid)?
+        let rows = self.neighbours_with_class(file, rowid)?;
+        // Nearest first on each side, the side before first: the first row, when it is
+        // before, is the one just before.
+        let just_before = rows.first().map(|&(id, _)| id).filter(|&id| id < rowid);
+        Ok(rows
             .into_iter()
             .filter(|&(_, c)| c <= bound)
-            .map(|(id, _)| id)
+            .map(|(id, _)| Around {
+                id,
+                just_before: Some(id) == just_before,
+            })
             .collect())
     }
+}
+
+/// A neighbour a caller may be matched through (`Index::around`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Around {
+    pub id: i64,
+    /// The row just before in the log: the turn a reply answers.
+    pub just_before: bool,
 }

@@ -236,7 +236,8 @@ fn a_neighbours_pieces_never_lift_a_record_across_an_epoch_or_session_boundary()
             .ix
             .around(e.id(t), DataClass::Private)
             .unwrap()
-            .contains(&asked));
+            .iter()
+            .any(|n| n.id == asked));
     }
     // The two across a boundary go first in the merge; only the reply in the
     // question's own log is lifted past them.
@@ -288,12 +289,14 @@ fn a_neighbour_above_the_callers_class_lends_nothing() {
         .ix
         .around(e.id(ANSWER), DataClass::Private)
         .unwrap()
-        .contains(&asked));
+        .iter()
+        .any(|n| n.id == asked));
     assert!(!e
         .ix
         .around(e.id(ANSWER), DataClass::Public)
         .unwrap()
-        .contains(&asked));
+        .iter()
+        .any(|n| n.id == asked));
 }
 
 /// The LoCoMo turn the stage was built for, in its conversation as LoCoMo has it, and
@@ -524,4 +527,33 @@ fn earlier_questions_naming_the_same_year_are_not_pinned_above_the_answer() {
     let hits = e.late(q, DataClass::Private, 3);
     assert_eq!(hits[0], answer, "{hits:?}");
     assert!(asked.iter().all(|a| at(&hits, a) > 0), "{hits:?}");
+}
+
+/// A reply is matched through the turn it answers, the one just before it, above a turn
+/// the same question merely follows: the same words, the question after them instead of
+/// before, lend less.
+#[test]
+fn a_reply_is_matched_through_the_question_before_it_above_one_the_question_follows() {
+    let Some(m) = model() else { return };
+    // The same pieces as `ANSWER` (a space is no piece), in another talk where the
+    // same question comes after it.
+    let before_the_question = "Yes! It was amazing. ";
+    let e = embedded(
+        m,
+        &[
+            ("s", 0, &[ASKED, ANSWER]),
+            ("t", 0, &[before_the_question, ASKED]),
+        ],
+    );
+    assert!(e
+        .ix
+        .around(e.id(ANSWER), DataClass::Private)
+        .unwrap()
+        .iter()
+        .any(|n| n.id == e.id(ASKED) && n.just_before));
+    // The other first in the merge: only the turn before lifts the reply past it.
+    assert_eq!(
+        e.rerank_only(Q_TRIP, &[before_the_question, ANSWER], DataClass::Private),
+        [ANSWER, before_the_question]
+    );
 }
