@@ -24,17 +24,17 @@
 //! hit that names none of the people the question names counts less
 //! (`Calibration::name_missing`), one from the time the question names more (`in_span`).
 //!
-//! Exact tokens keep winning: when the query holds a token that reads as a code (a digit,
-//! or `.`, `/`, `@`, `:`, `_`, `-` inside it: order numbers, addresses, file names, URLs),
-//! the text hits that contain it come before everything else, in their own order, since
-//! a vector of "ticket 4471" is near every ticket.
+//! Exact tokens keep winning: when the query holds a token that reads as a code (order
+//! numbers, addresses, file names, URLs; `codes`), the text hits holding it come before
+//! everything else, in their own order, since a vector of "ticket 4471" is near every
+//! ticket.
 
 use crate::embed::late::Question;
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
 use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
-use codes::Codes;
+use codes::{Codes, Pin};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
@@ -252,12 +252,11 @@ pub fn recall_calibrated(
             .collect(),
         None => Vec::new(),
     };
-    // The words' first hit holding every group of the question stays first (`late`),
-    // unless it is only a question: an earlier asking holds every group and answers none.
+    // The words' first hit holding every group of the question stays first (`late`).
     let first = lexical
         .hits
         .first()
-        .filter(|r| r.relevance >= 1.0 && !crate::index::is_question(&r.hit.text))
+        .filter(|r| r.relevance >= 1.0)
         .map(|r| r.rowid);
     let fused = merge(
         cal,
@@ -367,7 +366,7 @@ fn merge(
             let near = NEAR_WEIGHT as f32 * share(r.held | r.near_held);
             let mut strength_now = share(r.held).max(near);
             let mut unrelated = false;
-            if codes.pin(&hit.text) {
+            if codes.pin(&hit.text) != Pin::None {
                 strength_now = f32::INFINITY;
             } else if let Some(&c) = meaning_of.get(hit.text.as_str()) {
                 let m = strength(&hit, c);

@@ -20,9 +20,10 @@
 //! answer).
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`codes`)
-//! come first in the merge's order, as the merge puts them; then the words' first hit
-//! when it holds every group of the question, which nothing found by meaning passes. When any candidate has no
-//! pieces stored (the backfill has not reached it), the merge's order is kept: a row
+//! come first in the merge's order, as the merge puts them, those saying something
+//! before an owner's earlier asking; then the words' first hit when it holds every
+//! group of the question, which nothing found by meaning passes. When any candidate has
+//! no pieces stored (the backfill has not reached it), the merge's order is kept: a row
 //! without pieces cannot be weighed against rows with them.
 
 use super::codes::Codes;
@@ -38,7 +39,8 @@ use std::collections::{HashMap, HashSet};
 /// What a neighbouring turn's match counts beside the candidate's own: below one, so a
 /// turn that holds what is asked ranks above the turn next to it. Measured on LoCoMo and
 /// our sets (docs/measurements/memoryd.md, 'Late interaction'): 0.7 loses the answers a
-/// neighbour's question finds, 0.9 lifts neighbours past the answer.
+/// neighbour's question finds; 0.9 for every neighbour lifts the turns around an answer
+/// past it (the turn just before counts `ANSWERED`).
 pub const NEIGHBOUR: f32 = 0.8;
 
 /// What the turn just before a candidate counts instead: a reply answers the turn before
@@ -151,8 +153,9 @@ pub(super) fn rerank(
         if asked.span.is_some_and(|s| s.holds(&hit.time)) {
             score *= IN_SPAN;
         }
-        // Codes first, then the words' whole-question first hit, then the rest by score.
-        let tier = u8::from(asked.codes.pin(&hit.text)) * 2 + u8::from(asked.first == Some(id));
+        // Codes first (what says something about one, then an earlier asking of one), then
+        // the words' whole-question first hit, then the rest by score.
+        let tier = asked.codes.pin(&hit.text) as u8 * 2 + u8::from(asked.first == Some(id));
         scored.push((score, tier, i, hit));
     }
     // By tier; the codes in the merge's order, the rest by score, ties in the merge's

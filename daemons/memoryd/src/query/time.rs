@@ -26,6 +26,10 @@ pub(crate) const MONTHS: [&str; 12] = [
 use proto::time::{days_from_civil as days, format_day as date};
 pub use proto::time::{today, Day};
 
+/// The numbers that can be years: one is read as a year only where a time cue puts it
+/// ("in 2023", "May 8, 2023"), so "port 2049" stays a number.
+pub(crate) const YEARS: std::ops::RangeInclusive<i32> = 1900..=2200;
+
 /// A span of days, both ends included.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
@@ -134,7 +138,7 @@ pub fn cue(text: &str, now: Day) -> Option<Span> {
         }
         if w(i) == "in" || w(i) == "during" {
             if let Ok(y) = w(i + 1).parse::<i32>() {
-                if (1900..=2200).contains(&y) {
+                if YEARS.contains(&y) {
                     return Some(year_span(y));
                 }
             }
@@ -143,7 +147,7 @@ pub fn cue(text: &str, now: Day) -> Option<Span> {
     None
 }
 
-fn month(word: &str) -> Option<u32> {
+pub(crate) fn month(word: &str) -> Option<u32> {
     let i = MONTHS
         .iter()
         .position(|m| *m == word || (word.len() == 3 && word != "may" && m.starts_with(word)))

@@ -557,3 +557,42 @@ fn a_reply_is_matched_through_the_question_before_it_above_one_the_question_foll
         [ANSWER, before_the_question]
     );
 }
+
+/// An exact code still matches exactly when the only record holding it is an owner's
+/// question: it stays pinned (below a record that says something about the code), not
+/// weighed as a question among records near in meaning.
+#[test]
+fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
+    let Some(m) = model() else { return };
+    let asked = "Why does backup job 4471 keep failing?";
+    let e = embedded(
+        m,
+        &[(
+            "s",
+            0,
+            &[
+                asked,
+                "The nightly backup job failed again on the NAS.",
+                "Backups keep failing since the disk filled up.",
+                "The backup job for the photos finished fine.",
+                "Job queue for backups is stuck.",
+            ],
+        )],
+    );
+    let hits = e.late("what about job 4471?", DataClass::Private, 3);
+    assert_eq!(hits[0], asked, "{hits:?}");
+    let e = embedded(
+        m,
+        &[(
+            "s",
+            0,
+            &[asked, "Job 4471 fails because its target disk is full."],
+        )],
+    );
+    let hits = e.late("what about job 4471?", DataClass::Private, 3);
+    assert_eq!(
+        hits[..2],
+        ["Job 4471 fails because its target disk is full.", asked],
+        "{hits:?}"
+    );
+}
