@@ -183,6 +183,22 @@ pub fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
     })
 }
 
+/// `counts`, or `None` when the index does not keep them yet: before `create` first ran
+/// on it (a new index, or one made before they were kept). One more lookup, of the
+/// schema, for the requests that come before the vector side's first tick.
+pub fn counts_if_kept(conn: &Connection) -> rusqlite::Result<Option<Counts>> {
+    let kept: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embed_counts')",
+        )?
+        .query_row([], |r| r.get(0))?;
+    if kept {
+        counts(conn).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// What `counts` reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -215,8 +231,10 @@ pub struct Job {
 }
 
 /// Up to `n` queued rows, newest first (the recent past is what is asked about most),
-/// skipping ids for which `skip` is true (already handed to the worker). A queued id
-/// whose text row is gone (only a damaged database has one) is dropped from the queue.
+/// skipping ids for which `skip` is true (already handed to the worker). Reads at most
+/// `n + skipped` queued ids, by their primary key: the caller bounds that sum
+/// (`vectors::MAX_QUEUE_READ`). A queued id whose text row is gone (only a damaged
+/// database has one) is dropped from the queue.
 pub fn next_jobs(
     conn: &Connection,
     n: usize,
