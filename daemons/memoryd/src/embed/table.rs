@@ -47,6 +47,11 @@ CREATE TRIGGER IF NOT EXISTS pieces_row_dropped AFTER DELETE ON docs_content BEG
 END;
 CREATE TABLE IF NOT EXISTS embed_counts (
     id INTEGER PRIMARY KEY CHECK (id = 1), vecs INTEGER NOT NULL, queued INTEGER NOT NULL);
+";
+
+/// The triggers that keep `embed_counts`. Apart from `CREATE` so that `adopt` can make
+/// again the two it sets aside while it clears the codes.
+const COUNT_TRIGGERS: &str = "
 CREATE TRIGGER IF NOT EXISTS count_vec_added AFTER INSERT ON vecs BEGIN
     UPDATE embed_counts SET vecs = vecs + 1;
 END;
@@ -115,6 +120,7 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
+    tx.execute_batch(COUNT_TRIGGERS)?;
     // Looked up first: the statement itself would count both tables before it found
     // the row there, at every start.
     let counted: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM embed_counts)", [], |r| {
@@ -155,13 +161,25 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
         .optional()?;
     let other = made_by.as_deref() != Some(model);
     if other {
+        // Every code goes and every row is queued: the counts are known without the
+        // triggers, which would cost an update per row on top (and turn SQLite's
+        // truncation of the whole table into a delete per row). So the two that would
+        // fire are set aside for this transaction and made again before it ends, and the
+        // counts set from what was done: exact, and a crash undoes all of it together
+        // (docs/memoryd.md, 'Vectors and the model').
+        tx.execute_batch("DROP TRIGGER IF EXISTS count_vec_dropped; DROP TRIGGER IF EXISTS count_queued;")?;
         tx.execute("DELETE FROM vecs", [])?;
         tx.execute("DELETE FROM vec_pieces", [])?;
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
         )?;
-        tx.execute(SEED, [])?;
+        let queued = tx.execute(SEED, [])?;
+        tx.execute(
+            "UPDATE embed_counts SET vecs = 0, queued = queued + ?1",
+            [i64::try_from(queued).unwrap_or(i64::MAX)],
+        )?;
+        tx.execute_batch(COUNT_TRIGGERS)?;
     }
     tx.commit()?;
     Ok(other)

@@ -687,3 +687,35 @@ fn counts_asked_before_the_first_tick_are_the_kept_counts() {
     assert_eq!(v.counts(ix.conn()), (3, 0), "before the first tick");
     exact(&ix, "as read before the first tick");
 }
+
+/// Another model sets the counts itself rather than through the triggers (which cost an
+/// update per row, at a million rows): rows queued already (a new row, a row waiting for
+/// its pieces) must be counted once, and the triggers must be back afterwards.
+#[test]
+fn another_model_sets_the_counts_exactly_and_leaves_the_triggers_in_place() {
+    let (w, mut ix) = said();
+    assert_eq!(store_queued(&ix), 3);
+    let id = id_of(&ix, SAID[1]);
+    ix.conn()
+        .execute("UPDATE vec_pieces SET pieces = x'0102' WHERE id = ?1", [id])
+        .unwrap();
+    assert_eq!(table::pieces(ix.conn(), id).unwrap(), None);
+    w.append("main", 0, &user("the otter slid down the bank").to_line());
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    exact(&ix, "with a row queued for its pieces and a new one");
+
+    assert!(table::adopt(ix.conn(), "another").unwrap());
+    exact(&ix, "after another model cleared the codes");
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        Counts {
+            stored: 0,
+            pending: 4
+        }
+    );
+    assert_eq!(store_queued(&ix), 4);
+    exact(&ix, "after the backfill, the triggers counting again");
+    assert_eq!(table::counts(ix.conn()).unwrap().stored, 4);
+    assert!(!table::adopt(ix.conn(), "another").unwrap(), "the same model");
+    exact(&ix, "after the same model was adopted again");
+}
