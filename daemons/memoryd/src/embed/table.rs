@@ -73,6 +73,19 @@ END;
 const COUNT_ONCE: &str = "INSERT INTO embed_counts (id, vecs, queued)
     VALUES (1, (SELECT count(*) FROM vecs), (SELECT count(*) FROM embed_queue))";
 
+/// Whether the kept counts say more than the index can hold: more codes, or more rows
+/// queued, than rows indexed (as the index's `files` keep them, one row per log). Only an
+/// older memoryd writing to the index can do that: it knows nothing of the counts, and
+/// its `INSERT OR REPLACE` of a code the row already had is counted as one more by the
+/// triggers, for good. Looked at once per start; a count that is too low is not seen,
+/// but shows only a wrong number (docs/memoryd.md, 'Vectors and the model').
+const INFLATED: &str = "SELECT EXISTS (SELECT 1 FROM embed_counts
+    WHERE max(vecs, queued) > (SELECT coalesce(sum(rows), 0) FROM files))";
+
+/// The two tables counted whole again, for counts found `INFLATED`.
+const RECOUNT: &str = "UPDATE embed_counts
+    SET vecs = (SELECT count(*) FROM vecs), queued = (SELECT count(*) FROM embed_queue)";
+
 /// Queues every text row that has no code: for an index that had no triggers yet (the
 /// model was just configured) or whose codes were cleared for another model.
 const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
@@ -128,6 +141,12 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     })?;
     if !counted {
         tx.execute(COUNT_ONCE, [])?;
+    } else if tx.query_row(INFLATED, [], |r| r.get::<_, bool>(0))? {
+        plumbing::notice!(
+            "vectors: the kept counts said more than the rows indexed (an older memoryd \
+             wrote to this index); counted again"
+        );
+        tx.execute(RECOUNT, [])?;
     }
     let queued = if !had_triggers {
         tx.execute(SEED, [])?;
