@@ -4,9 +4,10 @@
 //! can filter without reading the text), `vec_pieces` the row's word pieces for late
 //! interaction (`late`; read only for a recall's candidates, never loaded whole),
 //! `embed_queue` the ids of rows to embed (no code yet, or a code but no pieces), and
-//! `embed_meta` which model made the codes. Two triggers on FTS5's content table
+//! `embed_meta` which model made the codes. Three triggers on FTS5's content table
 //! (`docs_content`) keep the queue exact in the same transaction as the text: a row
-//! added is queued, a row dropped takes its code and its queue entry with it. So a crash
+//! added is queued, a row dropped takes its code, its pieces and its queue entry with it
+//! (the pieces' trigger is its own, as the pieces came later). So a crash
 //! anywhere leaves no row unqueued and no code for a row that is gone, and the text
 //! index's own code (catch-up, ingest) needs no change to feed the vectors.
 //!
@@ -17,10 +18,13 @@
 //! `embed_counts` holds how many rows `vecs` and `embed_queue` hold, kept by triggers on
 //! those two tables in the same transaction as every change to them, whoever makes it
 //! (a stored batch, a catch-up or forget dropping rows, a damaged code or pieces queued
-//! again, another model clearing the codes). So `counts` is one row read, whatever the
-//! tables hold, and exact: a request never counts a table (docs/memoryd.md, 'Vectors and
-//! the model'). The tables are counted once, when `create` first makes the counts (a new
-//! index, or one made before they were kept). The triggers count a REPLACE that
+//! again). Another model clearing the codes (`adopt`) sets them itself, the triggers
+//! that would fire per row set aside until its transaction ends. So `counts` is one row
+//! read, whatever the tables hold, and exact: a request never counts a table
+//! (docs/memoryd.md, 'Vectors and the model'). The tables are counted when `create`
+//! first makes the counts (a new index, or one made before they were kept), and again at
+//! a start that finds them above the rows indexed (an older memoryd wrote to the index:
+//! `INFLATED`). The triggers count a REPLACE that
 //! overwrites a row as an insert alone (SQLite fires no delete trigger for it), so every
 //! writer of these two tables inserts new rows or updates in place (`store`'s upsert),
 //! never `INSERT OR REPLACE`.
@@ -186,7 +190,9 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
         // fire are set aside for this transaction and made again before it ends, and the
         // counts set from what was done: exact, and a crash undoes all of it together
         // (docs/memoryd.md, 'Vectors and the model').
-        tx.execute_batch("DROP TRIGGER IF EXISTS count_vec_dropped; DROP TRIGGER IF EXISTS count_queued;")?;
+        tx.execute_batch(
+            "DROP TRIGGER IF EXISTS count_vec_dropped; DROP TRIGGER IF EXISTS count_queued;",
+        )?;
         tx.execute("DELETE FROM vecs", [])?;
         tx.execute("DELETE FROM vec_pieces", [])?;
         tx.execute(

@@ -650,7 +650,10 @@ fn a_failed_read_of_the_vector_counts_fails_no_request() {
         max_class: DataClass::Private,
         limit: 10,
     });
-    assert!(matches!(&hits, Response::Hits(h) if !h.is_empty()), "{hits:?}");
+    assert!(
+        matches!(&hits, Response::Hits(h) if !h.is_empty()),
+        "{hits:?}"
+    );
     let nudged = svc.answer(Request::Nudge {
         session: "main".into(),
     });
@@ -696,7 +699,10 @@ fn a_failed_read_of_the_counts_does_not_stop_loading_the_codes() {
     let mut v = Vectors::open(&dir).expect("the model is there");
     drive_idle(&mut v, &ix);
     assert!(v.has_vector(1), "the first slice");
-    assert!(v.has_vector(last), "the codes past the first slice are loaded");
+    assert!(
+        v.has_vector(last),
+        "the codes past the first slice are loaded"
+    );
     assert_eq!(v.progress(), (0, 0), "no counts were ever read");
 }
 
@@ -740,6 +746,9 @@ fn another_model_sets_the_counts_exactly_and_leaves_the_triggers_in_place() {
     assert_eq!(store_queued(&ix), 4);
     exact(&ix, "after the backfill, the triggers counting again");
     assert_eq!(table::counts(ix.conn()).unwrap().stored, 4);
-    assert!(!table::adopt(ix.conn(), "another").unwrap(), "the same model");
+    assert!(
+        !table::adopt(ix.conn(), "another").unwrap(),
+        "the same model"
+    );
     exact(&ix, "after the same model was adopted again");
 }

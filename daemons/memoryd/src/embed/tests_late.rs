@@ -188,7 +188,11 @@ fn an_index_from_before_pieces_and_kept_counts_keeps_its_vectors_and_counts_them
     assert_eq!(drained.stored, table::stored(ix.conn()).unwrap());
     assert_eq!(count(&ix, "vec_pieces"), rows);
     assert_eq!(table::create(ix.conn()).unwrap(), Queued::Nothing);
-    assert_eq!(table::counts(ix.conn()).unwrap(), drained, "not counted again");
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        drained,
+        "not counted again"
+    );
 }
 
 /// Regression: while an upgraded index's rows wait for their pieces, a recall is by

@@ -11,7 +11,10 @@
 //! (`table::counts`, kept by triggers in the same transaction as every change). So no
 //! request and no tick counts a table, and the backfill is started by what the queue
 //! holds, never by a count: a count could only ever be shown wrong, never leave a row
-//! unembedded (docs/memoryd.md, 'What a request may wait for').
+//! unembedded (docs/memoryd.md, 'What a request may wait for'). For the same reason a
+//! failed read of the counts fails nothing: neither the request that asked (it is
+//! answered with the last counts read) nor the tick's work (loading the codes, the
+//! backfill); it is logged, once until a read succeeds again.
 
 use super::late;
 use super::model::Embedder;
@@ -422,8 +425,8 @@ impl Vectors {
             // backfill runs the sum is within the bound anyway: `room` and the rows in
             // flight make at most `JOB_QUEUE`, and past `MAX_SET_ASIDE` rows set aside
             // nothing is fed any more.
-            let passed_over = (in_flight.len() + set_aside.len())
-                .min(MAX_QUEUE_READ.saturating_sub(room));
+            let passed_over =
+                (in_flight.len() + set_aside.len()).min(MAX_QUEUE_READ.saturating_sub(room));
             jobs = table::next_jobs(
                 conn,
                 room,
