@@ -84,7 +84,10 @@ pub struct MemoryStatus {
     pub index_bytes: u64,
     /// Rows with a vector for recall by meaning; 0 without an embedding model.
     pub vectors: u64,
-    /// Rows still waiting for their vector: how far the background backfill has to go.
+    /// Rows queued for the background backfill, how far it has to go: rows still waiting
+    /// for their vector, rows that have one and wait for their word pieces (after an
+    /// upgrade, or when their pieces were damaged), and rows set aside after failing
+    /// (docs/memoryd.md, 'Vectors and the model').
     pub vectors_pending: u64,
 }
 

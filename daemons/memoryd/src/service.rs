@@ -224,11 +224,11 @@ impl FrameService {
         if let Some(v) = self.vectors.as_mut() {
             // A catch-up just ran and may have queued rows for the backfill. Neither the
             // wake nor the counts look at more than a row of the database, so every
-            // request may ask (docs/memoryd.md, 'What a request may wait for').
+            // request may ask (docs/memoryd.md, 'What a request may wait for'). A failed
+            // read of the counts is logged there and answered with the last ones read:
+            // the vector side never fails a request (a Forget's rows are gone by now).
             v.wake();
-            (status.vectors, status.vectors_pending) = v
-                .counts(self.index.conn())
-                .map_err(|e| Failure::from(self.index.sql_error(e).to_string()))?;
+            (status.vectors, status.vectors_pending) = v.counts(self.index.conn());
         }
         self.last = status.clone();
         Ok(status)

@@ -5,8 +5,10 @@
 //! both ways `embed::store` has: the exact scan of every 8-bit code, and the two stages
 //! (sign codes, then the `RESCORE` best scored exactly) that memoryd uses above
 //! `EXACT_UP_TO` rows. Beside them, the same codes scanned from SQLite on every query: the
-//! storage choice. Beside those, a request's wake: the vector counts read from their one
-//! row against the two tables counted whole, as each wake had them counted before. The
+//! storage choice. Beside those, a request's wake with every row queued (as after an
+//! upgrade): the SQL of the tick it brings forward (the queue's newest ids at the bound
+//! of one look, and the counts' one row) against the two tables counted whole, as each
+//! wake had them counted before. The
 //! embedding speed is `speed`'s table (the worker's path against the GEMM bound,
 //! candle's encoder before and ONNX Runtime). What the two stages lose is measured on
 //! real embeddings by `--ann` (see `ann`).
@@ -17,6 +19,8 @@ use memoryd::embed::model::Embedder;
 use memoryd::embed::quant::{self, Code};
 use memoryd::embed::store::{Store, EXACT_UP_TO, RESCORE};
 use memoryd::embed::table;
+use memoryd::embed::vectors::MAX_QUEUE_READ;
+use memoryd::embed::worker::JOB_QUEUE;
 use memoryd::embed::DIM;
 use memoryd::index::Index;
 use proto::label::DataClass;
@@ -46,8 +50,10 @@ pub struct VectorRun {
     pub scan: Vec<Duration>,
     pub two_stage: Vec<Duration>,
     pub sqlite_scan: Vec<Duration>,
-    /// A request's wake: the counts' one row (`table::counts`) and the two tables counted
-    /// whole, as the wake made each tick count them before.
+    /// A request's wake, every row queued: the SQL of the tick it brings forward (the
+    /// newest `MAX_QUEUE_READ` queued ids read by `table::next_jobs`, and the counts' one
+    /// row, `table::counts`) and the two tables counted whole, as the wake made each tick
+    /// count them before.
     pub wake: (Vec<Duration>, Vec<Duration>),
     /// Recall with vectors, lexical alone, the query's embedding alone, and recall with
     /// vectors without late interaction (the merge's order).
@@ -163,7 +169,14 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
         .unwrap();
     let bytes_pieces = db_bytes(index.db_path());
 
-    eprintln!("vectors: a request's wake, the counts…");
+    eprintln!("vectors: a request's wake, every row queued…");
+    // Every row queued again, as after an upgrade (each keeps its code and waits for its
+    // pieces): the most a tick's look at the queue and the count of it can face.
+    conn.execute(
+        "INSERT OR IGNORE INTO embed_queue (id) SELECT id FROM docs_content",
+        [],
+    )
+    .unwrap();
     let counted = table::Counts {
         stored: table::stored(conn).unwrap(),
         pending: table::pending(conn).unwrap(),
@@ -184,11 +197,18 @@ pub fn measure(index: &Index, queries: &[String]) -> VectorRun {
         d.sort_unstable();
         d
     };
+    assert_eq!(counted.pending, ids.len() as u64);
+    // The SQL of the tick a wake brings forward, at its bound: the newest
+    // `MAX_QUEUE_READ` queued ids read with their rows (`JOB_QUEUE` of them handed on, the
+    // rest passed over as the rows in flight and set aside are), then the counts' row.
+    let passed_over = MAX_QUEUE_READ - JOB_QUEUE;
     let kept = wake(&|| {
+        let jobs = table::next_jobs(conn, JOB_QUEUE, |_| false, passed_over).unwrap();
         let c = table::counts(conn).unwrap();
-        c.stored + c.pending
+        jobs.len() as u64 + c.stored + c.pending
     });
     let scanned = wake(&|| table::stored(conn).unwrap() + table::pending(conn).unwrap());
+    conn.execute("DELETE FROM embed_queue", []).unwrap();
 
     eprintln!("vectors: loading them as memoryd does…");
     let base = rss_kib();
@@ -371,7 +391,7 @@ pub fn print(r: &VectorRun) {
     for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
         let (a, b) = (pct(&r.wake.0, p), pct(&r.wake.1, p));
         println!(
-            "| a request's wake {name}: the counts' one row vs count(*) of the codes and the queue (before) | {:.3} ms | {:.3} ms | {:.4} |",
+            "| a request's wake {name}, every row queued: its tick's SQL ({MAX_QUEUE_READ} newest queued ids with their rows, the counts' one row) vs count(*) of the codes and the queue (before) | {:.3} ms | {:.3} ms | {:.4} |",
             ms(a),
             ms(b),
             a.as_secs_f64() / b.as_secs_f64()

@@ -4,9 +4,10 @@
 //! can filter without reading the text), `vec_pieces` the row's word pieces for late
 //! interaction (`late`; read only for a recall's candidates, never loaded whole),
 //! `embed_queue` the ids of rows to embed (no code yet, or a code but no pieces), and
-//! `embed_meta` which model made the codes. Two triggers on FTS5's content table
+//! `embed_meta` which model made the codes. Three triggers on FTS5's content table
 //! (`docs_content`) keep the queue exact in the same transaction as the text: a row
-//! added is queued, a row dropped takes its code and its queue entry with it. So a crash
+//! added is queued, a row dropped takes its code, its pieces and its queue entry with it
+//! (the pieces' trigger is its own, as the pieces came later). So a crash
 //! anywhere leaves no row unqueued and no code for a row that is gone, and the text
 //! index's own code (catch-up, ingest) needs no change to feed the vectors.
 //!
@@ -17,10 +18,13 @@
 //! `embed_counts` holds how many rows `vecs` and `embed_queue` hold, kept by triggers on
 //! those two tables in the same transaction as every change to them, whoever makes it
 //! (a stored batch, a catch-up or forget dropping rows, a damaged code or pieces queued
-//! again, another model clearing the codes). So `counts` is one row read, whatever the
-//! tables hold, and exact: a request never counts a table (docs/memoryd.md, 'Vectors and
-//! the model'). The tables are counted once, when `create` first makes the counts (a new
-//! index, or one made before they were kept). The triggers count a REPLACE that
+//! again). Another model clearing the codes (`adopt`) sets them itself, the triggers
+//! that would fire per row set aside until its transaction ends. So `counts` is one row
+//! read, whatever the tables hold, and exact: a request never counts a table
+//! (docs/memoryd.md, 'Vectors and the model'). The tables are counted when `create`
+//! first makes the counts (a new index, or one made before they were kept), and again at
+//! a start that finds them above the rows indexed (an older memoryd wrote to the index:
+//! `INFLATED`). The triggers count a REPLACE that
 //! overwrites a row as an insert alone (SQLite fires no delete trigger for it), so every
 //! writer of these two tables inserts new rows or updates in place (`store`'s upsert),
 //! never `INSERT OR REPLACE`.
@@ -47,6 +51,11 @@ CREATE TRIGGER IF NOT EXISTS pieces_row_dropped AFTER DELETE ON docs_content BEG
 END;
 CREATE TABLE IF NOT EXISTS embed_counts (
     id INTEGER PRIMARY KEY CHECK (id = 1), vecs INTEGER NOT NULL, queued INTEGER NOT NULL);
+";
+
+/// The triggers that keep `embed_counts`. Apart from `CREATE` so that `adopt` can make
+/// again the two it sets aside while it clears the codes.
+const COUNT_TRIGGERS: &str = "
 CREATE TRIGGER IF NOT EXISTS count_vec_added AFTER INSERT ON vecs BEGIN
     UPDATE embed_counts SET vecs = vecs + 1;
 END;
@@ -67,6 +76,19 @@ END;
 /// that too.
 const COUNT_ONCE: &str = "INSERT INTO embed_counts (id, vecs, queued)
     VALUES (1, (SELECT count(*) FROM vecs), (SELECT count(*) FROM embed_queue))";
+
+/// Whether the kept counts say more than the index can hold: more codes, or more rows
+/// queued, than rows indexed (as the index's `files` keep them, one row per log). Only an
+/// older memoryd writing to the index can do that: it knows nothing of the counts, and
+/// its `INSERT OR REPLACE` of a code the row already had is counted as one more by the
+/// triggers, for good. Looked at once per start; a count that is too low is not seen,
+/// but shows only a wrong number (docs/memoryd.md, 'Vectors and the model').
+const INFLATED: &str = "SELECT EXISTS (SELECT 1 FROM embed_counts
+    WHERE max(vecs, queued) > (SELECT coalesce(sum(rows), 0) FROM files))";
+
+/// The two tables counted whole again, for counts found `INFLATED`.
+const RECOUNT: &str = "UPDATE embed_counts
+    SET vecs = (SELECT count(*) FROM vecs), queued = (SELECT count(*) FROM embed_queue)";
 
 /// Queues every text row that has no code: for an index that had no triggers yet (the
 /// model was just configured) or whose codes were cleared for another model.
@@ -115,6 +137,7 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     )?;
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(CREATE)?;
+    tx.execute_batch(COUNT_TRIGGERS)?;
     // Looked up first: the statement itself would count both tables before it found
     // the row there, at every start.
     let counted: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM embed_counts)", [], |r| {
@@ -122,6 +145,12 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     })?;
     if !counted {
         tx.execute(COUNT_ONCE, [])?;
+    } else if tx.query_row(INFLATED, [], |r| r.get::<_, bool>(0))? {
+        plumbing::notice!(
+            "vectors: the kept counts said more than the rows indexed (an older memoryd \
+             wrote to this index); counted again"
+        );
+        tx.execute(RECOUNT, [])?;
     }
     let queued = if !had_triggers {
         tx.execute(SEED, [])?;
@@ -155,13 +184,27 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
         .optional()?;
     let other = made_by.as_deref() != Some(model);
     if other {
+        // Every code goes and every row is queued: the counts are known without the
+        // triggers, which would cost an update per row on top (and turn SQLite's
+        // truncation of the whole table into a delete per row). So the two that would
+        // fire are set aside for this transaction and made again before it ends, and the
+        // counts set from what was done: exact, and a crash undoes all of it together
+        // (docs/memoryd.md, 'Vectors and the model').
+        tx.execute_batch(
+            "DROP TRIGGER IF EXISTS count_vec_dropped; DROP TRIGGER IF EXISTS count_queued;",
+        )?;
         tx.execute("DELETE FROM vecs", [])?;
         tx.execute("DELETE FROM vec_pieces", [])?;
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
         )?;
-        tx.execute(SEED, [])?;
+        let queued = tx.execute(SEED, [])?;
+        tx.execute(
+            "UPDATE embed_counts SET vecs = 0, queued = queued + ?1",
+            [i64::try_from(queued).unwrap_or(i64::MAX)],
+        )?;
+        tx.execute_batch(COUNT_TRIGGERS)?;
     }
     tx.commit()?;
     Ok(other)
@@ -181,6 +224,22 @@ pub fn counts(conn: &Connection) -> rusqlite::Result<Counts> {
         stored: u64::try_from(vecs).unwrap_or(0),
         pending: u64::try_from(queued).unwrap_or(0),
     })
+}
+
+/// `counts`, or `None` when the index does not keep them yet: before `create` first ran
+/// on it (a new index, or one made before they were kept). One more lookup, of the
+/// schema, for the requests that come before the vector side's first tick.
+pub fn counts_if_kept(conn: &Connection) -> rusqlite::Result<Option<Counts>> {
+    let kept: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embed_counts')",
+        )?
+        .query_row([], |r| r.get(0))?;
+    if kept {
+        counts(conn).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// What `counts` reads.
@@ -215,8 +274,10 @@ pub struct Job {
 }
 
 /// Up to `n` queued rows, newest first (the recent past is what is asked about most),
-/// skipping ids for which `skip` is true (already handed to the worker). A queued id
-/// whose text row is gone (only a damaged database has one) is dropped from the queue.
+/// skipping ids for which `skip` is true (already handed to the worker). Reads at most
+/// `n + skipped` queued ids, by their primary key: the caller bounds that sum
+/// (`vectors::MAX_QUEUE_READ`). A queued id whose text row is gone (only a damaged
+/// database has one) is dropped from the queue.
 pub fn next_jobs(
     conn: &Connection,
     n: usize,

@@ -152,6 +152,49 @@ fn an_upgraded_index_keeps_every_vector_and_queues_every_row_without_pieces() {
     assert_eq!(table::stored(ix.conn()).unwrap(), 4);
 }
 
+/// The real upgrade from the last release: its index has the queue's triggers and the
+/// codes, but neither pieces nor kept counts. The codes stay, the counts are made exact
+/// from the tables, every row is queued for its pieces, and once the queue is drained the
+/// counts say every row has its code, once.
+#[test]
+fn an_index_from_before_pieces_and_kept_counts_keeps_its_vectors_and_counts_them_exactly() {
+    let (w, mut ix) = world();
+    embed_all(&ix);
+    // A row said after the last backfill: queued, no vector yet.
+    w.append("main", 0, &user("the otter slid down the bank").to_line());
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let before = codes(&ix);
+    as_made_before_pieces(&ix);
+    ix.conn()
+        .execute_batch(
+            "DROP TRIGGER count_vec_added; DROP TRIGGER count_vec_dropped;
+             DROP TRIGGER count_queued; DROP TRIGGER count_unqueued; DROP TABLE embed_counts;",
+        )
+        .unwrap();
+
+    assert_eq!(table::create(ix.conn()).unwrap(), Queued::ForPieces);
+    assert!(codes(&ix) == before, "every vector is kept as it was");
+    let rows = count(&ix, "docs_content");
+    assert_eq!(rows, 4);
+    let kept = table::counts(ix.conn()).unwrap();
+    assert_eq!(kept.stored, 3);
+    assert_eq!(kept.pending, 4, "every row queued for its pieces");
+    assert_eq!(kept.stored, table::stored(ix.conn()).unwrap());
+    assert_eq!(kept.pending, table::pending(ix.conn()).unwrap());
+
+    assert_eq!(embed_all(&ix).len(), 4);
+    let drained = table::counts(ix.conn()).unwrap();
+    assert_eq!((drained.stored, drained.pending), (4, 0), "each row once");
+    assert_eq!(drained.stored, table::stored(ix.conn()).unwrap());
+    assert_eq!(count(&ix, "vec_pieces"), rows);
+    assert_eq!(table::create(ix.conn()).unwrap(), Queued::Nothing);
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        drained,
+        "not counted again"
+    );
+}
+
 /// Regression: while an upgraded index's rows wait for their pieces, a recall is by
 /// words and meaning together, in the merge's order (no candidate can be weighed by
 /// pieces it does not have), not by words alone. The vectors are made up: the row

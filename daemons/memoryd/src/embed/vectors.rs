@@ -11,7 +11,10 @@
 //! (`table::counts`, kept by triggers in the same transaction as every change). So no
 //! request and no tick counts a table, and the backfill is started by what the queue
 //! holds, never by a count: a count could only ever be shown wrong, never leave a row
-//! unembedded (docs/memoryd.md, 'What a request may wait for').
+//! unembedded (docs/memoryd.md, 'What a request may wait for'). For the same reason a
+//! failed read of the counts fails nothing: neither the request that asked (it is
+//! answered with the last counts read) nor the tick's work (loading the codes, the
+//! backfill); it is logged, once until a read succeeds again.
 
 use super::late;
 use super::model::Embedder;
@@ -90,6 +93,8 @@ pub struct Vectors {
     /// or a finished batch. Decided by the queue's rows themselves, never by a count.
     drained: bool,
     full_reported: bool,
+    /// The last read of the counts failed, and was logged (`not_counted`).
+    counts_failing: bool,
     /// Failed tries per row, and the rows set aside after `MAX_TRIES` (see there).
     tries: HashMap<i64, u32>,
     set_aside: HashSet<i64>,
@@ -130,6 +135,7 @@ impl Vectors {
             woken: true,
             drained: false,
             full_reported: false,
+            counts_failing: false,
             tries: HashMap::new(),
             set_aside: HashSet::new(),
             next_tick: Instant::now(),
@@ -142,15 +148,42 @@ impl Vectors {
         (self.counts.stored, self.counts.pending)
     }
 
-    /// Rows with a vector and rows still waiting for one, exact now: one row read
-    /// (`table::counts`), whatever the tables hold, so every request may ask. Before the
-    /// first tick the tables may not be there yet (a new index, or one made before the
-    /// counts were kept): nothing is counted then, as before the model was configured.
-    pub fn counts(&mut self, conn: &Connection) -> rusqlite::Result<(u64, u64)> {
-        if !matches!(self.phase, Phase::Start) {
-            self.counts = table::counts(conn)?;
+    /// Rows with a vector and rows queued, exact now: one row read (`table::counts`),
+    /// whatever the tables hold, so every request may ask. Before the first tick the
+    /// counts are read when the index already keeps them; an index that does not yet (a
+    /// new one, or one made before they were kept) reads as nothing counted until the
+    /// first tick makes them. A failed read never fails the request: the last counts are
+    /// answered (docs/memoryd.md, 'Vectors and the model').
+    pub fn counts(&mut self, conn: &Connection) -> (u64, u64) {
+        let read = match self.phase {
+            Phase::Start => table::counts_if_kept(conn),
+            Phase::Running | Phase::Off => table::counts(conn).map(Some),
+        };
+        match read {
+            Ok(Some(counts)) => self.counted(counts),
+            Ok(None) => {}
+            Err(e) => self.not_counted(conn, &e),
         }
-        Ok(self.progress())
+        self.progress()
+    }
+
+    fn counted(&mut self, counts: Counts) {
+        self.counts = counts;
+        self.counts_failing = false;
+    }
+
+    /// A failed read of the counts: they only say how far the backfill is, so the last
+    /// ones are kept and nothing stops. Logged once until a read succeeds again, as a
+    /// failing database would fail every request and every tick.
+    fn not_counted(&mut self, conn: &Connection, e: &rusqlite::Error) {
+        if !self.counts_failing {
+            plumbing::warn!(
+                "vectors: reading the counts in index {}: {}; the last counts read are shown",
+                conn.path().unwrap_or("in memory"),
+                super::first_line(&e.to_string())
+            );
+        }
+        self.counts_failing = true;
     }
 
     /// Whether row `id` has its vector (a row still queued, or not yet loaded at start,
@@ -233,8 +266,13 @@ impl Vectors {
             self.drained = false;
         }
         self.feed(conn)?;
-        // One row read: the status line stays as fresh as the last tick.
-        self.counts = table::counts(conn)?;
+        // One row read: the status line stays as fresh as the last tick. Not through `?`:
+        // a failed read of the counts is no failure of the work, and must not stop the
+        // loading of the codes or the backfill (`tick`).
+        match table::counts(conn) {
+            Ok(counts) => self.counted(counts),
+            Err(e) => self.not_counted(conn, &e),
+        }
         Ok(())
     }
 
@@ -382,12 +420,18 @@ impl Vectors {
         let mut jobs: Vec<Job> = self.held.take().into_iter().collect();
         if jobs.is_empty() {
             let (in_flight, set_aside) = (&self.in_flight, &self.set_aside);
-            // Reads at most `MAX_QUEUE_READ` ids (see there), never the whole queue.
+            // Reads `room` ids past the ones it passes over, and never more than
+            // `MAX_QUEUE_READ` in all (see there), never the whole queue. While the
+            // backfill runs the sum is within the bound anyway: `room` and the rows in
+            // flight make at most `JOB_QUEUE`, and past `MAX_SET_ASIDE` rows set aside
+            // nothing is fed any more.
+            let passed_over =
+                (in_flight.len() + set_aside.len()).min(MAX_QUEUE_READ.saturating_sub(room));
             jobs = table::next_jobs(
                 conn,
                 room,
                 |id| in_flight.contains(&id) || set_aside.contains(&id),
-                in_flight.len() + set_aside.len(),
+                passed_over,
             )?;
             if jobs.is_empty() {
                 // Every queued row is in flight or set aside, or none is queued: idle
