@@ -88,7 +88,7 @@ fn count(ix: &Index, table: &str) -> i64 {
         .unwrap()
 }
 
-fn id_of(ix: &Index, text: &str) -> i64 {
+pub(super) fn id_of(ix: &Index, text: &str) -> i64 {
     ix.conn()
         .query_row("SELECT rowid FROM docs WHERE text = ?1", [text], |r| {
             r.get(0)
@@ -356,7 +356,7 @@ fn damaged_pieces_are_queued_to_be_embedded_again() {
 /// How long `drive` lets the backfill of a few rows take, the model's load included,
 /// before the test fails instead of hanging: a debug build loads and runs the model in
 /// seconds here.
-const DRIVE_LIMIT: Duration = Duration::from_secs(300);
+pub(super) const DRIVE_LIMIT: Duration = Duration::from_secs(300);
 
 /// `Vectors` for the real model, opened on `ix` and given its first turn (the tables
 /// made, the counts taken), as memoryd's start does; `None` without the model
@@ -370,7 +370,7 @@ fn started(ix: &Index) -> Option<Vectors> {
 
 /// Turns of the poll loop, each at the deadline `Vectors` asks for, until it has its model
 /// and nothing left to do.
-fn drive(v: &mut Vectors, ix: &Index) {
+pub(super) fn drive(v: &mut Vectors, ix: &Index) {
     let give_up = Instant::now() + DRIVE_LIMIT;
     while let Some(at) = v.deadline() {
         assert!(
