@@ -233,7 +233,12 @@ pub fn recall_calibrated(
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
-    let background = background(cal, &by_meaning);
+    // Read once, for the merge and for late interaction.
+    let cues = Cues {
+        codes: Codes::of(query),
+        span: time::cue(query, now),
+        background: background(cal, &by_meaning),
+    };
     // With the question's pieces, the merge orders every candidate and late interaction
     // (`late`) chooses the hits from them; without, the merge's first hits are the hits.
     let pieces = seen.pieces.filter(|p| !p.is_empty());
@@ -267,20 +272,19 @@ pub fn recall_calibrated(
             exhaustive,
             unrelated_if_absent: &absent_means_unrelated,
         },
+        &cues,
         depth,
-        now,
     );
-    let span = time::cue(query, now);
     match pieces {
         Some(pieces) => late::rerank(
             index,
             late::Asked {
                 pieces,
                 cosine: &cosine,
-                background,
-                codes: &Codes::of(query),
+                background: cues.background,
+                codes: &cues.codes,
                 first,
-                span: span.as_ref(),
+                span: cues.span.as_ref(),
                 max_class,
             },
             fused,
@@ -289,6 +293,14 @@ pub fn recall_calibrated(
         ),
         None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
     }
+}
+
+/// What a question says beside its words: its exact codes, the time it names, and its
+/// background among the meaning hits (`background`).
+struct Cues {
+    codes: Codes,
+    span: Option<time::Span>,
+    background: f32,
 }
 
 /// A word hit as the merge weighs it.
@@ -321,13 +333,15 @@ fn merge(
     lexical: Words,
     by_meaning: Vec<(i64, Hit, f32)>,
     verdicts: Verdicts<'_>,
+    cues: &Cues,
     limit: usize,
-    now: time::Day,
 ) -> Vec<(i64, Hit)> {
-    let codes = Codes::of(query);
+    let Cues {
+        codes,
+        span,
+        background,
+    } = cues;
     let parsed = query::parse(query);
-    let span = time::cue(query, now);
-    let background = background(cal, &by_meaning);
     let strength = |hit: &Hit, cosine: f32| -> f32 {
         let mut s = (cosine - background - cal.margin_floor) / (cal.margin_full - cal.margin_floor);
         // The factors scale what a hit is worth; they must not lift one worth less than

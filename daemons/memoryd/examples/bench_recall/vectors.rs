@@ -131,6 +131,19 @@ fn append_cache(new: &[(u64, [f32; DIM])]) {
     f.write_all(&buf).unwrap();
 }
 
+/// The index's text rows (id, class, text), those `filter` (an SQL `WHERE` clause, or
+/// nothing) keeps.
+fn rows(index: &Index, filter: &str) -> Vec<(i64, i64, String)> {
+    index
+        .conn()
+        .prepare(&format!("SELECT rowid, class, text FROM docs {filter}"))
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 impl VecWorld {
     /// Every row of the index under `state` embedded, or `None` without the model.
     pub fn build(state: &Path, now: time::Day) -> Option<VecWorld> {
@@ -145,14 +158,7 @@ impl VecWorld {
         let model = Embedder::load(&dir).unwrap();
         let mut index = Index::open(state, DataClass::Private).unwrap();
         index.catch_up(Budget::UNLIMITED).unwrap();
-        let rows: Vec<(i64, i64, String)> = index
-            .conn()
-            .prepare("SELECT rowid, class, text FROM docs")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
+        let rows = rows(&index, "");
         let mut cache = load_cache();
         let mut pieces = load_pieces();
         let missing: Vec<&(i64, i64, String)> = rows
@@ -206,15 +212,10 @@ impl VecWorld {
     /// the daemon's backfill would before the next question: for `asked`.
     pub fn refresh(&mut self) {
         self.index.catch_up(Budget::UNLIMITED).unwrap();
-        let rows: Vec<(i64, i64, String)> = self
-            .index
-            .conn()
-            .prepare("SELECT rowid, class, text FROM docs WHERE rowid NOT IN (SELECT id FROM vec_pieces)")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
+        let rows = rows(
+            &self.index,
+            "WHERE rowid NOT IN (SELECT id FROM vec_pieces)",
+        );
         if rows.is_empty() {
             return;
         }
