@@ -32,7 +32,7 @@
 use crate::embed::late::Question;
 use crate::embed::store::Near;
 use crate::embed::vectors::{Vectors, MIN_COSINE};
-use crate::index::{class_rank, Index, IndexError, Words, NEAR_WEIGHT};
+use crate::index::{class_rank, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use codes::{Codes, Pin};
 use proto::label::DataClass;
@@ -409,10 +409,10 @@ fn merge(
         })
         .collect();
     let words = unrelated_last(words);
-    let word_texts: HashSet<String> = words.iter().map(|w| w.hit.text.clone()).collect();
+    let word_said: HashSet<(String, String)> = words.iter().map(|w| said(&w.hit)).collect();
     let mut meaning: Vec<(f32, (i64, Hit))> = by_meaning
         .into_iter()
-        .filter(|(_, h, _)| !word_texts.contains(&h.text))
+        .filter(|(_, h, _)| !word_said.contains(&said(h)))
         .map(|(id, mut h, c)| {
             h.relevance = similarity(c);
             (strength(&h, c), (id, h))
@@ -421,7 +421,7 @@ fn merge(
     // Stable: equal strengths keep the cosine order.
     meaning.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut out: Vec<(i64, Hit)> = Vec::with_capacity(limit);
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
     let (mut w, mut m) = (words.into_iter().peekable(), meaning.into_iter().peekable());
     while out.len() < limit {
         let take_meaning = match (w.peek(), m.peek()) {
@@ -438,7 +438,7 @@ fn merge(
             w.next().map(|wh| (wh.rowid, wh.hit))
         };
         if let Some(hit) = hit {
-            if seen.insert(hit.1.text.clone()) {
+            if seen.insert(said(&hit.1)) {
                 out.push(hit);
             }
         }

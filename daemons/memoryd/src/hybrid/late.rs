@@ -30,7 +30,7 @@ use super::codes::Codes;
 use crate::embed::bits::Bits;
 use crate::embed::late::Question;
 use crate::embed::table;
-use crate::index::{Index, IndexError};
+use crate::index::{said, Index, IndexError};
 use crate::query::time::Span;
 use proto::label::DataClass;
 use proto::memory::Hit;
@@ -102,10 +102,10 @@ pub(super) fn rerank(
     others: Vec<(i64, Hit)>,
     limit: usize,
 ) -> Result<Vec<Hit>, IndexError> {
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut candidates: Vec<(i64, Hit, Option<usize>)> = Vec::new();
     for (place, (id, hit)) in fused.iter().cloned().enumerate() {
-        if seen.insert(hit.text.clone()) {
+        if seen.insert(said(&hit)) {
             candidates.push((id, hit, Some(place)));
         }
     }
@@ -113,7 +113,7 @@ pub(super) fn rerank(
         if candidates.len() >= MAX_CANDIDATES {
             break;
         }
-        if seen.insert(hit.text.clone()) {
+        if seen.insert(said(&hit)) {
             candidates.push((id, hit, None));
         }
     }

@@ -182,6 +182,36 @@ fn the_same_text_found_by_both_halves_is_one_hit() {
     assert_eq!(texts(&out), vec!["the spare key is under the blue pot"]);
 }
 
+/// Guards the owner's words against an echo through the merge: the owner's line and
+/// the assistant's reply repeating it, each found by both halves, are two hits, where
+/// identical texts of any speaker used to be one (the newer, the assistant's).
+#[test]
+fn the_owners_line_and_a_reply_repeating_it_stay_two_hits_in_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "the spare key is under the blue pot";
+    let log = format!(
+        "{}{}",
+        user_at(T, line).to_line(),
+        proto::test_records::assistant(line).to_line()
+    );
+    crate::fixture::append(dir.path(), "main", 0, &log);
+    let mut ix = Index::open(dir.path(), DataClass::Private).unwrap();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let ids: Vec<i64> = ix
+        .conn()
+        .prepare("SELECT rowid FROM docs ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let n: Vec<Near> = ids.iter().map(|&id| Near { id, score: 0.9 }).collect();
+    let out = recall_with(&ix, &n, "spare key", DataClass::Private, 5, NOW).unwrap();
+    let mut roles: Vec<&str> = out.iter().map(|h| h.role.as_str()).collect();
+    roles.sort_unstable();
+    assert_eq!(roles, vec!["assistant", "owner"], "{out:?}");
+}
+
 #[test]
 fn a_meaning_hit_no_nearer_than_many_others_does_not_push_out_a_word_hit() {
     // A long conversation on one topic: twenty turns about as near the question as each

@@ -4,9 +4,9 @@
 //! softly: one rare word repeated can beat every word once. docs/memoryd.md (and the owner) want
 //! a record holding all of the question's words, or holding them as the phrase asked,
 //! above one holding a part, so the bm25 relevance is scaled by the share of the query's
-//! groups a record holds, and again when it holds all of them or the phrase. Identical
-//! texts (a `SessionFull` rerun logs the owner's line twice) are one hit: the best
-//! placed, which on a tie in score is the newest.
+//! groups a record holds, and again when it holds all of them or the phrase. The same
+//! text said by the same speaker (a `SessionFull` rerun logs the owner's line twice) is
+//! one hit: the best placed, which on a tie in score is the newest (`said`).
 
 use crate::query::time::Span;
 use crate::query::{Passage, Query};
@@ -259,7 +259,7 @@ pub(super) fn rerank(
     let mut seen = HashSet::new();
     scored
         .into_iter()
-        .filter(|r| seen.insert(r.hit.text.clone()))
+        .filter(|r| seen.insert(said(&r.hit)))
         .map(|r| Ranked {
             held: r.held,
             near_held: r.near_held,
@@ -268,6 +268,14 @@ pub(super) fn rerank(
             rowid: r.rowid,
         })
         .collect()
+}
+
+/// What makes two hits one (docs/memoryd.md, "Recall"): who said it and what was said.
+/// The owner's line and the assistant's reply repeating it word for word are two facts
+/// about the conversation, and the owner's is the one memory is for, so they stay two;
+/// the same line logged again by a rerun, or said again in another session, is one.
+pub(crate) fn said(hit: &Hit) -> (String, String) {
+    (hit.role.clone(), hit.text.clone())
 }
 
 /// Whether `text` is a question and nothing else: one sentence ending in a question

@@ -129,6 +129,23 @@ fn relevance_ties_go_to_the_newer_record_and_duplicates_are_one_hit() {
     assert_eq!(hits[0].time, t2);
 }
 
+/// Guards the owner's words against an echo: a small model that answers by repeating
+/// the owner's line word for word must not hide the line the owner said (`/recall`
+/// showed only "the assistant said" when identical texts of any speaker were one hit).
+#[test]
+fn the_owners_line_and_a_reply_repeating_it_are_two_hits() {
+    let w = World::new();
+    let line = "Hello! Please answer with one short sentence.";
+    w.append("main", 0, &user(line).to_line());
+    w.append("main", 0, &proto::test_records::assistant(line).to_line());
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let hits = ix.search("Hello", DataClass::Private, 10).unwrap();
+    let mut roles: Vec<&str> = hits.iter().map(|h| h.role.as_str()).collect();
+    roles.sort_unstable();
+    assert_eq!(roles, vec!["assistant", "owner"], "{hits:?}");
+}
+
 #[test]
 fn a_question_in_portuguese_finds_its_note() {
     let w = World::new();
