@@ -31,7 +31,7 @@
 
 use crate::embed::late::Question;
 use crate::embed::store::Near;
-use crate::embed::vectors::{Vectors, MIN_COSINE};
+use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
 use crate::index::{class_rank, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use codes::{Codes, Pin};
@@ -125,30 +125,63 @@ pub fn recall(
     max_class: DataClass,
     limit: u32,
 ) -> Result<Vec<Hit>, IndexError> {
-    let Some(vectors) = vectors.filter(|v| v.ready()) else {
+    let ready = vectors.filter(|v| v.ready());
+    let Some((vectors, asker)) = ready.and_then(|v| Some((v, v.asker()?))) else {
         return index.search(query, max_class, limit.min(MAX_HITS));
     };
+    let request = Request {
+        query,
+        max_class,
+        limit,
+        now: time::today(),
+    };
+    recall_beside(index, asker, &|id| vectors.has_vector(id), request)
+}
+
+/// What a recall asks: the question, the most sensitive class it may see, how many hits,
+/// and the day its time cues count from.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub query: &'a str,
+    pub max_class: DataClass,
+    pub limit: u32,
+    pub now: time::Day,
+}
+
+/// The merged recall with the vector side asked on a thread of its own while this one
+/// searches the words (`beside`): the question's embedding and the codes' scan take
+/// about as long as the words' search at its slowest, so a recall waits for the slower
+/// of the two rather than for both (docs/memoryd.md, "What a recall costs").
+/// `embedded` says whether a row has its vector yet.
+pub fn recall_beside(
+    index: &Index,
+    asker: Asker<'_>,
+    embedded: &dyn Fn(i64) -> bool,
+    request: Request<'_>,
+) -> Result<Vec<Hit>, IndexError> {
+    let Request {
+        query,
+        max_class,
+        limit,
+        now,
+    } = request;
     if limit == 0 || query.trim().is_empty() {
         return Ok(Vec::new());
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
-    let Some(asked) = vectors.ask(query, max_rank, CANDIDATES as usize) else {
+    let (asked, lexical) = beside::beside(
+        || asker.ask(query, max_rank, CANDIDATES as usize),
+        || index.search_words(query, max_class, CANDIDATES, now),
+    );
+    let Some(asked) = asked else {
         return index.search(query, max_class, limit.min(MAX_HITS));
     };
     let seen = Seen {
         near: &asked.near,
         pieces: Some(&asked.pieces),
-        embedded: &|id| vectors.has_vector(id),
+        embedded,
     };
-    recall_calibrated(
-        CALIBRATION,
-        index,
-        seen,
-        query,
-        max_class,
-        limit,
-        time::today(),
-    )
+    fuse(CALIBRATION, index, lexical?, seen, request)
 }
 
 /// What the vector side saw of a question.
@@ -218,8 +251,32 @@ pub fn recall_calibrated(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
-    let limit = limit.min(MAX_HITS);
     let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
+    let request = Request {
+        query,
+        max_class,
+        limit,
+        now,
+    };
+    fuse(cal, index, lexical, seen, request)
+}
+
+/// The merge of the words' candidates (`lexical`) with what the vector side saw, and
+/// late interaction over them when it gave the question's pieces.
+fn fuse(
+    cal: Calibration,
+    index: &Index,
+    lexical: Words,
+    seen: Seen<'_>,
+    request: Request<'_>,
+) -> Result<Vec<Hit>, IndexError> {
+    let Request {
+        query,
+        max_class,
+        limit,
+        now,
+    } = request;
+    let limit = limit.min(MAX_HITS);
     let near = seen.near;
     let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
@@ -480,6 +537,7 @@ fn similarity(cosine: f32) -> u16 {
     (cosine.clamp(0.0, 1.0) * f32::from(proto::memory::FULLY_RELEVANT)).round() as u16
 }
 
+mod beside;
 mod codes;
 mod late;
 #[cfg(test)]

@@ -455,12 +455,47 @@ impl Vectors {
         Ok(())
     }
 
-    /// The rows nearest in meaning to `query` at or below class rank `max_class`, best
-    /// first, and the question's pieces for late interaction (`late`); nothing while the
+    /// The model and the codes, for a recall to ask from another thread; `None` while the
     /// model is not loaded.
+    pub fn asker(&self) -> Option<Asker<'_>> {
+        self.embedder
+            .as_ref()
+            .map(|model| Asker::new(model, &self.store))
+    }
+
+    /// The rows nearest in meaning to `query` and the question's pieces (`Asker::ask`).
     pub fn ask(&self, query: &str, max_class: u8, k: usize) -> Option<Asked> {
-        let model = self.embedder.as_ref()?;
-        match model.embed_question(query) {
+        self.asker()?.ask(query, max_class, k)
+    }
+
+    /// The nearest rows alone (`ask`).
+    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
+        self.ask(query, max_class, k)
+            .map(|a| a.near)
+            .unwrap_or_default()
+    }
+}
+
+/// The read-only part of the vector side a recall needs, the model and the codes in
+/// memory, and nothing of the database: so a recall can embed the question and search
+/// the codes on a thread of its own while the loop's thread searches the words
+/// (`hybrid::recall`).
+#[derive(Clone, Copy)]
+pub struct Asker<'a> {
+    model: &'a Embedder,
+    store: &'a Store,
+}
+
+impl<'a> Asker<'a> {
+    pub fn new(model: &'a Embedder, store: &'a Store) -> Asker<'a> {
+        Asker { model, store }
+    }
+
+    /// The rows nearest in meaning to `query` at or below class rank `max_class`, best
+    /// first, and the question's pieces for late interaction (`late`); `None`, logged,
+    /// when the model fails on it.
+    pub fn ask(&self, query: &str, max_class: u8, k: usize) -> Option<Asked> {
+        match self.model.embed_question(query) {
             Ok((v, pieces)) => Some(Asked {
                 near: self
                     .store
@@ -472,13 +507,6 @@ impl Vectors {
                 None
             }
         }
-    }
-
-    /// The nearest rows alone (`ask`).
-    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
-        self.ask(query, max_class, k)
-            .map(|a| a.near)
-            .unwrap_or_default()
     }
 }
 
