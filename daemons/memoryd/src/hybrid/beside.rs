@@ -19,7 +19,7 @@ pub(super) fn beside<M: Send, W>(
     thread::scope(|scope| {
         let spawned = thread::Builder::new()
             .name("memoryd-meaning".into())
-            .spawn_scoped(scope, || meaning());
+            .spawn_scoped(scope, &meaning);
         let found = words();
         let meant = match spawned {
             Ok(handle) => match handle.join() {
