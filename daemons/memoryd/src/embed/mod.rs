@@ -76,4 +76,6 @@ pub(crate) mod tests;
 #[cfg(test)]
 mod tests_counts;
 #[cfg(test)]
+mod tests_clear;
+#[cfg(test)]
 mod tests_late;
