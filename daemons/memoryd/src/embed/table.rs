@@ -128,12 +128,14 @@ const RECOUNT: &str = concat!(
 
 /// Rows a slice of a clear takes (`clear_slice`): their codes and pieces cleared, with
 /// `secure_delete` overwriting what they held, and the rows queued, in one transaction on
-/// the poll loop's thread. A row's code and pieces are about 1.8 KB (388 bytes and 29
-/// pieces of 48), so a slice frees about 1.8 MB: about 4 ms on a quiet disk and 12 to
-/// 30 ms on a busy one (docs/measurements/memoryd.md, 'Another model, a slice at a
-/// time'), the longest a request waits for it; a million rows are 1 000 slices, about
-/// 40 s of ticks, while the backfill (hours at that size) already embeds the newest.
-pub const CLEAR_SLICE: usize = 1_000;
+/// the poll loop's thread, which a request arriving then waits for. A row's code and
+/// pieces are about 1.8 KB (388 bytes and 29 pieces of 48), so a slice frees about
+/// 0.9 MB. Measured at a million rows on a busy machine (docs/measurements/memoryd.md,
+/// 'Another model, a slice a tick'): a slice of 500 took 4.5 ms at the median and 26 ms
+/// at the longest, where slices of 1 000 reached 51 to 79 ms; a million rows are then
+/// 2 000 slices, about a minute of ticks, while the backfill (hours at that size)
+/// already embeds the newest rows.
+pub const CLEAR_SLICE: usize = 500;
 
 /// Queues every text row that has a code but no pieces: for an index made before rows
 /// kept their pieces, whose codes are kept (`create`).
@@ -198,12 +200,16 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     let queued = if !had_triggers {
         // Every row is to be queued: as for another model, a slice a tick
         // (`clear_slice`), newest first, not all in this tick.
-        tx.execute(
-            "INSERT OR REPLACE INTO embed_meta (key, value)
-             SELECT 'stale_up_to', top FROM (SELECT max(id) AS top FROM docs_content)
-             WHERE top IS NOT NULL",
-            [],
-        )?;
+        // The newest row by itself, a lookup at the end of the key: folded into the
+        // insert, SQLite scanned the whole table for it.
+        let newest: Option<i64> =
+            tx.query_row("SELECT max(id) FROM docs_content", [], |r| r.get(0))?;
+        if let Some(newest) = newest {
+            tx.execute(
+                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
+                [newest.to_string()],
+            )?;
+        }
         Queued::Unembedded
     } else if !had_pieces {
         // Codes stored before rows kept their pieces: the codes stay (at a million rows
@@ -274,11 +280,9 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
 /// The bound of a clear under way (`stale_up_to`), `None` when there is none: codes and
 /// pieces of rows with ids up to it are another model's.
 pub fn stale_up_to(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(
-        "SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'",
-    )?
-    .query_row([], |r| r.get(0))
-    .optional()
+    conn.prepare_cached("SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'")?
+        .query_row([], |r| r.get(0))
+        .optional()
 }
 
 /// The lowest id a vector may be read or stored for: above the clear's bound.
@@ -301,9 +305,10 @@ pub fn clear_slice(conn: &Connection, n: usize) -> rusqlite::Result<bool> {
         .prepare_cached(
             "SELECT id FROM docs_content WHERE id <= ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
         )?
-        .query_row(params![top, i64::try_from(n.max(1)).unwrap_or(i64::MAX)], |r| {
-            r.get(0)
-        })
+        .query_row(
+            params![top, i64::try_from(n.max(1)).unwrap_or(i64::MAX)],
+            |r| r.get(0),
+        )
         .optional()?;
     let bottom = below.unwrap_or(i64::MIN);
     // Cleared under the old bound: the count trigger passes over stale codes, which

@@ -113,11 +113,22 @@ fn nothing_stale_is_read(ix: &Index) {
 /// Every row queued for the new model and no code or pieces left: what a clear ends in.
 #[track_caller]
 fn cleared(ix: &Index) {
-    assert_eq!(table::stale_up_to(ix.conn()).unwrap(), None, "the bound went");
+    assert_eq!(
+        table::stale_up_to(ix.conn()).unwrap(),
+        None,
+        "the bound went"
+    );
     let rows = ids(ix, "SELECT id FROM docs_content");
-    assert_eq!(ids(ix, "SELECT id FROM embed_queue"), rows, "every row queued");
+    assert_eq!(
+        ids(ix, "SELECT id FROM embed_queue"),
+        rows,
+        "every row queued"
+    );
     assert!(ids(ix, "SELECT id FROM vecs").is_empty(), "no code left");
-    assert!(ids(ix, "SELECT id FROM vec_pieces").is_empty(), "no pieces left");
+    assert!(
+        ids(ix, "SELECT id FROM vec_pieces").is_empty(),
+        "no pieces left"
+    );
     exact(ix, "at the end of the clear");
 }
 
@@ -132,9 +143,7 @@ fn a_model_change_clears_at_most_one_slice_a_tick_and_never_uses_the_old_codes()
     let model = Embedder::load(&dir).expect("the model loads");
     // The old model's codes are this model's own vectors of the texts: were one used, a
     // question in a row's own words would find it at once.
-    let (_w, ix) = embedded_by("another", |t| {
-        quant::encode(&model.embed(&[t]).unwrap()[0])
-    });
+    let (_w, ix) = embedded_by("another", |t| quant::encode(&model.embed(&[t]).unwrap()[0]));
     let mut v = Vectors::open(&dir).expect("the model is there");
     const SLICE: usize = 2;
     v.clear_slice = SLICE;
@@ -213,7 +222,9 @@ fn a_clear_interrupted_between_slices_resumes_where_it_stopped() {
     let all = ids(&ix, "SELECT id FROM docs_content");
     let newest: BTreeSet<i64> = all.iter().rev().take(2).copied().collect();
     assert_eq!(ids(&ix, "SELECT id FROM embed_queue"), newest);
-    let bound = table::stale_up_to(ix.conn()).unwrap().expect("a clear under way");
+    let bound = table::stale_up_to(ix.conn())
+        .unwrap()
+        .expect("a clear under way");
     drop(ix);
 
     // The next start: the tables made again, the same model adopted again.
@@ -228,7 +239,11 @@ fn a_clear_interrupted_between_slices_resumes_where_it_stopped() {
         exact(&ix, "after a slice");
         nothing_stale_is_read(&ix);
     }
-    assert_eq!(slices, SAID.len() / 2, "the rows cleared once, by slices of 2");
+    assert_eq!(
+        slices,
+        SAID.len() / 2,
+        "the rows cleared once, by slices of 2"
+    );
     cleared(&ix);
 }
 
@@ -243,7 +258,10 @@ fn rows_forgotten_during_a_clear_leave_no_code_or_pieces() {
     assert!(table::clear_slice(ix.conn(), 3).unwrap());
     let jobs = table::next_jobs(ix.conn(), 1, |_| false, 0).unwrap();
     let code = quant::encode(&[-1.0 / (DIM as f32).sqrt(); DIM]);
-    let done: Vec<Done> = jobs.into_iter().map(|j| (j, code.clone(), vec![[3; WORDS]])).collect();
+    let done: Vec<Done> = jobs
+        .into_iter()
+        .map(|j| (j, code.clone(), vec![[3; WORDS]]))
+        .collect();
     assert_eq!(table::store(ix.conn(), &done).unwrap().len(), 1);
     exact(&ix, "with one row of the new model");
     assert_eq!(table::counts(ix.conn()).unwrap().stored, 1);
@@ -264,7 +282,10 @@ fn rows_forgotten_during_a_clear_leave_no_code_or_pieces() {
     let rows = ids(&ix, "SELECT id FROM docs_content");
     for table in ["vecs", "vec_pieces", "embed_queue"] {
         let left = ids(&ix, &format!("SELECT id FROM {table}"));
-        assert!(left.is_subset(&rows), "{table} keeps a forgotten row's entry");
+        assert!(
+            left.is_subset(&rows),
+            "{table} keeps a forgotten row's entry"
+        );
     }
     while table::clear_slice(ix.conn(), 3).unwrap() {
         exact(&ix, "after a slice");
@@ -273,7 +294,9 @@ fn rows_forgotten_during_a_clear_leave_no_code_or_pieces() {
     assert!(old_rows(&ix).is_empty(), "no old pieces left");
     assert_eq!(
         ids(&ix, "SELECT id FROM embed_queue"),
-        rows.difference(&ids(&ix, "SELECT id FROM vecs")).copied().collect(),
+        rows.difference(&ids(&ix, "SELECT id FROM vecs"))
+            .copied()
+            .collect(),
         "every row without a code queued"
     );
     exact(&ix, "at the end");
@@ -290,7 +313,10 @@ fn a_second_model_change_during_a_clear_starts_over() {
     let jobs = table::next_jobs(ix.conn(), 100, |_| false, 0).unwrap();
     assert_eq!(jobs.len(), 4);
     let code = quant::encode(&[-1.0 / (DIM as f32).sqrt(); DIM]);
-    let done: Vec<Done> = jobs.into_iter().map(|j| (j, code.clone(), vec![[3; WORDS]])).collect();
+    let done: Vec<Done> = jobs
+        .into_iter()
+        .map(|j| (j, code.clone(), vec![[3; WORDS]]))
+        .collect();
     assert_eq!(table::store(ix.conn(), &done).unwrap().len(), 4);
     assert_eq!(table::counts(ix.conn()).unwrap().stored, 4);
     let (loaded, _) = table::load_slice(ix.conn(), i64::MIN, 100).unwrap();
@@ -301,7 +327,10 @@ fn a_second_model_change_during_a_clear_starts_over() {
     assert_eq!(table::counts(ix.conn()).unwrap().stored, 0);
     nothing_stale_is_read(&ix);
     let (loaded, _) = table::load_slice(ix.conn(), i64::MIN, 100).unwrap();
-    assert!(loaded.is_empty(), "no code of the second model is the third's");
+    assert!(
+        loaded.is_empty(),
+        "no code of the second model is the third's"
+    );
     assert!(table::next_jobs(ix.conn(), 100, |_| false, 0)
         .unwrap()
         .is_empty());
