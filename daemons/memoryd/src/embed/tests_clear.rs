@@ -362,3 +362,43 @@ fn the_first_model_queues_an_existing_index_a_slice_at_a_time() {
     while table::clear_slice(ix.conn(), 4).unwrap() {}
     cleared(&ix);
 }
+
+/// An index from before the clear's bound has the count trigger that counts out every
+/// dropped code: under it each slice would count the stale codes out a second time (the
+/// count was set to none when the new model took the index). A start makes it again.
+#[test]
+fn an_index_from_before_the_bound_counts_a_clear_exactly_after_a_start() {
+    let (_w, ix) = embedded_by("old", made_up);
+    ix.conn()
+        .execute_batch(
+            "DROP TRIGGER count_vec_dropped;
+             CREATE TRIGGER count_vec_dropped AFTER DELETE ON vecs BEGIN
+                 UPDATE embed_counts SET vecs = vecs - 1;
+             END;",
+        )
+        .unwrap();
+    assert_eq!(table::create(ix.conn()).unwrap(), Queued::Nothing);
+    assert!(table::adopt(ix.conn(), "new").unwrap());
+    let code = quant::encode(&[-1.0 / (DIM as f32).sqrt(); DIM]);
+    let mut more = true;
+    while more {
+        more = table::clear_slice(ix.conn(), 4).unwrap();
+        // The new model embeds what the slice queued (a count below zero would read as
+        // none, so the counts are checked with codes of the new model there).
+        let jobs = table::next_jobs(ix.conn(), 100, |_| false, 0).unwrap();
+        let done: Vec<Done> = jobs
+            .into_iter()
+            .map(|j| (j, code.clone(), vec![[3; WORDS]]))
+            .collect();
+        table::store(ix.conn(), &done).unwrap();
+        exact(&ix, "after a slice and its rows embedded");
+    }
+    assert_eq!(
+        table::counts(ix.conn()).unwrap(),
+        Counts {
+            stored: SAID.len() as u64,
+            pending: 0
+        }
+    );
+    assert!(old_rows(&ix).is_empty());
+}
