@@ -130,11 +130,12 @@ const RECOUNT: &str = concat!(
 /// `secure_delete` overwriting what they held, and the rows queued, in one transaction on
 /// the poll loop's thread, which a request arriving then waits for. A row's code and
 /// pieces are about 1.8 KB (388 bytes and 29 pieces of 48), so a slice frees about
-/// 0.9 MB. Measured at a million rows on a busy machine (docs/measurements/memoryd.md,
-/// 'Another model, a slice a tick'): a slice of 500 took 4.5 ms at the median and 26 ms
-/// at the longest, where slices of 1 000 reached 51 to 79 ms; a million rows are then
-/// 2 000 slices, about a minute of ticks, while the backfill (hours at that size)
-/// already embeds the newest rows.
+/// 0.9 MB. Measured at a million rows (docs/measurements/memoryd.md, 'Another model, a
+/// slice a tick'): on a busy machine a slice of 500 took 2.4 to 4.6 ms at the median and
+/// about 20 ms at the 99th percentile (its longest, 23 to 111 ms, the disk stalling
+/// under other writers; 12 ms on a quiet machine), where slices of 1 000 had a 99th
+/// percentile near 30 ms. A million rows are then 2 000 slices, about a minute of
+/// ticks, while the backfill (hours at that size) already embeds the newest rows.
 pub const CLEAR_SLICE: usize = 500;
 
 /// Queues every text row that has a code but no pieces: for an index made before rows
