@@ -148,8 +148,8 @@ const SEED_PIECES: &str = "INSERT OR IGNORE INTO embed_queue (id)
 pub enum Queued {
     /// Nothing: the tables were there, and the queue is as it was left.
     Nothing,
-    /// Every row without a code: the index had no triggers yet (the model was just
-    /// configured).
+    /// Every row, a slice a tick (`clear_slice`): the index had no triggers yet (the
+    /// model was just configured).
     Unembedded,
     /// Every row without pieces, its code kept: an index made before rows kept their
     /// pieces.
@@ -200,9 +200,9 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     }
     let queued = if !had_triggers {
         // Every row is to be queued: as for another model, a slice a tick
-        // (`clear_slice`), newest first, not all in this tick.
-        // The newest row by itself, a lookup at the end of the key: folded into the
-        // insert, SQLite scanned the whole table for it.
+        // (`clear_slice`), newest first, not all in this tick. The newest row is read by
+        // itself, a lookup at the end of the key: folded into the insert, SQLite scanned
+        // the whole table for it.
         let newest: Option<i64> =
             tx.query_row("SELECT max(id) FROM docs_content", [], |r| r.get(0))?;
         if let Some(newest) = newest {
@@ -262,14 +262,12 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
         )?;
         if let Some(top) = top.filter(|&t| t > i64::MIN) {
             tx.execute(
-                "INSERT INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
                 [top.to_string()],
             )?;
         }
         tx.execute(
-            "INSERT INTO embed_meta (key, value) VALUES ('model', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
         )?;
         tx.execute("UPDATE embed_counts SET vecs = 0", [])?;
