@@ -15,6 +15,7 @@ use super::vectors::Vectors;
 use super::DIM;
 use crate::fixture::{rewrite_without, user, World};
 use crate::index::{Budget, Index};
+use proto::label::DataClass;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -30,6 +31,9 @@ const SAID: [(&str, &str); 9] = [
     ("side", "a parcel of books arrived from the shop"),
     ("side", "the dentist moved the appointment to friday"),
 ];
+
+/// A question sharing no word with `SAID[0]`, which only its meaning finds.
+const ASKED: &str = "which wading bird waited among marsh grasses";
 
 /// The pieces the old model stored: no model makes them, so they are known on sight.
 const OLD_PIECE: Bits = [0x5a5a_5a5a_5a5a_5a5a; WORDS];
@@ -149,6 +153,7 @@ fn a_model_change_clears_at_most_one_slice_a_tick_and_never_uses_the_old_codes()
     v.clear_slice = SLICE;
     let give_up = Instant::now() + DRIVE_LIMIT;
     let mut ticks_clearing = 0;
+    let mut found_after_the_clear = false;
     while let Some(at) = v.deadline() {
         assert!(Instant::now() < give_up, "the clear did not end");
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
@@ -178,6 +183,16 @@ fn a_model_change_clears_at_most_one_slice_a_tick_and_never_uses_the_old_codes()
                 assert!(!v.has_vector(*id), "row {id}'s old code is in memory");
             }
         }
+        if v.ready() {
+            let hits = crate::hybrid::recall(&ix, Some(&v), ASKED, DataClass::Secret, 10).unwrap();
+            let found = hits.iter().any(|h| h.text == SAID[0].1);
+            let heron = id_of(&ix, SAID[0].1);
+            assert!(
+                !(found && after.contains(&heron)),
+                "a recall found a row by its old model's code"
+            );
+            found_after_the_clear = found && after.is_empty();
+        }
         if v.ready() && !after.is_empty() {
             for (_, text) in SAID {
                 let near = v.nearest(text, u8::MAX, 20);
@@ -189,6 +204,10 @@ fn a_model_change_clears_at_most_one_slice_a_tick_and_never_uses_the_old_codes()
         }
     }
     assert!(ticks_clearing >= SAID.len() / SLICE, "a slice a tick");
+    assert!(
+        found_after_the_clear,
+        "the question finds its row by meaning once the new model embedded it"
+    );
     assert!(old_rows(&ix).is_empty());
     assert_eq!(table::stale_up_to(ix.conn()).unwrap(), None);
     assert_eq!(
