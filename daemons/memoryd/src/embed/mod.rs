@@ -74,6 +74,8 @@ impl std::error::Error for EmbedError {}
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
+mod tests_clear;
+#[cfg(test)]
 mod tests_counts;
 #[cfg(test)]
 mod tests_late;

@@ -18,16 +18,25 @@
 //! `embed_counts` holds how many rows `vecs` and `embed_queue` hold, kept by triggers on
 //! those two tables in the same transaction as every change to them, whoever makes it
 //! (a stored batch, a catch-up or forget dropping rows, a damaged code or pieces queued
-//! again). Another model clearing the codes (`adopt`) sets them itself, the triggers
-//! that would fire per row set aside until its transaction ends. So `counts` is one row
-//! read, whatever the tables hold, and exact: a request never counts a table
-//! (docs/memoryd.md, 'Vectors and the model'). The tables are counted when `create`
+//! again, a slice of a clear). So `counts` is one row read, whatever the tables hold,
+//! and exact: a request never counts a table (docs/memoryd.md, 'Vectors and the
+//! model'). The tables are counted when `create`
 //! first makes the counts (a new index, or one made before they were kept), and again at
 //! a start that finds them above the rows indexed (an older memoryd wrote to the index:
 //! `INFLATED`). The triggers count a REPLACE that
 //! overwrites a row as an insert alone (SQLite fires no delete trigger for it), so every
 //! writer of these two tables inserts new rows or updates in place (`store`'s upsert),
 //! never `INSERT OR REPLACE`.
+//!
+//! Another model (or the first one) takes over the index without a pass over its rows:
+//! `adopt` records the new model at once with a bound in `embed_meta` (`stale_up_to`):
+//! codes and pieces of rows with an id up to it are another model's, and those rows are
+//! not all queued yet. Nothing reads them as vectors meanwhile (`load_slice`, `pieces`,
+//! `store` and `next_jobs` look above the bound, and `embed_counts.vecs` counts only
+//! codes above it), and `clear_slice` clears them and queues their rows a bounded slice
+//! at a time, from the newest rows down, lowering the bound in the same transaction; at
+//! the bottom the bound goes. So a crash between slices resumes at the bound, and every
+//! tick of a model change is one slice (docs/memoryd.md, 'Vectors and the model').
 
 use super::bits::Bits;
 use super::late;
@@ -53,13 +62,32 @@ CREATE TABLE IF NOT EXISTS embed_counts (
     id INTEGER PRIMARY KEY CHECK (id = 1), vecs INTEGER NOT NULL, queued INTEGER NOT NULL);
 ";
 
-/// The triggers that keep `embed_counts`. Apart from `CREATE` so that `adopt` can make
-/// again the two it sets aside while it clears the codes.
-const COUNT_TRIGGERS: &str = "
+/// The bound of a clear under way as SQL: codes and pieces of rows with ids up to it are
+/// another model's (`stale_up_to` in `embed_meta`; the smallest id when none is kept, so
+/// nothing is stale). Row ids are record times in milliseconds, never below 0, so the
+/// smallest id is below every row.
+macro_rules! stale_bound {
+    () => {
+        "coalesce((SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'), \
+         -9223372036854775807 - 1)"
+    };
+}
+
+/// The triggers that keep `embed_counts`. `vecs` counts the codes of the model in
+/// `embed_meta` alone: a stale code (at or below the clear's bound) was not counted when
+/// `adopt` set the count to zero, so neither a slice of the clear nor a dropped row
+/// taking its stale code along counts it out again. A new code is never stale (`store`
+/// writes none at or below the bound). Made again at every start (`create`): an index
+/// from before the bound had a `count_vec_dropped` without it.
+const COUNT_TRIGGERS: &str = concat!(
+    "
 CREATE TRIGGER IF NOT EXISTS count_vec_added AFTER INSERT ON vecs BEGIN
     UPDATE embed_counts SET vecs = vecs + 1;
 END;
-CREATE TRIGGER IF NOT EXISTS count_vec_dropped AFTER DELETE ON vecs BEGIN
+DROP TRIGGER IF EXISTS count_vec_dropped;
+CREATE TRIGGER count_vec_dropped AFTER DELETE ON vecs WHEN old.id > ",
+    stale_bound!(),
+    " BEGIN
     UPDATE embed_counts SET vecs = vecs - 1;
 END;
 CREATE TRIGGER IF NOT EXISTS count_queued AFTER INSERT ON embed_queue BEGIN
@@ -68,14 +96,19 @@ END;
 CREATE TRIGGER IF NOT EXISTS count_unqueued AFTER DELETE ON embed_queue BEGIN
     UPDATE embed_counts SET queued = queued - 1;
 END;
-";
+"
+);
 
 /// The counts `embed_counts` starts from when `create` first makes it: the one time
 /// the two tables are counted whole (`counts`). The triggers keep it from then on; the
 /// row is made before anything is queued in the same transaction, so the triggers count
 /// that too.
-const COUNT_ONCE: &str = "INSERT INTO embed_counts (id, vecs, queued)
-    VALUES (1, (SELECT count(*) FROM vecs), (SELECT count(*) FROM embed_queue))";
+const COUNT_ONCE: &str = concat!(
+    "INSERT INTO embed_counts (id, vecs, queued)
+    VALUES (1, (SELECT count(*) FROM vecs WHERE id > ",
+    stale_bound!(),
+    "), (SELECT count(*) FROM embed_queue))"
+);
 
 /// Whether the kept counts say more than the index can hold: more codes, or more rows
 /// queued, than rows indexed (as the index's `files` keep them, one row per log). Only an
@@ -87,13 +120,23 @@ const INFLATED: &str = "SELECT EXISTS (SELECT 1 FROM embed_counts
     WHERE max(vecs, queued) > (SELECT coalesce(sum(rows), 0) FROM files))";
 
 /// The two tables counted whole again, for counts found `INFLATED`.
-const RECOUNT: &str = "UPDATE embed_counts
-    SET vecs = (SELECT count(*) FROM vecs), queued = (SELECT count(*) FROM embed_queue)";
+const RECOUNT: &str = concat!(
+    "UPDATE embed_counts SET vecs = (SELECT count(*) FROM vecs WHERE id > ",
+    stale_bound!(),
+    "), queued = (SELECT count(*) FROM embed_queue)"
+);
 
-/// Queues every text row that has no code: for an index that had no triggers yet (the
-/// model was just configured) or whose codes were cleared for another model.
-const SEED: &str = "INSERT OR IGNORE INTO embed_queue (id)
-    SELECT id FROM docs_content WHERE id NOT IN (SELECT id FROM vecs)";
+/// Rows a slice of a clear takes (`clear_slice`): their codes and pieces cleared, with
+/// `secure_delete` overwriting what they held, and the rows queued, in one transaction on
+/// the poll loop's thread, which a request arriving then waits for. A row's code and
+/// pieces are about 1.8 KB (388 bytes and 29 pieces of 48), so a slice frees about
+/// 0.9 MB. Measured at a million rows (docs/measurements/memoryd.md, 'Another model, a
+/// slice a tick'): on a busy machine a slice of 500 took 2.4 to 4.6 ms at the median and
+/// about 20 ms at the 99th percentile (its longest, 23 to 111 ms, the disk stalling
+/// under other writers; 12 ms on a quiet machine), where slices of 1 000 had a 99th
+/// percentile near 30 ms. A million rows are then 2 000 slices, about a minute of
+/// ticks, while the backfill (hours at that size) already embeds the newest rows.
+pub const CLEAR_SLICE: usize = 500;
 
 /// Queues every text row that has a code but no pieces: for an index made before rows
 /// kept their pieces, whose codes are kept (`create`).
@@ -105,19 +148,22 @@ const SEED_PIECES: &str = "INSERT OR IGNORE INTO embed_queue (id)
 pub enum Queued {
     /// Nothing: the tables were there, and the queue is as it was left.
     Nothing,
-    /// Every row without a code: the index had no triggers yet (the model was just
-    /// configured).
+    /// Every row, a slice a tick (`clear_slice`): the index had no triggers yet (the
+    /// model was just configured).
     Unembedded,
     /// Every row without pieces, its code kept: an index made before rows kept their
     /// pieces.
     ForPieces,
 }
 
-/// `create` then `adopt`: the tables for codes made by `model`, for a caller that has its
-/// model already (the benches). Returns whether anything was queued.
+/// `create` then `adopt`, and the clear run to its end: the tables for codes made by
+/// `model`, every row queued that needs it, for a caller that has its model already (the
+/// benches). Returns whether anything was queued.
 pub fn prepare(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     let queued = create(conn)?;
-    Ok(adopt(conn, model)? || queued != Queued::Nothing)
+    let other = adopt(conn, model)?;
+    while clear_slice(conn, CLEAR_SLICE)? {}
+    Ok(other || queued != Queued::Nothing)
 }
 
 /// Makes the tables and triggers, and says what it queued. Which model made the stored
@@ -153,7 +199,18 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
         tx.execute(RECOUNT, [])?;
     }
     let queued = if !had_triggers {
-        tx.execute(SEED, [])?;
+        // Every row is to be queued: as for another model, a slice a tick
+        // (`clear_slice`), newest first, not all in this tick. The newest row is read by
+        // itself, a lookup at the end of the key: folded into the insert, SQLite scanned
+        // the whole table for it.
+        let newest: Option<i64> =
+            tx.query_row("SELECT max(id) FROM docs_content", [], |r| r.get(0))?;
+        if let Some(newest) = newest {
+            tx.execute(
+                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
+                [newest.to_string()],
+            )?;
+        }
         Queued::Unembedded
     } else if !had_pieces {
         // Codes stored before rows kept their pieces: the codes stay (at a million rows
@@ -170,9 +227,13 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
     Ok(queued)
 }
 
-/// Takes the loaded model (`model`, its content fingerprint) as the maker of the codes:
-/// when the codes were made by another, they are cleared and every row queued again.
-/// Returns whether it started over.
+/// Takes the loaded model (`model`, its content fingerprint) as the maker of the codes.
+/// When they were made by another (or by none: the first model), the bound of the clear
+/// (`stale_up_to`) is raised over every stored code and pieces, so none of them is read
+/// or counted as this model's from this transaction on, and `embed_counts.vecs` is set
+/// to none. Nothing is cleared or queued here: `clear_slice` does that a slice a tick. A
+/// second change while a clear is under way raises the bound over what the model between
+/// stored. Returns whether it started over.
 pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     let tx = conn.unchecked_transaction()?;
     let made_by: Option<String> = tx
@@ -184,30 +245,92 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
         .optional()?;
     let other = made_by.as_deref() != Some(model);
     if other {
-        // Every code goes and every row is queued: the counts are known without the
-        // triggers, which would cost an update per row on top (and turn SQLite's
-        // truncation of the whole table into a delete per row). So the two that would
-        // fire are set aside for this transaction and made again before it ends, and the
-        // counts set from what was done: exact, and a crash undoes all of it together
-        // (docs/memoryd.md, 'Vectors and the model').
-        tx.execute_batch(
-            "DROP TRIGGER IF EXISTS count_vec_dropped; DROP TRIGGER IF EXISTS count_queued;",
+        // Three lookups at the end of a primary key (and the kept bound): no pass over
+        // the rows, whatever the index holds.
+        let top: Option<i64> = tx.query_row(
+            concat!(
+                "SELECT max(coalesce((SELECT max(id) FROM vecs), ",
+                stale_bound!(),
+                "), coalesce((SELECT max(id) FROM vec_pieces), ",
+                stale_bound!(),
+                "), ",
+                stale_bound!(),
+                ")"
+            ),
+            [],
+            |r| r.get(0),
         )?;
-        tx.execute("DELETE FROM vecs", [])?;
-        tx.execute("DELETE FROM vec_pieces", [])?;
+        if let Some(top) = top.filter(|&t| t > i64::MIN) {
+            tx.execute(
+                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
+                [top.to_string()],
+            )?;
+        }
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
             [model],
         )?;
-        let queued = tx.execute(SEED, [])?;
-        tx.execute(
-            "UPDATE embed_counts SET vecs = 0, queued = queued + ?1",
-            [i64::try_from(queued).unwrap_or(i64::MAX)],
-        )?;
-        tx.execute_batch(COUNT_TRIGGERS)?;
+        tx.execute("UPDATE embed_counts SET vecs = 0", [])?;
     }
     tx.commit()?;
     Ok(other)
+}
+
+/// The bound of a clear under way (`stale_up_to`), `None` when there is none: codes and
+/// pieces of rows with ids up to it are another model's.
+pub fn stale_up_to(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'")?
+        .query_row([], |r| r.get(0))
+        .optional()
+}
+
+/// The lowest id a vector may be read or stored for: above the clear's bound.
+fn floor(conn: &Connection) -> rusqlite::Result<i64> {
+    Ok(stale_up_to(conn)?.unwrap_or(i64::MIN))
+}
+
+/// One slice of a clear under way: the codes and pieces of the `n` newest rows at or
+/// below the bound (and of any id between them, a row or not) cleared, those rows
+/// queued, the bound lowered past them, in one transaction; the bound goes with the last
+/// slice. Returns whether any of the clear is left. Costs the slice, never the index:
+/// each statement is a range of a primary key (`CLEAR_SLICE`).
+pub fn clear_slice(conn: &Connection, n: usize) -> rusqlite::Result<bool> {
+    let tx = conn.unchecked_transaction()?;
+    let Some(top) = stale_up_to(&tx)? else {
+        return Ok(false);
+    };
+    // The newest row left below the slice; none: this slice is the last.
+    let below: Option<i64> = tx
+        .prepare_cached(
+            "SELECT id FROM docs_content WHERE id <= ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
+        )?
+        .query_row(
+            params![top, i64::try_from(n.max(1)).unwrap_or(i64::MAX)],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let bottom = below.unwrap_or(i64::MIN);
+    // Cleared under the old bound: the count trigger passes over stale codes, which
+    // `embed_counts.vecs` never counted.
+    tx.prepare_cached("DELETE FROM vecs WHERE id > ?1 AND id <= ?2")?
+        .execute([bottom, top])?;
+    tx.prepare_cached("DELETE FROM vec_pieces WHERE id > ?1 AND id <= ?2")?
+        .execute([bottom, top])?;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO embed_queue (id)
+         SELECT id FROM docs_content WHERE id > ?1 AND id <= ?2",
+    )?
+    .execute([bottom, top])?;
+    match below {
+        Some(b) => tx
+            .prepare_cached("UPDATE embed_meta SET value = ?1 WHERE key = 'stale_up_to'")?
+            .execute([b.to_string()])?,
+        None => tx
+            .prepare_cached("DELETE FROM embed_meta WHERE key = 'stale_up_to'")?
+            .execute([])?,
+    };
+    tx.commit()?;
+    Ok(below.is_some())
 }
 
 /// Rows with a code and rows queued to embed, as `embed_counts` keeps them: one row
@@ -258,10 +381,15 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<u64> {
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Rows with a code, counted in the table: a scan of `vecs` (about 90 ms at a million
-/// rows), for checking `counts`, never for a request.
+/// Rows with a code of the model in `embed_meta` (above a clear's bound), counted in the
+/// table: a scan of `vecs` (about 90 ms at a million rows), for checking `counts`, never
+/// for a request.
 pub fn stored(conn: &Connection) -> rusqlite::Result<u64> {
-    let n: i64 = conn.query_row("SELECT count(*) FROM vecs", [], |r| r.get(0))?;
+    let n: i64 = conn.query_row(
+        concat!("SELECT count(*) FROM vecs WHERE id > ", stale_bound!()),
+        [],
+        |r| r.get(0),
+    )?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
@@ -273,8 +401,9 @@ pub struct Job {
     pub text: String,
 }
 
-/// Up to `n` queued rows, newest first (the recent past is what is asked about most),
-/// skipping ids for which `skip` is true (already handed to the worker). Reads at most
+/// Up to `n` queued rows above a clear's bound, newest first (the recent past is what is
+/// asked about most), skipping ids for which `skip` is true (already handed to the
+/// worker). Reads at most
 /// `n + skipped` queued ids, by their primary key: the caller bounds that sum
 /// (`vectors::MAX_QUEUE_READ`). A queued id whose text row is gone (only a damaged
 /// database has one) is dropped from the queue.
@@ -284,12 +413,15 @@ pub fn next_jobs(
     skip: impl Fn(i64) -> bool,
     skipped: usize,
 ) -> rusqlite::Result<Vec<Job>> {
+    // Rows at or below a clear's bound wait for it: a code stored for one there would be
+    // taken for another model's and cleared.
+    let floor = floor(conn)?;
     let mut stmt = conn.prepare_cached(
         "SELECT q.id, d.class, d.text FROM embed_queue q LEFT JOIN docs d ON d.rowid = q.id
-         ORDER BY q.id DESC LIMIT ?1",
+         WHERE q.id > ?2 ORDER BY q.id DESC LIMIT ?1",
     )?;
     let want = i64::try_from(n + skipped).unwrap_or(i64::MAX);
-    let rows = stmt.query_map([want], |r| {
+    let rows = stmt.query_map(params![want, floor], |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, Option<i64>>(1)?,
@@ -319,24 +451,28 @@ pub type Done = (Job, Code, Vec<Bits>);
 
 /// Stores the codes and pieces of finished jobs and takes them off the queue, in one
 /// transaction. A job whose row changed since it was read (dropped, or replaced by other
-/// text) is not stored: its vector would describe text that is no longer there. Returns
+/// text) is not stored: its vector would describe text that is no longer there; nor is
+/// one at or below a clear's bound, where a code is taken for another model's. Returns
 /// the places of the jobs stored.
 pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
     let tx = conn.unchecked_transaction()?;
+    let floor = floor(&tx)?;
     let mut stored = Vec::new();
     {
         // An upsert, not a REPLACE: a row embedded again is updated in place, so the
         // count triggers see no insert for it (see the module doc).
         let mut put = tx.prepare_cached(
             "INSERT INTO vecs (id, class, code)
-             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)
+             SELECT ?1, ?2, ?3 WHERE ?1 > ?5
+                 AND EXISTS (SELECT 1 FROM docs WHERE rowid = ?1 AND text = ?4)
              ON CONFLICT (id) DO UPDATE SET class = excluded.class, code = excluded.code",
         )?;
         let mut pieces =
             tx.prepare_cached("INSERT OR REPLACE INTO vec_pieces (id, pieces) VALUES (?1, ?2)")?;
         let mut unqueue = tx.prepare_cached("DELETE FROM embed_queue WHERE id = ?1")?;
         for (at, (job, code, p)) in done.iter().enumerate() {
-            if put.execute(params![job.id, job.class, quant::to_bytes(code), job.text])? == 1 {
+            let row = params![job.id, job.class, quant::to_bytes(code), job.text, floor];
+            if put.execute(row)? == 1 {
                 pieces.execute(params![job.id, late::to_bytes(p)])?;
                 unqueue.execute([job.id])?;
                 stored.push(at);
@@ -347,7 +483,8 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
     Ok(stored)
 }
 
-/// The pieces of row `id` (`late`), `None` when it has none stored or they are damaged.
+/// The pieces of row `id` (`late`), `None` when it has none stored, they are damaged, or
+/// they are another model's (at or below a clear's bound, read in the same statement).
 /// Damaged pieces are dropped and the row queued in the same database, so it is
 /// embedded again (at once when the backfill is running, else after the next start: the
 /// queue outlives the process); meanwhile its vector is still used. The only other rows
@@ -355,7 +492,10 @@ pub fn store(conn: &Connection, done: &[Done]) -> rusqlite::Result<Vec<usize>> {
 /// queued by `create` until the backfill reaches them: `store` writes both in one
 /// transaction.
 pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>> {
-    let mut stmt = conn.prepare_cached("SELECT pieces FROM vec_pieces WHERE id = ?1")?;
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT pieces FROM vec_pieces WHERE id = ?1 AND id > ",
+        stale_bound!()
+    ))?;
     let Some(blob) = stmt
         .query_row([id], |r| r.get::<_, Vec<u8>>(0))
         .optional()?
@@ -371,12 +511,14 @@ pub fn pieces(conn: &Connection, id: i64) -> rusqlite::Result<Option<Vec<Bits>>>
     Ok(read)
 }
 
-/// Up to `n` stored codes with ids above `after`, in id order, for loading the store in
-/// slices, and the last id read (`None`: nothing was left). A blob that is not a code is
+/// Up to `n` stored codes with ids above `after` and above a clear's bound (another
+/// model's codes are never loaded), in id order, for loading the store in slices, and the
+/// last id read (`None`: nothing was left). A blob that is not a code is
 /// dropped and its row queued again rather than loaded (the triggers count both).
 pub fn load_slice(conn: &Connection, after: i64, n: usize) -> rusqlite::Result<Slice> {
     let mut stmt =
         conn.prepare_cached("SELECT id, class, code FROM vecs WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+    let after = after.max(floor(conn)?);
     let rows = stmt.query_map(params![after, i64::try_from(n).unwrap_or(i64::MAX)], |r| {
         Ok((
             r.get::<_, i64>(0)?,

@@ -15,6 +15,10 @@
 //! failed read of the counts fails nothing: neither the request that asked (it is
 //! answered with the last counts read) nor the tick's work (loading the codes, the
 //! backfill); it is logged, once until a read succeeds again.
+//!
+//! Another model's codes are cleared here too, one `table::clear_slice` a tick, while
+//! the backfill embeds the rows already queued for the new model (docs/memoryd.md,
+//! 'Vectors and the model').
 
 use super::late;
 use super::model::Embedder;
@@ -86,6 +90,12 @@ pub struct Vectors {
     /// in both: it has its vector and waits for its pieces (docs/memoryd.md, 'Late
     /// interaction').
     counts: Counts,
+    /// A clear of another model's codes may be under way (`table::clear_slice`): the
+    /// next tick takes a slice of it, or finds there is none.
+    clearing: bool,
+    /// Rows a slice of that clear takes: `table::CLEAR_SLICE`, smaller in tests that
+    /// watch a clear slice by slice.
+    pub(super) clear_slice: usize,
     /// New rows may have been queued since the queue was last looked at.
     woken: bool,
     /// The last look at the queue found nothing to hand the worker (every queued row in
@@ -132,6 +142,8 @@ impl Vectors {
             in_flight: HashSet::new(),
             held: None,
             counts: Counts::default(),
+            clearing: true,
+            clear_slice: table::CLEAR_SLICE,
             woken: true,
             drained: false,
             full_reported: false,
@@ -204,6 +216,9 @@ impl Vectors {
             self.next_tick = Instant::now();
         }
         self.woken = true;
+        // A clear a failed tick stopped is looked at again (one row read when there is
+        // none).
+        self.clearing = true;
     }
 
     /// When the loop should call `tick` next, if there is anything to do.
@@ -213,6 +228,7 @@ impl Vectors {
             Phase::Off => false,
             Phase::Running => {
                 self.woken
+                    || self.clearing
                     || self.loading.is_some()
                     || !self.in_flight.is_empty()
                     || (self.worker.is_some() && (self.embedder.is_none() || !self.drained))
@@ -231,6 +247,7 @@ impl Vectors {
             self.woken = false;
             self.drained = true;
             self.loading = None;
+            self.clearing = false;
         }
     }
 
@@ -239,7 +256,10 @@ impl Vectors {
             match table::create(conn)? {
                 Queued::Nothing => {}
                 Queued::Unembedded => {
-                    plumbing::info!("vectors: every indexed row is queued for embedding")
+                    plumbing::info!(
+                        "vectors: every indexed row is queued for embedding, newest first, \
+                         a slice at a time"
+                    )
                 }
                 Queued::ForPieces => plumbing::notice!(
                     "vectors: the index was made before rows kept their word pieces; every \
@@ -253,6 +273,12 @@ impl Vectors {
             return Ok(());
         }
         self.drain(conn)?;
+        if self.clearing {
+            // One slice a tick, the longest this side holds the loop for a model change
+            // (`table::CLEAR_SLICE`); the rows it queued are fed at once.
+            self.clearing = table::clear_slice(conn, self.clear_slice)?;
+            self.woken = true;
+        }
         if let Some(after) = self.loading {
             // A damaged code dropped here is queued again; the triggers count both.
             let (codes, last) = table::load_slice(conn, after, LOAD_SLICE)?;
@@ -310,11 +336,13 @@ impl Vectors {
                     if table::adopt(conn, model.fingerprint())? {
                         plumbing::notice!(
                             "vectors: the codes stored were made by another model; every \
-                             indexed row is queued for embedding again"
+                             indexed row is queued for embedding again, newest first, a \
+                             slice at a time as those codes are cleared"
                         );
                         self.store = Store::default();
                         self.loading = Some(i64::MIN);
                         self.full_reported = false;
+                        self.clearing = true;
                         self.woken = true;
                     }
                     self.embedder = Some(*model);
