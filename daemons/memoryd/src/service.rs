@@ -319,6 +319,12 @@ impl Service for FrameService {
         if reopen || cfg.memory.embed_model != self.cfg.memory.embed_model {
             // Dropping the old side ends its worker thread once it finishes its batch.
             self.vectors = open_vectors(&cfg);
+            if self.vectors.is_none() {
+                // Nothing holds codes in memory now: stop noting the rows dropped.
+                if let Err(e) = crate::embed::dropped::unwatch(self.index.conn()) {
+                    plumbing::warn!("vectors: {e}");
+                }
+            }
         }
         self.index.set_owner_class(cfg.channel.owner_class);
         if cfg.memory.socket != self.cfg.memory.socket {

@@ -19,6 +19,7 @@
 
 pub mod bert;
 pub(crate) mod bits;
+pub mod dropped;
 pub mod late;
 mod matmul;
 pub mod model;

@@ -20,6 +20,7 @@
 //! the backfill embeds the rows already queued for the new model (docs/memoryd.md,
 //! 'Vectors and the model').
 
+use super::dropped;
 use super::late;
 use super::model::Embedder;
 use super::quant;
@@ -267,12 +268,26 @@ impl Vectors {
                      vector is used meanwhile"
                 ),
             }
+            dropped::watch(conn)?;
             self.phase = Phase::Running;
         }
         if let Phase::Off = self.phase {
             return Ok(());
         }
         self.drain(conn)?;
+        if let Phase::Off = self.phase {
+            // No recall by meaning from here on, so nobody would read the rows dropped.
+            return dropped::unwatch(conn);
+        }
+        // Rows dropped since the last tick (a forget, a log rewritten) leave the store
+        // too (`dropped`); a long list is taken a bounded look a tick.
+        let gone = dropped::take(conn, dropped::TAKE)?;
+        for &id in &gone {
+            self.store.remove(id);
+        }
+        if gone.len() == dropped::TAKE {
+            self.woken = true;
+        }
         if self.clearing {
             // One slice a tick, the longest this side holds the loop for a model change
             // (`table::CLEAR_SLICE`); the rows it queued are fed at once.
