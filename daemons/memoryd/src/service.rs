@@ -174,6 +174,7 @@ impl FrameService {
         limit: u32,
     ) -> Result<Response, Failure> {
         for _ in 0..MAX_RECALL_REREADS {
+            self.let_go_of_dropped();
             let hits =
                 crate::hybrid::recall(&self.index, self.vectors.as_ref(), query, max_class, limit)
                     .map_err(|e| Failure::quiet(&e))?;
@@ -194,6 +195,29 @@ impl FrameService {
         Err(Failure::from(
             "the logs behind this recall keep changing while they are read; ask again".to_string(),
         ))
+    }
+
+    /// Before a recall: the codes of every row dropped so far (by this request's own
+    /// catch-up, or a forget just answered) leave the store in memory, so a row read
+    /// again since under a dropped row's id is not found through the dropped row's code
+    /// (docs/memoryd.md, 'Vectors and the model'). As many looks as the rows dropped
+    /// since the last tick need, each `dropped::TAKE` ids, and every look takes ids off
+    /// the list. A failure is logged and the recall goes on: a dropped row itself is
+    /// never a hit (its text is gone), only a row reusing its id could be mis-ranked.
+    fn let_go_of_dropped(&mut self) {
+        let Some(v) = self.vectors.as_mut() else {
+            return;
+        };
+        loop {
+            match v.let_go_of_dropped(self.index.conn()) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    plumbing::warn!("vectors: reading the rows dropped: {e}");
+                    return;
+                }
+            }
+        }
     }
 
     fn request_budget(&self) -> Budget {

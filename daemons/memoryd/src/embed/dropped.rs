@@ -21,13 +21,15 @@ END;
 ";
 
 /// Ids one look takes (`take`): a forget of a long session drops tens of thousands of
-/// rows at once, and a look is one indexed read and one delete of this many on the
-/// loop's thread (well under a millisecond), so the rest waits for the next tick.
+/// rows at once, and a look is this many primary-key lookups and one range delete on
+/// the loop's thread, so a tick's look stays short and the rest waits for the next.
 pub const TAKE: usize = 4_096;
 
-/// Starts noting dropped rows on `conn`.
+/// Starts noting dropped rows on `conn`, from none: a vector side starting loads its
+/// store from the codes on disk, so nothing noted before concerns it.
 pub fn watch(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(WATCH)
+    conn.execute_batch(WATCH)?;
+    conn.execute_batch("DELETE FROM temp.dropped_rows;")
 }
 
 /// Stops noting them and forgets those noted: the vector side is gone.
@@ -37,21 +39,44 @@ pub fn unwatch(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// Up to `n` ids of rows dropped since the last look, taken off the list; fewer than
-/// `n` when that was all of them.
-pub fn take(conn: &Connection, n: usize) -> rusqlite::Result<Vec<i64>> {
+/// What one look found (`take`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Taken {
+    /// Rows dropped whose code the store must let go of: they have none on disk now.
+    pub gone: Vec<i64>,
+    /// The look read as many as it may: more may be waiting.
+    pub more: bool,
+}
+
+/// Up to `n` ids noted since the last look, taken off the list. Of those, the rows that
+/// have a code on disk again are left out of `gone`: a row a forget read again under
+/// the same id and embedded again since (the store was given that fresh code when it
+/// was stored) must keep it.
+pub fn take(conn: &Connection, n: usize) -> rusqlite::Result<Taken> {
     let tx = conn.unchecked_transaction()?;
-    let ids: Vec<i64> = tx
-        .prepare_cached("SELECT id FROM temp.dropped_rows ORDER BY id LIMIT ?1")?
-        .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| r.get(0))?
+    let noted: Vec<(i64, bool)> = tx
+        .prepare_cached(
+            "SELECT d.id, EXISTS (SELECT 1 FROM main.vecs v WHERE v.id = d.id)
+             FROM temp.dropped_rows d ORDER BY d.id LIMIT ?1",
+        )?
+        .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
         .collect::<Result<_, _>>()?;
-    if let Some(&last) = ids.last() {
+    if let Some(&(last, _)) = noted.last() {
         // Read in key order: everything up to the last one read goes.
         tx.prepare_cached("DELETE FROM temp.dropped_rows WHERE id <= ?1")?
             .execute([last])?;
     }
     tx.commit()?;
-    Ok(ids)
+    Ok(Taken {
+        more: noted.len() >= n,
+        gone: noted
+            .into_iter()
+            .filter(|&(_, coded)| !coded)
+            .map(|(id, _)| id)
+            .collect(),
+    })
 }
 
 #[cfg(test)]
@@ -59,7 +84,8 @@ mod tests {
     use super::*;
     use crate::embed::tests_late::{drive, id_of};
     use crate::embed::vectors::Vectors;
-    use crate::fixture::{rewrite_without, user, World};
+    use crate::embed::{quant, table, DIM};
+    use crate::fixture::{rewrite_without, user_at, World};
     use crate::index::{Budget, Index};
 
     const SAID: [&str; 4] = [
@@ -69,10 +95,13 @@ mod tests {
         "the kettle whistled in the kitchen",
     ];
 
+    /// `SAID` in one log, a minute apart: each row's id is its own time, so a row read
+    /// again after a forget gets the id it had.
     fn world() -> (World, Index) {
         let w = World::new();
-        for text in SAID {
-            w.append("main", 0, &user(text).to_line());
+        for (minute, text) in SAID.iter().enumerate() {
+            let time = format!("2026-11-30T06:0{minute}:00.000Z");
+            w.append("main", 0, &user_at(&time, text).to_line());
         }
         let mut ix = w.index();
         ix.catch_up(Budget::UNLIMITED).unwrap();
@@ -95,44 +124,84 @@ mod tests {
 
         rewrite_without(&w.log("main", 0), "plumquartz");
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
-        v.wake();
-        drive(&mut v, &ix);
+        // What a recall does before it searches, with no tick between.
+        while v.let_go_of_dropped(ix.conn()).unwrap() {}
         assert!(
             !v.has_vector(ids[1]),
             "the forgotten row's code is still held"
         );
+        v.wake();
+        drive(&mut v, &ix);
+        assert!(!v.has_vector(ids[1]), "the forgotten row's code came back");
         // The rows kept were read again and embedded again.
         for text in SAID.iter().filter(|t| !t.contains("plumquartz")) {
             assert!(v.has_vector(id_of(&ix, text)), "{text:?} has no code");
         }
     }
 
+    /// Regression: a row a forget read again and the backfill embedded again before the
+    /// look at the dropped rows lost its fresh code from the store (the look let go of
+    /// every id noted), and was not found by meaning until memoryd started again.
+    #[test]
+    fn a_row_embedded_again_before_the_look_keeps_its_code() {
+        let (w, mut ix) = world();
+        table::prepare(ix.conn(), "model").unwrap();
+        watch(ix.conn()).unwrap();
+        let kept = id_of(&ix, SAID[0]);
+        rewrite_without(&w.log("main", 0), "plumquartz");
+        assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+        assert_eq!(id_of(&ix, SAID[0]), kept, "read again under its own id");
+        // The backfill stores a fresh code for that kept row before the look.
+        let job = table::next_jobs(ix.conn(), 10, |_| false, 0)
+            .unwrap()
+            .into_iter()
+            .find(|j| j.id == kept)
+            .expect("the kept row is queued again");
+        let code = quant::encode(&[0.05; DIM]);
+        assert_eq!(
+            table::store(ix.conn(), &[(job, code, Vec::new())]).unwrap(),
+            vec![0]
+        );
+
+        let taken = take(ix.conn(), TAKE).unwrap();
+        assert!(!taken.more);
+        assert!(!taken.gone.contains(&kept), "{taken:?}");
+        assert_eq!(taken.gone.len(), SAID.len() - 1, "{taken:?}");
+    }
+
     /// A look takes at most what it is asked for, and the next the rest; once unwatched,
-    /// nothing more is noted. (A forget drops every row of the log it names and reads
-    /// the log again, so every row of it is noted, the ones kept included: their codes
-    /// went with them on disk too, and they are embedded again.)
+    /// nothing is noted. (A forget drops every row of the log it names and reads the log
+    /// again, so every row of it is noted, the ones kept included: their codes went with
+    /// them on disk too, and they are embedded again.)
     #[test]
     fn dropped_rows_are_taken_a_bounded_look_at_a_time_until_unwatched() {
         let (w, mut ix) = world();
+        table::create(ix.conn()).unwrap();
         watch(ix.conn()).unwrap();
-        assert!(take(ix.conn(), 10).unwrap().is_empty());
+        assert_eq!(take(ix.conn(), 10).unwrap(), Taken::default());
         let mut want: Vec<i64> = SAID.iter().map(|t| id_of(&ix, t)).collect();
         want.sort_unstable();
         rewrite_without(&w.log("main", 0), "plumquartz");
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
-        let mut taken = take(ix.conn(), 3).unwrap();
-        assert_eq!(taken.len(), 3);
-        taken.extend(take(ix.conn(), 3).unwrap());
+        let first = take(ix.conn(), 3).unwrap();
+        assert!(first.more);
+        let second = take(ix.conn(), 3).unwrap();
+        assert!(!second.more);
+        let taken: Vec<i64> = first.gone.into_iter().chain(second.gone).collect();
         assert_eq!(taken, want);
-        assert!(take(ix.conn(), 3).unwrap().is_empty());
+        assert_eq!(take(ix.conn(), 3).unwrap(), Taken::default());
 
         unwatch(ix.conn()).unwrap();
         rewrite_without(&w.log("main", 0), "heron");
         assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
-        watch(ix.conn()).unwrap();
-        assert!(
-            take(ix.conn(), 10).unwrap().is_empty(),
-            "noted while unwatched"
-        );
+        let left: i64 = ix
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'dropped_row%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0, "the table or trigger outlived unwatch");
     }
 }

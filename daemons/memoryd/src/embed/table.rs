@@ -62,14 +62,26 @@ CREATE TABLE IF NOT EXISTS embed_counts (
     id INTEGER PRIMARY KEY CHECK (id = 1), vecs INTEGER NOT NULL, queued INTEGER NOT NULL);
 ";
 
+/// The bound kept in `embed_meta` as SQL, NULL when none is kept. memoryd writes it as
+/// an integer in decimal; anything else (a damaged or hand-edited index) reads as the
+/// largest id, so every code is taken for another model's and the clear goes over all of
+/// them again: a damaged bound costs a backfill, never an old model's code used as the
+/// new one's (SQLite would read "abc" as 0, and nothing would be stale).
+macro_rules! kept_bound {
+    () => {
+        "(SELECT CASE WHEN value = CAST(CAST(value AS INTEGER) AS TEXT) \
+         THEN CAST(value AS INTEGER) ELSE 9223372036854775807 END \
+         FROM embed_meta WHERE key = 'stale_up_to')"
+    };
+}
+
 /// The bound of a clear under way as SQL: codes and pieces of rows with ids up to it are
-/// another model's (`stale_up_to` in `embed_meta`; the smallest id when none is kept, so
-/// nothing is stale). Row ids are record times in milliseconds, never below 0, so the
-/// smallest id is below every row.
+/// another model's (`kept_bound`; the smallest id when none is kept, so nothing is
+/// stale). Row ids are record times in milliseconds, never below 0, so the smallest id
+/// is below every row.
 macro_rules! stale_bound {
     () => {
-        "coalesce((SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'), \
-         -9223372036854775807 - 1)"
+        concat!("coalesce(", kept_bound!(), ", -9223372036854775807 - 1)")
     };
 }
 
@@ -276,12 +288,11 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     Ok(other)
 }
 
-/// The bound of a clear under way (`stale_up_to`), `None` when there is none: codes and
+/// The bound of a clear under way (`kept_bound`), `None` when there is none: codes and
 /// pieces of rows with ids up to it are another model's.
 pub fn stale_up_to(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached("SELECT CAST(value AS INTEGER) FROM embed_meta WHERE key = 'stale_up_to'")?
+    conn.prepare_cached(concat!("SELECT ", kept_bound!()))?
         .query_row([], |r| r.get(0))
-        .optional()
 }
 
 /// The lowest id a vector may be read or stored for: above the clear's bound.

@@ -195,7 +195,11 @@ fn a_model_change_clears_at_most_one_slice_a_tick_and_never_uses_the_old_codes()
         }
         if v.ready() && !after.is_empty() {
             for (_, text) in SAID {
-                let near = v.nearest(text, u8::MAX, 20);
+                let near = v
+                    .asker()
+                    .and_then(|a| a.ask(text, u8::MAX, 20))
+                    .map(|a| a.near)
+                    .unwrap_or_default();
                 assert!(
                     near.iter().all(|n| !after.contains(&n.id)),
                     "a recall by meaning found an old model's code"
@@ -420,4 +424,38 @@ fn an_index_from_before_the_bound_counts_a_clear_exactly_after_a_start() {
         }
     );
     assert!(old_rows(&ix).is_empty());
+}
+
+/// Regression: a bound that is not an integer (a damaged or hand-edited index) read as 0
+/// in SQLite, so nothing was stale and the old model's codes were loaded and searched as
+/// the new one's, and never cleared. Now it reads as the largest id: everything is
+/// cleared and embedded again.
+#[test]
+fn a_damaged_bound_takes_every_code_for_another_models() {
+    for damaged in ["abc", "-5x", "1e5", ""] {
+        let (_w, ix) = embedded_by("old", made_up);
+        ix.conn()
+            .execute(
+                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
+                [damaged],
+            )
+            .unwrap();
+        assert_eq!(
+            table::stale_up_to(ix.conn()).unwrap(),
+            Some(i64::MAX),
+            "{damaged:?}"
+        );
+        let (codes, _) = table::load_slice(ix.conn(), i64::MIN, 100).unwrap();
+        assert!(codes.is_empty(), "{damaged:?}: an old code was loaded");
+        let any = id_of(&ix, SAID[0].1);
+        assert_eq!(table::pieces(ix.conn(), any).unwrap(), None, "{damaged:?}");
+        while table::clear_slice(ix.conn(), 4).unwrap() {}
+        assert_eq!(table::stale_up_to(ix.conn()).unwrap(), None);
+        assert!(old_rows(&ix).is_empty(), "{damaged:?}: old pieces left");
+        assert_eq!(
+            ids(&ix, "SELECT id FROM embed_queue"),
+            ids(&ix, "SELECT id FROM docs_content"),
+            "{damaged:?}: every row queued"
+        );
+    }
 }

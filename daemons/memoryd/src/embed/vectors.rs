@@ -281,11 +281,7 @@ impl Vectors {
         }
         // Rows dropped since the last tick (a forget, a log rewritten) leave the store
         // too (`dropped`); a long list is taken a bounded look a tick.
-        let gone = dropped::take(conn, dropped::TAKE)?;
-        for &id in &gone {
-            self.store.remove(id);
-        }
-        if gone.len() == dropped::TAKE {
+        if self.let_go_of_dropped(conn)? {
             self.woken = true;
         }
         if self.clearing {
@@ -498,24 +494,27 @@ impl Vectors {
         Ok(())
     }
 
+    /// One look at the rows dropped since the last (`dropped::take`): their codes leave
+    /// the store. Returns whether more may be waiting. A recall takes them all first
+    /// (`service`), so that a row read again under a dropped row's id is never found
+    /// through the dropped row's code; the ticks take them otherwise.
+    pub fn let_go_of_dropped(&mut self, conn: &Connection) -> rusqlite::Result<bool> {
+        if !matches!(self.phase, Phase::Running) {
+            return Ok(false);
+        }
+        let taken = dropped::take(conn, dropped::TAKE)?;
+        for &id in &taken.gone {
+            self.store.remove(id);
+        }
+        Ok(taken.more)
+    }
+
     /// The model and the codes, for a recall to ask from another thread; `None` while the
     /// model is not loaded.
     pub fn asker(&self) -> Option<Asker<'_>> {
         self.embedder
             .as_ref()
             .map(|model| Asker::new(model, &self.store))
-    }
-
-    /// The rows nearest in meaning to `query` and the question's pieces (`Asker::ask`).
-    pub fn ask(&self, query: &str, max_class: u8, k: usize) -> Option<Asked> {
-        self.asker()?.ask(query, max_class, k)
-    }
-
-    /// The nearest rows alone (`ask`).
-    pub fn nearest(&self, query: &str, max_class: u8, k: usize) -> Vec<Near> {
-        self.ask(query, max_class, k)
-            .map(|a| a.near)
-            .unwrap_or_default()
     }
 }
 

@@ -17,8 +17,8 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 pub const BATCH: usize = 32;
 
 /// Threads the worker embeds on: both cores of a small server. memoryd is otherwise idle
-/// when it backfills (a recall's query embedding is one short pass on the loop's thread,
-/// which the scheduler slots in), and a backfill of a long history is the one job that
+/// when it backfills (a recall's question is one short pass on a thread of the recall's
+/// own, which the scheduler slots in), and a backfill of a long history is the one job that
 /// takes hours.
 pub const THREADS: usize = 2;
 
