@@ -159,22 +159,17 @@ pub fn recall_beside(
     embedded: &dyn Fn(i64) -> bool,
     request: Request<'_>,
 ) -> Result<Vec<Hit>, IndexError> {
-    let Request {
-        query,
-        max_class,
-        limit,
-        now,
-    } = request;
-    if limit == 0 || query.trim().is_empty() {
+    let (query, max_class) = (request.query, request.max_class);
+    if request.limit == 0 || query.trim().is_empty() {
         return Ok(Vec::new());
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
     let (asked, lexical) = beside::beside(
         || asker.ask(query, max_rank, CANDIDATES as usize),
-        || index.search_words(query, max_class, CANDIDATES, now),
+        || index.search_words(query, max_class, CANDIDATES, request.now),
     );
     let Some(asked) = asked else {
-        return index.search(query, max_class, limit.min(MAX_HITS));
+        return index.search(query, max_class, request.limit.min(MAX_HITS));
     };
     let seen = Seen {
         near: &asked.near,

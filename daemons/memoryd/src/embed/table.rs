@@ -218,10 +218,7 @@ pub fn create(conn: &Connection) -> rusqlite::Result<Queued> {
         let newest: Option<i64> =
             tx.query_row("SELECT max(id) FROM docs_content", [], |r| r.get(0))?;
         if let Some(newest) = newest {
-            tx.execute(
-                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
-                [newest.to_string()],
-            )?;
+            keep_bound(&tx, newest)?;
         }
         Queued::Unembedded
     } else if !had_pieces {
@@ -273,10 +270,7 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
             |r| r.get(0),
         )?;
         if let Some(top) = top.filter(|&t| t > i64::MIN) {
-            tx.execute(
-                "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
-                [top.to_string()],
-            )?;
+            keep_bound(&tx, top)?;
         }
         tx.execute(
             "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('model', ?1)",
@@ -286,6 +280,15 @@ pub fn adopt(conn: &Connection, model: &str) -> rusqlite::Result<bool> {
     }
     tx.commit()?;
     Ok(other)
+}
+
+/// Keeps `bound` as the clear's bound, in decimal (what `kept_bound` reads back).
+fn keep_bound(conn: &Connection, bound: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO embed_meta (key, value) VALUES ('stale_up_to', ?1)",
+        [bound.to_string()],
+    )?;
+    Ok(())
 }
 
 /// The bound of a clear under way (`kept_bound`), `None` when there is none: codes and
