@@ -7,11 +7,11 @@
 //! answer: a plain number of one or two digits (a count, a day of the month), a year
 //! where the question names a time ("on 1 February, 2023", "in 2023"; `query::time`),
 //! an ordinal ("13th"), an abbreviation ("U.S.", "e.g."), words joined by a hyphen
-//! ("self-care"). Read as codes, "1" and "2023" pinned every record holding them, and an
+//! ("self-care"), function words joined ("and/or"). Read as codes, "1" and "2023" pinned every record holding them, and an
 //! owner's earlier questions naming the year went above the answer of each later one.
 
 use crate::index::is_question;
-use crate::query::time;
+use crate::query::{self, time};
 
 /// The characters that make a token a code when they join its parts (`a.rs`,
 /// `10.0.0.1`, `me@host`, `x86_64`, `etc/fstab`, `12:30`). A hyphen only with a digit
@@ -99,7 +99,11 @@ fn is_code(token: &str) -> bool {
     }
     // Letters joined by dots one by one are an abbreviation ("u.s", "e.g", "a.m").
     let abbreviation = token.contains('.') && token.split('.').all(|p| p.chars().count() == 1);
-    token.chars().any(|c| JOINERS.contains(&c)) && !abbreviation
+    // Function words joined ("and/or", "he/she") are prose, not a name of anything.
+    let prose = token
+        .split(JOINERS)
+        .all(|p| !p.is_empty() && query::is_stop_word(p));
+    token.chars().any(|c| JOINERS.contains(&c)) && !abbreviation && !prose
 }
 
 /// Whether token `i` is a year the question names as a time: a number in `time::YEARS`
@@ -170,6 +174,11 @@ mod tests {
         assert!(codes("What painting did Melanie show on October 13TH, 2023?").is_empty());
         assert!(codes("How does Melanie prioritize self-care, and her 2 kids?").is_empty());
         assert!(codes("Which parts of the U.S. has John been to, e.g. Texas?").is_empty());
+        assert!(codes("Did he/she say the car and/or the bike?").is_empty());
+        assert_eq!(
+            codes("what is in src/main or on/off.rs"),
+            ["src/main", "on/off.rs"]
+        );
     }
 
     #[test]
