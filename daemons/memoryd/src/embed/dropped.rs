@@ -48,13 +48,15 @@ pub struct Taken {
     pub more: bool,
 }
 
-/// Up to `n` ids noted since the last look, taken off the list. Of those, the rows that
-/// have a code on disk again are left out of `gone`: a row a forget read again under
-/// the same id and embedded again since (the store was given that fresh code when it
-/// was stored) must keep it.
+/// Up to `n` ids noted since the last look (at least one), taken off the list. Of
+/// those, the rows that have a code on disk again are left out of `gone`: a row a forget
+/// read again under the same id and embedded again since (the store was given that fresh
+/// code when it was stored) must keep it. No transaction: only this thread uses the
+/// connection, so nothing is noted between the read and the delete, and a look that
+/// finds nothing (every recall and tick makes one) is one read of an empty table.
 pub fn take(conn: &Connection, n: usize) -> rusqlite::Result<Taken> {
-    let tx = conn.unchecked_transaction()?;
-    let noted: Vec<(i64, bool)> = tx
+    let n = n.max(1);
+    let noted: Vec<(i64, bool)> = conn
         .prepare_cached(
             "SELECT d.id, EXISTS (SELECT 1 FROM main.vecs v WHERE v.id = d.id)
              FROM temp.dropped_rows d ORDER BY d.id LIMIT ?1",
@@ -65,10 +67,9 @@ pub fn take(conn: &Connection, n: usize) -> rusqlite::Result<Taken> {
         .collect::<Result<_, _>>()?;
     if let Some(&(last, _)) = noted.last() {
         // Read in key order: everything up to the last one read goes.
-        tx.prepare_cached("DELETE FROM temp.dropped_rows WHERE id <= ?1")?
+        conn.prepare_cached("DELETE FROM temp.dropped_rows WHERE id <= ?1")?
             .execute([last])?;
     }
-    tx.commit()?;
     Ok(Taken {
         more: noted.len() >= n,
         gone: noted
