@@ -102,10 +102,10 @@ fn proto_opens_no_file_or_socket() {
         "mio::",
     ];
     let mut found = Vec::new();
-    for (rel, code) in production_code(&repo().join("crates/proto/src")) {
+    for (rel, code) in production_code(&repo().join("proto/src")) {
         for word in io {
             if code.contains(word) {
-                found.push(format!("crates/proto/src/{rel}: {word}"));
+                found.push(format!("proto/src/{rel}: {word}"));
             }
         }
     }
@@ -164,7 +164,7 @@ fn only_the_sessions_crate_reads_record_lines() {
     let split = concat!("split_inclusive(|b| *b == b'", "\\n')");
     let mut found = Vec::new();
     for krate in CRATES {
-        if ["crates/proto", "crates/sessions"].contains(krate) {
+        if ["proto", "crates/sessions"].contains(krate) {
             continue;
         }
         let src = repo().join(krate).join("src");
@@ -188,8 +188,8 @@ fn only_the_sessions_crate_reads_record_lines() {
 fn bincode_is_used_only_by_the_frame_codec() {
     let word = concat!("bin", "code");
     let allowed = [
-        "crates/proto/src/frame.rs",
-        "crates/proto/src/frame/tests.rs",
+        "proto/src/frame.rs",
+        "proto/src/frame/tests.rs",
         "tests/e2e/newcomer/greps.rs",
         // The check's own description of what it checks.
         "tests/e2e/newcomer/mod.rs",
@@ -199,7 +199,7 @@ fn bincode_is_used_only_by_the_frame_codec() {
         let rel_s = rel.to_string_lossy();
         let code_file = rel_s.ends_with(".rs");
         let manifest = rel_s.ends_with("Cargo.toml")
-            && !["Cargo.toml", "crates/proto/Cargo.toml"].contains(&rel_s.as_ref());
+            && !["Cargo.toml", "proto/Cargo.toml"].contains(&rel_s.as_ref());
         if (code_file || manifest) && !allowed.contains(&rel_s.as_ref()) && text.contains(word) {
             found.push(rel_s.into_owned());
         }

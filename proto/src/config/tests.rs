@@ -38,7 +38,7 @@ fn the_label_keys_parse_and_a_bad_class_is_refused_by_name() {
 
 #[test]
 fn the_starter_config_parses() {
-    let text = include_str!("../../../../config/boxmaker.toml");
+    let text = include_str!("../../../config/boxmaker.toml");
     let cfg = parse(text).unwrap();
     assert_eq!(cfg.session, "main");
 }
