@@ -140,7 +140,10 @@ fn a_mark_split_across_pieces_is_still_judged_whole() {
         streamed(&["ok\ne", "rr", "or", ": x\n", "err", "ata\n", "·", " y"]),
         "ok\n┃ error: x\nerrata\n┃ · y"
     );
-    assert_eq!(streamed(&["memory", " ", "\u{b7}", " s"]), "┃ memory \\u{b7} s");
+    assert_eq!(
+        streamed(&["memory", " ", "\u{b7}", " s"]),
+        "┃ memory \\u{b7} s"
+    );
 }
 
 #[test]
