@@ -3,11 +3,11 @@
 //! loopd's marks, and one that quotes honest compiler output. What a client reads off the
 //! socket, and what a person reads off an 80-column terminal.
 
-use super::Loopd;
+use super::{write_config, Loopd};
 use crate::support::prereq::tool;
 use crate::support::standin::text;
 use crate::support::tmux::Tmux;
-use crate::support::HANG;
+use crate::support::{Daemon, Fixture, LineClient, HANG};
 
 /// What starts a model line that begins as one of loopd's (docs/channel.md).
 const MARK: &str = "┃ ";
@@ -103,4 +103,34 @@ fn lookalikes_of_loopds_marks_at_the_start_of_the_models_lines_are_marked() {
             .any(|l| l.starts_with("· ") || l.starts_with("error: ")),
         "{reply:?}"
     );
+}
+
+/// Regression: a server whose status line held an ESC sequence where the code goes
+/// (`HTTP/1.1 \e[J OK`) had it written raw into the journal: the HTTP client's error
+/// quotes the three characters it could not read as a number.
+#[test]
+fn a_malformed_status_line_from_a_server_reaches_the_journal_escaped() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.1 \x1b[J OK\r\n\r\n");
+        }
+    });
+    let fx = Fixture::new("");
+    write_config(&fx, &url, "retries = 0", "", "");
+    let d = Daemon::start("loopd", &fx);
+    let reply = LineClient::connect(&fx.loopd_sock).ask("hello?");
+    assert!(reply[0].starts_with("error: "), "{reply:?}");
+    d.wait_log("turn failed");
+    let log = d.log_text();
+    eprintln!("the journal:\n{log}");
+    assert!(
+        !log.chars().any(|ch| ch.is_control() && ch != '\n'),
+        "a control character reached the journal:\n{log:?}"
+    );
+    assert!(log.contains("(\\u{1b}[J)"), "{log}");
 }
