@@ -92,16 +92,24 @@ fn sentences(line: &str) -> impl Iterator<Item = Vec<Word>> {
     out.into_iter().filter(|s| !s.is_empty())
 }
 
-/// `raw` as a `Word`, or none when it is only punctuation.
+/// `raw` as a `Word`, or none when it is only punctuation. As written, it keeps a comma
+/// after it (`milk, bread and eggs`) but not the quotes around it or what ends a
+/// sentence; as matched, it is its letters and digits and what joins them (`don't`,
+/// `17:00`, `5.30pm`).
 fn word(raw: &str) -> Option<Word> {
-    let said = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
-    let said = said.trim_matches(['\'', '’']);
-    if said.is_empty() {
+    let said = raw
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end_matches(|c: char| !c.is_alphanumeric() && c != ',');
+    let low = said
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
+        .replace('’', "'");
+    if low.is_empty() {
         return None;
     }
     Some(Word {
         said: said.to_string(),
-        low: said.to_lowercase().replace('’', "'"),
+        low,
     })
 }
 
@@ -175,27 +183,20 @@ fn trigger(low: &[&str], timed: bool) -> Option<usize> {
 /// join it to the trigger (`to`, `about`, `that`), and a closing `please`.
 fn text(words: &[Word], used: &[bool]) -> Option<String> {
     let offset = used.len() - words.len();
-    let kept: Vec<&str> = words
+    let kept: Vec<&Word> = words
         .iter()
         .enumerate()
         .filter(|(i, _)| !used[offset + i])
-        .map(|(_, w)| w.said.as_str())
+        .map(|(_, w)| w)
         .collect();
-    let mut from = 0;
-    while kept.get(from).is_some_and(|w| {
-        matches!(
-            w.to_lowercase().as_str(),
-            "to" | "about" | "of" | "that" | "for"
-        )
-    }) {
-        from += 1;
-    }
-    let mut to = kept.len();
-    while to > from && matches!(kept[to - 1].to_lowercase().as_str(), "please" | "thanks") {
-        to -= 1;
-    }
-    let text = kept[from..to].join(" ");
-    (!text.is_empty()).then_some(text)
+    let joining = |w: &&&Word| matches!(w.low.as_str(), "to" | "about" | "of" | "that" | "for");
+    let closing = |w: &&&Word| matches!(w.low.as_str(), "please" | "thanks");
+    let from = kept.iter().take_while(joining).count();
+    let to = kept.len() - kept[from..].iter().rev().take_while(closing).count();
+    let said: Vec<&str> = kept[from..to].iter().map(|w| w.said.as_str()).collect();
+    let text = said.join(" ");
+    let text = text.trim_end_matches([',', ':']);
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// The day a sentence names.
