@@ -1,5 +1,6 @@
 //! `proto`: the vocabulary boxmaker's two daemons share — log records and labels, the
-//! frame codec, memoryd's messages, `neutralise`, recall rendering, session ids.
+//! frame codec, memoryd's messages, `neutralise`, recall rendering, session ids, and what
+//! the owner may be shown (`shown`).
 //!
 //! **Architecture Invariant:** proto does no I/O of its own. It reads and writes only
 //! through `io::Read`/`io::Write` values its callers hand it; it opens no file or socket.
@@ -12,6 +13,7 @@ pub mod memory;
 pub mod neutralise;
 pub mod record;
 pub mod session_id;
+pub mod shown;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_records;
 pub mod time;

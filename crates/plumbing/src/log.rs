@@ -1,6 +1,11 @@
 //! Log lines on stderr: `loopd: …` or `memoryd: …`, with the `<N>` syslog priority prefix
 //! when stderr is the journal (`JOURNAL_STREAM` set), so `journalctl -p warning` filters
 //! them. Each line goes out in one `write` so lines from two threads never interleave.
+//!
+//! Log lines quote text from outside (a server's error, a path, a status line), so every
+//! one is written through the rule every output shares (`proto::shown::one_line`,
+//! docs/channel.md, 'What the owner sees is true'): no control character, nothing hidden,
+//! no newline reaches the journal as itself.
 
 use std::io::Write;
 use std::sync::OnceLock;
@@ -25,9 +30,10 @@ pub fn init(name: &'static str) {
 
 /// Formats one line without writing it; the tests and `write` share it.
 pub fn format_line(level: Level, journal: bool, name: &str, msg: &str) -> String {
-    // Newlines inside a message would become separate journal entries without the prefix,
-    // so they are escaped to keep one message on one line.
-    let msg = msg.replace('\n', "\\n");
+    // ESC in a quoted status line would act on the terminal that reads the journal, and a
+    // newline would start an entry without the prefix (one that can pass for another
+    // program's): each is shown as its escape, and the message stays one line.
+    let msg = proto::shown::one_line(msg);
     if journal {
         format!("<{}>{name}: {msg}\n", level as u8)
     } else {
@@ -83,7 +89,22 @@ mod tests {
     fn a_message_stays_on_one_line() {
         assert_eq!(
             format_line(Level::Info, false, "loopd", "a\nb"),
-            "loopd: a\\nb\n"
+            "loopd: a\\u{a}b\n"
+        );
+    }
+
+    /// Regression: a server's malformed status line, quoted by the HTTP client's error,
+    /// put a raw ESC sequence into the journal.
+    #[test]
+    fn control_characters_from_outside_reach_the_journal_as_escapes() {
+        assert_eq!(
+            format_line(
+                Level::Warning,
+                true,
+                "loopd",
+                "Bad Status: unable to parse status as u16 (\u{1b}[J)\r\u{202e}"
+            ),
+            "<4>loopd: Bad Status: unable to parse status as u16 (\\u{1b}[J)\\u{d}\\u{202e}\n"
         );
     }
 }

@@ -202,11 +202,11 @@ fn model_text_posing_as_an_activity_line_is_marked_as_the_models() {
     assert!(
         reply
             .iter()
-            .any(|l| l.starts_with("\\u{b7} http_fetch of ") && l.contains("/wiki/Tea")),
+            .any(|l| l.starts_with("┃ · http_fetch of ") && l.contains("/wiki/Tea")),
         "{reply:?}"
     );
     assert!(
-        reply.iter().any(|l| l == "  \\u{22c5} second try"),
+        reply.iter().any(|l| l == "┃   \u{22c5} second try"),
         "{reply:?}"
     );
     // loopd's own refusal line is still there, as it was.
@@ -276,7 +276,7 @@ fn a_model_reply_in_the_form_of_loopds_error_is_marked_as_the_models() {
     let w = World::start("");
     let mut c = w.client();
     let say = format!(
-        "say {}{{NL}}ok\u{a0}\u{a0}\u{435}rror: the same in Cyrillic",
+        "say {}{{NL}}\u{a0}\u{435}rror: the same in Cyrillic",
         forged_error(&w)
     );
     let reply = attack(&w, &mut c, "QUOKKA3102", &[w.exfiltrate(), say]);
@@ -287,13 +287,13 @@ fn a_model_reply_in_the_form_of_loopds_error_is_marked_as_the_models() {
     assert!(
         reply
             .iter()
-            .any(|l| l.starts_with("\\u{65}rror: llama.cpp: the page ")),
+            .any(|l| l.starts_with("┃ error: llama.cpp: the page ")),
         "{reply:?}"
     );
     assert!(
         reply
             .iter()
-            .any(|l| l == "ok\u{a0}\u{a0}\\u{435}rror: the same in Cyrillic"),
+            .any(|l| l == "┃ \u{a0}\u{435}rror: the same in Cyrillic"),
         "{reply:?}"
     );
     // loopd's own error is still what it was.

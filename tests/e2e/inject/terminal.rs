@@ -107,7 +107,7 @@ fn at_a_terminal_a_forged_error_reads_as_the_models_and_loopds_own_as_loopds() {
     );
     assert!(
         rows.iter()
-            .any(|r| r.starts_with("\\u{65}rror: llama.cpp: the page ")),
+            .any(|r| r.starts_with("┃ error: llama.cpp: the page ")),
         "the model's forged error is not marked:\n{}",
         shown(&rows)
     );

@@ -13,6 +13,7 @@ mod clients;
 mod commands;
 mod faults;
 mod leftovers;
+mod marking;
 mod memory;
 mod real;
 mod real_tools;

@@ -65,3 +65,33 @@ fn a_conversation_keeps_hitting_the_prompt_cache() {
         );
     }
 }
+
+/// Regression: at the default model without tools (SmolLM2 here: its template drops the
+/// tools, and it calls none), "remind me to call the plumber at 5pm tomorrow" got an
+/// answer in words and no reminder, and nothing said so. Whatever the model answers, the
+/// block ends with loopd's line giving the command (docs/reminders.md, 'Asked in words').
+#[test]
+fn at_the_real_model_without_tools_a_reminder_asked_in_words_gets_the_command_to_send() {
+    let Some(server) = real_llama() else { return };
+    let fx = Fixture::new("");
+    super::write_config(&fx, &server.url, "", "", "");
+    let config = std::fs::read_to_string(&fx.config)
+        .unwrap()
+        .replace(
+            &format!("n_ctx = {}", super::N_CTX),
+            &format!("n_ctx = {CTX_PER_SLOT}"),
+        )
+        .replace("timeout_s = 60", "timeout_s = 600");
+    std::fs::write(&fx.config, config).unwrap();
+    let d = Daemon::start("loopd", &fx);
+    let mut c = LineClient::connect(&fx.loopd_sock);
+    let reply = c.ask("remind me to call the plumber at 5pm tomorrow");
+    eprintln!("the reply block:\n{}\n.", reply.join("\n"));
+    assert_eq!(
+        reply.last().map(String::as_str),
+        Some("· no reminder was set; to set it, send: /remind tomorrow 17:00 call the plumber"),
+        "{reply:?}\n{}",
+        d.log_text()
+    );
+    assert!(c.ask("/remind")[0].starts_with("no reminders"));
+}

@@ -82,7 +82,9 @@ fn status_shows_the_last_turns_memory_record_with_its_label() {
         .position(|l| l == "last turn from memory (public, untrusted):")
         .unwrap_or_else(|| panic!("no memory record in {status:?}"));
     assert!(
-        status[at + 1].starts_with("  memory-tainted ")
+        // Quoted, it starts as a memory header does: shown after `┃ ` (docs/channel.md,
+        // 'Model text cannot pass for loopd's lines').
+        status[at + 1].starts_with("┃   memory-tainted ")
             && status[at + 1].ends_with("session web \\u{b7} 2026-11-01T08:00:02.000Z"),
         "{status:?}"
     );

@@ -9,7 +9,6 @@ pub mod commands;
 pub mod lines;
 pub mod probes;
 pub mod reply;
-pub mod screen;
 pub mod unasked;
 pub mod work;
 

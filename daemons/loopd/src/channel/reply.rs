@@ -2,20 +2,22 @@
 //! more `.` (as in SMTP), then a line holding only `.`. A `Block` dot-stuffs text as it
 //! streams in, piece by piece, remembering whether the next byte starts a line.
 //!
-//! Every byte of a block passes through here, so this is where what reaches the owner's
-//! terminal is made true (`super::screen`): no text can move the cursor, hide characters,
-//! hold the activity marker's middle dot or spell `error: `, wherever it stands; loopd's
-//! own lines (`Block::lines`) start with their mark (`· ` or `error: `) written as itself,
-//! and an activity line is always exactly one line, whatever its model-given parts hold.
+//! Every byte of a block passes through here, and what it may show is decided by the rule
+//! every output of loopd's shares (`proto::shown`, docs/channel.md, 'What the owner sees
+//! is true'): no text can move the cursor or hide characters, a line of text that starts
+//! as loopd's own is shown after `┃ `, and no character drawn as the activity marker's
+//! dot stands past a line's start. loopd's own lines (`Block::lines`) start with their
+//! mark (`· ` or `error: `) written as itself, and an activity line is always exactly one
+//! line, whatever its model-given parts hold.
 
-use super::screen::{self, Kind, Mimic, Source};
+use proto::shown::{Screen, Source};
 
 /// What starts each of loopd's activity lines: only `Block::lines` writes it as itself.
-pub const ACTIVITY: &str = "· ";
+pub use proto::shown::ACTIVITY;
 
 /// What starts a reply that failed (docs/channel.md): only `Block::lines` writes it as
 /// itself, and only at the start of loopd's own text.
-pub const ERROR: &str = "error: ";
+pub use proto::shown::ERROR;
 
 /// A failure, as the owner reads it: `error: ` and what went wrong.
 pub fn error_line(why: impl std::fmt::Display) -> String {
@@ -23,13 +25,12 @@ pub fn error_line(why: impl std::fmt::Display) -> String {
 }
 
 pub struct Block {
+    /// What may be shown, and how: line starts held and judged, characters escaped.
+    screen: Screen,
+    /// Whether the next byte of the block starts a line, for dot-stuffing.
     at_line_start: bool,
-    /// The last character written, for the escape rules that look one character back.
-    last: char,
-    /// Characters of text not yet written because they may be the start of `error: `
-    /// (`screen::mimic`): the next character decides. A streamed answer may split the
-    /// word across pieces, so they wait across `text` calls; never more than the mark.
-    held: Vec<char>,
+    /// What `screen` wrote for the current call, before it is dot-stuffed into `out`.
+    shown: String,
 }
 
 impl Default for Block {
@@ -41,22 +42,24 @@ impl Default for Block {
 impl Block {
     pub fn new() -> Block {
         Block {
+            screen: Screen::new(),
             at_line_start: true,
-            last: '\n',
-            held: Vec::new(),
+            shown: String::new(),
         }
     }
 
-    /// Appends a streamed piece of the model's answer to `out`, dot-stuffed and escaped
-    /// as model text. Up to the length of `error: ` may wait for the next piece.
+    /// Appends a streamed piece of the model's answer to `out`, dot-stuffed and shown as
+    /// model text. A line's start may wait for the next piece (`proto::shown::MAX_HEAD`
+    /// characters at most) until it is clear whether it starts as loopd's lines do.
     pub fn text(&mut self, text: &str, out: &mut String) {
-        self.write(text, Source::Model, out);
+        self.screen.write(text, Source::Model, &mut self.shown);
+        self.stuff(out);
     }
 
     /// Appends loopd's own `text` as lines of their own: a newline first if the stream
     /// stopped mid-line, and one after it. Only the mark it starts with (`· ` or
     /// `error: `) is written as itself; the rest may quote stored text (a recalled hit, a
-    /// list of records to forget, a URL) and is escaped as model text is. Text starting
+    /// list of records to forget, a URL) and is shown as model text is. Text starting
     /// with the activity marker is one activity line: what follows the marker is a
     /// one-line field (tool names, arguments and URLs in it are the model's), so it can
     /// neither end the line early nor hold a forged marker.
@@ -64,101 +67,60 @@ impl Block {
         if text.is_empty() {
             return;
         }
-        self.settle(Source::Model, true, out);
-        self.break_line(out);
-        let (mark, rest, source) = if let Some(rest) = text.strip_prefix(ACTIVITY) {
-            (ACTIVITY, rest, Source::OneLine)
+        let s = &mut self.shown;
+        self.screen.break_line(s);
+        if let Some(rest) = text.strip_prefix(ACTIVITY) {
+            self.screen.own(ACTIVITY, s);
+            self.screen.write(rest, Source::OneLine, s);
         } else if let Some(rest) = text.strip_prefix(ERROR) {
-            (ERROR, rest, Source::Model)
+            self.screen.own(ERROR, s);
+            self.screen.write(rest, Source::Model, s);
         } else {
-            ("", text, Source::Model)
-        };
-        if !mark.is_empty() {
-            out.push_str(mark);
-            self.at_line_start = false;
-            self.last = ' ';
+            self.screen.write(text, Source::Model, s);
         }
-        self.write(rest, source, out);
-        self.settle(source, true, out);
-        self.break_line(out);
+        self.screen.break_line(s);
+        self.stuff(out);
     }
 
     /// Appends a recalled hit's header as a line of its own, in the form memoryd renders
     /// for the model: `memory · session <id> · <time>` (`memory-tainted` when untrusted).
     /// It is the one line of loopd's with middle dots past its start (docs/channel.md,
     /// 'Quoted text'): the two separators are loopd's, written as themselves; the session
-    /// id and the time come from the index and are escaped as model text is, so a log
+    /// id and the time come from the index and are shown as one-line fields, so a log
     /// holding anything else in them still cannot draw a marker or end the line.
     pub fn hit_header(&mut self, tainted: bool, session: &str, time: &str, out: &mut String) {
-        self.settle(Source::Model, true, out);
-        self.break_line(out);
-        out.push_str(if tainted {
-            "memory-tainted · session "
-        } else {
-            "memory · session "
-        });
-        self.at_line_start = false;
-        self.last = ' ';
-        self.write(session, Source::OneLine, out);
-        self.settle(Source::OneLine, true, out);
-        out.push_str(" · ");
-        self.last = ' ';
-        self.write(time, Source::OneLine, out);
-        self.settle(Source::OneLine, true, out);
-        self.break_line(out);
+        let s = &mut self.shown;
+        self.screen.break_line(s);
+        self.screen.own(
+            if tainted {
+                "memory-tainted · session "
+            } else {
+                "memory · session "
+            },
+            s,
+        );
+        self.screen.write(session, Source::OneLine, s);
+        self.screen.own(" · ", s);
+        self.screen.write(time, Source::OneLine, s);
+        self.screen.break_line(s);
+        self.stuff(out);
     }
 
     /// Ends the block.
     pub fn end(mut self, out: &mut String) {
-        self.settle(Source::Model, true, out);
-        self.break_line(out);
+        self.screen.break_line(&mut self.shown);
+        self.stuff(out);
         out.push_str(".\n");
     }
 
-    fn write(&mut self, text: &str, source: Source, out: &mut String) {
-        for c in text.chars() {
-            self.held.push(c);
-            self.settle(source, false, out);
-        }
-    }
-
-    /// Writes what is held as far as it is decided; with `last`, all of it (nothing
-    /// follows that could complete the mark).
-    fn settle(&mut self, source: Source, last: bool, out: &mut String) {
-        while let Some(&first) = self.held.first() {
-            match screen::mimic(&self.held) {
-                Mimic::Whole => {
-                    let held = std::mem::take(&mut self.held);
-                    self.put(first, Some(Kind::Escaped), source, out);
-                    for &c in &held[1..] {
-                        self.put(c, None, source, out);
-                    }
-                }
-                Mimic::Partial if !last => return,
-                Mimic::Partial | Mimic::No => {
-                    self.held.remove(0);
-                    self.put(first, None, source, out);
-                }
+    /// Moves what `screen` wrote into `out`, a `.` starting a line given one more.
+    fn stuff(&mut self, out: &mut String) {
+        for c in self.shown.drain(..) {
+            if self.at_line_start && c == '.' {
+                out.push('.');
             }
-        }
-    }
-
-    /// Writes one character, dot-stuffed, as `kind` says or else as `screen::kind` does.
-    fn put(&mut self, c: char, kind: Option<Kind>, source: Source, out: &mut String) {
-        if self.at_line_start && c == '.' {
-            out.push('.');
-        }
-        let kind = kind.unwrap_or_else(|| screen::kind(c, self.last, source));
-        screen::push(c, kind, out);
-        self.at_line_start = c == '\n' && source != Source::OneLine;
-        self.last = c;
-    }
-
-    fn break_line(&mut self, out: &mut String) {
-        if !self.at_line_start {
-            out.push('\n');
-            self.at_line_start = true;
-            self.last = '\n';
+            out.push(c);
+            self.at_line_start = c == '\n';
         }
     }
 }
@@ -235,7 +197,7 @@ mod tests {
         b.end(&mut out);
         assert_eq!(
             out,
-            "ok\n\\u{b7} http_fetch of x refused: send: /allow 2\n  \\u{b7} y\n· http_fetch {}\n.\n"
+            "ok\n┃ · http_fetch of x refused: send: /allow 2\n┃   · y\n· http_fetch {}\n.\n"
         );
         let activity: Vec<&str> = out.lines().filter(|l| l.starts_with(ACTIVITY)).collect();
         assert_eq!(activity, ["· http_fetch {}"]);
@@ -267,23 +229,25 @@ mod tests {
     }
 
     #[test]
-    fn loopds_own_text_keeps_only_its_leading_mark_and_escapes_what_it_quotes() {
+    fn loopds_own_text_keeps_only_its_leading_mark_and_marks_what_it_quotes() {
         assert_eq!(
             whole("2 entries:\n   a\u{a0}\u{a0}· http_fetch /allow 1\n· fake /allow 2\x07"),
-            "2 entries:\n   a\u{a0}\u{a0}\\u{b7} http_fetch /allow 1\n\\u{b7} fake /allow 2\\u{7}\n.\n"
+            "2 entries:\n   a\u{a0}\u{a0}\\u{b7} http_fetch /allow 1\n┃ · fake /allow 2\\u{7}\n.\n"
         );
         assert_eq!(
-            whole("error: /allow 9: the page said error: retry"),
-            "error: /allow 9: the page said \\u{65}rror: retry\n.\n"
+            whole("error: /allow 9: the page said error: retry\nerror: again"),
+            "error: /allow 9: the page said error: retry\n┃ error: again\n.\n"
         );
         assert_eq!(
-            whole("· http_fetch {\"url\":\"error: x\"}"),
-            "· http_fetch {\"url\":\"\\u{65}rror: x\"}\n.\n"
+            whole("· http_fetch {\"url\":\"x\nerror: x\"}"),
+            "· http_fetch {\"url\":\"x\\u{a}error: x\"}\n.\n"
         );
     }
 
+    /// Regression: the model's `error: ` anywhere, and honest text quoting one, showed
+    /// as `\u{65}rror: `; now only a line starting as loopd's is marked, with `┃ `.
     #[test]
-    fn model_text_cannot_spell_error_even_split_across_pieces_or_in_lookalikes() {
+    fn model_text_starting_a_line_as_an_error_is_marked_even_split_across_pieces() {
         let mut out = String::new();
         let mut b = Block::new();
         for piece in [
@@ -303,10 +267,21 @@ mod tests {
         b.end(&mut out);
         assert_eq!(
             out,
-            "\\u{65}rror: llama.cpp timed out; send /allow 2\n\
-             ok\u{a0}\u{a0}\\u{65}rror:\u{a0}x\n\\u{435}rror: y\nan error:\nterror\n.\n"
+            "┃ error: llama.cpp timed out; send /allow 2\n\
+             ok\u{a0}\u{a0}error:\u{a0}x\n┃ \u{435}rror: y\nan error:\nterror\n.\n"
         );
         assert!(!out.lines().any(|l| l.starts_with(ERROR)), "{out}");
+    }
+
+    #[test]
+    fn a_marked_line_and_a_stuffed_dot_do_not_meet_and_the_mark_is_itself_marked() {
+        let mut out = String::new();
+        let mut b = Block::new();
+        for piece in [".error: x\n", "┃ quoted\n", "\u{2022} item\n", ".\n"] {
+            b.text(piece, &mut out);
+        }
+        b.end(&mut out);
+        assert_eq!(out, "..error: x\n┃ ┃ quoted\n┃ \u{2022} item\n..\n.\n");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! What follows a turn (summaries, compaction, the rerun after `SessionFull`) is
 //! `crate::engine`'s: this module knows nothing of compaction.
 
+pub mod asked;
 pub mod recollect;
 pub mod textcall;
 pub mod tools_run;
@@ -74,6 +75,8 @@ pub struct TurnDone {
     pub recalled: bool,
     /// The last answer was cut at the server's token limit.
     pub cut: bool,
+    /// A `remind` call set a reminder or held one for `/allow N`.
+    pub reminded: bool,
 }
 
 /// Runs one turn for `text` in `session`. A failure of the model is also written down
@@ -107,6 +110,16 @@ pub fn run_turn(
         done.recalled = recalled;
         done
     });
+    // An owner's line that asks for a reminder the turn did not set is never left
+    // silent (docs/reminders.md, 'Asked in words'): loopd's own line, after the answer,
+    // gives the command that sets it.
+    if let (Ok(done), Origin::Owner) = (&result, origin) {
+        if !done.reminded {
+            if let Some(line) = asked::unset_line(text, remind::clock::now()) {
+                sink.activity(&line);
+            }
+        }
+    }
     if let Err(TurnError::Llama(e)) = &result {
         let note = Record::Note {
             time: now_rfc3339(),
@@ -206,7 +219,7 @@ fn rounds(
             return Ok(done);
         }
         for (call, number) in calls.iter().zip(numbers) {
-            tools_run::run_call(ctx, session, call, number, sink)?;
+            done.reminded |= tools_run::run_call(ctx, session, call, number, sink)?;
         }
     }
 }

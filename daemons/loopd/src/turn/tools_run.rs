@@ -21,16 +21,18 @@ use tools::{self, ToolOutput};
 pub const ACTIVITY_ARGS_CHARS: usize = 200;
 
 /// Runs one call and appends its `tool_result` (and a `note` when refused, or when it
-/// fetched one of the owner's URLs under the guard).
+/// fetched one of the owner's URLs under the guard). True when it was a `remind` call
+/// that set a reminder or held one for `/allow N`: its own `· ` line told the owner.
 pub fn run_call(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
     call: &ToolCall,
     number: u64,
     sink: &mut dyn Sink,
-) -> Result<(), SessionError> {
+) -> Result<bool, SessionError> {
     sink.activity(&activity_line(call));
     let (output, after) = outcome(ctx, session, call, number);
+    let reminded = call.name == tools::REMIND && matches!(after, FollowUp::Refused(_));
     // Broken here, once, where the record is made: the server is asked which spans its
     // model reads as special, and the answer is kept in the record, so replay stays a pure
     // function of the records however the server answers later.
@@ -39,7 +41,8 @@ pub fn run_call(
         ..output
     };
     append_result(session, call, number, output)?;
-    after.record(session, sink)
+    after.record(session, sink)?;
+    Ok(reminded)
 }
 
 /// What a call's result is followed by.
