@@ -21,6 +21,7 @@ pub mod error;
 pub mod event;
 mod http;
 pub mod outgoing;
+pub mod round;
 pub mod sync;
 
 #[cfg(test)]
@@ -34,4 +35,5 @@ pub use error::{Call, Error};
 pub use event::{Event, Kind, Membership};
 pub use http::{MAX_ERROR_BODY_BYTES, MAX_RETRY_AFTER};
 pub use outgoing::{plan, Part, Style};
+pub use round::{read_needs, Filled};
 pub use sync::{Invite, JoinedRoom, Page, Sync};

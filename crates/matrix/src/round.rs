@@ -1,0 +1,52 @@
+//! Reading what a sync's decision needs (docs/matrix.md, 'Decisions'): the members of the
+//! rooms the machine does not know, and each gap's events from `/messages`, oldest first.
+
+use crate::client::Client;
+use crate::decide::{Extra, Needs};
+use crate::error::Error;
+
+/// The most `/messages` pages read to fill one gap: with `client::MESSAGES_PAGE` (50)
+/// events a page, 10 000 events. A gap is what arrived while loopd did not sync (an outage
+/// of loopd or of its homeserver); an owner writes nowhere near this many messages. Past
+/// it the oldest events of the gap are not read, and the caller is told (`Filled::cut`).
+pub const MAX_GAP_PAGES: usize = 200;
+
+/// What was read, and the rooms whose gap was longer than [`MAX_GAP_PAGES`].
+#[derive(Debug, Default)]
+pub struct Filled {
+    pub extra: Extra,
+    pub cut: Vec<String>,
+}
+
+/// Reads everything `needs` asks for. Any failure fails the whole round: the caller
+/// syncs again from the same position, so nothing is decided on half of it.
+pub fn read_needs(client: &Client, needs: &Needs) -> Result<Filled, Error> {
+    let mut filled = Filled::default();
+    for room in &needs.members {
+        let members = client.joined_members(room)?;
+        filled.extra.members.insert(room.clone(), members);
+    }
+    for gap in &needs.gaps {
+        let mut events = Vec::new();
+        let mut from = gap.from.clone();
+        let mut pages = 0;
+        loop {
+            if pages == MAX_GAP_PAGES {
+                filled.cut.push(gap.room.clone());
+                break;
+            }
+            let page = client.messages_back(&gap.room, &from, Some(&gap.to))?;
+            pages += 1;
+            let empty = page.events.is_empty();
+            events.extend(page.events);
+            match page.end {
+                Some(end) if !empty && end != from => from = end,
+                _ => break,
+            }
+        }
+        // Pages run newest first; the decision takes them in the order they happened.
+        events.reverse();
+        filled.extra.gaps.insert(gap.room.clone(), events);
+    }
+    Ok(filled)
+}
