@@ -17,7 +17,7 @@ fn an_owner_message_is_taken_once_across_a_restart_of_the_client() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::open(syn, &cast.boxmaker, &[&cast.phone], dir.path());
     d.round();
-    let room = owners_room(&syn, &cast, &mut d);
+    let room = owners_room(syn, &cast, &mut d);
     syn.say(&cast.phone, &room, "first");
     d.until("first taken", |d, _| bodies(d) == ["first"]);
     drop(d);
@@ -40,7 +40,7 @@ fn a_crash_before_the_position_is_saved_brings_the_event_again() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::open(syn, &cast.boxmaker, &[&cast.phone], dir.path());
     d.round();
-    let room = owners_room(&syn, &cast, &mut d);
+    let room = owners_room(syn, &cast, &mut d);
     let id = syn.say(&cast.phone, &room, "written, position not saved");
     let deadline = std::time::Instant::now() + super::WITHIN;
     while d.taken().is_empty() {
@@ -62,7 +62,7 @@ fn a_gap_the_homeserver_leaves_is_read_from_history_in_order() {
     let mut d = Driver::open(syn, &cast.boxmaker, &[&cast.phone], dir.path());
     d.timeline_limit = 3;
     d.round();
-    let room = owners_room(&syn, &cast, &mut d);
+    let room = owners_room(syn, &cast, &mut d);
     let sent: Vec<String> = (0..12).map(|i| format!("message {i}")).collect();
     for s in &sent {
         syn.say(&cast.phone, &room, s);
@@ -81,7 +81,7 @@ fn the_same_transaction_id_twice_is_one_event() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::open(syn, &cast.boxmaker, &[&cast.phone], dir.path());
     d.round();
-    let room = owners_room(&syn, &cast, &mut d);
+    let room = owners_room(syn, &cast, &mut d);
     let part = &plan("main", 1, Style::Text, "", "the one reply")[0];
     let first = d.client.send(&room, &part.txn, &part.content).unwrap();
     let again = d.client.send(&room, &part.txn, &part.content).unwrap();

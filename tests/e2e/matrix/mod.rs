@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 pub const POLL: Duration = Duration::from_secs(5);
 
 /// How long a test waits for what it expects before failing as hung.
-pub const WITHIN: Duration = Duration::from_secs(60);
+pub const WITHIN: Duration = crate::support::HANG;
 
 /// The library driven as loopd will drive it: sync from the saved position, read what the
 /// decision needs, decide, do the actions (accept, reject, previews off), write the lines
@@ -74,7 +74,7 @@ impl Driver {
                 Action::Accept { room } => self.client.join(room)?,
                 Action::Reject { room } => self.client.leave(room)?,
                 // Without the power to set it loopd tells the owner how (docs/matrix.md,
-                // 'Rooms'); the library's part is the typed refusal.
+                // 'Decisions'); the library's part is the typed refusal.
                 Action::SetUp { room } => match self.client.disable_previews(room) {
                     Ok(_) | Err(::matrix::Error::Forbidden { .. }) => {}
                     Err(e) => return Err(e),

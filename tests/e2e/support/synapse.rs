@@ -72,7 +72,7 @@ fn installed() -> bool {
 /// binary (it exits with its parent).
 pub fn shared() -> Option<&'static Synapse> {
     static SERVER: OnceLock<Option<Synapse>> = OnceLock::new();
-    SERVER.get_or_init(|| Synapse::start()).as_ref()
+    SERVER.get_or_init(Synapse::start).as_ref()
 }
 
 fn free_port() -> u16 {
