@@ -90,6 +90,9 @@ pub struct Decision {
 #[derive(Debug, Clone, Default)]
 struct Room {
     members: BTreeSet<String>,
+    /// The members were never read (the caller did not do what `needs` asked): nothing
+    /// is taken from the room until they are.
+    unknown: bool,
     encrypted: bool,
     /// The notices already sent for the room's state.
     stopped: bool,
@@ -147,7 +150,7 @@ impl Machine {
     pub fn served(&self, room: &str) -> Option<bool> {
         self.rooms
             .get(room)
-            .map(|r| !r.encrypted && self.only_owners(&r.members))
+            .map(|r| !r.encrypted && !r.unknown && self.only_owners(&r.members))
     }
 
     fn only_owners(&self, members: &BTreeSet<String>) -> bool {
@@ -160,12 +163,14 @@ impl Machine {
     pub fn needs(&self, sync: &Sync) -> Needs {
         let mut needs = Needs::default();
         for room in &sync.joined {
-            let known = self.rooms.contains_key(&room.room_id);
-            let state_has_members = room
-                .state
-                .iter()
-                .any(|e| matches!(e.kind, Kind::Member { .. }));
-            if !known && !state_has_members {
+            // After a first sync the state block holds only what changed: a room the
+            // machine does not know needs its members read, or a stranger who joined
+            // long ago would go unseen.
+            let unknown = match self.rooms.get(&room.room_id) {
+                None => self.since.is_some(),
+                Some(r) => r.unknown,
+            };
+            if unknown {
                 needs.members.push(room.room_id.clone());
             }
             if let (true, Some(since), Some(from)) =
@@ -213,24 +218,22 @@ impl Machine {
             let id = &room.room_id;
             let new = !self.rooms.contains_key(id);
             let mut r = self.rooms.remove(id).unwrap_or_default();
+            // A first sync's state block is the whole room before its timeline; later
+            // ones hold only changes, so the members read now come first
+            // (docs/matrix.md, 'Decisions'). Members never read leave the room unknown,
+            // and an unknown room is not served until they are.
+            if let Some(m) = extra.members.get(id) {
+                r.members = m.iter().cloned().collect();
+                r.unknown = false;
+            } else if new && !first_sync {
+                r.unknown = true;
+            }
             if new {
-                // The state block is the room before its timeline; failing that, the
-                // members read now (docs/matrix.md, 'Decisions').
-                if room
-                    .state
-                    .iter()
-                    .any(|e| matches!(e.kind, Kind::Member { .. }))
-                {
-                    apply_members(&mut r.members, &room.state);
-                } else if let Some(m) = extra.members.get(id) {
-                    r.members = m.iter().cloned().collect();
-                }
                 r.stopped = self.told.stopped.contains(id);
                 r.encrypted_told = self.told.encrypted.contains(id);
                 d.actions.push(Action::SetUp { room: id.clone() });
-            } else {
-                apply_members(&mut r.members, &room.state);
             }
+            apply_members(&mut r.members, &room.state);
             if room.state.iter().any(|e| e.kind == Kind::Encryption) {
                 r.encrypted = true;
             }
@@ -286,7 +289,7 @@ impl Machine {
             d.history += 1;
             return;
         }
-        if r.encrypted || !self.only_owners(&r.members) {
+        if r.encrypted || r.unknown || !self.only_owners(&r.members) {
             d.unserved += 1;
             return;
         }

@@ -65,9 +65,20 @@ fn running(members: &[&str]) -> Machine {
         .map(|(i, u)| member(&format!("$m{i}"), u, "join"))
         .collect();
     let s = sync("s1", joined(ROOM, state, vec![], false), json!({}));
-    let d = m.decide(&s, &Extra::default());
+    let d = m.decide(&s, &read(&m, &s, members));
     m.confirm(&d);
     m
+}
+
+/// What `needs` asks, answered as a homeserver whose rooms hold `members` would.
+fn read(m: &Machine, s: &Sync, members: &[&str]) -> Extra {
+    let mut extra = Extra::default();
+    for room in m.needs(s).members {
+        extra
+            .members
+            .insert(room, members.iter().map(|u| u.to_string()).collect());
+    }
+    extra
 }
 
 fn lines(actions: &[Action]) -> Vec<String> {
@@ -287,7 +298,7 @@ fn in_a_room_joined_in_this_sync_only_what_follows_the_invite_is_taken() {
         ),
         json!({}),
     );
-    let d = m.decide(&s, &Extra::default());
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
     assert_eq!(lines(&d.actions), vec!["hello, are you there?", "good"]);
     assert_eq!(d.history, 1);
 }
@@ -412,4 +423,50 @@ fn a_strangers_messages_are_counted_and_never_carried() {
     let d = m.decide(&s, &Extra::default());
     assert_eq!(d.strangers, 1);
     assert!(!format!("{d:?}").contains("4471"));
+}
+
+/// Regression: after a restart, a limited sync's state block (only what changed since
+/// the saved position) was taken as the room's whole membership, so a stranger who had
+/// joined long before went unseen and the room was served.
+#[test]
+fn after_a_restart_the_state_changes_of_a_sync_alone_never_make_a_room_served() {
+    let mut m = Machine::new(ME, &owners(), Some("s5".into()));
+    let s = sync(
+        "s6",
+        joined(
+            ROOM,
+            vec![member("$o", OWNER, "join")],
+            vec![text("$1", OWNER, "x")],
+            true,
+        ),
+        json!({}),
+    );
+    assert_eq!(m.needs(&s).members, vec![ROOM.to_string()]);
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER, STRANGER]));
+    assert!(lines(&d.actions).is_empty(), "{:?}", d.actions);
+    assert_eq!(notices(&d.actions), vec![Notice::Stopped { others: 1 }]);
+}
+
+/// A caller that did not read what `needs` asked gets nothing from the room, and is
+/// asked again.
+#[test]
+fn a_room_whose_members_were_never_read_is_not_served() {
+    let mut m = Machine::new(ME, &owners(), Some("s5".into()));
+    let s = sync(
+        "s6",
+        joined(ROOM, vec![], vec![text("$1", OWNER, "x")], false),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert!(lines(&d.actions).is_empty());
+    assert_eq!(m.served(ROOM), Some(false));
+    m.confirm(&d);
+    let s = sync(
+        "s7",
+        joined(ROOM, vec![], vec![text("$2", OWNER, "y")], false),
+        json!({}),
+    );
+    assert_eq!(m.needs(&s).members, vec![ROOM.to_string()]);
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
+    assert_eq!(lines(&d.actions), vec!["y"]);
 }
