@@ -59,6 +59,7 @@ pub struct Whoami {
 pub struct Client {
     http: Http,
     user_id: String,
+    deadline: Duration,
 }
 
 /// Reads an access token from its file (`matrix.token_file`), bounded, trimmed.
@@ -85,7 +86,16 @@ impl Client {
         Client {
             http: Http::new(homeserver, token),
             user_id: user_id.to_string(),
+            deadline: REQUEST_DEADLINE,
         }
+    }
+
+    /// The same client with every call but `sync` bounded by `deadline` instead of
+    /// [`REQUEST_DEADLINE`] (tests make it short; a sync's deadline is its own timeout
+    /// plus [`SYNC_MARGIN`]).
+    pub fn with_deadline(mut self, deadline: Duration) -> Client {
+        self.deadline = deadline;
+        self
     }
 
     pub fn user_id(&self) -> &str {
@@ -108,7 +118,7 @@ impl Client {
             method,
             path,
             body,
-            deadline: REQUEST_DEADLINE,
+            deadline: self.deadline,
             limit: MAX_SMALL_BYTES,
         })
     }
@@ -211,7 +221,7 @@ impl Client {
             method: "GET",
             path,
             body: None,
-            deadline: REQUEST_DEADLINE,
+            deadline: self.deadline,
             limit: MAX_PAGE_BYTES,
         })?;
         Ok(Page::parse(&v))
@@ -309,7 +319,7 @@ impl Client {
             method: "GET",
             path: format!("{}/joined_members", Client::room(room)),
             body: None,
-            deadline: REQUEST_DEADLINE,
+            deadline: self.deadline,
             limit: MAX_MEMBERS_BYTES,
         })?;
         let joined = v

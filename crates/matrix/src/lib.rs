@@ -27,6 +27,8 @@ pub mod sync;
 #[cfg(test)]
 mod tests_decide;
 #[cfg(test)]
+mod tests_http;
+#[cfg(test)]
 mod tests_outgoing;
 
 pub use client::{honouring_rate_limits, read_token, Client, Whoami};
