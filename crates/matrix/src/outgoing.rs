@@ -21,9 +21,15 @@ pub const ENVELOPE_RESERVE: usize = 8 * 1024;
 /// envelope.
 pub const MAX_CONTENT_BYTES: usize = MAX_EVENT_BYTES - ENVELOPE_RESERVE;
 
-/// The content's own fields around the text (`msgtype`, `format`, the keys, quotes and
-/// the header of an unasked message, which loopd writes and keeps short).
-pub const FIELDS_RESERVE: usize = 1024;
+/// The content's own fields around the text (`msgtype`, `format`, the keys, quotes) and
+/// an unasked message's header twice (plain, and escaped in `<strong>`): the fields and
+/// tags take about 120 bytes, 256 are kept; a header character takes at most 6 bytes as
+/// JSON and 6 more escaped as HTML in JSON.
+pub const FIELDS_RESERVE: usize = 256 + 12 * MAX_HEADER_CHARS;
+
+/// The longest header of an unasked message: loopd's own words (`loopd: reminder, set
+/// 17:30`), kept to a line on a phone's screen; a longer one is cut.
+pub const MAX_HEADER_CHARS: usize = 120;
 
 /// The budget a part's text has, counted as it will be written in the content's JSON
 /// (`json_cost`). A reply longer than this is split.
@@ -74,6 +80,7 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
 
 /// The content of one event of `style`.
 pub fn content(style: Style, header: &str, text: &str) -> Value {
+    let header: String = header.chars().take(MAX_HEADER_CHARS).collect();
     match style {
         Style::Text => json!({ "msgtype": "m.text", "body": text }),
         Style::Notice => json!({ "msgtype": "m.notice", "body": text }),
@@ -81,7 +88,7 @@ pub fn content(style: Style, header: &str, text: &str) -> Value {
             "msgtype": "m.text",
             "body": format!("{header}\n{text}"),
             "format": HTML_FORMAT,
-            "formatted_body": format!("<strong>{}</strong><br>{}", html(header), html(text)),
+            "formatted_body": format!("<strong>{}</strong><br>{}", html(&header), html(text)),
         }),
     }
 }

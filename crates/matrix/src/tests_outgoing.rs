@@ -114,6 +114,19 @@ fn an_unasked_message_sets_loopds_header_apart_and_escapes_the_text() {
     assert_eq!(html("a<b"), "a&lt;b");
 }
 
+/// A header of control characters and markup at its longest still leaves every part of
+/// the longest text inside one event.
+#[test]
+fn the_longest_header_on_the_fullest_part_still_fits_one_event() {
+    let header = "<\u{1}&\"".repeat(1000);
+    let text = "<\u{1}&\"".repeat(PART_BUDGET);
+    let parts = plan("main", 1, Style::Unasked, &header, &text);
+    assert!(parts.len() > 1);
+    for p in &parts {
+        assert!(json_len(&p.content) <= MAX_CONTENT_BYTES);
+    }
+}
+
 #[test]
 fn notices_and_model_text_are_never_formatted() {
     let t = content(Style::Text, "", "<b>hi</b>");
