@@ -4,6 +4,22 @@
 use crate::client::Client;
 use crate::decide::{Extra, Needs};
 use crate::error::Error;
+use crate::sync::{Sync, TIMELINE_LIMIT};
+use std::time::Duration;
+
+/// Timeline events a room asked for again when a sync with [`TIMELINE_LIMIT`] was larger
+/// than `client::MAX_SYNC_BYTES`: one, and the rest of each room read as a gap, page by
+/// bounded page. Without it a sync too large would fail the same way for ever.
+pub const SMALL_TIMELINE: u64 = 1;
+
+/// One sync from `since`: with the usual timeline, or, when that answer is too large, at
+/// once again with [`SMALL_TIMELINE`] (docs/matrix.md, 'The limits').
+pub fn sync(client: &Client, since: Option<&str>, timeout: Duration) -> Result<Sync, Error> {
+    match client.sync(since, timeout, TIMELINE_LIMIT) {
+        Err(Error::TooLarge { .. }) => client.sync(since, timeout, SMALL_TIMELINE),
+        other => other,
+    }
+}
 
 /// The most `/messages` pages read to fill one gap: with `client::MESSAGES_PAGE` (50)
 /// events a page, 10 000 events. A gap is what arrived while loopd did not sync (an outage

@@ -204,3 +204,39 @@ fn a_token_file_holds_one_token_on_one_line() {
     std::fs::write(&p, "x".repeat(5000)).unwrap();
     assert!(crate::read_token(&p).is_err());
 }
+
+/// A sync answer over its bound is asked again at once with a timeline of one event a
+/// room, so the channel never fails the same way for ever.
+#[test]
+fn a_sync_too_large_is_asked_again_with_a_timeline_of_one() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let mut asked = Vec::new();
+        for big in [true, false] {
+            let Ok((mut s, _)) = l.accept() else { break };
+            let mut buf = vec![0u8; 16384];
+            let n = s.read(&mut buf).unwrap_or(0);
+            asked.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let body = if big {
+                vec![b' '; crate::client::MAX_SYNC_BYTES as usize + 1]
+            } else {
+                br#"{"next_batch": "s2"}"#.to_vec()
+            };
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+        asked
+    });
+    let client = Client::new(&url, "@box:example.org", "t");
+    let sync = crate::round::sync(&client, Some("s1"), Duration::from_millis(10)).unwrap();
+    assert_eq!(sync.next_batch, "s2");
+    let asked = server.join().unwrap();
+    // The filter's timeline limit, as the request line carries it (percent-encoded JSON).
+    assert!(asked[0].contains("%22limit%22%3A50"), "{}", asked[0]);
+    assert!(asked[1].contains("%22limit%22%3A1%2C"), "{}", asked[1]);
+}
