@@ -258,3 +258,63 @@ fn url_previews_are_turned_off_where_loopd_may_and_refused_typed_where_it_may_no
         .unwrap();
     assert_eq!(state, Some(json!({"disable": true})));
 }
+
+/// The split's budget against the homeserver's real limit: a long reply of the costliest
+/// characters is accepted part by part and reads back whole, while one event of the whole
+/// text is refused; each kind of event reaches the phone as planned.
+#[test]
+fn a_long_reply_is_accepted_part_by_part_and_each_kind_arrives_as_planned() {
+    let Some(syn) = shared() else { return };
+    let (cast, d, room, _dir) = served_room(syn, "split");
+    let line = "\"quoted\" \\ \u{1} <b>ünï</b> & ✓ ".repeat(40);
+    let text: Vec<String> = (0..120).map(|i| format!("{i:03} {line}")).collect();
+    let text = text.join("\n");
+    let whole = content(Style::Text, "", &text);
+    let refused = d.client.send(&room, "bm-whole", &whole);
+    assert!(
+        matches!(refused, Err(Error::Status { status: 413, .. })),
+        "one event of it all is over the limit: {refused:?}"
+    );
+    for (block, style) in [(1, Style::Text), (2, Style::Notice), (3, Style::Unasked)] {
+        let parts = ::matrix::plan("main", block, style, "loopd: reminder", &text);
+        assert!(parts.len() > 1);
+        for p in &parts {
+            d.client.send(&room, &p.txn, &p.content).unwrap();
+        }
+    }
+    let events: Vec<Value> = syn
+        .events(&cast.phone, &room)
+        .into_iter()
+        .filter(|e| e["type"] == "m.room.message")
+        .collect();
+    let bodies = |msgtype: &str, formatted: bool| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["content"]["msgtype"] == msgtype)
+            .filter(|e| e["content"].get("formatted_body").is_some() == formatted)
+            .map(|e| e["content"]["body"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(bodies("m.text", false).join("\n"), text);
+    assert_eq!(bodies("m.notice", false).join("\n"), text);
+    let unasked = bodies("m.text", true);
+    assert!(unasked.iter().all(|b| b.starts_with("loopd: reminder\n")));
+    let rejoined: Vec<&str> = unasked
+        .iter()
+        .map(|b| &b["loopd: reminder\n".len()..])
+        .collect();
+    assert_eq!(rejoined.join("\n"), text);
+    let formatted = events
+        .iter()
+        .find(|e| e["content"]["format"] == "org.matrix.custom.html")
+        .unwrap();
+    let html = formatted["content"]["formatted_body"].as_str().unwrap();
+    assert!(
+        html.starts_with("<strong>loopd: reminder</strong><br>"),
+        "{html:.80}"
+    );
+    assert!(
+        !html.contains("<b>"),
+        "the text after the header is escaped"
+    );
+}
