@@ -2,7 +2,7 @@
 //! rooms the machine does not know, and each gap's events from `/messages`, oldest first.
 
 use crate::client::Client;
-use crate::decide::{Extra, Needs};
+use crate::decide::{Decision, Extra, Machine, Needs};
 use crate::error::Error;
 use crate::sync::{Sync, TIMELINE_LIMIT};
 use std::time::Duration;
@@ -26,6 +26,29 @@ pub fn sync(client: &Client, since: Option<&str>, timeout: Duration) -> Result<S
 /// of loopd or of its homeserver); an owner writes nowhere near this many messages. Past
 /// it the oldest events of the gap are not read, and the caller is told (`Filled::cut`).
 pub const MAX_GAP_PAGES: usize = 200;
+
+/// One round of the way in, the I/O around the machine: a sync from the machine's
+/// confirmed position (bounded: `sync`), what its decision needs read (`read_needs`), the
+/// decision. The caller does the decision's actions, writes its lines' records, and then
+/// calls `Machine::confirm` and saves the position it returns; a failure anywhere here
+/// leaves the position where it was.
+pub fn next(client: &Client, machine: &mut Machine, timeout: Duration) -> Result<Round, Error> {
+    let sync = sync(client, machine.since(), timeout)?;
+    let needs = machine.needs(&sync);
+    let filled = read_needs(client, &needs)?;
+    Ok(Round {
+        decision: machine.decide(&sync, &filled.extra),
+        cut: filled.cut,
+    })
+}
+
+/// A round's decision, and the rooms whose gap was cut at [`MAX_GAP_PAGES`] (worth a
+/// `loopd:` warning: their oldest events were not read).
+#[derive(Debug)]
+pub struct Round {
+    pub decision: Decision,
+    pub cut: Vec<String>,
+}
 
 /// What was read, and the rooms whose gap was longer than [`MAX_GAP_PAGES`].
 #[derive(Debug, Default)]

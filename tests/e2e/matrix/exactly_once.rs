@@ -60,7 +60,7 @@ fn a_gap_the_homeserver_leaves_is_read_from_history_in_order() {
     let cast = syn.cast("gap");
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::open(syn, &cast.boxmaker, &[&cast.phone], dir.path());
-    d.timeline_limit = 3;
+    d.timeline_limit = Some(3);
     d.round();
     let room = owners_room(syn, &cast, &mut d);
     let sent: Vec<String> = (0..12).map(|i| format!("message {i}")).collect();

@@ -33,8 +33,9 @@ pub struct Driver {
     pub machine: Machine,
     position: PathBuf,
     records: PathBuf,
-    /// Sync with at most this many timeline events a room (small in the gap test).
-    pub timeline_limit: u64,
+    /// Sync with at most this many timeline events a room (small in the gap test);
+    /// `None`: the library's own round (`matrix::next`).
+    pub timeline_limit: Option<u64>,
 }
 
 /// A line the driver took, as its record holds it.
@@ -56,19 +57,22 @@ impl Driver {
             machine: Machine::new(&account.user_id, &owners, since),
             position,
             records: dir.join("records"),
-            timeline_limit: ::matrix::sync::TIMELINE_LIMIT,
+            timeline_limit: None,
         }
     }
 
     /// One round; with `save` false it stops after writing the records, as a crash before
     /// the position is saved would.
     pub fn round_with(&mut self, save: bool) -> Result<Decision, ::matrix::Error> {
-        let sync = self
-            .client
-            .sync(self.machine.since(), POLL, self.timeline_limit)?;
-        let needs = self.machine.needs(&sync);
-        let filled = read_needs(&self.client, &needs)?;
-        let d = self.machine.decide(&sync, &filled.extra);
+        let d = match self.timeline_limit {
+            None => ::matrix::next(&self.client, &mut self.machine, POLL)?.decision,
+            Some(limit) => {
+                let sync = self.client.sync(self.machine.since(), POLL, limit)?;
+                let needs = self.machine.needs(&sync);
+                let filled = read_needs(&self.client, &needs)?;
+                self.machine.decide(&sync, &filled.extra)
+            }
+        };
         for a in &d.actions {
             match a {
                 Action::Accept { room } => self.client.join(room)?,
