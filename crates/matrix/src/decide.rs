@@ -233,18 +233,22 @@ impl Machine {
                 r.encrypted_told = self.told.encrypted.contains(id);
                 d.actions.push(Action::SetUp { room: id.clone() });
             }
+            // A gap's events come first, judged by the room as it was at the position the
+            // sync started from; the state block is the room after them (where the
+            // timeline starts), so it is applied between: a gap cut short still ends with
+            // the right members. In a room joined in this very sync, what came before
+            // loopd's invite or join is history, not lines for it.
+            let gap = extra.gaps.get(id).map(Vec::as_slice).unwrap_or(&[]);
+            for e in gap {
+                self.event(id, &mut r, e, first_sync, &mut d);
+            }
             apply_members(&mut r.members, &room.state);
             if room.state.iter().any(|e| e.kind == Kind::Encryption) {
                 r.encrypted = true;
             }
-            // In a room joined in this very sync, what came before loopd's invite or join
-            // is history, not lines for it.
             let start = own_membership_at(&room.timeline, &self.me);
-            let gap = extra.gaps.get(id).map(Vec::as_slice).unwrap_or(&[]);
-            let events = gap.iter().chain(room.timeline.iter());
-            let skip = start.map(|i| i + gap.len());
-            for (i, e) in events.enumerate() {
-                let before_join = skip.is_some_and(|s| i < s);
+            for (i, e) in room.timeline.iter().enumerate() {
+                let before_join = start.is_some_and(|s| i < s);
                 self.event(id, &mut r, e, first_sync || before_join, &mut d);
             }
             self.tell(id, &mut r, &mut d);

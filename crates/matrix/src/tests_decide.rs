@@ -470,3 +470,31 @@ fn a_room_whose_members_were_never_read_is_not_served() {
     let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
     assert_eq!(lines(&d.actions), vec!["y"]);
 }
+
+/// Regression: the state block (the room where the timeline starts) was applied before a
+/// gap's events, so an owner's line written in the gap before a stranger joined was
+/// judged as if the stranger were already there, and never taken.
+#[test]
+fn a_line_in_a_gap_is_judged_by_the_room_as_it_was_then() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![member("$j", STRANGER, "join")],
+            vec![text("$3", OWNER, "late")],
+            true,
+        ),
+        json!({}),
+    );
+    let mut extra = Extra::default();
+    let gap: Vec<Event> = [text("$1", OWNER, "early"), member("$j", STRANGER, "join")]
+        .iter()
+        .filter_map(Event::parse)
+        .collect();
+    extra.gaps.insert(ROOM.into(), gap);
+    let d = m.decide(&s, &extra);
+    assert_eq!(lines(&d.actions), vec!["early"]);
+    assert_eq!(d.unserved, 1);
+    assert_eq!(notices(&d.actions), vec![Notice::Stopped { others: 1 }]);
+}

@@ -61,6 +61,10 @@ fn an_invite_from_an_owner_is_accepted_and_one_from_a_stranger_rejected() {
         members(&syn.client(&cast.stranger), &strangers_room),
         sorted(&[&cast.stranger])
     );
+    // A crash before the position was saved brings both invites again: done again, each
+    // is what it was (Synapse answers a repeated membership with the event it has).
+    d.client.join(&owners_room).unwrap();
+    d.client.leave(&strangers_room).unwrap();
 }
 
 fn sorted(accounts: &[&Account]) -> Vec<String> {
