@@ -12,10 +12,10 @@ use crate::event::{Event, Kind, Membership};
 use crate::sync::{apply_members, Sync};
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
-/// Event ids taken recently, kept so that an event a gap's fill and a timeline both hold
-/// (or a sync brought again before `confirm`) is taken once within a run. Across a
-/// restart loopd's records are the memory; this bounds the in-memory one to what a few
-/// syncs can hold again.
+/// Event ids taken recently, kept so that an event a gap's fill and a timeline both hold,
+/// or a homeserver sends again after a confirmed sync, is taken once within a run. Across
+/// a restart, and for a round brought again before `confirm`, loopd's records are the
+/// memory; this bounds the in-memory one to what a few syncs can hold again.
 pub const RECENT_TAKEN: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,9 +85,11 @@ pub struct Decision {
     pub history: u64,
     /// Events left out as unreadable.
     pub unreadable: usize,
+    /// What the machine knows once this decision is confirmed.
+    state: State,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Room {
     members: BTreeSet<String>,
     /// The members were never read (the caller did not do what `needs` asked): nothing
@@ -111,6 +113,15 @@ pub struct Machine {
     me: String,
     owners: BTreeSet<String>,
     since: Option<String>,
+    state: State,
+}
+
+/// What the machine knows, as of the last confirmed sync. A decision works on a copy,
+/// which `confirm` makes the machine's: a round the caller could not finish (a join that
+/// failed, a crash before the records) leaves the machine where it was, so the same sync
+/// brought again is decided the same way, its lines and notices asked for again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct State {
     rooms: BTreeMap<String, Room>,
     taken: HashSet<String>,
     taken_order: VecDeque<String>,
@@ -125,20 +136,17 @@ impl Machine {
             me: me.to_string(),
             owners: owners.iter().cloned().collect(),
             since,
-            rooms: BTreeMap::new(),
-            taken: HashSet::new(),
-            taken_order: VecDeque::new(),
-            told: Told::default(),
+            state: State::default(),
         }
     }
 
     /// The notices sent before a restart (kept by the caller): not sent again.
     pub fn restore(&mut self, told: Told) {
-        self.told = told;
+        self.state.told = told;
     }
 
     pub fn told(&self) -> &Told {
-        &self.told
+        &self.state.told
     }
 
     /// The position the next sync starts from: the last confirmed one.
@@ -148,7 +156,8 @@ impl Machine {
 
     /// Whether `room` is served now (`None`: not a room the machine knows).
     pub fn served(&self, room: &str) -> Option<bool> {
-        self.rooms
+        self.state
+            .rooms
             .get(room)
             .map(|r| !r.encrypted && !r.unknown && self.only_owners(&r.members))
     }
@@ -166,7 +175,7 @@ impl Machine {
             // After a first sync the state block holds only what changed: a room the
             // machine does not know needs its members read, or a stranger who joined
             // long ago would go unseen.
-            let unknown = match self.rooms.get(&room.room_id) {
+            let unknown = match self.state.rooms.get(&room.room_id) {
                 None => self.since.is_some(),
                 Some(r) => r.unknown,
             };
@@ -188,15 +197,23 @@ impl Machine {
         needs
     }
 
-    /// Decides what `sync` asks for, with what `needs` asked read in `extra`.
+    /// Decides what `sync` asks for, with what `needs` asked read in `extra`. The machine
+    /// itself moves on only at `confirm`.
     pub fn decide(&mut self, sync: &Sync, extra: &Extra) -> Decision {
+        let before = self.state.clone();
+        let mut d = self.decide_in_place(sync, extra);
+        d.state = std::mem::replace(&mut self.state, before);
+        d
+    }
+
+    fn decide_in_place(&mut self, sync: &Sync, extra: &Extra) -> Decision {
         let mut d = Decision {
             next_batch: sync.next_batch.clone(),
             unreadable: sync.unreadable,
             ..Decision::default()
         };
         for room in &sync.left {
-            self.rooms.remove(room);
+            self.state.rooms.remove(room);
         }
         for inv in &sync.invited {
             let from_owner = inv
@@ -216,8 +233,8 @@ impl Machine {
         let first_sync = self.since.is_none();
         for room in &sync.joined {
             let id = &room.room_id;
-            let new = !self.rooms.contains_key(id);
-            let mut r = self.rooms.remove(id).unwrap_or_default();
+            let new = !self.state.rooms.contains_key(id);
+            let mut r = self.state.rooms.remove(id).unwrap_or_default();
             // A first sync's state block is the whole room before its timeline; later
             // ones hold only changes, so the members read now come first
             // (docs/matrix.md, 'Decisions'). Members never read leave the room unknown,
@@ -229,8 +246,8 @@ impl Machine {
                 r.unknown = true;
             }
             if new {
-                r.stopped = self.told.stopped.contains(id);
-                r.encrypted_told = self.told.encrypted.contains(id);
+                r.stopped = self.state.told.stopped.contains(id);
+                r.encrypted_told = self.state.told.encrypted.contains(id);
                 d.actions.push(Action::SetUp { room: id.clone() });
             }
             // A gap's events come first, judged by the room as it was at the position the
@@ -252,7 +269,7 @@ impl Machine {
                 self.event(id, &mut r, e, first_sync || before_join, &mut d);
             }
             self.tell(id, &mut r, &mut d);
-            self.rooms.insert(id.clone(), r);
+            self.state.rooms.insert(id.clone(), r);
         }
         d
     }
@@ -314,7 +331,7 @@ impl Machine {
         if r.encrypted {
             if !r.encrypted_told {
                 r.encrypted_told = true;
-                self.told.encrypted.insert(id.to_string());
+                self.state.told.encrypted.insert(id.to_string());
                 d.actions.push(Action::Notice {
                     room: id.to_string(),
                     notice: Notice::Encrypted,
@@ -329,14 +346,14 @@ impl Machine {
             .count();
         if others > 0 && !r.stopped {
             r.stopped = true;
-            self.told.stopped.insert(id.to_string());
+            self.state.told.stopped.insert(id.to_string());
             d.actions.push(Action::Notice {
                 room: id.to_string(),
                 notice: Notice::Stopped { others },
             });
         } else if others == 0 && r.stopped {
             r.stopped = false;
-            self.told.stopped.remove(id);
+            self.state.told.stopped.remove(id);
             d.actions.push(Action::Notice {
                 room: id.to_string(),
                 notice: Notice::Resumed,
@@ -346,13 +363,13 @@ impl Machine {
 
     /// Notes `id` as taken; false when it already was.
     fn remember(&mut self, id: &str) -> bool {
-        if !self.taken.insert(id.to_string()) {
+        if !self.state.taken.insert(id.to_string()) {
             return false;
         }
-        self.taken_order.push_back(id.to_string());
-        while self.taken_order.len() > RECENT_TAKEN {
-            if let Some(old) = self.taken_order.pop_front() {
-                self.taken.remove(&old);
+        self.state.taken_order.push_back(id.to_string());
+        while self.state.taken_order.len() > RECENT_TAKEN {
+            if let Some(old) = self.state.taken_order.pop_front() {
+                self.state.taken.remove(&old);
             }
         }
         true
@@ -361,6 +378,7 @@ impl Machine {
     /// The caller has done `d`'s actions and the records of its lines are on disk: the
     /// next sync starts after it. Returns the position to save.
     pub fn confirm(&mut self, d: &Decision) -> String {
+        self.state = d.state.clone();
         self.since = Some(d.next_batch.clone());
         d.next_batch.clone()
     }
