@@ -240,3 +240,11 @@ fn a_sync_too_large_is_asked_again_with_a_timeline_of_one() {
     assert!(asked[0].contains("%22limit%22%3A50"), "{}", asked[0]);
     assert!(asked[1].contains("%22limit%22%3A1%2C"), "{}", asked[1]);
 }
+
+/// loopd will sync on one thread and send on others through one client.
+#[test]
+fn a_client_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Client>();
+    shared::<crate::Machine>();
+}
