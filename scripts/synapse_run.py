@@ -1,10 +1,13 @@
 """Runs Synapse with a config file the tests wrote (scripts/synapse run): makes the
 signing key the config names when it is missing, and with --exit-with-parent exits when
-the process that started it dies, so a crashed test run never leaves a homeserver behind."""
+the process that started it dies, so a crashed test run never leaves a homeserver behind;
+with --remove-dir-with-parent it then also removes the directory holding the config (a
+test's throwaway server, whose database nobody else will read)."""
 
 import argparse
 import os
 import runpy
+import shutil
 import sys
 import threading
 import time
@@ -16,15 +19,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
     ap.add_argument("--exit-with-parent", action="store_true")
+    ap.add_argument("--remove-dir-with-parent", action="store_true")
     args = ap.parse_args()
     parent = os.getppid()
 
-    if args.exit_with_parent:
+    if args.exit_with_parent or args.remove_dir_with_parent:
 
         def watch() -> None:
             # When the parent dies this process is re-parented, so the parent pid changes.
             while os.getppid() == parent:
                 time.sleep(0.5)
+            if args.remove_dir_with_parent:
+                shutil.rmtree(os.path.dirname(os.path.abspath(args.config)), ignore_errors=True)
             os._exit(0)
 
         threading.Thread(target=watch, daemon=True).start()

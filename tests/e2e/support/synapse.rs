@@ -161,7 +161,9 @@ impl Synapse {
         let mut child = Command::new(repo().join("scripts").join("synapse"))
             .arg("run")
             .arg(self.dir.path().join("homeserver.yaml"))
-            .arg("--exit-with-parent")
+            // The shared server's directory is never dropped (it lives in a static): the
+            // server removes it when the test binary has gone.
+            .arg("--remove-dir-with-parent")
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
