@@ -22,7 +22,7 @@ pub const SYNC_MARGIN: Duration = Duration::from_secs(15);
 /// membership and encryption, at most [`crate::sync::TIMELINE_LIMIT`] (50) timeline events a
 /// room, each under 64 KiB (the homeserver's event size limit): a full timeline is at most
 /// about 3.2 MiB a room. Thirty-two MiB holds ten such rooms with room to spare; a
-/// personal account's few rooms never come near it. Past it `round::sync` asks again with
+/// personal account's few rooms never come near it. Past it `round::bounded_sync` asks again with
 /// a timeline of one event a room and reads the rest as gaps
 /// (docs/matrix.md, 'The limits').
 pub const MAX_SYNC_BYTES: u64 = 32 * 1024 * 1024;

@@ -37,5 +37,5 @@ pub use error::{Call, Error};
 pub use event::{Event, Kind, Membership};
 pub use http::{MAX_ERROR_BODY_BYTES, MAX_RETRY_AFTER};
 pub use outgoing::{plan, Part, Style};
-pub use round::{next, read_needs, sync, Filled, Round};
+pub use round::{bounded_sync, next, read_needs, Filled, Round};
 pub use sync::{Invite, JoinedRoom, Page, Sync};

@@ -14,7 +14,11 @@ pub const SMALL_TIMELINE: u64 = 1;
 
 /// One sync from `since`: with the usual timeline, or, when that answer is too large, at
 /// once again with [`SMALL_TIMELINE`] (docs/matrix.md, 'The limits').
-pub fn sync(client: &Client, since: Option<&str>, timeout: Duration) -> Result<Sync, Error> {
+pub fn bounded_sync(
+    client: &Client,
+    since: Option<&str>,
+    timeout: Duration,
+) -> Result<Sync, Error> {
     match client.sync(since, timeout, TIMELINE_LIMIT) {
         Err(Error::TooLarge { .. }) => client.sync(since, timeout, SMALL_TIMELINE),
         other => other,
@@ -28,12 +32,12 @@ pub fn sync(client: &Client, since: Option<&str>, timeout: Duration) -> Result<S
 pub const MAX_GAP_PAGES: usize = 200;
 
 /// One round of the way in, the I/O around the machine: a sync from the machine's
-/// confirmed position (bounded: `sync`), what its decision needs read (`read_needs`), the
+/// confirmed position (`bounded_sync`), what its decision needs read (`read_needs`), the
 /// decision. The caller does the decision's actions, writes its lines' records, and then
 /// calls `Machine::confirm` and saves the position it returns; a failure anywhere here
 /// leaves the position where it was.
 pub fn next(client: &Client, machine: &mut Machine, timeout: Duration) -> Result<Round, Error> {
-    let sync = sync(client, machine.since(), timeout)?;
+    let sync = bounded_sync(client, machine.since(), timeout)?;
     let needs = machine.needs(&sync);
     let filled = read_needs(client, &needs)?;
     Ok(Round {

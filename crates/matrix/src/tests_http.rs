@@ -233,7 +233,7 @@ fn a_sync_too_large_is_asked_again_with_a_timeline_of_one() {
         asked
     });
     let client = Client::new(&url, "@box:example.org", "t");
-    let sync = crate::round::sync(&client, Some("s1"), Duration::from_millis(10)).unwrap();
+    let sync = crate::round::bounded_sync(&client, Some("s1"), Duration::from_millis(10)).unwrap();
     assert_eq!(sync.next_batch, "s2");
     let asked = server.join().unwrap();
     // The filter's timeline limit, as the request line carries it (percent-encoded JSON).
