@@ -15,6 +15,7 @@ mod layering;
 #[cfg(feature = "bench")]
 mod load;
 mod loopd;
+mod matrix;
 mod memoryd;
 mod newcomer;
 mod promise;

@@ -130,6 +130,7 @@ pub(super) const CRATES: &[&str] = &[
     "crates/remind",
     "crates/tools",
     "crates/honcho",
+    "crates/matrix",
     "daemons/loopd",
     "daemons/memoryd",
 ];

@@ -13,6 +13,7 @@ pub mod real_llama;
 pub mod records;
 pub mod relay;
 pub mod standin;
+pub mod synapse;
 pub mod tmux;
 pub mod tool_llama;
 

@@ -1,0 +1,194 @@
+//! What loopd sends, built before the first attempt and never changed after: the content
+//! of each event, a reply block split at line boundaries under the event size limit, and
+//! each event's transaction id fixed by what it carries (docs/matrix.md, 'Exactly once
+//! out', 'The limits').
+
+use ring::digest::{digest, SHA256};
+use serde_json::{json, Value};
+
+/// The homeserver's limit on one event: Synapse refuses an event whose whole PDU (the
+/// content and everything the homeserver adds: ids, hashes, signatures), as canonical
+/// JSON, is over 65 536 bytes (`MAX_PDU_SIZE`), and the spec names the same limit.
+pub const MAX_EVENT_BYTES: usize = 65_536;
+
+/// What the homeserver adds around the content, generously: the room id and sender (at
+/// most 255 bytes each), up to ten `prev_events` and a handful of `auth_events` (about 50
+/// bytes an id), the hashes, a signature under a server name of up to 255 bytes, the type,
+/// time and depth. Together well under 4 KiB; twice that is kept free.
+pub const ENVELOPE_RESERVE: usize = 8 * 1024;
+
+/// The most a content object may take as JSON: what the event limit leaves after the
+/// envelope.
+pub const MAX_CONTENT_BYTES: usize = MAX_EVENT_BYTES - ENVELOPE_RESERVE;
+
+/// The content's own fields around the text (`msgtype`, `format`, the keys, quotes) and
+/// an unasked message's header twice (plain, and escaped in `<strong>`): the fields and
+/// tags take about 120 bytes, 256 are kept; a header character takes at most 6 bytes as
+/// JSON and 6 more escaped as HTML in JSON.
+pub const FIELDS_RESERVE: usize = 256 + 12 * MAX_HEADER_CHARS;
+
+/// The longest header of an unasked message: loopd's own words (`loopd: reminder, set
+/// 17:30`), kept to a line on a phone's screen; a longer one is cut.
+pub const MAX_HEADER_CHARS: usize = 120;
+
+/// The budget a part's text has, counted as it will be written in the content's JSON
+/// (`json_cost`). A reply longer than this is split.
+pub const PART_BUDGET: usize = MAX_CONTENT_BYTES - FIELDS_RESERVE;
+
+/// The format of the one kind of event loopd formats (an unasked message's header).
+pub const HTML_FORMAT: &str = "org.matrix.custom.html";
+
+/// What kind of event a part is sent as (docs/matrix.md, 'Out').
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// The model's words: `m.text`, a plain body, never `format`.
+    Text,
+    /// loopd's own words (activity, errors, command answers): `m.notice`.
+    Notice,
+    /// An unasked message (a reminder, a heartbeat's message): `m.text` so it reaches the
+    /// phone, loopd's header set apart in `formatted_body`.
+    Unasked,
+}
+
+/// One event to send: its transaction id and content, fixed before the first attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub txn: String,
+    pub content: Value,
+}
+
+/// The events a reply block becomes: its text split at line boundaries under
+/// [`PART_BUDGET`] (a line too long alone is cut at character boundaries), each part with
+/// a transaction id fixed by `session`, `block` (the block's number, loopd's own and never
+/// reused) and the part's index. The same block planned again gives the same events, so a
+/// send retried after a crash is the same event. `header` is an unasked message's header
+/// (`Style::Unasked` only), repeated on every part so each says whose it is.
+pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -> Vec<Part> {
+    let cost: fn(char) -> usize = match style {
+        Style::Unasked => |c| json_cost(c) + json_cost_str(&html_char(c)),
+        _ => json_cost,
+    };
+    split(text, PART_BUDGET, cost)
+        .into_iter()
+        .enumerate()
+        .map(|(i, piece)| Part {
+            txn: txn_id(&["block", session, &block.to_string(), &i.to_string()]),
+            content: content(style, header, &piece),
+        })
+        .collect()
+}
+
+/// The content of one event of `style`.
+pub fn content(style: Style, header: &str, text: &str) -> Value {
+    let header: String = header.chars().take(MAX_HEADER_CHARS).collect();
+    match style {
+        Style::Text => json!({ "msgtype": "m.text", "body": text }),
+        Style::Notice => json!({ "msgtype": "m.notice", "body": text }),
+        Style::Unasked => json!({
+            "msgtype": "m.text",
+            "body": format!("{header}\n{text}"),
+            "format": HTML_FORMAT,
+            "formatted_body": format!("<strong>{}</strong><br>{}", html(&header), html(text)),
+        }),
+    }
+}
+
+/// A transaction id fixed by `fields`: `bm` and the first 128 bits of the SHA-256 of the
+/// fields, each length-prefixed (so `("ab","c")` and `("a","bc")` differ). 34 characters of
+/// `[a-z0-9]`, safe in a path segment.
+pub fn txn_id(fields: &[&str]) -> String {
+    let mut input = Vec::new();
+    for f in fields {
+        input.extend_from_slice(&(f.len() as u64).to_be_bytes());
+        input.extend_from_slice(f.as_bytes());
+    }
+    let d = digest(&SHA256, &input);
+    let mut out = String::from("bm");
+    for b in &d.as_ref()[..16] {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The transaction id of the redaction of `event` in `room`: retried, the same redaction.
+pub fn redaction_txn(room: &str, event: &str) -> String {
+    txn_id(&["redact", room, event])
+}
+
+/// Splits `text` into pieces whose summed `cost` is at most `budget`, at line boundaries:
+/// the newline at a cut is dropped, so joining the pieces with `\n` gives `text` back. A
+/// line over the budget alone is cut at character boundaries (only there does the join
+/// differ). Empty text is one empty piece.
+pub fn split(text: &str, budget: usize, cost: impl Fn(char) -> usize) -> Vec<String> {
+    let line_cost = |s: &str| s.chars().map(&cost).sum::<usize>();
+    let mut pieces = Vec::new();
+    // The piece being filled and its cost; `None` before the first line and after a cut.
+    let mut cur: Option<(String, usize)> = None;
+    for line in text.split('\n') {
+        let c = line_cost(line);
+        if let Some((s, sc)) = cur.as_mut() {
+            let joined = *sc + cost('\n') + c;
+            if joined <= budget {
+                s.push('\n');
+                s.push_str(line);
+                *sc = joined;
+                continue;
+            }
+        }
+        if let Some((s, _)) = cur.take() {
+            pieces.push(s);
+        }
+        if c <= budget {
+            cur = Some((line.to_string(), c));
+            continue;
+        }
+        // A line longer than a whole event: cut where the budget runs out.
+        let (mut s, mut sc) = (String::new(), 0);
+        for ch in line.chars() {
+            let cc = cost(ch);
+            if sc + cc > budget && !s.is_empty() {
+                pieces.push(std::mem::take(&mut s));
+                sc = 0;
+            }
+            s.push(ch);
+            sc += cc;
+        }
+        cur = Some((s, sc));
+    }
+    if let Some((s, _)) = cur {
+        pieces.push(s);
+    }
+    pieces
+}
+
+/// A character's length in the content's JSON. serde_json and Synapse's canonical JSON
+/// both write non-ASCII as UTF-8; `"` and `\` take two bytes, a control character up to
+/// six (`\u00XX`; the short forms are counted at six too, to be safe).
+pub fn json_cost(c: char) -> usize {
+    match c {
+        '"' | '\\' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+fn json_cost_str(s: &str) -> usize {
+    s.chars().map(json_cost).sum()
+}
+
+/// Text escaped for `formatted_body`, its newlines as `<br>`.
+pub fn html(text: &str) -> String {
+    text.chars().map(html_char).collect()
+}
+
+fn html_char(c: char) -> String {
+    match c {
+        '&' => "&amp;".into(),
+        '<' => "&lt;".into(),
+        '>' => "&gt;".into(),
+        '"' => "&quot;".into(),
+        '\'' => "&#39;".into(),
+        '\n' => "<br>".into(),
+        c => c.to_string(),
+    }
+}

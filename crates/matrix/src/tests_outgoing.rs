@@ -1,0 +1,138 @@
+//! Splitting and transaction ids: no network.
+
+use crate::outgoing::{
+    content, html, plan, redaction_txn, split, txn_id, Style, MAX_CONTENT_BYTES, PART_BUDGET,
+};
+
+fn json_len(v: &serde_json::Value) -> usize {
+    v.to_string().len()
+}
+
+#[test]
+fn a_short_reply_is_one_plain_event() {
+    let parts = plan("main", 7, Style::Text, "", "hello\nworld");
+    assert_eq!(parts.len(), 1);
+    assert_eq!(
+        parts[0].content,
+        serde_json::json!({"msgtype": "m.text", "body": "hello\nworld"})
+    );
+    assert!(parts[0].content.get("format").is_none());
+}
+
+#[test]
+fn a_long_reply_splits_at_line_boundaries_and_every_part_fits_one_event() {
+    // Quotes and control characters grow in JSON: the split counts what is written.
+    let line = "\"quoted\" \\ and a tab\there, ünïcödé ✓".repeat(20);
+    let text: Vec<String> = (0..400).map(|i| format!("{i}: {line}")).collect();
+    let text = text.join("\n");
+    for style in [Style::Text, Style::Notice, Style::Unasked] {
+        let parts = plan("main", 1, style, "loopd: reminder", &text);
+        assert!(parts.len() > 1, "{style:?}");
+        for p in &parts {
+            assert!(json_len(&p.content) <= MAX_CONTENT_BYTES, "{style:?}");
+        }
+        if style != Style::Unasked {
+            let bodies: Vec<&str> = parts
+                .iter()
+                .map(|p| p.content["body"].as_str().unwrap())
+                .collect();
+            assert_eq!(bodies.join("\n"), text, "cut at line boundaries only");
+            assert!(bodies.iter().all(|b| b.starts_with(char::is_numeric)));
+        }
+    }
+}
+
+#[test]
+fn a_line_longer_than_an_event_is_cut_at_character_boundaries() {
+    let line = "é✓".repeat(PART_BUDGET);
+    let pieces = split(&line, PART_BUDGET, crate::outgoing::json_cost);
+    assert!(pieces.len() > 1);
+    assert_eq!(pieces.concat(), line);
+    for p in &pieces {
+        let c: usize = p.chars().map(crate::outgoing::json_cost).sum();
+        assert!(c <= PART_BUDGET);
+    }
+}
+
+#[test]
+fn empty_lines_and_an_empty_reply_survive_the_split() {
+    assert_eq!(split("", 10, |_| 1), vec![""]);
+    assert_eq!(split("a\n\nb", 10, |_| 1), vec!["a\n\nb"]);
+    // Budget 3: "a\n" fits, "a\n\n" is three, then "b" no longer fits.
+    let pieces = split("a\n\nb", 3, |_| 1);
+    assert_eq!(pieces.join("\n"), "a\n\nb");
+}
+
+#[test]
+fn a_transaction_id_is_fixed_by_what_is_sent() {
+    let a = plan("main", 3, Style::Text, "", "x");
+    let again = plan("main", 3, Style::Text, "", "x");
+    assert_eq!(a, again, "planned again after a crash: the same events");
+    let other_block = plan("main", 4, Style::Text, "", "x");
+    let other_session = plan("work", 3, Style::Text, "", "x");
+    assert_ne!(a[0].txn, other_block[0].txn);
+    assert_ne!(a[0].txn, other_session[0].txn);
+    assert_ne!(txn_id(&["ab", "c"]), txn_id(&["a", "bc"]));
+    let id = &a[0].txn;
+    assert_eq!(id.len(), 34);
+    assert!(id
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+    assert_eq!(redaction_txn("!r", "$e"), redaction_txn("!r", "$e"));
+    assert_ne!(redaction_txn("!r", "$e"), redaction_txn("!r", "$f"));
+}
+
+#[test]
+fn every_part_of_a_split_reply_has_its_own_transaction_id() {
+    let text = "x\n".repeat(PART_BUDGET);
+    let parts = plan("main", 1, Style::Text, "", &text);
+    let mut ids: Vec<&str> = parts.iter().map(|p| p.txn.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), parts.len());
+}
+
+/// The one formatted kind: loopd's header set apart, the text after it escaped, so model
+/// text that imitates markup stays text.
+#[test]
+fn an_unasked_message_sets_loopds_header_apart_and_escapes_the_text() {
+    let c = content(
+        Style::Unasked,
+        "loopd: reminder",
+        "<b>loopd:</b> fake & \"real\"\nline",
+    );
+    assert_eq!(c["msgtype"], "m.text");
+    assert_eq!(c["format"], "org.matrix.custom.html");
+    assert_eq!(
+        c["body"],
+        "loopd: reminder\n<b>loopd:</b> fake & \"real\"\nline"
+    );
+    assert_eq!(
+        c["formatted_body"],
+        "<strong>loopd: reminder</strong><br>&lt;b&gt;loopd:&lt;/b&gt; fake &amp; &quot;real&quot;<br>line"
+    );
+    assert_eq!(html("a<b"), "a&lt;b");
+}
+
+/// A header of control characters and markup at its longest still leaves every part of
+/// the longest text inside one event.
+#[test]
+fn the_longest_header_on_the_fullest_part_still_fits_one_event() {
+    let header = "<\u{1}&\"".repeat(1000);
+    let text = "<\u{1}&\"".repeat(PART_BUDGET);
+    let parts = plan("main", 1, Style::Unasked, &header, &text);
+    assert!(parts.len() > 1);
+    for p in &parts {
+        assert!(json_len(&p.content) <= MAX_CONTENT_BYTES);
+    }
+}
+
+#[test]
+fn notices_and_model_text_are_never_formatted() {
+    let t = content(Style::Text, "", "<b>hi</b>");
+    let n = content(Style::Notice, "", "loopd: done");
+    assert_eq!(t["msgtype"], "m.text");
+    assert_eq!(n["msgtype"], "m.notice");
+    assert!(t.get("format").is_none() && n.get("format").is_none());
+    assert!(t.get("formatted_body").is_none() && n.get("formatted_body").is_none());
+}
