@@ -43,6 +43,8 @@
 
 mod client;
 mod cursor;
+mod detail;
+mod flight;
 pub mod forget;
 mod label;
 mod message;
@@ -69,6 +71,8 @@ mod tests_forget;
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
+#[cfg(test)]
+mod tests_stall;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
@@ -198,6 +202,9 @@ impl Shared {
 
 pub(crate) enum Msg {
     Poke(String),
+    /// A post of this session was answered after its round stopped waiting: the session
+    /// is looked at again at once.
+    Landed(String),
     /// Every session held back is tried again at once (a reload).
     RetryNow,
     Stop,
@@ -242,6 +249,7 @@ impl Reporter {
         }
         let stopping = Arc::new(AtomicBool::new(false));
         let gate = Arc::new(Gate::default());
+        let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let ctx = Ctx {
             client: client::Client::with_timeout(&cfg.honcho, opts.request_timeout),
             cfg,
@@ -253,9 +261,10 @@ impl Reporter {
             peer_setup: Cell::new(PeerSetup::Pending),
             commit_window: opts.commit_window,
             duplicates: Cell::new(0),
+            request_timeout: opts.request_timeout,
+            wake: tx.clone(),
         };
         opts.status.set(HonchoStatus::default());
-        let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let shared = Arc::new(Shared {
             health: Mutex::new(Health::default()),
             changed: Condvar::new(),

@@ -215,6 +215,12 @@ pub fn round(reporter: &Reporter, session: &str) {
     assert!(h.idle_rounds > rounds, "reporter never went idle: {h:?}");
 }
 
+/// Leaves the marker of a post cut short, as a `kill -9` mid-post does: the next start
+/// checks with Honcho before it posts.
+pub fn was_posting(state: &Path, session: &str) {
+    crate::flight::mark(state, session).unwrap();
+}
+
 /// Where the line holding `needle` starts in `main`'s epoch 0 log.
 pub fn offset_of(logs: &Logs, needle: &str) -> u64 {
     let log = std::fs::read_to_string(logs.dir.join(log_file_name(0))).unwrap();
