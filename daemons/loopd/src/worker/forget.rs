@@ -520,11 +520,8 @@ fn excerpt(text: &str, query: &str) -> String {
     if chars <= MAX_ENTRY_CHARS {
         return text.to_string();
     }
-    let lower = text.to_lowercase();
-    let at_byte = lower.find(&query.to_lowercase()).unwrap_or(0);
-    // Lower-casing can change byte lengths; the match's place is taken in characters of
-    // the lowered text, which has as many characters as the original or close to it.
-    let at = lower[..at_byte].chars().count().min(chars);
+    let at_byte = proto::query::Query::parse(query).first(text).unwrap_or(0);
+    let at = text[..at_byte].chars().count();
     let start = at.saturating_sub(MAX_ENTRY_CHARS / 2);
     let end = (start + MAX_ENTRY_CHARS).min(chars);
     let part: String = text.chars().skip(start).take(end - start).collect();
