@@ -43,6 +43,7 @@
 
 mod client;
 mod cursor;
+pub mod derived;
 mod detail;
 mod flight;
 pub mod forget;
