@@ -60,6 +60,8 @@ mod sync;
 pub mod testhook;
 mod thread;
 
+#[cfg(test)]
+mod test_standin;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 #[cfg(test)]

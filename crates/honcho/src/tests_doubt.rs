@@ -2,7 +2,7 @@
 //! commits a create after its client has gone and answers lists meanwhile (as Honcho
 //! does: its list takes no lock); and how a fixed token or a reload ends a backoff.
 
-use super::test_support::{config, got, options, settle, Expected, Logs, TEST_COMMIT_WINDOW};
+use super::test_standin::{config, got, options, settle, Expected, Logs, TEST_COMMIT_WINDOW};
 use super::*;
 use standins::honcho::{Fault, Standin, HANG};
 use std::time::Instant;
@@ -118,7 +118,7 @@ fn a_duplicate_found_anyway_is_warned_about_once_and_not_posted_again() {
     let owner_record = format!("main/0/{}/owner", want[0].2);
     let answer_record = format!("main/0/{}/assistant", want[1].2);
     // A post was cut short: its marker is there, so the start checks with Honcho.
-    super::test_support::was_posting(state.path(), "main");
+    super::test_standin::was_posting(state.path(), "main");
     server.with(|st| {
         for (i, (peer, content, record)) in [
             ("owner", &want[0].1, &owner_record),
@@ -146,8 +146,8 @@ fn a_duplicate_found_anyway_is_warned_about_once_and_not_posted_again() {
         options(AfterPost::Continue),
     )
     .unwrap();
-    super::test_support::round(&reporter, "main");
-    super::test_support::round(&reporter, "main");
+    super::test_standin::round(&reporter, "main");
+    super::test_standin::round(&reporter, "main");
     assert_eq!(reporter.health().duplicates, 1);
     server.with(|st| {
         assert!(st.posts().is_empty(), "{:?}", st.seen);

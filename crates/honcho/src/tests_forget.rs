@@ -5,7 +5,7 @@
 
 use super::derived::{self, Derived};
 use super::forget::{forget, Record};
-use super::test_support::{config, offset_of, settle, start, Logs};
+use super::test_standin::{config, offset_of, settle, start, Logs};
 use standins::honcho::{Conclusion, Standin};
 
 /// A conclusion dated `created_at`, as Honcho dates it: when it stored it.

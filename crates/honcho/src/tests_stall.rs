@@ -4,7 +4,7 @@
 //! lists answer without it. And what needs no waiting: a start with no post cut short,
 //! a connection never made.
 
-use super::test_support::{config, got, options, settle, was_posting, Expected, Logs};
+use super::test_standin::{config, got, options, settle, was_posting, Expected, Logs};
 use super::*;
 use standins::honcho::{Standin, HANG};
 use std::time::Instant;
