@@ -155,8 +155,10 @@ fn a_kill_during_a_post_whose_create_commits_late_leaves_each_message_once() {
 
 /// Regression: during a 401 period `/status` said only how many records waited, and a
 /// fixed token file was used only at the next backoff try (up to 300 s later), a SIGHUP
-/// with `[honcho]` unchanged changing nothing. Now `/status` says what waits, since when
-/// and why (by kind, no body), and the fixed token goes out at once.
+/// with `[honcho]` unchanged changing nothing; and it said only "a detail message of 11
+/// bytes" where Honcho had said which fix it needs. Now `/status` says what waits, since
+/// when and why (Honcho's own fixed detail, with what to do; anything else by kind), and
+/// the fixed token goes out at once.
 #[test]
 fn status_tells_a_401_period_and_a_fixed_token_is_used_at_once_after_sighup() {
     let honcho = Honcho::start();
@@ -181,7 +183,9 @@ fn status_tells_a_401_period_and_a_fixed_token_is_used_at_once_after_sighup() {
         "{status}"
     );
     assert!(
-        status.contains("honcho answered 401 (a detail message of 11 bytes)"),
+        status.contains(
+            "honcho answered 401 (\"Invalid JWT\": honcho.token_file holds a token this server did not sign)"
+        ),
         "{status}"
     );
     std::fs::write(&token, "good-token\n").unwrap();
