@@ -264,3 +264,42 @@ fn offset_of(lp: &Loopd, content: &str) -> u64 {
     }
     panic!("no user record {content:?} in {log}");
 }
+
+/// Regression: a post that waited at Honcho's session set-up (another transaction holding
+/// the owner's peer row: Honcho takes those locks before its lock timeout applies) for
+/// 60 s timed out at loopd after 30 s; the list after the commit window did not show it
+/// yet, loopd posted the batch again, and both creates committed once the row was free.
+#[test]
+fn a_post_stalled_60_s_at_honchos_session_setup_is_stored_once() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.hold_setup("main", Duration::from_secs(60)));
+    let tables = format!("[honcho]\nurl = {:?}\n", honcho.url());
+    let lp = start_with(
+        OFF,
+        &tables,
+        |llama| {
+            for i in 1..=2 {
+                llama.push_for(&format!("question {i}"), text(&[&format!("answer {i}")]));
+            }
+        },
+        short_window,
+    );
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    honcho.wait(|st| st.stalled == 1);
+    lp.daemon
+        .wait_log("Honcho has not answered a post of 2 messages");
+    let status = client.ask("/status").join("\n");
+    assert!(
+        status.contains("for Honcho's answer") || status.contains("has not answered"),
+        "{status}"
+    );
+    assert_eq!(client.ask("question 2"), ["answer 2"]);
+    honcho.wait(|st| st.messages.len() >= 4 && st.creating == 0);
+    lp.settle();
+    honcho.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once: {:?}", st.seen);
+        assert_eq!(said(st), turns(2));
+        assert_eq!(st.posts().len(), 2, "{:?}", st.seen);
+    });
+}
