@@ -13,12 +13,16 @@
 //! delete a message. Each message carries in its metadata a stable id (`boxmaker_id` =
 //! `<session>/<epoch>/<record offset>/<owner|assistant>`, see `message::message_id`),
 //! `boxmaker_record` (the record by its epoch, time and side) and `boxmaker_session`.
-//! Whenever loopd cannot know whether Honcho took the batch at the cursor — at start
-//! (a `kill -9` may have come mid-post), after no answer, a timeout or a 5xx — it waits out
-//! Honcho's commit window from an answer of Honcho's, then looks the batch's records up
-//! among the session's newest messages and posts only those Honcho lacks (`sync`). A list
-//! alone is never believed: Honcho finishes a create after its client has gone, and its
-//! list takes no lock, so a list can overtake a create still under way.
+//! A post not answered in time is not given up on: it keeps waiting for Honcho's answer
+//! on its own thread (`flight`) and its session posts nothing more until it comes. When
+//! loopd cannot know whether Honcho took the batch at the cursor and no answer can tell —
+//! a start after a post was cut short (its marker), a connection closed without an
+//! answer, a 5xx — it asks Honcho to answer a write through the same session set-up (the
+//! fence) and waits out Honcho's commit window from that answer. Then it looks the
+//! batch's records up among the session's newest messages and posts only those Honcho
+//! lacks (`sync`). A list alone is never believed: Honcho finishes a create after its
+//! client has gone, and its list takes no lock, so a list can overtake a create still
+//! under way.
 //!
 //! **Forgetting.** `/forget` rewrites logs the reporter reads, moving the byte offsets of
 //! every later line of an epoch. The worker pauses the reporter ([`Reporter::pause`])

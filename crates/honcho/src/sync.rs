@@ -12,15 +12,17 @@
 //! round ends as a [`RoundFailure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
 //!
-//! **When loopd cannot know whether Honcho took a batch** (at start, since a `kill -9` may
-//! have come mid-post; after no answer, a timeout or a 5xx), it never posts that batch
-//! again on the strength of a list: Honcho finishes a create after its client has gone,
-//! and its list takes no lock, so a list can answer before a create still under way
-//! commits. Instead the round waits out Honcho's commit window ([`COMMIT_WINDOW`]) counted
-//! from an answer of Honcho's, then asks for the session's newest messages and posts only
-//! those of the batch whose `boxmaker_record` Honcho does not hold. A record Honcho holds
-//! twice is warned about, with how the owner can see it (docs/honcho.md, "Nothing lost,
-//! nothing twice").
+//! **A post is never given up on while Honcho may still store it** (docs/honcho.md,
+//! 'Nothing lost, nothing twice'): Honcho finishes a create after its client has gone, its
+//! list takes no lock, and nothing bounds its session set-up's wait for row locks. Each
+//! batch is posted on its own thread (`flight`); one not answered within the request
+//! timeout holds its session until its answer comes, and after Honcho's answer a list
+//! tells the truth. When no answer can tell (a start after a post was cut short, a
+//! connection closed without one, a 5xx), the round asks Honcho to answer a write through
+//! the same session set-up (`Client::fence`), waits out [`COMMIT_WINDOW`] from that
+//! answer, then lists. Either way it posts only the messages of the batch whose
+//! `boxmaker_record` Honcho does not hold. A record Honcho holds twice is warned about,
+//! with how the owner can see it, and counted for `/status`.
 
 use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
@@ -40,16 +42,17 @@ use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long after an answer from Honcho a create it may still be working on has either
-/// committed or failed. Honcho (3.0.12, `crud/message.py::create_messages`) runs a create
-/// to its end whether or not the client is still there; its waits are each bounded by
-/// its own settings: a pooled database connection within `DB_POOL_TIMEOUT` (5 s), a new
-/// one within `DB_CONNECT_TIMEOUT_SECONDS` (2 s), the session's advisory lock within
-/// `SET LOCAL lock_timeout = '5s'`; what is left is a handful of short statements and the
-/// commit. 12 s of bounded waits, with room for slow statements (Postgres sets no
-/// statement timeout). Counted from an answer, not from the post: a server frozen
-/// (SIGSTOP, swapped out) past loopd's request timeout finishes the create only once it
-/// runs again, and then it answers too.
+/// How long after Honcho answered the fence (a write through the same session set-up) a
+/// create queued before it has either committed or failed. Honcho (3.0.12,
+/// `crud/message.py::create_messages`) runs a create to its end whether or not the client
+/// is still there; past its session set-up (whose wait for row locks nothing bounds, and
+/// which the fence waits behind too) its waits are each bounded by its own settings: a
+/// pooled database connection within `DB_POOL_TIMEOUT` (5 s), a new one within
+/// `DB_CONNECT_TIMEOUT_SECONDS` (2 s), the session's advisory lock within `SET LOCAL
+/// lock_timeout = '5s'`; what is left is a handful of short statements and the commit.
+/// 12 s of bounded waits, with room for slow statements (Postgres sets no statement
+/// timeout). Counted from an answer, not from the post: a server frozen (SIGSTOP, swapped
+/// out) finishes the create only once it runs again, and then it answers too.
 pub const COMMIT_WINDOW: Duration = Duration::from_secs(20);
 
 /// Turns read from the logs per scan. Half a batch of turns fills a batch (two messages

@@ -81,6 +81,12 @@ pub(crate) fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
         stamp: token_stamp(&ctx.cfg.honcho.token_file),
     };
     loop {
+        // The queue cannot say "disconnected" while the thread's own `Ctx::wake` holds a
+        // sender, so a stop whose message did not fit is seen here, at the latest after
+        // the next wait.
+        if ctx.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         thread.watch_token();
         thread.rescan_when_due();
         reload(&mut thread.slots, ctx.gate.take_reloads(), &opts);
