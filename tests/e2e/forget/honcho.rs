@@ -206,6 +206,10 @@ fn forgetting_a_word_lists_what_honcho_holds_of_it_and_deletes_only_what_is_pick
         reply.contains("Honcho: 1 conclusion deleted (tom;"),
         "{reply}"
     );
+    assert!(
+        reply.contains("Honcho: 1 of the list's entries there were not chosen and stay"),
+        "{reply}"
+    );
     honcho.with(|st| {
         let left: Vec<&str> = st
             .live_conclusions()

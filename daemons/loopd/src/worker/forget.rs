@@ -133,6 +133,7 @@ impl State {
         let removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
         drop(paused);
         let honcho_deleted = forget_honcho::delete(&cfg, &in_honcho);
+        let honcho_kept = listed.honcho.len() - in_honcho.len();
         if let Some(r) = &self.honcho {
             for owner in &removed.touched {
                 r.poke(owner.as_str());
@@ -158,6 +159,11 @@ impl State {
         if let Some(said) = honcho_deleted {
             reply.push('\n');
             reply.push_str(&said);
+        }
+        if honcho_kept > 0 {
+            reply.push_str(&format!(
+                "\nHoncho: {honcho_kept} of the list's entries there were not chosen and stay; /forget with the words lists them again."
+            ));
         }
         Ok(reply)
     }
