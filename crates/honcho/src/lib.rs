@@ -379,3 +379,9 @@ impl Drop for Reporter {
 }
 
 pub use thread::retry_wait;
+
+/// Whether a post of `session` to Honcho may be under way or cut short (its marker is
+/// there): Honcho may still store what it holds. For a forget's reply.
+pub fn post_under_way(state_dir: &Path, session: &str) -> bool {
+    flight::was_posting(state_dir, session)
+}

@@ -436,6 +436,9 @@ fn honcho_forget(
             }
         );
         said.push(done.sentence());
+        if honcho::post_under_way(&cfg.state_dir, session.as_str()) {
+            said.push("A report of this session to Honcho had not been answered yet: what it carries may still reach Honcho (the reporter never posts it twice, and never posts what is forgotten from now on).".to_string());
+        }
     }
     (said, moved)
 }
