@@ -220,3 +220,33 @@ fn forgetting_a_word_lists_what_honcho_holds_of_it_and_deletes_only_what_is_pick
         assert_eq!(st.cards["owner"].len(), 3, "the card was not chosen");
     });
 }
+
+/// A token limited to one session reports, but may not read or delete what Honcho
+/// derived for the workspace: the list says so, and that a workspace token is needed,
+/// instead of a bare status.
+#[test]
+fn a_forget_with_a_session_token_says_a_workspace_token_is_needed() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.tokens = vec![("session-main".into(), Some("main".into()))]);
+    let fx = Fixture::new("");
+    let token = fx.path().join("honcho.token");
+    std::fs::write(&token, "session-main\n").unwrap();
+    let llama = Standin::start(N_CTX);
+    let tables = format!(
+        "[honcho]\nurl = {:?}\ntoken_file = {:?}\n",
+        honcho.url(),
+        token.display().to_string()
+    );
+    write_config(&fx, &llama.url, "retries = 2", "", &tables);
+    let daemon = Daemon::start("loopd", &fx);
+    let l = Loopd { fx, llama, daemon };
+    ask(&l, "my cat is called Tom", "Noted.");
+    honcho.wait(|st| st.messages.len() >= 2);
+    let list = l.client().ask("/forget cat").join("\n");
+    assert!(list.starts_with("1 entries on the box hold that"), "{list}");
+    assert!(
+        list.contains("\"JWT not permissioned for this resource\""),
+        "{list}"
+    );
+    assert!(list.contains("a workspace token is needed"), "{list}");
+}
