@@ -11,6 +11,7 @@ pub mod head;
 pub mod label;
 pub mod memory;
 pub mod neutralise;
+pub mod query;
 pub mod record;
 pub mod session_id;
 pub mod shown;

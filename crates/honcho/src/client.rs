@@ -22,6 +22,7 @@
 //! `input`), which is conversation text; `CallError`'s `Display` names its kind and length
 //! (docs/honcho.md, "What Honcho's answers do").
 
+pub use super::detail::body_kind;
 use super::message::{Outgoing, RECORD_KEY, SESSION_KEY};
 use proto::config::Honcho;
 use serde_json::{json, Value};
@@ -33,6 +34,14 @@ use std::time::Duration;
 /// answers, which takes seconds for 100 long messages; past this the outcome is unknown and
 /// the reporter asks Honcho what it holds before posting again.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a post's connection is kept open waiting for Honcho's answer. Honcho sets its
+/// session up before its own lock timeout applies, so a create can wait there as long as
+/// another transaction holds the session's peer rows; its answer (or the connection
+/// closing without one) is the only sure sign it has ended. Bounded all the same, for a
+/// server whose host vanished without closing the connection: after this long loopd
+/// falls back to the fence and the commit window (`sync`).
+pub const MAX_ANSWER_WAIT: Duration = Duration::from_secs(3600);
 
 /// How long to wait for a connection. A server that is down refuses at once; one that is
 /// unreachable should not hold the reporter for the whole request timeout.
@@ -72,9 +81,12 @@ pub enum CallError {
         /// The answer's `Retry-After`, when it gave one in seconds.
         retry_after: Option<Duration>,
     },
-    /// No answer: no connection, a timeout, a token file that cannot be read, an answer
-    /// that cannot be read or understood.
+    /// No answer after the request may have gone out: a timeout, a connection closed, an
+    /// answer that cannot be read or understood.
     Transport(String),
+    /// Nothing was sent: no connection could be made (refused, no such host, connect
+    /// timed out), or the token file cannot be read. Honcho cannot have stored anything.
+    Unsent(String),
 }
 
 impl CallError {
@@ -84,6 +96,7 @@ impl CallError {
         match self {
             CallError::Status { status, .. } => *status >= 500 || *status == 408,
             CallError::Transport(_) => true,
+            CallError::Unsent(_) => false,
         }
     }
 
@@ -93,6 +106,7 @@ impl CallError {
         match self {
             CallError::Status { status, .. } => format!("HTTP {status}"),
             CallError::Transport(_) => "no answer".into(),
+            CallError::Unsent(_) => "no connection".into(),
         }
     }
 }
@@ -103,73 +117,24 @@ impl std::fmt::Display for CallError {
             CallError::Status { status, body, .. } => {
                 write!(f, "honcho answered {status} ({})", body_kind(body))
             }
-            CallError::Transport(m) => f.write_str(m),
+            CallError::Transport(m) | CallError::Unsent(m) => f.write_str(m),
         }
     }
-}
-
-/// What an error body is, never what it says: its shape, the FastAPI error types and
-/// places it names (fixed words and field paths, no text), and its length. Honcho's 422s
-/// echo the refused input, so quoting a body would put the owner's words in the journal.
-pub fn body_kind(body: &str) -> String {
-    let len = body.len();
-    let Ok(v) = serde_json::from_str::<Value>(body) else {
-        return if body.is_empty() {
-            "no body".into()
-        } else {
-            format!("a body of {len} bytes that is not json")
-        };
-    };
-    match v.get("detail") {
-        Some(Value::Array(errors)) => {
-            let named: Vec<String> = errors
-                .iter()
-                .take(4)
-                .map(|e| {
-                    let kind = e.get("type").and_then(Value::as_str).unwrap_or("?");
-                    let loc: Vec<String> = e
-                        .get("loc")
-                        .and_then(Value::as_array)
-                        .map(|l| {
-                            l.iter()
-                                .map(|p| match p {
-                                    Value::String(s) if is_field_name(s) => s.clone(),
-                                    Value::Number(n) => n.to_string(),
-                                    _ => "?".into(),
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    let kind = if is_field_name(kind) { kind } else { "?" };
-                    format!("{kind} at {}", loc.join("."))
-                })
-                .collect();
-            format!(
-                "{} validation error{} ({}), {len} bytes",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" },
-                named.join(", ")
-            )
-        }
-        Some(Value::String(d)) => format!("a detail message of {} bytes", d.len()),
-        _ => format!("a json body of {len} bytes"),
-    }
-}
-
-/// A word of Honcho's or FastAPI's own (an error type, a field name): short, lower-case
-/// letters, digits and `_`. Anything else in a body might be the owner's text.
-fn is_field_name(s: &str) -> bool {
-    (1..=40).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// What Honcho said it holds of a boxmaker session's recent messages: per message, its
 /// `boxmaker_record` and Honcho's id.
 pub type Recent = Vec<(String, String)>;
 
+/// Cheap to clone (the agents share their connection pools): a post waited on past
+/// [`REQUEST_TIMEOUT`] runs on a thread of its own with a clone (`flight`).
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
+    /// For posts: waits for an answer up to [`MAX_ANSWER_WAIT`], never giving up on a
+    /// create Honcho may still be working on (docs/honcho.md, 'Nothing lost, nothing
+    /// twice').
+    patient: ureq::Agent,
     base: String,
     workspace: String,
     token_file: PathBuf,
@@ -182,15 +147,18 @@ impl Client {
 
     /// A client whose requests may take `timeout` in all (tests make it short).
     pub fn with_timeout(cfg: &Honcho, timeout: Duration) -> Client {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(CONNECT_TIMEOUT.min(timeout))
-            .timeout(timeout)
-            // A redirect of a POST would be followed as a GET; Honcho never sends one, so a
-            // redirect means a wrong url and is reported as such.
-            .redirects(0)
-            .build();
+        let build = |total: Duration| {
+            ureq::AgentBuilder::new()
+                .timeout_connect(CONNECT_TIMEOUT.min(timeout))
+                .timeout(total)
+                // A redirect of a POST would be followed as a GET; Honcho never sends one,
+                // so a redirect means a wrong url and is reported as such.
+                .redirects(0)
+                .build()
+        };
         Client {
-            agent,
+            agent: build(timeout),
+            patient: build(MAX_ANSWER_WAIT.max(timeout)),
             base: cfg.url.trim_end_matches('/').to_string(),
             workspace: cfg.workspace.clone(),
             token_file: cfg.token_file.clone(),
@@ -221,7 +189,7 @@ impl Client {
             return Ok(None);
         }
         let fail = |m: String| {
-            CallError::Transport(format!(
+            CallError::Unsent(format!(
                 "cannot read honcho.token_file {}: {m}",
                 self.token_file.display()
             ))
@@ -241,7 +209,17 @@ impl Client {
         url: &str,
         body: Option<&Value>,
     ) -> Result<ureq::Response, CallError> {
-        let mut req = self.agent.request(method, url);
+        self.send_with(&self.agent, method, url, body)
+    }
+
+    fn send_with(
+        &self,
+        agent: &ureq::Agent,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<ureq::Response, CallError> {
+        let mut req = agent.request(method, url);
         if let Some(token) = self.token()? {
             req = req.set("Authorization", &format!("Bearer {token}"));
         }
@@ -255,19 +233,46 @@ impl Client {
             Ok(resp) if (200..300).contains(&resp.status()) => Ok(resp),
             Ok(resp) => Err(judge(resp.status(), resp)),
             Err(ureq::Error::Status(status, resp)) => Err(judge(status, resp)),
-            // The transport error names the url itself.
-            Err(ureq::Error::Transport(t)) => Err(CallError::Transport(t.to_string())),
+            // The transport error names the url itself. A connection never made sent
+            // nothing; anything later may have reached Honcho.
+            Err(ureq::Error::Transport(t)) => Err(match t.kind() {
+                ureq::ErrorKind::ConnectionFailed | ureq::ErrorKind::Dns => {
+                    CallError::Unsent(t.to_string())
+                }
+                _ => CallError::Transport(t.to_string()),
+            }),
         }
     }
 
-    /// Posts one batch (1 to 100 messages) to `session`.
+    /// Posts one batch (1 to 100 messages) to `session`, waiting for the answer up to
+    /// [`MAX_ANSWER_WAIT`]: the caller (`flight`) runs it on a thread of its own and stops
+    /// waiting for it sooner, but the connection stays open, so that Honcho's answer, or
+    /// the connection closing without one, says when the create has ended.
     pub fn post(&self, session: &str, boxmaker: &str, batch: &[Outgoing]) -> Result<(), CallError> {
         let messages: Vec<Value> = batch.iter().map(|m| m.to_json(boxmaker)).collect();
-        self.send(
+        self.send_with(
+            &self.patient,
+            "POST",
             &self.messages_url(session),
-            &json!({ "messages": messages }),
+            Some(&json!({ "messages": messages })),
         )?;
         // The answer echoes every message; nothing in it is needed, so it is not read.
+        Ok(())
+    }
+
+    /// Gets or creates the Honcho session with both peers in it
+    /// (`POST /v3/workspaces/{workspace}/sessions`): a write that goes through the same
+    /// session set-up as a create of messages, locking the same session and peer rows, so
+    /// its answer comes only after a create stalled there got past it (docs/honcho.md,
+    /// 'Nothing lost, nothing twice').
+    pub fn fence(&self, session: &str, peers: [&str; 2]) -> Result<(), CallError> {
+        let url = format!(
+            "{}/v3/workspaces/{}/sessions",
+            self.base,
+            encode(&self.workspace)
+        );
+        let body = json!({ "id": session, "peers": { peers[0]: {}, peers[1]: {} } });
+        self.send(&url, &body)?;
         Ok(())
     }
 
@@ -521,7 +526,8 @@ mod tests {
         for s in [408, 500, 502, 503] {
             assert!(status(s).outcome_unknown(), "{s}");
         }
-        assert!(CallError::Transport("refused".into()).outcome_unknown());
+        assert!(CallError::Transport("timed out".into()).outcome_unknown());
+        assert!(!CallError::Unsent("connection refused".into()).outcome_unknown());
     }
 
     /// Regression: a refused batch's body (FastAPI's 422 echoes the messages it refused)
@@ -541,8 +547,8 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains(&format!("{} bytes", body.len())), "{shown}");
-        let plain = body_kind(r#"{"detail":"Invalid JWT"}"#);
-        assert_eq!(plain, "a detail message of 11 bytes");
+        let plain = body_kind(r#"{"detail":"a message of the server's own"}"#);
+        assert_eq!(plain, "a detail message of 29 bytes");
         let odd = body_kind(r#"{"detail":[{"type":"My PIN","loc":["body","4471 secret"]}]}"#);
         assert!(!odd.contains("PIN") && !odd.contains("4471"), "{odd}");
     }

@@ -4,16 +4,11 @@
 //! Honcho's API has no way to delete a message or change its content (a message's `PUT`
 //! changes only its metadata), nor its embeddings or a session's summary; deleting the
 //! whole Honcho session would take every other message of it along. What can be changed
-//! is what Honcho derived: its conclusions (`DELETE …/conclusions/{id}`, a soft delete its
-//! reconciler finishes later) and the owner's peer card (`PUT …/peers/{peer}/card`).
-//!
-//! Conclusions are found by what they say, not by dates: a conclusion's `created_at` is
-//! when Honcho stored it, which says nothing about the message it came from (the deriver
-//! runs late, and the two clocks differ). Those of the Honcho session and those about
-//! either peer (conclusions drawn across sessions carry no session) that hold the
-//! forgotten words are deleted; the lines of the owner's peer card that hold them are
-//! taken out. The words are the query the owner forgot by; they are never written to
-//! disk, so a removal finished after a restart cannot search by them, and says so.
+//! is what Honcho derived, its conclusions and the owner's peer card: those are listed
+//! with the box's own entries and deleted as the owner picks them (`derived`). Here: the
+//! messages that hold a forgotten record, and whether the summary says the words (the
+//! query the owner forgot by, never written to disk, so a removal finished after a
+//! restart cannot look, and says so).
 //!
 //! Each forgotten record is looked for by its `boxmaker_id` (the offset its line had),
 //! and, when that finds nothing, by its `boxmaker_record` (epoch, time and side): a
@@ -21,29 +16,20 @@
 //! that way.
 //!
 //! Blocking: up to two requests per side of each forgotten record and per part of a long
-//! text, one per page of conclusions and one per conclusion deleted, two for the card,
-//! one for the summaries, each bounded by the client's timeouts; the first failure ends
-//! the work.
+//! text, and one for the summaries, each bounded by the client's timeouts; the first
+//! failure ends the work.
 
 use super::client::{CallError, Client};
+use super::derived::refusal;
 use super::message::{message_id, record_key, ID_KEY, MIN_MESSAGE_CHARS, RECORD_KEY};
 use super::names;
 use proto::config::Honcho;
-use serde_json::json;
-use std::collections::BTreeSet;
+use proto::query::Query;
 use std::fmt;
-
-/// The most pages of conclusions read for one forget and one filter: 100 000
-/// conclusions. Past this the rest are left and the sentence says so.
-pub const MAX_CONCLUSION_PAGES: u64 = 1000;
 
 /// The most parts of one record looked for: a record line is at most
 /// `sessions::MAX_RECORD_LINE` bytes, cut into pieces of at least `MIN_MESSAGE_CHARS`.
 const MAX_PARTS: usize = (sessions::MAX_RECORD_LINE as usize) / MIN_MESSAGE_CHARS + 1;
-
-/// Words shorter than this are not required of a conclusion ("is", "my"), unless the
-/// query has no longer ones.
-const MIN_WORD_CHARS: usize = 3;
 
 /// A forgotten record: where its line started in the session's logs before it was
 /// forgotten, and its time.
@@ -64,13 +50,9 @@ pub struct Forgot {
     pub messages_left: Vec<String>,
     /// Whether the forgotten words were known (not after a restart).
     pub words_known: bool,
-    pub conclusions_deleted: usize,
-    /// Lines taken out of the owner's peer card.
-    pub card_lines_removed: usize,
     /// Whether a session summary Honcho made still holds the words.
     pub summary_holds: bool,
-    /// Why the work stopped early (Honcho unreachable, a token that may not list or
-    /// delete conclusions, too many conclusions), if it did.
+    /// Why the work stopped early (Honcho unreachable, a token that may not), if it did.
     pub failed: Option<String>,
 }
 
@@ -93,24 +75,12 @@ impl Forgot {
                 self.messages_left.join(", ")
             )
         };
-        if self.words_known {
+        if !self.words_known {
+            out.push_str(" Its summary, conclusions and the peer card were not searched: the forgotten words are never kept on disk, and this removal was finished after a restart; /forget with the words again lists what Honcho derived.");
+        } else if self.summary_holds {
             out.push_str(&format!(
-                " {} that said it deleted, from the session and about either peer (Honcho keeps them marked deleted until its reconciler runs).",
-                plural(self.conclusions_deleted, "conclusion", "conclusions")
+                " The session's summary still says it (GET /v3/workspaces/{w}/sessions/{s}/summaries): Honcho's API cannot edit a summary; it is replaced when Honcho next summarises the session."
             ));
-            if self.card_lines_removed > 0 {
-                out.push_str(&format!(
-                    " {} taken out of the owner's peer card.",
-                    plural(self.card_lines_removed, "line", "lines")
-                ));
-            }
-            if self.summary_holds {
-                out.push_str(&format!(
-                    " The session's summary still says it (GET /v3/workspaces/{w}/sessions/{s}/summaries): Honcho's API cannot edit a summary; it is replaced when Honcho next summarises the session."
-                ));
-            }
-        } else {
-            out.push_str(" Conclusions and the peer card were not searched: the forgotten words are never kept on disk, and this removal was finished after a restart; list them with POST /v3/workspaces/{w}/conclusions/list and delete one with DELETE /v3/workspaces/{w}/conclusions/{id}.".replace("{w}", w).as_str());
         }
         if !self.messages_left.is_empty() {
             out.push_str(&format!(
@@ -128,29 +98,6 @@ impl fmt::Display for Forgot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.sentence())
     }
-}
-
-/// Whether `text` says what `words` say: the whole query, or every word of it of at least
-/// `MIN_WORD_CHARS` (all of them when none is that long), ignoring case.
-pub fn holds(text: &str, words: &str) -> bool {
-    let (text, query) = (text.to_lowercase(), words.trim().to_lowercase());
-    if query.is_empty() {
-        return false;
-    }
-    if text.contains(&query) {
-        return true;
-    }
-    let all: Vec<&str> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let long: Vec<&str> = all
-        .iter()
-        .copied()
-        .filter(|w| w.chars().count() >= MIN_WORD_CHARS)
-        .collect();
-    let need = if long.is_empty() { all } else { long };
-    !need.is_empty() && need.iter().all(|w| text.contains(w))
 }
 
 /// Does in Honcho what its API allows for `records` of boxmaker session `session`, which
@@ -179,9 +126,8 @@ pub fn forget(
         words_known: words.is_some(),
         ..Forgot::default()
     };
-    let peers = [cfg.owner_peer.as_str(), cfg.assistant_peer.as_str()];
-    if let Err(e) = run(&client, session, &target, records, words, &peers, &mut out) {
-        out.failed = Some(e.to_string());
+    if let Err(e) = run(&client, session, &target, records, words, &mut out) {
+        out.failed = Some(refusal(&e, cfg));
     }
     Some(out)
 }
@@ -192,7 +138,6 @@ fn run(
     target: &str,
     records: &[Record],
     words: Option<&str>,
-    peers: &[&str; 2],
     out: &mut Forgot,
 ) -> Result<(), CallError> {
     for r in records {
@@ -220,46 +165,8 @@ fn run(
     let Some(words) = words else {
         return Ok(());
     };
-    // Listed first, deleted after: deleting while paging would shift the pages.
-    let mut doomed = BTreeSet::new();
-    let filters = [
-        json!({ "session_id": target }),
-        json!({ "observed_id": peers[0] }),
-        json!({ "observed_id": peers[1] }),
-    ];
-    for filter in &filters {
-        let mut page = 1;
-        loop {
-            let (items, pages) = client.conclusions(filter, page)?;
-            doomed.extend(
-                items
-                    .into_iter()
-                    .filter(|(_, content)| holds(content, words))
-                    .map(|(id, _)| id),
-            );
-            if page >= pages {
-                break;
-            }
-            if page >= MAX_CONCLUSION_PAGES {
-                out.failed = Some(format!(
-                    "more than {MAX_CONCLUSION_PAGES} pages of conclusions; only those were looked at"
-                ));
-                break;
-            }
-            page += 1;
-        }
-    }
-    for id in doomed {
-        client.delete_conclusion(&id)?;
-        out.conclusions_deleted += 1;
-    }
-    let card = client.card(peers[0])?;
-    let kept: Vec<String> = card.iter().filter(|l| !holds(l, words)).cloned().collect();
-    if kept.len() < card.len() {
-        client.set_card(peers[0], &kept)?;
-        out.card_lines_removed = card.len() - kept.len();
-    }
-    out.summary_holds = client.summaries(target)?.iter().any(|s| holds(s, words));
+    let query = Query::parse(words);
+    out.summary_holds = client.summaries(target)?.iter().any(|s| query.matches(s));
     Ok(())
 }
 
@@ -268,26 +175,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_conclusion_holds_the_words_whole_or_each_longer_word_in_any_case() {
-        assert!(holds("The owner's PIN is 4471.", "4471"));
-        assert!(holds(
-            "Owner keeps a locker; its code is 4471",
-            "locker code 4471"
-        ));
-        assert!(!holds("Owner likes green tea", "locker code 4471"));
-        assert!(holds("owner's MY PIN", "my pin"));
-        assert!(!holds("anything", "  "));
-    }
-
-    #[test]
     fn the_sentence_says_what_stays_and_what_the_owner_can_do() {
         let f = Forgot {
             session: "main".into(),
             workspace: "boxmaker".into(),
             messages_left: vec!["m1".into(), "m2".into()],
             words_known: true,
-            conclusions_deleted: 3,
-            card_lines_removed: 1,
             summary_holds: true,
             failed: None,
         };
@@ -296,12 +189,6 @@ mod tests {
         assert!(s.contains("Honcho ids m1, m2"), "{s}");
         assert!(s.contains("and their embeddings"), "{s}");
         assert!(s.contains("cannot delete or edit a message"), "{s}");
-        assert!(s.contains("3 conclusions that said it deleted"), "{s}");
-        assert!(s.contains("until its reconciler runs"), "{s}");
-        assert!(
-            s.contains("1 line taken out of the owner's peer card"),
-            "{s}"
-        );
         assert!(s.contains("summary still says it"), "{s}");
         assert!(s.contains("deriver may still draw"), "{s}");
         let none = Forgot {

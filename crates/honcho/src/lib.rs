@@ -13,12 +13,16 @@
 //! delete a message. Each message carries in its metadata a stable id (`boxmaker_id` =
 //! `<session>/<epoch>/<record offset>/<owner|assistant>`, see `message::message_id`),
 //! `boxmaker_record` (the record by its epoch, time and side) and `boxmaker_session`.
-//! Whenever loopd cannot know whether Honcho took the batch at the cursor — at start
-//! (a `kill -9` may have come mid-post), after no answer, a timeout or a 5xx — it waits out
-//! Honcho's commit window from an answer of Honcho's, then looks the batch's records up
-//! among the session's newest messages and posts only those Honcho lacks (`sync`). A list
-//! alone is never believed: Honcho finishes a create after its client has gone, and its
-//! list takes no lock, so a list can overtake a create still under way.
+//! A post not answered in time is not given up on: it keeps waiting for Honcho's answer
+//! on its own thread (`flight`) and its session posts nothing more until it comes. When
+//! loopd cannot know whether Honcho took the batch at the cursor and no answer can tell —
+//! a start after a post was cut short (its marker), a connection closed without an
+//! answer, a 5xx — it asks Honcho to answer a write through the same session set-up (the
+//! fence) and waits out Honcho's commit window from that answer. Then it looks the
+//! batch's records up among the session's newest messages and posts only those Honcho
+//! lacks (`sync`). A list alone is never believed: Honcho finishes a create after its
+//! client has gone, and its list takes no lock, so a list can overtake a create still
+//! under way.
 //!
 //! **Forgetting.** `/forget` rewrites logs the reporter reads, moving the byte offsets of
 //! every later line of an epoch. The worker pauses the reporter ([`Reporter::pause`])
@@ -43,6 +47,9 @@
 
 mod client;
 mod cursor;
+pub mod derived;
+mod detail;
+mod flight;
 pub mod forget;
 mod label;
 mod message;
@@ -57,6 +64,8 @@ mod sync;
 pub mod testhook;
 mod thread;
 
+#[cfg(test)]
+mod test_standin;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 #[cfg(test)]
@@ -69,6 +78,8 @@ mod tests_forget;
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
+#[cfg(test)]
+mod tests_stall;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;
@@ -198,6 +209,9 @@ impl Shared {
 
 pub(crate) enum Msg {
     Poke(String),
+    /// A post of this session was answered after its round stopped waiting: the session
+    /// is looked at again at once.
+    Landed(String),
     /// Every session held back is tried again at once (a reload).
     RetryNow,
     Stop,
@@ -242,6 +256,7 @@ impl Reporter {
         }
         let stopping = Arc::new(AtomicBool::new(false));
         let gate = Arc::new(Gate::default());
+        let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let ctx = Ctx {
             client: client::Client::with_timeout(&cfg.honcho, opts.request_timeout),
             cfg,
@@ -253,9 +268,10 @@ impl Reporter {
             peer_setup: Cell::new(PeerSetup::Pending),
             commit_window: opts.commit_window,
             duplicates: Cell::new(0),
+            request_timeout: opts.request_timeout,
+            wake: tx.clone(),
         };
         opts.status.set(HonchoStatus::default());
-        let (tx, rx) = mpsc::sync_channel(MAX_PENDING_POKES);
         let shared = Arc::new(Shared {
             health: Mutex::new(Health::default()),
             changed: Condvar::new(),
@@ -363,3 +379,9 @@ impl Drop for Reporter {
 }
 
 pub use thread::retry_wait;
+
+/// Whether a post of `session` to Honcho may be under way or cut short (its marker is
+/// there): Honcho may still store what it holds. For a forget's reply.
+pub fn post_under_way(state_dir: &Path, session: &str) -> bool {
+    flight::was_posting(state_dir, session)
+}

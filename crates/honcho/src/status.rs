@@ -15,12 +15,31 @@ pub struct HonchoStatus {
     pub last_error: Option<String>,
     /// Since when some session's reports have been held back.
     pub retrying_since: Option<Instant>,
+    /// Records Honcho was found holding more than once since the reporter started (each
+    /// named in a `loopd:` warning).
+    pub duplicates: u64,
 }
 
 impl HonchoStatus {
     /// One line for `/status`, such as `honcho: 6 messages waiting, held back for 42 s:
     /// honcho answered 401: …`.
     pub fn line(&self, now: Instant) -> String {
+        let mut line = self.state(now);
+        if self.duplicates > 0 {
+            line.push_str(&format!(
+                "; Honcho holds {} more than once (the journal's warnings name {}; Honcho cannot delete a message)",
+                if self.duplicates == 1 {
+                    "1 message".to_string()
+                } else {
+                    format!("{} messages", self.duplicates)
+                },
+                if self.duplicates == 1 { "it" } else { "them" }
+            ));
+        }
+        line
+    }
+
+    fn state(&self, now: Instant) -> String {
         match (&self.last_error, self.retrying_since) {
             (Some(e), Some(since)) => format!(
                 "honcho: {} messages waiting, held back for {} s and retried with backoff: {e}",
@@ -63,11 +82,20 @@ mod tests {
             backlog: 6,
             last_error: Some("honcho answered 401: expired".into()),
             retrying_since: Some(t0),
+            duplicates: 0,
         };
         assert_eq!(
             held.line(t0 + Duration::from_secs(42)),
             "honcho: 6 messages waiting, held back for 42 s and retried with backoff: honcho answered 401: expired"
         );
         assert_eq!(HonchoStatus::default().line(t0), "honcho: reporting");
+        let doubled = HonchoStatus {
+            duplicates: 2,
+            ..HonchoStatus::default()
+        };
+        assert_eq!(
+            doubled.line(t0),
+            "honcho: reporting; Honcho holds 2 messages more than once (the journal's warnings name them; Honcho cannot delete a message)"
+        );
     }
 }

@@ -12,18 +12,21 @@
 //! round ends as a [`RoundFailure`] and is tried again after a backoff, so turns made meanwhile
 //! wait behind it and none is lost.
 //!
-//! **When loopd cannot know whether Honcho took a batch** (at start, since a `kill -9` may
-//! have come mid-post; after no answer, a timeout or a 5xx), it never posts that batch
-//! again on the strength of a list: Honcho finishes a create after its client has gone,
-//! and its list takes no lock, so a list can answer before a create still under way
-//! commits. Instead the round waits out Honcho's commit window ([`COMMIT_WINDOW`]) counted
-//! from an answer of Honcho's, then asks for the session's newest messages and posts only
-//! those of the batch whose `boxmaker_record` Honcho does not hold. A record Honcho holds
-//! twice is warned about, with how the owner can see it (docs/honcho.md, "Nothing lost,
-//! nothing twice").
+//! **A post is never given up on while Honcho may still store it** (docs/honcho.md,
+//! 'Nothing lost, nothing twice'): Honcho finishes a create after its client has gone, its
+//! list takes no lock, and nothing bounds its session set-up's wait for row locks. Each
+//! batch is posted on its own thread (`flight`); one not answered within the request
+//! timeout holds its session until its answer comes, and after Honcho's answer a list
+//! tells the truth. When no answer can tell (a start after a post was cut short, a
+//! connection closed without one, a 5xx), the round asks Honcho to answer a write through
+//! the same session set-up (`Client::fence`), waits out [`COMMIT_WINDOW`] from that
+//! answer, then lists. Either way it posts only the messages of the batch whose
+//! `boxmaker_record` Honcho does not hold. A record Honcho holds twice is warned about,
+//! with how the owner can see it, and counted for `/status`.
 
 use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
+use super::flight::{self, Flight, Sent};
 use super::label::{Classes, Labeller};
 use super::message::{self, NextBatch, Peers, MAX_BATCH};
 use super::pause::Gate;
@@ -35,19 +38,21 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long after an answer from Honcho a create it may still be working on has either
-/// committed or failed. Honcho (3.0.12, `crud/message.py::create_messages`) runs a create
-/// to its end whether or not the client is still there; its waits are each bounded by
-/// its own settings: a pooled database connection within `DB_POOL_TIMEOUT` (5 s), a new
-/// one within `DB_CONNECT_TIMEOUT_SECONDS` (2 s), the session's advisory lock within
-/// `SET LOCAL lock_timeout = '5s'`; what is left is a handful of short statements and the
-/// commit. 12 s of bounded waits, with room for slow statements (Postgres sets no
-/// statement timeout). Counted from an answer, not from the post: a server frozen
-/// (SIGSTOP, swapped out) past loopd's request timeout finishes the create only once it
-/// runs again, and then it answers too.
+/// How long after Honcho answered the fence (a write through the same session set-up) a
+/// create queued before it has either committed or failed. Honcho (3.0.12,
+/// `crud/message.py::create_messages`) runs a create to its end whether or not the client
+/// is still there; past its session set-up (whose wait for row locks nothing bounds, and
+/// which the fence waits behind too) its waits are each bounded by its own settings: a
+/// pooled database connection within `DB_POOL_TIMEOUT` (5 s), a new one within
+/// `DB_CONNECT_TIMEOUT_SECONDS` (2 s), the session's advisory lock within `SET LOCAL
+/// lock_timeout = '5s'`; what is left is a handful of short statements and the commit.
+/// 12 s of bounded waits, with room for slow statements (Postgres sets no statement
+/// timeout). Counted from an answer, not from the post: a server frozen (SIGSTOP, swapped
+/// out) finishes the create only once it runs again, and then it answers too.
 pub const COMMIT_WINDOW: Duration = Duration::from_secs(20);
 
 /// Turns read from the logs per scan. Half a batch of turns fills a batch (two messages
@@ -97,6 +102,11 @@ pub struct Ctx {
     pub commit_window: Duration,
     /// Records found held more than once by Honcho, each counted once (the warnings).
     pub duplicates: Cell<u64>,
+    /// How long a round waits for a post's answer before it lets the post wait on its
+    /// own thread (see `client::REQUEST_TIMEOUT`).
+    pub request_timeout: Duration,
+    /// Tells the reporter thread a post answered after the round stopped waiting for it.
+    pub wake: SyncSender<super::Msg>,
 }
 
 impl Ctx {
@@ -147,7 +157,7 @@ impl RoundFailure {
             message: e.to_string(),
             retry_after: match e {
                 CallError::Status { retry_after, .. } => *retry_after,
-                CallError::Transport(_) => None,
+                CallError::Transport(_) | CallError::Unsent(_) => None,
             },
         }
     }
@@ -216,16 +226,32 @@ pub struct SessionSync {
     doubt: Doubt,
     /// `boxmaker_record`s already warned about as held twice, so each is warned once.
     warned: BTreeSet<String>,
+    /// Whether the next post Honcho takes is followed by a look for duplicates: set when
+    /// a doubt was settled by a list, since a create that outlived every bound would show
+    /// only then.
+    verify: bool,
 }
 
-/// Whether the cursor is known to agree with Honcho.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether the cursor is known to agree with Honcho (docs/honcho.md, 'Nothing lost,
+/// nothing twice').
+#[derive(Debug)]
 enum Doubt {
+    /// Not looked at since the reporter started: the post marker says whether a post may
+    /// have been cut short.
+    Start,
     Sure,
-    /// Honcho may hold the batch at the cursor, or still be committing it; `answered` is
-    /// when Honcho first answered since, from which [`COMMIT_WINDOW`] is counted.
+    /// A post not answered within the request timeout: its connection is still open and
+    /// nothing more is posted until its answer comes.
+    InFlight(Flight),
+    /// Honcho answered the post that was in doubt, so its create has ended: a list now
+    /// tells the truth.
+    Ended,
+    /// Honcho may hold the batch at the cursor, or still be committing it, and no answer
+    /// on the post's connection can tell: `fenced` is when Honcho answered a write that
+    /// passes through the same session set-up (`Client::fence`), from which
+    /// [`COMMIT_WINDOW`] is counted.
     Unknown {
-        answered: Option<Instant>,
+        fenced: Option<Instant>,
     },
 }
 
@@ -234,8 +260,9 @@ impl SessionSync {
         SessionSync {
             name: name.to_string(),
             cursor: None,
-            doubt: Doubt::Unknown { answered: None },
+            doubt: Doubt::Start,
             warned: BTreeSet::new(),
+            verify: false,
         }
     }
 
@@ -318,6 +345,14 @@ impl SessionSync {
                 .unwrap_or_default(),
         };
         self.cursor = Some(cur);
+        if matches!(self.doubt, Doubt::Start) {
+            self.doubt = if flight::was_posting(ctx.state_dir(), &name) {
+                Doubt::Unknown { fenced: None }
+            } else {
+                // No post was under way when the last reporter stopped: nothing to check.
+                Doubt::Sure
+            };
+        }
         // Checked before each network call too, so `Reporter::stop` (a reload changing
         // `[honcho]` joins this thread on the worker) and `Reporter::pause` wait for at
         // most one request.
@@ -336,17 +371,18 @@ impl SessionSync {
             let plan = message::plan(&name, &found, &cur, &ctx.peers(), MAX_BATCH, &mut gate)
                 .map_err(|e| RoundFailure::local(e.to_string()))?;
             if plan.batch.is_empty() {
-                // Nothing waits, so nothing can have been in flight.
-                self.doubt = Doubt::Sure;
+                // Nothing waits, so nothing can have been in flight (unless a forget took
+                // the turns of a post still waiting for its answer: it is still awaited).
+                if !matches!(self.doubt, Doubt::InFlight(_)) {
+                    self.doubt = Doubt::Sure;
+                    flight::unmark(ctx.state_dir(), &name);
+                }
                 if plan.after != cur {
                     self.save(&cursor_path, plan.after)?;
                 }
                 return Ok(Outcome::Idle { posted });
             }
-            let plan = match self.doubt {
-                Doubt::Sure => plan,
-                Doubt::Unknown { answered } => self.unheld(ctx, &target, plan, answered)?,
-            };
+            let plan = self.settled(ctx, &target, plan)?;
             if plan.batch.is_empty() {
                 self.save(&cursor_path, plan.after)?;
                 cur = plan.after;
@@ -358,7 +394,15 @@ impl SessionSync {
                 Posted::All(n) => {
                     posted += n;
                     self.save(&cursor_path, plan.after)?;
+                    flight::unmark(ctx.state_dir(), &name);
                     cur = plan.after;
+                    if self.verify {
+                        // Quietly when Honcho cannot be asked: the next doubt looks again.
+                        if let Ok(recent) = ctx.client.recent(&target, &name) {
+                            self.verify = false;
+                            self.warn_duplicates(ctx, &target, &recent);
+                        }
+                    }
                     peer::retry_refused(&ctx.client, ctx.peers().assistant, &ctx.peer_setup);
                 }
                 Posted::Recut(n) => {
@@ -390,7 +434,28 @@ impl SessionSync {
                 return Ok(Posted::Halted(o));
             }
             let part = &plan.batch[a..b];
-            match ctx.client.post(target, &name, part) {
+            flight::mark(ctx.state_dir(), &name).map_err(RoundFailure::local)?;
+            let wake = ctx.wake.clone();
+            let woken = name.clone();
+            let sent = flight::post(
+                &ctx.client,
+                target,
+                &name,
+                part,
+                ctx.request_timeout,
+                move || {
+                    let _ = wake.send(super::Msg::Landed(woken));
+                },
+            );
+            let answer = match sent {
+                Sent::Answered(answer) => answer,
+                Sent::Waiting(f) => {
+                    let count = f.count;
+                    self.doubt = Doubt::InFlight(f);
+                    return Err(waiting(count, ctx.request_timeout));
+                }
+            };
+            match answer {
                 Ok(()) => {
                     posted += part.len();
                     match ctx.after_post {
@@ -448,9 +513,12 @@ impl SessionSync {
                 }
                 Err(e) => {
                     // Honcho may have stored the batch before the answer was lost, or may
-                    // still be storing it, so the next round waits and asks it first.
+                    // still be storing it, so the next round checks with it first. Nothing
+                    // sent, or refused before storing: nothing to check.
                     if e.outcome_unknown() {
-                        self.doubt = Doubt::Unknown { answered: None };
+                        self.doubt = Doubt::Unknown { fenced: None };
+                    } else {
+                        flight::unmark(ctx.state_dir(), &name);
                     }
                     return Err(RoundFailure::call(&e));
                 }
@@ -461,47 +529,83 @@ impl SessionSync {
 
     fn save(&mut self, path: &Path, c: Cursor) -> Result<(), RoundFailure> {
         if let Err(e) = cursor::store(path, &c) {
-            self.doubt = Doubt::Unknown { answered: None };
+            self.doubt = Doubt::Unknown { fenced: None };
             return Err(RoundFailure::local(e.to_string()));
         }
         self.cursor = Some(c);
         Ok(())
     }
 
-    /// `plan` without the messages Honcho already holds, once Honcho's commit window has
-    /// passed since it answered; until then [`Cut::Settle`] with how long is left. Asks Honcho for
-    /// the session's newest messages (one request) each time: the first answer starts the
-    /// window, the one after it is believed.
-    fn unheld(
-        &mut self,
-        ctx: &Ctx,
-        target: &str,
-        plan: NextBatch,
-        answered: Option<Instant>,
-    ) -> Result<NextBatch, Cut> {
-        let name = self.name.clone();
-        let recent = ctx
-            .client
-            .recent(target, &name)
-            .map_err(|e| RoundFailure::call(&e))?;
-        let now = Instant::now();
-        let since = answered.unwrap_or(now);
-        self.doubt = Doubt::Unknown {
-            answered: Some(since),
-        };
-        let ripe = since + ctx.commit_window;
-        if answered.is_none() || now < ripe {
-            return Err(Cut::Settle(ripe.saturating_duration_since(now)));
+    /// `plan` once what Honcho holds of it is known, without the messages it holds; until
+    /// then a [`Cut`] saying when to look again. A post still waiting for its answer holds
+    /// the session; one answered (by a status Honcho gives only once the create has ended)
+    /// lets a list be believed at once; otherwise Honcho is asked to answer a write that
+    /// passes the same session set-up (the fence), and a list is believed
+    /// [`COMMIT_WINDOW`] after that answer.
+    fn settled(&mut self, ctx: &Ctx, target: &str, plan: NextBatch) -> Result<NextBatch, Cut> {
+        loop {
+            match &self.doubt {
+                Doubt::Sure => return Ok(plan),
+                Doubt::InFlight(f) => match f.landed() {
+                    None => {
+                        return Err(Cut::Failed(RoundFailure {
+                            kind: "waiting".into(),
+                            message: format!(
+                                "a post of {} messages has waited {} s for Honcho's answer; nothing more is posted until it comes, since Honcho may still store it",
+                                f.count,
+                                f.since.elapsed().as_secs()
+                            ),
+                            retry_after: None,
+                        }))
+                    }
+                    // Honcho's own answer comes once the create has committed or failed;
+                    // a 5xx may be a proxy's, and no answer says nothing.
+                    Some(Ok(())) => self.doubt = Doubt::Ended,
+                    Some(Err(CallError::Status { status, .. })) if status < 500 => {
+                        self.doubt = Doubt::Ended
+                    }
+                    Some(Err(_)) => self.doubt = Doubt::Unknown { fenced: None },
+                },
+                Doubt::Ended => return self.unheld(ctx, target, plan),
+                Doubt::Start | Doubt::Unknown { fenced: None } => {
+                    let peers = ctx.peers();
+                    match ctx.client.fence(target, [peers.owner, peers.assistant]) {
+                        Ok(()) => {}
+                        // Refused before any set-up (a token that may not, say): the answer
+                        // still says Honcho runs, and the window is counted from it.
+                        Err(CallError::Status { status, .. }) if status < 500 => {}
+                        Err(e) => return Err(Cut::Failed(RoundFailure::call(&e))),
+                    }
+                    self.doubt = Doubt::Unknown {
+                        fenced: Some(Instant::now()),
+                    };
+                    return Err(Cut::Settle(ctx.commit_window));
+                }
+                Doubt::Unknown { fenced: Some(t) } => {
+                    let ripe = *t + ctx.commit_window;
+                    let now = Instant::now();
+                    if now < ripe {
+                        return Err(Cut::Settle(ripe - now));
+                    }
+                    return self.unheld(ctx, target, plan);
+                }
+            }
         }
+    }
+
+    /// Warns once per record Honcho holds more than once among `recent`, and counts it
+    /// for `/status`.
+    fn warn_duplicates(&mut self, ctx: &Ctx, target: &str, recent: &[(String, String)]) {
+        let name = &self.name;
         let mut held: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for (record, id) in &recent {
+        for (record, id) in recent {
             held.entry(record).or_default().push(id);
         }
         for (record, ids) in held.iter().filter(|(_, ids)| ids.len() > 1) {
             if self.warned.insert(record.to_string()) {
                 ctx.duplicates.set(ctx.duplicates.get() + 1);
                 plumbing::warn!(
-                    "honcho: session {name}: Honcho holds message {record} {} times (Honcho ids {}): a post whose outcome loopd could not know was stored twice; Honcho cannot delete a message. See them with POST {}/v3/workspaces/{}/sessions/{target}/messages/list and {{\"filters\": {{\"metadata\": {{\"boxmaker_record\": \"{record}\"}}}}}}",
+                    "honcho: session {name}: Honcho holds message {record} {} times (Honcho ids {}): a post was stored more than once; Honcho cannot delete a message. See them with POST {}/v3/workspaces/{}/sessions/{target}/messages/list and {{\"filters\": {{\"metadata\": {{\"boxmaker_record\": \"{record}\"}}}}}}",
                     ids.len(),
                     ids.join(", "),
                     ctx.client.base(),
@@ -509,6 +613,18 @@ impl SessionSync {
                 );
             }
         }
+    }
+
+    /// `plan` without the messages Honcho holds, asking it for the session's newest
+    /// messages (one request) and believing the answer.
+    fn unheld(&mut self, ctx: &Ctx, target: &str, plan: NextBatch) -> Result<NextBatch, Cut> {
+        let name = self.name.clone();
+        let recent = ctx
+            .client
+            .recent(target, &name)
+            .map_err(|e| RoundFailure::call(&e))?;
+        self.warn_duplicates(ctx, target, &recent);
+        let held: BTreeSet<&str> = recent.iter().map(|(r, _)| r.as_str()).collect();
         let mut kept = NextBatch {
             batch: Vec::new(),
             ends: Vec::new(),
@@ -516,7 +632,7 @@ impl SessionSync {
         };
         let mut skipped = 0;
         for (m, end) in plan.batch.into_iter().zip(plan.ends) {
-            if held.contains_key(m.record.as_str()) {
+            if held.contains(m.record.as_str()) {
                 skipped += 1;
             } else {
                 kept.batch.push(m);
@@ -530,6 +646,23 @@ impl SessionSync {
             );
         }
         self.doubt = Doubt::Sure;
+        self.verify = true;
+        if kept.batch.is_empty() {
+            flight::unmark(ctx.state_dir(), &name);
+        }
         Ok(kept)
+    }
+}
+
+/// The failure a round ends with when a post was not answered within `timeout`: it keeps
+/// waiting on its own thread, and the session with it.
+fn waiting(count: usize, timeout: Duration) -> RoundFailure {
+    RoundFailure {
+        kind: "waiting".into(),
+        message: format!(
+            "Honcho has not answered a post of {count} messages within {:.1} s; loopd waits for its answer and posts nothing more of this session until it comes, since Honcho may still store it",
+            timeout.as_secs_f32()
+        ),
+        retry_after: None,
     }
 }

@@ -1,18 +1,17 @@
 //! The reporter's test harness, for its own tests and for loopd's tests of it across a
-//! `/forget` (behind the `test-support` feature): session logs written as loopd writes
-//! them, a configuration pointing at the stand-in Honcho, fast options, and waits on
-//! events (requests the stand-in saw, rounds the reporter finished), never on sleeps.
-//! Test code only: every failure here is a test's, so it panics.
+//! `/forget` (behind the `test-support` feature, which brings in no crate): session logs
+//! written as loopd writes them, a configuration, fast options, and waits on the rounds
+//! the reporter finished, never on sleeps. What needs the stand-in Honcho lives with the
+//! tests that run it (`test_standin` here, loopd's `tests_honcho`): no library depends on
+//! a crate under `tests/`. Test code only: every failure here is a test's, so it panics.
 #![allow(clippy::unwrap_used)]
 
 use crate::{message, AfterPost, Options, Reporter, StatusHandle};
 use proto::config::Config;
 use proto::head::{head_file_name, log_file_name, Head, Reason, SummarySource};
 use proto::{Label, Origin, Record, Tokens, ToolCall};
-use standins::honcho::{Standin, State, HANG};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Writes a session's logs the way loopd does: a head per epoch, one whole line per record.
@@ -148,15 +147,20 @@ impl Logs {
 /// (peer, content, created_at)
 pub type Expected = (String, String, String);
 
-pub fn config(state: &Path, server: &Standin) -> Config {
+/// A configuration reporting to the Honcho at `url`, workspace `ws`.
+pub fn config_at(state: &Path, url: &str) -> Config {
     let mut cfg = Config {
         state_dir: state.to_path_buf(),
         ..Config::default()
     };
-    cfg.honcho.url = server.url();
+    cfg.honcho.url = url.to_string();
     cfg.honcho.workspace = "ws".into();
     cfg
 }
+
+/// How long a test waits for something that should happen before calling it a hang: not
+/// an assertion on speed, so generous for a shared machine.
+pub const HANG: Duration = Duration::from_secs(120);
 
 /// Fast backoff so that outages heal quickly; no rescans, so that only pokes and retries
 /// start rounds.
@@ -178,16 +182,11 @@ pub const TEST_COMMIT_WINDOW: Duration = Duration::from_millis(600);
 
 /// A reporter on a copy of `cfg` (tests change a configuration before they start one).
 pub fn start(cfg: &Config) -> Reporter {
-    Reporter::start_with(Arc::new(cfg.clone()), options(AfterPost::Continue)).unwrap()
-}
-
-/// What the stand-in holds, its times in loopd's form (milliseconds) again: Honcho gives a
-/// time back with six fraction digits.
-pub fn got(st: &State) -> Vec<Expected> {
-    st.messages
-        .iter()
-        .map(|m| (m.peer_id.clone(), m.content.clone(), millis(&m.created_at)))
-        .collect()
+    Reporter::start_with(
+        std::sync::Arc::new(cfg.clone()),
+        options(AfterPost::Continue),
+    )
+    .unwrap()
 }
 
 /// A UTC time as loopd writes it, `…:57.123Z`.
@@ -196,23 +195,18 @@ pub fn millis(t: &str) -> String {
     format!("{whole}.{}Z", &frac[..3])
 }
 
-/// Pokes, waits until the stand-in holds `n` messages and then until the reporter has
-/// finished a round after that, so a duplicate posted late would be seen too.
-pub fn settle(reporter: &Reporter, server: &Standin, session: &str, n: usize) {
-    reporter.poke(session);
-    server.wait(|st| st.messages.len() >= n);
-    let rounds = reporter.health().idle_rounds;
-    reporter.poke(session);
-    let h = reporter.wait_for(HANG, |h| h.idle_rounds > rounds);
-    assert!(h.idle_rounds > rounds, "reporter never went idle: {h:?}");
-}
-
 /// Waits for one more finished round than now, after a poke.
 pub fn round(reporter: &Reporter, session: &str) {
     let rounds = reporter.health().idle_rounds;
     reporter.poke(session);
     let h = reporter.wait_for(HANG, |h| h.idle_rounds > rounds);
     assert!(h.idle_rounds > rounds, "reporter never went idle: {h:?}");
+}
+
+/// Leaves the marker of a post cut short, as a `kill -9` mid-post does: the next start
+/// checks with Honcho before it posts.
+pub fn was_posting(state: &Path, session: &str) {
+    crate::flight::mark(state, session).unwrap();
 }
 
 /// Where the line holding `needle` starts in `main`'s epoch 0 log.

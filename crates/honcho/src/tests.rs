@@ -1,7 +1,7 @@
 //! The reporter against the stand-in Honcho, driven with pokes; the harness (logs written
 //! as loopd writes them, waits on events, never on sleeps) is `test_support`.
 
-use super::test_support::*;
+use super::test_standin::*;
 use super::*;
 use proto::head::log_file_name;
 use proto::{Origin, Record};

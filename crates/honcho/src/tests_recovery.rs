@@ -3,7 +3,7 @@
 //! sessions.
 
 use super::message::MAX_MESSAGE_CHARS;
-use super::test_support::{config, got, options, round, settle, start, Expected, Logs};
+use super::test_standin::{config, got, options, round, settle, start, Expected, Logs};
 use super::*;
 use proto::head::log_file_name;
 use proto::Origin;
@@ -203,7 +203,7 @@ fn two_sessions_sharing_one_honcho_session_are_told_apart_after_a_restart() {
                 .iter()
                 .filter(|m| m.metadata["boxmaker_session"] == s)
                 .map(|m| {
-                    let t = super::test_support::millis(&m.created_at);
+                    let t = super::test_standin::millis(&m.created_at);
                     (m.peer_id.clone(), m.content.clone(), t)
                 })
                 .collect()

@@ -5,7 +5,7 @@
 //! meanwhile.
 
 use super::client::{CallError, Client};
-use super::test_support::{config, got, options, settle, start, Expected, Logs};
+use super::test_standin::{config, got, options, settle, start, Expected, Logs};
 use super::*;
 use plumbing::backoff::Backoff;
 use proto::Origin;

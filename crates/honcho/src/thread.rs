@@ -50,6 +50,15 @@ fn token_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
+/// A session whose post was answered late is tried at once: it was waiting for that.
+fn landed(slots: &mut BTreeMap<String, Slot>, name: &str) {
+    if let Some(slot) = slots.get_mut(name) {
+        slot.due = true;
+        slot.next_try = Instant::now();
+        slot.backoff.reset();
+    }
+}
+
 /// Every held-back session tried at once, its backoff started over.
 fn retry_all(slots: &mut BTreeMap<String, Slot>) {
     for slot in slots.values_mut().filter(|s| s.held.is_some()) {
@@ -72,6 +81,12 @@ pub(crate) fn run(ctx: Ctx, opts: Options, rx: Receiver<Msg>, shared: &Shared) {
         stamp: token_stamp(&ctx.cfg.honcho.token_file),
     };
     loop {
+        // The queue cannot say "disconnected" while the thread's own `Ctx::wake` holds a
+        // sender, so a stop whose message did not fit is seen here, at the latest after
+        // the next wait.
+        if ctx.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         thread.watch_token();
         thread.rescan_when_due();
         reload(&mut thread.slots, ctx.gate.take_reloads(), &opts);
@@ -171,9 +186,9 @@ impl Thread<'_> {
                 "honcho: session {name}: reports go out again after {} s held back",
                 held.since.elapsed().as_secs()
             );
-            publish(&self.slots, &self.shared.status);
         }
         let duplicates = self.ctx.duplicates.get();
+        publish(&self.slots, &self.shared.status, duplicates);
         self.shared.update(|h| {
             h.posted += posted as u64;
             h.idle_rounds += 1;
@@ -215,7 +230,7 @@ impl Thread<'_> {
                 .unwrap_or(0),
             failure: failure.clone(),
         });
-        publish(&self.slots, &self.shared.status);
+        publish(&self.slots, &self.shared.status, self.ctx.duplicates.get());
         self.shared.update(|h| {
             h.failures += 1;
             h.last_error = Some(failure.message);
@@ -243,11 +258,13 @@ impl Thread<'_> {
                 while let Ok(m) = rx.try_recv() {
                     match m {
                         Msg::Poke(name) => mark_due(&mut self.slots, &name, self.opts),
+                        Msg::Landed(name) => landed(&mut self.slots, &name),
                         Msg::RetryNow => retry_all(&mut self.slots),
                         Msg::Stop => return ControlFlow::Break(()),
                     }
                 }
             }
+            Ok(Msg::Landed(name)) => landed(&mut self.slots, &name),
             Ok(Msg::RetryNow) => retry_all(&mut self.slots),
             Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return ControlFlow::Break(()),
             Err(RecvTimeoutError::Timeout) => {}
@@ -257,9 +274,10 @@ impl Thread<'_> {
 }
 
 /// Tells `/status` what the held-back sessions add up to.
-fn publish(slots: &BTreeMap<String, Slot>, status: &StatusHandle) {
+fn publish(slots: &BTreeMap<String, Slot>, status: &StatusHandle, duplicates: u64) {
     let held = || slots.values().filter_map(|s| s.held.as_ref());
     status.set(HonchoStatus {
+        duplicates,
         backlog: held().map(|h| h.backlog).sum(),
         last_error: held()
             .max_by_key(|h| h.since)

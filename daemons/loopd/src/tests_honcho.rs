@@ -10,12 +10,34 @@ use crate::forget::find::find;
 use crate::forget::{apply, plan::Plan};
 use honcho::forget::forget;
 use honcho::moved::move_cursor;
-use honcho::test_support::{config, got, offset_of, options, settle, Expected, Logs};
+use honcho::test_support::{config_at, millis, offset_of, options, round, Expected, Logs};
 use honcho::{AfterPost, Options, Reporter};
 use proto::config::Config;
 use proto::Origin;
-use standins::honcho::Standin;
+use standins::honcho::{Standin, State};
+use std::path::Path;
 use std::sync::Arc;
+
+/// A configuration reporting to `server`.
+fn config(state: &Path, server: &Standin) -> Config {
+    config_at(state, &server.url())
+}
+
+/// What the stand-in holds, its times in loopd's form (milliseconds) again.
+fn got(st: &State) -> Vec<Expected> {
+    st.messages
+        .iter()
+        .map(|m| (m.peer_id.clone(), m.content.clone(), millis(&m.created_at)))
+        .collect()
+}
+
+/// Pokes, waits until the stand-in holds `n` messages, then for one more finished round,
+/// so a duplicate posted late would be seen too.
+fn settle(reporter: &Reporter, server: &Standin, session: &str, n: usize) {
+    reporter.poke(session);
+    server.wait(|st| st.messages.len() >= n);
+    round(reporter, session);
+}
 
 /// A reporter that holds back a session while loopd's forget plan for it exists, as the
 /// worker's does.

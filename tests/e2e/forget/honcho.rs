@@ -1,10 +1,10 @@
-//! Forgetting with Honcho reporting on (docs/forgetting.md, docs/honcho.md): the reply
-//! says what Honcho keeps (its API cannot delete a message) and how many conclusions were
-//! deleted; the conclusions that say the forgotten words are gone from the stand-in
-//! whether Honcho dated them before or after the message, and the others are left; and
-//! the rewritten log does not trip the reporter: every later turn reaches Honcho exactly
-//! once, before and after a restart, and the note standing in for the forgotten record
-//! never does.
+//! Forgetting with Honcho reporting on (docs/forgetting.md, docs/honcho.md): the list
+//! shows, after the box's own entries, what Honcho derived that holds the query's words
+//! (conclusions whenever Honcho dated them, peer-card lines), and only what the owner
+//! picks is deleted there; the reply says what was deleted and what Honcho keeps (its API
+//! cannot delete a message); and the rewritten log does not trip the reporter: every
+//! later turn reaches Honcho exactly once, before and after a restart, and the note
+//! standing in for the forgotten record never does.
 
 use super::{PHRASE, QUERY};
 use crate::loopd::{write_config, Loopd, N_CTX};
@@ -89,9 +89,17 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
 
     let mut c = l.client();
     let list = c.ask(&format!("/forget {QUERY}")).join("\n");
-    assert!(list.starts_with("1 entries"), "{list}");
+    assert!(
+        list.starts_with("3 entries hold that: 1 on the box and 2 in Honcho"),
+        "{list}"
+    );
+    assert!(
+        list.contains("2. Honcho: a conclusion about owner (after):"),
+        "{list}"
+    );
+    assert!(!list.contains("green tea"), "{list}");
     let reply = c.ask("/forget all").join("\n");
-    assert!(reply.starts_with("forgot 1 records"), "{reply}");
+    assert!(reply.starts_with("forgot 1 record and"), "{reply}");
     assert!(
         reply.contains(&format!(
             "Honcho still holds 1 message with the forgotten text (session main, workspace boxmaker; Honcho ids {kept_id})"
@@ -100,7 +108,7 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
     );
     assert!(reply.contains("cannot delete or edit a message"), "{reply}");
     assert!(
-        reply.contains("2 conclusions that said it deleted"),
+        reply.contains("Honcho: 2 conclusions deleted (after, before;"),
         "{reply}"
     );
     assert!(reply.contains("deriver may still draw"), "{reply}");
@@ -134,4 +142,111 @@ fn a_forget_says_what_honcho_keeps_deletes_its_conclusions_and_later_turns_go_ou
     let log = l.daemon.log_text();
     assert!(!log.contains("bad line"), "{log}");
     assert!(!log.to_lowercase().contains(&PHRASE.to_lowercase()));
+}
+
+/// Regression: `/forget cat` then `/forget all` deleted, unseen, every conclusion and
+/// peer-card line holding the letters "cat" — the owner's work in education, their
+/// sister Caterina, the car keys they can never locate — and the reply only counted them.
+/// Now the list shows what Honcho holds that says the word, and only the entry picked
+/// goes.
+#[test]
+fn forgetting_a_word_lists_what_honcho_holds_of_it_and_deletes_only_what_is_picked() {
+    let honcho = Honcho::start();
+    honcho.with(|st| {
+        st.conclusions = [
+            ("tom", "owner has a cat named Tom"),
+            ("work", "owner works in education"),
+            ("sister", "Caterina is the owner's sister"),
+            ("keys", "owner can never locate the car keys"),
+        ]
+        .iter()
+        .map(|(id, text)| Conclusion::now(id, Some("main"), "owner", text))
+        .collect();
+        st.cards.insert(
+            "owner".into(),
+            vec![
+                "cat: Tom".into(),
+                "works in education".into(),
+                "sister Caterina".into(),
+            ],
+        );
+    });
+    let fx = Fixture::new("");
+    let llama = Standin::start(N_CTX);
+    let tables = format!("[honcho]\nurl = {:?}\n", honcho.url());
+    write_config(&fx, &llama.url, "retries = 2", "", &tables);
+    let daemon = Daemon::start("loopd", &fx);
+    let l = Loopd { fx, llama, daemon };
+    ask(&l, "my cat is called Tom", "Noted.");
+    honcho.wait(|st| st.messages.len() >= 2);
+
+    let mut c = l.client();
+    let list = c.ask("/forget cat").join("\n");
+    assert!(
+        list.starts_with("3 entries hold that: 1 on the box and 2 in Honcho"),
+        "{list}"
+    );
+    assert!(
+        list.contains("2. Honcho: a conclusion about owner (tom):\n   owner has a cat named Tom"),
+        "{list}"
+    );
+    assert!(
+        list.contains("3. Honcho: a line of owner's peer card:\n   cat: Tom"),
+        "{list}"
+    );
+    for other in ["education", "Caterina", "car keys"] {
+        assert!(!list.contains(other), "{other} listed: {list}");
+    }
+    let reply = c.ask("/forget 2").join("\n");
+    assert!(
+        reply.starts_with("forgot 0 records and 0 carried summaries"),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("Honcho: 1 conclusion deleted (tom;"),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("Honcho: 1 of the list's entries there were not chosen and stay"),
+        "{reply}"
+    );
+    honcho.with(|st| {
+        let left: Vec<&str> = st
+            .live_conclusions()
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(left, ["work", "sister", "keys"]);
+        assert_eq!(st.cards["owner"].len(), 3, "the card was not chosen");
+    });
+}
+
+/// A token limited to one session reports, but may not read or delete what Honcho
+/// derived for the workspace: the list says so, and that a workspace token is needed,
+/// instead of a bare status.
+#[test]
+fn a_forget_with_a_session_token_says_a_workspace_token_is_needed() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.tokens = vec![("session-main".into(), Some("main".into()))]);
+    let fx = Fixture::new("");
+    let token = fx.path().join("honcho.token");
+    std::fs::write(&token, "session-main\n").unwrap();
+    let llama = Standin::start(N_CTX);
+    let tables = format!(
+        "[honcho]\nurl = {:?}\ntoken_file = {:?}\n",
+        honcho.url(),
+        token.display().to_string()
+    );
+    write_config(&fx, &llama.url, "retries = 2", "", &tables);
+    let daemon = Daemon::start("loopd", &fx);
+    let l = Loopd { fx, llama, daemon };
+    ask(&l, "my cat is called Tom", "Noted.");
+    honcho.wait(|st| st.messages.len() >= 2);
+    let list = l.client().ask("/forget cat").join("\n");
+    assert!(list.starts_with("1 entries on the box hold that"), "{list}");
+    assert!(
+        list.contains("\"JWT not permissioned for this resource\""),
+        "{list}"
+    );
+    assert!(list.contains("a workspace token is needed"), "{list}");
 }

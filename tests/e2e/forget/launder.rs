@@ -109,7 +109,7 @@ fn forgetting_a_secret_files_result_keeps_the_context_secret_and_its_answer_out_
     let list = c.ask("/forget card pin");
     let n = entry(&list, "main", "tool_result");
     let done = c.ask(&format!("/forget {n}")).join("\n");
-    assert!(done.starts_with("forgot 1 records"), "{done}");
+    assert!(done.starts_with("forgot 1 record "), "{done}");
     assert_eq!(label(&mut c), before, "a forget lowered the label");
     // The model's answer quoting the secret stays in the log, labelled secret: memoryd
     // must not index it, so no other session can recall it.

@@ -232,7 +232,7 @@ fn forget_numbers_remove_only_the_chosen_entries() {
     );
     let reply = c.ask("/forget 1").join("\n");
     assert!(
-        reply.starts_with("forgot 1 records and 0 carried summaries"),
+        reply.starts_with("forgot 1 record and 0 carried summaries"),
         "{reply}"
     );
     // The list is used up: numbers need a new one.

@@ -155,8 +155,10 @@ fn a_kill_during_a_post_whose_create_commits_late_leaves_each_message_once() {
 
 /// Regression: during a 401 period `/status` said only how many records waited, and a
 /// fixed token file was used only at the next backoff try (up to 300 s later), a SIGHUP
-/// with `[honcho]` unchanged changing nothing. Now `/status` says what waits, since when
-/// and why (by kind, no body), and the fixed token goes out at once.
+/// with `[honcho]` unchanged changing nothing; and it said only "a detail message of 11
+/// bytes" where Honcho had said which fix it needs. Now `/status` says what waits, since
+/// when and why (Honcho's own fixed detail, with what to do; anything else by kind), and
+/// the fixed token goes out at once.
 #[test]
 fn status_tells_a_401_period_and_a_fixed_token_is_used_at_once_after_sighup() {
     let honcho = Honcho::start();
@@ -181,7 +183,9 @@ fn status_tells_a_401_period_and_a_fixed_token_is_used_at_once_after_sighup() {
         "{status}"
     );
     assert!(
-        status.contains("honcho answered 401 (a detail message of 11 bytes)"),
+        status.contains(
+            "honcho answered 401 (\"Invalid JWT\": honcho.token_file holds a token this server did not sign)"
+        ),
         "{status}"
     );
     std::fs::write(&token, "good-token\n").unwrap();
@@ -259,4 +263,43 @@ fn offset_of(lp: &Loopd, content: &str) -> u64 {
         at += line.len() as u64;
     }
     panic!("no user record {content:?} in {log}");
+}
+
+/// Regression: a post that waited at Honcho's session set-up (another transaction holding
+/// the owner's peer row: Honcho takes those locks before its lock timeout applies) for
+/// 60 s timed out at loopd after 30 s; the list after the commit window did not show it
+/// yet, loopd posted the batch again, and both creates committed once the row was free.
+#[test]
+fn a_post_stalled_60_s_at_honchos_session_setup_is_stored_once() {
+    let honcho = Honcho::start();
+    honcho.with(|st| st.hold_setup("main", Duration::from_secs(60)));
+    let tables = format!("[honcho]\nurl = {:?}\n", honcho.url());
+    let lp = start_with(
+        OFF,
+        &tables,
+        |llama| {
+            for i in 1..=2 {
+                llama.push_for(&format!("question {i}"), text(&[&format!("answer {i}")]));
+            }
+        },
+        short_window,
+    );
+    let mut client = lp.client();
+    assert_eq!(client.ask("question 1"), ["answer 1"]);
+    honcho.wait(|st| st.stalled == 1);
+    lp.daemon
+        .wait_log("Honcho has not answered a post of 2 messages");
+    let status = client.ask("/status").join("\n");
+    assert!(
+        status.contains("for Honcho's answer") || status.contains("has not answered"),
+        "{status}"
+    );
+    assert_eq!(client.ask("question 2"), ["answer 2"]);
+    honcho.wait(|st| st.messages.len() >= 4 && st.creating == 0);
+    lp.settle();
+    honcho.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once: {:?}", st.seen);
+        assert_eq!(said(st), turns(2));
+        assert_eq!(st.posts().len(), 2, "{:?}", st.seen);
+    });
 }

@@ -1,6 +1,7 @@
 //! Finding what `/forget QUERY` lists: every record of every epoch log of every session
-//! on the box and every carried summary that holds the query literally, compared
-//! case-insensitively, in every field and form a record carries it (docs/forgetting.md),
+//! on the box and every carried summary that holds the query's words and quoted phrases
+//! as whole words, in any case (`proto::query`, the rule Honcho's side keeps too), in
+//! every field and form a record carries it (docs/forgetting.md),
 //! session by session in the order they were written. A literal match, not recall's ranking: what must go is
 //! every copy of the words, and a record that only resembles them is not a copy; recall
 //! also answers with text, not with the log and line a removal has to rewrite.
@@ -46,9 +47,10 @@ pub struct Found {
     pub call: Option<u64>,
 }
 
-/// Whether `text` holds `query`, ignoring case.
+/// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
+/// any case (docs/forgetting.md, 'What a query matches').
 pub fn holds(text: &str, query: &str) -> bool {
-    !query.is_empty() && text.to_lowercase().contains(&query.to_lowercase())
+    proto::query::Query::parse(query).matches(text)
 }
 
 /// The texts a record carries: everything a removal must take with it, every field the

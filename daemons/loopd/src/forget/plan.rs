@@ -188,20 +188,27 @@ impl Plan {
     }
 }
 
-/// `carry` with every occurrence of `query` (ignoring ASCII case) replaced by a
-/// redaction mark. When the match only shows under Unicode case folding, the positions
-/// cannot be told apart safely, so the whole carry goes.
+/// `carry` with every occurrence of each word and phrase of `query` (as
+/// `proto::query` matches them) replaced by a redaction mark; words of it next to each
+/// other, with only spaces between, under one mark. Should the text still hold the query
+/// after that, the whole carry goes.
 pub fn redact(carry: &str, query: &str) -> String {
-    let (hay, needle) = (carry.to_ascii_lowercase(), query.to_ascii_lowercase());
+    // Spans overlapping or apart by spaces only become one.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in proto::query::Query::parse(query).spans(carry) {
+        match runs.last_mut() {
+            Some(last) if start <= last.1 || carry[last.1..start].trim().is_empty() => {
+                last.1 = last.1.max(end);
+            }
+            _ => runs.push((start, end)),
+        }
+    }
     let mut out = String::with_capacity(carry.len());
     let mut rest = 0;
-    if !needle.is_empty() {
-        while let Some(at) = hay[rest..].find(&needle) {
-            let start = rest + at;
-            out.push_str(&carry[rest..start]);
-            out.push_str(&redaction(query.chars().count()));
-            rest = start + needle.len();
-        }
+    for (start, end) in runs {
+        out.push_str(&carry[rest..start]);
+        out.push_str(&redaction(carry[start..end].chars().count()));
+        rest = end;
     }
     out.push_str(&carry[rest..]);
     if super::find::holds(&out, query) {

@@ -212,8 +212,13 @@ fn redaction_replaces_each_occurrence_and_drops_a_carry_it_cannot_place() {
         redact("a PIN 12 and pin 12.", "pin 12"),
         "a [forgotten: 6 characters] and [forgotten: 6 characters]."
     );
-    // 'ẞ' lowercases to 'ß' only outside ASCII: the whole carry goes.
-    assert_eq!(redact("STRAẞE 5", "straße"), "[forgotten: 8 characters]");
+    // 'ẞ' lowercases to 'ß' only outside ASCII: the word is still found and placed.
+    assert_eq!(redact("STRAẞE 5", "straße"), "[forgotten: 6 characters] 5");
+    // A word inside another is not the word.
+    assert_eq!(
+        redact("a cat in education", "cat"),
+        "a [forgotten: 3 characters] in education"
+    );
 }
 
 #[test]

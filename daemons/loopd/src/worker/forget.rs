@@ -5,12 +5,14 @@
 //! answered with what was removed where. At start, a removal a crash cut short is
 //! finished from its plan the same way.
 
+use super::forget_honcho;
 use super::{Failure, JobId, Reply, State};
 use crate::forget::find::{find_all, Found, Place};
 use crate::forget::plan::{self, Plan};
 use crate::forget::{apply, Ask};
 use crate::status::SessionView;
 use crate::testhook::abort_at;
+use honcho::derived::Derived;
 use honcho::pause::Paused;
 use honcho::Reporter;
 use proto::memory::LogRef;
@@ -42,8 +44,19 @@ pub struct Lists {
 struct Listed {
     query: String,
     found: Vec<Found>,
+    /// What Honcho derived that holds the query, numbered after `found`.
+    honcho: Vec<Derived>,
+    /// Why Honcho could not be searched to the end, if it could not.
+    honcho_failed: Option<String>,
     /// How many entries the pages so far have shown.
     shown: usize,
+}
+
+impl Listed {
+    /// Every entry: the box's and Honcho's.
+    fn total(&self) -> usize {
+        self.found.len() + self.honcho.len()
+    }
 }
 
 impl State {
@@ -67,13 +80,20 @@ impl State {
             "session {session}: /forget listed {} records box-wide",
             found.len()
         );
-        if found.is_empty() {
+        let (honcho, honcho_failed) = forget_honcho::search(&cfg, &query);
+        if found.is_empty() && honcho.is_empty() {
             self.forgets.last.remove(session);
-            return Ok("nothing on the box holds that (every session searched)".to_string());
+            let mut reply = "nothing on the box holds that (every session searched)".to_string();
+            if let Some(why) = &honcho_failed {
+                reply.push_str(&forget_honcho::unsearched(why));
+            }
+            return Ok(reply);
         }
         let mut listed = Listed {
             query,
             found,
+            honcho,
+            honcho_failed,
             shown: 0,
         };
         let reply = render_page(&mut listed);
@@ -87,10 +107,10 @@ impl State {
                 "nothing listed to forget in session {session}; /forget QUERY lists it first"
             )));
         };
-        if listed.shown >= listed.found.len() {
+        if listed.shown >= listed.total() {
             return Ok(format!(
                 "the list's {} entries have all been shown; /forget N… or /forget all removes them",
-                listed.found.len()
+                listed.total()
             ));
         }
         Ok(render_page(listed))
@@ -106,10 +126,14 @@ impl State {
         let cfg = Arc::clone(self.engine.cfg());
         let now = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
             .map_err(|error| forget_failed(session, error, false))?;
-        let (chosen, copied_since) = choose(&listed, &now, numbers.as_deref())?;
+        let (ours, in_honcho) =
+            forget_honcho::split(numbers.as_deref(), listed.found.len(), &listed.honcho);
+        let (chosen, copied_since) = choose(&listed, &now, ours.as_deref())?;
         let plans = plans_by_session(&chosen, &listed.query);
         let removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
         drop(paused);
+        let honcho_deleted = forget_honcho::delete(&cfg, &in_honcho);
+        let honcho_kept = listed.honcho.len() - in_honcho.len();
         if let Some(r) = &self.honcho {
             for owner in &removed.touched {
                 r.poke(owner.as_str());
@@ -122,15 +146,26 @@ impl State {
             started.elapsed().as_millis()
         );
         let mut head = format!(
-            "forgot {} records and {} carried summaries on the box:",
-            removed.records, removed.carries
+            "forgot {} and {} on the box:",
+            plural(removed.records, "record", "records"),
+            plural(removed.carries, "carried summary", "carried summaries")
         );
         if copied_since > 0 {
             head.push_str(&format!(
                 " {copied_since} of them were copied since the list was shown and are removed too;"
             ));
         }
-        Ok(head + &removed.reply)
+        let mut reply = head + &removed.reply;
+        if let Some(said) = honcho_deleted {
+            reply.push('\n');
+            reply.push_str(&said);
+        }
+        if honcho_kept > 0 {
+            reply.push_str(&format!(
+                "\nHoncho: {honcho_kept} of the list's entries there were not chosen and stay; /forget with the words lists them again."
+            ));
+        }
+        Ok(reply)
     }
 
     /// `session`'s last list, taken for a removal; with `numbers` past its end it stays,
@@ -148,7 +183,7 @@ impl State {
         let bad: Vec<String> = numbers
             .unwrap_or_default()
             .iter()
-            .filter(|&&n| n > listed.found.len())
+            .filter(|&&n| n > listed.total())
             .map(|n| n.to_string())
             .collect();
         if bad.is_empty() {
@@ -156,7 +191,7 @@ impl State {
         }
         let reply = format!(
             "the list has {} entries; there is no {}",
-            listed.found.len(),
+            listed.total(),
             bad.join(", ")
         );
         self.forgets.last.insert(session.clone(), listed);
@@ -193,8 +228,9 @@ impl State {
             removed.records += records;
             removed.carries += plan.carries.len();
             removed.reply.push_str(&format!(
-                "\nsession {owner}: {records} records and {} carried summaries",
-                plan.carries.len()
+                "\nsession {owner}: {} and {}",
+                plural(records, "record", "records"),
+                plural(plan.carries.len(), "carried summary", "carried summaries")
             ));
             for p in places {
                 removed.reply.push_str("\n- ");
@@ -391,9 +427,8 @@ fn honcho_forget(
         honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported(), words)
     {
         plumbing::info!(
-            "session {session}: forget: Honcho keeps {} messages of it, {} conclusions deleted{}",
+            "session {session}: forget: Honcho keeps {} messages of it{}",
             done.messages_left.len(),
-            done.conclusions_deleted,
             if done.failed.is_some() {
                 ", not finished"
             } else {
@@ -401,6 +436,9 @@ fn honcho_forget(
             }
         );
         said.push(done.sentence());
+        if honcho::post_under_way(&cfg.state_dir, session.as_str()) {
+            said.push("A report of this session to Honcho had not been answered yet: what it carries may still reach Honcho (the reporter never posts it twice, and never posts what is forgotten from now on).".to_string());
+        }
     }
     (said, moved)
 }
@@ -469,16 +507,25 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
 /// The next page of `listed`: numbered entries, each naming its session, each text cut
 /// to the part around its first match when long, the page bounded in entries and bytes.
 fn render_page(listed: &mut Listed) -> String {
-    let total = listed.found.len();
+    let total = listed.total();
     let first = listed.shown;
-    let mut out = if first == 0 {
+    let mut out = if first > 0 {
+        format!("entries {} and on of {total}:", first + 1)
+    } else if listed.honcho.is_empty() {
         format!("{total} entries on the box hold that:")
     } else {
-        format!("entries {} and on of {total}:", first + 1)
+        format!(
+            "{total} entries hold that: {} on the box and {} in Honcho (what Honcho derived is deleted there only if you choose it):",
+            listed.found.len(),
+            listed.honcho.len()
+        )
     };
     let mut n = first;
     while n < total && n - first < MAX_SHOWN {
-        let entry = render_entry(n + 1, &listed.found[n], &listed.query);
+        let entry = match listed.found.get(n) {
+            Some(f) => render_entry(n + 1, f, &listed.query),
+            None => forget_honcho::render_entry(n + 1, &listed.honcho[n - listed.found.len()]),
+        };
         // One entry always goes out, so a page never shows nothing.
         if n > first && out.len() + entry.len() > MAX_PAGE_BYTES {
             break;
@@ -493,8 +540,15 @@ fn render_page(listed: &mut Listed) -> String {
             total - n
         ));
     }
+    if let Some(why) = &listed.honcho_failed {
+        out.push_str(&forget_honcho::unsearched(why));
+    }
     out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
     out
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn render_entry(n: usize, f: &Found, query: &str) -> String {
@@ -520,11 +574,8 @@ fn excerpt(text: &str, query: &str) -> String {
     if chars <= MAX_ENTRY_CHARS {
         return text.to_string();
     }
-    let lower = text.to_lowercase();
-    let at_byte = lower.find(&query.to_lowercase()).unwrap_or(0);
-    // Lower-casing can change byte lengths; the match's place is taken in characters of
-    // the lowered text, which has as many characters as the original or close to it.
-    let at = lower[..at_byte].chars().count().min(chars);
+    let at_byte = proto::query::Query::parse(query).first(text).unwrap_or(0);
+    let at = text[..at_byte].chars().count();
     let start = at.saturating_sub(MAX_ENTRY_CHARS / 2);
     let end = (start + MAX_ENTRY_CHARS).min(chars);
     let part: String = text.chars().skip(start).take(end - start).collect();

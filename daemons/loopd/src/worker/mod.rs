@@ -10,6 +10,7 @@
 
 mod failure;
 mod forget;
+mod forget_honcho;
 mod jobs;
 mod report;
 

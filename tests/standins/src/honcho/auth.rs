@@ -1,7 +1,7 @@
 //! Bearer tokens: with `State::tokens` set, every route wants one, and a token scoped to
-//! one session may use only that session's paths. A refusal is Honcho's 401 detail.
+//! one session may use only that session's paths (and get or create that session). A refusal is Honcho's 401 detail.
 
-use super::routes::create_session;
+use super::routes::setup_session;
 use super::server::Request;
 use super::state::State;
 
@@ -18,7 +18,7 @@ pub(super) fn authorized(st: &State, req: &Request) -> Result<(), &'static str> 
     };
     match scope {
         None => Ok(()),
-        Some(session) => match create_session(&req.target).or_else(|| {
+        Some(session) => match setup_session(&req.method, &req.target, &req.body).or_else(|| {
             let path = req.target.split('?').next().unwrap_or(&req.target);
             let parts: Vec<&str> = path.split('/').collect();
             (parts.get(4) == Some(&"sessions"))

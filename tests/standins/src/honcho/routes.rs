@@ -2,7 +2,7 @@
 //! 307 for a trailing slash), the faults a test queued, and the answer.
 
 use super::auth::authorized;
-use super::fastapi::{detail, invalid};
+use super::fastapi::{detail, good_name, invalid};
 use super::lists::{conclusions, list};
 use super::server::Request;
 use super::state::{Fault, Seen, State};
@@ -20,6 +20,27 @@ pub(super) fn create_session(target: &str) -> Option<String> {
     }
 }
 
+/// The Honcho session a request must set up first, as Honcho's create of messages and
+/// its get-or-create of a session do: the create's path, or the `id` of a session
+/// get-or-create.
+pub(super) fn setup_session(method: &str, target: &str, body: &[u8]) -> Option<String> {
+    if method != "POST" {
+        return None;
+    }
+    if let Some(s) = create_session(target) {
+        return Some(s);
+    }
+    let path = target.split('?').next().unwrap_or(target);
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["", "v3", "workspaces", _, "sessions"] => {
+            let v: Value = serde_json::from_slice(body).ok()?;
+            v["id"].as_str().map(str::to_string)
+        }
+        _ => None,
+    }
+}
+
 /// How a request is answered.
 pub(super) struct Answer {
     pub(super) status: u16,
@@ -31,6 +52,7 @@ pub(super) struct Answer {
 
 /// The routes, by method and path (segments; `*` is any one segment).
 const ROUTES: &[(&str, &str)] = &[
+    ("POST", "/v3/workspaces/*/sessions"),
     ("POST", "/v3/workspaces/*/sessions/*/messages"),
     ("POST", "/v3/workspaces/*/sessions/*/messages/"),
     ("POST", "/v3/workspaces/*/sessions/*/messages/list"),
@@ -54,6 +76,7 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
         path: path.to_string(),
         list: false,
         peer: false,
+        session: false,
         authorization: req.auth.clone(),
         count: 0,
         status: 0,
@@ -132,6 +155,10 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
                 None => list(st, session, query, &raw),
             }
         }
+        ("POST", [_, "sessions"]) => {
+            seen.session = true;
+            session_get_or_create(st, &raw)
+        }
         ("GET", [_, "sessions", session, "summaries"]) => {
             let short = st.summaries.get(*session).map(|s| {
                 json!({ "content": s, "message_id": "m", "summary_type": "short", "created_at": now_utc(), "token_count": 1 })
@@ -202,6 +229,47 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
     let mut a = answer(status, body, seen);
     a.retry_after = retry_after;
     a
+}
+
+/// Honcho's get-or-create of a session with its peers (`SessionCreate`: `id`, `peers`):
+/// 201 when new, 200 when it was there; the peers named are added to it.
+fn session_get_or_create(st: &mut State, body: &Value) -> (u16, Value) {
+    let Some(name) = body["id"].as_str().filter(|n| good_name(n)) else {
+        return (
+            422,
+            invalid(
+                json!(["body", "id"]),
+                "missing",
+                "Field required",
+                body.clone(),
+                None,
+            ),
+        );
+    };
+    let named: Vec<String> = body["peers"]
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    for p in &named {
+        if !st.peers.iter().any(|(n, _)| n == p) {
+            st.peers.push((p.clone(), json!({})));
+        }
+    }
+    let status = if st.sessions.contains_key(name) {
+        200
+    } else {
+        201
+    };
+    let members = st.sessions.entry(name.to_string()).or_default();
+    for p in named {
+        if !members.contains(&p) {
+            members.push(p);
+        }
+    }
+    (
+        status,
+        json!({ "id": name, "workspace_id": "ws", "is_active": true, "metadata": {}, "configuration": {}, "created_at": now_utc() }),
+    )
 }
 
 /// The status and body of a fault, and its `Retry-After`.

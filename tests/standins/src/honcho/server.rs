@@ -4,7 +4,7 @@
 
 use super::auth::authorized;
 use super::fastapi::in_fastapi_order;
-use super::routes::{create_session, route};
+use super::routes::{create_session, route, setup_session};
 use super::state::{Fault, State};
 use super::HANG;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -116,6 +116,9 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
     let Some(req) = read_request(&mut conn) else {
         return;
     };
+    // A session set-up a test holds (`State::hold_setup`) is waited for here, outside the
+    // lock: lists and other sessions go on.
+    let held = stall_at_setup(&req, shared);
     // A create to commit late is held here, outside the lock: other requests go on.
     let late = {
         let mut st = shared.0.lock().unwrap();
@@ -136,9 +139,7 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
     }
     let answer = {
         let mut st = shared.0.lock().unwrap();
-        if late.is_some() {
-            st.creating -= 1;
-        }
+        st.creating -= usize::from(late.is_some()) + usize::from(held);
         let answer = route(&mut st, &req);
         st.seen.push(answer.seen.clone());
         answer
@@ -169,6 +170,39 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
     // Waiters are woken only once the answer is out, so a test that sees a request also
     // knows the reporter has (or soon has) its answer.
     shared.1.notify_all();
+}
+
+/// Waits while the request's session set-up is held, counted in `State::stalled`
+/// meanwhile; `true` for a create, which stays counted in `State::creating` until it has
+/// committed.
+fn stall_at_setup(req: &Request, shared: &Shared) -> bool {
+    let Some(session) = setup_session(&req.method, &req.target, &req.body) else {
+        return false;
+    };
+    let is_create = create_session(&req.target).is_some();
+    let mut st = shared.0.lock().unwrap();
+    let Some(until) = st.setup_held.get(&session).copied() else {
+        return false;
+    };
+    if Instant::now() >= until || authorized(&st, req).is_err() {
+        return false;
+    }
+    st.stalled += 1;
+    if is_create {
+        st.creating += 1;
+    }
+    shared.1.notify_all();
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        st = shared.1.wait_timeout(st, until - now).unwrap().0;
+    }
+    st.stalled -= 1;
+    drop(st);
+    shared.1.notify_all();
+    is_create
 }
 
 fn read_request(conn: &mut TcpStream) -> Option<Request> {

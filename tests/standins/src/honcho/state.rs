@@ -4,7 +4,7 @@
 use super::time::now_utc;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Honcho's `_METADATA_MAX_KEYS`: top-level keys a message's metadata may have.
 pub const METADATA_MAX_KEYS: usize = 100;
@@ -66,6 +66,8 @@ pub struct Seen {
     pub list: bool,
     /// A get-or-create of a peer.
     pub peer: bool,
+    /// A get-or-create of a session (`POST …/sessions`).
+    pub session: bool,
     pub authorization: Option<String>,
     /// Messages in a create request.
     pub count: usize,
@@ -110,8 +112,16 @@ pub struct State {
     pub cards: BTreeMap<String, Vec<String>>,
     /// Auth on when not empty: each token and the one session it may use (`None`: all).
     pub tokens: Vec<(String, Option<String>)>,
-    /// Creates received and not yet committed (held by a `LateCommit`).
+    /// Creates received and not yet committed (held by a `LateCommit` or a stalled
+    /// session set-up).
     pub creating: usize,
+    /// Sessions whose set-up is held until then, as another transaction holding the
+    /// session's peer rows holds Honcho's (see [`State::hold_setup`]).
+    pub setup_held: BTreeMap<String, Instant>,
+    /// Requests waiting at a held session set-up now.
+    pub stalled: usize,
+    /// Sessions got or created through `POST …/sessions`, with the peers named.
+    pub sessions: BTreeMap<String, Vec<String>>,
     pub(super) next_id: u64,
 }
 
@@ -120,7 +130,7 @@ impl State {
     pub fn posts(&self) -> Vec<&Seen> {
         self.seen
             .iter()
-            .filter(|s| !s.list && !s.peer && s.method == "POST")
+            .filter(|s| !s.list && !s.peer && !s.session && s.method == "POST")
             .collect()
     }
 
@@ -135,6 +145,16 @@ impl State {
             *count.entry(key).or_default() += 1;
         }
         count.into_iter().filter(|(_, n)| *n > 1).collect()
+    }
+
+    /// Holds `session`'s set-up for `d` from now: a create of its messages, and a
+    /// get-or-create of it, wait that long before they go on, as behind another Honcho
+    /// worker (or any transaction) holding the session's peer rows: Honcho's session
+    /// set-up takes those locks before its `lock_timeout` applies, so nothing bounds the
+    /// wait. Lists do not wait (Honcho's list takes no lock).
+    pub fn hold_setup(&mut self, session: &str, d: Duration) {
+        self.setup_held
+            .insert(session.to_string(), Instant::now() + d);
     }
 
     /// Conclusions not deleted.
