@@ -118,8 +118,8 @@ pub const TOKEN_POLL: Duration = Duration::from_secs(1);
 pub const MAX_PENDING_POKES: usize = 64;
 
 /// Whether a rewrite of a session's logs is under way or was cut short by a crash, and
-/// the file that says so: a forget's plan (loopd's `forget::plan::pending`, handed in by
-/// its worker, which sits above both). Such a session is not reported until the rewrite
+/// the file that says so: a forget's plan (the conversation crate's
+/// `forget::plan::pending`, handed in by loopd's worker, which sits above both). Such a session is not reported until the rewrite
 /// is finished: its cursor may name offsets of the logs as they were.
 pub type Rewriting = fn(&Path, &str) -> Option<std::path::PathBuf>;
 

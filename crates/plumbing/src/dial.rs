@@ -4,7 +4,7 @@
 //! it passes the send and receive steps, and says where an `io::Error` sits in their
 //! error, so a step that ran out of time is told apart from one that failed.
 //!
-//! loopd's memoryd client (`daemons/loopd/src/memory.rs`) and `memoryd recall`
+//! loopd's memoryd client (`crates/conversation/src/memory.rs`) and `memoryd recall`
 //! (`daemons/memoryd/src/cli.rs`) are the two callers; each wraps `DialError` in its own.
 
 use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType, UnixAddr};

@@ -2,25 +2,12 @@
 //! turns against llama.cpp on one worker thread, and writes every record to the session
 //! log before anyone is told it happened.
 
-pub(crate) mod allow;
 pub(crate) mod channel;
-pub(crate) mod compact;
 pub(crate) mod engine;
-pub(crate) mod forget;
 pub(crate) mod heartbeat;
-pub(crate) mod inbox;
-pub(crate) mod memory;
-pub(crate) mod open_session;
-pub(crate) mod prompt;
-pub(crate) mod prompts;
-pub(crate) mod recall;
-pub(crate) mod status;
-pub(crate) mod testhook;
-pub(crate) mod turn;
 pub(crate) mod worker;
 
-#[cfg(test)]
-mod tests_honcho;
+use conversation::{inbox, prompts, status, testhook};
 
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};

@@ -131,6 +131,7 @@ pub(super) const CRATES: &[&str] = &[
     "crates/tools",
     "crates/honcho",
     "crates/matrix",
+    "crates/conversation",
     "daemons/loopd",
     "daemons/memoryd",
 ];

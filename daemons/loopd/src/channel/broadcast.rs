@@ -5,7 +5,7 @@
 //! their input are left out: they are scripts waiting for the replies to the lines they
 //! sent, and an extra block would break their pairing of lines and blocks.
 //!
-//! A message that reached no client waits in the inbox (`crate::inbox`) and is handed to
+//! A message that reached no client waits in the inbox (`conversation::inbox`) and is handed to
 //! `notify.command` once; the next connection to its session gets it after its first
 //! reply block, with a `· ` line saying where it comes from.
 //!
@@ -18,10 +18,10 @@ use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
 use crate::heartbeat::hours;
-use crate::inbox::notify::Runner;
-use crate::inbox::{Inbox, Kind, Message, Piece};
 use crate::worker::Job;
 use chrono::{DateTime, Local, Utc};
+use conversation::inbox::notify::Runner;
+use conversation::inbox::{Inbox, Kind, Message, Piece};
 use plumbing::{ConnId, Outbox};
 use proto::{DataClass, SessionId};
 use remind::{self, clock};

@@ -2,7 +2,7 @@
 //! command or the words of what is wrong with it, and the help text. The two commands
 //! that ask other servers run in `probes`.
 
-use crate::forget::Ask;
+use conversation::forget::Ask;
 use proto::SessionId;
 
 /// A command whose arguments are well formed.

@@ -15,9 +15,9 @@ pub mod work;
 #[cfg(test)]
 mod tests;
 
-use crate::status::Board;
 use crate::worker::{Event, Job, JobId};
 use commands::Command;
+use conversation::status::Board;
 use lines::{Framer, LineEvent};
 use plumbing::{ConnId, Outbox, Peer, Service};
 use proto::config::Config;
@@ -529,7 +529,7 @@ impl<W: Work> Service for Channel<W> {
     fn reload(&mut self) -> Result<(), String> {
         let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
             .map_err(|e| e.to_string())?;
-        crate::prompts::check(&cfg).map_err(|e| e.to_string())?;
+        conversation::prompts::check(&cfg).map_err(|e| e.to_string())?;
         SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
         let cfg = Arc::new(cfg);
         if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {

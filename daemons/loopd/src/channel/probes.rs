@@ -7,8 +7,8 @@
 //! so nothing a hit holds can pass for a header, an activity line or an error
 //! (docs/channel.md, 'Quoted text').
 
-use crate::status::{context_text, Board, SessionView};
 use crate::worker::{Event, Failure, JobId, Notifier, Reply};
+use conversation::status::{context_text, Board, SessionView};
 use llama::Client;
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
@@ -92,7 +92,7 @@ fn session_lines(view: Option<SessionView>, n_ctx: u64) -> String {
 
 /// `/status`'s last line: memoryd at `socket`, asked how much it holds.
 fn memoryd_line(socket: &std::path::Path) -> String {
-    match crate::memory::status(socket) {
+    match conversation::memory::status(socket) {
         Ok(s) => format!(
             "memoryd: reachable at {} ({} logs, {} rows; {})",
             socket.display(),
@@ -100,7 +100,7 @@ fn memoryd_line(socket: &std::path::Path) -> String {
             s.rows,
             backfill_text(&s)
         ),
-        Err(crate::memory::MemoryError::Refused(m)) => {
+        Err(conversation::memory::MemoryError::Refused(m)) => {
             format!("memoryd: reachable at {}, but: {m}", socket.display())
         }
         Err(e) => format!("memoryd: unreachable: {e}"),
@@ -113,7 +113,7 @@ pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     let events = notify.clone();
     spawn(notify, id, move || {
-        let hits = crate::memory::recall(&memory, &query).map_err(Failure::Memory)?;
+        let hits = conversation::memory::recall(&memory, &query).map_err(Failure::Memory)?;
         let (shown, rest) = shown(hits, &query, memory.hit_chars as usize);
         for hit in shown {
             events.send(Event::HitHeader {

@@ -4,8 +4,8 @@
 
 use super::work::{Probe, Work};
 use super::{Channel, MAX_PENDING_LINES};
-use crate::status::Board;
 use crate::worker::{Event, Job, JobId};
+use conversation::status::Board;
 use plumbing::{Asked, ConnId, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::SessionId;
@@ -58,7 +58,7 @@ fn peer() -> Peer {
 fn mail() -> super::broadcast::Mail {
     let dir = tempfile::tempdir().unwrap().keep();
     let book = remind::Book::load(&dir).unwrap();
-    let inbox = crate::inbox::Inbox::load(&dir).unwrap();
+    let inbox = conversation::inbox::Inbox::load(&dir).unwrap();
     super::broadcast::Mail::new(remind::Shared::new(book, None), inbox)
 }
 
@@ -369,10 +369,10 @@ fn a_failed_job_is_written_with_the_error_prefix_once_by_the_channel() {
 
 /// A message in the inbox of `main`, as one that reached nobody leaves it.
 fn waiting(rig: &mut Rig, text: &str) {
-    let pieces = vec![crate::inbox::Piece::Text(text.into())];
+    let pieces = vec![conversation::inbox::Piece::Text(text.into())];
     let (_, saved) = rig.ch.mail.inbox.add(
         "main",
-        crate::inbox::Kind::Heartbeat,
+        conversation::inbox::Kind::Heartbeat,
         pieces,
         proto::DataClass::Private,
         false,

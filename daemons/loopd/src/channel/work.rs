@@ -6,8 +6,8 @@
 //! (`channel/tests.rs` records the jobs instead of running them).
 
 use super::probes;
-use crate::status::Board;
 use crate::worker::{Job, JobId, Notifier, Worker};
+use conversation::status::Board;
 use proto::config::Config;
 use proto::SessionId;
 

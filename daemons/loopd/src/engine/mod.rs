@@ -13,11 +13,11 @@
 pub mod keeper;
 mod slots;
 
-use crate::compact::finish::{finish, Finished, Progress, Quiet};
-use crate::compact::{note, CompactError, Compacted};
-use crate::open_session::Session;
-use crate::prompt::TurnCtx;
-use crate::turn::{run_turn, Sink, TurnDone, TurnError};
+use conversation::compact::finish::{finish, Finished, Progress, Quiet};
+use conversation::compact::{note, CompactError, Compacted};
+use conversation::open_session::Session;
+use conversation::prompt::TurnCtx;
+use conversation::turn::{run_turn, Sink, TurnDone, TurnError};
 use keeper::ledger::Ledger;
 use keeper::{Keeper, TurnEnd};
 use llama::{Client, ModelServer};
@@ -168,7 +168,7 @@ impl Engine {
 
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
     /// saved, for `/status`.
-    pub fn save_idle(&mut self) -> Option<crate::status::SlotSave> {
+    pub fn save_idle(&mut self) -> Option<conversation::status::SlotSave> {
         let actions = self.keeper.save(&self.world.cfg);
         slots::perform(&mut self.keeper, &self.world, actions).saved
     }
@@ -226,7 +226,7 @@ impl Engine {
 
     /// Tells memoryd the session's log grew; a turn that failed still wrote records.
     pub fn nudge(&self, session: &Session) {
-        crate::memory::nudge(
+        conversation::memory::nudge(
             self.world.cfg.memory.socket.clone(),
             session.id().to_string(),
         );
@@ -236,23 +236,23 @@ impl Engine {
     pub fn compact(&mut self, session: &mut Session) -> Result<Compacted, CompactError> {
         let from = session.epoch();
         let ctx = self.world.ctx();
-        let result = crate::compact::compact_or_note(&ctx, session, Reason::Manual);
+        let result = conversation::compact::compact_or_note(&ctx, session, Reason::Manual);
         self.compacted(session, from, result.as_ref().ok());
         result
     }
 
     /// `/allow N`: the URL the label policy refused for call `call`, fetched as the
-    /// owner's (`crate::allow`). It calls no model, so the slot is untouched.
+    /// owner's (`conversation::allow`). It calls no model, so the slot is untouched.
     pub fn allow(
         &mut self,
         session: &mut Session,
         call: u64,
         sink: &mut dyn Sink,
-    ) -> Result<String, crate::allow::AllowError> {
-        crate::allow::run(&self.world.ctx(), session, call, sink)
+    ) -> Result<String, conversation::allow::AllowError> {
+        conversation::allow::run(&self.world.ctx(), session, call, sink)
     }
 
-    /// A forget rewrote the logs or heads of `epochs` of `session` (`crate::forget`):
+    /// A forget rewrote the logs or heads of `epochs` of `session` (`conversation::forget`):
     /// the slots that may hold the text are erased and the saved files of those epochs
     /// emptied, so the next turn reads its prompt from the rewritten files. Returns what
     /// was done to the slots, in words.

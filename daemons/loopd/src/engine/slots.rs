@@ -6,7 +6,7 @@
 
 use super::keeper::{Keeper, SlotAction, SlotActions};
 use super::{check_tools, World};
-use crate::status::SlotSave;
+use conversation::status::SlotSave;
 use llama::slots::SlotError;
 use std::collections::VecDeque;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

@@ -257,7 +257,7 @@ fn rig_with(edit: impl FnOnce(&mut Config)) -> Rig {
 fn session(sessions_dir: &Path) -> Session {
     let id = proto::SessionId::parse("main").unwrap();
     Session::open_or_create(sessions_dir, &id, || {
-        Ok(crate::open_session::Frozen {
+        Ok(conversation::open_session::Frozen {
             system: "You are terse.".into(),
             tools: tools::schemas(),
         })
@@ -434,7 +434,7 @@ fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logge
         client: &rig.script,
         reminders: None,
     };
-    crate::compact::tool_summaries::make(&ctx, &mut rig.session).unwrap();
+    conversation::compact::tool_summaries::make(&ctx, &mut rig.session).unwrap();
     let logged = rig
         .session
         .records()

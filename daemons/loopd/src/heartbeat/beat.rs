@@ -7,9 +7,9 @@
 
 use super::ack;
 use crate::engine::Engine;
-use crate::open_session::Session;
-use crate::prompts::{self, Prompt};
-use crate::turn::Sink;
+use conversation::open_session::Session;
+use conversation::prompts::{self, Prompt};
+use conversation::turn::Sink;
 use proto::{DataClass, Origin, SessionId};
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ pub const MAX_BEAT_REPLY: usize = crate::HARD_OUTPUT / 8;
 
 /// One piece of a turn's visible output, as the turn streamed it: the inbox's piece, so
 /// news nobody was there to read waits in the same shape it would have been shown.
-pub use crate::inbox::Piece;
+pub use conversation::inbox::Piece;
 
 /// What a heartbeat has to say, unrendered: its pieces in order, at most
 /// `MAX_BEAT_REPLY + 1` bytes of them.

@@ -4,11 +4,11 @@
 //! `/forget` that cannot be done) are words composed where the rule is, and travel as
 //! such.
 
-use crate::compact::CompactError;
 use crate::engine::EngineError;
-use crate::forget::ForgetError;
-use crate::memory::MemoryError;
-use crate::open_session::SessionError;
+use conversation::compact::CompactError;
+use conversation::forget::ForgetError;
+use conversation::memory::MemoryError;
+use conversation::open_session::SessionError;
 use proto::SessionId;
 use std::fmt;
 

@@ -1,17 +1,17 @@
 //! `/forget` on the worker (docs/forgetting.md): the list a query finds, kept per session
 //! until the owner picks from it, and a removal carried through every place that holds
-//! the text — the files (`crate::forget`), the open session reloaded from them, the
+//! the text — the files (`conversation::forget`), the open session reloaded from them, the
 //! slots (`Engine::forget`), memoryd, and Honcho's hook — then logged as a `note` and
 //! answered with what was removed where. At start, a removal a crash cut short is
 //! finished from its plan the same way.
 
 use super::forget_honcho;
 use super::{Failure, JobId, Reply, State};
-use crate::forget::find::{find_all, Found, Place};
-use crate::forget::plan::{self, Plan};
-use crate::forget::{apply, Ask};
-use crate::status::SessionView;
-use crate::testhook::abort_at;
+use conversation::forget::find::{find_all, Found, Place};
+use conversation::forget::plan::{self, Plan};
+use conversation::forget::{apply, Ask};
+use conversation::status::SessionView;
+use conversation::testhook::abort_at;
 use honcho::derived::Derived;
 use honcho::pause::Paused;
 use honcho::Reporter;
@@ -385,7 +385,7 @@ fn memoryd_forget(cfg: &proto::config::Config, session: &SessionId, epochs: &[u6
             epoch,
         })
         .collect();
-    match crate::memory::forget(&cfg.memory.socket, logs) {
+    match conversation::memory::forget(&cfg.memory.socket, logs) {
         Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
         Err(e) => {
             plumbing::warn!("session {session}: forget: memoryd: {e}");
@@ -588,7 +588,7 @@ fn excerpt(text: &str, query: &str) -> String {
 
 fn forget_failed(
     session: &SessionId,
-    error: crate::forget::ForgetError,
+    error: conversation::forget::ForgetError,
     part_way: bool,
 ) -> Failure {
     Failure::Forget {

@@ -2,10 +2,10 @@
 
 use super::report::EventSink;
 use super::{Failure, JobId, Reply, State};
-use crate::allow::AllowError;
 use crate::engine::Engine;
-use crate::open_session::Session;
-use crate::status::SessionView;
+use conversation::allow::AllowError;
+use conversation::open_session::Session;
+use conversation::status::SessionView;
 use proto::SessionId;
 
 impl State {

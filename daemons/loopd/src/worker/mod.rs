@@ -15,9 +15,9 @@ mod jobs;
 mod report;
 
 use crate::engine::Engine;
-use crate::open_session::{Frozen, Session, SessionError};
-use crate::prompts::{self, Prompt, PromptError};
-use crate::status::{Board, SessionView};
+use conversation::open_session::{Frozen, Session, SessionError};
+use conversation::prompts::{self, Prompt, PromptError};
+use conversation::status::{Board, SessionView};
 use mio::Waker;
 use proto::config::Config;
 use proto::{Origin, SessionId};
@@ -55,7 +55,7 @@ pub enum Job {
     Open { id: JobId, session: SessionId },
     /// `/compact`: start a new epoch of `session` now.
     Compact { id: JobId, session: SessionId },
-    /// `/allow N`: fetch the URL the label policy refused for call `call` (`crate::allow`).
+    /// `/allow N`: fetch the URL the label policy refused for call `call` (`conversation::allow`).
     Allow {
         id: JobId,
         session: SessionId,
@@ -66,7 +66,7 @@ pub enum Job {
     Forget {
         id: JobId,
         session: SessionId,
-        ask: crate::forget::Ask,
+        ask: conversation::forget::Ask,
     },
     /// A reloaded configuration, used from the next job on: the channel's own `Arc`,
     /// shared, not copied.
@@ -222,7 +222,7 @@ fn run(
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
-    let honcho = honcho::Reporter::start(&cfg, crate::forget::plan::pending);
+    let honcho = honcho::Reporter::start(&cfg, conversation::forget::plan::pending);
     if honcho.is_some() {
         plumbing::info!("honcho: reporting finished turns to {}", cfg.honcho.url);
     }
@@ -362,7 +362,7 @@ impl State {
         if let Some(old) = self.honcho.take() {
             old.stop();
         }
-        self.honcho = honcho::Reporter::start(cfg, crate::forget::plan::pending);
+        self.honcho = honcho::Reporter::start(cfg, conversation::forget::plan::pending);
         self.board
             .set_honcho(self.honcho.as_ref().map(honcho::Reporter::status));
         match &self.honcho {

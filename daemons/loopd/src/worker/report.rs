@@ -3,15 +3,15 @@
 //! and last reply text of a finished turn (`done_line`).
 
 use super::{Event, Failure, JobId, Notifier, Reply};
-use crate::compact::finish::Progress;
 use crate::engine::EngineError;
-use crate::turn::Sink;
+use conversation::compact::finish::Progress;
+use conversation::turn::Sink;
 use proto::SessionId;
 
 /// The log line of a finished turn, and the reply's last text (empty, or the error).
 pub(super) fn done_line(
     session_id: &SessionId,
-    outcome: Result<crate::turn::TurnDone, EngineError>,
+    outcome: Result<conversation::turn::TurnDone, EngineError>,
     secs: f64,
 ) -> Reply {
     match outcome {
@@ -46,7 +46,7 @@ pub(super) fn done_line(
 /// Tells the poll loop what after-turn step the next job waits for.
 pub(super) struct Waiting<'a> {
     pub(super) notify: &'a Notifier,
-    pub(super) board: &'a crate::status::Board,
+    pub(super) board: &'a conversation::status::Board,
     pub(super) said: bool,
 }
 

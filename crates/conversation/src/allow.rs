@@ -1,0 +1,285 @@
+//! `/allow N` (docs/labels.md, 'Refusals and `/allow N`'): the owner fetches a URL the label policy
+//! refused, as if they had sent it themselves, or sets a reminder the model asked for
+//! while the context was untrusted. Only the channel's owner line reaches here; the model
+//! cannot issue it (its text never becomes a command), and `N` must be a refused
+//! `http_fetch` or held `remind` call of the current epoch of this same session, allowed
+//! at most once.
+//!
+//! `N` is loopd's own number for the call, and the decision is the `refused` record loopd
+//! wrote when it refused that call: for a fetch it holds the URL exactly as the owner's
+//! `· ` line showed it; for a held `remind` call (its `tool_result` names the tool) the
+//! reminder is read again from the call in loopd's `assistant` record, its WHEN against
+//! that record's time. Never from any text a tool returned, nor from a note's wording.
+//! What is fetched or set is what was shown. An `allowed` record makes a second
+//! `/allow N` an error. Logs written before these records existed hold the same decisions
+//! as notes; `old_notes` is the one reader of those.
+//!
+//! What the log gets for a fetch, so the model reads the result with the owner's next line: an
+//! `assistant` record whose one tool call (id `allow-N`) is the fetch of exactly that
+//! URL, then its `tool_result` (public, untrusted, like every fetched page), then a
+//! `note` saying the owner allowed it. Replay then shows the model a call and its result,
+//! the shape every chat template knows, before the owner's next message.
+
+use crate::open_session::{Session, SessionError};
+use crate::prompt::TurnCtx;
+use crate::turn::tools_run;
+use crate::turn::Sink;
+use proto::time::now_rfc3339;
+use proto::{Record, ToolCall};
+use remind::{self, By};
+use tools::{self, guard, HTTP_FETCH};
+
+/// The tool call id of the fetch `/allow N` makes.
+pub(crate) fn allow_call_id(call: u64) -> String {
+    format!("allow-{call}")
+}
+
+/// The start of the `note` saying the owner allowed call N, which also makes a second
+/// `/allow N` an error.
+fn allowed_note_prefix(call: u64) -> String {
+    format!("the owner allowed call {call} (/allow {call})")
+}
+
+/// Why `/allow N` fetched nothing and set nothing.
+#[derive(Debug)]
+pub enum AllowError {
+    /// The log could not be written.
+    Session(SessionError),
+    /// Call N cannot be allowed; the rule's words for the owner (docs/labels.md,
+    /// 'Refusals and `/allow N`').
+    Denied(String),
+    /// The held reminder could not go into the book (it is full, or cannot be written).
+    Reminders(remind::BookError),
+}
+
+impl From<SessionError> for AllowError {
+    fn from(e: SessionError) -> AllowError {
+        AllowError::Session(e)
+    }
+}
+
+/// Logs that the owner allowed call `call`: the `allowed` record `/allow` reads, then a
+/// `note` saying what it did, for the owner to read later.
+fn allowed(session: &mut Session, call: u64, what: &str) -> Result<(), SessionError> {
+    session.append(Record::Allowed {
+        time: now_rfc3339(),
+        call,
+    })?;
+    session.append(Record::Note {
+        time: now_rfc3339(),
+        text: format!("{}: {what}", allowed_note_prefix(call)),
+    })
+}
+
+/// Runs `/allow call` in `session`: the reply, or why nothing was done.
+pub fn run(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    call: u64,
+    sink: &mut dyn Sink,
+) -> Result<String, AllowError> {
+    let url = match refused(session, call).map_err(AllowError::Denied)? {
+        Held::Fetch(url) => url,
+        Held::Reminder(ask) => return set_held(ctx, session, call, ask.due, &ask.text),
+    };
+    let (cfg, llama) = (ctx.cfg, ctx.client);
+    let arguments = serde_json::json!({ "url": url }).to_string();
+    let fetch = ToolCall {
+        id: allow_call_id(call),
+        name: HTTP_FETCH.into(),
+        arguments,
+    };
+    sink.activity(&format!(
+        "{} (allowed by the owner: /allow {call})",
+        crate::turn::tools_run::activity_line(&fetch)
+    ));
+    let number = session.take_call();
+    session.append(Record::Assistant {
+        cut: false,
+        time: now_rfc3339(),
+        content: None,
+        tool_calls: vec![fetch.clone()],
+    })?;
+    let output = tools::run_local(HTTP_FETCH, &fetch.arguments, &cfg.tools);
+    let content = llama::tokenize::neutralise_for_model(llama, &output.content);
+    // The fetch says whether it failed; a page that begins `error: ` is still a page.
+    let failed = output.failed;
+    let chars = content.chars().count();
+    session.append(Record::ToolResult {
+        time: now_rfc3339(),
+        call: number,
+        tool_call_id: fetch.id.clone(),
+        name: HTTP_FETCH.into(),
+        content,
+        class: output.label.class,
+        untrusted: output.label.untrusted,
+    })?;
+    allowed(session, call, &format!("fetched {url} as call {number}"))?;
+    let reply = if failed {
+        format!("fetched {url}, which failed; the assistant reads the error with your next message")
+    } else {
+        format!("fetched {url} ({chars} characters); the assistant reads it with your next message")
+    };
+    Ok(reply)
+}
+
+/// Sets the reminder the model asked for in call `call`, now that the owner allowed it.
+fn set_held(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    call: u64,
+    due: chrono::DateTime<chrono::Utc>,
+    text: &str,
+) -> Result<String, AllowError> {
+    let Some(book) = ctx.reminders else {
+        return Err(AllowError::Denied("reminders cannot be set here".into()));
+    };
+    let class = session.label(ctx.cfg.channel.owner_class).class;
+    let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
+    let reminder = set.map_err(AllowError::Reminders)?;
+    book.changed();
+    allowed(session, call, &remind::set_note(&reminder))?;
+    Ok(format!(
+        "reminder {} set for {}: {}",
+        reminder.n,
+        remind::shown(reminder.due_at()),
+        reminder.text
+    ))
+}
+
+/// What refused call `call` held for the owner.
+enum Held {
+    /// A fetch of this URL, exactly as shown.
+    Fetch(String),
+    /// A reminder the model asked for.
+    Reminder(tools::remind::Ask),
+}
+
+/// What `/allow call` may do, or why it cannot: read from the `refused` and `allowed`
+/// records, and for a held reminder from the call itself (docs/labels.md, 'Refusals and
+/// `/allow N`').
+fn refused(session: &Session, call: u64) -> Result<Held, String> {
+    let records = session.records();
+    let mut refused = None;
+    for r in records {
+        if let Record::Allowed { call: c, .. } = r {
+            if *c == call {
+                return Err(format!("call {call} was already allowed"));
+            }
+        }
+        if let Record::Refused {
+            call: c,
+            url,
+            reason,
+            offered,
+            ..
+        } = r
+        {
+            if *c == call {
+                refused.get_or_insert((url.as_str(), reason.as_str(), *offered));
+            }
+        }
+    }
+    let (url, reason, offered) = match refused {
+        Some(found) => found,
+        None => return old_notes::refused(session, call),
+    };
+    if !offered {
+        // A refusal not offered for `/allow` says why first, before its `; `.
+        let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
+        return Err(format!("call {call} was {why}"));
+    }
+    // The tool the call named, from its `tool_result`: a held reminder has no url.
+    let result = records.iter().enumerate().find_map(|(at, r)| {
+        if let Record::ToolResult {
+            call: c,
+            name,
+            tool_call_id,
+            ..
+        } = r
+        {
+            (*c == call).then_some((at, name, tool_call_id))
+        } else {
+            None
+        }
+    });
+    if let Some((at, name, id)) = result {
+        if name == tools::REMIND {
+            return tools_run::held_ask(records, at, id)
+                .map(Held::Reminder)
+                .map_err(|e| format!("call {call} holds no reminder that can be set: {e}"));
+        }
+    }
+    checked(call, url).map(Held::Fetch)
+}
+
+/// The URL of a refusal, checked again: no record of an older loopd, nor a hand-edited
+/// log, can make `/allow` fetch a URL that is not exactly its own normal form.
+fn checked(call: u64, url: &str) -> Result<String, String> {
+    match guard::offer(url) {
+        guard::Offer::Allow(normal) if normal == url => Ok(normal),
+        _ => Err(format!(
+            "call {call} has no url that can be fetched as shown"
+        )),
+    }
+}
+
+/// Logs written before `refused` and `allowed` records existed, or before a held reminder
+/// had its `refused` record: the same decisions, read from the wording of the notes those
+/// versions wrote (docs/labels.md, 'Refusals and `/allow N`'). The only place a note's wording decides
+/// anything, and only where no record does.
+mod old_notes {
+    use super::{allowed_note_prefix, checked, Held, HTTP_FETCH};
+    use crate::open_session::Session;
+    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
+    use proto::Record;
+
+    pub fn refused(session: &Session, call: u64) -> Result<Held, String> {
+        let notes = session.records().iter().filter_map(|r| {
+            if let Record::Note { text, .. } = r {
+                Some(text.as_str())
+            } else {
+                None
+            }
+        });
+        let refused_prefix = refusal_note_prefix(call);
+        let allowed_prefix = allowed_note_prefix(call);
+        let mut refusal = None;
+        for text in notes {
+            if text.starts_with(&allowed_prefix) {
+                return Err(format!("call {call} was already allowed"));
+            }
+            if let Some(rest) = text.strip_prefix(&refused_prefix) {
+                refusal.get_or_insert(rest);
+            }
+        }
+        let Some(rest) = refusal else {
+            return Err(format!(
+                "no refused {HTTP_FETCH} or remind call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
+                session.epoch(),
+                session.id()
+            ));
+        };
+        if let Some(held) = rest.strip_prefix(&remind::held_note_prefix(call)) {
+            return reminder(held)
+                .map(Held::Reminder)
+                .ok_or_else(|| format!("call {call} holds no reminder that can be set"));
+        }
+        let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
+            let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
+            return Err(format!("call {call} was {why}"));
+        };
+        // The shown URL is printable ASCII: it ends at the first space.
+        checked(call, shown.split(' ').next().unwrap_or_default()).map(Held::Fetch)
+    }
+
+    /// A held reminder's note after its prefix: the due time (RFC 3339), `: `, the text.
+    fn reminder(held: &str) -> Option<tools::remind::Ask> {
+        let (due, text) = held.split_once(": ")?;
+        let due = chrono::DateTime::parse_from_rfc3339(due).ok()?;
+        Some(tools::remind::Ask {
+            due: due.with_timezone(&chrono::Utc),
+            text: text.to_string(),
+        })
+    }
+}

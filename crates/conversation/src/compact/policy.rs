@@ -1,0 +1,211 @@
+//! The pure rules of compaction: when it is due, the fallback summary, and the label a
+//! new epoch carries. No I/O, so the pinned numbers (docs/turn.md, 'Compaction') are unit
+//! tests.
+
+use crate::prompt::cap_chars_from_end;
+use proto::Record;
+
+/// Words in a run that, seen again and again, mark a summary as a loop: long enough that
+/// plain prose ("the owner said that") does not repeat them by chance.
+pub(crate) const LOOP_RUN: usize = 6;
+
+/// The share of a summary's word runs that may be repeats before it counts as the model
+/// repeating itself. A small model's loop repeats nearly all of them (a sentence over and
+/// over); a real summary, almost none.
+pub(crate) const LOOP_SHARE: f64 = 0.25;
+
+/// Whether `text` repeats itself: more than `LOOP_SHARE` of its runs of `LOOP_RUN` words
+/// occur earlier in it too. A summary like that lost the conversation it stands for
+/// (docs/turn.md, "A summary that lost the conversation").
+pub(crate) fn repeats(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // Too short to loop: fewer than four runs' worth of words.
+    if words.len() < LOOP_RUN * 4 {
+        return false;
+    }
+    let runs: Vec<&[String]> = words.windows(LOOP_RUN).collect();
+    let mut seen = std::collections::HashSet::new();
+    let repeated = runs.iter().filter(|run| !seen.insert(**run)).count();
+    repeated as f64 > LOOP_SHARE * runs.len() as f64
+}
+
+/// True when the epoch's last usage filled at least `threshold` of the slot's context:
+/// `cache_n + prompt_n >= threshold × n_ctx`. The add saturates so absurd counts from a
+/// server cannot wrap around to "not due", and the comparison is in f64 so that
+/// 0.85 × 262144 = 222822.4 makes 222822 not due and 222823 due.
+pub fn due(cache_n: u64, prompt_n: u64, threshold: f64, n_ctx: u64) -> bool {
+    cache_n.saturating_add(prompt_n) as f64 >= threshold * n_ctx as f64
+}
+
+/// Where an epoch stands against the compaction threshold after a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// Below the threshold, or no completion yet this epoch.
+    Room,
+    /// At or above it: compact.
+    Due,
+    /// At or above it, but a carried epoch that was already over the threshold at its
+    /// first completion. Compacting it again would summarise little more than the
+    /// summary it started from (a summary of a summary drifts and loses what matters),
+    /// so it is left to fill; a `SessionFull` still compacts it.
+    OverFromStart,
+}
+
+/// Where the epoch holding `records` stands: `due` on its last `usage`, and the first
+/// `usage` to tell a carried epoch that started over the threshold apart.
+pub(crate) fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fill {
+    let mut usages = records.iter().filter_map(|r| match r {
+        Record::Usage { tokens, .. } => {
+            Some(due(tokens.cache_n, tokens.prompt_n, threshold, n_ctx))
+        }
+        Record::User { .. }
+        | Record::Assistant { .. }
+        | Record::ToolResult { .. }
+        | Record::ToolSummary { .. }
+        | Record::Memory { .. }
+        | Record::Note { .. }
+        | Record::Forgotten { .. }
+        | Record::Refused { .. }
+        | Record::Allowed { .. } => None,
+    });
+    let Some(first) = usages.next() else {
+        return Fill::Room;
+    };
+    let last = usages.next_back().unwrap_or(first);
+    match (last, carried && first) {
+        (false, _) => Fill::Room,
+        (true, true) => Fill::OverFromStart,
+        (true, false) => Fill::Due,
+    }
+}
+
+/// The summary used when the model cannot write one because the summary call itself is
+/// context-full: the epoch's user texts in order (newest last), joined by a blank line;
+/// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
+/// character boundary) so that the newest is kept (docs/turn.md).
+pub(crate) fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
+    let texts: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::User { content, .. } => Some(content.as_str()),
+            Record::Assistant { .. }
+            | Record::ToolResult { .. }
+            | Record::ToolSummary { .. }
+            | Record::Usage { .. }
+            | Record::Memory { .. }
+            | Record::Note { .. }
+            | Record::Forgotten { .. }
+            | Record::Refused { .. }
+            | Record::Allowed { .. } => None,
+        })
+        .collect();
+    cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::record::context_label;
+    use proto::test_records::{note, tool_result, usage, user};
+    use proto::{DataClass, Label};
+
+    #[test]
+    fn due_at_850_of_1000_not_at_849() {
+        assert!(!due(800, 49, 0.85, 1000));
+        assert!(due(800, 50, 0.85, 1000));
+    }
+
+    #[test]
+    fn due_at_222823_of_262144_not_at_222822() {
+        assert!(!due(222_000, 822, 0.85, 262_144));
+        assert!(due(222_000, 823, 0.85, 262_144));
+    }
+
+    #[test]
+    fn threshold_one_is_the_whole_window() {
+        assert!(!due(1000, 1047, 1.0, 2048));
+        assert!(due(1000, 1048, 1.0, 2048));
+    }
+
+    #[test]
+    fn counts_that_would_overflow_saturate_to_due() {
+        assert!(due(u64::MAX, u64::MAX, 0.85, 262_144));
+    }
+
+    #[test]
+    fn fill_goes_by_the_last_usage() {
+        let recs = [usage(900, 0, 9), user("u"), usage(800, 49, 9)];
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Room);
+        let recs = [usage(10, 0, 9), user("u"), usage(800, 50, 9)];
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::Due);
+        assert_eq!(fill(&[user("u")], true, 0.85, 1000), Fill::Room);
+    }
+
+    #[test]
+    fn a_carried_epoch_over_the_threshold_from_its_first_completion_is_not_compacted_again() {
+        let recs = [user("u"), usage(850, 0, 9)];
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
+        let recs = [usage(850, 0, 9), user("u"), usage(900, 10, 9)];
+        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
+        // Epoch 0 has no summary to summarise again: it compacts.
+        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
+    }
+
+    #[test]
+    fn fallback_is_user_texts_newest_last_joined_by_a_blank_line() {
+        let records = [
+            user("first"),
+            note("skip me"),
+            user("second"),
+            user("third"),
+        ];
+        assert_eq!(fallback_summary(&records, 100), "first\n\nsecond\n\nthird");
+    }
+
+    #[test]
+    fn fallback_cap_is_in_characters_on_a_boundary_and_keeps_the_newest() {
+        let records = [user("héllo"), user("wörld")];
+        assert_eq!(fallback_summary(&records, 2), "ld");
+        assert_eq!(fallback_summary(&records, 8), "o\n\nwörld");
+        assert_eq!(fallback_summary(&records, 12), "héllo\n\nwörld");
+        assert_eq!(fallback_summary(&records, 0), "");
+    }
+
+    #[test]
+    fn fallback_over_the_cap_cuts_the_oldest_text_not_the_newest() {
+        let old = "o".repeat(50);
+        let records = [user(&old), user("the newest question")];
+        let kept = fallback_summary(&records, 30);
+        assert!(kept.ends_with("the newest question"), "{kept:?}");
+        assert_eq!(kept.chars().count(), 30);
+    }
+
+    #[test]
+    fn no_users_give_an_empty_fallback() {
+        assert_eq!(fallback_summary(&[note("n")], 100), "");
+        assert_eq!(fallback_summary(&[], 100), "");
+    }
+
+    #[test]
+    fn the_context_label_joins_the_carry_and_every_record() {
+        let secret = tool_result(1, "read_file", "x", DataClass::Secret, false);
+        let carry = Label::new(DataClass::Public, true);
+        assert_eq!(
+            context_label(carry, &[user("u"), secret], DataClass::Public),
+            Label::new(DataClass::Secret, true)
+        );
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Public),
+            Label::PUBLIC
+        );
+        assert_eq!(
+            context_label(Label::PUBLIC, &[user("u")], DataClass::Private),
+            Label::new(DataClass::Private, false)
+        );
+    }
+}

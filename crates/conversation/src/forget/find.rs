@@ -1,0 +1,225 @@
+//! Finding what `/forget QUERY` lists: every record of every epoch log of every session
+//! on the box and every carried summary that holds the query's words and quoted phrases
+//! as whole words, in any case (`proto::query`, the rule Honcho's side keeps too), in
+//! every field and form a record carries it (docs/forgetting.md),
+//! session by session in the order they were written. A literal match, not recall's ranking: what must go is
+//! every copy of the words, and a record that only resembles them is not a copy; recall
+//! also answers with text, not with the log and line a removal has to rewrite.
+
+use super::ForgetError;
+use proto::head::log_file_name;
+use proto::{DataClass, Label, Record, SessionId};
+use sessions::lines::{Line, LineReader};
+use std::path::Path;
+
+/// Where a found text lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Line `line` (counted from 0) of epoch `epoch`'s log.
+    Record { epoch: u64, line: u64 },
+    /// The carried summary in epoch `epoch`'s head.
+    Carry { epoch: u64 },
+}
+
+/// One record or carry holding the query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The session whose files hold it.
+    pub session: String,
+    pub place: Place,
+    /// The record's `type`, or `carry`.
+    pub kind: &'static str,
+    pub time: String,
+    /// The whole text, as the owner reads it in the list.
+    pub text: String,
+    /// For a record: where its line starts in the log as found, and its length with its
+    /// newline (0 and 0 for a carry). Honcho names a reported record by that offset, and
+    /// the Honcho reporter's cursor moves by the change of that length.
+    pub offset: u64,
+    pub len: u64,
+    /// The join of the record's own label and the context label it was read under (the
+    /// epoch's label up to and including it): what the `forgotten` record that replaces
+    /// it carries, so no label goes down (docs/forgetting.md, 'Labels'). A carry's is its
+    /// head's `carry_label`.
+    pub label: Label,
+    /// The record's call number, when it has one: the `forgotten` record keeps it so
+    /// numbers are never reused.
+    pub call: Option<u64>,
+}
+
+/// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
+/// any case (docs/forgetting.md, 'What a query matches').
+pub fn holds(text: &str, query: &str) -> bool {
+    proto::query::Query::parse(query).matches(text)
+}
+
+/// The texts a record carries: everything a removal must take with it, every field the
+/// owner could mean — a tool call's name, id and arguments, a result's `tool_call_id` and
+/// name. A `usage` and a `forgotten` record hold only numbers.
+pub(crate) fn texts(record: &Record) -> Vec<&str> {
+    match record {
+        Record::User { content, .. } | Record::Memory { content, .. } => vec![content.as_str()],
+        Record::ToolResult {
+            tool_call_id,
+            name,
+            content,
+            ..
+        } => vec![content.as_str(), tool_call_id.as_str(), name.as_str()],
+        Record::ToolSummary {
+            tool_call_id,
+            content,
+            ..
+        } => vec![content.as_str(), tool_call_id.as_str()],
+        Record::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => content
+            .iter()
+            .map(String::as_str)
+            .chain(
+                tool_calls
+                    .iter()
+                    .flat_map(|c| [c.name.as_str(), c.id.as_str(), c.arguments.as_str()]),
+            )
+            .collect(),
+        Record::Note { text, .. } => vec![text.as_str()],
+        // A refused URL may be the very text a page tried to carry out.
+        Record::Refused { url, reason, .. } => vec![url.as_str(), reason.as_str()],
+        Record::Usage { .. } | Record::Forgotten { .. } | Record::Allowed { .. } => Vec::new(),
+    }
+}
+
+/// The strings inside a tool call's `arguments` as the tool reads them: every key and
+/// string value of the JSON, its escapes (`\"`, `\\`, `\u00eb`) decoded. The model may
+/// write a text escaped; the owner types it plain. Arguments that are not JSON give none
+/// (their raw text is searched anyway).
+fn decoded_arguments(record: &Record) -> Vec<String> {
+    let Record::Assistant { tool_calls, .. } = record else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for call in tool_calls {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+            strings_of(&value, &mut out, 0);
+        }
+    }
+    out
+}
+
+/// How deep `strings_of` follows nested arguments: a model's tool arguments are a flat
+/// object or nearly; serde_json itself refuses nesting past 128.
+const MAX_ARGUMENT_DEPTH: usize = 128;
+
+fn strings_of(value: &serde_json::Value, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_ARGUMENT_DEPTH {
+        return;
+    }
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => {
+            for v in items {
+                strings_of(v, out, depth + 1);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                strings_of(v, out, depth + 1);
+            }
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+}
+
+/// Whether `record` holds `query` in any field, raw or decoded.
+pub(crate) fn record_holds(record: &Record, query: &str) -> bool {
+    texts(record).iter().any(|t| holds(t, query))
+        || decoded_arguments(record).iter().any(|t| holds(t, query))
+}
+
+/// Everything on the box under `sessions_dir` that holds `query`: every session, by name,
+/// each in the order written. The owner's words are labelled `owner_class`.
+pub fn find_all(
+    sessions_dir: &Path,
+    query: &str,
+    owner_class: DataClass,
+) -> Result<Vec<Found>, ForgetError> {
+    let entries = match std::fs::read_dir(sessions_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(super::io("list", sessions_dir)(e)),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| SessionId::parse(n).is_ok())
+        .collect();
+    names.sort();
+    let mut found = Vec::new();
+    for name in names {
+        found.extend(find(&sessions_dir.join(&name), query, owner_class)?);
+    }
+    Ok(found)
+}
+
+/// Everything in the session directory `dir` that holds `query`.
+pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found>, ForgetError> {
+    let session = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    let listing = sessions::epochs::list(dir)?;
+    for &epoch in &listing.heads {
+        let head = sessions::head::read(dir, epoch)?;
+        if let Some(carry) = head.carry.as_deref().filter(|c| holds(c, query)) {
+            found.push(Found {
+                session: session.clone(),
+                place: Place::Carry { epoch },
+                kind: "carry",
+                time: head.started.clone(),
+                text: carry.to_string(),
+                offset: 0,
+                len: 0,
+                label: head.carry_label,
+                call: None,
+            });
+        }
+        // Read as every reader of the logs reads them (`sessions::lines`): one bounded
+        // line at a time, never a torn tail.
+        let Some(mut reader) = LineReader::open(&dir.join(log_file_name(epoch)), 0, 0)? else {
+            continue;
+        };
+        // The epoch's context label as each record was read under it, by the one rule
+        // loopd and memoryd keep it by.
+        let mut rolling = head.carry_label;
+        loop {
+            let line = reader.lines();
+            let (at, len, record) = match reader.next_line() {
+                Ok(Line::Record { at, len, record }) => (at, len, record),
+                Ok(Line::Torn { .. } | Line::End) => break,
+                // A line that is not a record holds nothing the model or memoryd ever
+                // read; the reader has passed it.
+                Err(sessions::Error::BadLine { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            rolling = proto::record::context_label_after(rolling, &record, owner_class);
+            if record_holds(&record, query) {
+                found.push(Found {
+                    session: session.clone(),
+                    place: Place::Record { epoch, line },
+                    kind: record.kind(),
+                    time: record.time().to_string(),
+                    text: texts(&record).join("\n"),
+                    offset: at,
+                    len,
+                    label: rolling,
+                    call: record.call(),
+                });
+            }
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,290 @@
+//! An open session: what loopd holds in memory of a session it is working in
+//! (docs/sessions.md). `Session` is the current epoch — its head, its records, the
+//! context label they add up to — plus the append that puts a record on disk before
+//! anyone is told it happened. The files themselves (`<state_dir>/sessions/<id>/`: names,
+//! heads, the log, the torn-tail rule, atomic writes) are the `sessions` crate's, hence
+//! this module's name.
+
+use proto::head::{log_file_name, Head, Reason, SummarySource};
+use proto::{DataClass, Label, Record, SessionId, Tokens};
+use sessions::lines::{Line, LineReader};
+use sessions::log::LogFile;
+use sessions::{atomic, epochs};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why a session could not be opened, created or appended to. Each names the file.
+#[derive(Debug)]
+pub enum SessionError {
+    /// The session files: a directory, a head, the log.
+    Files(sessions::Error),
+    /// The session's directory could not be created.
+    Create { path: PathBuf, source: io::Error },
+    /// A prompt a new epoch freezes is missing or unreadable.
+    Prompt { path: PathBuf, source: io::Error },
+}
+
+impl From<sessions::Error> for SessionError {
+    fn from(e: sessions::Error) -> SessionError {
+        SessionError::Files(e)
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::Files(e) => e.fmt(f),
+            SessionError::Create { path, source } => {
+                write!(f, "create {}: {source}", path.display())
+            }
+            SessionError::Prompt { path, source } => {
+                write!(f, "prompt {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+/// What a new epoch freezes: the system prompt text and the tool schemas.
+pub struct Frozen {
+    pub system: String,
+    pub tools: serde_json::Value,
+}
+
+pub struct Session {
+    id: SessionId,
+    dir: PathBuf,
+    head: Head,
+    log: LogFile,
+    records: Vec<Record>,
+    /// The join of the head's carry label and every record label in the epoch but the
+    /// owner's words, whose class is the configuration's (`channel.owner_class`, which a
+    /// reload may change) and is joined in by [`Session::label`].
+    label: Label,
+    /// Whether the owner said anything in this epoch.
+    owner_spoke: bool,
+    /// The next tool call number: one more than any `call` in the session's logs.
+    next_call: u64,
+}
+
+impl Session {
+    pub(crate) fn dir_of(sessions_dir: &Path, id: &SessionId) -> PathBuf {
+        sessions_dir.join(id.as_str())
+    }
+
+    /// Opens the session's current epoch, or `None` when the session has no head yet.
+    pub fn open(sessions_dir: &Path, id: &SessionId) -> Result<Option<Session>, SessionError> {
+        let dir = Session::dir_of(sessions_dir, id);
+        let Some(epoch) = epochs::list(&dir)?.current() else {
+            return Ok(None);
+        };
+        let head = sessions::head::read(&dir, epoch)?;
+        let (log, records) = LogFile::open(&dir.join(log_file_name(epoch)))?;
+        let earlier = max_call_before(&dir, epoch);
+        Ok(Some(Session::assemble(
+            id.clone(),
+            dir,
+            head,
+            log,
+            records,
+            earlier,
+        )))
+    }
+
+    /// Opens the session, or creates it with epoch 0's head, freezing what `frozen`
+    /// returns, when it has never been used.
+    pub fn open_or_create(
+        sessions_dir: &Path,
+        id: &SessionId,
+        frozen: impl FnOnce() -> Result<Frozen, SessionError>,
+    ) -> Result<Session, SessionError> {
+        if let Some(session) = Session::open(sessions_dir, id)? {
+            return Ok(session);
+        }
+        let Frozen { system, tools } = frozen()?;
+        let dir = Session::dir_of(sessions_dir, id);
+        std::fs::create_dir_all(&dir).map_err(|source| SessionError::Create {
+            path: dir.clone(),
+            source,
+        })?;
+        // The new directories' own entries must be durable before anything inside them
+        // is: the session's in `sessions/`, and `sessions/` itself in the state directory
+        // when this is the first session ever.
+        atomic::sync_dir(sessions_dir)?;
+        if let Some(state_dir) = sessions_dir.parent() {
+            atomic::sync_dir(state_dir)?;
+        }
+        let head = epoch_zero(system, tools);
+        sessions::head::write(&dir, &head)?;
+        let (log, records) = LogFile::open(&dir.join(log_file_name(0)))?;
+        atomic::sync_dir(&dir)?;
+        plumbing::info!("session {id}: started epoch 0 in {}", dir.display());
+        Ok(Session::assemble(id.clone(), dir, head, log, records, 0))
+    }
+
+    fn assemble(
+        id: SessionId,
+        dir: PathBuf,
+        head: Head,
+        log: LogFile,
+        records: Vec<Record>,
+        earlier_max_call: u64,
+    ) -> Session {
+        // Counted with the owner's words public: they join in at `label`.
+        let label = proto::record::context_label(head.carry_label, &records, DataClass::Public);
+        let owner_spoke = records.iter().any(is_owners);
+        let max_call = records
+            .iter()
+            .filter_map(Record::call)
+            .fold(earlier_max_call, u64::max);
+        Session {
+            id,
+            dir,
+            head,
+            log,
+            records,
+            label,
+            owner_spoke,
+            next_call: max_call.saturating_add(1),
+        }
+    }
+
+    /// Makes the epoch whose head is now on disk the current one: `log` is its log, opened
+    /// (and so created) before the head was renamed into place, so that nothing after
+    /// that commit point can fail and leave memory on the old epoch while the disk is on
+    /// the new one. Call numbers go on from where they were.
+    pub(crate) fn enter(&mut self, head: Head, log: LogFile, records: Vec<Record>) {
+        let next_call = self.next_call;
+        let dir = std::mem::take(&mut self.dir);
+        *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
+        self.next_call = self.next_call.max(next_call);
+    }
+
+    /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
+    pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+        self.log.append(&record)?;
+        self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
+        self.owner_spoke |= is_owners(&record);
+        if let Some(call) = record.call() {
+            self.next_call = self.next_call.max(call.saturating_add(1));
+        }
+        self.records.push(record);
+        Ok(())
+    }
+
+    /// A fresh tool call number, unique in the session.
+    pub fn take_call(&mut self) -> u64 {
+        let call = self.next_call;
+        self.next_call = self.next_call.saturating_add(1);
+        call
+    }
+
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn head(&self) -> &Head {
+        &self.head
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.head.epoch
+    }
+
+    pub fn carry(&self) -> Option<&str> {
+        self.head.carry.as_deref()
+    }
+
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// The session's context label: what the model has seen this epoch, the owner's words
+    /// labelled `owner_class` (`channel.owner_class` as configured now, so a reload that
+    /// raises it raises the label of the open epoch too; docs/labels.md, 'The owner's
+    /// class').
+    pub fn label(&self, owner_class: DataClass) -> Label {
+        if self.owner_spoke {
+            self.label.join(Label::new(owner_class, false))
+        } else {
+            self.label
+        }
+    }
+
+    /// The token counts of the epoch's last `usage` record.
+    pub(crate) fn last_usage(&self) -> Option<Tokens> {
+        self.records.iter().rev().find_map(|r| match r {
+            Record::Usage { tokens, .. } => Some(*tokens),
+            _ => None,
+        })
+    }
+}
+
+/// Whether `record` is the owner's words, whose label is `channel.owner_class`.
+fn is_owners(record: &Record) -> bool {
+    matches!(
+        record,
+        Record::User {
+            origin: proto::Origin::Owner,
+            ..
+        }
+    )
+}
+
+/// The largest `call` in the logs of epochs before `epoch`. Those epochs are closed and
+/// were checked when they were current; a line that no longer parses (or is over the line
+/// limit, and so is skipped without being held) is reported and passed over here, since it
+/// can only make the next number larger than needed.
+fn max_call_before(dir: &Path, epoch: u64) -> u64 {
+    let mut max = 0;
+    for e in 0..epoch {
+        let path = dir.join(log_file_name(e));
+        let mut reader = match LineReader::open(&path, 0, 0) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(err) => {
+                plumbing::warn!("{err}; call numbers from it are not counted");
+                continue;
+            }
+        };
+        loop {
+            match reader.next_line() {
+                Ok(Line::Record { record, .. }) => max = record.call().map_or(max, |c| c.max(max)),
+                Ok(Line::Torn { .. } | Line::End) => break,
+                Err(err @ sessions::Error::BadLine { .. }) => {
+                    plumbing::warn!("{err}; passed over")
+                }
+                Err(err) => {
+                    plumbing::warn!("{err}");
+                    break;
+                }
+            }
+        }
+    }
+    max
+}
+
+/// The head of a session's first epoch. docs/sessions.md gives no `summary_source` for epoch 0,
+/// which has no summary; it is written as `model` with a null `carry` and a public,
+/// trusted `carry_label`, so a reader can treat every head alike.
+pub(crate) fn epoch_zero(system: String, tools: serde_json::Value) -> Head {
+    Head {
+        epoch: 0,
+        started: proto::time::now_rfc3339(),
+        system,
+        tools,
+        carry: None,
+        carry_label: Label::PUBLIC,
+        reason: Reason::Start,
+        summary_source: SummarySource::Model,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,291 @@
+//! A turn (docs/turn.md): append the owner's `user` record, ask the model on `slots.main`
+//! with the epoch's replayed prompt, stream its text to the asking client, append
+//! `assistant` and `usage`, run each tool call (appending `tool_result`), and go round
+//! again until the model answers without tool calls or `loop.max_rounds` is spent.
+//! What follows a turn (summaries, compaction, the rerun after `SessionFull`) is
+//! loopd's `engine`'s: this module knows nothing of compaction.
+
+pub mod asked;
+pub(crate) mod recollect;
+pub(crate) mod textcall;
+pub(crate) mod tools_run;
+
+use crate::open_session::{Session, SessionError};
+use crate::prompt::{replay, THINKING};
+use crate::testhook;
+use llama::{ChatRequest, Completion, Delta, LlamaError};
+use proto::time::now_rfc3339;
+use proto::{Origin, Record, Tokens};
+use std::fmt;
+
+use crate::prompt::TurnCtx;
+
+/// Where a turn's visible output goes: the asking client's reply block.
+pub trait Sink {
+    /// A piece of the model's answer.
+    fn text(&mut self, text: &str);
+    /// One line of tool activity, shown as `· …`.
+    fn activity(&mut self, line: &str);
+}
+
+#[derive(Debug)]
+pub enum TurnError {
+    /// llama.cpp said the prompt does not fit the slot.
+    SessionFull(String),
+    /// The model could not be asked, or its answer broke.
+    Llama(LlamaError),
+    /// A record could not be written; nothing after it happened.
+    Store(SessionError),
+}
+
+impl fmt::Display for TurnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TurnError::SessionFull(m) => write!(f, "context full: {m}"),
+            TurnError::Llama(e) if e.repeats() => write!(
+                f,
+                "{e}; the server refuses this session's history as it is: send /compact to start a fresh epoch"
+            ),
+            TurnError::Llama(e) => write!(f, "{e}"),
+            TurnError::Store(e) => write!(f, "session log: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TurnError {}
+
+impl From<SessionError> for TurnError {
+    fn from(e: SessionError) -> TurnError {
+        TurnError::Store(e)
+    }
+}
+
+/// What a successful turn did, for the log line.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TurnDone {
+    pub rounds: u32,
+    pub tool_calls: u32,
+    /// The model still wanted tools when `loop.max_rounds` was spent.
+    pub(crate) out_of_rounds: bool,
+    /// The first completion's counters: after a slot restore, whether it took.
+    pub first: Option<Tokens>,
+    /// The last completion's counters.
+    pub last: Option<Tokens>,
+    /// Memory in the turn brought hits into the prompt.
+    pub recalled: bool,
+    /// The last answer was cut at the server's token limit.
+    pub cut: bool,
+    /// A `remind` call set a reminder or held one for `/allow N`.
+    pub(crate) reminded: bool,
+}
+
+/// Runs one turn for `text` in `session`. A failure of the model is also written down
+/// as a `note`, so the owner reading the log later sees why there is no answer.
+pub fn run_turn(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    text: &str,
+    origin: Origin,
+    sink: &mut dyn Sink,
+) -> Result<TurnDone, TurnError> {
+    // Asked before the line is written, so memoryd cannot answer the line with itself; a
+    // heartbeat's text is loopd's own prompt, not a question of the owner's.
+    let memory = match origin {
+        Origin::Owner => recollect::recollect(ctx, session, text),
+        Origin::Heartbeat => None,
+    };
+    session.append(Record::User {
+        time: now_rfc3339(),
+        content: text.to_string(),
+        origin,
+    })?;
+    testhook::abort_at("after-user-append");
+    let recalled = memory.is_some();
+    if let Some(memory) = memory {
+        session.append(memory.record.clone())?;
+        // The owner sees what memory brought, not only the model (docs/turn.md).
+        sink.activity(&memory.line());
+    }
+    let result = rounds(ctx, session, sink).map(|mut done| {
+        done.recalled = recalled;
+        done
+    });
+    // An owner's line that asks for a reminder the turn did not set is never left
+    // silent (docs/reminders.md, 'Asked in words'): loopd's own line, after the answer,
+    // gives the command that sets it.
+    if let (Ok(done), Origin::Owner) = (&result, origin) {
+        if !done.reminded {
+            if let Some(line) = asked::unset_line(text, remind::clock::now()) {
+                sink.activity(&line);
+            }
+        }
+    }
+    if let Err(TurnError::Llama(e)) = &result {
+        let note = Record::Note {
+            time: now_rfc3339(),
+            // The server's own words go into the session log (where a forget reaches
+            // them), never into a log line.
+            text: match e.server_words() {
+                Some(words) => format!("turn failed: {e}; the server said: {words}"),
+                None => format!("turn failed: {e}"),
+            },
+        };
+        if let Err(store) = session.append(note) {
+            plumbing::error!(
+                "session {}: cannot write the failure note: {store}",
+                session.id()
+            );
+        }
+    }
+    result
+}
+
+fn rounds(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    sink: &mut dyn Sink,
+) -> Result<TurnDone, TurnError> {
+    let max_rounds = ctx.cfg.turn.max_rounds;
+    let mut done = TurnDone::default();
+    loop {
+        done.rounds += 1;
+        let completion = call_model(ctx, session, sink)?;
+        let cut = completion.cut();
+        let mut completion = completion;
+        if !cut && completion.tool_calls.is_empty() {
+            let offered = offered_names(session);
+            if let Some(call) = completion
+                .content
+                .as_deref()
+                .and_then(|text| textcall::recover(text, &offered))
+            {
+                // The call replaces the text, so replay sends the model a call it can
+                // read back, not its JSON twice.
+                completion.content = None;
+                completion.tool_calls = vec![call];
+            }
+        }
+        let mut calls = completion.tool_calls;
+        // Numbers are taken before the assistant record so a call the server sent
+        // without an id, or with the id of another call of the same answer, gets one
+        // that is unique in the session, and replays the same.
+        let numbers: Vec<u64> = calls.iter().map(|_| session.take_call()).collect();
+        let mut ids = std::collections::HashSet::new();
+        for (call, number) in calls.iter_mut().zip(&numbers) {
+            if call.id.is_empty() || !ids.insert(call.id.clone()) {
+                call.id = format!("call-{number}");
+                ids.insert(call.id.clone());
+            }
+        }
+        session.append(Record::Assistant {
+            time: now_rfc3339(),
+            content: completion.content,
+            tool_calls: calls.clone(),
+            cut,
+        })?;
+        testhook::abort_at("after-assistant-append");
+        if let Some(tokens) = completion.timings {
+            session.append(Record::Usage {
+                time: now_rfc3339(),
+                slot: ctx.cfg.slots.main,
+                tokens,
+            })?;
+            done.first.get_or_insert(tokens);
+            done.last = Some(tokens);
+        } else {
+            plumbing::warn!(
+                "session {}: llama.cpp sent no timings; no usage record",
+                session.id()
+            );
+        }
+        if cut {
+            // The answer stopped mid-way: its calls may be cut mid-arguments, and even
+            // whole ones were not meant to be the last thing said. None is run, and the
+            // owner is told, so a stop mid-sentence is never mistaken for the answer.
+            done.cut = true;
+            sink.activity(&cut_line(
+                completion.timings.map(|t| t.predicted_n),
+                calls.len(),
+            ));
+            return Ok(done);
+        }
+        if calls.is_empty() {
+            return Ok(done);
+        }
+        done.tool_calls += calls.len() as u32;
+        if done.rounds >= max_rounds {
+            tools_run::out_of_rounds(session, &calls, &numbers, max_rounds, sink)?;
+            done.out_of_rounds = true;
+            return Ok(done);
+        }
+        for (call, number) in calls.iter().zip(numbers) {
+            done.reminded |= tools_run::run_call(ctx, session, call, number, sink)?;
+        }
+    }
+}
+
+/// The names of the tools frozen in the epoch's head.
+fn offered_names(session: &Session) -> Vec<&str> {
+    session
+        .head()
+        .tools
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `· ` line for an answer the server cut at its token limit.
+pub(crate) fn cut_line(tokens: Option<u64>, calls: usize) -> String {
+    let at = tokens.map_or_else(String::new, |n| format!(" at {n} tokens"));
+    let calls = match calls {
+        0 => String::new(),
+        1 => "; its tool call was not run".to_string(),
+        n => format!("; its {n} tool calls were not run"),
+    };
+    format!("the answer was cut{at}: the server's token limit{calls}")
+}
+
+fn call_model(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    sink: &mut dyn Sink,
+) -> Result<Completion, TurnError> {
+    let request = ChatRequest {
+        slot: ctx.cfg.slots.main,
+        messages: replay::messages(
+            session.head(),
+            session.records(),
+            ctx.cfg.turn.tool_result_cap,
+        ),
+        tools: session.head().tools.clone(),
+        thinking: THINKING,
+    };
+    let mut streamed = false;
+    let mut thinking = false;
+    let mut on_delta = |d: Delta<'_>| match d {
+        Delta::Content(text) => {
+            sink.text(text);
+            if !streamed {
+                streamed = true;
+                testhook::abort_at("mid-stream");
+            }
+        }
+        // The model's reasoning is neither the reply nor replayed; the owner is told
+        // once that it is thinking, so a long silence is not mistaken for a hang.
+        Delta::Reasoning(_) if !thinking && !streamed => {
+            thinking = true;
+            sink.activity("thinking…");
+        }
+        Delta::Reasoning(_) | Delta::ToolCall { .. } => {}
+    };
+    ctx.client
+        .chat(&request, &mut on_delta)
+        .map_err(|e| match e {
+            LlamaError::ContextFull(m) => TurnError::SessionFull(m),
+            other => TurnError::Llama(other),
+        })
+}

@@ -1,0 +1,251 @@
+//! Memory in the turn (docs/turn.md, "Memory in the turn"): before a turn's first model
+//! call, memoryd is asked with the owner's line, and the hits that are relevant enough
+//! and not already in the epoch's prompt become one `memory` record right after the
+//! `user` record. Small local models rarely call `recall` themselves; without this, what
+//! compaction moved out of the prompt would never come back.
+//!
+//! The recall runs before the `user` record is written, so memoryd (which catches up on
+//! the logs before every recall) cannot answer the owner's line with itself.
+
+use crate::open_session::Session;
+use crate::prompt::replay::CARRY_HEADING;
+use crate::prompt::TurnCtx;
+use llama::tokenize::{estimate_tokens, neutralise_for_model, tokens_of};
+use proto::memory::{clip_to_passage, hits_label, render_hits, Hit};
+use proto::time::now_rfc3339;
+use proto::Record;
+
+/// The least `Hit::relevance` (thousandths) a hit needs to join a turn unasked: at least
+/// half of the line's content words (or, found by meaning, a cosine similarity of 0.5).
+/// Below it, hits share a word or two with the line by chance, and a small model takes
+/// whatever it is shown as the topic. Measured with `scripts/bench remember`.
+pub(crate) const RELEVANCE_FLOOR: u16 = 500;
+
+/// Hits asked of memoryd per wanted hit: some come back already in the prompt or below
+/// the floor, and are passed over.
+const ASK_PER_HIT: u32 = 3;
+
+/// The share of `expect.n_ctx` the whole memory record may take at most: memory is a
+/// reminder beside the conversation, never the bulk of the prompt (docs/turn.md,
+/// 'Memory in the turn').
+pub(crate) const CONTEXT_SHARE: u64 = 8;
+
+/// Tokens the chat template spends around the memory message (its role markers) and
+/// its `From memory:` heading, plus one per join between hits, which a count of the
+/// hits one by one does not see.
+const MESSAGE_OVERHEAD: u64 = 16;
+
+/// Tokens kept free for the model's answer when deciding whether the prompt with memory
+/// still fits below the compaction threshold, as a share of `expect.n_ctx`: an answer
+/// that would push the epoch over is the conversation's, not memory's.
+const ANSWER_SHARE: u64 = 16;
+
+/// What memory brought into a turn: the `memory` record and, for the owner's `· ` line,
+/// where each hit came from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Recollection {
+    pub record: Record,
+    /// Each hit's session and day (`YYYY-MM-DD`), in the record's order.
+    pub(crate) sources: Vec<(String, String)>,
+}
+
+impl Recollection {
+    /// The owner's `· ` line (without the marker): `from memory: 2 passages, session main
+    /// 2026-11-30, session trip 2026-10-02`; the same session and day once.
+    pub fn line(&self) -> String {
+        let n = self.sources.len();
+        let mut seen: Vec<&(String, String)> = Vec::new();
+        for s in &self.sources {
+            if !seen.contains(&s) {
+                seen.push(s);
+            }
+        }
+        let places: Vec<String> = seen
+            .iter()
+            .map(|(session, day)| format!("session {session} {day}"))
+            .collect();
+        format!(
+            "from memory: {n} passage{}, {}",
+            if n == 1 { "" } else { "s" },
+            places.join(", ")
+        )
+    }
+}
+
+/// What memory brought back for `line`, as the `memory` record to append after the
+/// line's `user` record; `None` when nothing relevant and new was found, when memory in
+/// the turn is off, when nothing found fits the prompt, or when memoryd could not be
+/// asked (a `loopd:` warning; the turn goes on without it).
+pub(crate) fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Option<Recollection> {
+    let cfg = &ctx.cfg.memory;
+    if !cfg.auto_recall || cfg.auto_hits == 0 || line.trim().is_empty() {
+        return None;
+    }
+    let hits =
+        match crate::memory::recall_at_most(cfg, line, cfg.auto_hits.saturating_mul(ASK_PER_HIT)) {
+            Ok(hits) => hits,
+            Err(e) => {
+                plumbing::warn!(
+                    "session {}: memory in the turn: {e}; the turn goes on without it",
+                    session.id()
+                );
+                return None;
+            }
+        };
+    let passage = |mut hit: Hit| {
+        clip_to_passage(&mut hit, line, cfg.hit_chars as usize);
+        let text = neutralise_for_model(ctx.client, &render_hits(std::slice::from_ref(&hit)));
+        (hit, text)
+    };
+    let fresh = choose(hits, session, cfg.auto_hits as usize, passage);
+    if fresh.is_empty() {
+        return None;
+    }
+    let budget = budget(ctx, session, line);
+    let fitted = fit(ctx, fresh, budget);
+    if fitted.is_empty() {
+        plumbing::info!(
+            "session {}: memory in the turn: relevant hits found, none fits the {budget} tokens the prompt has room for",
+            session.id()
+        );
+        return None;
+    }
+    let hits: Vec<Hit> = fitted.iter().map(|(h, _)| h.clone()).collect();
+    let label = hits_label(&hits);
+    plumbing::info!(
+        "session {}: memory in the turn: {} hit{} brought back",
+        session.id(),
+        hits.len(),
+        if hits.len() == 1 { "" } else { "s" }
+    );
+    let content: Vec<String> = fitted.into_iter().map(|(_, text)| text).collect();
+    Some(Recollection {
+        record: Record::Memory {
+            time: now_rfc3339(),
+            content: content.join("\n"),
+            class: label.class,
+            untrusted: label.untrusted,
+        },
+        sources: hits
+            .iter()
+            .map(|h| (h.session.clone(), day_of(&h.time).to_string()))
+            .collect(),
+    })
+}
+
+/// The date part of an RFC 3339 time, or the whole text when it has none.
+fn day_of(time: &str) -> &str {
+    time.get(..10).unwrap_or(time)
+}
+
+/// The tokens the memory record may take: an eighth of `expect.n_ctx`, and no more than
+/// leaves the prompt (what the epoch holds, the owner's line, room for an answer) below
+/// the compaction threshold, so memory never makes a turn compact or run out of context.
+pub(crate) fn budget(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> u64 {
+    let n_ctx = ctx.cfg.expect.n_ctx;
+    let share = n_ctx / CONTEXT_SHARE;
+    let limit = (ctx.cfg.compact.threshold * n_ctx as f64).floor() as u64;
+    let held = match session.last_usage() {
+        Some(t) => t
+            .cache_n
+            .saturating_add(t.prompt_n)
+            .saturating_add(t.predicted_n),
+        // A fresh epoch: its head (system, tools, carry), counted at the safe rate.
+        None => {
+            let head = session.head();
+            estimate_tokens(&head.system)
+                .saturating_add(estimate_tokens(&head.tools.to_string()))
+                .saturating_add(session.carry().map(estimate_tokens).unwrap_or(0))
+        }
+    };
+    let used = held
+        .saturating_add(estimate_tokens(line))
+        .saturating_add(n_ctx / ANSWER_SHARE)
+        .saturating_add(MESSAGE_OVERHEAD);
+    share.min(limit.saturating_sub(used))
+}
+
+/// The chosen passages, in memoryd's order, kept while the total fits in `budget` tokens
+/// (counted by the server, or at the safe rate when it cannot be asked); a passage that
+/// does not fit is passed over for a smaller one after it.
+fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit, String)> {
+    let mut kept = Vec::new();
+    let mut used = MESSAGE_OVERHEAD;
+    for (hit, text) in passages {
+        let tokens = tokens_of(ctx.client, &text).saturating_add(1);
+        if used.saturating_add(tokens) <= budget {
+            used += tokens;
+            kept.push((hit, text));
+        }
+    }
+    kept
+}
+
+/// The hits worth bringing, each as `passage` makes it (clipped to the passage around what
+/// matched, rendered as the memory record will hold it): relevant enough, neither the
+/// record nor that passage already in the epoch's prompt, at most `max`, in memoryd's
+/// order. The passage is checked as rendered because that is the form an earlier memory
+/// record holds it in: a clipped or multi-line hit never equals its record's whole text,
+/// so checking the text alone would bring the same passage back on every turn that asks
+/// for it, growing the epoch until memory itself made it compact.
+pub fn choose(
+    hits: Vec<Hit>,
+    session: &Session,
+    max: usize,
+    passage: impl FnMut(Hit) -> (Hit, String),
+) -> Vec<(Hit, String)> {
+    let prompt = PromptText::of(session);
+    hits.into_iter()
+        .filter(|h| h.relevance >= RELEVANCE_FLOOR)
+        .filter(|h| !prompt.holds(&h.text))
+        .map(passage)
+        .filter(|(_, text)| !prompt.holds(text))
+        .take(max)
+        .collect()
+}
+
+/// The text the epoch's prompt already holds: the carried summary and every record the
+/// replay sends, so a hit the model can already read is not sent twice.
+struct PromptText<'a> {
+    parts: Vec<&'a str>,
+}
+
+impl<'a> PromptText<'a> {
+    fn of(session: &'a Session) -> PromptText<'a> {
+        let mut parts: Vec<&str> = Vec::new();
+        if let Some(carry) = session.carry() {
+            parts.push(carry);
+        }
+        for record in session.records() {
+            match record {
+                Record::User { content, .. } | Record::Memory { content, .. } => {
+                    parts.push(content)
+                }
+                Record::Assistant {
+                    content: Some(content),
+                    ..
+                } => parts.push(content),
+                Record::ToolResult { content, .. } => parts.push(content),
+                Record::Assistant { content: None, .. }
+                | Record::ToolSummary { .. }
+                | Record::Usage { .. }
+                | Record::Note { .. }
+                | Record::Forgotten { .. }
+                | Record::Refused { .. }
+                | Record::Allowed { .. } => {}
+            }
+        }
+        PromptText { parts }
+    }
+
+    fn holds(&self, text: &str) -> bool {
+        let text = text.trim();
+        // The heading never stands for a hit: a record may quote it.
+        !text.is_empty()
+            && text != CARRY_HEADING
+            && self.parts.iter().any(|part| part.contains(text))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,481 @@
+//! Running the model's tool calls inside a turn: the name must be one of the epoch's
+//! frozen tools, the arguments JSON, and the tool's policy must allow it in the session's
+//! context label. Every outcome — a result, an error, a refusal — becomes the call's
+//! `tool_result`, which the model reads; nothing here fails the turn but the disk.
+//!
+//! Each call is known by loopd's own number for it (`call`, unique in the session), never
+//! by the server's `tool_call_id`, which may repeat or be empty: the `· ` line offering
+//! `/allow N` and the `refused` record that `/allow N` reads both name that number.
+
+use super::Sink;
+use crate::open_session::{Session, SessionError};
+use crate::prompt::TurnCtx;
+use proto::time::now_rfc3339;
+use proto::{Label, Record, ToolCall};
+use tools::guard::{self, Allowed, Offer, Refusal};
+use tools::{self, ToolOutput};
+
+/// Characters of a call's arguments shown on its `· ` activity line. Enough to see
+/// which file or URL; a long argument is elided rather than flooding the reply. A refused
+/// URL is shown whole on the refusal's own line (up to `guard::offer::MAX_OFFERED_URL`).
+pub(crate) const ACTIVITY_ARGS_CHARS: usize = 200;
+
+/// Runs one call and appends its `tool_result` (and a `note` when refused, or when it
+/// fetched one of the owner's URLs under the guard). True when it was a `remind` call
+/// that set a reminder or held one for `/allow N`: its own `· ` line told the owner.
+pub(crate) fn run_call(
+    ctx: &TurnCtx<'_>,
+    session: &mut Session,
+    call: &ToolCall,
+    number: u64,
+    sink: &mut dyn Sink,
+) -> Result<bool, SessionError> {
+    sink.activity(&activity_line(call));
+    let (output, after) = outcome(ctx, session, call, number);
+    let reminded = call.name == tools::REMIND && matches!(after, FollowUp::Refused(_));
+    // Broken here, once, where the record is made: the server is asked which spans its
+    // model reads as special, and the answer is kept in the record, so replay stays a pure
+    // function of the records however the server answers later.
+    let output = ToolOutput {
+        content: llama::tokenize::neutralise_for_model(ctx.client, &output.content),
+        ..output
+    };
+    append_result(session, call, number, output)?;
+    after.record(session, sink)?;
+    Ok(reminded)
+}
+
+/// What a call's result is followed by.
+enum FollowUp {
+    Nothing,
+    /// The `note` that bounds the owner's URL to one fetch per owner line.
+    OwnerFetched(String),
+    /// A `· ` line and a `note`: a refusal's, or a reminder the model set.
+    Refused(Shown),
+}
+
+impl FollowUp {
+    fn record(self, session: &mut Session, sink: &mut dyn Sink) -> Result<(), SessionError> {
+        let text = match self {
+            FollowUp::Nothing => return Ok(()),
+            FollowUp::OwnerFetched(note) => note,
+            FollowUp::Refused(shown) => {
+                sink.activity(&shown.line);
+                if let Some(refused) = shown.refused {
+                    session.append(refused)?;
+                }
+                shown.note
+            }
+        };
+        session.append(Record::Note {
+            time: now_rfc3339(),
+            text,
+        })
+    }
+}
+
+/// Checks and runs `call`: its output, and what must follow its result.
+fn outcome(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, FollowUp) {
+    if !offered(session, &call.name) {
+        let why = format!("error: unknown tool {:?}", call.name);
+        return (error_output(why), FollowUp::Nothing);
+    }
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        let why = format!("error: arguments are not valid json: {e}");
+        return (error_output(why), FollowUp::Nothing);
+    }
+    if call.name == tools::REMIND {
+        return remind(ctx, session, call, number);
+    }
+    let verdict = guard::policy(
+        &call.name,
+        &call.arguments,
+        session.label(ctx.cfg.channel.owner_class),
+        ctx.cfg.tools.http_fetch.guard_class,
+        session.records(),
+    );
+    let after = match verdict {
+        Err(refusal) => {
+            let shown = Shown::of(&refusal, number);
+            let content = format!(
+                "{}{}. {}",
+                guard::REFUSED_PREFIX,
+                refusal.reason(),
+                shown.for_model
+            );
+            return (error_output(content), FollowUp::Refused(shown));
+        }
+        Ok(Allowed::Run) => FollowUp::Nothing,
+        Ok(Allowed::OwnerOnce(url)) => {
+            FollowUp::OwnerFetched(guard::owner_fetch_note(number, &url))
+        }
+    };
+    let output = if call.name == tools::RECALL {
+        crate::recall::run(&ctx.cfg.memory, &call.arguments)
+    } else {
+        tools::run_local(&call.name, &call.arguments, &ctx.cfg.tools)
+    };
+    (output, after)
+}
+
+/// The `remind` tool: sets the reminder when the context is trusted; holds it for the
+/// owner's `/allow N` when it is not (a page the model read must not be able to schedule
+/// messages to the owner). Either way the owner sees a `· ` line and the log a `note`.
+fn remind(
+    ctx: &TurnCtx<'_>,
+    session: &Session,
+    call: &ToolCall,
+    number: u64,
+) -> (ToolOutput, FollowUp) {
+    let label = session.label(ctx.cfg.channel.owner_class);
+    if label.untrusted {
+        return hold(session, call, number);
+    }
+    let ask = match tools::remind::read(&call.arguments, remind::clock::now()) {
+        Ok(ask) => ask,
+        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
+    };
+    let shown_due = remind::shown(ask.due);
+    let Some(book) = ctx.reminders else {
+        let why = "error: remind: reminders cannot be set here".to_string();
+        return (error_output(why), FollowUp::Nothing);
+    };
+    let set = book.with(|b| {
+        b.add(
+            session.id().as_str(),
+            ask.due,
+            &ask.text,
+            remind::By::Assistant,
+            label.class,
+        )
+    });
+    match set {
+        Err(e) => (
+            error_output(format!("error: remind: {e}")),
+            FollowUp::Nothing,
+        ),
+        Ok(reminder) => {
+            book.changed();
+            let line = format!(
+                "reminder {} set for {shown_due}: {} (/remind cancel {} removes it)",
+                reminder.n, reminder.text, reminder.n
+            );
+            let output = ToolOutput::done(
+                format!("reminder {} set for {shown_due}", reminder.n),
+                Label::PUBLIC,
+            );
+            let shown = Shown {
+                line,
+                for_model: String::new(),
+                note: remind::set_note(&reminder),
+                refused: None,
+            };
+            (output, FollowUp::Refused(shown))
+        }
+    }
+}
+
+/// Holds a `remind` call made while the context is untrusted for the owner's `/allow N`
+/// (docs/reminders.md, "The remind tool"). The decision is a `refused` record (no url,
+/// offered); `/allow N` reads the reminder back from the call itself, its WHEN read
+/// against the time of the `assistant` record that holds it, as here, so the owner
+/// allows exactly the due time and text this line shows. The `note` is for the owner.
+fn hold(session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, FollowUp) {
+    let records = session.records();
+    let ask = match held_ask(records, records.len(), &call.id) {
+        Ok(ask) => ask,
+        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
+    };
+    let shown_due = remind::shown(ask.due);
+    let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let why = "the conversation holds untrusted text, which may have asked for it";
+    let shown = Shown {
+        line: format!(
+            "{} refused: {why}. To set the reminder for {shown_due} ({:?}) anyway, send: /allow {number}",
+            tools::REMIND,
+            ask.text
+        ),
+        for_model: format!("Only the owner can set it (with /allow {number})."),
+        note: format!(
+            "{}{}{due}: {}",
+            refusal_note_prefix(number),
+            remind::held_note_prefix(number),
+            ask.text
+        ),
+        refused: Some(Record::Refused {
+            time: now_rfc3339(),
+            call: number,
+            // Nothing is fetched: a held reminder has no url, and `/allow` tells it from a
+            // fetch by its call's tool (docs/labels.md, 'Refusals and `/allow N`').
+            url: String::new(),
+            reason: format!("{} refused: {why}", tools::REMIND),
+            offered: true,
+        }),
+    };
+    let content = format!(
+        "error: {} refused: {why}. {}",
+        tools::REMIND,
+        shown.for_model
+    );
+    (error_output(content), FollowUp::Refused(shown))
+}
+
+/// The reminder a held `remind` call asks for, read from loopd's own records: the call
+/// with id `id` in the last `assistant` record before `records[before]`, its WHEN read
+/// against that record's `time` (so `in 2h` is the same instant whenever it is read
+/// again). Never from a note nor from any tool's result.
+pub(crate) fn held_ask(
+    records: &[Record],
+    before: usize,
+    id: &str,
+) -> Result<tools::remind::Ask, String> {
+    let asked = proto::record::last_answer(records.get(..before).unwrap_or(records));
+    let Some((time, calls)) = asked else {
+        return Err(format!("{}: no call asked for it", tools::REMIND));
+    };
+    let mut named = calls
+        .iter()
+        .filter(|c| c.id == id && c.name == tools::REMIND);
+    let (Some(call), None) = (named.next(), named.next()) else {
+        return Err(format!(
+            "{}: no single call {id:?} in the answer that asked for it",
+            tools::REMIND
+        ));
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(time)
+        .map_err(|e| format!("{}: the answer's time {time:?}: {e}", tools::REMIND))?;
+    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc)).map_err(|e| e.to_string())
+}
+
+/// The start of the `note` a refusal writes for call N. The note is for the owner to
+/// read; `/allow N` reads its wording only in logs written before `refused` records
+/// (`crate::allow`'s old-notes reader).
+pub(crate) fn refusal_note_prefix(number: u64) -> String {
+    format!("refused call {number}: ")
+}
+
+/// What follows `refusal_note_prefix` when the URL is offered: then the URL, a space and
+/// the rest of the note.
+pub(crate) fn offered_note_prefix(number: u64) -> String {
+    format!("/allow {number} fetches ")
+}
+
+/// A refusal as the owner, the model and the log see it.
+struct Shown {
+    /// The `· ` line: what was refused and why, the URL whole (or why it is not offered),
+    /// and how to allow it.
+    line: String,
+    /// What the model's tool result says after the reason.
+    for_model: String,
+    /// The `note`, for the owner to read later.
+    note: String,
+    /// The typed decision `/allow N` reads (docs/labels.md, 'Refusals and `/allow N`'): a `refused` record,
+    /// for a refused fetch or a held reminder.
+    refused: Option<Record>,
+}
+
+impl Shown {
+    fn of(refusal: &Refusal, number: u64) -> Shown {
+        let prefix = refusal_note_prefix(number);
+        let reason = refusal.reason();
+        let refused = |url: &str, reason: String, offered: bool| {
+            Some(Record::Refused {
+                time: now_rfc3339(),
+                call: number,
+                url: url.to_string(),
+                reason,
+                offered,
+            })
+        };
+        let Some(raw) = &refusal.url else {
+            return Shown {
+                line: clipped(&reason),
+                for_model: "Only the owner can run it.".into(),
+                note: format!("{prefix}not offered for /allow: no url; {reason}"),
+                refused: refused(
+                    "",
+                    format!("not offered for /allow: no url; {reason}"),
+                    false,
+                ),
+            };
+        };
+        let why = &refusal.why;
+        match guard::offer(raw) {
+            Offer::Allow(url) => Shown {
+                line: format!(
+                    "{} of {url} refused: {why}. To fetch this url ({} characters, shown whole) anyway, send: /allow {number}",
+                    tools::HTTP_FETCH,
+                    url.len()
+                ),
+                for_model: format!("Only the owner can fetch it (with /allow {number})."),
+                note: format!(
+                    "{prefix}{}{url} ({} characters); {reason}",
+                    offered_note_prefix(number),
+                    url.len()
+                ),
+                refused: refused(&url, reason.clone(), true),
+            },
+            Offer::Not { shown, why: not } => Shown {
+                line: format!(
+                    "{} of {shown} refused: {why}. Not offered for /allow: {not}",
+                    tools::HTTP_FETCH
+                ),
+                for_model: format!("It cannot be allowed: {not}."),
+                note: format!("{prefix}not offered for /allow: {not}; {reason}"),
+                refused: refused(
+                    &shown,
+                    format!("not offered for /allow: {not}; {reason}"),
+                    false,
+                ),
+            },
+        }
+    }
+}
+
+/// The model asked for tools in its last allowed round: each call gets a result saying
+/// it was not run, so the next turn's prompt still answers every call, plus a `note`.
+pub(crate) fn out_of_rounds(
+    session: &mut Session,
+    calls: &[ToolCall],
+    numbers: &[u64],
+    max_rounds: u32,
+    sink: &mut dyn Sink,
+) -> Result<(), SessionError> {
+    for (call, number) in calls.iter().zip(numbers) {
+        let why = format!("error: not run: loop.max_rounds ({max_rounds}) was spent");
+        append_result(session, call, *number, error_output(why))?;
+    }
+    sink.activity(&format!(
+        "stopped: loop.max_rounds ({max_rounds}) was spent"
+    ));
+    session.append(Record::Note {
+        time: now_rfc3339(),
+        text: format!(
+            "turn stopped after {max_rounds} rounds; {} tool calls were not run",
+            calls.len()
+        ),
+    })
+}
+
+fn append_result(
+    session: &mut Session,
+    call: &ToolCall,
+    number: u64,
+    output: ToolOutput,
+) -> Result<(), SessionError> {
+    session.append(Record::ToolResult {
+        time: now_rfc3339(),
+        call: number,
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: output.content,
+        class: output.label.class,
+        untrusted: output.label.untrusted,
+    })
+}
+
+/// A failed call's output; `content` already says `error: ` and why.
+fn error_output(content: String) -> ToolOutput {
+    ToolOutput {
+        content,
+        label: Label::PUBLIC,
+        failed: true,
+    }
+}
+
+/// Whether `name` is among the tools frozen in the epoch's head: the model may only
+/// call what it was offered.
+fn offered(session: &Session, name: &str) -> bool {
+    session
+        .head()
+        .tools
+        .as_array()
+        .is_some_and(|list| list.iter().any(|t| t["function"]["name"] == name))
+}
+
+/// `read_file {"path":"/x"}`: the name and the arguments on one line, the arguments
+/// clipped. Both are the model's: the channel shows them as one-line fields (every
+/// control, invisible character and middle dot escaped), so neither can end the `· `
+/// line early, rewrite the screen or pass for another activity line.
+pub(crate) fn activity_line(call: &ToolCall) -> String {
+    format!("{} {}", clipped(&call.name), clipped(&call.arguments))
+}
+
+fn clipped(text: &str) -> String {
+    match text.char_indices().nth(ACTIVITY_ARGS_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_ask;
+    use proto::{Record, ToolCall};
+
+    fn answer(time: &str, calls: &[(&str, &str)]) -> Record {
+        Record::Assistant {
+            time: time.into(),
+            content: None,
+            tool_calls: calls
+                .iter()
+                .map(|(id, arguments)| ToolCall {
+                    id: (*id).into(),
+                    name: tools::REMIND.into(),
+                    arguments: (*arguments).into(),
+                })
+                .collect(),
+            cut: false,
+        }
+    }
+
+    /// A held reminder read again (when it is held, and when the owner allows it) is the
+    /// same instant: its WHEN is read against the answer's time, not the reader's clock.
+    #[test]
+    fn a_held_reminders_when_is_read_against_the_time_of_the_answer_that_asked() {
+        let records = [answer(
+            "2026-11-30T06:00:00.000Z",
+            &[("a", r#"{"when":"in 2h","text":"tea"}"#)],
+        )];
+        let ask = held_ask(&records, records.len(), "a").unwrap();
+        assert_eq!(
+            ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "2026-11-30T08:00:00Z"
+        );
+        assert_eq!(ask.text, "tea");
+    }
+
+    /// Only the answer before the result counts, and only one call of that id: a later
+    /// answer, another id, or two calls sharing one id read as no reminder.
+    #[test]
+    fn a_held_reminder_is_the_one_call_of_its_id_in_the_answer_before_it() {
+        let t = "2026-11-30T06:00:00.000Z";
+        let records = [
+            answer(t, &[("a", r#"{"when":"in 1h","text":"one"}"#)]),
+            answer(t, &[("b", r#"{"when":"in 3h","text":"later"}"#)]),
+            answer(
+                t,
+                &[
+                    ("c", r#"{"when":"in 1h","text":"x"}"#),
+                    ("c", r#"{"when":"in 2h","text":"y"}"#),
+                ],
+            ),
+        ];
+        assert_eq!(held_ask(&records, 1, "a").unwrap().text, "one");
+        assert!(
+            held_ask(&records, 2, "a").is_err(),
+            "not in the answer before"
+        );
+        assert!(held_ask(&records, 3, "c").is_err(), "two calls with one id");
+        assert!(held_ask(&records, 0, "a").is_err(), "no answer at all");
+        let bad_time = [answer("noon", &[("a", r#"{"when":"in 1h","text":"x"}"#)])];
+        assert!(held_ask(&bad_time, 1, "a")
+            .unwrap_err()
+            .contains("\"noon\""));
+    }
+}
