@@ -1,10 +1,14 @@
-//! The dependency rule (ARCHITECTURE.md, the layers invariant under `daemons/loopd/`), checked on the source itself: every
-//! `crate::…` and `super::…` path in `daemons/*/src` and `crates/*/src` is an edge between two sibling
-//! modules (the children of the two paths' common parent), the edges form a graph per
-//! parent, and the test fails on a cycle anywhere or, in loopd, on an edge that points up
-//! or sideways in `LOOPD_LAYERS`. A parent using its own children, or a child its parent's
-//! items, is not an edge. Test-only files (`tests.rs`, `tests_*.rs`, `…/tests/…`) are left
-//! out: a test may reach wherever it needs to.
+//! What the compiler cannot see of the dependency rule (ARCHITECTURE.md, the layers
+//! invariants under `crates/conversation/` and `daemons/loopd/`): the order of modules
+//! inside one crate. Between crates, each `Cargo.toml` keeps it (`newcomer::map`). Every
+//! `crate::…` and `super::…` path in `daemons/*/src` and `crates/*/src` is an edge between
+//! two sibling modules (the children of the two paths' common parent), the edges form a
+//! graph per parent, and the test fails on a cycle anywhere, on an edge that points up or
+//! sideways in a layered crate's `LAYERED` list, or on a module of a layered crate using an
+//! item of its crate root (which belongs to no layer, so an edge through it would not be
+//! seen). A parent using its own children, or a child its parent module's items, is not an
+//! edge. Test-only files (`tests.rs`, `tests_*.rs`, `…/tests/…`) are left out: a test may
+//! reach wherever it needs to.
 //!
 //! `cargo test -p e2e -- layering --nocapture` prints the graph.
 
@@ -13,7 +17,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// loopd's top-level modules by layer, highest first. A module may use only modules in
-/// layers below its own.
+/// layers below its own. The conversation crate sits below all of them, where the compiler
+/// keeps it; what it cannot see is the order among loopd's own modules.
 const LOOPD_LAYERS: &[&[&str]] = &[
     // The socket's Service: lines in, reply blocks out. The only renderer of reply bytes.
     &["channel"],
@@ -25,6 +30,13 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // The one owner of the client, the slot keeper and the configuration in force: the
     // whole turn, what follows it (and the `SessionFull` rerun), `/compact` and `/allow`.
     &["engine"],
+    // The channel's limits, which the heartbeat bounds its replies by too.
+    &["limits"],
+];
+
+/// The conversation crate's top-level modules by layer, highest first (its `lib.rs` says
+/// the same): one crate to the compiler, so the order inside it is kept here.
+const CONVERSATION_LAYERS: &[&[&str]] = &[
     // `/allow N`: a refused fetch run as the owner's, logged as a tool call.
     &["allow"],
     // `/forget`: finding a text in a session's files and removing it from them, with the
@@ -38,7 +50,7 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // `recall` tool (the memoryd client's answer as a tool's output).
     &["status", "recall"],
     // What a turn is made of (the tools, the reminders and the Honcho reporter are crates
-    // of their own, below loopd: the compiler keeps them there).
+    // of their own, below: the compiler keeps them there).
     &["open_session", "memory"],
     // The inbox of unasked messages (with the notify command): a file of its own.
     &["inbox"],
@@ -46,14 +58,19 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     &["testhook", "prompts"],
 ];
 
-/// Edges against `LOOPD_LAYERS` tolerated for now: none. An entry here must say why and
-/// which change removes it.
-const ALLOWED: &[(&str, &str, &str)] = &[];
+/// The crates whose top-level modules are layered, with their layers.
+const LAYERED: &[(&str, &[&[&str]])] = &[
+    ("loopd", LOOPD_LAYERS),
+    ("conversation", CONVERSATION_LAYERS),
+];
 
 #[derive(Default)]
 struct Graph {
     /// parent module path (crate first) -> child -> children it uses
     groups: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>>,
+    /// In a layered crate, each use of an item of the crate root by one of its modules:
+    /// (crate, top-level module, item).
+    root_items: BTreeSet<(String, String, String)>,
 }
 
 fn repo() -> PathBuf {
@@ -229,8 +246,8 @@ fn build() -> (Graph, BTreeMap<String, BTreeSet<Vec<String>>>) {
                 .unwrap_or_default();
             for line in text.lines() {
                 for to in targets(&from, code_of(line)) {
-                    // Only paths that name one of the crate's modules are edges (not
-                    // items of the crate root such as `crate::MAX_LINE`).
+                    // Only paths that name one of the crate's modules are edges; an item
+                    // of the crate root is noted apart, where the crate is layered.
                     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
                     if common >= from.len() || common >= to.len() {
                         continue; // parent -> child or child -> parent's items
@@ -239,6 +256,12 @@ fn build() -> (Graph, BTreeMap<String, BTreeSet<Vec<String>>>) {
                     let b = to[common].clone();
                     let mut sibling = to[..=common].to_vec();
                     if !known.contains(&sibling) {
+                        // Through `crate::` only: a line is read as its file's module, so
+                        // an inline module's `super::` would be taken for the root.
+                        let through_crate = code_of(line).contains(&format!("crate::{b}"));
+                        if common == 0 && through_crate && layers_of(&krate).is_some() {
+                            graph.root_items.insert((krate.clone(), a, b));
+                        }
                         continue;
                     }
                     sibling.pop();
@@ -287,8 +310,8 @@ fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     found
 }
 
-fn layer_of(module: &str) -> Option<usize> {
-    LOOPD_LAYERS.iter().position(|l| l.contains(&module))
+fn layers_of(krate: &str) -> Option<&'static [&'static [&'static str]]> {
+    LAYERED.iter().find(|(k, _)| *k == krate).map(|(_, l)| *l)
 }
 
 #[test]
@@ -303,35 +326,33 @@ fn modules_import_only_down_the_layers_and_without_cycles() {
             println!("  {from} -> {}", tos.join(", "));
         }
         for c in cycles(edges) {
-            let allowed = c
-                .windows(2)
-                .all(|w| ALLOWED.contains(&(parent[0].as_str(), w[0].as_str(), w[1].as_str())))
-                && parent.len() == 1;
-            let text = format!("cycle in {}: {}", parent.join("::"), c.join(" -> "));
-            if allowed {
-                println!("  allowed for now: {text}");
-            } else {
-                problems.push(text);
+            problems.push(format!(
+                "cycle in {}: {}",
+                parent.join("::"),
+                c.join(" -> ")
+            ));
+        }
+        let Some(layers) = layers_of(&parent[0]).filter(|_| parent.len() == 1) else {
+            continue;
+        };
+        let layer_of = |m: &str| layers.iter().position(|l| l.contains(&m));
+        for (from, tos) in edges {
+            for to in tos {
+                let rule = match (layer_of(from), layer_of(to)) {
+                    (Some(a), Some(b)) if a < b => continue,
+                    (Some(_), Some(_)) => "points up or sideways in its layers",
+                    (None, _) => "the first is in no layer",
+                    (_, None) => "the second is in no layer",
+                };
+                problems.push(format!("{}: {from} -> {to}: {rule}", parent[0]));
             }
         }
-        if parent.as_slice() == ["loopd"] {
-            for (from, tos) in edges {
-                for to in tos {
-                    let rule = match (layer_of(from), layer_of(to)) {
-                        (Some(a), Some(b)) if a < b => continue,
-                        (Some(_), Some(_)) => "points up or sideways in LOOPD_LAYERS",
-                        (None, _) => "the first is in no layer of LOOPD_LAYERS",
-                        (_, None) => "the second is in no layer of LOOPD_LAYERS",
-                    };
-                    let text = format!("loopd: {from} -> {to}: {rule}");
-                    if ALLOWED.contains(&("loopd", from.as_str(), to.as_str())) {
-                        println!("  allowed for now: {text}");
-                    } else {
-                        problems.push(text);
-                    }
-                }
-            }
-        }
+    }
+    for (krate, from, item) in &graph.root_items {
+        problems.push(format!(
+            "{krate}: {from} uses the crate root's {item}, which is in no layer: move it \
+             into a module of the layer it belongs to"
+        ));
     }
     assert!(
         problems.is_empty(),

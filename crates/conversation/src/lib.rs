@@ -4,8 +4,8 @@
 //! here; nothing in this crate knows of a socket, a thread that owns sessions, or how a
 //! reply is rendered.
 //!
-//! Its modules form layers, highest first; a module uses only those below its own (kept
-//! by review):
+//! Its modules form layers, highest first; a module uses only those below its own
+//! (`tests/e2e/layering.rs`, which the compiler cannot replace inside one crate):
 //! `allow` · `forget` · `turn` and `compact` · `prompt` · `status`, `recall` ·
 //! `open_session`, `memory` · `inbox` · `testhook`, `prompts`.
 

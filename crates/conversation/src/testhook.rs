@@ -6,7 +6,7 @@
 //! - `BOXMAKER_TEST_ABORT_AT=<point>`: loopd calls `std::process::abort()` when it reaches
 //!   the named point, the nearest a test can get to pulling the plug at an exact moment.
 //! - `BOXMAKER_TEST_LINE_DEADLINE_MS=<ms>`: the channel's line deadline in place of
-//!   `LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
+//!   loopd's `limits::LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
@@ -100,7 +100,7 @@ pub(crate) fn summaries_on_main() -> bool {
     false
 }
 
-/// The line deadline a test set in place of `LINE_DEADLINE`, if any.
+/// The line deadline a test set in place of loopd's `limits::LINE_DEADLINE`, if any.
 #[inline]
 pub fn line_deadline() -> Option<std::time::Duration> {
     #[cfg(feature = "testhooks")]

@@ -114,7 +114,7 @@ fn a_list_longer_than_a_reply_is_paged_and_the_connection_stays() {
     let (l, _m) = start(None);
     let big = l.fx.path().join("files").join("big.txt");
     // Under read_file's default max_bytes; ten reads of it are far over what one reply
-    // may queue (`loopd::HARD_OUTPUT`).
+    // may queue (`loopd::limits::HARD_OUTPUT`).
     std::fs::write(&big, "walrus tusk ".repeat(80_000)).unwrap();
     let args = serde_json::json!({ "path": big }).to_string();
     let mut c = l.client();

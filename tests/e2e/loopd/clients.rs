@@ -83,7 +83,7 @@ fn a_client_over_the_connection_limit_reads_one_error_line_before_the_close() {
     l.llama
         .push(Reply::Held(gate.clone(), Box::new(text(&["held"]))));
     l.llama.set_fallback(text(&["later"]));
-    // 64 = loopd::MAX_CLIENTS, each with a line in flight: none may be evicted.
+    // 64 = loopd::limits::MAX_CLIENTS, each with a line in flight: none may be evicted.
     let mut busy: Vec<LineClient> = (0..64).map(|_| l.client()).collect();
     busy[0].send("hold the worker");
     l.llama.wait_chats(1);
@@ -115,7 +115,7 @@ fn sixty_four_idle_connections_give_way_to_a_new_client() {
     for c in &mut idle {
         assert_eq!(c.ask("/session"), ["session main"]);
     }
-    // A newcomer gets in once the oldest has been quiet for loopd::EVICT_QUIET.
+    // A newcomer gets in once the oldest has been quiet for loopd::limits::EVICT_QUIET.
     let deadline = Instant::now() + HANG;
     let answer = loop {
         assert!(Instant::now() < deadline, "never got in");
@@ -165,7 +165,7 @@ fn a_memoryd_that_never_answers_is_reported_in_words() {
 #[test]
 fn a_client_that_reads_late_is_held_not_dropped_and_gets_every_reply() {
     let l = Loopd::start("");
-    let lines = 3000; // about 2 MiB of `/help` blocks: past loopd::MAX_OUTPUT
+    let lines = 3000; // about 2 MiB of `/help` blocks: past loopd::limits::MAX_OUTPUT
     let mut c = l.client();
     let mut writer = c.stream.try_clone().unwrap();
     let writing = std::thread::spawn(move || {
@@ -205,7 +205,7 @@ fn a_half_closed_client_that_reads_late_still_gets_every_reply_then_the_close() 
 
 /// Regression: 64 connections sending a byte every 30 s held every slot for ever; the
 /// partial-line timeout counted from the last byte. Now a line must arrive whole within
-/// loopd::LINE_DEADLINE of its first byte. The test hook shortens the deadline to 2 s, so
+/// loopd::limits::LINE_DEADLINE of its first byte. The test hook shortens the deadline to 2 s, so
 /// the test does not wait out the real 30 s; the trickle still outlasts it many times.
 #[test]
 fn a_line_trickled_past_the_line_deadline_is_closed_with_an_error() {

@@ -4,7 +4,7 @@
 //! each refusal. A partial line stays in the poll loop's input buffer, so the loop's
 //! line deadline still sees it; at the end of input it is the last line.
 
-use crate::MAX_LINE;
+use crate::limits::MAX_LINE;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum LineEvent {

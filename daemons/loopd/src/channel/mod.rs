@@ -401,7 +401,7 @@ fn pending_for(event: LineEvent) -> Queued {
         LineEvent::Line(line) => Queued::Line(line),
         LineEvent::TooLong => Queued::Error(error_line(format_args!(
             "line over {} bytes; discarded",
-            crate::MAX_LINE
+            crate::limits::MAX_LINE
         ))),
         LineEvent::NotUtf8 => Queued::Error(error_line("line is not valid utf-8")),
     }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// enough to crowd out a client's own replies. The heartbeat keeps one byte more of text
 /// than this (a block is never shorter than its text), so the channel can tell that it
 /// must cut.
-pub const MAX_BEAT_REPLY: usize = crate::HARD_OUTPUT / 8;
+pub const MAX_BEAT_REPLY: usize = crate::limits::HARD_OUTPUT / 8;
 
 /// One piece of a turn's visible output, as the turn streamed it: the inbox's piece, so
 /// news nobody was there to read waits in the same shape it would have been shown.

@@ -31,7 +31,7 @@ pub const MAX_SHOWN: usize = 50;
 pub const MAX_ENTRY_CHARS: usize = 1200;
 
 /// The most bytes of one page of a list: well under the channel's backpressure limit
-/// (`crate::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
+/// (`crate::limits::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
 /// hold.
 pub const MAX_PAGE_BYTES: usize = 256 * 1024;
 
