@@ -167,13 +167,14 @@ impl Worker {
         board: Board,
         notify: Notifier,
         reminders: remind::Shared,
+        inbox: crate::inbox::Shared,
     ) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, llama, board, notify, reminders, rx, &count))?;
+            .spawn(move || run(cfg, llama, board, notify, reminders, inbox, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -203,6 +204,8 @@ struct State {
     honcho: Option<honcho::Reporter>,
     /// Each session's last `/forget` list, which `/forget N…` picks from.
     forgets: forget::Lists,
+    /// The reminders and the inbox, which `/forget` reaches too.
+    mail: crate::forget::mail::Mail,
 }
 
 /// The sessions open in memory, each with when it was last used.
@@ -218,6 +221,7 @@ fn run(
     board: Board,
     notify: Notifier,
     reminders: remind::Shared,
+    inbox: crate::inbox::Shared,
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
@@ -227,6 +231,10 @@ fn run(
     }
     board.set_honcho(honcho.as_ref().map(honcho::Reporter::status));
     let mut state = State {
+        mail: crate::forget::mail::Mail {
+            reminders: reminders.clone(),
+            inbox,
+        },
         engine: Engine::new(cfg, llama).with_reminders(reminders),
         board,
         notify,
