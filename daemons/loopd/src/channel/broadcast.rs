@@ -394,6 +394,12 @@ impl<W: Work> Channel<W> {
             );
             let over = message.class > notify.max_class;
             let text = if over || message.untrusted {
+                plumbing::info!(
+                    "notify: {what} is {}{} (notify.max_class is {}); only a line saying it waits is handed over",
+                    message.class,
+                    if message.untrusted { " and untrusted" } else { "" },
+                    notify.max_class
+                );
                 waits_line(&message)
             } else {
                 super::unasked::screen_text(&message.pieces)
