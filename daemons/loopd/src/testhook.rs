@@ -9,6 +9,8 @@
 //!   its first (the nth write of the inbox, say).
 //! - `BOXMAKER_TEST_LINE_DEADLINE_MS=<ms>`: the channel's line deadline in place of
 //!   `LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
+//! - `BOXMAKER_TEST_HEARTBEAT_MS=<ms>`: the heartbeat period in place of
+//!   `heartbeat.every_s` (when that is not 0), so a flood of heartbeats takes seconds.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
@@ -68,6 +70,16 @@ mod armed {
     }
     pub const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
     pub const LINE_DEADLINE_ENV: &str = "BOXMAKER_TEST_LINE_DEADLINE_MS";
+    pub const HEARTBEAT_ENV: &str = "BOXMAKER_TEST_HEARTBEAT_MS";
+
+    /// The variable as whole milliseconds, above 0; anything else is ignored.
+    pub fn heartbeat_period() -> Option<std::time::Duration> {
+        static PERIOD: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+        *PERIOD.get_or_init(|| {
+            let ms = std::env::var(HEARTBEAT_ENV).ok()?.parse::<u64>().ok()?;
+            (ms > 0).then(|| std::time::Duration::from_millis(ms))
+        })
+    }
 
     pub fn point() -> Option<&'static str> {
         static POINT: OnceLock<Option<String>> = OnceLock::new();
@@ -111,6 +123,15 @@ pub fn abort_at(point: &str) {
     let _ = point;
 }
 
+/// The heartbeat period a test set in place of `heartbeat.every_s`, if any.
+#[inline]
+pub fn heartbeat_period() -> Option<std::time::Duration> {
+    #[cfg(feature = "testhooks")]
+    return armed::heartbeat_period();
+    #[cfg(not(feature = "testhooks"))]
+    None
+}
+
 /// Whether tool summaries run on `slots.main` (the compaction benchmark's switch).
 #[inline]
 pub fn summaries_on_main() -> bool {
@@ -151,6 +172,12 @@ pub fn warn_if_armed() {
             plumbing::warn!(
                 "{} is not a whole number of milliseconds; the line deadline stays as it is",
                 armed::LINE_DEADLINE_ENV
+            );
+        }
+        if let Some(p) = heartbeat_period() {
+            plumbing::warn!(
+                "test hook armed: the heartbeat period is {} ms",
+                p.as_millis()
             );
         }
         if let Some(point) = armed::point() {

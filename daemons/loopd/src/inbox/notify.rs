@@ -69,6 +69,10 @@ impl Runner {
         text: String,
     ) -> Result<(), String> {
         let child = spawn(argv, env)?;
+        plumbing::info!(
+            "notify: started {} for {what}",
+            argv.first().map_or("", String::as_str)
+        );
         self.running.fetch_add(1, Ordering::SeqCst);
         let running = Arc::clone(&self.running);
         let wake = self.wake.clone();
