@@ -3,6 +3,7 @@
 //! by the test hook (`/testclock S`, `BOXMAKER_TEST_CLOCK_OFFSET_S`) instead of waiting.
 //! Tests synchronise on reply blocks and loopd's log lines, never on sleeps.
 
+mod burst;
 mod deliver;
 mod held;
 mod notify;
