@@ -21,14 +21,14 @@ const DUE_UNIX: u64 = 1_893_456_000;
 const READ_LIMIT: Duration = Duration::from_secs(15);
 
 /// Seconds the reminders' clock must move to be past `DUE_UNIX`.
-fn past_due() -> i64 {
+pub(super) fn past_due() -> i64 {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
     i64::try_from(DUE_UNIX - now).unwrap() + 60
 }
 
 /// Writes a book of `count` reminders of session main, all due at `DUE_UNIX`, texts
 /// `burst 1` to `burst {count}`.
-fn write_book(fx: &Fixture, count: usize) {
+pub(super) fn write_book(fx: &Fixture, count: usize) {
     let reminders: Vec<serde_json::Value> = (1..=count)
         .map(|n| {
             serde_json::json!({"n": n, "session": "main", "due": "2030-01-01T00:00:00Z",
@@ -42,7 +42,7 @@ fn write_book(fx: &Fixture, count: usize) {
 }
 
 /// loopd on `fx` with its reminders' clock `offset` ahead and `env` set; READY=1 seen.
-fn spawn(fx: &Fixture, offset: i64, env: &[(&str, String)]) -> Daemon {
+pub(super) fn spawn(fx: &Fixture, offset: i64, env: &[(&str, String)]) -> Daemon {
     let mut cmd = Daemon::command("loopd", fx);
     cmd.env("BOXMAKER_TEST_CLOCK_OFFSET_S", offset.to_string());
     for (k, v) in env {

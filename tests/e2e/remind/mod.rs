@@ -7,6 +7,7 @@ mod burst;
 mod deliver;
 mod held;
 mod notify;
+mod push;
 mod tool;
 
 use crate::loopd::{write_config, Loopd, N_CTX};
