@@ -1,6 +1,6 @@
 //! A flood of heartbeat messages, as a page whose text steers the model ("say X on every
 //! beat") would make: they are folded on their own, so the owner's reminder still waits,
-//! is delivered, and `/inbox` shows it (docs/reminders.md, 'Heartbeats are folded').
+//! is delivered, and `/inbox` shows it (docs/reminders.md, 'Delivery keeps its word').
 
 use super::{start_with, EVERY};
 use crate::support::standin::text;

@@ -25,7 +25,7 @@ pub const FILE: &str = "inbox.json";
 /// Heartbeat messages that wait at once in one session: the newest few. Older ones are
 /// folded into a count the owner is shown, so no number of heartbeats (nor a page's
 /// orders that steer them) can fill the inbox or push a reminder out
-/// (docs/reminders.md, 'Heartbeats are folded').
+/// (docs/reminders.md, 'Delivery keeps its word').
 pub const MAX_WAITING_HEARTBEATS: usize = 5;
 
 /// Reminders that wait at once, over every session: the reminder book's own limit, so
