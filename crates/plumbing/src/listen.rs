@@ -1,11 +1,11 @@
 //! The listening socket: taken from systemd (`LISTEN_FDS`) when it is ours, else bound at
 //! the configured path.
 
+use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::sys::socket::SockaddrStorage;
 use nix::sys::socket::{getsockname, getsockopt, sockopt, AddressFamily, SockType, SockaddrLike};
 use std::fmt;
 use std::io;
-use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};

@@ -146,8 +146,10 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         llama.clone(),
         board.clone(),
         notify.clone(),
-        reminders.clone(),
-        inbox.clone(),
+        forget::mail::Mail {
+            reminders: reminders.clone(),
+            inbox: inbox.clone(),
+        },
     )
     .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {

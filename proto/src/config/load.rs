@@ -3,8 +3,8 @@
 //! range, so a bad file is refused at start (or at a reload) naming the key.
 
 use super::{
-    honcho_name, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME, MAX_NOTIFY_RUNNING, MAX_NOTIFY_TIMEOUT_S,
-    MIN_HIT_CHARS,
+    honcho_name, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME, MAX_NOTIFY_RUNNING,
+    MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS,
 };
 use crate::session_id::SessionId;
 use std::fmt;
@@ -243,7 +243,9 @@ impl Config {
         if let Some(name) = self.notify.env.iter().find(|n| !is_env_name(n)) {
             return bad(
                 "notify.env",
-                format!("{name:?} is not a variable name (letters, digits and _, not first a digit)"),
+                format!(
+                    "{name:?} is not a variable name (letters, digits and _, not first a digit)"
+                ),
             );
         }
         Ok(())

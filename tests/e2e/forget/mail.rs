@@ -47,7 +47,10 @@ fn forget_removes_a_reminder_a_waiting_inbox_message_and_their_notes() {
     let list = elsewhere.ask(&format!("/forget {P}"));
     let entry = |place: &str| list.iter().any(|l| l.contains(place));
     assert!(entry("(reminders.json, reminder 1, "), "{list:?}");
-    assert!(entry("inbox message (waiting) (inbox.json, message 1, "), "{list:?}");
+    assert!(
+        entry("inbox message (waiting) (inbox.json, message 1, "),
+        "{list:?}"
+    );
     assert!(
         !list.iter().any(|l| l.contains("water the plants")),
         "{list:?}"
@@ -59,7 +62,8 @@ fn forget_removes_a_reminder_a_waiting_inbox_message_and_their_notes() {
         "{done:?}"
     );
     assert!(
-        done.iter().any(|l| l == "inbox.json: 1 messages removed (1)"),
+        done.iter()
+            .any(|l| l == "inbox.json: 1 messages removed (1)"),
         "{done:?}"
     );
 
@@ -89,5 +93,8 @@ fn forget_removes_a_reminder_a_waiting_inbox_message_and_their_notes() {
         "{delivered:?}"
     );
     assert_eq!(files_holding(&lp.fx.state_dir, P), Vec::<String>::new());
-    assert!(!lp.daemon.log_text().contains(P), "nor in loopd's log lines");
+    assert!(
+        !lp.daemon.log_text().contains(P),
+        "nor in loopd's log lines"
+    );
 }

@@ -65,7 +65,8 @@ fn a_flood_of_heartbeats_never_pushes_the_owners_reminder_out() {
         blocks.push(owner.block());
     }
     assert!(
-        blocks[0][0].starts_with("· ") && blocks[0][0].contains(" older heartbeat messages were folded away"),
+        blocks[0][0].starts_with("· ")
+            && blocks[0][0].contains(" older heartbeat messages were folded away"),
         "the folded ones are counted first: {blocks:?}"
     );
     // The newest heartbeat messages that waited come after it; then `/inbox`'s reply.
@@ -76,8 +77,5 @@ fn a_flood_of_heartbeats_never_pushes_the_owners_reminder_out() {
             break block;
         }
     };
-    assert!(
-        inbox.iter().any(|l| l == "pick up the kids"),
-        "{inbox:?}"
-    );
+    assert!(inbox.iter().any(|l| l == "pick up the kids"), "{inbox:?}");
 }

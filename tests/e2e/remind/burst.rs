@@ -22,7 +22,10 @@ const READ_LIMIT: Duration = Duration::from_secs(15);
 
 /// Seconds the reminders' clock must move to be past `DUE_UNIX`.
 pub(super) fn past_due() -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     i64::try_from(DUE_UNIX - now).unwrap() + 60
 }
 
@@ -72,9 +75,7 @@ impl Reader {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
-            let Some(line) = line.strip_suffix('\n') else {
-                return None;
-            };
+            let line = line.strip_suffix('\n')?;
             if line == "." {
                 return Some(lines);
             }
@@ -178,7 +179,11 @@ fn crash_once(llama: &Standin, count: usize, nth: usize, writes: usize) -> Found
     for (n, marks) in &after {
         let earlier = before.get(n).map_or(0, Vec::len);
         // Every showing after the first must say it is a repeat.
-        if marks.iter().skip(usize::from(earlier == 0)).any(|again| !again) {
+        if marks
+            .iter()
+            .skip(usize::from(earlier == 0))
+            .any(|again| !again)
+        {
             unmarked.insert(*n);
         }
         if earlier > 1 {
@@ -233,7 +238,9 @@ fn five_hundred_reminders_due_with_nobody_connected_all_wait_and_are_delivered()
     c.send("/status");
     let status = r.block().unwrap();
     assert!(
-        status.contains(&format!("inbox: {MANY} messages waiting (/inbox shows the last ones)")),
+        status.contains(&format!(
+            "inbox: {MANY} messages waiting (/inbox shows the last ones)"
+        )),
         "{status:?}"
     );
     let got = read_reminders(&mut r, MANY, &BTreeMap::new());

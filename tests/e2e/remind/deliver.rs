@@ -62,8 +62,7 @@ fn a_reminder_a_minute_ahead_is_delivered_to_a_connected_client() {
         "{notes:?}"
     );
     assert_eq!(
-        notes[1],
-        "reminder 1 delivered: to 1 connected clients",
+        notes[1], "reminder 1 delivered: to 1 connected clients",
         "the delivery note names the reminder, not its text (docs/forgetting.md)"
     );
 }

@@ -175,7 +175,8 @@ fn allow_of_a_held_reminder_whose_time_has_passed_sets_nothing_and_says_so() {
     let allowed = c.ask("/allow 5");
     assert_eq!(allowed.len(), 1, "{allowed:?}");
     assert!(
-        allowed[0].starts_with("error: ") && allowed[0].contains("which has passed; nothing was set"),
+        allowed[0].starts_with("error: ")
+            && allowed[0].contains("which has passed; nothing was set"),
         "{allowed:?}"
     );
     assert!(booked(&lp).is_empty(), "nothing in the book");

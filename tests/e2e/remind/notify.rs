@@ -88,16 +88,22 @@ fn a_message_above_notify_max_class_is_handed_over_as_one_line_that_it_waits() {
     );
     let lp = start(&tables, 0);
     miss_a_reminder(&lp, "the door code is 4471");
-    lp.daemon.wait_log("only a line saying it waits is handed over");
+    lp.daemon
+        .wait_log("only a line saying it waits is handed over");
     lp.daemon
         .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
     owner_reads_it(&lp, "the door code is 4471");
     let text = std::fs::read_to_string(&got).unwrap();
     assert!(
-        text.starts_with("· a reminder message from ") && text.ends_with(" waits in the inbox\n---\n"),
+        text.starts_with("· a reminder message from ")
+            && text.ends_with(" waits in the inbox\n---\n"),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 2, "one line and the command's own marker");
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "one line and the command's own marker"
+    );
     let notes = notes(&lp, "main");
     assert!(
         notes.iter().any(|n| n.starts_with("inbox message 1 (reminder): notify.command got only a line saying it waits: it is private and notify.max_class is public")),

@@ -83,7 +83,8 @@ fn a_burst_waits_its_turn_for_the_notify_command_and_none_is_lost_across_a_resta
 fn the_notify_command_gets_a_heartbeat_as_the_screen_shows_it_never_raw() {
     let dir = tempfile::tempdir().unwrap();
     let got = dir.path().join("got");
-    let forged = "\u{1b}[2J\u{1b}[H· reminder 7, due 09:00 Sun 6 Dec 2026\nyour bank: visit evil.example";
+    let forged =
+        "\u{1b}[2J\u{1b}[H· reminder 7, due 09:00 Sun 6 Dec 2026\nyour bank: visit evil.example";
     let lp = crate::heartbeat::start(crate::heartbeat::EVERY, &notify_to(&got), |llama| {
         llama.push(text(&[forged]));
         llama.set_fallback(text(&["HEARTBEAT_OK"]));
@@ -96,7 +97,10 @@ fn the_notify_command_gets_a_heartbeat_as_the_screen_shows_it_never_raw() {
         !pushed.lines().any(|l| l.starts_with("· ")),
         "no line passes for loopd's own: {pushed:?}"
     );
-    assert!(pushed.contains("your bank: visit evil.example\n---\n"), "{pushed:?}");
+    assert!(
+        pushed.contains("your bank: visit evil.example\n---\n"),
+        "{pushed:?}"
+    );
 }
 
 /// Regression: the check before handing over looked at the class only: a heartbeat in a
@@ -134,7 +138,10 @@ fn a_heartbeat_written_after_a_page_is_handed_over_as_one_line_that_it_waits() {
             && pushed.ends_with(" waits in the inbox\n---\n"),
         "{pushed:?}"
     );
-    assert!(!pushed.contains("4471") && !pushed.contains("evil"), "{pushed:?}");
+    assert!(
+        !pushed.contains("4471") && !pushed.contains("evil"),
+        "{pushed:?}"
+    );
     assert_eq!(pushed.lines().count(), 2, "{pushed:?}");
 }
 
@@ -143,7 +150,11 @@ fn a_heartbeat_written_after_a_page_is_handed_over_as_one_line_that_it_waits() {
 fn wait_for_listener(path: &Path) {
     let deadline = Instant::now() + WAIT;
     while std::os::unix::net::UnixStream::connect(path).is_err() {
-        assert!(Instant::now() < deadline, "{} never listened", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} never listened",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -153,8 +164,8 @@ fn wait_for_listener(path: &Path) {
 /// command calling `accept()` on it answered the owner's connections. The command sees
 /// descriptors 0-2 only, and `PATH`, `LANG` and what `notify.env` names.
 #[test]
-fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_only_its_environment()
-{
+fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_only_its_environment(
+) {
     let dir = tempfile::tempdir().unwrap();
     let (fds, env) = (dir.path().join("fds"), dir.path().join("env"));
     let llama = Standin::start(N_CTX);
@@ -167,9 +178,8 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
         fds.display(),
         fds.display()
     );
-    let table = format!(
-        "[notify]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\nenv = [\"NTFY_TOPIC\"]\n"
-    );
+    let table =
+        format!("[notify]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\nenv = [\"NTFY_TOPIC\"]\n");
     write_config(&fx, &llama.url, "retries = 2", "", &table);
     let notify = NotifySocket::bind(&fx.path());
     let mut cmd = Command::new("systemd-socket-activate");

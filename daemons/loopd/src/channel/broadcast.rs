@@ -406,10 +406,10 @@ impl<W: Work> Channel<W> {
             };
             let env = notify::environment(&notify.env);
             let timeout = Duration::from_secs(notify.timeout_s);
-            if let Err(why) = self
-                .mail
-                .runner
-                .start(&notify.command, &env, timeout, what.clone(), text)
+            if let Err(why) =
+                self.mail
+                    .runner
+                    .start(&notify.command, &env, timeout, what.clone(), text)
             {
                 plumbing::warn!(
                     "notify: {} {why} for {what}; the message waits in the inbox",
@@ -417,11 +417,16 @@ impl<W: Work> Channel<W> {
                 );
             }
             if let Err(e) = self.mail.inbox.with(|i| i.notified(n)) {
-                plumbing::error!("inbox: {e}; message {n} may be handed over again after a restart");
+                plumbing::error!(
+                    "inbox: {e}; message {n} may be handed over again after a restart"
+                );
             }
             if over || message.untrusted {
                 let why = if over {
-                    format!("it is {} and notify.max_class is {}", message.class, notify.max_class)
+                    format!(
+                        "it is {} and notify.max_class is {}",
+                        message.class, notify.max_class
+                    )
                 } else {
                     "it was written while the context was untrusted".to_string()
                 };

@@ -375,7 +375,14 @@ fn waiting(rig: &mut Rig, text: &str) {
         untrusted: false,
     };
     let (_, saved) = rig.ch.mail.inbox.with(|i| {
-        i.add("main", crate::inbox::Kind::Heartbeat, pieces, label, false, None)
+        i.add(
+            "main",
+            crate::inbox::Kind::Heartbeat,
+            pieces,
+            label,
+            false,
+            None,
+        )
     });
     saved.unwrap();
 }
@@ -447,7 +454,8 @@ fn a_waiting_message_is_delivered_only_once_written_and_comes_again_marked_after
     rig.send(OTHER, "/session\n");
     let again = rig.written(OTHER);
     assert!(
-        again.contains("\n· while you were away: heartbeat at ") && again.contains(" (again)\nnews\n"),
+        again.contains("\n· while you were away: heartbeat at ")
+            && again.contains(" (again)\nnews\n"),
         "{again}"
     );
     rig.ch.drained(&mut rig.out, OTHER);

@@ -34,12 +34,7 @@ pub struct Taken {
 impl Taken {
     /// What was removed, one line a file, for the reply.
     pub fn lines(&self) -> Vec<String> {
-        let numbers = |ns: &[u64]| {
-            ns.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let numbers = |ns: &[u64]| ns.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
         let mut lines = Vec::new();
         if !self.reminders.is_empty() {
             lines.push(format!(
@@ -177,10 +172,22 @@ mod tests {
         let mut book = remind::Book::load(dir.path()).unwrap();
         let due = remind::clock::now() + chrono::Duration::hours(1);
         let kept = book
-            .add("main", due, "call the bank", remind::By::Owner, DataClass::Private)
+            .add(
+                "main",
+                due,
+                "call the bank",
+                remind::By::Owner,
+                DataClass::Private,
+            )
             .unwrap();
         let pin = book
-            .add("main", due, "my password is P4471", remind::By::Owner, DataClass::Private)
+            .add(
+                "main",
+                due,
+                "my password is P4471",
+                remind::By::Owner,
+                DataClass::Private,
+            )
             .unwrap();
         let mut inbox = Inbox::load(dir.path()).unwrap();
         let label = Label {
@@ -197,7 +204,10 @@ mod tests {
         let places: Vec<&Place> = found.iter().map(|f| &f.place).collect();
         assert_eq!(
             places,
-            [&Place::Reminder { n: pin.n }, &Place::Inbox { n: waiting.n }]
+            [
+                &Place::Reminder { n: pin.n },
+                &Place::Inbox { n: waiting.n }
+            ]
         );
         assert!(found[1].label.untrusted, "the label is kept, never lowered");
         let chosen: Vec<&Found> = found.iter().collect();

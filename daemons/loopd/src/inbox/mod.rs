@@ -176,7 +176,11 @@ fn keep_newest(
     keep: usize,
     pick: impl Fn(&Message) -> bool,
 ) -> Vec<Message> {
-    let mut extra = messages.iter().filter(|m| pick(m)).count().saturating_sub(keep);
+    let mut extra = messages
+        .iter()
+        .filter(|m| pick(m))
+        .count()
+        .saturating_sub(keep);
     let mut gone = Vec::new();
     let mut kept = Vec::with_capacity(messages.len());
     for m in messages.drain(..) {

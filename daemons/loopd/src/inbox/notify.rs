@@ -91,7 +91,10 @@ impl Runner {
                 }
             }
         };
-        if let Err(e) = std::thread::Builder::new().name("notify".into()).spawn(feed) {
+        if let Err(e) = std::thread::Builder::new()
+            .name("notify".into())
+            .spawn(feed)
+        {
             // The child was started and is left to itself; nothing feeds it, so it reads
             // end of file. The message counts as handed over: it was started with it.
             self.running.fetch_sub(1, Ordering::SeqCst);
@@ -200,7 +203,10 @@ mod tests {
         let out = dir.path().join("got");
         let argv = sh(&format!("cat > {}", out.display()));
         let env = environment(&[]);
-        assert_eq!(run(&argv, &env, Duration::from_secs(20), "tea\n"), Outcome::Done);
+        assert_eq!(
+            run(&argv, &env, Duration::from_secs(20), "tea\n"),
+            Outcome::Done
+        );
         assert_eq!(std::fs::read_to_string(out).unwrap(), "tea\n");
     }
 
@@ -233,7 +239,12 @@ mod tests {
             matches!(failed, Outcome::Failed(ref w) if w.contains("exit status: 3")),
             "{failed:?}"
         );
-        let missing = run(&["/nonexistent/push".into()], &env, Duration::from_secs(20), "x");
+        let missing = run(
+            &["/nonexistent/push".into()],
+            &env,
+            Duration::from_secs(20),
+            "x",
+        );
         assert!(matches!(missing, Outcome::Failed(ref w) if w.contains("started")));
         let hung = run(&sh("sleep 600"), &env, Duration::from_secs(1), "x");
         assert!(

@@ -31,7 +31,10 @@ fn what_waits_what_was_tried_and_what_was_delivered_survive_a_reload() {
     assert!(inbox.has_source("reminder 1"));
     let mut again = Inbox::load(dir.path()).unwrap();
     assert_eq!(again.waiting("main"), vec![a.clone(), b.clone()]);
-    assert!(again.get(b.n).unwrap().tried, "queued for a client, not yet written");
+    assert!(
+        again.get(b.n).unwrap().tried,
+        "queued for a client, not yet written"
+    );
     assert!(again.get(c.n).unwrap().untrusted);
     assert_eq!(again.unnotified().len(), 3);
     again.notified(a.n).unwrap();
@@ -84,17 +87,36 @@ fn heartbeats_are_folded_on_their_own_and_never_push_a_reminder_out() {
     assert_eq!(inbox.folded("main"), 0, "shown once");
     inbox.delivered(&[kids.n]).unwrap();
     for n in 0..50 {
-        inbox.add("main", Kind::Heartbeat, text(&n.to_string()), PRIVATE, false, None);
+        let (_, saved) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            text(&n.to_string()),
+            PRIVATE,
+            false,
+            None,
+        );
+        saved.unwrap();
     }
     assert!(
         inbox.last("main").iter().any(|m| m.n == kids.n),
         "/inbox still shows it"
     );
     for n in 0..600 {
-        inbox.push("main", Kind::Reminder, text(&n.to_string()), PRIVATE, false, None);
+        inbox.push(
+            "main",
+            Kind::Reminder,
+            text(&n.to_string()),
+            PRIVATE,
+            false,
+            None,
+        );
     }
     inbox.trim();
-    assert_eq!(inbox.waiting_reminders(), 600, "no waiting reminder is dropped");
+    assert_eq!(
+        inbox.waiting_reminders(),
+        600,
+        "no waiting reminder is dropped"
+    );
 }
 
 #[test]
@@ -131,8 +153,16 @@ fn a_long_message_is_cut_and_a_streamed_one_joined() {
 fn removed_messages_are_gone_from_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let mut inbox = Inbox::load(dir.path()).unwrap();
-    let (a, _) = inbox.add("main", Kind::Reminder, text("pin 4471"), PRIVATE, false, None);
-    inbox.add("main", Kind::Reminder, text("tea"), PRIVATE, false, None);
+    let (a, _) = inbox.add(
+        "main",
+        Kind::Reminder,
+        text("pin 4471"),
+        PRIVATE,
+        false,
+        None,
+    );
+    let (_, saved) = inbox.add("main", Kind::Reminder, text("tea"), PRIVATE, false, None);
+    saved.unwrap();
     assert_eq!(inbox.remove(&[a.n]).unwrap(), 1);
     let file = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
     assert!(!file.contains("4471"), "{file}");

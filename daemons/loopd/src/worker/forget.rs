@@ -122,7 +122,7 @@ impl State {
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
         self.note_mail_forgotten(&cfg, session, &taken);
         for line in taken.lines() {
-            removed.reply.push_str("\n");
+            removed.reply.push('\n');
             removed.reply.push_str(&line);
         }
         drop(paused);

@@ -166,15 +166,14 @@ impl Worker {
         llama: llama::Client,
         board: Board,
         notify: Notifier,
-        reminders: remind::Shared,
-        inbox: crate::inbox::Shared,
+        mail: crate::forget::mail::Mail,
     ) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, llama, board, notify, reminders, inbox, rx, &count))?;
+            .spawn(move || run(cfg, llama, board, notify, mail, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -220,8 +219,7 @@ fn run(
     llama: llama::Client,
     board: Board,
     notify: Notifier,
-    reminders: remind::Shared,
-    inbox: crate::inbox::Shared,
+    mail: crate::forget::mail::Mail,
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
@@ -231,11 +229,8 @@ fn run(
     }
     board.set_honcho(honcho.as_ref().map(honcho::Reporter::status));
     let mut state = State {
-        mail: crate::forget::mail::Mail {
-            reminders: reminders.clone(),
-            inbox,
-        },
-        engine: Engine::new(cfg, llama).with_reminders(reminders),
+        engine: Engine::new(cfg, llama).with_reminders(mail.reminders.clone()),
+        mail,
         board,
         notify,
         sessions: Sessions::default(),
