@@ -460,8 +460,10 @@ impl<W: Work> Channel<W> {
         }
         let next = self.mail.reminders.with(|b| b.next_due())?;
         let now = clock::now();
-        let full = self.mail.inbox.with(|i| i.waiting_reminders()) >= inbox::MAX_WAITING_REMINDERS;
-        if next <= now && !full {
+        // Asked on every turn of the loop: the inbox is counted only when one is due.
+        if next <= now
+            && self.mail.inbox.with(|i| i.waiting_reminders()) < inbox::MAX_WAITING_REMINDERS
+        {
             return Some(self.mail.born);
         }
         Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))

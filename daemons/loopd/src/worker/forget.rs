@@ -139,12 +139,18 @@ impl State {
             taken.inbox.len(),
             started.elapsed().as_millis()
         );
+        let mail = if taken.reminders.is_empty() && taken.inbox.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} reminders and {} inbox messages",
+                taken.reminders.len(),
+                taken.inbox.len()
+            )
+        };
         let mut head = format!(
-            "forgot {} records, {} carried summaries, {} reminders and {} inbox messages on the box:",
-            removed.records,
-            removed.carries,
-            taken.reminders.len(),
-            taken.inbox.len()
+            "forgot {} records and {} carried summaries{mail} on the box:",
+            removed.records, removed.carries
         );
         if copied_since > 0 {
             head.push_str(&format!(
