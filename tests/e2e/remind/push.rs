@@ -62,11 +62,25 @@ fn a_burst_waits_its_turn_for_the_notify_command_and_none_is_lost_across_a_resta
     let _ = d.child.wait();
     let started = count(&d, "notify: started /bin/sh");
     let d = spawn(&fx, offset, &[]);
-    let text = messages(&got, BURST);
-    let mut shown: Vec<usize> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("burst ").and_then(|n| n.parse().ok()))
-        .collect();
+    // Every reminder handed over (a repeat, below, may come besides).
+    let mut text = messages(&got, BURST);
+    while (1..=BURST).any(|n| !text.lines().any(|l| l == format!("burst {n}"))) {
+        text = messages(&got, text.lines().filter(|l| *l == "---").count() + 1);
+    }
+    // Each message once; a kill between the mark before a start and the one after it
+    // hands one over again, and then it says so.
+    let mut shown: Vec<usize> = Vec::new();
+    for message in text.split("---\n").filter(|m| !m.is_empty()) {
+        let n = message
+            .lines()
+            .find_map(|l| l.strip_prefix("burst ").and_then(|n| n.parse().ok()))
+            .unwrap_or_else(|| panic!("{message}"));
+        if shown.contains(&n) {
+            assert!(message.starts_with("· (again: "), "unmarked repeat: {text}");
+        } else {
+            shown.push(n);
+        }
+    }
     shown.sort_unstable();
     assert_eq!(shown, (1..=BURST).collect::<Vec<_>>(), "{text}");
     assert!(
@@ -227,4 +241,33 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
     assert_eq!(names, ["LANG", "NTFY_TOPIC", "PATH"], "{env}");
     assert!(!env.contains("s3cret"));
     assert!(d.stop().success());
+}
+
+/// A crash after a message was marked as about to be handed over, before the command
+/// started: after the restart it is handed over again, marked as a possible repeat, never
+/// not at all (docs/reminders.md, 'The notify command').
+#[test]
+fn a_crash_before_a_push_was_marked_hands_it_over_again_marked_as_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let llama = Standin::start(N_CTX);
+    let fx = Fixture::new("");
+    write_config(&fx, &llama.url, "retries = 2", "", &notify_to(&got));
+    write_book(&fx, 1);
+    let offset = past_due();
+    // The inbox's first write adds the reminder; its second marks it about to be pushed.
+    let abort = [
+        ("BOXMAKER_TEST_ABORT_AT", "inbox-write".to_string()),
+        ("BOXMAKER_TEST_ABORT_NTH", "2".to_string()),
+    ];
+    let mut d = spawn(&fx, offset, &abort);
+    assert!(!d.wait().success(), "aborted at the mark");
+    assert!(!got.exists(), "the command never started");
+    let _d = spawn(&fx, offset, &[]);
+    let pushed = messages(&got, 1);
+    assert!(
+        pushed.starts_with("· (again: this message may have been handed over before loopd restarted)\n· reminder 1 (late: "),
+        "{pushed}"
+    );
+    assert!(pushed.ends_with("\nburst 1\n---\n"), "{pushed}");
 }

@@ -392,8 +392,19 @@ impl<W: Work> Channel<W> {
                 message.kind.word(),
                 message.session
             );
+            // Marked before the command starts and again once it has: a crash between
+            // the two hands it over once more, saying so, rather than never.
+            if let Err(e) = self.mail.inbox.with(|i| i.notify_tried(n)) {
+                plumbing::error!("inbox: {e}; message {n} is not handed to notify.command");
+                continue;
+            }
+            let again = if message.notify_tried {
+                "· (again: this message may have been handed over before loopd restarted)\n"
+            } else {
+                ""
+            };
             let over = message.class > notify.max_class;
-            let text = if over || message.untrusted {
+            let body = if over || message.untrusted {
                 plumbing::info!(
                     "notify: {what} is {}{} (notify.max_class is {}); only a line saying it waits is handed over",
                     message.class,
@@ -404,6 +415,7 @@ impl<W: Work> Channel<W> {
             } else {
                 super::unasked::screen_text(&message.pieces)
             };
+            let text = format!("{again}{body}");
             let env = notify::environment(&notify.env);
             let timeout = Duration::from_secs(notify.timeout_s);
             if let Err(why) =

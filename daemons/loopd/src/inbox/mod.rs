@@ -109,6 +109,11 @@ pub struct Message {
     /// it may have reached the owner already, so it is shown again marked `(again)`.
     #[serde(default)]
     pub tried: bool,
+    /// A notify command was about to be started with it before it was marked `notified`:
+    /// after a crash it may have been handed over already, so it is handed over again
+    /// marked `(again)`.
+    #[serde(default)]
+    pub notify_tried: bool,
     /// What it came from, e.g. `reminder 7`: a reminder delivered again after a crash
     /// finds its message here and is not added twice.
     pub source: Option<String>,
@@ -274,6 +279,7 @@ impl Inbox {
             delivered: None,
             notified: false,
             tried,
+            notify_tried: false,
             source,
         };
         self.file.next += 1;
@@ -377,6 +383,15 @@ impl Inbox {
     pub fn notified(&mut self, n: u64) -> Result<(), String> {
         if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
             m.notified = true;
+        }
+        self.save()
+    }
+
+    /// Message `n` is about to be handed to the notify command: marked so, and the file
+    /// written, before the command starts.
+    pub fn notify_tried(&mut self, n: u64) -> Result<(), String> {
+        if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
+            m.notify_tried = true;
         }
         self.save()
     }
