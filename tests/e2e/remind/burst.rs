@@ -201,13 +201,15 @@ fn crash_once(llama: &Standin, count: usize, nth: usize, writes: usize) -> Found
 /// the 60th rewrite of `inbox.json`: the client had received nothing yet, the inbox
 /// already said delivered, and 50 never reached the owner. Now a message is delivered
 /// once its block was written whole, and one that may have been shown comes again marked.
-/// 100 runs, each aborting at another of the burst's writes (one of the inbox per
-/// reminder, then the one marking them delivered), and one run past the last.
+/// 100 runs, each aborting at another of the burst's writes of the inbox (one a
+/// reminder, and one a turn marking what went out delivered), and one run past the last.
 #[test]
 fn a_crash_at_any_write_of_a_burst_loses_no_reminder_and_marks_every_repeat() {
     const BURST: usize = 120;
     const RUNS: usize = 100;
-    let writes = BURST + 1;
+    // One write a reminder, and one marking delivered what each turn of loopd's poll
+    // loop sent: it takes 32 due reminders a turn (`MAX_DUE_PER_TURN`).
+    let writes = BURST + BURST.div_ceil(32);
     let llama = Standin::start(N_CTX);
     let mut failures = Vec::new();
     for run in 0..=RUNS {

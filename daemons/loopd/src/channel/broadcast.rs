@@ -39,6 +39,12 @@ use std::time::{Duration, Instant};
 /// It is also how soon a reminder the full inbox left in the book is looked at again.
 pub const REMINDER_RECHECK: Duration = Duration::from_secs(60);
 
+/// Due reminders taken from the book in one turn of the poll loop. Each is an fsynced
+/// write of the inbox, so a burst of hundreds in one turn would hold the loop for
+/// seconds on a slow disk, long enough to miss the watchdog's pings; the rest are taken
+/// in the next turns, right after this one's blocks went out.
+pub const MAX_DUE_PER_TURN: usize = 32;
+
 /// A message whose block was queued for a client and is not yet written whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Queued {
@@ -497,7 +503,8 @@ impl<W: Work> Channel<W> {
         // The book, then the inbox, held together (as `/forget` takes them): a reminder a
         // removal takes from the book is never added to the inbox after it.
         let offered = reminders.with(|book| {
-            let due = book.due(clock::now());
+            let mut due = book.due(clock::now());
+            due.truncate(MAX_DUE_PER_TURN);
             if due.is_empty() {
                 return Vec::new();
             }
