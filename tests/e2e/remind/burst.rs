@@ -250,3 +250,46 @@ fn five_hundred_reminders_due_with_nobody_connected_all_wait_and_are_delivered()
     assert!(missing.is_empty(), "never delivered: {missing:?}");
     assert!(!d.log_text().contains("dropped"), "nothing dropped");
 }
+
+/// Regression: killed at the write that released the inbox to a new connection, every
+/// waiting message was already marked delivered before its bytes left, and the owner got
+/// none of them, before or after the restart. They come after the restart, marked.
+#[test]
+fn a_crash_at_the_write_releasing_the_inbox_loses_nothing_and_marks_the_repeats() {
+    const WAITING: usize = 5;
+    let llama = Standin::start(N_CTX);
+    let fx = Fixture::new("");
+    write_config(&fx, &llama.url, "retries = 2", "", "");
+    write_book(&fx, WAITING);
+    let offset = past_due();
+    // Due at start with nobody connected: one write of the inbox each; the next write is
+    // the one that releases them to the owner's connection.
+    let abort = [
+        ("BOXMAKER_TEST_ABORT_AT", "inbox-write".to_string()),
+        ("BOXMAKER_TEST_ABORT_NTH", (WAITING + 1).to_string()),
+    ];
+    let mut d = spawn(&fx, offset, &abort);
+    d.wait_log(&format!("it waits in the inbox as message {WAITING}"));
+    let mut c = LineClient::connect(&fx.loopd_sock);
+    let mut r = Reader::of(&c);
+    c.send("/session");
+    let before = read_reminders(&mut r, WAITING, &BTreeMap::new());
+    let aborted = exit_within(&mut d, READ_LIMIT)
+        .is_some_and(|s| s.signal() == Some(nix::sys::signal::Signal::SIGABRT as i32));
+    assert!(aborted, "loopd was to abort at the release");
+    assert!(
+        before.is_empty(),
+        "nothing left before the crash: {before:?}"
+    );
+    drop((r, c, d));
+
+    let _d = spawn(&fx, offset, &[]);
+    let c = LineClient::connect(&fx.loopd_sock);
+    let mut r = Reader::of(&c);
+    let mut c = c;
+    c.send("/session");
+    let after = read_reminders(&mut r, WAITING, &before);
+    for n in 1..=WAITING {
+        assert_eq!(after.get(&n), Some(&vec![true]), "reminder {n}: {after:?}");
+    }
+}
