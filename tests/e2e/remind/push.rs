@@ -41,6 +41,37 @@ fn count(d: &Daemon, needle: &str) -> usize {
     d.log_text().lines().filter(|l| l.contains(needle)).count()
 }
 
+/// The messages a command writing each to a file of its own in `dir` (`*.msg`, renamed
+/// into place whole) has written, once there are at least `n`.
+fn pushes(dir: &Path, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let got: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "msg"))
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        if got.len() >= n {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {n} messages reached the command: {got:?}",
+            got.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The reminder a message is of (its `burst N` line).
+fn burst_of(message: &str) -> usize {
+    message
+        .lines()
+        .find_map(|l| l.strip_prefix("burst ").and_then(|n| n.parse().ok()))
+        .unwrap_or_else(|| panic!("{message}"))
+}
+
 /// Regression: 10 reminders due together and a command that takes 2 s: 4 were handed
 /// over, the other 6 marked notified and never tried again, even after a restart. At most
 /// `notify.max_running` (4) run; the rest wait their turn unmarked, also across a kill.
@@ -48,41 +79,36 @@ fn count(d: &Daemon, needle: &str) -> usize {
 fn a_burst_waits_its_turn_for_the_notify_command_and_none_is_lost_across_a_restart() {
     const BURST: usize = 10;
     let dir = tempfile::tempdir().unwrap();
-    let got = dir.path().join("got");
     let llama = Standin::start(N_CTX);
     let fx = Fixture::new("");
-    let slow = notify_to(&got).replace("\"cat >>", "\"sleep 2; cat >>");
-    write_config(&fx, &llama.url, "retries = 2", "", &slow);
+    // Commands run side by side: each writes its message to a file of its own.
+    let script = format!(
+        "sleep 2; f=$(mktemp -p '{0}' push.XXXXXX); cat > \"$f\"; mv \"$f\" \"$f.msg\"",
+        dir.path().display()
+    );
+    let table = format!("[notify]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\n");
+    write_config(&fx, &llama.url, "retries = 2", "", &table);
     write_book(&fx, BURST);
     let offset = past_due();
     let mut d = spawn(&fx, offset, &[]);
     // The first four are through (each slept 2 s); loopd is killed while the next run.
-    messages(&got, 4);
+    pushes(dir.path(), 4);
     let _ = d.child.kill();
     let _ = d.child.wait();
     let started = count(&d, "notify: started /bin/sh");
     let d = spawn(&fx, offset, &[]);
-    // Every reminder handed over (a repeat, below, may come besides).
-    let mut text = messages(&got, BURST);
-    while (1..=BURST).any(|n| !text.lines().any(|l| l == format!("burst {n}"))) {
-        text = messages(&got, text.lines().filter(|l| *l == "---").count() + 1);
+    // Every reminder handed over; a kill between the mark before a start and the one
+    // after it hands one over again, and then it says so.
+    let mut got = pushes(dir.path(), BURST);
+    while (1..=BURST).any(|n| !got.iter().any(|m| burst_of(m) == n)) {
+        got = pushes(dir.path(), got.len() + 1);
     }
-    // Each message once; a kill between the mark before a start and the one after it
-    // hands one over again, and then it says so.
     let mut shown: Vec<usize> = Vec::new();
-    for message in text.split("---\n").filter(|m| !m.is_empty()) {
-        let n = message
-            .lines()
-            .find_map(|l| l.strip_prefix("burst ").and_then(|n| n.parse().ok()))
-            .unwrap_or_else(|| panic!("{message}"));
-        if shown.contains(&n) {
-            assert!(message.starts_with("· (again: "), "unmarked repeat: {text}");
-        } else {
-            shown.push(n);
-        }
+    for message in got.iter().filter(|m| !m.starts_with("· (again: ")) {
+        let n = burst_of(message);
+        assert!(!shown.contains(&n), "reminder {n} twice unmarked: {got:?}");
+        shown.push(n);
     }
-    shown.sort_unstable();
-    assert_eq!(shown, (1..=BURST).collect::<Vec<_>>(), "{text}");
     assert!(
         (4..=8).contains(&started),
         "at most notify.max_running (4) at once: {started} started before the kill"
