@@ -10,40 +10,27 @@
 //! marked delivered only when the poll loop says everything queued for that client was
 //! written to its socket (`Service::drained`). A crash in between leaves it waiting, and
 //! the next connection gets it marked `(again)`. A message that reached no client waits
-//! and is handed to `notify.command`, at most `notify.max_running` at once, the rest in
-//! order and marked only when a command was started with them.
+//! and is handed to `notify.command` (`super::push`).
 //!
 //! This file also holds the channel's side of the heartbeat (asking the schedule on the
-//! timer and whenever the worker may have gone idle, submitting the beat) and of the
-//! reminders (taking what fell due on the timer, `/remind`, `/inbox`).
+//! timer and whenever the worker may have gone idle, submitting the beat) and `/inbox`;
+//! what fell due in the reminders' book comes through `super::reminders`.
 
 use super::reply::Block;
 use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
 use crate::heartbeat::hours;
-use crate::inbox::notify::{self, Runner};
+use crate::inbox::notify::Runner;
 use crate::inbox::{self, Kind, Message, Piece};
 use crate::worker::Job;
 use chrono::{DateTime, Local, Utc};
 use plumbing::{ConnId, Outbox};
-use proto::{Label, SessionId};
+use proto::SessionId;
 use remind::{self, clock};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// The longest the poll loop's timer waits for a reminder before looking again. Due times
-/// are wall-clock times and the timer is monotonic: a suspend or a clock step moves one
-/// against the other, and looking every minute bounds how late that makes a reminder.
-/// It is also how soon a reminder the full inbox left in the book is looked at again.
-pub const REMINDER_RECHECK: Duration = Duration::from_secs(60);
-
-/// Due reminders taken from the book in one turn of the poll loop. Each is an fsynced
-/// write of the inbox, so a burst of hundreds in one turn would hold the loop for
-/// seconds on a slow disk, long enough to miss the watchdog's pings; the rest are taken
-/// in the next turns, right after this one's blocks went out.
-pub const MAX_DUE_PER_TURN: usize = 32;
+use std::time::Instant;
 
 /// A message whose block was queued for a client and is not yet written whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,21 +46,21 @@ struct Queued {
 pub struct Mail {
     pub reminders: remind::Shared,
     pub inbox: inbox::Shared,
-    runner: Runner,
+    pub(super) runner: Runner,
     /// Inbox messages waiting their turn for the notify command, oldest first: numbers
     /// only, so a message forgotten meanwhile is not handed over.
-    turn: VecDeque<u64>,
+    pub(super) turn: VecDeque<u64>,
     /// Each connection's messages queued and not yet written whole to its socket.
     queued: HashMap<ConnId, Vec<Queued>>,
     /// When this loopd started, by the reminders' clock: a reminder due before it fell
     /// due while loopd was not running, and is delivered marked late.
-    started: DateTime<Utc>,
+    pub(super) started: DateTime<Utc>,
     /// Waiting messages were offered to the notify command since start.
-    offered: bool,
+    pub(super) offered: bool,
     /// An instant already past, the deadline of work due now. A deadline of
     /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
     /// so the timer would never fire and the loop would spin.
-    born: Instant,
+    pub(super) born: Instant,
 }
 
 impl Mail {
@@ -139,7 +126,7 @@ impl Deferred {
 }
 
 /// A local time as the owner reads it.
-fn local(time: &str) -> String {
+pub(super) fn local(time: &str) -> String {
     DateTime::parse_from_rfc3339(time).map_or_else(
         |_| time.to_string(),
         |t| {
@@ -199,16 +186,6 @@ fn folded_line(folded: u64) -> String {
     )
 }
 
-/// What the notify command reads for message `m` when its text may not leave the box:
-/// one line saying a message waits, with its kind and time only.
-fn waits_line(m: &Message) -> String {
-    format!(
-        "· a {} message from {} waits in the inbox\n",
-        m.kind.word(),
-        local(&m.time)
-    )
-}
-
 impl<W: Work> Channel<W> {
     /// Starts a beat if one is due and the worker is idle.
     pub(super) fn heartbeat_poll(&mut self, now: Instant) {
@@ -258,7 +235,7 @@ impl<W: Work> Channel<W> {
     }
 
     /// The clients of `session` an unasked message goes to.
-    fn targets(&self, session: &SessionId) -> Vec<ConnId> {
+    pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
         self.conns
             .iter()
             .filter(|(_, c)| &c.session == session && !c.input_closed)
@@ -268,7 +245,7 @@ impl<W: Work> Channel<W> {
 
     /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
     /// block, once it ends; with no target, it waits and goes to the notify command.
-    fn offer(&mut self, out: &mut Outbox, targets: &[ConnId], message: &Message) {
+    pub(super) fn offer(&mut self, out: &mut Outbox, targets: &[ConnId], message: &Message) {
         if targets.is_empty() {
             plumbing::info!(
                 "session {}: {} for nobody connected; it waits in the inbox as message {}",
@@ -365,103 +342,8 @@ impl<W: Work> Channel<W> {
         }
     }
 
-    /// Puts message `n` in line for `notify.command` and starts what may start.
-    fn hand_over(&mut self, n: u64) {
-        if self.cfg.notify.command.is_empty() || self.mail.turn.contains(&n) {
-            return;
-        }
-        self.mail.turn.push_back(n);
-        self.notify_pump();
-    }
-
-    /// Starts the notify command for messages waiting their turn, while fewer than
-    /// `notify.max_running` run. A message is marked handed over once a command was
-    /// started with it; one delivered or forgotten meanwhile is skipped.
-    pub(super) fn notify_pump(&mut self) {
-        let notify = Arc::clone(&self.cfg);
-        let notify = &notify.notify;
-        if notify.command.is_empty() {
-            self.mail.turn.clear();
-            return;
-        }
-        while self.mail.runner.running() < notify.max_running {
-            let Some(n) = self.mail.turn.pop_front() else {
-                return;
-            };
-            let message = self.mail.inbox.with(|i| i.get(n).cloned());
-            let Some(message) = message.filter(|m| m.delivered.is_none() && !m.notified) else {
-                continue;
-            };
-            let what = format!(
-                "inbox message {} ({}) of session {}",
-                message.n,
-                message.kind.word(),
-                message.session
-            );
-            // Marked before the command starts and again once it has: a crash between
-            // the two hands it over once more, saying so, rather than never.
-            if let Err(e) = self.mail.inbox.with(|i| i.notify_tried(n)) {
-                plumbing::error!("inbox: {e}; message {n} is not handed to notify.command");
-                continue;
-            }
-            let again = if message.notify_tried {
-                "· (again: this message may have been handed over before loopd restarted)\n"
-            } else {
-                ""
-            };
-            let over = message.class > notify.max_class;
-            let body = if over || message.untrusted {
-                plumbing::info!(
-                    "notify: {what} is {}{} (notify.max_class is {}); only a line saying it waits is handed over",
-                    message.class,
-                    if message.untrusted { " and untrusted" } else { "" },
-                    notify.max_class
-                );
-                waits_line(&message)
-            } else {
-                super::unasked::screen_text(&message.pieces)
-            };
-            let text = format!("{again}{body}");
-            let env = notify::environment(&notify.env);
-            let timeout = Duration::from_secs(notify.timeout_s);
-            if let Err(why) =
-                self.mail
-                    .runner
-                    .start(&notify.command, &env, timeout, what.clone(), text)
-            {
-                plumbing::warn!(
-                    "notify: {} {why} for {what}; the message waits in the inbox",
-                    notify.command[0]
-                );
-            }
-            if let Err(e) = self.mail.inbox.with(|i| i.notified(n)) {
-                plumbing::error!(
-                    "inbox: {e}; message {n} may be handed over again after a restart"
-                );
-            }
-            if over || message.untrusted {
-                let why = if over {
-                    format!(
-                        "it is {} and notify.max_class is {}",
-                        message.class, notify.max_class
-                    )
-                } else {
-                    "it was written while the context was untrusted".to_string()
-                };
-                self.note(
-                    &message.session,
-                    format!(
-                        "inbox message {} ({}): notify.command got only a line saying it waits: {why}",
-                        message.n,
-                        message.kind.word(),
-                    ),
-                );
-            }
-        }
-    }
-
     /// Logs `text` as a `note` in `session`, through the worker that owns the logs.
-    fn note(&mut self, session: &str, text: String) {
+    pub(super) fn note(&mut self, session: &str, text: String) {
         let Ok(session) = SessionId::parse(session) else {
             plumbing::warn!("a note for session {session:?}, which is not a session name; dropped");
             return;
@@ -469,134 +351,6 @@ impl<W: Work> Channel<W> {
         if !self.worker.submit(Job::Note { session, text }) {
             plumbing::error!("the turn worker has stopped; a note was not logged; restart loopd");
         }
-    }
-
-    /// When the poll loop should next look at the reminders.
-    pub(super) fn reminders_deadline(&self) -> Option<Instant> {
-        if !self.mail.offered {
-            return Some(self.mail.born);
-        }
-        let next = self.mail.reminders.with(|b| b.next_due())?;
-        let now = clock::now();
-        // Asked on every turn of the loop: the inbox is counted only when one is due.
-        if next <= now
-            && self.mail.inbox.with(|i| i.waiting_reminders()) < inbox::MAX_WAITING_REMINDERS
-        {
-            return Some(self.mail.born);
-        }
-        Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))
-    }
-
-    /// Delivers every reminder that fell due, through the inbox, then takes them out of
-    /// the book; and, once after start, offers what waits in the inbox to the notify
-    /// command (a message that came while it was unset, or before a crash).
-    pub(super) fn reminders_due(&mut self, out: &mut Outbox) {
-        if !self.mail.offered {
-            self.mail.offered = true;
-            let waiting = self.mail.inbox.with(|i| i.unnotified());
-            for message in waiting {
-                self.hand_over(message.n);
-            }
-        }
-        let reminders = self.mail.reminders.clone();
-        let inbox = self.mail.inbox.clone();
-        // The book, then the inbox, held together (as `/forget` takes them): a reminder a
-        // removal takes from the book is never added to the inbox after it.
-        let offered = reminders.with(|book| {
-            let mut due = book.due(clock::now());
-            due.truncate(MAX_DUE_PER_TURN);
-            if due.is_empty() {
-                return Vec::new();
-            }
-            let offered = inbox.with(|inbox| self.reminders_to_inbox(inbox, due));
-            let done: Vec<u64> = offered.iter().map(|(n, _, _)| *n).collect();
-            if let Err(e) = book.remove(&done) {
-                // The inbox knows they were delivered; they are not delivered again.
-                plumbing::error!("reminders: {e}");
-            }
-            offered
-        });
-        for (_, message, targets) in offered {
-            let Some(message) = message else { continue };
-            self.offer(out, &targets, &message);
-        }
-    }
-
-    /// Adds each due reminder to the inbox (one the inbox has from before a crash is not
-    /// added again), while the inbox has room for waiting reminders; the rest stay in the
-    /// book. Returns each reminder taken, its message and the clients it goes to.
-    fn reminders_to_inbox(
-        &mut self,
-        inbox: &mut inbox::Inbox,
-        due: Vec<remind::Reminder>,
-    ) -> Vec<(u64, Option<Message>, Vec<ConnId>)> {
-        let mut taken = Vec::new();
-        for r in due {
-            let source = format!("reminder {}", r.n);
-            if inbox.has_source(&source) {
-                taken.push((r.n, None, Vec::new()));
-                continue;
-            }
-            let Ok(session) = SessionId::parse(&r.session) else {
-                plumbing::warn!(
-                    "reminder {}: {:?} is not a session name; dropped",
-                    r.n,
-                    r.session
-                );
-                taken.push((r.n, None, Vec::new()));
-                continue;
-            };
-            if inbox.waiting_reminders() >= inbox::MAX_WAITING_REMINDERS {
-                plumbing::warn!(
-                    "inbox: {} reminders wait already; reminder {} stays in the book until there is room",
-                    inbox::MAX_WAITING_REMINDERS,
-                    r.n
-                );
-                break;
-            }
-            let late = r.due_at() < self.mail.started;
-            let header = if late {
-                format!(
-                    "reminder {} (late: due {}, while loopd was not running)",
-                    r.n,
-                    remind::shown(r.due_at())
-                )
-            } else {
-                format!("reminder {}, due {}", r.n, remind::shown(r.due_at()))
-            };
-            let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
-            let targets = self.targets(&session);
-            let label = Label {
-                class: r.class,
-                untrusted: false,
-            };
-            let (message, saved) = inbox.add(
-                session.as_str(),
-                Kind::Reminder,
-                pieces,
-                label,
-                !targets.is_empty(),
-                Some(source),
-            );
-            if let Err(e) = saved {
-                plumbing::error!("inbox: {e}");
-            }
-            let late = if late { " late" } else { "" };
-            let whom = if targets.is_empty() {
-                "nobody was connected; it waits in the inbox".to_string()
-            } else {
-                format!("to {} connected clients", targets.len())
-            };
-            // The note names the reminder, never its text: the text is in the note of
-            // its setting, which `/forget` finds, and a note written now could bring
-            // back text a removal running on the worker has just taken.
-            self.note(
-                session.as_str(),
-                format!("reminder {} delivered{late}: {whom}", r.n),
-            );
-            taken.push((r.n, Some(message), targets));
-        }
-        taken
     }
 
     /// After the first reply block of connection `id`: what waited in the inbox for its
@@ -656,24 +410,6 @@ impl<W: Work> Channel<W> {
             });
         }
         shown(&last, folded)
-    }
-
-    /// `/remind …` in `session`: the reply block.
-    pub(super) fn remind_command(&mut self, session: &SessionId, arg: &str) -> String {
-        let owner = self.cfg.channel.owner_class;
-        let said = self
-            .mail
-            .reminders
-            .with(|b| remind::command::run(b, session.as_str(), arg, clock::now(), owner));
-        match said {
-            Err(e) => super::reply::whole(&super::reply::error_line(e)),
-            Ok(said) => {
-                if let Some(note) = said.note {
-                    self.note(session.as_str(), note);
-                }
-                super::reply::whole(&said.reply)
-            }
-        }
     }
 
     /// What `/status` says of the inbox and the reminders of `session`.

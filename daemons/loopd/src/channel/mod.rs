@@ -8,6 +8,8 @@ pub mod broadcast;
 pub mod commands;
 pub mod lines;
 pub mod probes;
+pub mod push;
+pub mod reminders;
 pub mod reply;
 pub mod screen;
 pub mod unasked;
