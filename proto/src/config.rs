@@ -175,7 +175,15 @@ pub struct Notify {
     pub max_class: DataClass,
     /// How long the command may take before it is killed.
     pub timeout_s: u64,
+    /// Commands running at once; the rest wait their turn.
+    pub max_running: usize,
+    /// Names of loopd's environment variables the command gets besides `PATH` and `LANG`.
+    pub env: Vec<String>,
 }
+
+/// The most `notify.max_running` accepted: each is a process and a thread of loopd's, and
+/// a push service does not need more at once.
+pub const MAX_NOTIFY_RUNNING: usize = 64;
 
 /// The longest `notify.timeout_s` accepted: a push or a mail is sent in seconds, and a
 /// command that may run for longer than this is a mistake that would pile up processes.
@@ -187,6 +195,8 @@ impl Default for Notify {
             command: Vec::new(),
             max_class: DataClass::Private,
             timeout_s: 20,
+            max_running: 4,
+            env: Vec::new(),
         }
     }
 }

@@ -134,6 +134,24 @@ fn set_held(
     let Some(book) = ctx.reminders else {
         return Err(AllowError::Denied("reminders cannot be set here".into()));
     };
+    // A time already past would fire at once, as if it were due now: the owner allowed a
+    // reminder for a moment that is gone, so nothing is set and they are told
+    // (docs/reminders.md, 'The remind tool').
+    let now = remind::clock::now();
+    if due <= now {
+        allowed(
+            session,
+            call,
+            &format!(
+                "nothing set: the held reminder was for {}, which has passed",
+                remind::shown(due)
+            ),
+        )?;
+        return Err(AllowError::Denied(format!(
+            "call {call} held a reminder for {}, which has passed; nothing was set (/remind WHEN TEXT sets a new one)",
+            remind::shown(due)
+        )));
+    }
     let class = session.label(ctx.cfg.channel.owner_class).class;
     let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
     let reminder = set.map_err(AllowError::Reminders)?;

@@ -5,8 +5,12 @@
 //!
 //! - `BOXMAKER_TEST_ABORT_AT=<point>`: loopd calls `std::process::abort()` when it reaches
 //!   the named point, the nearest a test can get to pulling the plug at an exact moment.
+//!   With `BOXMAKER_TEST_ABORT_NTH=<n>` it aborts at the point's nth arrival instead of
+//!   its first (the nth write of the inbox, say).
 //! - `BOXMAKER_TEST_LINE_DEADLINE_MS=<ms>`: the channel's line deadline in place of
 //!   loopd's `limits::LINE_DEADLINE` (30 s), so the test of it does not wait out half a minute.
+//! - `BOXMAKER_TEST_HEARTBEAT_MS=<ms>`: the heartbeat period in place of
+//!   `heartbeat.every_s` (when that is not 0), so a flood of heartbeats takes seconds.
 //! - `BOXMAKER_BENCH_SUMMARY_SLOT=main`: tool summaries go to `slots.main` instead of
 //!   `slots.background`, so `scripts/bench compaction` can measure what the background
 //!   slot saves.
@@ -43,11 +47,39 @@ mod armed {
         "forget-after-heads",
         // Forgetting: everything is done but the plan file is still there.
         "forget-before-plan-removed",
+        // The inbox file was written (the Nth time, with `BOXMAKER_TEST_ABORT_NTH=N`).
+        "inbox-write",
     ];
 
     pub(crate) const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";
+    pub(crate) const ABORT_NTH_ENV: &str = "BOXMAKER_TEST_ABORT_NTH";
+
+    /// Whether this is the time the armed point aborts: its `BOXMAKER_TEST_ABORT_NTH`th
+    /// arrival (the first when unset).
+    pub(crate) fn nth_arrival() -> bool {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NTH: OnceLock<u64> = OnceLock::new();
+        static SEEN: AtomicU64 = AtomicU64::new(0);
+        let nth = *NTH.get_or_init(|| {
+            std::env::var(ABORT_NTH_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(1)
+        });
+        SEEN.fetch_add(1, Ordering::SeqCst) + 1 == nth
+    }
     pub(crate) const BENCH_SLOT_ENV: &str = "BOXMAKER_BENCH_SUMMARY_SLOT";
     pub(crate) const LINE_DEADLINE_ENV: &str = "BOXMAKER_TEST_LINE_DEADLINE_MS";
+    pub(crate) const HEARTBEAT_ENV: &str = "BOXMAKER_TEST_HEARTBEAT_MS";
+
+    /// The variable as whole milliseconds, above 0; anything else is ignored.
+    pub fn heartbeat_period() -> Option<std::time::Duration> {
+        static PERIOD: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+        *PERIOD.get_or_init(|| {
+            let ms = std::env::var(HEARTBEAT_ENV).ok()?.parse::<u64>().ok()?;
+            (ms > 0).then(|| std::time::Duration::from_millis(ms))
+        })
+    }
 
     pub fn point() -> Option<&'static str> {
         static POINT: OnceLock<Option<String>> = OnceLock::new();
@@ -82,13 +114,22 @@ pub fn abort_at(point: &str) {
             armed::POINTS.contains(&point),
             "unknown test hook point {point}"
         );
-        if armed::point() == Some(point) {
+        if armed::point() == Some(point) && armed::nth_arrival() {
             plumbing::error!("test hook: aborting at {point}");
             std::process::abort();
         }
     }
     #[cfg(not(feature = "testhooks"))]
     let _ = point;
+}
+
+/// The heartbeat period a test set in place of `heartbeat.every_s`, if any.
+#[inline]
+pub fn heartbeat_period() -> Option<std::time::Duration> {
+    #[cfg(feature = "testhooks")]
+    return armed::heartbeat_period();
+    #[cfg(not(feature = "testhooks"))]
+    None
 }
 
 /// Whether tool summaries run on `slots.main` (the compaction benchmark's switch).
@@ -131,6 +172,12 @@ pub fn warn_if_armed() {
             plumbing::warn!(
                 "{} is not a whole number of milliseconds; the line deadline stays as it is",
                 armed::LINE_DEADLINE_ENV
+            );
+        }
+        if let Some(p) = heartbeat_period() {
+            plumbing::warn!(
+                "test hook armed: the heartbeat period is {} ms",
+                p.as_millis()
             );
         }
         if let Some(point) = armed::point() {

@@ -1,11 +1,12 @@
 //! The listening socket: taken from systemd (`LISTEN_FDS`) when it is ours, else bound at
 //! the configured path.
 
+use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::sys::socket::SockaddrStorage;
 use nix::sys::socket::{getsockname, getsockopt, sockopt, AddressFamily, SockType, SockaddrLike};
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
@@ -111,11 +112,23 @@ fn check_listener(fd: OwnedFd) -> Result<UnixListener, ListenError> {
     if addr.family() != Some(AddressFamily::Unix) {
         return Err(bad(format!("address family is {:?}", addr.family())));
     }
+    // systemd passes the socket without close-on-exec (it must survive the exec that
+    // started us); set it here, or every child loopd starts (the notify command) inherits
+    // the listening socket and could accept the owner's connections (docs/systemd.md,
+    // 'Descriptors').
+    close_on_exec(&fd).map_err(|e| bad(format!("cannot set close-on-exec: {e}")))?;
     let listener = UnixListener::from(fd);
     listener
         .set_nonblocking(true)
         .map_err(|e| bad(e.to_string()))?;
     Ok(listener)
+}
+
+/// Sets `FD_CLOEXEC` on `fd`, keeping its other descriptor flags.
+pub fn close_on_exec(fd: &impl AsFd) -> nix::Result<()> {
+    let flags = fcntl(fd.as_fd().as_raw_fd(), FcntlArg::F_GETFD)?;
+    let flags = FdFlag::from_bits_truncate(flags) | FdFlag::FD_CLOEXEC;
+    fcntl(fd.as_fd().as_raw_fd(), FcntlArg::F_SETFD(flags)).map(|_| ())
 }
 
 /// Binds `path`, replacing a stale socket file left by a crash but refusing to steal the
@@ -151,5 +164,16 @@ mod tests {
         let live = bind(&path).unwrap();
         assert!(matches!(bind(&path), Err(ListenError::InUse(_))));
         drop(live);
+    }
+
+    #[test]
+    fn close_on_exec_is_set_on_a_descriptor_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join("y.sock")).unwrap();
+        let raw = listener.as_raw_fd();
+        fcntl(raw, FcntlArg::F_SETFD(FdFlag::empty())).unwrap();
+        close_on_exec(&listener).unwrap();
+        let flags = FdFlag::from_bits_truncate(fcntl(raw, FcntlArg::F_GETFD).unwrap());
+        assert!(flags.contains(FdFlag::FD_CLOEXEC));
     }
 }

@@ -80,6 +80,10 @@ pub trait Service {
     /// service's own protocol. Written without waiting; a peer that does not read them
     /// is closed anyway.
     fn farewell(&self, why: &Farewell) -> Vec<u8>;
+    /// Everything queued for `id` so far has been written to its socket: the peer's
+    /// kernel holds it, and a crash of the daemon can no longer lose it. A service that
+    /// promises delivery marks it done here, not when it queued the bytes.
+    fn drained(&mut self, _out: &mut Outbox, _id: ConnId) {}
     /// Another thread woke the loop through the waker.
     fn wake(&mut self, _out: &mut Outbox) {}
     /// When `timer` should next run.
@@ -303,10 +307,15 @@ impl Server {
             return;
         };
         if event.is_writable() {
+            let had = !conn.output.is_empty();
             if let Err(e) = conn.flush() {
                 return self.drop_conn(svc, token, &format!("write failed: {e}"));
             }
+            let empty = conn.output.is_empty();
             out.room.insert(ConnId(token.0), self.room_of_token(token));
+            if had && empty {
+                svc.drained(out, ConnId(token.0));
+            }
         }
         if event.is_readable() || event.is_read_closed() {
             self.serve_input(svc, out, token);
@@ -321,9 +330,11 @@ impl Server {
     /// Applies queued actions, then settles every connection they touched.
     pub(crate) fn apply<S: Service>(&mut self, svc: &mut S, out: &mut Outbox) {
         let mut touched = Vec::new();
+        let mut sent = Vec::new();
         for action in out.actions.drain(..) {
             let (id, close) = match action {
                 Action::Send(id, bytes) => {
+                    sent.push(Token(id.0));
                     if let Some(conn) = self.conns.get_mut(&Token(id.0)) {
                         if conn.output.is_empty() {
                             // The stall timeout counts from when output began to wait.
@@ -364,9 +375,19 @@ impl Server {
             if conn.output.len() >= self.limits.max_output {
                 conn.paused = true;
             }
+            let empty = conn.output.is_empty();
             let room = self.room_of_token(token);
             out.room.insert(ConnId(token.0), room);
+            // Told before `settle`, which may close the connection once it is empty.
+            if empty && sent.contains(&token) {
+                svc.drained(out, ConnId(token.0));
+            }
             self.settle(svc, token);
+        }
+        // What the service queued in answer to a drain is applied in turn; a drain is only
+        // reported for bytes the service sent, so this ends.
+        if !out.actions.is_empty() {
+            self.apply(svc, out);
         }
     }
 

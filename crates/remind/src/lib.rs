@@ -202,6 +202,11 @@ impl Book {
         list
     }
 
+    /// Every reminder in the book, of every session (for `/forget` to search).
+    pub fn all(&self) -> &[Reminder] {
+        &self.file.reminders
+    }
+
     /// When the soonest reminder is due.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
         self.file.reminders.iter().map(Reminder::due_at).min()
@@ -222,7 +227,7 @@ impl Book {
         due
     }
 
-    /// Removes delivered reminders and writes the book.
+    /// Removes reminders (delivered, or forgotten) and writes the book.
     pub fn remove(&mut self, numbers: &[u64]) -> Result<(), BookError> {
         let before = self.file.reminders.len();
         self.file.reminders.retain(|r| !numbers.contains(&r.n));

@@ -8,7 +8,7 @@ pub(crate) mod heartbeat;
 pub mod limits;
 pub(crate) mod worker;
 
-use conversation::{inbox, prompts, status, testhook};
+use conversation::{forget, inbox, prompts, status, testhook};
 use plumbing::listen::{self, ListenError};
 use plumbing::Server;
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
@@ -67,7 +67,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let notify = worker::Notifier::new(events_tx, server.waker());
     let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Reminders)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
-    let inbox = inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?;
+    let inbox = inbox::Shared::new(inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?);
     // The daemon's one llama.cpp client: the engine's for every model call, and
     // `/status`'s for `/health` (the llama crate's `lib.rs` says what a clone shares).
     let llama = llama::Client::new(&cfg.llama);
@@ -76,7 +76,10 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         llama.clone(),
         board.clone(),
         notify.clone(),
-        reminders.clone(),
+        forget::mail::Mail {
+            reminders: reminders.clone(),
+            inbox: inbox.clone(),
+        },
     )
     .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
     let work = channel::work::Threads {
@@ -85,7 +88,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         notify,
         board: board.clone(),
     };
-    let mail = channel::broadcast::Mail::new(reminders, inbox);
+    let mail = channel::broadcast::Mail::new(reminders, inbox, Some(server.waker()));
     let mut service = channel::Channel::new(args.config, cfg, work, events_rx, board, mail)
         .map_err(MainError::Start)?;
     server.run(&mut service).map_err(MainError::Serve)

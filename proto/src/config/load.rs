@@ -3,8 +3,8 @@
 //! range, so a bad file is refused at start (or at a reload) naming the key.
 
 use super::{
-    honcho_name, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME, MAX_NOTIFY_TIMEOUT_S,
-    MIN_HIT_CHARS,
+    honcho_name, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME, MAX_NOTIFY_RUNNING,
+    MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS,
 };
 use crate::session_id::SessionId;
 use std::fmt;
@@ -234,6 +234,20 @@ impl Config {
         if self.notify.command.first().is_some_and(|p| p.is_empty()) {
             return bad("notify.command", "the program name is empty");
         }
+        if self.notify.max_running == 0 || self.notify.max_running > MAX_NOTIFY_RUNNING {
+            return bad(
+                "notify.max_running",
+                format!("must be 1 to {MAX_NOTIFY_RUNNING}"),
+            );
+        }
+        if let Some(name) = self.notify.env.iter().find(|n| !is_env_name(n)) {
+            return bad(
+                "notify.env",
+                format!(
+                    "{name:?} is not a variable name (letters, digits and _, not first a digit)"
+                ),
+            );
+        }
         Ok(())
     }
 
@@ -294,4 +308,13 @@ fn minutes(hhmm: &str) -> Option<u32> {
     let (h, m) = hhmm.trim().split_once(':')?;
     let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
     (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// Whether `name` is an environment variable's name as a shell writes it.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

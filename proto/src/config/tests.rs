@@ -109,6 +109,11 @@ fn the_notify_table_parses_and_bad_values_are_refused_naming_the_key() {
     assert_eq!(cfg.notify.command, ["/usr/local/bin/push", "-q"]);
     assert_eq!(cfg.notify.max_class, DataClass::Public);
     assert_eq!(cfg.notify.timeout_s, 5);
+    assert_eq!(cfg.notify.max_running, 4, "the default");
+    assert!(cfg.notify.env.is_empty());
+    let cfg = parse("[notify]\nmax_running = 2\nenv = [\"NTFY_TOPIC\", \"_X1\"]\n").unwrap();
+    assert_eq!(cfg.notify.max_running, 2);
+    assert_eq!(cfg.notify.env, ["NTFY_TOPIC", "_X1"]);
     for (text, key) in [
         ("[notify]\ntimeout_s = 0\n", "notify.timeout_s"),
         ("[notify]\ntimeout_s = 601\n", "notify.timeout_s"),
@@ -116,6 +121,11 @@ fn the_notify_table_parses_and_bad_values_are_refused_naming_the_key() {
         ("[notify]\ncommand = \"/bin/push\"\n", "command"),
         ("[notify]\nmax_class = \"top\"\n", "max_class"),
         ("[notify]\nshell = true\n", "shell"),
+        ("[notify]\nmax_running = 0\n", "notify.max_running"),
+        ("[notify]\nmax_running = 65\n", "notify.max_running"),
+        ("[notify]\nenv = [\"NTFY TOPIC\"]\n", "notify.env"),
+        ("[notify]\nenv = [\"1X\"]\n", "notify.env"),
+        ("[notify]\nenv = [\"\"]\n", "notify.env"),
     ] {
         let e = parse(text).unwrap_err();
         assert!(e.contains(key), "{text}: {e}");

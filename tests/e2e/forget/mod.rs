@@ -10,6 +10,7 @@ mod crash;
 mod everywhere;
 mod honcho;
 mod launder;
+mod mail;
 
 use crate::loopd::{records_in, write_config, Loopd, N_CTX};
 use crate::support::standin::{text, tool_calls, Standin};

@@ -5,6 +5,7 @@
 //! on loopd's log lines, never on sleeps.
 
 mod delivery;
+mod flood;
 mod honcho;
 mod idle;
 mod prompt;

@@ -27,7 +27,9 @@ fn page() -> Value {
 
 /// The due times in the reminders book, as written (RFC 3339 UTC).
 fn booked(lp: &Loopd) -> Vec<String> {
-    let text = std::fs::read_to_string(lp.fx.state_dir.join("reminders.json")).unwrap();
+    let Ok(text) = std::fs::read_to_string(lp.fx.state_dir.join("reminders.json")) else {
+        return Vec::new();
+    };
     let book: Value = serde_json::from_str(&text).unwrap();
     book["reminders"]
         .as_array()
@@ -147,4 +149,37 @@ fn allow_still_sets_a_held_reminder_from_the_note_of_a_log_written_before_refuse
     );
     assert_eq!(booked(&lp), ["2030-12-24T09:00:00Z"]);
     assert!(c.ask("/allow 5")[0].starts_with("error: "), "allowed once");
+}
+
+/// Regression: `/allow N` of a held reminder whose time had passed set it in the past,
+/// and it fired at once. It sets nothing and says so.
+#[test]
+fn allow_of_a_held_reminder_whose_time_has_passed_sets_nothing_and_says_so() {
+    let mut lp = start("", 0);
+    write_session(&lp.fx, "main", &head(), &[page()]);
+    lp.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"in 2h","text":"water the plants"}"#,
+    )]));
+    lp.llama.push(text(&["I asked."]));
+    let reply = lp.client().ask("what did the page say?");
+    assert!(
+        reply.iter().any(|l| l.starts_with("· remind refused: ")),
+        "{reply:?}"
+    );
+    // Three hours later by the reminders' clock.
+    lp.daemon.stop();
+    lp.daemon = spawn(&lp.fx, 3 * 3600);
+    let mut c = lp.client();
+    let allowed = c.ask("/allow 5");
+    assert_eq!(allowed.len(), 1, "{allowed:?}");
+    assert!(
+        allowed[0].starts_with("error: ")
+            && allowed[0].contains("which has passed; nothing was set"),
+        "{allowed:?}"
+    );
+    assert!(booked(&lp).is_empty(), "nothing in the book");
+    assert!(c.ask("/remind")[0].starts_with("no reminders"));
+    assert!(c.ask("/inbox")[0].contains("is empty"), "nothing fired");
 }

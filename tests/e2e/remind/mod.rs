@@ -4,9 +4,11 @@
 //! Tests synchronise on reply blocks and loopd's log lines, never on sleeps.
 
 mod asked;
+mod burst;
 mod deliver;
 mod held;
 mod notify;
+mod push;
 mod tool;
 
 use crate::loopd::{write_config, Loopd, N_CTX};

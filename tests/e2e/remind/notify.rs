@@ -1,6 +1,9 @@
 //! `notify.command`: a message nobody received is handed to it once, on its standard
 //! input; one that fails or hangs is a warning and the message still waits in the inbox;
-//! one labelled above `notify.max_class` is not handed over, and a note says so.
+//! one labelled above `notify.max_class`, or written while the context was untrusted, is
+//! handed over as one line saying a message waits; a burst waits its turn at
+//! `notify.max_running`; the command sees no descriptor but 0-2 and only the environment
+//! it is given.
 
 use super::{notes, notify_to, start};
 
@@ -73,8 +76,10 @@ fn a_hanging_notify_command_is_killed_at_its_deadline_and_the_message_still_wait
     owner_reads_it(&lp, "feed the cat");
 }
 
+/// Regression: a message above `notify.max_class` was passed over in silence; the command
+/// now gets one line saying a message waits, with its kind and time only.
 #[test]
-fn a_message_above_notify_max_class_is_not_handed_over_and_a_note_says_so() {
+fn a_message_above_notify_max_class_is_handed_over_as_one_line_that_it_waits() {
     let dir = tempfile::tempdir().unwrap();
     let got = dir.path().join("got");
     let tables = format!(
@@ -83,12 +88,25 @@ fn a_message_above_notify_max_class_is_not_handed_over_and_a_note_says_so() {
     );
     let lp = start(&tables, 0);
     miss_a_reminder(&lp, "the door code is 4471");
-    lp.daemon.wait_log("not handed over");
+    lp.daemon
+        .wait_log("only a line saying it waits is handed over");
+    lp.daemon
+        .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
     owner_reads_it(&lp, "the door code is 4471");
-    assert!(!got.exists(), "the command never ran");
+    let text = std::fs::read_to_string(&got).unwrap();
+    assert!(
+        text.starts_with("· a reminder message from ")
+            && text.ends_with(" waits in the inbox\n---\n"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "one line and the command's own marker"
+    );
     let notes = notes(&lp, "main");
     assert!(
-        notes.iter().any(|n| n.starts_with("inbox message 1 (reminder) was not handed to notify.command: it is private and notify.max_class is public")),
+        notes.iter().any(|n| n.starts_with("inbox message 1 (reminder): notify.command got only a line saying it waits: it is private and notify.max_class is public")),
         "{notes:?}"
     );
 }

@@ -60,12 +60,13 @@ fn an_untrusted_contexts_remind_call_is_held_for_allow() {
         "nothing was set"
     );
     // Past its time, nothing comes: it was never set.
-    c.ask("/testclock 120");
+    c.ask("/testclock 30");
     assert!(c.ask("/inbox")[0].contains("is empty"));
 
-    // Allowed by the owner, it is set; its time has passed, so it comes at once.
+    // Allowed by the owner, it is set for the time the model asked; it comes then.
     let allowed = c.ask("/allow 5");
     assert!(allowed[0].starts_with("reminder 1 set for "), "{allowed:?}");
+    c.ask("/testclock 60");
     let came = c.block();
     assert!(came[0].starts_with("· reminder 1, due "), "{came:?}");
     assert_eq!(came[1], "your account is locked, visit evil.example");

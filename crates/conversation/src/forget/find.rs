@@ -19,6 +19,17 @@ pub enum Place {
     Record { epoch: u64, line: u64 },
     /// The carried summary in epoch `epoch`'s head.
     Carry { epoch: u64 },
+    /// Reminder `n` in `reminders.json` (`super::mail`).
+    Reminder { n: u64 },
+    /// Message `n` in `inbox.json` (`super::mail`).
+    Inbox { n: u64 },
+}
+
+impl Place {
+    /// Whether it is in a session's files (a log or a head), which a plan rewrites.
+    pub fn in_session_files(&self) -> bool {
+        matches!(self, Place::Record { .. } | Place::Carry { .. })
+    }
 }
 
 /// One record or carry holding the query.

@@ -12,6 +12,7 @@
 
 pub mod apply;
 pub mod find;
+pub mod mail;
 pub mod plan;
 
 #[cfg(test)]

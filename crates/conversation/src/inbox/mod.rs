@@ -3,39 +3,59 @@
 //! atomically on every change. A message that reached no client of its session waits
 //! here until the next connection to that session has had its first reply block; one that
 //! reached a client is kept as delivered, so `/inbox` can show the last ones again. The
-//! file says what was delivered and what was handed to `notify.command`, so both happen
-//! once across restarts. Only the poll loop touches it (`channel::broadcast`); running
-//! the notify command is [`notify`].
+//! file says what was delivered, what was offered to a client (`tried`: shown again after
+//! a crash, marked as a repeat) and what was handed to `notify.command`, so nothing is
+//! lost and nothing repeated unmarked across restarts (docs/reminders.md, 'Delivery keeps
+//! its word'). The poll loop delivers (`channel::broadcast`); the turn worker adds a
+//! heartbeat's message and forgets (`crate::forget::mail`), so it is shared behind a
+//! mutex ([`Shared`]); running the notify command is [`notify`].
 
 pub mod notify;
 
-use proto::DataClass;
+use crate::testhook;
+use proto::{DataClass, Label};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The inbox's file under `state_dir`.
 pub const FILE: &str = "inbox.json";
 
-/// Messages that may wait at once. A heartbeat every half hour for two days away is about
-/// a hundred; past this the oldest waiting message is dropped, with a warning, so the
-/// file (rewritten whole on the poll loop) and the burst a returning owner reads stay
-/// small.
-pub(crate) const MAX_WAITING: usize = 100;
+/// Heartbeat messages that wait at once in one session: the newest few. Older ones are
+/// folded into a count the owner is shown, so no number of heartbeats (nor a page's
+/// orders that steer them) can fill the inbox or push a reminder out
+/// (docs/reminders.md, 'Delivery keeps its word').
+pub const MAX_WAITING_HEARTBEATS: usize = 5;
 
-/// Delivered messages kept for `/inbox`, over every session.
-pub(crate) const MAX_DELIVERED: usize = 50;
+/// Reminders that wait at once, over every session: the reminder book's own limit, so
+/// every reminder the book can hold can wait. Past it a due reminder stays in the book
+/// (and still counts there) until the inbox has room: none is ever dropped.
+pub const MAX_WAITING_REMINDERS: usize = remind::MAX_REMINDERS;
+
+/// Delivered reminders kept for `/inbox`, over every session.
+pub(crate) const MAX_DELIVERED_REMINDERS: usize = 50;
+
+/// Delivered heartbeat messages kept for `/inbox`, over every session; apart from the
+/// reminders', so heartbeats never push a reminder out of `/inbox` either.
+pub(crate) const MAX_DELIVERED_HEARTBEATS: usize = 10;
 
 /// The most of one message kept, in bytes of text. A reminder is a line; a heartbeat's
 /// news is a few paragraphs. A longer reply is cut, with a line saying so; the whole of
 /// it stays in the session log.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 8 * 1024;
 
-/// The largest inbox file read at start: `MAX_WAITING + MAX_DELIVERED` messages of
-/// `MAX_MESSAGE_BYTES`, escaped, fit.
-pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+/// The largest inbox file read at start: every message the bounds above allow (reminders
+/// are one line of at most `remind::MAX_TEXT_CHARS`; heartbeats `MAX_MESSAGE_BYTES`),
+/// escaped, fit with room to spare.
+pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// What `/inbox` shows: the last this many messages of the session.
-pub(crate) const SHOWN: usize = 10;
+/// What `/inbox` shows of a session: its last this many reminders…
+pub(crate) const SHOWN_REMINDERS: usize = 10;
+
+/// …and its last this many heartbeat messages, so a flood of heartbeats cannot hide a
+/// reminder there.
+pub(crate) const SHOWN_HEARTBEATS: usize = 3;
 
 /// One piece of an unasked message, as a reply block would show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,38 +95,28 @@ pub struct Message {
     pub time: String,
     pub pieces: Vec<Piece>,
     pub class: DataClass,
-    /// When a client received it; `None` while it waits.
+    /// Written while the context was untrusted (a heartbeat after a page): its text may
+    /// be a page's words, so it is never handed to the notify command.
+    #[serde(default)]
+    pub untrusted: bool,
+    /// When a client received it (its whole block written to the socket); `None` while
+    /// it waits.
     pub delivered: Option<String>,
-    /// Handed to `notify.command` (or passed over for good: refused by label, or the
-    /// command failed). Never handed twice.
+    /// Handed to `notify.command` (the command was started with it), or passed over for
+    /// good (refused by label or taint). Never handed twice.
     pub notified: bool,
+    /// Its block was queued for a client before it was marked delivered: after a crash
+    /// it may have reached the owner already, so it is shown again marked `(again)`.
+    #[serde(default)]
+    pub tried: bool,
+    /// A notify command was about to be started with it before it was marked `notified`:
+    /// after a crash it may have been handed over already, so it is handed over again
+    /// marked `(again)`.
+    #[serde(default)]
+    pub notify_tried: bool,
     /// What it came from, e.g. `reminder 7`: a reminder delivered again after a crash
     /// finds its message here and is not added twice.
     pub source: Option<String>,
-}
-
-impl Message {
-    /// The message as plain text: for the notify command's standard input.
-    pub fn plain(&self) -> String {
-        let mut out = String::new();
-        for piece in &self.pieces {
-            match piece {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Activity(line) => {
-                    if !out.is_empty() && !out.ends_with('\n') {
-                        out.push('\n');
-                    }
-                    out.push_str("· ");
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-        }
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out
-    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -114,6 +124,10 @@ impl Message {
 struct File {
     next: u64,
     messages: Vec<Message>,
+    /// Each session's count of waiting heartbeat messages folded away, shown (and reset)
+    /// when its waiting messages are next delivered.
+    #[serde(default)]
+    folded: BTreeMap<String, u64>,
 }
 
 #[derive(Debug)]
@@ -132,10 +146,9 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
             (_, piece) => joined.push(piece),
         }
     }
-    let pieces = joined;
     let mut kept = Vec::new();
     let mut room = MAX_MESSAGE_BYTES;
-    for piece in pieces {
+    for piece in joined {
         let text = match &piece {
             Piece::Text(t) | Piece::Activity(t) => t,
         };
@@ -159,6 +172,32 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
         break;
     }
     kept
+}
+
+/// Removes from `messages` the oldest of those `pick` selects past the newest `keep`;
+/// returns them.
+fn keep_newest(
+    messages: &mut Vec<Message>,
+    keep: usize,
+    pick: impl Fn(&Message) -> bool,
+) -> Vec<Message> {
+    let mut extra = messages
+        .iter()
+        .filter(|m| pick(m))
+        .count()
+        .saturating_sub(keep);
+    let mut gone = Vec::new();
+    let mut kept = Vec::with_capacity(messages.len());
+    for m in messages.drain(..) {
+        if extra > 0 && pick(&m) {
+            extra -= 1;
+            gone.push(m);
+        } else {
+            kept.push(m);
+        }
+    }
+    *messages = kept;
+    gone
 }
 
 impl Inbox {
@@ -188,7 +227,9 @@ impl Inbox {
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         sessions::atomic::write(&self.dir, FILE, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        testhook::abort_at("inbox-write");
+        Ok(())
     }
 
     /// Whether a message from `source` is already here.
@@ -199,73 +240,86 @@ impl Inbox {
             .any(|m| m.source.as_deref() == Some(source))
     }
 
-    /// Adds a message, delivered already or waiting, and writes the file. Returns it; a
-    /// write failure is returned too (the message is kept in memory and written with the
-    /// next change, so a full disk delays it rather than losing it).
+    /// Adds a waiting message and writes the file. `tried`: its block is about to be
+    /// queued for a client, so after a crash before the client had it whole it is shown
+    /// again marked as a repeat. Returns it; a write failure is returned too (the message
+    /// is kept in memory and written with the next change, so a full disk delays it
+    /// rather than losing it).
     pub fn add(
         &mut self,
         session: &str,
         kind: Kind,
         pieces: Vec<Piece>,
-        class: DataClass,
-        delivered: bool,
+        label: Label,
+        tried: bool,
         source: Option<String>,
     ) -> (Message, Result<(), String>) {
-        let now = proto::time::now_rfc3339();
-        let message = Message {
-            n: self.file.next,
-            session: session.to_string(),
-            kind,
-            time: now.clone(),
-            pieces: bounded(pieces),
-            class,
-            delivered: delivered.then_some(now),
-            notified: delivered,
-            source,
-        };
-        self.file.next += 1;
-        self.file.messages.push(message.clone());
+        let message = self.push(session, kind, pieces, label, tried, source);
         self.trim();
         (message, self.save())
     }
 
-    /// Keeps within `MAX_WAITING` waiting and `MAX_DELIVERED` delivered messages.
+    fn push(
+        &mut self,
+        session: &str,
+        kind: Kind,
+        pieces: Vec<Piece>,
+        label: Label,
+        tried: bool,
+        source: Option<String>,
+    ) -> Message {
+        let message = Message {
+            n: self.file.next,
+            session: session.to_string(),
+            kind,
+            time: proto::time::now_rfc3339(),
+            pieces: bounded(pieces),
+            class: label.class,
+            untrusted: label.untrusted,
+            delivered: None,
+            notified: false,
+            tried,
+            notify_tried: false,
+            source,
+        };
+        self.file.next += 1;
+        self.file.messages.push(message.clone());
+        message
+    }
+
+    /// Folds each session's waiting heartbeat messages past the newest
+    /// `MAX_WAITING_HEARTBEATS` into its count, and keeps the last delivered reminders and
+    /// heartbeat messages. Waiting reminders are never touched here.
     fn trim(&mut self) {
-        let waiting = self
+        let sessions: Vec<String> = self
             .file
             .messages
             .iter()
-            .filter(|m| m.delivered.is_none())
-            .count();
-        if waiting > MAX_WAITING {
-            if let Some(at) = self
-                .file
-                .messages
-                .iter()
-                .position(|m| m.delivered.is_none())
-            {
-                let gone = self.file.messages.remove(at);
-                plumbing::warn!(
-                    "inbox: more than {MAX_WAITING} messages wait; dropped the oldest ({} of session {}, {})",
-                    gone.kind.word(),
-                    gone.session,
-                    gone.time
+            .filter(|m| m.kind == Kind::Heartbeat && m.delivered.is_none())
+            .map(|m| m.session.clone())
+            .collect();
+        let mut seen: Vec<&String> = Vec::new();
+        for session in &sessions {
+            if seen.contains(&session) {
+                continue;
+            }
+            seen.push(session);
+            let folded = keep_newest(&mut self.file.messages, MAX_WAITING_HEARTBEATS, |m| {
+                m.kind == Kind::Heartbeat && m.delivered.is_none() && &m.session == session
+            });
+            if !folded.is_empty() {
+                *self.file.folded.entry(session.clone()).or_default() += folded.len() as u64;
+                plumbing::info!(
+                    "inbox: session {session}: {} older heartbeat messages folded into a count; the newest {MAX_WAITING_HEARTBEATS} wait",
+                    folded.len()
                 );
             }
         }
-        let delivered = self
-            .file
-            .messages
-            .iter()
-            .filter(|m| m.delivered.is_some())
-            .count();
-        let mut extra = delivered.saturating_sub(MAX_DELIVERED);
-        self.file.messages.retain(|m| {
-            if extra > 0 && m.delivered.is_some() {
-                extra -= 1;
-                return false;
-            }
-            true
+        keep_newest(&mut self.file.messages, MAX_DELIVERED_REMINDERS, |m| {
+            m.kind == Kind::Reminder && m.delivered.is_some()
+        });
+        keep_newest(&mut self.file.messages, MAX_DELIVERED_HEARTBEATS, |m| {
+            m.kind == Kind::Heartbeat && m.delivered.is_some()
         });
     }
 
@@ -279,23 +333,65 @@ impl Inbox {
             .collect()
     }
 
+    /// Reminders waiting, over every session.
+    pub fn waiting_reminders(&self) -> usize {
+        self.file
+            .messages
+            .iter()
+            .filter(|m| m.kind == Kind::Reminder && m.delivered.is_none())
+            .count()
+    }
+
+    /// How many heartbeat messages of `session` were folded away since its waiting
+    /// messages were last delivered.
+    pub fn folded(&self, session: &str) -> u64 {
+        self.file.folded.get(session).copied().unwrap_or(0)
+    }
+
+    /// Messages `numbers` are about to be queued for a client of `session`: marked
+    /// `tried`, the session's folded count taken (and returned), the file written.
+    pub fn release(&mut self, session: &str, numbers: &[u64]) -> (u64, Result<(), String>) {
+        for m in &mut self.file.messages {
+            if numbers.contains(&m.n) {
+                m.tried = true;
+            }
+        }
+        let folded = self.file.folded.remove(session).unwrap_or(0);
+        (folded, self.save())
+    }
+
     /// Marks messages delivered now and writes the file.
     pub fn delivered(&mut self, numbers: &[u64]) -> Result<(), String> {
         let now = proto::time::now_rfc3339();
+        let mut changed = false;
         for m in &mut self.file.messages {
             if numbers.contains(&m.n) && m.delivered.is_none() {
                 m.delivered = Some(now.clone());
+                changed = true;
             }
+        }
+        if !changed {
+            return Ok(());
         }
         self.trim();
         self.save()
     }
 
     /// Marks message `n` as handed to the notify command (or passed over) and writes the
-    /// file; done before the command runs, so it never runs twice for one message.
+    /// file; done as the command is started with it, so it never runs twice for one
+    /// message and a message still queued for it is not marked.
     pub fn notified(&mut self, n: u64) -> Result<(), String> {
         if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
             m.notified = true;
+        }
+        self.save()
+    }
+
+    /// Message `n` is about to be handed to the notify command: marked so, and the file
+    /// written, before the command starts.
+    pub fn notify_tried(&mut self, n: u64) -> Result<(), String> {
+        if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
+            m.notify_tried = true;
         }
         self.save()
     }
@@ -310,120 +406,62 @@ impl Inbox {
             .collect()
     }
 
-    /// The last `SHOWN` messages of `session`, oldest first.
+    /// Message `n`, if it is still here (not forgotten, not trimmed).
+    pub fn get(&self, n: u64) -> Option<&Message> {
+        self.file.messages.iter().find(|m| m.n == n)
+    }
+
+    /// What `/inbox` shows of `session`: its last `SHOWN_REMINDERS` reminders and last
+    /// `SHOWN_HEARTBEATS` heartbeat messages, oldest first.
     pub fn last(&self, session: &str) -> Vec<Message> {
-        let of: Vec<&Message> = self
-            .file
-            .messages
-            .iter()
-            .filter(|m| m.session == session)
-            .collect();
-        of[of.len().saturating_sub(SHOWN)..]
-            .iter()
-            .map(|m| (*m).clone())
-            .collect()
+        let of = |kind: Kind, shown: usize| {
+            let all: Vec<&Message> = self
+                .file
+                .messages
+                .iter()
+                .filter(|m| m.session == session && m.kind == kind)
+                .collect();
+            all[all.len().saturating_sub(shown)..].to_vec()
+        };
+        let mut last = of(Kind::Reminder, SHOWN_REMINDERS);
+        last.extend(of(Kind::Heartbeat, SHOWN_HEARTBEATS));
+        last.sort_by_key(|m| m.n);
+        last.into_iter().cloned().collect()
+    }
+
+    /// Every message, for `/forget` to search.
+    pub fn all(&self) -> &[Message] {
+        &self.file.messages
+    }
+
+    /// Removes messages `numbers` (forgotten) and writes the file; returns how many went.
+    pub fn remove(&mut self, numbers: &[u64]) -> Result<usize, String> {
+        let before = self.file.messages.len();
+        self.file.messages.retain(|m| !numbers.contains(&m.n));
+        let gone = before - self.file.messages.len();
+        if gone > 0 {
+            self.save()?;
+        }
+        Ok(gone)
+    }
+}
+
+/// The inbox as the poll loop and the turn worker share it.
+#[derive(Clone)]
+pub struct Shared(Arc<Mutex<Inbox>>);
+
+impl Shared {
+    pub fn new(inbox: Inbox) -> Shared {
+        Shared(Arc::new(Mutex::new(inbox)))
+    }
+
+    /// Runs `f` on the inbox. A panic elsewhere while it was held leaves an inbox whose
+    /// file is whole (each change writes it completely), so the lock is taken anyway.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Inbox) -> T) -> T {
+        let mut inbox = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut inbox)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(t: &str) -> Vec<Piece> {
-        vec![Piece::Text(t.into())]
-    }
-
-    #[test]
-    fn what_waits_and_what_was_delivered_survive_a_reload() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut inbox = Inbox::load(dir.path()).unwrap();
-        let (a, saved) = inbox.add(
-            "main",
-            Kind::Heartbeat,
-            text("news"),
-            DataClass::Private,
-            false,
-            None,
-        );
-        saved.unwrap();
-        let (b, _) = inbox.add(
-            "main",
-            Kind::Reminder,
-            text("tea"),
-            DataClass::Private,
-            true,
-            Some("reminder 1".into()),
-        );
-        let (c, _) = inbox.add(
-            "other",
-            Kind::Reminder,
-            text("x"),
-            DataClass::Private,
-            false,
-            None,
-        );
-        assert!(inbox.has_source("reminder 1"));
-        let mut again = Inbox::load(dir.path()).unwrap();
-        assert_eq!(again.waiting("main"), vec![a.clone()]);
-        assert_eq!(again.unnotified().len(), 2);
-        again.notified(a.n).unwrap();
-        again.delivered(&[a.n]).unwrap();
-        let again = Inbox::load(dir.path()).unwrap();
-        assert!(again.waiting("main").is_empty());
-        assert_eq!(again.waiting("other"), vec![c]);
-        let last: Vec<u64> = again.last("main").iter().map(|m| m.n).collect();
-        assert_eq!(last, vec![a.n, b.n]);
-    }
-
-    #[test]
-    fn the_inbox_is_bounded_and_a_long_message_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut inbox = Inbox::load(dir.path()).unwrap();
-        for n in 0..MAX_WAITING + 5 {
-            let (_, saved) = inbox.add(
-                "main",
-                Kind::Heartbeat,
-                text(&n.to_string()),
-                DataClass::Private,
-                false,
-                None,
-            );
-            saved.unwrap();
-        }
-        let waiting = inbox.waiting("main");
-        assert_eq!(waiting.len(), MAX_WAITING);
-        assert_eq!(waiting[0].pieces, text("5"), "the oldest went first");
-        let (long, _) = inbox.add(
-            "main",
-            Kind::Heartbeat,
-            text(&"é".repeat(MAX_MESSAGE_BYTES)),
-            DataClass::Private,
-            false,
-            None,
-        );
-        assert_eq!(long.pieces.len(), 2);
-        assert!(long.plain().len() < MAX_MESSAGE_BYTES + 100);
-        let streamed = vec![
-            Piece::Text("It ".into()),
-            Piece::Text("rained.".into()),
-            Piece::Activity("read_file {}".into()),
-            Piece::Text("Dry now.".into()),
-        ];
-        let (m, _) = inbox.add(
-            "main",
-            Kind::Heartbeat,
-            streamed,
-            DataClass::Private,
-            false,
-            None,
-        );
-        assert_eq!(
-            m.pieces,
-            vec![
-                Piece::Text("It rained.".into()),
-                Piece::Activity("read_file {}".into()),
-                Piece::Text("Dry now.".into()),
-            ]
-        );
-    }
-}
+mod tests;

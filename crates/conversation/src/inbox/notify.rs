@@ -1,22 +1,28 @@
 //! `notify.command` (docs/reminders.md, "The notify command"): for an unasked message no
-//! client received, loopd runs the configured program (argv, no shell) once with the
-//! message on its standard input, on a short thread of its own, so neither the poll loop
-//! nor the turn worker waits on it. The command gets `notify.timeout_s`; past that its
-//! whole process group is killed. Its output is discarded (it could echo the message, and
-//! loopd's log never holds conversation text), so it can neither fill a pipe nor the
-//! journal. A failure is a `loopd:` warning; the message still waits in the inbox.
+//! client received, loopd runs the configured program (argv, no shell) with the message
+//! on its standard input. The poll loop starts it (so a message is marked handed over
+//! only once a command was started with it) and a short thread of its own feeds and waits
+//! for it, so neither the poll loop nor the turn worker waits on it. The command gets
+//! `notify.timeout_s`; past that its whole process group is killed. Its output is
+//! discarded (it could echo the message, and loopd's log never holds conversation text),
+//! so it can neither fill a pipe nor the journal. A failure is a `loopd:` warning; the
+//! message still waits in the inbox.
+//!
+//! What the command sees (docs/reminders.md, 'What the command sees'): standard input,
+//! output and error and no other descriptor (every one loopd holds is close-on-exec), and
+//! an environment of `PATH`, `LANG` and the names in `notify.env`, nothing else: loopd's
+//! own variables (`CREDENTIALS_DIRECTORY`, `NOTIFY_SOCKET`, `LISTEN_*`) are not its.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Commands running at once. A burst of messages (loopd starting after a long stop with
-/// many reminders due) must not start a process per message; past this a message is not
-/// handed over (a warning says so) and waits in the inbox like any other.
-pub(crate) const MAX_RUNNING: usize = 4;
+/// The variables every command gets, when loopd has them: where programs are, and the
+/// language its messages are in.
+pub(crate) const BASE_ENV: [&str; 2] = ["PATH", "LANG"];
 
 /// How often the runner looks whether the command has exited. A tenth of a second is
 /// nothing next to a push service's round trip, and costs nothing while it waits.
@@ -29,65 +35,105 @@ pub(crate) enum Outcome {
     Failed(String),
 }
 
-/// Starts commands, at most `MAX_RUNNING` at once.
+/// Counts the commands running and wakes the poll loop when one ends, so the next
+/// message waiting its turn is started.
 #[derive(Clone, Default)]
 pub struct Runner {
     running: Arc<AtomicUsize>,
+    wake: Option<Arc<mio::Waker>>,
 }
 
 impl Runner {
-    /// Runs `argv` with `text` on its standard input on a thread of its own; `what` names
-    /// the message in log lines (never its text), where the outcome is told. Returns false,
-    /// without running anything, when `MAX_RUNNING` already run.
-    pub fn run(&self, argv: &[String], timeout: Duration, what: String, text: String) -> bool {
-        if self.running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            plumbing::warn!(
-                "notify: {MAX_RUNNING} commands are running already; {what} was not handed over and waits in the inbox"
-            );
-            return false;
+    pub fn new(wake: Option<Arc<mio::Waker>>) -> Runner {
+        Runner {
+            running: Arc::default(),
+            wake,
         }
-        let argv = argv.to_vec();
+    }
+
+    /// Commands running now.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Starts `argv` with `text` on its standard input and `env` as its whole
+    /// environment; a thread of its own feeds it and waits, and `what` names the message
+    /// in log lines (never its text), where the outcome is told. An error when it could
+    /// not be started: the message was not handed over.
+    pub fn start(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+        timeout: Duration,
+        what: String,
+        text: String,
+    ) -> Result<(), String> {
+        let child = spawn(argv, env)?;
+        plumbing::info!(
+            "notify: started {} for {what}",
+            argv.first().map_or("", String::as_str)
+        );
+        self.running.fetch_add(1, Ordering::SeqCst);
         let running = Arc::clone(&self.running);
-        let spawned = std::thread::Builder::new()
-            .name("notify".into())
-            .spawn(move || {
-                let outcome = run(&argv, timeout, &text);
-                match &outcome {
-                    Outcome::Done => plumbing::info!("notify: {what} handed to {}", argv[0]),
-                    Outcome::Failed(why) => plumbing::warn!(
-                        "notify: {} {why} for {what}; the message waits in the inbox",
-                        argv[0]
-                    ),
+        let wake = self.wake.clone();
+        let program = argv.first().cloned().unwrap_or_default();
+        let feed = move || {
+            match finish(child, timeout, &text) {
+                Outcome::Done => plumbing::info!("notify: {what} handed to {program}"),
+                Outcome::Failed(why) => plumbing::warn!(
+                    "notify: {program} {why} for {what}; the message waits in the inbox"
+                ),
+            }
+            running.fetch_sub(1, Ordering::SeqCst);
+            if let Some(wake) = wake {
+                if let Err(e) = wake.wake() {
+                    plumbing::error!("notify: waking the poll loop: {e}");
                 }
-                running.fetch_sub(1, Ordering::SeqCst);
-            });
-        if let Err(e) = spawned {
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("notify".into())
+            .spawn(feed)
+        {
+            // The child was started and is left to itself; nothing feeds it, so it reads
+            // end of file. The message counts as handed over: it was started with it.
             self.running.fetch_sub(1, Ordering::SeqCst);
-            plumbing::warn!("notify: cannot start a thread: {e}; the message waits in the inbox");
-            return false;
+            plumbing::warn!("notify: cannot start a thread to wait for the command: {e}");
         }
-        true
+        Ok(())
     }
 }
 
-/// Runs one command to its end or its deadline.
-pub(crate) fn run(argv: &[String], timeout: Duration, text: &str) -> Outcome {
+/// The environment the command gets: `BASE_ENV` and `names`, each as loopd has it (one
+/// loopd has not is left out).
+pub fn environment(names: &[String]) -> Vec<(String, String)> {
+    BASE_ENV
+        .iter()
+        .map(|n| (*n).to_string())
+        .chain(names.iter().cloned())
+        .filter_map(|name| std::env::var(&name).ok().map(|value| (name, value)))
+        .collect()
+}
+
+fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Child, String> {
     let Some((program, args)) = argv.split_first() else {
-        return Outcome::Failed("is not set".into());
+        return Err("is not set".into());
     };
-    let mut child = match Command::new(program)
+    Command::new(program)
         .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         // Its own process group, so a deadline kills what it started too.
         .process_group(0)
         .spawn()
-    {
-        Ok(child) => child,
-        Err(e) => return Outcome::Failed(format!("could not be started: {e}")),
-    };
+        .map_err(|e| format!("could not be started: {e}"))
+}
+
+/// Feeds a started command `text` and waits for its end or its deadline.
+fn finish(mut child: Child, timeout: Duration, text: &str) -> Outcome {
     if let Some(mut stdin) = child.stdin.take() {
         // The message is at most `inbox::MAX_MESSAGE_BYTES`, well under a pipe's buffer,
         // so this write never waits on the command reading. A command that exits without
@@ -114,6 +160,15 @@ pub(crate) fn run(argv: &[String], timeout: Duration, text: &str) -> Outcome {
                 return Outcome::Failed(format!("could not be waited for: {e}"));
             }
         }
+    }
+}
+
+/// Runs one command to its end or its deadline, on the calling thread.
+#[cfg(test)]
+fn run(argv: &[String], env: &[(String, String)], timeout: Duration, text: &str) -> Outcome {
+    match spawn(argv, env) {
+        Ok(child) => finish(child, timeout, text),
+        Err(why) => Outcome::Failed(why),
     }
 }
 
@@ -147,20 +202,51 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("got");
         let argv = sh(&format!("cat > {}", out.display()));
-        assert_eq!(run(&argv, Duration::from_secs(20), "tea\n"), Outcome::Done);
+        let env = environment(&[]);
+        assert_eq!(
+            run(&argv, &env, Duration::from_secs(20), "tea\n"),
+            Outcome::Done
+        );
         assert_eq!(std::fs::read_to_string(out).unwrap(), "tea\n");
     }
 
     #[test]
+    fn the_command_gets_path_lang_and_the_named_variables_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("env");
+        let argv = sh(&format!("env > {}", out.display()));
+        let env = vec![
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+            ("NTFY_TOPIC".to_string(), "t".to_string()),
+        ];
+        assert_eq!(run(&argv, &env, Duration::from_secs(20), ""), Outcome::Done);
+        let mut seen: Vec<String> = std::fs::read_to_string(out)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
+            // The shell sets these itself.
+            .filter(|k| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&k.as_str()))
+            .collect();
+        seen.sort();
+        assert_eq!(seen, ["NTFY_TOPIC", "PATH"]);
+    }
+
+    #[test]
     fn a_failing_missing_or_hanging_command_is_a_failure() {
-        let failed = run(&sh("exit 3"), Duration::from_secs(20), "x");
+        let env = environment(&[]);
+        let failed = run(&sh("exit 3"), &env, Duration::from_secs(20), "x");
         assert!(
             matches!(failed, Outcome::Failed(ref w) if w.contains("exit status: 3")),
             "{failed:?}"
         );
-        let missing = run(&["/nonexistent/push".into()], Duration::from_secs(20), "x");
+        let missing = run(
+            &["/nonexistent/push".into()],
+            &env,
+            Duration::from_secs(20),
+            "x",
+        );
         assert!(matches!(missing, Outcome::Failed(ref w) if w.contains("started")));
-        let hung = run(&sh("sleep 600"), Duration::from_secs(1), "x");
+        let hung = run(&sh("sleep 600"), &env, Duration::from_secs(1), "x");
         assert!(
             matches!(hung, Outcome::Failed(ref w) if w.contains("killed")),
             "{hung:?}"

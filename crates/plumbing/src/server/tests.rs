@@ -216,3 +216,80 @@ fn when_full_the_quietest_connection_gives_its_slot_to_a_newcomer() {
         "bye: closed to make room for a new client: all 4 connections were taken and this one was the quietest"
     );
 }
+
+/// Bytes of the one answer `Bulk` gives: far more than a socket's buffer holds, so it is
+/// written in many turns of the loop as the client reads.
+const BULK: usize = 4 << 20;
+
+/// Answers its first line with `BULK` bytes and records when the loop says everything
+/// queued was written.
+struct Bulk {
+    drained: Arc<AtomicUsize>,
+}
+
+impl Service for Bulk {
+    fn accept(&mut self, _out: &mut Outbox, _id: ConnId, _peer: Peer) {}
+    fn input(&mut self, out: &mut Outbox, id: ConnId, input: &mut Vec<u8>) {
+        if input.contains(&b'\n') {
+            input.clear();
+            out.send(id, vec![b'y'; BULK]);
+        }
+    }
+    fn input_closed(&mut self, out: &mut Outbox, id: ConnId, _rest: &mut Vec<u8>) {
+        out.close(id);
+    }
+    fn closed(&mut self, _id: ConnId) {}
+    fn drained(&mut self, _out: &mut Outbox, _id: ConnId) {
+        self.drained.fetch_add(1, Ordering::SeqCst);
+    }
+    fn farewell(&self, why: &Farewell) -> Vec<u8> {
+        format!("bye: {why}\n").into_bytes()
+    }
+    fn reload(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn status(&self) -> String {
+        String::new()
+    }
+}
+
+/// A service that promises delivery (loopd's inbox) marks a message delivered when the
+/// loop says it was written to the socket: never while some of it still waits in the
+/// output queue, and once the last byte is written.
+#[test]
+fn a_service_is_told_drained_only_once_everything_queued_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let drained = Arc::new(AtomicUsize::new(0));
+    let mut svc = Bulk {
+        drained: Arc::clone(&drained),
+    };
+    let limits = Limits {
+        hard_output: 1 << 30,
+        max_output: 1 << 30,
+        ..limits()
+    };
+    let mut server = Server::new(listener, limits).unwrap();
+    std::thread::spawn(move || server.run(&mut svc));
+    let mut s = StdStream::connect(&path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(b"go\n").unwrap();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut read = s.read(&mut chunk).unwrap();
+    assert!(read > 0);
+    assert_eq!(
+        drained.load(Ordering::SeqCst),
+        0,
+        "most of the answer is still queued"
+    );
+    while read < BULK {
+        read += s.read(&mut chunk).unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while drained.load(Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "never told drained");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(drained.load(Ordering::SeqCst), 1);
+}

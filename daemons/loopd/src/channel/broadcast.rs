@@ -5,13 +5,16 @@
 //! their input are left out: they are scripts waiting for the replies to the lines they
 //! sent, and an extra block would break their pairing of lines and blocks.
 //!
-//! A message that reached no client waits in the inbox (`conversation::inbox`) and is handed to
-//! `notify.command` once; the next connection to its session gets it after its first
-//! reply block, with a `· ` line saying where it comes from.
+//! Delivery keeps its word (docs/reminders.md, 'Delivery keeps its word'): every message
+//! is in the inbox (`conversation::inbox`) before its block is queued, marked `tried`, and it is
+//! marked delivered only when the poll loop says everything queued for that client was
+//! written to its socket (`Service::drained`). A crash in between leaves it waiting, and
+//! the next connection gets it marked `(again)`. A message that reached no client waits
+//! and is handed to `notify.command` (`super::push`).
 //!
 //! This file also holds the channel's side of the heartbeat (asking the schedule on the
-//! timer and whenever the worker may have gone idle, submitting the beat) and of the
-//! reminders (taking what fell due on the timer, `/remind`, `/inbox`).
+//! timer and whenever the worker may have gone idle, submitting the beat) and `/inbox`;
+//! what fell due in the reminders' book comes through `super::reminders`.
 
 use super::reply::Block;
 use super::work::Work;
@@ -21,82 +24,100 @@ use crate::heartbeat::hours;
 use crate::worker::Job;
 use chrono::{DateTime, Local, Utc};
 use conversation::inbox::notify::Runner;
-use conversation::inbox::{Inbox, Kind, Message, Piece};
+use conversation::inbox::{self, Kind, Message, Piece};
 use plumbing::{ConnId, Outbox};
-use proto::{DataClass, SessionId};
+use proto::SessionId;
 use remind::{self, clock};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// The longest the poll loop's timer waits for a reminder before looking again. Due times
-/// are wall-clock times and the timer is monotonic: a suspend or a clock step moves one
-/// against the other, and looking every minute bounds how late that makes a reminder.
-pub const REMINDER_RECHECK: Duration = Duration::from_secs(60);
+/// A message whose block was queued for a client and is not yet written whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Queued {
+    n: u64,
+    /// It waited in the inbox and was released to a connection: its delivery is noted.
+    released: bool,
+}
 
 /// The reminders' book, the inbox and the notify command's runner: what unasked messages
-/// need. The book is shared with the turn worker (the `remind` tool); the inbox is only
-/// the poll loop's.
+/// need. The book and the inbox are shared with the turn worker (the `remind` tool,
+/// `/forget`).
 pub struct Mail {
     pub reminders: remind::Shared,
-    pub inbox: Inbox,
-    runner: Runner,
+    pub inbox: inbox::Shared,
+    pub(super) runner: Runner,
+    /// Inbox messages waiting their turn for the notify command, oldest first: numbers
+    /// only, so a message forgotten meanwhile is not handed over.
+    pub(super) turn: VecDeque<u64>,
+    /// Each connection's messages queued and not yet written whole to its socket.
+    queued: HashMap<ConnId, Vec<Queued>>,
     /// When this loopd started, by the reminders' clock: a reminder due before it fell
     /// due while loopd was not running, and is delivered marked late.
-    started: DateTime<Utc>,
+    pub(super) started: DateTime<Utc>,
     /// Waiting messages were offered to the notify command since start.
-    offered: bool,
+    pub(super) offered: bool,
     /// An instant already past, the deadline of work due now. A deadline of
     /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
     /// so the timer would never fire and the loop would spin.
-    born: Instant,
+    pub(super) born: Instant,
 }
 
 impl Mail {
-    pub fn new(reminders: remind::Shared, inbox: Inbox) -> Mail {
+    /// `wake` is the poll loop's waker, which a notify command that ended rings so the
+    /// next message waiting its turn is started.
+    pub fn new(
+        reminders: remind::Shared,
+        inbox: inbox::Shared,
+        wake: Option<Arc<mio::Waker>>,
+    ) -> Mail {
         Mail {
             reminders,
             inbox,
-            runner: Runner::default(),
+            runner: Runner::new(wake),
+            turn: VecDeque::new(),
+            queued: HashMap::new(),
             started: clock::now(),
             offered: false,
             born: Instant::now(),
         }
     }
+
+    /// Whether message `n`'s block is queued for some client now.
+    fn in_flight(&self, n: u64, held: &Deferred) -> bool {
+        self.queued.values().flatten().any(|q| q.n == n) || held.holds(n)
+    }
 }
 
 /// Unasked-for blocks held for one client while it is inside a reply block. Only a beat
 /// that ended while the client's own line waited behind it is normally held, so this is
-/// far above need; past it the oldest is dropped (and logged) rather than letting a client
-/// stuck in one block pile up replies.
+/// far above need; past it the oldest is let go (it stays waiting in the inbox, so the
+/// next connection gets it) rather than letting a client stuck in one block pile up
+/// replies.
 pub const MAX_HELD: usize = 16;
 
-/// Blocks held for clients that were inside a reply block when they came.
+/// Blocks held for clients that were inside a reply block when they came, each with its
+/// inbox message's number.
 #[derive(Default)]
 pub struct Deferred {
-    blocks: HashMap<ConnId, VecDeque<Arc<str>>>,
+    blocks: HashMap<ConnId, VecDeque<(u64, Arc<str>)>>,
 }
 
 impl Deferred {
-    pub fn hold(&mut self, id: ConnId, block: Arc<str>) {
+    pub fn hold(&mut self, id: ConnId, n: u64, block: Arc<str>) {
         let queue = self.blocks.entry(id).or_default();
         if queue.len() >= MAX_HELD {
             queue.pop_front();
             plumbing::warn!(
-                "client {}: more than {MAX_HELD} heartbeat replies held; dropped the oldest",
+                "client {}: more than {MAX_HELD} unasked blocks held; the oldest waits in the inbox",
                 id.0
             );
         }
-        queue.push_back(block);
+        queue.push_back((n, block));
     }
 
-    /// Sends what was held for `id`; call only when it is between reply blocks.
-    pub fn release(&mut self, out: &mut Outbox, id: ConnId) {
-        if let Some(queue) = self.blocks.remove(&id) {
-            for block in queue {
-                out.send(id, block.as_bytes());
-            }
-        }
+    fn holds(&self, n: u64) -> bool {
+        self.blocks.values().flatten().any(|(m, _)| *m == n)
     }
 
     pub fn forget(&mut self, id: ConnId) {
@@ -105,7 +126,7 @@ impl Deferred {
 }
 
 /// A local time as the owner reads it.
-fn local(time: &str) -> String {
+pub(super) fn local(time: &str) -> String {
     DateTime::parse_from_rfc3339(time).map_or_else(
         |_| time.to_string(),
         |t| {
@@ -125,9 +146,12 @@ fn end_line(block: &mut Block, out: &mut String) {
 
 /// The text of a list of messages for `/inbox`: each under a `· ` line saying what and
 /// when, and whether it was waiting.
-fn shown(messages: &[Message]) -> String {
+fn shown(messages: &[Message], folded: u64) -> String {
     let mut block = Block::new();
     let mut out = String::new();
+    if folded > 0 {
+        block.lines(&format!("· {}", folded_line(folded)), &mut out);
+    }
     for m in messages {
         let state = if m.delivered.is_some() {
             ""
@@ -154,6 +178,14 @@ fn shown(messages: &[Message]) -> String {
     out
 }
 
+/// The line that stands for heartbeat messages folded away.
+fn folded_line(folded: u64) -> String {
+    format!(
+        "{folded} older heartbeat messages were folded away while you were away (each is in the session log; the newest {} wait)",
+        inbox::MAX_WAITING_HEARTBEATS
+    )
+}
+
 impl<W: Work> Channel<W> {
     /// Starts a beat if one is due and the worker is idle.
     pub(super) fn heartbeat_poll(&mut self, now: Instant) {
@@ -176,113 +208,142 @@ impl<W: Work> Channel<W> {
         let Beat::Deliver {
             session,
             reply,
-            class,
+            label,
         } = beat
         else {
             return;
         };
-        let sent = self.unasked(out, &session, Kind::Heartbeat, &reply.pieces, class, None);
-        plumbing::info!("session {session}: heartbeat reply for {sent} connected clients");
-    }
-
-    /// An unasked message for `session`, rendered once into the block every client of the
-    /// session gets; with no client there, it waits in the inbox and is handed to the
-    /// notify command. Returns how many clients it reached.
-    fn unasked(
-        &mut self,
-        out: &mut Outbox,
-        session: &SessionId,
-        kind: Kind,
-        pieces: &[Piece],
-        class: DataClass,
-        source: Option<String>,
-    ) -> usize {
-        let block: Arc<str> = super::unasked::render(&Reply {
-            pieces: pieces.to_vec(),
-        })
-        .into();
-        let mut sent = 0;
-        for (&id, conn) in &self.conns {
-            if &conn.session != session || conn.input_closed {
-                continue;
-            }
-            if conn.in_flight.is_some() {
-                // Held blocks share the one copy; each client's own output buffer gets its
-                // copy only when the block is sent.
-                self.held.hold(id, Arc::clone(&block));
-            } else {
-                out.send(id, block.as_bytes());
-            }
-            sent += 1;
-        }
-        let (message, saved) = self.mail.inbox.add(
-            session.as_str(),
-            kind,
-            pieces.to_vec(),
-            class,
-            sent > 0,
-            source,
-        );
+        let targets = self.targets(&session);
+        let (message, saved) = self.mail.inbox.with(|i| {
+            i.add(
+                session.as_str(),
+                Kind::Heartbeat,
+                reply.pieces.clone(),
+                label,
+                !targets.is_empty(),
+                None,
+            )
+        });
         if let Err(e) = saved {
             plumbing::error!("inbox: {e}");
         }
-        if sent == 0 {
-            plumbing::info!(
-                "session {session}: {} for nobody connected; it waits in the inbox as message {}",
-                kind.word(),
-                message.n
-            );
-            self.hand_over(message);
-        }
-        sent
+        plumbing::info!(
+            "session {session}: heartbeat reply for {} connected clients",
+            targets.len()
+        );
+        self.offer(out, &targets, &message);
     }
 
-    /// Hands a message nobody received to `notify.command`, once: it is marked handed
-    /// before the command runs, so neither a failure nor a restart runs it twice.
-    fn hand_over(&mut self, message: Message) {
-        let notify = &self.cfg.notify;
-        if notify.command.is_empty() {
-            return;
-        }
-        if let Err(e) = self.mail.inbox.notified(message.n) {
-            plumbing::error!(
-                "inbox: {e}; message {} is not handed to notify.command",
+    /// The clients of `session` an unasked message goes to.
+    pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
+        self.conns
+            .iter()
+            .filter(|(_, c)| &c.session == session && !c.input_closed)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
+    /// block, once it ends; with no target, it waits and goes to the notify command.
+    pub(super) fn offer(&mut self, out: &mut Outbox, targets: &[ConnId], message: &Message) {
+        if targets.is_empty() {
+            plumbing::info!(
+                "session {}: {} for nobody connected; it waits in the inbox as message {}",
+                message.session,
+                message.kind.word(),
                 message.n
             );
+            self.hand_over(message.n);
             return;
         }
-        let what = format!(
-            "inbox message {} ({}) of session {}",
-            message.n,
-            message.kind.word(),
-            message.session
-        );
-        if message.class > notify.max_class {
-            plumbing::info!(
-                "notify: {what} is {} (notify.max_class is {}); not handed over",
-                message.class,
-                notify.max_class
-            );
-            self.note(
-                &message.session,
-                format!(
-                    "inbox message {} ({}) was not handed to notify.command: it is {} and notify.max_class is {}",
-                    message.n,
-                    message.kind.word(),
-                    message.class,
-                    notify.max_class
-                ),
-            );
-            return;
+        let block: Arc<str> = super::unasked::render(&Reply {
+            pieces: message.pieces.clone(),
+        })
+        .into();
+        for &id in targets {
+            let busy = self.conns.get(&id).is_some_and(|c| c.in_flight.is_some());
+            if busy {
+                // Held blocks share the one copy; each client's own output buffer gets its
+                // copy only when the block is sent.
+                self.held.hold(id, message.n, Arc::clone(&block));
+            } else {
+                self.send_queued(out, id, message.n, false, block.as_bytes());
+            }
         }
-        let timeout = Duration::from_secs(notify.timeout_s);
+    }
+
+    /// Queues a message's block for `id`; it is marked delivered once written whole.
+    fn send_queued(&mut self, out: &mut Outbox, id: ConnId, n: u64, released: bool, b: &[u8]) {
+        out.send(id, b);
         self.mail
-            .runner
-            .run(&notify.command, timeout, what, message.plain());
+            .queued
+            .entry(id)
+            .or_default()
+            .push(Queued { n, released });
+    }
+
+    /// Sends what was held for `id`; call only when it is between reply blocks. A held
+    /// message forgotten meanwhile is not sent.
+    pub(super) fn release_held(&mut self, out: &mut Outbox, id: ConnId) {
+        let Some(queue) = self.held.blocks.remove(&id) else {
+            return;
+        };
+        for (n, block) in queue {
+            if self.mail.inbox.with(|i| i.get(n).is_some()) {
+                self.send_queued(out, id, n, false, block.as_bytes());
+            }
+        }
+    }
+
+    /// Everything queued for `id` was written to its socket: what it held is delivered.
+    pub(super) fn mail_drained(&mut self, id: ConnId) {
+        let Some(queued) = self.mail.queued.remove(&id) else {
+            return;
+        };
+        let numbers: Vec<u64> = queued.iter().map(|q| q.n).collect();
+        if let Err(e) = self.mail.inbox.with(|i| i.delivered(&numbers)) {
+            plumbing::error!("inbox: {e}");
+        }
+        let released: Vec<String> = queued
+            .iter()
+            .filter(|q| q.released)
+            .map(|q| q.n.to_string())
+            .collect();
+        if released.is_empty() {
+            return;
+        }
+        let Some(session) = self.conns.get(&id).map(|c| c.session.clone()) else {
+            return;
+        };
+        plumbing::info!(
+            "session {session}: {} inbox messages delivered to client {}",
+            released.len(),
+            id.0
+        );
+        self.note(
+            session.as_str(),
+            format!(
+                "inbox messages {} delivered to a client that connected",
+                released.join(", ")
+            ),
+        );
+    }
+
+    /// Connection `id` is gone: what was queued for it and not written whole still
+    /// waits (marked `tried`, so it comes again marked as a repeat), and goes to the
+    /// notify command if it has not.
+    pub(super) fn mail_closed(&mut self, id: ConnId) {
+        self.held.forget(id);
+        let Some(queued) = self.mail.queued.remove(&id) else {
+            return;
+        };
+        for q in queued {
+            self.hand_over(q.n);
+        }
     }
 
     /// Logs `text` as a `note` in `session`, through the worker that owns the logs.
-    fn note(&mut self, session: &str, text: String) {
+    pub(super) fn note(&mut self, session: &str, text: String) {
         let Ok(session) = SessionId::parse(session) else {
             plumbing::warn!("a note for session {session:?}, which is not a session name; dropped");
             return;
@@ -292,167 +353,81 @@ impl<W: Work> Channel<W> {
         }
     }
 
-    /// When the poll loop should next look at the reminders.
-    pub(super) fn reminders_deadline(&self) -> Option<Instant> {
-        if !self.mail.offered {
-            return Some(self.mail.born);
-        }
-        let next = self.mail.reminders.with(|b| b.next_due())?;
-        let now = clock::now();
-        if next <= now {
-            return Some(self.mail.born);
-        }
-        Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))
-    }
-
-    /// Delivers every reminder that fell due, through the inbox, then takes them out of
-    /// the book; and, once after start, offers what waits in the inbox to the notify
-    /// command (a message that came while it was unset, or before a crash).
-    pub(super) fn reminders_due(&mut self, out: &mut Outbox) {
-        if !self.mail.offered {
-            self.mail.offered = true;
-            for message in self.mail.inbox.unnotified() {
-                self.hand_over(message);
-            }
-        }
-        let due = self.mail.reminders.with(|b| b.due(clock::now()));
-        if due.is_empty() {
-            return;
-        }
-        let mut done = Vec::new();
-        for r in due {
-            done.push(r.n);
-            let source = format!("reminder {}", r.n);
-            // Delivered before a crash took it out of the book: never twice.
-            if self.mail.inbox.has_source(&source) {
-                continue;
-            }
-            let Ok(session) = SessionId::parse(&r.session) else {
-                plumbing::warn!(
-                    "reminder {}: {:?} is not a session name; dropped",
-                    r.n,
-                    r.session
-                );
-                continue;
-            };
-            let late = r.due_at() < self.mail.started;
-            let header = if late {
-                format!(
-                    "reminder {} (late: due {}, while loopd was not running)",
-                    r.n,
-                    remind::shown(r.due_at())
-                )
-            } else {
-                format!("reminder {}, due {}", r.n, remind::shown(r.due_at()))
-            };
-            let pieces = [Piece::Activity(header), Piece::Text(r.text.clone())];
-            let sent = self.unasked(
-                out,
-                &session,
-                Kind::Reminder,
-                &pieces,
-                r.class,
-                Some(source),
-            );
-            let late = if late { " late" } else { "" };
-            let whom = if sent == 0 {
-                "nobody was connected; it waits in the inbox".to_string()
-            } else {
-                format!("to {sent} connected clients")
-            };
-            self.note(
-                session.as_str(),
-                format!("reminder {} delivered{late}: {whom}: {}", r.n, r.text),
-            );
-        }
-        if let Err(e) = self.mail.reminders.with(|b| b.remove(&done)) {
-            // The inbox knows they were delivered; they are not delivered again.
-            plumbing::error!("reminders: {e}");
-        }
-    }
-
     /// After the first reply block of connection `id`: what waited in the inbox for its
-    /// session, each as an unasked block of its own.
+    /// session, each as an unasked block of its own, one shown before marked `(again)`,
+    /// after a line counting the heartbeat messages folded away.
     pub(super) fn inbox_release(&mut self, out: &mut Outbox, id: ConnId, session: &SessionId) {
-        let waiting = self.mail.inbox.waiting(session.as_str());
-        if waiting.is_empty() {
+        let (waiting, folded) = self
+            .mail
+            .inbox
+            .with(|i| (i.waiting(session.as_str()), i.folded(session.as_str())));
+        let waiting: Vec<Message> = waiting
+            .into_iter()
+            .filter(|m| !self.mail.in_flight(m.n, &self.held))
+            .collect();
+        if waiting.is_empty() && folded == 0 {
             return;
         }
-        let mut numbers = Vec::new();
+        let numbers: Vec<u64> = waiting.iter().map(|m| m.n).collect();
+        let (folded, saved) = self
+            .mail
+            .inbox
+            .with(|i| i.release(session.as_str(), &numbers));
+        if let Err(e) = saved {
+            plumbing::error!("inbox: {e}");
+        }
+        if folded > 0 {
+            let pieces = vec![Piece::Activity(folded_line(folded))];
+            out.send(id, super::unasked::render(&Reply { pieces }));
+        }
         for m in &waiting {
+            let again = if m.tried { " (again)" } else { "" };
             let mut pieces = vec![Piece::Activity(format!(
-                "while you were away: {} at {}",
+                "while you were away: {} at {}{again}",
                 m.kind.word(),
                 local(&m.time)
             ))];
             pieces.extend(m.pieces.iter().cloned());
-            out.send(id, super::unasked::render(&Reply { pieces }));
-            numbers.push(m.n);
+            let block = super::unasked::render(&Reply { pieces });
+            self.send_queued(out, id, m.n, true, block.as_bytes());
         }
-        if let Err(e) = self.mail.inbox.delivered(&numbers) {
-            plumbing::error!("inbox: {e}");
-        }
-        plumbing::info!(
-            "session {session}: {} inbox messages delivered to client {}",
-            numbers.len(),
-            id.0
-        );
-        self.note(
-            session.as_str(),
-            format!(
-                "inbox messages {} delivered to a client that connected",
-                numbers
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
     }
 
-    /// `/inbox`: the last messages of the session again; any that waited are delivered.
-    pub(super) fn inbox_command(&mut self, session: &SessionId) -> String {
-        let last = self.mail.inbox.last(session.as_str());
-        if last.is_empty() {
+    /// `/inbox` for connection `id`: the last messages of the session again; any that
+    /// waited are delivered once this reply is written.
+    pub(super) fn inbox_command(&mut self, id: ConnId, session: &SessionId) -> String {
+        let (last, folded) = self
+            .mail
+            .inbox
+            .with(|i| (i.last(session.as_str()), i.folded(session.as_str())));
+        if last.is_empty() && folded == 0 {
             return super::reply::whole(&format!("the inbox of session {session} is empty"));
         }
-        let waiting: Vec<u64> = last
-            .iter()
-            .filter(|m| m.delivered.is_none())
-            .map(|m| m.n)
-            .collect();
-        if !waiting.is_empty() {
-            if let Err(e) = self.mail.inbox.delivered(&waiting) {
-                plumbing::error!("inbox: {e}");
-            }
+        for m in last.iter().filter(|m| m.delivered.is_none()) {
+            self.mail.queued.entry(id).or_default().push(Queued {
+                n: m.n,
+                released: false,
+            });
         }
-        shown(&last)
-    }
-
-    /// `/remind …` in `session`: the reply block.
-    pub(super) fn remind_command(&mut self, session: &SessionId, arg: &str) -> String {
-        let owner = self.cfg.channel.owner_class;
-        let said = self
-            .mail
-            .reminders
-            .with(|b| remind::command::run(b, session.as_str(), arg, clock::now(), owner));
-        match said {
-            Err(e) => super::reply::whole(&super::reply::error_line(e)),
-            Ok(said) => {
-                if let Some(note) = said.note {
-                    self.note(session.as_str(), note);
-                }
-                super::reply::whole(&said.reply)
-            }
-        }
+        shown(&last, folded)
     }
 
     /// What `/status` says of the inbox and the reminders of `session`.
     pub(super) fn mail_status(&self, session: &SessionId) -> String {
-        let waiting = self.mail.inbox.waiting(session.as_str()).len();
+        let (waiting, folded) = self.mail.inbox.with(|i| {
+            (
+                i.waiting(session.as_str()).len(),
+                i.folded(session.as_str()),
+            )
+        });
         let set = self.mail.reminders.with(|b| b.of(session.as_str()).len());
+        let folded = if folded > 0 {
+            format!(", and {folded} older heartbeat messages folded into a count")
+        } else {
+            String::new()
+        };
         format!(
-            "inbox: {waiting} messages waiting (/inbox shows the last ones)\nreminders: {set} set (/remind lists them)\n"
+            "inbox: {waiting} messages waiting{folded} (/inbox shows the last ones)\nreminders: {set} set (/remind lists them)\n"
         )
     }
 }

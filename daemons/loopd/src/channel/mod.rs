@@ -8,6 +8,8 @@ pub mod broadcast;
 pub mod commands;
 pub mod lines;
 pub mod probes;
+pub mod push;
+pub mod reminders;
 pub mod reply;
 pub mod unasked;
 pub mod work;
@@ -143,7 +145,7 @@ impl<W: Work> Channel<W> {
                 self.inbox_release(out, id, &session);
             }
             // Between reply blocks: heartbeat replies held for this client go out now.
-            self.held.release(out, id);
+            self.release_held(out, id);
             let Some(conn) = self.conns.get_mut(&id) else {
                 return;
             };
@@ -253,7 +255,7 @@ impl<W: Work> Channel<W> {
                 out.send(id, reply);
             }
             Command::Inbox => {
-                let reply = self.inbox_command(&session);
+                let reply = self.inbox_command(id, &session);
                 out.send(id, reply);
             }
             #[cfg(feature = "testhooks")]
@@ -496,7 +498,11 @@ impl<W: Work> Service for Channel<W> {
 
     fn closed(&mut self, id: ConnId) {
         self.conns.remove(&id);
-        self.held.forget(id);
+        self.mail_closed(id);
+    }
+
+    fn drained(&mut self, _out: &mut Outbox, id: ConnId) {
+        self.mail_drained(id);
     }
 
     fn wake(&mut self, out: &mut Outbox) {
@@ -509,6 +515,8 @@ impl<W: Work> Service for Channel<W> {
         }
         // The worker may have gone idle, which a waiting heartbeat is waiting for.
         self.heartbeat_poll(Instant::now());
+        // A notify command may have ended, which a message waiting its turn waits for.
+        self.notify_pump();
     }
 
     fn deadline(&self) -> Option<Instant> {

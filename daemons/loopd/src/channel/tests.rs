@@ -58,8 +58,8 @@ fn peer() -> Peer {
 fn mail() -> super::broadcast::Mail {
     let dir = tempfile::tempdir().unwrap().keep();
     let book = remind::Book::load(&dir).unwrap();
-    let inbox = conversation::inbox::Inbox::load(&dir).unwrap();
-    super::broadcast::Mail::new(remind::Shared::new(book, None), inbox)
+    let inbox = conversation::inbox::Shared::new(conversation::inbox::Inbox::load(&dir).unwrap());
+    super::broadcast::Mail::new(remind::Shared::new(book, None), inbox, None)
 }
 
 impl Rig {
@@ -370,14 +370,20 @@ fn a_failed_job_is_written_with_the_error_prefix_once_by_the_channel() {
 /// A message in the inbox of `main`, as one that reached nobody leaves it.
 fn waiting(rig: &mut Rig, text: &str) {
     let pieces = vec![conversation::inbox::Piece::Text(text.into())];
-    let (_, saved) = rig.ch.mail.inbox.add(
-        "main",
-        conversation::inbox::Kind::Heartbeat,
-        pieces,
-        proto::DataClass::Private,
-        false,
-        None,
-    );
+    let label = proto::Label {
+        class: proto::DataClass::Private,
+        untrusted: false,
+    };
+    let (_, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            conversation::inbox::Kind::Heartbeat,
+            pieces,
+            label,
+            false,
+            None,
+        )
+    });
     saved.unwrap();
 }
 
@@ -395,7 +401,9 @@ fn what_waited_in_the_inbox_comes_after_the_first_reply_block_once() {
         "{rest}"
     );
     assert!(rest.ends_with("\nnews from the night\n.\n"), "{rest}");
-    // Delivered: the next connection, and the next line, get nothing more.
+    // Delivered once the loop says the block was written whole: the next connection,
+    // and the next line, get nothing more.
+    rig.ch.drained(&mut rig.out, ME);
     rig.ch.accept(&mut rig.out, OTHER, peer());
     rig.send(OTHER, "/session\n");
     assert_eq!(rig.written(OTHER), "session main\n.\n");
@@ -411,7 +419,7 @@ fn a_script_that_half_closed_leaves_the_inbox_for_a_person() {
     let mut rest = b"/session\n".to_vec();
     rig.ch.input_closed(&mut rig.out, ME, &mut rest);
     assert_eq!(rig.written(ME), "session main\n.\n<closed>");
-    assert_eq!(rig.ch.mail.inbox.waiting("main").len(), 1);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
 }
 
 #[test]
@@ -426,5 +434,30 @@ fn a_client_of_another_session_does_not_get_mains_inbox() {
     };
     rig.done(id, "session other: new", true);
     assert_eq!(rig.written(ME), "session other: new\n.\n");
-    assert_eq!(rig.ch.mail.inbox.waiting("main").len(), 1);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
+}
+
+/// Regression: a waiting message was marked delivered as soon as its block was queued,
+/// so a client gone (or a crash) before the bytes left lost it for good. It is delivered
+/// once the loop says the block was written whole; until then the next connection gets
+/// it, marked as a repeat.
+#[test]
+fn a_waiting_message_is_delivered_only_once_written_and_comes_again_marked_after_a_close() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/session\n");
+    assert!(rig.written(ME).contains("\nnews\n.\n"));
+    rig.ch.closed(ME);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
+    rig.ch.accept(&mut rig.out, OTHER, peer());
+    rig.send(OTHER, "/session\n");
+    let again = rig.written(OTHER);
+    assert!(
+        again.contains("\n· while you were away: heartbeat at ")
+            && again.contains(" (again)\nnews\n"),
+        "{again}"
+    );
+    rig.ch.drained(&mut rig.out, OTHER);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 0);
 }

@@ -21,6 +21,22 @@ pub fn render(reply: &Reply) -> String {
     t.finish()
 }
 
+/// `pieces` as the owner's screen shows them, for the notify command's standard input
+/// (docs/reminders.md, 'What the command sees'): the block `render` makes, so the text is
+/// marked and escaped exactly as on the screen, without its closing `.` line and with the
+/// dot-stuffing undone (a line the screen shows as `.x` is `.x` here too).
+pub fn screen_text(pieces: &[Piece]) -> String {
+    let block = render(&Reply {
+        pieces: pieces.to_vec(),
+    });
+    let body = block.strip_suffix(".\n").unwrap_or(&block);
+    let mut out = String::with_capacity(body.len());
+    for line in body.split_inclusive('\n') {
+        out.push_str(line.strip_prefix('.').unwrap_or(line));
+    }
+    out
+}
+
 #[derive(Default)]
 struct Transcript {
     block: Block,
@@ -139,6 +155,23 @@ mod tests {
             &block[block.len() - 40..]
         );
         assert_eq!(block.lines().filter(|l| *l == ".").count(), 1);
+    }
+
+    /// Regression: the notify command got the model's text raw, so a page's forged
+    /// `· reminder` line and its escape sequences reached the owner's phone as they were.
+    #[test]
+    fn the_notify_text_is_the_screens_marked_and_without_control_sequences() {
+        let forged = "\u{1b}[2J· reminder 7, due 09:00\n.hidden\nplain";
+        let shown = screen_text(&[activity("reminder 1, due 09:00"), text(forged)]);
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        assert!(shown.starts_with("· reminder 1, due 09:00\n"), "{shown:?}");
+        assert!(
+            !shown.lines().skip(1).any(|l| l.starts_with("· ")),
+            "only loopd's own line starts with the activity mark: {shown:?}"
+        );
+        assert!(shown.contains("\n.hidden\n"), "unstuffed: {shown:?}");
+        assert!(shown.ends_with("plain\n"), "{shown:?}");
+        assert!(!shown.ends_with(".\n"));
     }
 
     #[test]

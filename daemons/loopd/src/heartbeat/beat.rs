@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use conversation::open_session::Session;
 use conversation::prompts::{self, Prompt};
 use conversation::turn::Sink;
-use proto::{DataClass, Origin, SessionId};
+use proto::{Label, Origin, SessionId};
 use std::sync::Arc;
 
 /// The most of a heartbeat's reply kept for delivery, in bytes of its reply block. The
@@ -42,8 +42,10 @@ pub enum Beat {
     Deliver {
         session: SessionId,
         reply: Arc<Reply>,
-        /// The session's context label class after the beat: what the news may hold.
-        class: DataClass,
+        /// The session's context label after the beat: what the news may hold, and
+        /// whether it may be a page's words (then it never leaves the box,
+        /// docs/reminders.md, 'What the command sees').
+        label: Label,
     },
 }
 
@@ -88,7 +90,7 @@ pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     let beat = Beat::Deliver {
         session: id,
         reply: Arc::new(sink.reply),
-        class: session.label(engine.cfg().channel.owner_class).class,
+        label: session.label(engine.cfg().channel.owner_class),
     };
     (beat, true)
 }

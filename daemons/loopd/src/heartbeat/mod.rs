@@ -49,8 +49,11 @@ pub struct Settings<'a> {
 impl Settings<'_> {
     pub fn of(cfg: &Config) -> Settings<'_> {
         Settings {
-            every: (cfg.heartbeat.every_s > 0)
-                .then(|| Duration::from_secs(cfg.heartbeat.every_s).min(MAX_PERIOD)),
+            every: (cfg.heartbeat.every_s > 0).then(|| {
+                conversation::testhook::heartbeat_period()
+                    .unwrap_or(Duration::from_secs(cfg.heartbeat.every_s))
+                    .min(MAX_PERIOD)
+            }),
             window: cfg.active_hours(),
             session: &cfg.session,
         }

@@ -72,10 +72,12 @@ impl State {
 
     fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
         let cfg = Arc::clone(self.engine.cfg());
-        let found = match find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class) {
+        let mut found = match find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class) {
             Ok(found) => found,
             Err(error) => return Err(forget_failed(session, error, false)),
         };
+        // Reminders and inbox messages are copies too, entries of their own kind.
+        found.extend(self.mail.find(&query));
         plumbing::info!(
             "session {session}: /forget listed {} records box-wide",
             found.len()
@@ -124,13 +126,27 @@ impl State {
         let started = Instant::now();
         let paused = self.honcho.as_ref().map(Reporter::pause);
         let cfg = Arc::clone(self.engine.cfg());
-        let now = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
+        let mut now = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
             .map_err(|error| forget_failed(session, error, false))?;
+        now.extend(self.mail.find(&listed.query));
         let (ours, in_honcho) =
             forget_honcho::split(numbers.as_deref(), listed.found.len(), &listed.honcho);
         let (chosen, copied_since) = choose(&listed, &now, ours.as_deref())?;
-        let plans = plans_by_session(&chosen, &listed.query);
-        let removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
+        let (in_files, in_mail): (Vec<&Found>, Vec<&Found>) =
+            chosen.into_iter().partition(|f| f.place.in_session_files());
+        // The reminders and the inbox first: a reminder due meanwhile is then never
+        // delivered with the text the logs are about to lose.
+        let taken = self.mail.remove(&in_mail).map_err(|e| {
+            plumbing::error!("session {session}: forget: {e}");
+            Failure::Refused(format!("nothing was removed: {e}"))
+        })?;
+        let plans = plans_by_session(&in_files, &listed.query);
+        let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
+        self.note_mail_forgotten(&cfg, session, &taken);
+        for line in taken.lines() {
+            removed.reply.push('\n');
+            removed.reply.push_str(&line);
+        }
         drop(paused);
         let honcho_deleted = forget_honcho::delete(&cfg, &in_honcho);
         let honcho_kept = listed.honcho.len() - in_honcho.len();
@@ -140,13 +156,24 @@ impl State {
             }
         }
         plumbing::info!(
-            "session {session}: forgot {} records and {} carried summaries box-wide in {} ms",
+            "session {session}: forgot {} records, {} carried summaries, {} reminders and {} inbox messages box-wide in {} ms",
             removed.records,
             removed.carries,
+            taken.reminders.len(),
+            taken.inbox.len(),
             started.elapsed().as_millis()
         );
+        let mail = if taken.reminders.is_empty() && taken.inbox.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} and {}",
+                plural(taken.reminders.len(), "reminder", "reminders"),
+                plural(taken.inbox.len(), "inbox message", "inbox messages")
+            )
+        };
         let mut head = format!(
-            "forgot {} and {} on the box:",
+            "forgot {} and {}{mail} on the box:",
             plural(removed.records, "record", "records"),
             plural(removed.carries, "carried summary", "carried summaries")
         );
@@ -310,6 +337,32 @@ impl State {
                 );
             }
             Err(e) => plumbing::error!("session {session}: forget: reopening: {e}"),
+        }
+    }
+
+    /// A `note` in `session` naming the reminders and inbox messages a removal took (by
+    /// number, never their text).
+    fn note_mail_forgotten(
+        &mut self,
+        cfg: &proto::config::Config,
+        session: &SessionId,
+        taken: &conversation::forget::mail::Taken,
+    ) {
+        let lines = taken.lines();
+        if lines.is_empty() {
+            return;
+        }
+        let note = format!("forgotten by the owner: {}", lines.join("; "));
+        match self.sessions.get_or_create(cfg, session) {
+            Ok(s) => {
+                if let Err(e) = s.append(Record::Note {
+                    time: proto::time::now_rfc3339(),
+                    text: note,
+                }) {
+                    plumbing::error!("session {session}: forget: {e}");
+                }
+            }
+            Err(e) => plumbing::error!("session {session}: forget: {e}"),
         }
     }
 
@@ -555,6 +608,8 @@ fn render_entry(n: usize, f: &Found, query: &str) -> String {
     let place = match f.place {
         Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
         Place::Carry { epoch } => format!("epoch {epoch} head"),
+        Place::Reminder { n } => format!("reminders.json, reminder {n}"),
+        Place::Inbox { n } => format!("inbox.json, message {n}"),
     };
     let mut out = format!(
         "\n{n}. session {}: {} ({place}, {}):",

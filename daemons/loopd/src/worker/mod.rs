@@ -167,14 +167,14 @@ impl Worker {
         llama: llama::Client,
         board: Board,
         notify: Notifier,
-        reminders: remind::Shared,
+        mail: conversation::forget::mail::Mail,
     ) -> std::io::Result<Worker> {
         let (jobs, rx) = std::sync::mpsc::channel();
         let pending = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&pending);
         std::thread::Builder::new()
             .name("turns".into())
-            .spawn(move || run(cfg, llama, board, notify, reminders, rx, &count))?;
+            .spawn(move || run(cfg, llama, board, notify, mail, rx, &count))?;
         Ok(Worker { jobs, pending })
     }
 
@@ -204,6 +204,8 @@ struct State {
     honcho: Option<honcho::Reporter>,
     /// Each session's last `/forget` list, which `/forget N…` picks from.
     forgets: forget::Lists,
+    /// The reminders and the inbox, which `/forget` reaches too.
+    mail: conversation::forget::mail::Mail,
 }
 
 /// The sessions open in memory, each with when it was last used.
@@ -218,7 +220,7 @@ fn run(
     llama: llama::Client,
     board: Board,
     notify: Notifier,
-    reminders: remind::Shared,
+    mail: conversation::forget::mail::Mail,
     jobs: Receiver<Job>,
     pending: &AtomicUsize,
 ) {
@@ -228,7 +230,8 @@ fn run(
     }
     board.set_honcho(honcho.as_ref().map(honcho::Reporter::status));
     let mut state = State {
-        engine: Engine::new(cfg, llama).with_reminders(reminders),
+        engine: Engine::new(cfg, llama).with_reminders(mail.reminders.clone()),
+        mail,
         board,
         notify,
         sessions: Sessions::default(),
