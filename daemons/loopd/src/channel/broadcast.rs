@@ -43,9 +43,9 @@ struct Queued {
 /// The reminders' book, the inbox and the notify command's runner: what unasked messages
 /// need. The book and the inbox are shared with the turn worker (the `remind` tool,
 /// `/forget`).
-pub struct Mail {
-    pub reminders: remind::Shared,
-    pub inbox: inbox::Shared,
+pub(crate) struct Mail {
+    pub(crate) reminders: remind::Shared,
+    pub(crate) inbox: inbox::Shared,
     pub(super) runner: Runner,
     /// Inbox messages waiting their turn for the notify command, oldest first: numbers
     /// only, so a message forgotten meanwhile is not handed over.
@@ -66,7 +66,7 @@ pub struct Mail {
 impl Mail {
     /// `wake` is the poll loop's waker, which a notify command that ended rings so the
     /// next message waiting its turn is started.
-    pub fn new(
+    pub(crate) fn new(
         reminders: remind::Shared,
         inbox: inbox::Shared,
         wake: Option<Arc<mio::Waker>>,
@@ -94,17 +94,17 @@ impl Mail {
 /// far above need; past it the oldest is let go (it stays waiting in the inbox, so the
 /// next connection gets it) rather than letting a client stuck in one block pile up
 /// replies.
-pub const MAX_HELD: usize = 16;
+pub(crate) const MAX_HELD: usize = 16;
 
 /// Blocks held for clients that were inside a reply block when they came, each with its
 /// inbox message's number.
 #[derive(Default)]
-pub struct Deferred {
+pub(crate) struct Deferred {
     blocks: HashMap<ConnId, VecDeque<(u64, Arc<str>)>>,
 }
 
 impl Deferred {
-    pub fn hold(&mut self, id: ConnId, n: u64, block: Arc<str>) {
+    pub(crate) fn hold(&mut self, id: ConnId, n: u64, block: Arc<str>) {
         let queue = self.blocks.entry(id).or_default();
         if queue.len() >= MAX_HELD {
             queue.pop_front();
@@ -120,7 +120,7 @@ impl Deferred {
         self.blocks.values().flatten().any(|(m, _)| *m == n)
     }
 
-    pub fn forget(&mut self, id: ConnId) {
+    pub(crate) fn forget(&mut self, id: ConnId) {
         self.blocks.remove(&id);
     }
 }

@@ -7,7 +7,7 @@ use proto::SessionId;
 
 /// A command whose arguments are well formed.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Help,
     Status,
     Compact,
@@ -30,7 +30,7 @@ pub enum Command {
 
 /// The command on `line`, or `None` when the line is a message. A command that is
 /// unknown or whose argument is malformed is the reason, in words, for the error line.
-pub fn parse(line: &str) -> Option<Result<Command, String>> {
+pub(crate) fn parse(line: &str) -> Option<Result<Command, String>> {
     let rest = line.strip_prefix('/')?;
     let (word, arg) = match rest.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
@@ -69,7 +69,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
     })
 }
 
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 Each line you send is a message to the assistant; its reply ends with a line holding only `.`.
 Lines starting with / are commands:
 /help            this text

@@ -7,14 +7,14 @@
 use crate::limits::MAX_LINE;
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum LineEvent {
+pub(crate) enum LineEvent {
     Line(String),
     TooLong,
     NotUtf8,
 }
 
 #[derive(Default)]
-pub struct Framer {
+pub(crate) struct Framer {
     /// Inside a line already refused as too long: drop bytes up to its newline.
     discarding: bool,
 }
@@ -22,7 +22,7 @@ pub struct Framer {
 impl Framer {
     /// Takes up to `max` whole lines out of `input`, leaving the rest (further lines and
     /// a partial one) behind, and pushes what it found to `out`.
-    pub fn feed(&mut self, input: &mut Vec<u8>, out: &mut Vec<LineEvent>, max: usize) {
+    pub(crate) fn feed(&mut self, input: &mut Vec<u8>, out: &mut Vec<LineEvent>, max: usize) {
         let mut start = 0;
         let mut found = 0;
         while found < max {
@@ -59,7 +59,7 @@ impl Framer {
 
     /// The end of input: what is left without a newline is the last line (docs/channel.md), so
     /// `printf 'hi' | socat …` is answered like `printf 'hi\n' | …`.
-    pub fn finish(&mut self, rest: &mut Vec<u8>) -> Option<LineEvent> {
+    pub(crate) fn finish(&mut self, rest: &mut Vec<u8>) -> Option<LineEvent> {
         let discarding = std::mem::take(&mut self.discarding);
         let last = (!discarding && !rest.is_empty()).then(|| line_event(rest));
         rest.clear();

@@ -4,15 +4,15 @@
 //! Messages become turns on the worker; `/status` and `/recall` run on short threads;
 //! the rest are answered on the spot. Replies stream back through `wake`.
 
-pub mod broadcast;
-pub mod commands;
-pub mod lines;
-pub mod probes;
-pub mod push;
-pub mod reminders;
-pub mod reply;
-pub mod unasked;
-pub mod work;
+pub(crate) mod broadcast;
+pub(crate) mod commands;
+pub(crate) mod lines;
+pub(crate) mod probes;
+pub(crate) mod push;
+pub(crate) mod reminders;
+pub(crate) mod reply;
+pub(crate) mod unasked;
+pub(crate) mod work;
 
 #[cfg(test)]
 mod tests;
@@ -36,7 +36,7 @@ use work::{Probe, Work};
 /// refused: they stay unread in the socket (backpressure) until these are answered, so
 /// a script piping ten thousand lines gets ten thousand replies while loopd holds at
 /// most this many lines (of up to `MAX_LINE` each) for it.
-pub const MAX_PENDING_LINES: usize = 16;
+pub(crate) const MAX_PENDING_LINES: usize = 16;
 
 enum Queued {
     Line(String),
@@ -66,7 +66,7 @@ struct Conn {
     inbox_checked: bool,
 }
 
-pub struct Channel<W: Work> {
+pub(crate) struct Channel<W: Work> {
     config_path: PathBuf,
     /// The configuration in force, shared with the worker (never copied): a reload
     /// replaces the whole `Arc` here and hands the same one to the worker.
@@ -88,7 +88,7 @@ pub struct Channel<W: Work> {
 
 impl<W: Work> Channel<W> {
     /// `events` is where the worker and the probes `worker` starts send what they did.
-    pub fn new(
+    pub(crate) fn new(
         config_path: PathBuf,
         cfg: Arc<Config>,
         worker: W,

@@ -24,7 +24,7 @@ const HIT_SHOWN_LINES: usize = 6;
 /// Runs `/status` on its own thread and sends the reply as job `id`'s `Done`. `client` is
 /// the daemon's one llama.cpp client; its `/health` is bounded by `llama::PROBE_TIMEOUT`,
 /// and the poll loop never waits for it.
-pub fn spawn_status(
+pub(crate) fn spawn_status(
     id: JobId,
     cfg: &Config,
     client: Client,
@@ -109,7 +109,7 @@ fn memoryd_line(socket: &std::path::Path) -> String {
 
 /// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as loopd's
 /// own line and its text as text, then the count of weaker matches as the end.
-pub fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
+pub(crate) fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
     let memory = cfg.memory.clone();
     let events = notify.clone();
     spawn(notify, id, move || {
@@ -143,7 +143,7 @@ fn backfill_text(s: &MemoryStatus) -> String {
 /// The least `Hit::relevance` a hit needs to be shown by `/recall`: a third of the
 /// query's content words (or that similarity by meaning). Below it a hit shares a word
 /// with the query by chance, and a screen of those hides the one that answers.
-pub const SHOWN_FLOOR: u16 = 334;
+pub(crate) const SHOWN_FLOOR: u16 = 334;
 
 /// One hit as `/recall` shows it.
 #[derive(Debug, PartialEq, Eq)]

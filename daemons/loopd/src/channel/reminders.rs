@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 /// are wall-clock times and the timer is monotonic: a suspend or a clock step moves one
 /// against the other, and looking every minute bounds how late that makes a reminder.
 /// It is also how soon a reminder the full inbox left in the book is looked at again.
-pub const REMINDER_RECHECK: Duration = Duration::from_secs(60);
+pub(crate) const REMINDER_RECHECK: Duration = Duration::from_secs(60);
 
 /// Due reminders taken from the book in one turn of the poll loop. Each is an fsynced
 /// write of the inbox, so a burst of hundreds in one turn would hold the loop for
 /// seconds on a slow disk, long enough to miss the watchdog's pings; the rest are taken
 /// in the next turns, right after this one's blocks went out.
-pub const MAX_DUE_PER_TURN: usize = 32;
+pub(crate) const MAX_DUE_PER_TURN: usize = 32;
 
 impl<W: Work> Channel<W> {
     /// When the poll loop should next look at the reminders.

@@ -13,18 +13,18 @@
 use proto::shown::{Screen, Source};
 
 /// What starts each of loopd's activity lines: only `Block::lines` writes it as itself.
-pub use proto::shown::ACTIVITY;
+pub(crate) use proto::shown::ACTIVITY;
 
 /// What starts a reply that failed (docs/channel.md): only `Block::lines` writes it as
 /// itself, and only at the start of loopd's own text.
-pub use proto::shown::ERROR;
+pub(crate) use proto::shown::ERROR;
 
 /// A failure, as the owner reads it: `error: ` and what went wrong.
-pub fn error_line(why: impl std::fmt::Display) -> String {
+pub(crate) fn error_line(why: impl std::fmt::Display) -> String {
     format!("{ERROR}{why}")
 }
 
-pub struct Block {
+pub(crate) struct Block {
     /// What may be shown, and how: line starts held and judged, characters escaped.
     screen: Screen,
     /// Whether the next byte of the block starts a line, for dot-stuffing.
@@ -40,7 +40,7 @@ impl Default for Block {
 }
 
 impl Block {
-    pub fn new() -> Block {
+    pub(crate) fn new() -> Block {
         Block {
             screen: Screen::new(),
             at_line_start: true,
@@ -51,7 +51,7 @@ impl Block {
     /// Appends a streamed piece of the model's answer to `out`, dot-stuffed and shown as
     /// model text. A line's start may wait for the next piece (`proto::shown::MAX_HEAD`
     /// characters at most) until it is clear whether it starts as loopd's lines do.
-    pub fn text(&mut self, text: &str, out: &mut String) {
+    pub(crate) fn text(&mut self, text: &str, out: &mut String) {
         self.screen.write(text, Source::Model, &mut self.shown);
         self.stuff(out);
     }
@@ -63,7 +63,7 @@ impl Block {
     /// with the activity marker is one activity line: what follows the marker is a
     /// one-line field (tool names, arguments and URLs in it are the model's), so it can
     /// neither end the line early nor hold a forged marker.
-    pub fn lines(&mut self, text: &str, out: &mut String) {
+    pub(crate) fn lines(&mut self, text: &str, out: &mut String) {
         if text.is_empty() {
             return;
         }
@@ -88,7 +88,7 @@ impl Block {
     /// 'Quoted text'): the two separators are loopd's, written as themselves; the session
     /// id and the time come from the index and are shown as one-line fields, so a log
     /// holding anything else in them still cannot draw a marker or end the line.
-    pub fn hit_header(&mut self, tainted: bool, session: &str, time: &str, out: &mut String) {
+    pub(crate) fn hit_header(&mut self, tainted: bool, session: &str, time: &str, out: &mut String) {
         let s = &mut self.shown;
         self.screen.break_line(s);
         self.screen.own(
@@ -107,7 +107,7 @@ impl Block {
     }
 
     /// Ends the block.
-    pub fn end(mut self, out: &mut String) {
+    pub(crate) fn end(mut self, out: &mut String) {
         self.screen.break_line(&mut self.shown);
         self.stuff(out);
         out.push_str(".\n");
@@ -126,7 +126,7 @@ impl Block {
 }
 
 /// A whole reply block holding `text`.
-pub fn whole(text: &str) -> String {
+pub(crate) fn whole(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 4);
     let mut block = Block::new();
     block.lines(text, &mut out);

@@ -7,10 +7,10 @@ use super::reply::Block;
 use crate::heartbeat::beat::{Piece, Reply, MAX_BEAT_REPLY};
 
 /// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
-pub const TRUNCATED: &str = "[truncated]";
+pub(crate) const TRUNCATED: &str = "[truncated]";
 
 /// The whole reply block for `reply`.
-pub fn render(reply: &Reply) -> String {
+pub(crate) fn render(reply: &Reply) -> String {
     let mut t = Transcript::default();
     for piece in &reply.pieces {
         match piece {
@@ -25,7 +25,7 @@ pub fn render(reply: &Reply) -> String {
 /// (docs/reminders.md, 'What the command sees'): the block `render` makes, so the text is
 /// marked and escaped exactly as on the screen, without its closing `.` line and with the
 /// dot-stuffing undone (a line the screen shows as `.x` is `.x` here too).
-pub fn screen_text(pieces: &[Piece]) -> String {
+pub(crate) fn screen_text(pieces: &[Piece]) -> String {
     let block = render(&Reply {
         pieces: pieces.to_vec(),
     });

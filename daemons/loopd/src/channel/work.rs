@@ -13,7 +13,7 @@ use proto::SessionId;
 
 /// A probe the channel runs off the poll loop, answered with `Event::Done` for its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     Recall {
         query: String,
     },
@@ -25,7 +25,7 @@ pub enum Probe {
 }
 
 /// What runs the channel's jobs. Every call returns at once.
-pub trait Work {
+pub(crate) trait Work {
     /// Queues `job` on the turn worker; false when the worker has stopped.
     fn submit(&mut self, job: Job) -> bool;
     /// True when no worker job is queued or running (the heartbeat waits for that).
@@ -35,12 +35,12 @@ pub trait Work {
 }
 
 /// The daemon's: the turn worker thread, and a short thread per probe.
-pub struct Threads {
-    pub worker: Worker,
+pub(crate) struct Threads {
+    pub(crate) worker: Worker,
     /// The daemon's llama.cpp client, shared with the engine: `/status` asks through it.
-    pub llama: llama::Client,
-    pub notify: Notifier,
-    pub board: Board,
+    pub(crate) llama: llama::Client,
+    pub(crate) notify: Notifier,
+    pub(crate) board: Board,
 }
 
 impl Work for Threads {

@@ -10,7 +10,7 @@
 //! is `Engine::after`, which the worker runs once the block's `.` is out
 //! (docs/turn.md, "After the turn").
 
-pub mod keeper;
+pub(crate) mod keeper;
 mod slots;
 
 use conversation::compact::finish::{finish, Finished, Progress, Quiet};
@@ -30,7 +30,7 @@ use std::time::Duration;
 /// Why a whole turn was not answered: the turn's own failure, or what happened when
 /// its context filled.
 #[derive(Debug)]
-pub enum EngineError {
+pub(crate) enum EngineError {
     Turn(TurnError),
     /// Context full, compacted, and the line asked again in the new epoch was
     /// context-full there too.
@@ -67,20 +67,20 @@ impl std::error::Error for EngineError {}
 impl EngineError {
     /// Whether the turn ended because the context was full and nothing could be done
     /// about it within the turn (a warning, not an error, in the log).
-    pub fn is_session_full(&self) -> bool {
+    pub(crate) fn is_session_full(&self) -> bool {
         matches!(self, EngineError::Turn(TurnError::SessionFull(_)))
     }
 }
 
 /// Warns, with the fix, when the served chat template cannot make tool calls: a model
 /// behind such a template never reads a file or recalls, and says nothing about why.
-pub fn check_tools(client: &dyn ModelServer) {
+pub(crate) fn check_tools(client: &dyn ModelServer) {
     for line in client.tool_findings() {
         plumbing::warn!("llama.cpp at {}: {line}", client.base_url());
     }
 }
 
-pub struct Engine {
+pub(crate) struct Engine {
     /// What every model call reads.
     world: World,
     keeper: Keeper,
@@ -110,12 +110,12 @@ impl World {
 
 impl Engine {
     /// The engine around the daemon's one llama.cpp client.
-    pub fn new(cfg: Arc<Config>, client: Client) -> Engine {
+    pub(crate) fn new(cfg: Arc<Config>, client: Client) -> Engine {
         Engine::with_llama(cfg, Box::new(client))
     }
 
     /// An engine on any model server: the daemon's client, or the unit tests' script.
-    pub fn with_llama(cfg: Arc<Config>, client: Box<dyn ModelServer>) -> Engine {
+    pub(crate) fn with_llama(cfg: Arc<Config>, client: Box<dyn ModelServer>) -> Engine {
         Engine {
             keeper: Keeper::new(Ledger::open(&cfg.state_dir)),
             world: World {
@@ -127,25 +127,25 @@ impl Engine {
     }
 
     /// The engine with the reminders' book the `remind` tool writes to.
-    pub fn with_reminders(mut self, reminders: remind::Shared) -> Engine {
+    pub(crate) fn with_reminders(mut self, reminders: remind::Shared) -> Engine {
         self.world.reminders = Some(reminders);
         self
     }
 
     /// The configuration in force.
-    pub fn cfg(&self) -> &Arc<Config> {
+    pub(crate) fn cfg(&self) -> &Arc<Config> {
         &self.world.cfg
     }
 
     /// What a model call needs, borrowed from the engine.
-    pub fn ctx(&self) -> TurnCtx<'_> {
+    pub(crate) fn ctx(&self) -> TurnCtx<'_> {
         self.world.ctx()
     }
 
     /// A reloaded configuration, in force from the next call on. A new server (or new
     /// slots) makes the keeper start from knowing nothing of the slot; a new state
     /// directory brings its own ledger of saved files.
-    pub fn reload(&mut self, cfg: Arc<Config>) {
+    pub(crate) fn reload(&mut self, cfg: Arc<Config>) {
         self.world.client.reload(&cfg.llama);
         if cfg.state_dir != self.world.cfg.state_dir {
             self.keeper = Keeper::new(Ledger::open(&cfg.state_dir));
@@ -157,18 +157,18 @@ impl Engine {
 
     /// A job panicked: what the main slot holds is unknown now, so the keeper starts
     /// from knowing nothing of it.
-    pub fn slot_unknown(&mut self) {
+    pub(crate) fn slot_unknown(&mut self) {
         self.keeper.unknown();
     }
 
     /// How long the worker may wait for a job before the main slot's idle save is due.
-    pub fn idle_timeout(&self) -> Option<Duration> {
+    pub(crate) fn idle_timeout(&self) -> Option<Duration> {
         self.keeper.idle_timeout(&self.world.cfg)
     }
 
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot. What was
     /// saved, for `/status`.
-    pub fn save_idle(&mut self) -> Option<conversation::status::SlotSave> {
+    pub(crate) fn save_idle(&mut self) -> Option<conversation::status::SlotSave> {
         let actions = self.keeper.save(&self.world.cfg);
         slots::perform(&mut self.keeper, &self.world, actions).saved
     }
@@ -176,7 +176,7 @@ impl Engine {
     /// A whole turn up to its answer: `run_turn`, and after a `SessionFull` the
     /// compaction and the line once more in the new epoch, streaming to the same `sink`.
     /// When it returns `Ok`, the caller sends the `.` and then runs `after`.
-    pub fn turn(
+    pub(crate) fn turn(
         &mut self,
         session: &mut Session,
         text: &str,
@@ -219,13 +219,13 @@ impl Engine {
 
     /// What follows a turn that was answered, after its `.`: tool summaries and, when
     /// due, compaction (each announced to `progress` first), then the memoryd nudge.
-    pub fn after(&mut self, session: &mut Session, progress: &mut dyn Progress) {
+    pub(crate) fn after(&mut self, session: &mut Session, progress: &mut dyn Progress) {
         self.finish(session, false, progress);
         self.nudge(session);
     }
 
     /// Tells memoryd the session's log grew; a turn that failed still wrote records.
-    pub fn nudge(&self, session: &Session) {
+    pub(crate) fn nudge(&self, session: &Session) {
         conversation::memory::nudge(
             self.world.cfg.memory.socket.clone(),
             session.id().to_string(),
@@ -233,7 +233,7 @@ impl Engine {
     }
 
     /// `/compact`: a compaction of `session` now.
-    pub fn compact(&mut self, session: &mut Session) -> Result<Compacted, CompactError> {
+    pub(crate) fn compact(&mut self, session: &mut Session) -> Result<Compacted, CompactError> {
         let from = session.epoch();
         let ctx = self.world.ctx();
         let result = conversation::compact::compact_or_note(&ctx, session, Reason::Manual);
@@ -243,7 +243,7 @@ impl Engine {
 
     /// `/allow N`: the URL the label policy refused for call `call`, fetched as the
     /// owner's (`conversation::allow`). It calls no model, so the slot is untouched.
-    pub fn allow(
+    pub(crate) fn allow(
         &mut self,
         session: &mut Session,
         call: u64,
@@ -256,7 +256,7 @@ impl Engine {
     /// the slots that may hold the text are erased and the saved files of those epochs
     /// emptied, so the next turn reads its prompt from the rewritten files. Returns what
     /// was done to the slots, in words.
-    pub fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
+    pub(crate) fn forget(&mut self, session: &proto::SessionId, epochs: &[u64]) -> String {
         let actions = self.keeper.forgotten(&self.world.cfg, session, epochs);
         let done = slots::perform(&mut self.keeper, &self.world, actions);
         let mut said: Vec<String> = done

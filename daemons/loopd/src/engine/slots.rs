@@ -13,17 +13,17 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What a round of slot actions came to, for the engine's callers.
 #[derive(Debug, Default)]
-pub struct Performed {
+pub(crate) struct Performed {
     /// The main slot's save, for `/status`.
-    pub saved: Option<SlotSave>,
+    pub(crate) saved: Option<SlotSave>,
     /// Each slot a forget asked erased, and how that went.
-    pub erased: Vec<(u32, Result<(), SlotError>)>,
+    pub(crate) erased: Vec<(u32, Result<(), SlotError>)>,
     /// Some file was asked emptied.
-    pub emptied: bool,
+    pub(crate) emptied: bool,
 }
 
 /// Performs `actions` and every action their outcomes lead to, one at a time.
-pub fn perform(keeper: &mut Keeper, world: &World, actions: SlotActions) -> Performed {
+pub(crate) fn perform(keeper: &mut Keeper, world: &World, actions: SlotActions) -> Performed {
     let cfg = world.cfg.as_ref();
     let client = world.client.as_ref();
     let mut todo: VecDeque<SlotAction> = actions.into();

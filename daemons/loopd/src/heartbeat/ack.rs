@@ -5,12 +5,12 @@
 //! comes with it. Anything longer, or the token in the middle of text, is news.
 
 /// The answer that means "nothing to report".
-pub const TOKEN: &str = "HEARTBEAT_OK";
+pub(crate) const TOKEN: &str = "HEARTBEAT_OK";
 
 /// Other characters an acknowledgement may carry besides the token. A sentence or two of
 /// "all quiet" is not news; a real message is longer than this, and a model that buries
 /// news after the token past this length gets it delivered rather than swallowed.
-pub const MAX_OTHER_CHARS: usize = 300;
+pub(crate) const MAX_OTHER_CHARS: usize = 300;
 
 /// Markup a model may put around the token (bold, code, strike); stripped from the edges
 /// before looking for it, so `**HEARTBEAT_OK**` is the token alone.
@@ -19,7 +19,7 @@ const MARKUP: &[char] = &['*', '`', '_', '~'];
 /// True when `answer` is an acknowledgement that should be logged but not delivered:
 /// the token alone, or at the start or end with at most [`MAX_OTHER_CHARS`] characters
 /// besides it (whitespace around the answer not counted).
-pub fn is_ack(answer: &str) -> bool {
+pub(crate) fn is_ack(answer: &str) -> bool {
     let text = answer.trim().trim_matches(MARKUP).trim();
     // The token must stand as a word of its own: `HEARTBEAT_OKAY` is not it.
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');

@@ -20,22 +20,22 @@ use std::sync::Arc;
 /// enough to crowd out a client's own replies. The heartbeat keeps one byte more of text
 /// than this (a block is never shorter than its text), so the channel can tell that it
 /// must cut.
-pub const MAX_BEAT_REPLY: usize = crate::limits::HARD_OUTPUT / 8;
+pub(crate) const MAX_BEAT_REPLY: usize = crate::limits::HARD_OUTPUT / 8;
 
 /// One piece of a turn's visible output, as the turn streamed it: the inbox's piece, so
 /// news nobody was there to read waits in the same shape it would have been shown.
-pub use conversation::inbox::Piece;
+pub(crate) use conversation::inbox::Piece;
 
 /// What a heartbeat has to say, unrendered: its pieces in order, at most
 /// `MAX_BEAT_REPLY + 1` bytes of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reply {
-    pub pieces: Vec<Piece>,
+pub(crate) struct Reply {
+    pub(crate) pieces: Vec<Piece>,
 }
 
 /// What a heartbeat came to, for the poll loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Beat {
+pub(crate) enum Beat {
     /// Nothing to deliver: the model acknowledged, or the beat failed (logged either way).
     Quiet,
     /// A reply for the session's clients, shared rather than copied on its way.
@@ -51,7 +51,7 @@ pub enum Beat {
 
 /// Runs one heartbeat in `session` and says what to deliver, and whether the turn was
 /// answered (so its after-turn work is due; the worker runs it after delivering).
-pub fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
+pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     let text = match prompts::read(engine.cfg(), Prompt::Heartbeat) {
         Ok(text) if !text.trim().is_empty() => text,
         Ok(_) => {

@@ -11,13 +11,13 @@
 use chrono::Timelike;
 
 /// Minutes in a day; the window's ends are below this.
-pub const DAY_MINUTES: u32 = 24 * 60;
+pub(crate) const DAY_MINUTES: u32 = 24 * 60;
 
 /// True when `now` (minutes after local midnight) is inside the window `(start, end)`.
 /// The start is inside and the end is not. A window whose end is before its start wraps
 /// past midnight (`22:00-07:00` is the night); one whose ends are equal covers the whole
 /// day, since an empty window would turn heartbeats off, which `every_s = 0` already says.
-pub fn within(now: u32, (start, end): (u32, u32)) -> bool {
+pub(crate) fn within(now: u32, (start, end): (u32, u32)) -> bool {
     if start == end {
         true
     } else if start < end {
@@ -28,14 +28,14 @@ pub fn within(now: u32, (start, end): (u32, u32)) -> bool {
 }
 
 /// Minutes after midnight on the local clock now.
-pub fn local_minutes() -> u32 {
+pub(crate) fn local_minutes() -> u32 {
     let now = chrono::Local::now();
     now.hour() * 60 + now.minute()
 }
 
 /// Minutes from `now` until the window next opens (0 when it is open), so a quiet night
 /// costs one timer, not one wake-up a beat.
-pub fn until_open(now: u32, window: (u32, u32)) -> u32 {
+pub(crate) fn until_open(now: u32, window: (u32, u32)) -> u32 {
     if within(now, window) {
         return 0;
     }

@@ -20,9 +20,9 @@
 //! always `every_s` idle seconds between beats however slow the model is, and the first
 //! beat comes `every_s` after start (or after a reload that changed the settings).
 
-pub mod ack;
-pub mod beat;
-pub mod hours;
+pub(crate) mod ack;
+pub(crate) mod beat;
+pub(crate) mod hours;
 
 use proto::config::Config;
 use proto::SessionId;
@@ -31,23 +31,23 @@ use std::time::{Duration, Instant};
 /// The longest period honoured. A longer `every_s` is as good as off for a daemon that
 /// restarts with the machine, and capping it keeps `Instant` arithmetic from overflowing
 /// (which would panic the poll loop) on an absurd value the config accepts.
-pub const MAX_PERIOD: Duration = Duration::from_secs(366 * 24 * 3600);
+pub(crate) const MAX_PERIOD: Duration = Duration::from_secs(366 * 24 * 3600);
 
 /// What a schedule runs on, read from the configuration in force whenever it is needed
 /// and never kept: the channel hands its one `Config` in with each call, so a reload
 /// needs no copying, only [`Schedule::reloaded`] to restart the period when these change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings<'a> {
+pub(crate) struct Settings<'a> {
     /// `None` when heartbeats are off (`every_s = 0`).
-    pub every: Option<Duration>,
+    pub(crate) every: Option<Duration>,
     /// `heartbeat.active_hours` in minutes after local midnight; `None` means any hour.
-    pub window: Option<(u32, u32)>,
+    pub(crate) window: Option<(u32, u32)>,
     /// `session`: where beats run.
-    pub session: &'a str,
+    pub(crate) session: &'a str,
 }
 
 impl Settings<'_> {
-    pub fn of(cfg: &Config) -> Settings<'_> {
+    pub(crate) fn of(cfg: &Config) -> Settings<'_> {
         Settings {
             every: (cfg.heartbeat.every_s > 0).then(|| {
                 conversation::testhook::heartbeat_period()
@@ -62,7 +62,7 @@ impl Settings<'_> {
 
 /// When the next beat is due, and whether one is running or waiting for the worker.
 #[derive(Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     next: Instant,
     /// A beat fell due while the worker was busy; it runs once the worker is idle.
     waiting: bool,
@@ -73,7 +73,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub fn new(cfg: &Config, now: Instant) -> Schedule {
+    pub(crate) fn new(cfg: &Config, now: Instant) -> Schedule {
         Schedule {
             next: now + Settings::of(cfg).every.unwrap_or_default(),
             waiting: false,
@@ -85,7 +85,7 @@ impl Schedule {
     /// The configuration was reloaded from `old` to `new`. Changed settings start the
     /// period afresh; unchanged ones leave the schedule alone, so a reload does not
     /// postpone the next beat.
-    pub fn reloaded(&mut self, old: &Config, new: &Config, now: Instant) {
+    pub(crate) fn reloaded(&mut self, old: &Config, new: &Config, now: Instant) {
         let settings = Settings::of(new);
         if settings == Settings::of(old) {
             return;
@@ -97,7 +97,7 @@ impl Schedule {
 
     /// When the poll loop should next call [`Schedule::poll`]: `None` while heartbeats are
     /// off, a beat runs, or a due beat waits for the worker (its end wakes the loop).
-    pub fn deadline(&self, cfg: &Config) -> Option<Instant> {
+    pub(crate) fn deadline(&self, cfg: &Config) -> Option<Instant> {
         if Settings::of(cfg).every.is_none() || self.running || self.waiting {
             return None;
         }
@@ -107,7 +107,7 @@ impl Schedule {
     /// Called on the timer and whenever the worker may have gone idle. Returns the session
     /// to beat in when a beat should start now; the caller submits it and later calls
     /// [`Schedule::ended`]. `local_minutes` is asked only when there is a window to check.
-    pub fn poll(
+    pub(crate) fn poll(
         &mut self,
         cfg: &Config,
         now: Instant,
@@ -170,7 +170,7 @@ impl Schedule {
     }
 
     /// The running beat is over (or could not be started): the next is due a period on.
-    pub fn ended(&mut self, cfg: &Config, now: Instant) {
+    pub(crate) fn ended(&mut self, cfg: &Config, now: Instant) {
         self.running = false;
         if let Some(every) = Settings::of(cfg).every {
             self.next = now + every;

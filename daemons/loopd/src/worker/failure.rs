@@ -13,7 +13,7 @@ use proto::SessionId;
 use std::fmt;
 
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The session could not be opened, created or written.
     Session {
         session: SessionId,

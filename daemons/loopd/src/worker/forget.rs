@@ -23,21 +23,21 @@ use std::time::Instant;
 
 /// The most entries one page of a list shows: the reply stays readable, `/forget more`
 /// shows the next page, and `/forget all` still removes every match, shown or not.
-pub const MAX_SHOWN: usize = 50;
+pub(crate) const MAX_SHOWN: usize = 50;
 
 /// The most characters of one entry's text a list shows: a fetched page can be megabytes,
 /// and the owner needs to see what matched, not all of it. The part around the first
 /// match is shown.
-pub const MAX_ENTRY_CHARS: usize = 1200;
+pub(crate) const MAX_ENTRY_CHARS: usize = 1200;
 
 /// The most bytes of one page of a list: well under the channel's backpressure limit
 /// (`crate::limits::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
 /// hold.
-pub const MAX_PAGE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_PAGE_BYTES: usize = 256 * 1024;
 
 /// Each asking session's last list.
 #[derive(Default)]
-pub struct Lists {
+pub(crate) struct Lists {
     last: HashMap<SessionId, Listed>,
 }
 

@@ -32,19 +32,19 @@ use std::time::Instant;
 /// Sessions kept open in memory at once. Each holds its epoch's records; a person uses
 /// a handful of sessions, and one past this closes the least recently used (it is
 /// reopened from disk when next used).
-pub const MAX_OPEN_SESSIONS: usize = 16;
+pub(crate) const MAX_OPEN_SESSIONS: usize = 16;
 
-pub type JobId = u64;
+pub(crate) type JobId = u64;
 
 /// A job's last words: the rest of its reply, or what went wrong in words. Nothing below
 /// the channel writes `error: `: the channel renders a failure, in one place
 /// (`channel::reply::error_line`), so a script can tell failures apart by that prefix
 /// and no producer can forget it or write it twice.
-pub type Reply = Result<String, Failure>;
+pub(crate) type Reply = Result<String, Failure>;
 
-pub use failure::Failure;
+pub(crate) use failure::Failure;
 
-pub enum Job {
+pub(crate) enum Job {
     /// Run a turn for the owner's `text` in `session`.
     Turn {
         id: JobId,
@@ -80,7 +80,7 @@ pub enum Job {
 
 impl Job {
     /// The job a client waits on, if any: heartbeats, notes and reloads have none.
-    pub fn id(&self) -> Option<JobId> {
+    pub(crate) fn id(&self) -> Option<JobId> {
         match self {
             Job::Turn { id, .. }
             | Job::Open { id, .. }
@@ -94,7 +94,7 @@ impl Job {
 
 /// What the client asking job `id` should see.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     Text {
         id: JobId,
         text: String,
@@ -124,17 +124,17 @@ pub enum Event {
 
 /// Sends events to the poll loop and wakes it.
 #[derive(Clone)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     tx: Sender<Event>,
     waker: Arc<Waker>,
 }
 
 impl Notifier {
-    pub fn new(tx: Sender<Event>, waker: Arc<Waker>) -> Notifier {
+    pub(crate) fn new(tx: Sender<Event>, waker: Arc<Waker>) -> Notifier {
         Notifier { tx, waker }
     }
 
-    pub fn send(&self, event: Event) {
+    pub(crate) fn send(&self, event: Event) {
         // The receiver lives as long as the poll loop; once it is gone nobody is left to
         // tell, so a failed send is dropped.
         if self.tx.send(event).is_ok() {
@@ -143,18 +143,18 @@ impl Notifier {
     }
 
     /// Wakes the poll loop without an event (the worker went idle).
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         if let Err(e) = self.waker.wake() {
             plumbing::error!("waking the poll loop: {e}");
         }
     }
 
-    pub fn done(&self, id: JobId, reply: Reply) {
+    pub(crate) fn done(&self, id: JobId, reply: Reply) {
         self.send(Event::Done { id, reply });
     }
 }
 
-pub struct Worker {
+pub(crate) struct Worker {
     jobs: Sender<Job>,
     /// Jobs submitted and not yet finished. Only the poll loop submits, so when it reads
     /// zero nothing is queued or running, and nothing can be until it submits again.
@@ -162,7 +162,7 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn spawn(
+    pub(crate) fn spawn(
         cfg: Arc<Config>,
         llama: llama::Client,
         board: Board,
@@ -179,7 +179,7 @@ impl Worker {
     }
 
     /// Queues a job; false when the worker thread is gone.
-    pub fn submit(&self, job: Job) -> bool {
+    pub(crate) fn submit(&self, job: Job) -> bool {
         self.pending.fetch_add(1, Ordering::SeqCst);
         let sent = self.jobs.send(job).is_ok();
         if !sent {
@@ -189,7 +189,7 @@ impl Worker {
     }
 
     /// True when no job is queued or running.
-    pub fn idle(&self) -> bool {
+    pub(crate) fn idle(&self) -> bool {
         self.pending.load(Ordering::SeqCst) == 0
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The most sessions the ledger remembers; past it the oldest save is forgotten (its file
 /// is then only left on the server's disk, as llama.cpp gives no way to remove it).
-pub const MAX_ENTRIES: usize = 1024;
+pub(crate) const MAX_ENTRIES: usize = 1024;
 
 /// The most bytes of the ledger file read back: `MAX_ENTRIES` entries of well under a
 /// hundred bytes each.
@@ -23,18 +23,18 @@ const MAX_LEDGER_BYTES: u64 = 256 * 1024;
 
 /// One session's saved file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Saved {
-    pub epoch: u64,
-    pub tokens: u64,
+pub(crate) struct Saved {
+    pub(crate) epoch: u64,
+    pub(crate) tokens: u64,
     /// Seconds since the Unix epoch when it was written.
-    pub at: u64,
+    pub(crate) at: u64,
 }
 
 /// Which session's file holds which epoch, as far as this loopd (or an earlier one on the
 /// same state directory) wrote it. `Ledger::default()` is an empty one, as the keeper's
 /// unit tests use.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     saved: HashMap<SessionId, Saved>,
     /// Changed since it was last stored.
     changed: bool,
@@ -43,7 +43,7 @@ pub struct Ledger {
 impl Ledger {
     /// The ledger of `state_dir`, read back from disk; a missing or unreadable file is an
     /// empty ledger (a warning for the unreadable one: the cost is a re-read of a prompt).
-    pub fn open(state_dir: &Path) -> Ledger {
+    pub(crate) fn open(state_dir: &Path) -> Ledger {
         let path = file(state_dir);
         let saved = match plumbing::bounded::read_text(&path, MAX_LEDGER_BYTES) {
             Ok(text) => parse(&text).unwrap_or_else(|| {
@@ -65,11 +65,11 @@ impl Ledger {
         }
     }
 
-    pub fn get(&self, session: &SessionId) -> Option<Saved> {
+    pub(crate) fn get(&self, session: &SessionId) -> Option<Saved> {
         self.saved.get(session).copied()
     }
 
-    pub fn insert(&mut self, session: SessionId, saved: Saved) {
+    pub(crate) fn insert(&mut self, session: SessionId, saved: Saved) {
         if self.saved.len() >= MAX_ENTRIES && !self.saved.contains_key(&session) {
             let oldest = self
                 .saved
@@ -84,19 +84,19 @@ impl Ledger {
         self.changed = true;
     }
 
-    pub fn remove(&mut self, session: &SessionId) {
+    pub(crate) fn remove(&mut self, session: &SessionId) {
         if self.saved.remove(session).is_some() {
             self.changed = true;
         }
     }
 
     /// Whether it changed since this was last asked.
-    pub fn take_changed(&mut self) -> bool {
+    pub(crate) fn take_changed(&mut self) -> bool {
         std::mem::take(&mut self.changed)
     }
 
     /// Sessions whose file was last written before `before` (seconds since the epoch).
-    pub fn idle_since(&self, before: u64) -> Vec<(SessionId, Saved)> {
+    pub(crate) fn idle_since(&self, before: u64) -> Vec<(SessionId, Saved)> {
         let mut idle: Vec<(SessionId, Saved)> = self
             .saved
             .iter()
@@ -108,7 +108,7 @@ impl Ledger {
     }
 
     /// Saved files and the tokens they hold, for `/status`.
-    pub fn totals(&self) -> (usize, u64) {
+    pub(crate) fn totals(&self) -> (usize, u64) {
         (
             self.saved.len(),
             self.saved.values().map(|s| s.tokens).sum(),
@@ -117,7 +117,7 @@ impl Ledger {
 
     /// Writes it to `state_dir`'s ledger file, atomically; a failure is a warning (the
     /// cost is a prompt read again after a restart).
-    pub fn store(&self, state_dir: &Path) {
+    pub(crate) fn store(&self, state_dir: &Path) {
         let path = file(state_dir);
         let Some(dir) = path.parent() else {
             return;

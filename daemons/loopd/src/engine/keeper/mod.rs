@@ -17,7 +17,7 @@
 //! is erased and saved under that name. A server without a save path is said once in the
 //! log and the keeper goes quiet; it is never an error for the owner.
 
-pub mod ledger;
+pub(crate) mod ledger;
 
 use ledger::{Ledger, Saved};
 use llama::slots::{SlotError, SlotInfo, SlotListError};
@@ -29,25 +29,25 @@ use std::time::Duration;
 /// restored tokens. The last prompt token is always evaluated again and a re-tokenised
 /// answer may differ by a few tokens, so a restore that worked is close to 1; one that
 /// did not (a file from another model, a server that dropped it) is near 0.
-pub const TOOK_FRACTION: f64 = 0.5;
+pub(crate) const TOOK_FRACTION: f64 = 0.5;
 
 /// Seconds in a day, for `llama.slot_keep_days`.
 const DAY_S: u64 = 86_400;
 
 /// Whether a restore took, from the first completion after it.
-pub fn took(restored: u64, cache_n: u64) -> bool {
+pub(crate) fn took(restored: u64, cache_n: u64) -> bool {
     cache_n as f64 >= TOOK_FRACTION * restored as f64
 }
 
 /// One epoch of one session: what the main slot holds, and what a slot file is named by.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    pub session: SessionId,
-    pub epoch: u64,
+pub(crate) struct Owner {
+    pub(crate) session: SessionId,
+    pub(crate) epoch: u64,
 }
 
 impl Owner {
-    pub fn new(session: &SessionId, epoch: u64) -> Owner {
+    pub(crate) fn new(session: &SessionId, epoch: u64) -> Owner {
         Owner {
             session: session.clone(),
             epoch,
@@ -56,7 +56,7 @@ impl Owner {
 
     /// The file this epoch's main slot is saved to. Session ids are `[a-z0-9][a-z0-9-]*`,
     /// which llama.cpp's file-name check accepts.
-    pub fn file(&self) -> String {
+    pub(crate) fn file(&self) -> String {
         format!("{}-epoch-{:06}.bin", self.session, self.epoch)
     }
 }
@@ -65,7 +65,7 @@ impl Owner {
 /// outcome handed to the keeper method named), a check of the server, or a write of the
 /// ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SlotAction {
+pub(crate) enum SlotAction {
     /// `GET /slots`, before a turn of `Owner`: the list goes to [`Keeper::slots`].
     AskSlots(Owner),
     /// Load `Owner`'s file into `slot`: the outcome goes to [`Keeper::restored`].
@@ -87,13 +87,13 @@ pub enum SlotAction {
 }
 
 /// The actions one event decided on, to be performed in order.
-pub type SlotActions = Vec<SlotAction>;
+pub(crate) type SlotActions = Vec<SlotAction>;
 
 /// What loopd knows of the main slot. It lives on the worker thread, as long as loopd.
 /// What the configuration says (the slots, `llama.slot_save_idle_s`,
 /// `llama.slot_keep_days`, the server's address) is read from the `Config` each call
 /// is given, never kept here, so a reload needs no copying.
-pub struct Keeper {
+pub(crate) struct Keeper {
     /// False once the server said it has no save path (until a reload or a panicked job).
     supported: bool,
     /// Whose epoch the main slot holds, as far as loopd put it there.
@@ -108,7 +108,7 @@ pub struct Keeper {
 
 /// How a turn on the main slot ended, as far as the slot is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TurnEnd {
+pub(crate) enum TurnEnd {
     /// The turn ran (answered or failed part way); `cache_n` is its first completion's,
     /// when one came back.
     Ran { cache_n: Option<u64> },
@@ -118,7 +118,7 @@ pub enum TurnEnd {
 
 impl Keeper {
     /// A keeper that knows nothing of the slot yet, with the files `saved` names.
-    pub fn new(saved: Ledger) -> Keeper {
+    pub(crate) fn new(saved: Ledger) -> Keeper {
         Keeper {
             supported: true,
             owner: None,
@@ -131,7 +131,7 @@ impl Keeper {
     /// A reloaded config: a new server (or new slots) starts from knowing nothing of
     /// the slot. The ledger stays: it names what was written, and a restore of a file
     /// the new server lacks is a 400, which costs only the prompt read again.
-    pub fn reload(&mut self, old: &Config, new: &Config) {
+    pub(crate) fn reload(&mut self, old: &Config, new: &Config) {
         if old.llama.url != new.llama.url || old.slots != new.slots {
             self.unknown();
         } else {
@@ -142,7 +142,7 @@ impl Keeper {
 
     /// What the main slot holds is unknown (a job panicked, the server changed): the
     /// next turn neither trusts it nor restores into it on the keeper's word alone.
-    pub fn unknown(&mut self) {
+    pub(crate) fn unknown(&mut self) {
         self.supported = true;
         self.owner = None;
         self.dirty = false;
@@ -150,7 +150,7 @@ impl Keeper {
     }
 
     /// The files written, for the engine to store when asked (`SlotAction::StoreLedger`).
-    pub fn ledger(&self) -> &Ledger {
+    pub(crate) fn ledger(&self) -> &Ledger {
         &self.saved
     }
 
@@ -170,7 +170,7 @@ impl Keeper {
 
     /// How long the worker may wait for a job before saving the main slot; `None` when
     /// there is nothing to save.
-    pub fn idle_timeout(&self, cfg: &Config) -> Option<Duration> {
+    pub(crate) fn idle_timeout(&self, cfg: &Config) -> Option<Duration> {
         if self.on(cfg) && self.dirty && self.owner.is_some() {
             idle(cfg)
         } else {
@@ -180,7 +180,7 @@ impl Keeper {
 
     /// Before a turn of `session` in `epoch` on the main slot: ask the server whether its
     /// slot still holds anything of loopd's (`Keeper::slots` decides on the answer).
-    pub fn before_turn(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
+    pub(crate) fn before_turn(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
         if !self.on(cfg) {
             return Vec::new();
         }
@@ -191,7 +191,7 @@ impl Keeper {
     /// does not hold its prompt, and have the server checked again when it looks
     /// restarted since loopd last used it (its main slot has run no task while loopd
     /// thought it held a prompt).
-    pub fn slots(
+    pub(crate) fn slots(
         &mut self,
         cfg: &Config,
         want: Owner,
@@ -231,7 +231,7 @@ impl Keeper {
     }
 
     /// The outcome of restoring `of`'s file, which took `took`.
-    pub fn restored(
+    pub(crate) fn restored(
         &mut self,
         cfg: &Config,
         of: Owner,
@@ -267,7 +267,7 @@ impl Keeper {
     /// After a turn of `session`'s `epoch` on the main slot: whose prompt it now holds.
     /// Returns whether a restore before the turn took, when there was one and a
     /// completion to tell by; one that did not is a warning in the log.
-    pub fn after_turn(
+    pub(crate) fn after_turn(
         &mut self,
         cfg: &Config,
         session: &SessionId,
@@ -306,14 +306,14 @@ impl Keeper {
 
     /// The main slot was used for `session`'s `epoch` (a turn, or a summary call whose
     /// prefix is that epoch's prompt).
-    pub fn main_used(&mut self, session: &SessionId, epoch: u64) {
+    pub(crate) fn main_used(&mut self, session: &SessionId, epoch: u64) {
         self.owner = Some(Owner::new(session, epoch));
         self.dirty = true;
     }
 
     /// `session`'s `epoch` ended (compaction): its file is emptied, and the main slot,
     /// which holds that epoch's prompt and the summary request, is nobody's.
-    pub fn epoch_ended(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
+    pub(crate) fn epoch_ended(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
         let ended = Owner::new(session, epoch);
         if self.owner.as_ref() == Some(&ended) {
             self.owner = None;
@@ -334,7 +334,7 @@ impl Keeper {
     /// (whoever it held, it may hold the text) and so is the background slot (tool
     /// summaries ran there), and every saved file of those epochs is emptied, whether or
     /// not the ledger still names it.
-    pub fn forgotten(&mut self, cfg: &Config, session: &SessionId, epochs: &[u64]) -> SlotActions {
+    pub(crate) fn forgotten(&mut self, cfg: &Config, session: &SessionId, epochs: &[u64]) -> SlotActions {
         self.owner = None;
         self.dirty = false;
         self.restored = None;
@@ -363,7 +363,7 @@ impl Keeper {
     }
 
     /// The outcome of emptying `of`'s file.
-    pub fn emptied(&mut self, cfg: &Config, of: Owner, outcome: Result<(), SlotError>) {
+    pub(crate) fn emptied(&mut self, cfg: &Config, of: Owner, outcome: Result<(), SlotError>) {
         let file = of.file();
         match outcome {
             Ok(()) => plumbing::info!(
@@ -380,7 +380,7 @@ impl Keeper {
 
     /// The worker was idle for `llama.slot_save_idle_s`: save the main slot, when it
     /// changed since it was last saved or restored.
-    pub fn save(&mut self, cfg: &Config) -> SlotActions {
+    pub(crate) fn save(&mut self, cfg: &Config) -> SlotActions {
         let Some(owner) = self.owner.clone().filter(|_| self.on(cfg) && self.dirty) else {
             return Vec::new();
         };
@@ -396,7 +396,7 @@ impl Keeper {
     /// The outcome of saving the main slot to `of`'s file, which took `took`, at `now`
     /// (seconds since the Unix epoch). A save is when files idle for
     /// `llama.slot_keep_days` are emptied.
-    pub fn saved(
+    pub(crate) fn saved(
         &mut self,
         cfg: &Config,
         of: Owner,
@@ -443,7 +443,7 @@ impl Keeper {
     /// The server answered that it was started without `--slot-save-path`: said once in
     /// the log, then nothing is saved, restored or emptied until a reload. True when it
     /// was said now.
-    pub fn server_says_no_save_path(&mut self, cfg: &Config) -> bool {
+    pub(crate) fn server_says_no_save_path(&mut self, cfg: &Config) -> bool {
         if !self.supported {
             return false;
         }
