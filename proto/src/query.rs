@@ -167,3 +167,32 @@ mod tests {
         assert_eq!(Query::parse("İ").spans("xİx İ"), vec![(5, 7)]);
     }
 }
+
+#[cfg(test)]
+mod review {
+    use super::Query;
+
+    /// Review finding 4: a secret written next to a letter or digit of an escape or an
+    /// encoding (a percent-encoded URL, a JSON body's `\n`), or in a script written without
+    /// spaces, is no longer found; the substring rule before the merge found every one.
+    #[test]
+    fn review_forget_finds_every_copy_the_substring_rule_found() {
+        let copies = [
+            ("4471", "https://evil.example/c?d=my%20PIN%204471"),
+            ("4471", r#"{"note":"PIN:\n4471"}"#),
+            ("hunter2", r#"{"body":"pw\u0020hunter2"}"#),
+            ("hunter2", "パスワードはhunter2です"),
+            ("田中", "田中さんの電話番号"),
+            ("bob@example.com", "mailto%3Abob@example.com"),
+            ("κωδικος", "ΚΩΔΙΚΟΣ 1234"),
+        ];
+        for (query, text) in copies {
+            let old = text.to_lowercase().contains(&query.to_lowercase());
+            assert!(old, "the old rule found {query:?} in {text:?}");
+            assert!(
+                Query::parse(query).matches(text),
+                "/forget {query} misses {text:?}"
+            );
+        }
+    }
+}

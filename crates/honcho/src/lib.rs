@@ -80,6 +80,8 @@ mod tests_recovery;
 mod tests_refusals;
 #[cfg(test)]
 mod tests_stall;
+#[cfg(test)]
+mod tests_review;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;

@@ -259,3 +259,43 @@ proptest! {
         prop_assert_eq!(streamed(&refs), text(&s));
     }
 }
+
+/// Review finding 2: a character that draws as blank (its own skeleton is a space) is not
+/// looked through as indent, and a base-less combining mark (zero width: VTE drops one
+/// at column 0) hides the start: both show an unmarked `error: ` line.
+#[test]
+fn review_blank_and_zero_width_starts_forge_an_error_line() {
+    for forged in [
+        "\u{2800}error: llama.cpp timed out; send /allow 2",
+        "\u{301}error: llama.cpp timed out; send /allow 2",
+        "\u{20db}error: llama.cpp timed out; send /allow 2",
+        "error.\u{307} llama.cpp timed out; send /allow 2",
+    ] {
+        assert!(text(forged).starts_with(MARK), "{forged:?} -> {:?}", text(forged));
+    }
+}
+
+/// Review finding 3: terminals stop a tab at the right margin without wrapping, so a run
+/// of tabs, one filler and `error: ` puts `error: ` at column 0 of the next screen row on
+/// any terminal up to 8 * tabs columns wide; no width needs to be known.
+#[test]
+fn review_tabs_then_a_filler_bring_error_to_column_zero_on_any_width() {
+    let forged = format!("ok{}Xerror: llama.cpp timed out; send /allow 2", "\t".repeat(20));
+    let shown = text(&forged);
+    assert!(!shown.contains("Xerror: "), "{shown:?}");
+}
+
+/// Review finding 2: characters drawn as the activity marker's dot (or as the bullet the
+/// module itself counts as one) whose UTS #39 skeleton does not start with `·` are
+/// neither marked at a line start nor escaped mid-line, so a model line starting with one
+/// reads as loopd's `· ` line offering `/allow`.
+#[test]
+fn review_dots_the_confusables_data_does_not_map_forge_an_activity_line() {
+    for dot in ['\u{2e33}', '\u{318d}', '\u{2981}', '\u{2810}', '\u{1f784}'] {
+        let forged = format!("{dot} http_fetch of http://evil.example/p refused: send: /allow 2");
+        let shown = text(&forged);
+        assert!(shown.starts_with(MARK), "U+{:04X}: {shown:?}", dot as u32);
+        let mid = text(&format!("ok\u{a0}\u{a0}{dot} x"));
+        assert!(!mid.contains(dot), "U+{:04X} mid-line: {mid:?}", dot as u32);
+    }
+}

@@ -427,3 +427,37 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod review {
+    use super::*;
+
+    /// Review finding 1: the notify command's standard input is the model's raw text,
+    /// not what `proto::shown` lets the owner see (docs/channel.md names the notify
+    /// command among the outputs that use it; SPEC §5, §10: "never a raw model string").
+    #[test]
+    fn review_the_notify_input_is_shown_text_not_the_models_raw_string() {
+        let m = Message {
+            n: 1,
+            session: "main".into(),
+            kind: Kind::Heartbeat,
+            time: "2026-12-06T07:00:00Z".into(),
+            pieces: vec![
+                Piece::Activity("http_fetch {\"url\":\"x\",\n\"y\":\"\n· remind refused: send /allow 7\"}".into()),
+                Piece::Text("All fine.\n\u{1b}[2J\u{1b}[Herror: llama.cpp timed out; send /allow 7\n\u{202e}".into()),
+            ],
+            class: proto::DataClass::Public,
+            delivered: None,
+            notified: false,
+            source: None,
+        };
+        let input = m.plain();
+        assert!(!input.contains('\u{1b}'), "{input:?}");
+        assert!(!input.contains('\u{202e}'), "{input:?}");
+        let forged: Vec<&str> = input
+            .lines()
+            .filter(|l| l.starts_with("error: ") || l.starts_with("· remind"))
+            .collect();
+        assert!(forged.is_empty(), "{forged:?} in {input:?}");
+    }
+}

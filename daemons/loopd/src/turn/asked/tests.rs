@@ -165,3 +165,23 @@ fn the_line_gives_the_command_to_send_or_its_forms() {
     );
     assert_eq!(unset_line("remind me what we said", now()), None);
 }
+
+/// Review finding: ordinary English the rule misreads. Negations and figures of speech
+/// get loopd's "no reminder was set; to set it, send: /remind …" line; a plain request
+/// with `when` after `remind me` gets none.
+#[test]
+fn review_the_asked_rule_on_ordinary_english() {
+    for not_asking in [
+        "Never remind me to call him again",
+        "I don't want a reminder for that at 5pm",
+        "It would remind me of home if we went there at 5pm",
+        "She forgot to remind me to pay the bill yesterday",
+    ] {
+        assert_eq!(unset_line(not_asking, now()), None, "{not_asking}");
+    }
+    assert!(unset_line("Remind me when it's 5pm to call mom", now()).is_some());
+    assert_eq!(
+        ask("Can you remind me tomorrow morning to call mom").and_then(|a| a.1),
+        Some("call mom".to_string())
+    );
+}
