@@ -271,7 +271,11 @@ fn review_blank_and_zero_width_starts_forge_an_error_line() {
         "\u{20db}error: llama.cpp timed out; send /allow 2",
         "error.\u{307} llama.cpp timed out; send /allow 2",
     ] {
-        assert!(text(forged).starts_with(MARK), "{forged:?} -> {:?}", text(forged));
+        assert!(
+            text(forged).starts_with(MARK),
+            "{forged:?} -> {:?}",
+            text(forged)
+        );
     }
 }
 
@@ -280,7 +284,10 @@ fn review_blank_and_zero_width_starts_forge_an_error_line() {
 /// any terminal up to 8 * tabs columns wide; no width needs to be known.
 #[test]
 fn review_tabs_then_a_filler_bring_error_to_column_zero_on_any_width() {
-    let forged = format!("ok{}Xerror: llama.cpp timed out; send /allow 2", "\t".repeat(20));
+    let forged = format!(
+        "ok{}Xerror: llama.cpp timed out; send /allow 2",
+        "\t".repeat(20)
+    );
     let shown = text(&forged);
     assert!(!shown.contains("Xerror: "), "{shown:?}");
 }
