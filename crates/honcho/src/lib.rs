@@ -75,13 +75,13 @@ mod tests_doubt;
 #[cfg(test)]
 mod tests_forget;
 #[cfg(test)]
+mod tests_marker;
+#[cfg(test)]
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;
 #[cfg(test)]
 mod tests_stall;
-#[cfg(test)]
-mod tests_review;
 
 pub use status::{HonchoStatus, StatusHandle};
 pub use sync::AfterPost;

@@ -1,14 +1,14 @@
-//! Review finding: `unheld` removes the post marker before the round stores the cursor
-//! past the batch Honcho already holds. A cursor that cannot be stored then (ENOSPC, EIO),
-//! or a `kill -9` / power cut between the two, leaves no marker and the old cursor: the
-//! next start believes no post was under way and posts the batch a second time.
+//! The post marker outlives the cursor's save (docs/honcho.md, 'Nothing lost, nothing
+//! twice'): when Honcho already holds the batch at the cursor, a cursor that cannot be
+//! stored (ENOSPC, EIO), or a `kill -9` / power cut before it is, must leave the marker,
+//! or the next start believes no post was under way and posts the batch a second time.
 
 use super::test_standin::{config, got, options, Expected, Logs};
 use super::*;
 use standins::honcho::{Standin, HANG};
 
 #[test]
-fn review_a_batch_honcho_holds_is_not_posted_again_when_the_cursor_could_not_be_stored() {
+fn a_batch_honcho_holds_is_not_posted_again_when_the_cursor_could_not_be_stored() {
     let server = Standin::start();
     let state = tempfile::tempdir().unwrap();
     let mut logs = Logs::new(state.path(), "main");
@@ -16,7 +16,10 @@ fn review_a_batch_honcho_holds_is_not_posted_again_when_the_cursor_could_not_be_
     // A post was cut short after Honcho stored the batch: its marker is there.
     super::test_standin::was_posting(state.path(), "main");
     server.with(|st| {
-        for (i, (peer, e)) in [("owner", &want[0]), ("assistant", &want[1])].into_iter().enumerate() {
+        for (i, (peer, e)) in [("owner", &want[0]), ("assistant", &want[1])]
+            .into_iter()
+            .enumerate()
+        {
             st.messages.push(standins::honcho::Stored {
                 id: format!("held{i}"),
                 session: "main".into(),
@@ -39,8 +42,10 @@ fn review_a_batch_honcho_holds_is_not_posted_again_when_the_cursor_could_not_be_
     let h = first.wait_for(HANG, |h| h.failures >= 1);
     assert!(h.failures >= 1, "{h:?}");
     first.stop();
-    // The bug: the marker is already gone, the cursor still before the batch.
-    eprintln!("marker after the failed round: {}", crate::flight::was_posting(state.path(), "main"));
+    assert!(
+        crate::flight::was_posting(state.path(), "main"),
+        "the marker is kept while the cursor is still before the batch"
+    );
     // The disk has room again; loopd restarts.
     std::fs::remove_dir_all(&blocker).unwrap();
     let second = Reporter::start_with(Arc::new(cfg), options(AfterPost::Continue)).unwrap();
