@@ -166,11 +166,11 @@ fn the_line_gives_the_command_to_send_or_its_forms() {
     assert_eq!(unset_line("remind me what we said", now()), None);
 }
 
-/// Review finding: ordinary English the rule misreads. Negations and figures of speech
-/// get loopd's "no reminder was set; to set it, send: /remind …" line; a plain request
-/// with `when` after `remind me` gets none.
+/// Regression: negations and figures of speech got loopd's "no reminder was set; to set
+/// it, send: /remind …" line; a plain request with `when` after `remind me` got none, and
+/// a part of the day was read as TEXT.
 #[test]
-fn review_the_asked_rule_on_ordinary_english() {
+fn negations_and_told_reminders_ask_nothing_and_plain_requests_are_read() {
     for not_asking in [
         "Never remind me to call him again",
         "I don't want a reminder for that at 5pm",
@@ -183,5 +183,26 @@ fn review_the_asked_rule_on_ordinary_english() {
     assert_eq!(
         ask("Can you remind me tomorrow morning to call mom").and_then(|a| a.1),
         Some("call mom".to_string())
+    );
+    for asking in [
+        "Please don't forget to remind me at 5pm to call mom",
+        "Could you remind me at 5pm to call mom",
+        "No, remind me at 5pm to call mom",
+        "I can't remember it, remind me at 5pm to call mom",
+        "I want you to remind me at 5pm to call mom",
+    ] {
+        assert_eq!(
+            ask(asking).and_then(|a| a.1),
+            Some("call mom".to_string()),
+            "{asking}"
+        );
+    }
+    assert_eq!(
+        ask("Remind me when it's 5pm to call mom"),
+        Some((Some("17:00".into()), Some("call mom".into())))
+    );
+    assert_eq!(
+        ask("remind me tomorrow evening at 8 to call mom").and_then(|a| a.0),
+        Some("tomorrow 20:00".to_string())
     );
 }
