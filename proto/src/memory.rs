@@ -6,6 +6,9 @@ use crate::label::{DataClass, Label};
 use crate::neutralise::neutralise;
 use serde::{Deserialize, Serialize};
 
+mod choice;
+pub use choice::{choose as choose_to_bring, may_come, worth_bringing, RELEVANCE_FLOOR};
+
 /// The most hits a recall may ask for. Each hit is at most a record's text, so this bounds
 /// a response well under the frame limit for ordinary texts, and memoryd trims further
 /// when the encoded answer would not fit.

@@ -18,6 +18,7 @@
 //! candidate text contains and whether it holds them as a phrase; it approximates the
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
+pub(crate) mod insist;
 pub(crate) mod names;
 pub(crate) mod stop;
 pub mod time;
@@ -82,6 +83,18 @@ pub(crate) struct Passage {
     /// The passage of a long text is a list of words rather than sentences: fewer than
     /// `LIST_STOP_SHARE` of its words are stop words.
     pub list: bool,
+    /// The text is untrusted and says one sentence again and again (`insist`): set by
+    /// the ranking, which knows the record's label.
+    pub insists: bool,
+}
+
+impl Passage {
+    /// The passage's words say less than their share: a list of words, or a refrain
+    /// placed to be read whatever passage is shown. Either counts `LIST_SHARE` of it
+    /// (`index::rank`).
+    pub(crate) fn discounted(&self) -> bool {
+        self.list || self.insists
+    }
 }
 
 /// The share of stop words below which a passage of a long record is a list of words,
@@ -232,6 +245,7 @@ impl Query {
                 cover: self.coverage_of(&tokens),
                 long: false,
                 list: false,
+                insists: false,
             };
         }
         let step = PASSAGE_WORDS / 2;
@@ -255,6 +269,7 @@ impl Query {
             cover,
             long: true,
             list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+            insists: false,
         }
     }
 
