@@ -20,6 +20,7 @@
 
 pub(crate) mod insist;
 pub(crate) mod names;
+mod passages;
 pub(crate) mod stop;
 pub mod time;
 
@@ -248,21 +249,7 @@ impl Query {
                 insists: false,
             };
         }
-        let step = PASSAGE_WORDS / 2;
-        let mut best: Option<(Coverage, usize)> = None;
-        let mut at = 0;
-        loop {
-            let end = (at + PASSAGE_WORDS).min(tokens.len());
-            let c = self.coverage_of(&tokens[at..end]);
-            if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
-                best = Some((c, at));
-            }
-            if end == tokens.len() {
-                break;
-            }
-            at += step;
-        }
-        let (cover, at) = best.unwrap_or((self.coverage_of(&[]), 0));
+        let (cover, at) = passages::best_window(self, &tokens);
         let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
         let stops = window.iter().filter(|w| is_stop_word(w)).count();
         Passage {
@@ -274,7 +261,7 @@ impl Query {
     }
 
     /// Which groups the words `tokens` hold, and whether as a phrase.
-    fn coverage_of(&self, tokens: &[String]) -> Coverage {
+    pub(crate) fn coverage_of(&self, tokens: &[String]) -> Coverage {
         let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();
         let held = found
@@ -396,15 +383,21 @@ fn base(word: &str) -> &str {
 /// The lower-case, diacritic-free runs of letters and digits of `text`, as the index's
 /// `unicode61 remove_diacritics 2` tokenizer cuts it.
 pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    // About one word per six bytes of English.
+    let mut out = Vec::with_capacity(text.len() / 6);
     let mut cur = String::new();
     for c in text.chars() {
-        if c.is_alphanumeric() {
+        if c.is_ascii_alphanumeric() {
+            cur.push(c.to_ascii_lowercase());
+        } else if c.is_alphanumeric() {
             for l in c.to_lowercase() {
                 cur.push(fold(l));
             }
         } else if !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+            // A copy of its own size, `cur` keeping its room for the next word: one
+            // allocation a word, where taking `cur` grew each word's from nothing.
+            out.push(cur.as_str().to_owned());
+            cur.clear();
         }
     }
     if !cur.is_empty() {

@@ -190,12 +190,14 @@ impl Rarity {
 }
 
 /// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone;
-/// `span` is the time the question names, if any.
+/// `span` is the time the question names, if any; `known` the best passages of rows
+/// already found (by row id), which are not looked for again.
 pub(super) fn rerank(
     query: &Query,
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
     links: &[(i64, i64)],
+    known: &HashMap<i64, Passage>,
 ) -> Vec<Ranked> {
     let mut scored: Vec<Scored> = rows
         .into_iter()
@@ -203,7 +205,10 @@ pub(super) fn rerank(
             // A long record counts by its best passage (`Query::passage_coverage`); an
             // untrusted one repeating a sentence throughout counts as a list does
             // (`query::insist`).
-            let mut passage = query.passage_coverage(&hit.text);
+            let mut passage = known
+                .get(&c.rowid)
+                .copied()
+                .unwrap_or_else(|| query.passage_coverage(&hit.text));
             passage.insists = insists(&hit);
             let (cover, long) = (passage.cover, passage.long);
             // The neighbours' field adds to the row's own bm25 before the factors of what
