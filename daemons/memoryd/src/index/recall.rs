@@ -193,12 +193,15 @@ impl Index {
             .take(near::NEAR_SOURCES)
             .map(|((c, _), &f)| (c.rowid, f))
             .collect();
+        // Rows reached only as neighbours are read up to `near::REACHED_BYTES` of text.
+        let mut reached = 0usize;
         for (rowid, file) in sources {
             for n in self.neighbours(file, rowid)? {
-                if known.insert(n) {
+                if reached < near::REACHED_BYTES && known.insert(n) {
                     let Some((hit, _)) = self.neighbour_row(n, max_class)? else {
                         continue;
                     };
+                    reached += hit.text.len();
                     rows.push((Candidate::reached(n, rows.len()), hit));
                 }
                 links.push((rowid, n));
