@@ -240,6 +240,9 @@ impl Query {
     /// the window holding the most groups (then the most neighbouring pairs, then the
     /// earliest) stands for it.
     pub(crate) fn passage_coverage(&self, text: &str) -> Passage {
+        if let Some(p) = passages::of_words_only(self, text) {
+            return p;
+        }
         let tokens = words(text);
         if tokens.len() <= PASSAGE_WORDS {
             return Passage {
@@ -385,7 +388,15 @@ fn base(word: &str) -> &str {
 pub fn words(text: &str) -> Vec<String> {
     // About one word per six bytes of English.
     let mut out = Vec::with_capacity(text.len() / 6);
+    for_each_word(text, |_, w| out.push(w.to_owned()));
+    out
+}
+
+/// Calls `f` with each word of `text` as `words` cuts it, its place (from 0) and its
+/// lower-case form, without an allocation a word; the number of words.
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) -> usize {
     let mut cur = String::new();
+    let mut n = 0;
     for c in text.chars() {
         if c.is_ascii_alphanumeric() {
             cur.push(c.to_ascii_lowercase());
@@ -394,16 +405,16 @@ pub fn words(text: &str) -> Vec<String> {
                 cur.push(fold(l));
             }
         } else if !cur.is_empty() {
-            // A copy of its own size, `cur` keeping its room for the next word: one
-            // allocation a word, where taking `cur` grew each word's from nothing.
-            out.push(cur.as_str().to_owned());
+            f(n, &cur);
+            n += 1;
             cur.clear();
         }
     }
     if !cur.is_empty() {
-        out.push(cur);
+        f(n, &cur);
+        n += 1;
     }
-    out
+    n
 }
 
 /// The base letter of a lower-case Latin letter with a diacritic.

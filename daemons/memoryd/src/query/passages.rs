@@ -4,7 +4,10 @@
 //! Looking for every group again in every window cost a recall among pasted documents
 //! most of its time (docs/measurements/memoryd.md, 'Long records').
 
-use super::{base, Coverage, Group, Query, PASSAGE_WORDS};
+use super::{
+    base, for_each_word, is_stop_word, Coverage, Group, Passage, Query, LIST_STOP_SHARE,
+    PASSAGE_WORDS,
+};
 
 /// One place a group, or a pair of neighbouring groups side by side, matches: tokens
 /// `from..to` of the text, and which (bit `i` for group `i`, or for the pair `i, i + 1`).
@@ -109,6 +112,79 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
     ))
 }
 
+/// `Query::passage_coverage` of a long `text` when every group of the query is a word
+/// (no exact token of several parts), reading the text's words as they are cut, never
+/// holding them: each word is only which groups it matches (a bit each), and a window
+/// holds the groups of its words and the pairs of a word matching group `i` followed by
+/// one matching group `i + 1`. `None` for a query with an exact token, or a text of at
+/// most `PASSAGE_WORDS` words (its own passage; `passage_coverage` reads it whole).
+pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
+    let mut words: Vec<(&str, &str, Option<&str>)> = Vec::with_capacity(query.groups.len());
+    for g in &query.groups {
+        match g {
+            Group::Word { word, root } => words.push((word, base(word), root.as_deref())),
+            Group::Exact { .. } => return None,
+        }
+    }
+    let mut masks: Vec<u32> = Vec::with_capacity(text.len() / 6);
+    let n = for_each_word(text, |_, t| {
+        let token_base = base(t);
+        let mask = words
+            .iter()
+            .enumerate()
+            .filter(|(_, (word, word_base, root))| {
+                t == *word || token_base == *word_base || root.is_some_and(|r| t.starts_with(r))
+            })
+            .fold(0u32, |acc, (i, _)| acc | 1 << i);
+        masks.push(mask);
+    });
+    if n <= PASSAGE_WORDS {
+        return None;
+    }
+    // Pair `i` starts at a word matching group `i` when the next word matches `i + 1`.
+    let pairs: Vec<u32> = masks
+        .iter()
+        .zip(masks.iter().skip(1))
+        .map(|(&here, &next)| here & (next >> 1))
+        .collect();
+    let step = PASSAGE_WORDS / 2;
+    let mut best: Option<(Coverage, usize)> = None;
+    let mut at = 0;
+    loop {
+        let end = (at + PASSAGE_WORDS).min(n);
+        let held = masks[at..end].iter().fold(0, |acc, m| acc | m);
+        // A pair is inside when both its words are: it starts before `end - 1`.
+        let adjacent = pairs[at..end - 1].iter().fold(0u32, |acc, m| acc | m);
+        let c = Coverage {
+            matched: held.count_ones() as usize,
+            of: words.len(),
+            held,
+            adjacent: adjacent.count_ones() as usize,
+        };
+        if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+            best = Some((c, at));
+        }
+        if end == n {
+            break;
+        }
+        at += step;
+    }
+    let (cover, at) = best?;
+    let end = (at + PASSAGE_WORDS).min(n);
+    let mut stops = 0usize;
+    for_each_word(text, |i, t| {
+        if (at..end).contains(&i) && is_stop_word(t) {
+            stops += 1;
+        }
+    });
+    Some(Passage {
+        cover,
+        long: true,
+        list: (stops as f64) < LIST_STOP_SHARE * (end - at) as f64,
+        insists: false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +208,76 @@ mod tests {
             at += step;
         }
         best.unwrap()
+    }
+
+    #[test]
+    fn reading_words_as_they_come_finds_what_the_words_held_find() {
+        let vocabulary = [
+            "The",
+            "wifi",
+            "PASSWORD",
+            "is",
+            "rent,",
+            "month.",
+            "dentist",
+            "appointments",
+            "on",
+            "Thursday",
+            "park",
+            "car",
+            "cooking",
+            "dinner",
+            "a",
+            "of",
+            "kids",
+            "school",
+            "picked",
+            "bills",
+            "électricité",
+            "électricity",
+            "Zoë",
+            "x-ray",
+            "and",
+        ];
+        let questions = [
+            "what is the wifi password?",
+            "when is my dentist appointment on thursday?",
+            "who picks the kids from school after cooking dinner?",
+            "did I pay the electricity bill",
+            "zoe x ray",
+        ];
+        let mut seed: u64 = 0x9876_5432;
+        for round in 0..40 {
+            let n = 100 + round * 41;
+            let text: Vec<&str> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    vocabulary[(seed >> 33) as usize % vocabulary.len()]
+                })
+                .collect();
+            let text = text.join(" ");
+            let tokens = words(&text);
+            for q in questions {
+                let query = parse(q).unwrap();
+                let fast = of_words_only(&query, &text);
+                if tokens.len() <= PASSAGE_WORDS {
+                    assert!(fast.is_none());
+                    continue;
+                }
+                let (cover, at) = best_window(&query, &tokens);
+                let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
+                let stops = window.iter().filter(|w| is_stop_word(w)).count();
+                let slow = Passage {
+                    cover,
+                    long: true,
+                    list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+                    insists: false,
+                };
+                assert_eq!(fast, Some(slow), "{q} in round {round}");
+            }
+        }
     }
 
     #[test]
