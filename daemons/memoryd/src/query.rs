@@ -388,13 +388,17 @@ fn base(word: &str) -> &str {
 pub fn words(text: &str) -> Vec<String> {
     // About one word per six bytes of English.
     let mut out = Vec::with_capacity(text.len() / 6);
-    for_each_word(text, |_, w| out.push(w.to_owned()));
+    for_each_word(text, |_, w| {
+        out.push(w.to_owned());
+        true
+    });
     out
 }
 
 /// Calls `f` with each word of `text` as `words` cuts it, its place (from 0) and its
-/// lower-case form, without an allocation a word; the number of words.
-pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) -> usize {
+/// lower-case form, without an allocation a word, until `f` says to stop (`false`); the
+/// number of words read.
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(usize, &str) -> bool) -> usize {
     let mut cur = String::new();
     let mut n = 0;
     for c in text.chars() {
@@ -405,9 +409,12 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(usize, &str)) -> usize
                 cur.push(fold(l));
             }
         } else if !cur.is_empty() {
-            f(n, &cur);
+            let go_on = f(n, &cur);
             n += 1;
             cur.clear();
+            if !go_on {
+                return n;
+            }
         }
     }
     if !cur.is_empty() {

@@ -137,6 +137,7 @@ pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
             })
             .fold(0u32, |acc, (i, _)| acc | 1 << i);
         masks.push(mask);
+        true
     });
     if n <= PASSAGE_WORDS {
         return None;
@@ -176,6 +177,7 @@ pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
         if (at..end).contains(&i) && is_stop_word(t) {
             stops += 1;
         }
+        i + 1 < end
     });
     Some(Passage {
         cover,
