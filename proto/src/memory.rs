@@ -6,6 +6,9 @@ use crate::label::{DataClass, Label};
 use crate::neutralise::neutralise;
 use serde::{Deserialize, Serialize};
 
+mod choice;
+pub use choice::{choose as choose_to_bring, may_come, worth_bringing, RELEVANCE_FLOOR};
+
 /// The most hits a recall may ask for. Each hit is at most a record's text, so this bounds
 /// a response well under the frame limit for ordinary texts, and memoryd trims further
 /// when the encoded answer would not fit.
@@ -170,6 +173,10 @@ const MIN_STEER_WORD: usize = 3;
 /// proto's, and a passage only needs to be near what matched.
 const SHARED_STEM: usize = 5;
 
+/// Query words a passage's window counts, the first of a long query: a question is a
+/// handful of words, and a pasted paragraph as the query steers by its first ones.
+const STEERING_COUNTED: usize = 64;
+
 /// Cuts `hit`'s text to the passage of at most `max_chars` characters around what best
 /// matches `query` (docs/turn.md, 'Memory in the turn'), cut at word boundaries and
 /// marked with `CUT` where it was cut, followed by a line saying how long the record is.
@@ -205,8 +212,50 @@ fn same_word(w: &str, q: &str) -> bool {
     if w == q {
         return true;
     }
-    let prefix = |s: &str| s.chars().take(SHARED_STEM).collect::<String>();
-    w.chars().count() >= SHARED_STEM && q.chars().count() >= SHARED_STEM && prefix(w) == prefix(q)
+    let long = |s: &str| s.chars().nth(SHARED_STEM - 1).is_some();
+    long(w) && long(q) && w.chars().take(SHARED_STEM).eq(q.chars().take(SHARED_STEM))
+}
+
+/// Where the passage's window starts: the window of `room` characters (of `total`),
+/// starting a quarter before a matching word so the words leading up to it come along,
+/// that holds the most distinct query words of `found` (each match's character and which
+/// of the `wanted` query words it is, in text order), the earliest such; 0 when none.
+fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize) -> usize {
+    // The windows' starts only move forward with the words they start from, so the
+    // words inside are kept as a sliding range with a count per query word: each word
+    // enters and leaves once, where counting every window afresh was quadratic in the
+    // matches of a long record.
+    let lead = room / 4;
+    let mut best = (0usize, 0usize);
+    let mut count = vec![0usize; wanted];
+    let (mut lo, mut hi, mut distinct) = (0usize, 0usize, 0usize);
+    for &(at, _) in found {
+        let start = at.saturating_sub(lead).min(total - room);
+        while hi < found.len() && found[hi].0 < start + room {
+            let q = found[hi].1;
+            if q < STEERING_COUNTED {
+                count[q] += 1;
+                if count[q] == 1 {
+                    distinct += 1;
+                }
+            }
+            hi += 1;
+        }
+        while lo < hi && found[lo].0 < start {
+            let q = found[lo].1;
+            if q < STEERING_COUNTED {
+                count[q] -= 1;
+                if count[q] == 0 {
+                    distinct -= 1;
+                }
+            }
+            lo += 1;
+        }
+        if distinct > best.1 {
+            best = (start, distinct);
+        }
+    }
+    best.0
 }
 
 /// The passage of `text` (longer than `max_chars` characters) of at most `max_chars`
@@ -238,22 +287,8 @@ pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
     }
     // A window starts a quarter before a matching word, so the words that lead up to it
     // come along; the best holds the most distinct query words.
-    let lead = room / 4;
-    let mut best = (0usize, 0usize);
-    for &(at, _) in &found {
-        let start = at.saturating_sub(lead).min(total - room);
-        let mut held = 0u64;
-        for &(w, q) in &found {
-            if w >= start && w < start + room && q < 64 {
-                held |= 1 << q;
-            }
-        }
-        let n = held.count_ones() as usize;
-        if n > best.1 {
-            best = (start, n);
-        }
-    }
-    let (mut start, mut end) = (best.0, (best.0 + room).min(total));
+    let best = best_start(&found, wanted.len(), room, total);
+    let (mut start, mut end) = (best, (best + room).min(total));
     // Word boundaries: a cut start moves forward past the word it fell in, a cut end
     // back to the last whitespace, unless the window is one unbroken word.
     if start > 0 {
@@ -287,6 +322,54 @@ pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every window counted afresh, as passages were chosen before the sliding count: the
+    /// reference it must equal.
+    fn best_start_by_every_window(found: &[(usize, usize)], room: usize, total: usize) -> usize {
+        let lead = room / 4;
+        let mut best = (0usize, 0usize);
+        for &(at, _) in found {
+            let start = at.saturating_sub(lead).min(total - room);
+            let mut held = 0u64;
+            for &(w, q) in found {
+                if w >= start && w < start + room && q < 64 {
+                    held |= 1 << q;
+                }
+            }
+            let n = held.count_ones() as usize;
+            if n > best.1 {
+                best = (start, n);
+            }
+        }
+        best.0
+    }
+
+    #[test]
+    fn the_sliding_count_chooses_the_window_every_window_counted_afresh_chooses() {
+        let mut seed: u64 = 42;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % n
+        };
+        for round in 0..200 {
+            let total = 200 + next(3000);
+            let room = 20 + next(600).min(total - 20);
+            let wanted = 1 + next(8);
+            let mut at = 0;
+            let mut found = Vec::new();
+            while at < total {
+                found.push((at, next(wanted)));
+                at += 1 + next(40);
+            }
+            assert_eq!(
+                best_start(&found, wanted, room, total),
+                best_start_by_every_window(&found, room, total),
+                "round {round}"
+            );
+        }
+    }
 
     fn hit(role: &str, untrusted: bool) -> Hit {
         let label = Label::new(DataClass::Private, untrusted);

@@ -3,11 +3,28 @@
 //! one rule for the box's own records and for what Honcho holds, so the list the owner
 //! reads and what is deleted in Honcho never differ: `/forget cat` finds "a cat named
 //! Tom", not "education", "Caterina" or "locate".
+//!
+//! Every copy must be found, however it was written down: the text is searched as it
+//! stands and decoded once (percent-encoding that decodes to UTF-8, JSON escapes), case
+//! folded, and a word's boundary is only drawn between two letters or digits of scripts
+//! that put spaces between words, so a secret written inside Japanese, Chinese or Thai
+//! text is found as it is in any other.
 
-/// A parsed query: the terms a text must hold, each lower-cased.
+use unicode_script::{Script, UnicodeScript};
+
+/// A parsed query: the terms a text must hold, each case folded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
     terms: Vec<Vec<char>>,
+}
+
+/// One character of a text as it is searched, and the bytes of the text it was read
+/// from (one character, or a whole escape it decodes).
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    c: char,
+    start: usize,
+    end: usize,
 }
 
 impl Query {
@@ -26,89 +43,222 @@ impl Query {
             terms: terms
                 .iter()
                 .filter(|t| !t.is_empty())
-                .map(|t| t.chars().flat_map(char::to_lowercase).collect())
+                .map(|t| t.chars().flat_map(fold).collect())
                 .collect(),
         }
     }
 
-    /// Whether `text` holds every term as a whole word (or words), in any case. An empty
-    /// query matches nothing.
+    /// Whether `text` holds every term as a whole word (or words), in any case, as it
+    /// stands or decoded. An empty query matches nothing.
     pub fn matches(&self, text: &str) -> bool {
-        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let forms = forms(text);
         !self.terms.is_empty()
             && self
                 .terms
                 .iter()
-                .all(|t| next_match(&chars, text.len(), t, 0).is_some())
+                .all(|t| forms.iter().any(|f| next_match(f, t, 0).is_some()))
     }
 
-    /// Where each term occurs in `text`, as byte ranges, in order.
+    /// Where each term occurs in `text`, as byte ranges, in order; a match in the decoded
+    /// form covers the whole escapes it was read from.
     pub fn spans(&self, text: &str) -> Vec<(usize, usize)> {
-        let chars: Vec<(usize, char)> = text.char_indices().collect();
         let mut out = Vec::new();
-        for t in &self.terms {
-            let mut from = 0;
-            while let Some((start, end, next)) = next_match(&chars, text.len(), t, from) {
-                out.push((chars[start].0, end));
-                from = next.max(start + 1);
+        for form in forms(text) {
+            for t in &self.terms {
+                let mut from = 0;
+                while let Some((start, next)) = next_match(&form, t, from) {
+                    out.push((form[start].start, form[next - 1].end));
+                    from = next.max(start + 1);
+                }
             }
         }
         out.sort_unstable();
+        out.dedup();
         out
     }
 
     /// The byte where the first occurrence of any term starts.
     pub fn first(&self, text: &str) -> Option<usize> {
-        let chars: Vec<(usize, char)> = text.char_indices().collect();
-        self.terms
-            .iter()
-            .filter_map(|t| next_match(&chars, text.len(), t, 0).map(|(s, _, _)| chars[s].0))
-            .min()
+        self.spans(text).first().map(|&(s, _)| s)
     }
 }
 
-/// A character that makes up words: a term's end must not be next to one.
-fn wordy(c: char) -> bool {
-    c.is_alphanumeric()
+/// `c` case folded: lower-cased, and the final sigma as the other sigma, so `ΚΩΔΙΚΟΣ`
+/// and `κωδικος` are one word.
+fn fold(c: char) -> impl Iterator<Item = char> {
+    c.to_lowercase().map(|l| if l == 'ς' { 'σ' } else { l })
 }
 
-/// The first occurrence of `term` (lower-cased) among `chars` (a text's characters with
-/// their byte offsets; `len` its length in bytes) from character `from` on, that is a
-/// whole word: not preceded by a word character when the term starts with one, not
-/// followed by one when it ends with one. Its first character, the byte after it, and
-/// the character after it.
-fn next_match(
-    chars: &[(usize, char)],
-    len: usize,
-    term: &[char],
-    from: usize,
-) -> Option<(usize, usize, usize)> {
-    let (&first, &last) = (term.first()?, term.last()?);
-    for i in from..chars.len() {
-        if wordy(first) && i > 0 && wordy(chars[i - 1].1) {
+/// The forms of `text` searched: as it stands, and decoded when it holds an escape.
+fn forms(text: &str) -> Vec<Vec<Unit>> {
+    let raw: Vec<Unit> = text
+        .char_indices()
+        .map(|(start, c)| Unit {
+            c,
+            start,
+            end: start + c.len_utf8(),
+        })
+        .collect();
+    if !text.contains(['%', '\\']) {
+        return vec![raw];
+    }
+    let decoded = decode(text);
+    vec![raw, decoded]
+}
+
+/// `text` with its escapes undone, once: a run of `%XX` that decodes to UTF-8 (a URL),
+/// and JSON's `\n`, `\t`, `\"`, `\\`, `\uXXXX` (surrogate pairs joined). An escape
+/// that decodes to nothing valid stays as it is written.
+fn decode(text: &str) -> Vec<Unit> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some((c, len)) = percent_at(bytes, i).or_else(|| json_escape_at(text, i)) {
+            out.push(Unit {
+                c,
+                start: i,
+                end: i + len,
+            });
+            i += len;
             continue;
         }
-        let Some(next) = match_at(chars, i, term) else {
-            continue;
+        let Some(c) = text[i..].chars().next() else {
+            break;
         };
-        if wordy(last) && chars.get(next).is_some_and(|(_, c)| wordy(*c)) {
-            continue;
+        out.push(Unit {
+            c,
+            start: i,
+            end: i + c.len_utf8(),
+        });
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// The value of two hex digits at `bytes[i..]`.
+fn hex_byte(bytes: &[u8], i: usize) -> Option<u8> {
+    let pair = bytes.get(i..i + 2)?;
+    let s = std::str::from_utf8(pair).ok()?;
+    u8::from_str_radix(s, 16).ok()
+}
+
+/// The character that the `%XX` escapes at `i` encode in UTF-8, and how many bytes of
+/// the text they take.
+fn percent_at(bytes: &[u8], i: usize) -> Option<(char, usize)> {
+    let mut encoded = [0u8; 4];
+    let mut n = 0;
+    while n < 4 && bytes.get(i + 3 * n) == Some(&b'%') {
+        encoded[n] = hex_byte(bytes, i + 3 * n + 1)?;
+        n += 1;
+        if let Ok(s) = std::str::from_utf8(&encoded[..n]) {
+            return s.chars().next().map(|c| (c, 3 * n));
         }
-        let end = chars.get(next).map_or(len, |(b, _)| *b);
-        return Some((i, end, next));
     }
     None
 }
 
-/// Whether `term` starts at character `i`, each character compared lower-cased; the
-/// index of the character after the match when it does. A term that ends inside one
-/// character's lower-case form is not a match.
-fn match_at(chars: &[(usize, char)], i: usize, term: &[char]) -> Option<usize> {
+/// The character a JSON escape at `i` stands for, and how many bytes it takes.
+fn json_escape_at(text: &str, i: usize) -> Option<(char, usize)> {
+    let rest = text.get(i..)?.strip_prefix('\\')?;
+    let c = match rest.chars().next()? {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        '/' => '/',
+        '\\' => '\\',
+        '"' => '"',
+        'u' => return unicode_escape(rest),
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
+/// `uXXXX` (after its backslash), or a surrogate pair of them: the character and the
+/// bytes taken with the backslash.
+fn unicode_escape(rest: &str) -> Option<(char, usize)> {
+    let unit = |s: &str| -> Option<u32> {
+        let hex = s.get(1..5)?;
+        if hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            u32::from_str_radix(hex, 16).ok()
+        } else {
+            None
+        }
+    };
+    let high = unit(rest)?;
+    if let Some(c) = char::from_u32(high) {
+        return Some((c, 6));
+    }
+    let low = unit(rest.get(5..)?.strip_prefix('\\')?)?;
+    if !(0xd800..0xdc00).contains(&high) || !(0xdc00..0xe000).contains(&low) {
+        return None;
+    }
+    char::from_u32(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)).map(|c| (c, 12))
+}
+
+/// Whether `c` makes up words that a term's end must not touch: a letter or digit of a
+/// script written with spaces between words. Chinese, Japanese, Thai and the others
+/// written without them have no boundary to draw, so a term is found inside them as a
+/// substring.
+fn wordy(c: char) -> bool {
+    c.is_alphanumeric() && !unspaced(c.script())
+}
+
+/// Scripts written without spaces between words.
+fn unspaced(script: Script) -> bool {
+    matches!(
+        script,
+        Script::Han
+            | Script::Hiragana
+            | Script::Katakana
+            | Script::Bopomofo
+            | Script::Yi
+            | Script::Thai
+            | Script::Lao
+            | Script::Khmer
+            | Script::Myanmar
+            | Script::Tibetan
+            | Script::Tai_Le
+            | Script::New_Tai_Lue
+            | Script::Tai_Tham
+            | Script::Tai_Viet
+            | Script::Balinese
+            | Script::Javanese
+            | Script::Buginese
+    )
+}
+
+/// The first occurrence of `term` (folded) in `units` from unit `from` on that is a whole
+/// word: no boundary is crossed where its first or last character touches a letter or
+/// digit (`wordy`, both sides). Its first unit and the unit after it.
+fn next_match(units: &[Unit], term: &[char], from: usize) -> Option<(usize, usize)> {
+    let (&first, &last) = (term.first()?, term.last()?);
+    for i in from..units.len() {
+        if wordy(first) && i > 0 && wordy(units[i - 1].c) {
+            continue;
+        }
+        let Some(next) = match_at(units, i, term) else {
+            continue;
+        };
+        if wordy(last) && units.get(next).is_some_and(|u| wordy(u.c)) {
+            continue;
+        }
+        return Some((i, next));
+    }
+    None
+}
+
+/// Whether `term` starts at unit `i`, each character compared folded; the index of the
+/// unit after the match when it does. A term that ends inside one character's folded
+/// form is not a match.
+fn match_at(units: &[Unit], i: usize, term: &[char]) -> Option<usize> {
     let mut t = 0;
     let mut k = i;
     while t < term.len() {
-        let (_, c) = *chars.get(k)?;
-        for l in c.to_lowercase() {
+        let u = units.get(k)?;
+        for l in fold(u.c) {
             if term.get(t) != Some(&l) {
                 return None;
             }
@@ -165,5 +315,68 @@ mod tests {
         assert_eq!(words, ["Tom", "cat", "TOM"]);
         assert_eq!(q.first(text), Some(0));
         assert_eq!(Query::parse("İ").spans("xİx İ"), vec![(5, 7)]);
+    }
+}
+
+#[cfg(test)]
+mod every_copy {
+    use super::Query;
+
+    /// Regression: a secret written next to a letter or digit of an escape or an
+    /// encoding (a percent-encoded URL, a JSON body's `\n`), in a script written without
+    /// spaces, or with a final sigma, was not found; the substring rule found every one.
+    #[test]
+    fn forget_finds_every_copy_the_substring_rule_found() {
+        let copies = [
+            ("4471", "https://evil.example/c?d=my%20PIN%204471"),
+            ("4471", r#"{"note":"PIN:\n4471"}"#),
+            ("hunter2", r#"{"body":"pw\u0020hunter2"}"#),
+            ("hunter2", "パスワードはhunter2です"),
+            ("田中", "田中さんの電話番号"),
+            ("bob@example.com", "mailto%3Abob@example.com"),
+            ("κωδικος", "ΚΩΔΙΚΟΣ 1234"),
+        ];
+        for (query, text) in copies {
+            let old = text.to_lowercase().contains(&query.to_lowercase());
+            assert!(old, "the old rule found {query:?} in {text:?}");
+            assert!(
+                Query::parse(query).matches(text),
+                "/forget {query} misses {text:?}"
+            );
+        }
+    }
+
+    /// What decoding and the script rule add must not take unrelated words: a word of a
+    /// script with spaces still needs its boundary, in the decoded form too.
+    #[test]
+    fn decoded_and_unspaced_forms_still_keep_whole_words() {
+        let cat = Query::parse("cat");
+        for other in [
+            "education%20program",
+            r#"{"t":"\u0043aterina"}"#,
+            "owner works in education",
+            "Caterina",
+        ] {
+            assert!(!cat.matches(other), "{other}");
+        }
+        assert!(cat.matches("a%20cat%20named%20Tom"));
+        assert!(cat.matches("猫はcatです"));
+        let text = "d=my%20PIN%204471&x";
+        let spans = Query::parse("4471").spans(text);
+        assert_eq!(
+            spans.iter().map(|&(a, b)| &text[a..b]).collect::<Vec<_>>(),
+            ["4471"]
+        );
+        let text = r#"{"b":"pw\u0020hunter2"}"#;
+        let spans = Query::parse("\"pw hunter2\"").spans(text);
+        assert_eq!(
+            spans.iter().map(|&(a, b)| &text[a..b]).collect::<Vec<_>>(),
+            [r"pw\u0020hunter2"]
+        );
+        assert!(
+            !Query::parse("4471").matches("%E2%82"),
+            "an escape that decodes to nothing"
+        );
+        assert!(Query::parse("new").matches(r"C:\new"), "as it stands too");
     }
 }

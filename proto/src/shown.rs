@@ -24,6 +24,7 @@
 //! Pure: no I/O; callers stream text through a `Screen` or turn a whole string with
 //! `text` or `one_line`.
 
+use unicode_categories::UnicodeCategories;
 use unicode_security::{skeleton, GeneralSecurityProfile};
 
 /// What starts each of loopd's activity lines.
@@ -49,6 +50,17 @@ const MARK_CHAR: char = '┃';
 /// still to be judged by its start. Past this, its first visible character is in the
 /// middle of a row on any terminal at least this wide, and is judged as mid-line text.
 pub const MAX_INDENT: usize = 16;
+
+/// How far apart a terminal's tab stops are: a tab in running text is written as spaces
+/// to the next one (see `Screen::put`).
+pub const TAB_STOP: usize = 8;
+
+/// Characters drawn as a mid-height dot that neither the confusables data (their skeleton
+/// is not `·`) nor the general rules below (`symbol_start`, Braille single dots) cover:
+/// the Hangul araea is a letter, so a line starting with it is not a symbol start. The
+/// rest are symbols, listed so they are escaped mid-line too. Kept to what is known to
+/// draw as the activity marker's dot in common terminal fonts.
+const UNMAPPED_DOTS: [char; 5] = ['\u{2e33}', '\u{318d}', '\u{119e}', '\u{2981}', '\u{1f784}'];
 
 /// How many characters of a line's start are held while undecided. `memory-tainted ·`
 /// and a few spaces fit; a start still undecided at this length (a run of characters
@@ -146,14 +158,86 @@ pub fn hidden(c: char) -> bool {
 /// Greek ano teleia, the katakana middle dots, the word-separator dots, the modifier
 /// half-triangular colon, and the syllabics drawn as a dot beside a letter. No ASCII
 /// character is one, which the test checks, so plain text pays nothing for the look-up.
+/// So are the Braille patterns of a single dot, and the few in `UNMAPPED_DOTS`.
 pub fn dot_like(c: char) -> bool {
-    !c.is_ascii() && skeleton_of(c).first() == Some(&'\u{b7}')
+    !c.is_ascii()
+        && (skeleton_of(c).first() == Some(&'\u{b7}')
+            || braille_dot(c)
+            || UNMAPPED_DOTS.contains(&c))
 }
 
-/// Whether `c` is blank where a line starts: a tab or a space a terminal draws as empty.
-/// Characters that draw as nothing at all are not blank: they are shown as escapes.
+/// A Braille pattern with one dot raised: drawn as a lone dot.
+fn braille_dot(c: char) -> bool {
+    braille(c) && (c as u32 - 0x2800).count_ones() == 1
+}
+
+fn braille(c: char) -> bool {
+    ('\u{2800}'..='\u{28ff}').contains(&c)
+}
+
+/// Whether `c`, first on a line and followed by a blank, makes the line pass for one of
+/// loopd's marked lines: a non-ASCII punctuation mark or symbol (general category P or
+/// S), or a Braille pattern. Honest text rarely starts a line that way (a bullet `•` is
+/// one, and was always marked); a dot the data does not know is one too.
+fn symbol_start(c: char) -> bool {
+    !c.is_ascii() && (c.is_punctuation() || c.is_symbol() || braille(c))
+}
+
+/// A combining mark (general category Mn or Me): drawn on the character before it, or on
+/// nothing at a line's start, so it is not looked at when a start is judged.
+fn combining(c: char) -> bool {
+    c.is_mark_nonspacing() || c.is_mark_enclosing()
+}
+
+/// Whether `c` is blank where a line starts: a tab, a space a terminal draws as empty, or
+/// a character whose skeleton is a space (the blank Braille pattern). Characters that
+/// draw as nothing at all are not blank: they are shown as escapes.
 fn blank(c: char) -> bool {
-    c == '\t' || (c != '\n' && c.is_whitespace() && !hidden(c))
+    c == '\t'
+        || (c != '\n'
+            && !hidden(c)
+            && (c.is_whitespace() || (!c.is_ascii() && skeleton_of(c) == [' '])))
+}
+
+/// Whether the last of `held` is one a combining mark after it would make `Unit::Any`.
+fn awaits_mark(held: &[char]) -> bool {
+    held.last()
+        .is_some_and(|&c| !c.is_alphanumeric() && !blank(c) && !combining(c))
+}
+
+/// One character of a line's start as `head` sees it: combining marks dropped, and
+/// whether any stood on it.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    c: char,
+    marked: bool,
+}
+
+/// `held` with its combining marks dropped onto the character before them.
+fn drawn(held: &[char]) -> Vec<Seen> {
+    let mut out: Vec<Seen> = Vec::with_capacity(held.len());
+    for &c in held {
+        if combining(c) {
+            if let Some(last) = out.last_mut() {
+                last.marked = true;
+            }
+            continue;
+        }
+        out.push(Seen { c, marked: false });
+    }
+    out
+}
+
+/// One unit of a skeleton as `head` compares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// This character.
+    Is(char),
+    /// Some letter: one the confusables data leaves as itself but that draws like others.
+    Letter,
+    /// Anything: punctuation with a combining mark on it (`.` with a dot above reads as
+    /// `:`).
+    Any,
 }
 
 /// `c` as `head` compares it: its confusable skeleton (UTS #39), one unit a character of
@@ -162,12 +246,18 @@ fn blank(c: char) -> bool {
 /// `ɾ`, drawn like `r` but not mapped to it) is one unknown unit, `None`, which may stand
 /// for any letter. A character the skeleton drops (one that draws as nothing) gives no
 /// unit.
-fn units(c: char) -> Vec<Option<char>> {
+/// Punctuation or a symbol with a combining mark on it may draw as any other, so it is
+/// `Any`.
+fn units(seen: Seen) -> Vec<Unit> {
+    let c = seen.c;
+    if seen.marked && !c.is_alphanumeric() && !blank(c) {
+        return vec![Unit::Any];
+    }
     let drawn = skeleton_of(c);
     if drawn == [c] && c.is_alphabetic() && !c.identifier_allowed() {
-        return vec![None];
+        return vec![Unit::Letter];
     }
-    drawn.into_iter().map(Some).collect()
+    drawn.into_iter().map(Unit::Is).collect()
 }
 
 /// The confusable skeleton (UTS #39) of `c` alone.
@@ -193,14 +283,17 @@ pub enum Head {
 /// to `MAX_INDENT` blanks; and `MARK`'s own bar in the first column. `ended` says that
 /// no more of the line will come, so what is still open is plain.
 pub fn head(held: &[char], ended: bool) -> Head {
-    if held.first() == Some(&MARK_CHAR) {
-        return Head::Mark;
+    let mut verdict = judge(held);
+    // A combining mark still to come may change the last character (`.` then a dot above
+    // reads as `:`): a start is plain only once a character follows the one that made it
+    // so.
+    if verdict == Head::Plain
+        && !ended
+        && awaits_mark(held)
+        && judge(&held[..held.len() - 1]) != Head::Plain
+    {
+        verdict = Head::Open;
     }
-    let indent = held.iter().take_while(|&&c| blank(c)).count();
-    if indent > MAX_INDENT {
-        return Head::Plain;
-    }
-    let verdict = marks(&held[indent..]);
     match verdict {
         Head::Open if ended => Head::Plain,
         Head::Open if held.len() >= MAX_HEAD => Head::Mark,
@@ -208,12 +301,40 @@ pub fn head(held: &[char], ended: bool) -> Head {
     }
 }
 
+/// `held` against the marks as it stands, Open while more of it could still decide.
+fn judge(held: &[char]) -> Head {
+    if held.first() == Some(&MARK_CHAR) {
+        return Head::Mark;
+    }
+    let seen = drawn(held);
+    let indent = seen.iter().take_while(|s| blank(s.c)).count();
+    if indent > MAX_INDENT {
+        return Head::Plain;
+    }
+    marks(&seen[indent..])
+}
+
 /// `rest` (a line's start after its indent) against each mark: the first that matches
 /// decides, and it stays open while any still could.
-fn marks(rest: &[char]) -> Head {
-    let seen: Vec<Option<char>> = rest.iter().flat_map(|&c| units(c)).collect();
+fn marks(rest: &[Seen]) -> Head {
+    let seen: Vec<Unit> = rest.iter().flat_map(|&s| units(s)).collect();
     if seen.is_empty() {
         return Head::Open;
+    }
+    // The first character drawn (not one that draws as nothing): a dot marks the line; a
+    // symbol does when a blank follows it, as loopd's `· ` does.
+    if let Some(at) = rest.iter().position(|&s| !units(s).is_empty()) {
+        let first = rest[at].c;
+        if dot_like(first) {
+            return Head::Mark;
+        }
+        if symbol_start(first) {
+            match rest.get(at + 1) {
+                None => return Head::Open,
+                Some(next) if blank(next.c) => return Head::Mark,
+                Some(_) => {}
+            }
+        }
     }
     let mut verdict = Head::Plain;
     for target in [ACTIVITY.trim_end(), ERROR.trim_end()] {
@@ -232,12 +353,13 @@ fn marks(rest: &[char]) -> Head {
 
 /// `seen` (skeleton units) against the skeleton of `target`: an unknown unit matches a
 /// letter of it.
-fn against(seen: &[Option<char>], target: &str) -> Head {
+fn against(seen: &[Unit], target: &str) -> Head {
     let want: Vec<char> = skeleton(target).collect();
-    let fits = seen
-        .iter()
-        .zip(&want)
-        .all(|(unit, &w)| unit.map_or(w.is_alphabetic(), |u| u == w));
+    let fits = seen.iter().zip(&want).all(|(unit, &w)| match *unit {
+        Unit::Is(u) => u == w,
+        Unit::Letter => w.is_alphabetic(),
+        Unit::Any => true,
+    });
     match (fits, seen.len() >= want.len()) {
         (false, _) => Head::Plain,
         (true, true) => Head::Mark,
@@ -247,11 +369,11 @@ fn against(seen: &[Option<char>], target: &str) -> Head {
 
 /// `rest` against a memory header: one of `MEMORY_WORDS` (by skeleton), blanks, and a
 /// character drawn as a dot.
-fn memory_header(rest: &[char]) -> Head {
-    let word_end = rest.iter().position(|&c| blank(c));
-    let word: Vec<Option<char>> = rest[..word_end.unwrap_or(rest.len())]
+fn memory_header(rest: &[Seen]) -> Head {
+    let word_end = rest.iter().position(|s| blank(s.c));
+    let word: Vec<Unit> = rest[..word_end.unwrap_or(rest.len())]
         .iter()
-        .flat_map(|&c| units(c))
+        .flat_map(|&s| units(s))
         .collect();
     // A whole word must be exactly one of them; a word still arriving must not be longer.
     let fits = |whole: bool| {
@@ -270,9 +392,9 @@ fn memory_header(rest: &[char]) -> Head {
     if !fits(true) {
         return Head::Plain;
     }
-    match rest[end..].iter().find(|&&c| !blank(c)) {
+    match rest[end..].iter().find(|s| !blank(s.c)) {
         None => Head::Open,
-        Some(&c) if dot_like(c) => Head::Mark,
+        Some(s) if dot_like(s.c) || s.marked => Head::Mark,
         Some(_) => Head::Plain,
     }
 }
@@ -290,6 +412,9 @@ pub struct Screen {
     last: char,
     /// The start of the current line, not yet judged.
     held: Vec<char>,
+    /// How many characters of the current line have been written: where a tab's spaces
+    /// end.
+    column: usize,
 }
 
 impl Default for Screen {
@@ -304,6 +429,7 @@ impl Screen {
             at_line_start: true,
             last: '\n',
             held: Vec::new(),
+            column: 0,
         }
     }
 
@@ -344,6 +470,10 @@ impl Screen {
     pub fn own(&mut self, mark: &str, out: &mut String) {
         self.settle(out);
         out.push_str(mark);
+        self.column = match mark.rfind('\n') {
+            Some(i) => mark[i + 1..].chars().count(),
+            None => self.column + mark.chars().count(),
+        };
         if let Some(c) = mark.chars().last() {
             self.at_line_start = c == '\n';
             self.last = c;
@@ -364,6 +494,7 @@ impl Screen {
             out.push('\n');
             self.at_line_start = true;
             self.last = '\n';
+            self.column = 0;
         }
     }
 
@@ -376,21 +507,41 @@ impl Screen {
         if marked {
             out.push_str(MARK);
             self.last = ' ';
+            self.column += MARK.chars().count();
         }
-        let first = held.iter().position(|&c| !blank(c));
+        let first = held.iter().position(|&c| !blank(c) && !combining(c));
         for (i, &c) in held.iter().enumerate() {
             let kind = match kind(c, self.last, Source::Model) {
                 Kind::Escaped if marked && Some(i) == first && dot_like(c) && !hidden(c) => {
                     Kind::Plain
                 }
+                // A combining mark before the first character would draw on the mark's
+                // space, or on nothing: it is shown as its escape.
+                _ if first.is_none_or(|f| i < f) && combining(c) => Kind::Escaped,
                 k => k,
             };
             self.put(c, kind, Source::Model, out);
         }
     }
 
+    /// Writes `c`. A tab in running text is written as spaces to the next `TAB_STOP`: a
+    /// terminal stops a run of tabs at its right margin without wrapping, so tabs and one
+    /// more character would bring what follows to the start of the next row on a terminal
+    /// of any width (docs/channel.md, 'What the owner sees is true').
     fn put(&mut self, c: char, kind: Kind, source: Source, out: &mut String) {
-        push(c, kind, out);
+        if c == '\t' && kind == Kind::Plain {
+            let spaces = TAB_STOP - self.column % TAB_STOP;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            self.column += spaces;
+        } else {
+            let before = out.len();
+            push(c, kind, out);
+            self.column = if c == '\n' && kind == Kind::Plain {
+                0
+            } else {
+                self.column + out[before..].chars().count()
+            };
+        }
         self.at_line_start = c == '\n' && source == Source::Model && kind == Kind::Plain;
         self.last = c;
     }

@@ -75,6 +75,8 @@ mod tests_doubt;
 #[cfg(test)]
 mod tests_forget;
 #[cfg(test)]
+mod tests_marker;
+#[cfg(test)]
 mod tests_recovery;
 #[cfg(test)]
 mod tests_refusals;

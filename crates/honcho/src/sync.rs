@@ -384,7 +384,10 @@ impl SessionSync {
             }
             let plan = self.settled(ctx, &target, plan)?;
             if plan.batch.is_empty() {
+                // Honcho holds the whole batch: the marker goes only once the cursor past
+                // it is stored (docs/honcho.md, 'Nothing lost, nothing twice').
                 self.save(&cursor_path, plan.after)?;
+                flight::unmark(ctx.state_dir(), &name);
                 cur = plan.after;
                 continue;
             }
@@ -561,9 +564,9 @@ impl SessionSync {
                     // Honcho's own answer comes once the create has committed or failed;
                     // a 5xx may be a proxy's, and no answer says nothing.
                     Some(Ok(())) => self.doubt = Doubt::Ended,
-                    Some(Err(CallError::Status { status, .. })) if status < 500 => {
-                        self.doubt = Doubt::Ended
-                    }
+                    // A 408 is a timeout, not Honcho's end of the create: as any answer
+                    // that leaves the outcome open, it goes through the fence.
+                    Some(Err(e)) if !e.outcome_unknown() => self.doubt = Doubt::Ended,
                     Some(Err(_)) => self.doubt = Doubt::Unknown { fenced: None },
                 },
                 Doubt::Ended => return self.unheld(ctx, target, plan),
@@ -647,9 +650,9 @@ impl SessionSync {
         }
         self.doubt = Doubt::Sure;
         self.verify = true;
-        if kept.batch.is_empty() {
-            flight::unmark(ctx.state_dir(), &name);
-        }
+        // The post marker stays until the caller has stored the cursor past what Honcho
+        // holds: a cursor that cannot be stored (a full disk) or a stop between the two
+        // must leave the marker, or the next start posts the batch again.
         Ok(kept)
     }
 }

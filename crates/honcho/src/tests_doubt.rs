@@ -48,6 +48,41 @@ fn a_create_that_commits_after_the_request_timed_out_is_not_posted_again() {
     });
 }
 
+/// Regression: a 408 that came after the request timed out (a proxy's timeout, not
+/// Honcho's end of the create) was taken as the create's end: loopd listed at once, did
+/// not see the batch still to commit, and posted it again. It goes through the fence.
+#[test]
+fn a_late_408_is_not_taken_as_the_end_of_the_create() {
+    let server = Standin::start();
+    let timeout = Duration::from_millis(300);
+    let window = Duration::from_millis(1500);
+    // Answered 408 past loopd's request timeout, committed after that, inside the window.
+    server.with(|st| {
+        st.post_faults.push_back(Fault::AnswerThenCommit(
+            408,
+            Duration::from_millis(600),
+            Duration::from_millis(1200),
+        ))
+    });
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 2);
+    let opts = Options {
+        request_timeout: timeout,
+        commit_window: window,
+        ..options(AfterPost::Continue)
+    };
+    let reporter = Reporter::start_with(Arc::new(config(state.path(), &server)), opts).unwrap();
+    reporter.poke("main");
+    server.wait(|st| st.messages.len() >= want.len() && st.creating == 0);
+    settle(&reporter, &server, "main", want.len());
+    server.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once");
+        assert_eq!(got(st), want);
+        assert_eq!(st.posts().len(), 1, "posted once: {:?}", st.seen);
+    });
+}
+
 /// The stand-in lets a list overtake a create, as Honcho does (its list takes no lock):
 /// a create held past its client's timeout is not in a list answered meanwhile, and is
 /// stored all the same. What the tests above and `tests_stall` guard against.

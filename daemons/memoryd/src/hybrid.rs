@@ -32,7 +32,7 @@
 use crate::embed::late::Question;
 use crate::embed::store::Near;
 use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
-use crate::index::{class_rank, said, Index, IndexError, Words, NEAR_WEIGHT};
+use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use codes::{Codes, Pin};
 use proto::label::DataClass;
@@ -443,7 +443,7 @@ fn merge(
                 };
                 strength_now = strength_now.max(m) + bonus;
                 // Found both ways: as relevant as the better of the two says.
-                hit.relevance = hit.relevance.max(similarity(c));
+                hit.relevance = hit.relevance.max(meaning_relevance(&hit, c));
             } else if cal.unrelated < 1.0
                 && r.relevance < HALF
                 && (verdicts.unrelated_if_absent)(r.rowid)
@@ -466,7 +466,7 @@ fn merge(
         .into_iter()
         .filter(|(_, h, _)| !word_said.contains(&said(h)))
         .map(|(id, mut h, c)| {
-            h.relevance = similarity(c);
+            h.relevance = meaning_relevance(&h, c);
             (strength(&h, c), (id, h))
         })
         .collect();
@@ -525,6 +525,18 @@ fn background(cal: Calibration, by_meaning: &[(i64, Hit, f32)]) -> f32 {
     by_meaning
         .get(cal.background_rank.saturating_sub(1))
         .map_or(MIN_COSINE, |(_, _, c)| c.max(MIN_COSINE))
+}
+
+/// A meaning hit's `Hit::relevance`: its similarity, discounted as its words are when
+/// it is untrusted text repeating a sentence throughout (`index::insists`), so a refrain
+/// cannot reach memory in the turn's floor by meaning where its words do not.
+fn meaning_relevance(hit: &Hit, cosine: f32) -> u16 {
+    let s = similarity(cosine);
+    if insists(hit) {
+        discount(s)
+    } else {
+        s
+    }
 }
 
 /// A cosine similarity as `Hit::relevance` (thousandths; nothing below zero).

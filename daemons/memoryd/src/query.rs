@@ -18,7 +18,9 @@
 //! candidate text contains and whether it holds them as a phrase; it approximates the
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
+pub(crate) mod insist;
 pub(crate) mod names;
+mod passages;
 pub(crate) mod stop;
 pub mod time;
 
@@ -82,6 +84,18 @@ pub(crate) struct Passage {
     /// The passage of a long text is a list of words rather than sentences: fewer than
     /// `LIST_STOP_SHARE` of its words are stop words.
     pub list: bool,
+    /// The text is untrusted and says one sentence again and again (`insist`): set by
+    /// the ranking, which knows the record's label.
+    pub insists: bool,
+}
+
+impl Passage {
+    /// The passage's words say less than their share: a list of words, or a refrain
+    /// placed to be read whatever passage is shown. Either counts `LIST_SHARE` of it
+    /// (`index::rank`).
+    pub(crate) fn discounted(&self) -> bool {
+        self.list || self.insists
+    }
 }
 
 /// The share of stop words below which a passage of a long record is a list of words,
@@ -226,40 +240,31 @@ impl Query {
     /// the window holding the most groups (then the most neighbouring pairs, then the
     /// earliest) stands for it.
     pub(crate) fn passage_coverage(&self, text: &str) -> Passage {
+        if let Some(p) = passages::of_words_only(self, text) {
+            return p;
+        }
         let tokens = words(text);
         if tokens.len() <= PASSAGE_WORDS {
             return Passage {
                 cover: self.coverage_of(&tokens),
                 long: false,
                 list: false,
+                insists: false,
             };
         }
-        let step = PASSAGE_WORDS / 2;
-        let mut best: Option<(Coverage, usize)> = None;
-        let mut at = 0;
-        loop {
-            let end = (at + PASSAGE_WORDS).min(tokens.len());
-            let c = self.coverage_of(&tokens[at..end]);
-            if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
-                best = Some((c, at));
-            }
-            if end == tokens.len() {
-                break;
-            }
-            at += step;
-        }
-        let (cover, at) = best.unwrap_or((self.coverage_of(&[]), 0));
+        let (cover, at) = passages::best_window(self, &tokens);
         let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
         let stops = window.iter().filter(|w| is_stop_word(w)).count();
         Passage {
             cover,
             long: true,
             list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+            insists: false,
         }
     }
 
     /// Which groups the words `tokens` hold, and whether as a phrase.
-    fn coverage_of(&self, tokens: &[String]) -> Coverage {
+    pub(crate) fn coverage_of(&self, tokens: &[String]) -> Coverage {
         let found: Vec<Option<usize>> = self.groups.iter().map(|g| find(g, tokens)).collect();
         let matched = found.iter().filter(|f| f.is_some()).count();
         let held = found
@@ -381,21 +386,42 @@ fn base(word: &str) -> &str {
 /// The lower-case, diacritic-free runs of letters and digits of `text`, as the index's
 /// `unicode61 remove_diacritics 2` tokenizer cuts it.
 pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    // About one word per six bytes of English.
+    let mut out = Vec::with_capacity(text.len() / 6);
+    for_each_word(text, |_, w| {
+        out.push(w.to_owned());
+        true
+    });
+    out
+}
+
+/// Calls `f` with each word of `text` as `words` cuts it, its place (from 0) and its
+/// lower-case form, without an allocation a word, until `f` says to stop (`false`); the
+/// number of words read.
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(usize, &str) -> bool) -> usize {
     let mut cur = String::new();
+    let mut n = 0;
     for c in text.chars() {
-        if c.is_alphanumeric() {
+        if c.is_ascii_alphanumeric() {
+            cur.push(c.to_ascii_lowercase());
+        } else if c.is_alphanumeric() {
             for l in c.to_lowercase() {
                 cur.push(fold(l));
             }
         } else if !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+            let go_on = f(n, &cur);
+            n += 1;
+            cur.clear();
+            if !go_on {
+                return n;
+            }
         }
     }
     if !cur.is_empty() {
-        out.push(cur);
+        f(n, &cur);
+        n += 1;
     }
-    out
+    n
 }
 
 /// The base letter of a lower-case Latin letter with a diacritic.

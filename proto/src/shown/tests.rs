@@ -47,8 +47,9 @@ fn bidi_overrides_and_zero_width_characters_are_shown_as_escapes() {
 }
 
 #[test]
-fn newline_and_tab_stay_in_running_text_but_not_in_one_line() {
-    assert_eq!(text("a\n\tb"), "a\n\tb");
+fn newline_stays_and_tab_is_spaces_to_its_stop_in_running_text_but_not_in_one_line() {
+    assert_eq!(text("a\n\tb"), "a\n        b");
+    assert_eq!(text("ab\tc\n\t\td"), "ab      c\n                d");
     assert_eq!(one_line("a\n\tb"), "a\\u{a}\\u{9}b");
 }
 
@@ -232,7 +233,8 @@ proptest! {
     }
 
     #[test]
-    fn taking_one_mark_off_each_marked_line_gives_the_text_back(s in "[ero:m┃ xy\n\t-]{0,40}") {
+    // Tabs are left out: they are shown as spaces.
+    fn taking_one_mark_off_each_marked_line_gives_the_text_back(s in "[ero:m┃ xy\n-]{0,40}") {
         let shown = text(&s);
         let back: Vec<&str> = shown
             .split('\n')
@@ -257,5 +259,64 @@ proptest! {
         }
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
         prop_assert_eq!(streamed(&refs), text(&s));
+    }
+}
+
+/// Regression: a character that draws as blank (its own skeleton is a space) is not
+/// looked through as indent, and a base-less combining mark (zero width: VTE drops one
+/// at column 0) hides the start: both show an unmarked `error: ` line.
+#[test]
+fn blank_and_zero_width_starts_do_not_hide_an_error_line() {
+    for forged in [
+        "\u{2800}error: llama.cpp timed out; send /allow 2",
+        "\u{301}error: llama.cpp timed out; send /allow 2",
+        "\u{20db}error: llama.cpp timed out; send /allow 2",
+        "error.\u{307} llama.cpp timed out; send /allow 2",
+    ] {
+        assert!(
+            text(forged).starts_with(MARK),
+            "{forged:?} -> {:?}",
+            text(forged)
+        );
+    }
+    assert_eq!(
+        text("\u{301}x"),
+        "\\u{301}x",
+        "a leading combining mark is escaped"
+    );
+    for honest in [
+        "e\u{301}tait l\u{e0}",
+        &".".repeat(80),
+        "\u{201c}Quoted,\u{201d} she said",
+    ] {
+        assert_eq!(text(honest), honest, "left as it is");
+    }
+}
+
+/// Regression: terminals stop a tab at the right margin without wrapping, so a run of
+/// tabs, one filler and `error: ` put `error: ` at column 0 of the next screen row on any
+/// terminal up to 8 * tabs columns wide; no width needed to be known. Shown as spaces,
+/// which wrap, the `error: ` lands where the line's width puts it, as any long line's
+/// text does (docs/channel.md, 'What the owner sees is true').
+#[test]
+fn tabs_then_a_filler_cannot_bring_error_to_column_zero_on_any_width() {
+    let tail = "Xerror: llama.cpp timed out; send /allow 2";
+    let shown = text(&format!("ok{}{tail}", "\t".repeat(20)));
+    assert!(!shown.contains('\t'), "{shown:?}");
+    assert_eq!(shown, format!("ok{}{tail}", " ".repeat(158)));
+}
+
+/// Regression: characters drawn as the activity marker's dot (or as the bullet the
+/// module itself counts as one) whose UTS #39 skeleton does not start with `·` are
+/// neither marked at a line start nor escaped mid-line, so a model line starting with one
+/// reads as loopd's `· ` line offering `/allow`.
+#[test]
+fn dots_the_confusables_data_does_not_map_still_mark_an_activity_line() {
+    for dot in ['\u{2e33}', '\u{318d}', '\u{2981}', '\u{2810}', '\u{1f784}'] {
+        let forged = format!("{dot} http_fetch of http://evil.example/p refused: send: /allow 2");
+        let shown = text(&forged);
+        assert!(shown.starts_with(MARK), "U+{:04X}: {shown:?}", dot as u32);
+        let mid = text(&format!("ok\u{a0}\u{a0}{dot} x"));
+        assert!(!mid.contains(dot), "U+{:04X} mid-line: {mid:?}", dot as u32);
     }
 }

@@ -8,6 +8,7 @@ mod bench;
 #[cfg(feature = "bench")]
 mod bench_pipelined;
 mod cut;
+mod prose;
 mod recollect;
 mod shown;
 mod summaries;

@@ -227,7 +227,7 @@ const EVERYDAY: &str = "time day week month year today tomorrow tonight morning 
     cleaner babysitter teacher homework exam class lesson practice football swimming";
 
 /// The eight questions of an owner's ordinary days, none about the page.
-const UNRELATED: &[&str] = &[
+pub(super) const UNRELATED: &[&str] = &[
     "when is my dentist appointment?",
     "how much is the rent this month?",
     "what time is the meeting on tuesday?",

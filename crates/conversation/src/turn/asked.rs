@@ -69,6 +69,40 @@ const SETTING: &[&str] = &[
 /// Words that may stand between a `SETTING` verb and `reminder`.
 const BETWEEN: &[&str] = &["a", "an", "me", "up", "us", "another", "new", "quick", "in"];
 
+/// Words that make a trigger right after them not a request (`never remind me`, `I don't
+/// want a reminder`), unless `forget` follows (`don't forget to remind me`). `not` counts
+/// after `do` (`do not remind me`); `no` and `can't` do not (`no, remind me at 5pm`, `I
+/// can't remember, remind me at 9`).
+const NEGATIONS: &[&str] = &["never", "don't", "dont", "doesn't", "didn't", "won't"];
+
+/// How many words before a trigger a negation reaches: `please don't ever remind me`;
+/// further back it belongs to another clause.
+const NEGATION_REACH: usize = 3;
+
+/// Verbs after which `to remind` tells what happened or what was meant, not a request
+/// (`she forgot to remind me`, `I tried to remind him`).
+const NOT_DONE: &[&str] = &[
+    "forgot",
+    "failed",
+    "tried",
+    "meant",
+    "used",
+    "neglected",
+    "refused",
+    "wanted",
+];
+
+/// Modal verbs: after one, `remind` is a statement unless its subject is `you` (`it would
+/// remind me of home`, but `could you remind me`).
+const MODALS: &[&str] = &[
+    "would", "could", "might", "may", "should", "must", "will", "can", "shall", "it'd", "that'd",
+    "that'll", "it'll",
+];
+
+/// Words after `remind me when` that make `when` a time, not a question (`remind me when
+/// it's 5pm to call mom`).
+const WHEN_IT: &[&str] = &["it's", "its", "it"];
+
 /// Verbs that, with `me` and a time, ask to be told later (`ping me at 5pm`).
 const NUDGING: &[&str] = &["ping", "nudge", "alert", "notify", "text", "message"];
 
@@ -133,19 +167,58 @@ fn sentence(words: &[Word], now: DateTime<Utc>) -> Option<Asked> {
 }
 
 /// Where the reminded thing starts, when `low` (a sentence's words) asks for a reminder;
-/// `timed` says whether the sentence names a time.
+/// `timed` says whether the sentence names a time. A trigger after a negation, or told
+/// as something that happened or would happen (`stated`), asks for nothing.
 fn trigger(low: &[&str], timed: bool) -> Option<usize> {
+    let (start, at) = triggered(low, timed)?;
+    let window = &low[start.saturating_sub(NEGATION_REACH)..start];
+    (!negated(window) && !stated(low, start)).then_some(at)
+}
+
+/// Whether `before` (the words ahead of a trigger) holds a negation not undone by
+/// `forget` after it (`don't forget to remind me` asks; `don't let me forget` is a
+/// trigger of its own and is not looked at here).
+fn negated(before: &[&str]) -> bool {
+    before.iter().enumerate().any(|(i, w)| {
+        let negation = NEGATIONS.contains(w) || (*w == "not" && i > 0 && before[i - 1] == "do");
+        negation && !before[i + 1..].contains(&"forget")
+    })
+}
+
+/// Whether the `remind` at `at` is told, not asked: after a `NOT_DONE` verb and `to`, or
+/// after a modal whose subject is not `you`.
+fn stated(low: &[&str], at: usize) -> bool {
+    if low.get(at) != Some(&"remind") {
+        return false;
+    }
+    let before = |n: usize| at.checked_sub(n).map(|b| low[b]);
+    match (before(2), before(1)) {
+        (Some(verb), Some("to")) => NOT_DONE.contains(&verb),
+        (subject, Some(modal)) if MODALS.contains(&modal) => subject != Some("you"),
+        _ => false,
+    }
+}
+
+/// Where the first trigger in `low` starts, and where the reminded thing after it starts.
+fn triggered(low: &[&str], timed: bool) -> Option<(usize, usize)> {
     for i in 0..low.len() {
         let next = low.get(i + 1).copied().unwrap_or_default();
         let then = low.get(i + 2).copied();
         if low[i] == "remind" && matches!(next, "me" | "us") {
             return match then {
+                // `remind me when it's 5pm to call mom`: the reminded thing follows the
+                // `to` after the time, or is not said.
+                Some("when") if timed && low.get(i + 3).is_some_and(|w| WHEN_IT.contains(w)) => {
+                    let to = low[i + 3..].iter().position(|w| *w == "to");
+                    Some(to.map_or(low.len(), |t| i + 3 + t))
+                }
                 Some(w) if ASKING.contains(&w) => None,
                 Some("to" | "that") => Some(i + 2),
                 Some("about" | "of") if low.get(i + 3).is_some_and(|w| ASKING.contains(w)) => None,
                 _ if timed => Some(i + 2),
                 _ => None,
-            };
+            }
+            .map(|at| (i, at));
         }
         if SETTING.contains(&low[i]) {
             let reminder = low[i + 1..]
@@ -155,27 +228,29 @@ fn trigger(low: &[&str], timed: bool) -> Option<usize> {
                 .map(|at| i + 1 + at)
                 .filter(|&at| matches!(low[at], "reminder" | "reminders"));
             if let Some(at) = reminder {
-                return Some(at + 1);
+                return Some((i, at + 1));
             }
         }
         if i == 0 && low[i] == "reminder" && (timed || next == "to") {
-            return Some(1);
+            return Some((i, 1));
         }
         let negated = matches!(low[i], "don't" | "dont" | "never")
             || (low[i] == "not" && i > 0 && low[i - 1] == "do");
         if negated && next == "let" && low.get(i + 2..i + 4) == Some(&["me", "forget"][..]) {
-            return Some(i + 4);
+            return Some((i, i + 4));
         }
         if low[i] == "sure" && next == "i" {
             match low.get(i + 2..i + 4) {
-                Some(["remember", ..]) => return Some(i + 3),
-                Some(["don't" | "dont", "forget"]) => return Some(i + 4),
-                Some(["do", "not"]) if low.get(i + 4) == Some(&"forget") => return Some(i + 5),
+                Some(["remember", ..]) => return Some((i, i + 3)),
+                Some(["don't" | "dont", "forget"]) => return Some((i, i + 4)),
+                Some(["do", "not"]) if low.get(i + 4) == Some(&"forget") => {
+                    return Some((i, i + 5))
+                }
                 _ => {}
             }
         }
         if NUDGING.contains(&low[i]) && next == "me" && timed {
-            return Some(i + 2);
+            return Some((i, i + 2));
         }
     }
     None

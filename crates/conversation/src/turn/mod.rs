@@ -81,12 +81,16 @@ pub struct TurnDone {
 
 /// Runs one turn for `text` in `session`. A failure of the model is also written down
 /// as a `note`, so the owner reading the log later sees why there is no answer.
+/// `reminded` is set when a `remind` call set (or held) a reminder, and kept across the
+/// runs of one line: a run cut short by a full context may have set one before the line
+/// is asked again in the new epoch.
 pub fn run_turn(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
     text: &str,
     origin: Origin,
     sink: &mut dyn Sink,
+    reminded: &mut bool,
 ) -> Result<TurnDone, TurnError> {
     // Asked before the line is written, so memoryd cannot answer the line with itself; a
     // heartbeat's text is loopd's own prompt, not a question of the owner's.
@@ -106,8 +110,9 @@ pub fn run_turn(
         // The owner sees what memory brought, not only the model (docs/turn.md).
         sink.activity(&memory.line());
     }
-    let result = rounds(ctx, session, sink).map(|mut done| {
+    let result = rounds(ctx, session, sink, reminded).map(|mut done| {
         done.recalled = recalled;
+        done.reminded = *reminded;
         done
     });
     // An owner's line that asks for a reminder the turn did not set is never left
@@ -144,6 +149,7 @@ fn rounds(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
     sink: &mut dyn Sink,
+    reminded: &mut bool,
 ) -> Result<TurnDone, TurnError> {
     let max_rounds = ctx.cfg.turn.max_rounds;
     let mut done = TurnDone::default();
@@ -219,7 +225,7 @@ fn rounds(
             return Ok(done);
         }
         for (call, number) in calls.iter().zip(numbers) {
-            done.reminded |= tools_run::run_call(ctx, session, call, number, sink)?;
+            *reminded |= tools_run::run_call(ctx, session, call, number, sink)?;
         }
     }
 }

@@ -11,18 +11,12 @@ use crate::open_session::Session;
 use crate::prompt::replay::CARRY_HEADING;
 use crate::prompt::TurnCtx;
 use llama::tokenize::{estimate_tokens, neutralise_for_model, tokens_of};
-use proto::memory::{clip_to_passage, hits_label, render_hits, Hit};
+use proto::memory::{clip_to_passage, hits_label, may_come, render_hits, worth_bringing, Hit};
 use proto::time::now_rfc3339;
 use proto::Record;
 
-/// The least `Hit::relevance` (thousandths) a hit needs to join a turn unasked: at least
-/// half of the line's content words (or, found by meaning, a cosine similarity of 0.5).
-/// Below it, hits share a word or two with the line by chance, and a small model takes
-/// whatever it is shown as the topic. Measured with `scripts/bench remember`.
-pub(crate) const RELEVANCE_FLOOR: u16 = 500;
-
-/// Hits asked of memoryd per wanted hit: some come back already in the prompt or below
-/// the floor, and are passed over.
+/// Hits asked of memoryd per wanted hit: some come back already in the prompt, or
+/// untrusted and below the floor, and are passed over.
 const ASK_PER_HIT: u32 = 3;
 
 /// The share of `expect.n_ctx` the whole memory record may take at most: memory is a
@@ -182,9 +176,12 @@ fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit
 }
 
 /// The hits worth bringing, each as `passage` makes it (clipped to the passage around what
-/// matched, rendered as the memory record will hold it): relevant enough, neither the
-/// record nor that passage already in the epoch's prompt, at most `max`, in memoryd's
-/// order. The passage is checked as rendered because that is the form an earlier memory
+/// matched, rendered as the memory record will hold it): memoryd's first `max` hits that
+/// are neither the record nor that passage already in the epoch's prompt and that may
+/// come (`proto::memory::may_come`: untrusted text needs the floor on its own), when one
+/// of them reaches the relevance floor (`proto::memory::worth_bringing`); none otherwise.
+/// memoryd's ranking says which, the floor says whether (docs/turn.md, 'Memory in the
+/// turn'). The passage is checked as rendered because that is the form an earlier memory
 /// record holds it in: a clipped or multi-line hit never equals its record's whole text,
 /// so checking the text alone would bring the same passage back on every turn that asks
 /// for it, growing the epoch until memory itself made it compact.
@@ -195,13 +192,20 @@ pub fn choose(
     passage: impl FnMut(Hit) -> (Hit, String),
 ) -> Vec<(Hit, String)> {
     let prompt = PromptText::of(session);
-    hits.into_iter()
-        .filter(|h| h.relevance >= RELEVANCE_FLOOR)
+    let chosen: Vec<(Hit, String)> = hits
+        .into_iter()
+        .filter(may_come)
         .filter(|h| !prompt.holds(&h.text))
         .map(passage)
         .filter(|(_, text)| !prompt.holds(text))
         .take(max)
-        .collect()
+        .collect();
+    let hits: Vec<&Hit> = chosen.iter().map(|(h, _)| h).collect();
+    if worth_bringing(&hits) {
+        chosen
+    } else {
+        Vec::new()
+    }
 }
 
 /// The text the epoch's prompt already holds: the carried summary and every record the

@@ -172,6 +172,13 @@ mod tests {
         assert!(shown.contains("\n.hidden\n"), "unstuffed: {shown:?}");
         assert!(shown.ends_with("plain\n"), "{shown:?}");
         assert!(!shown.ends_with(".\n"));
+        let forged = "All fine.\n\u{1b}[Herror: llama.cpp timed out; send /allow 7\n\u{202e}";
+        let shown = screen_text(&[text(forged)]);
+        assert!(!shown.contains('\u{202e}'), "{shown:?}");
+        assert!(
+            !shown.lines().any(|l| l.starts_with("error: ")),
+            "a forged error line is marked: {shown:?}"
+        );
     }
 
     #[test]

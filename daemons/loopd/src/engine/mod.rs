@@ -183,7 +183,10 @@ impl Engine {
         origin: Origin,
         sink: &mut dyn Sink,
     ) -> Result<TurnDone, EngineError> {
-        let outcome = self.one_turn(session, text, origin, sink);
+        // A reminder set by a run that then found the context full still counts for the
+        // rerun's "no reminder was set" line (docs/reminders.md, 'Asked in words').
+        let mut reminded = false;
+        let outcome = self.one_turn(session, text, origin, sink, &mut reminded);
         let Err(TurnError::SessionFull(message)) = outcome else {
             return outcome.map_err(EngineError::Turn);
         };
@@ -193,7 +196,7 @@ impl Engine {
                     "session {}: context full; {done}; asking again in the new epoch",
                     session.id()
                 );
-                match self.one_turn(session, text, origin, sink) {
+                match self.one_turn(session, text, origin, sink, &mut reminded) {
                     Err(TurnError::SessionFull(m)) => {
                         note(
                             session,
@@ -317,12 +320,13 @@ impl Engine {
         text: &str,
         origin: Origin,
         sink: &mut dyn Sink,
+        reminded: &mut bool,
     ) -> Result<TurnDone, TurnError> {
         let actions = self
             .keeper
             .before_turn(&self.world.cfg, session.id(), session.epoch());
         slots::perform(&mut self.keeper, &self.world, actions);
-        let outcome = run_turn(&self.world.ctx(), session, text, origin, sink);
+        let outcome = run_turn(&self.world.ctx(), session, text, origin, sink, reminded);
         let end = match &outcome {
             Err(TurnError::SessionFull(_)) => TurnEnd::Full,
             Ok(done) => TurnEnd::Ran {

@@ -389,6 +389,53 @@ fn a_full_context_compacts_and_the_same_line_is_answered_in_the_next_epoch() {
     );
 }
 
+/// Regression: a reminder set by the run that found the context full counts for the
+/// rerun in the new epoch: no "no reminder was set" line follows one that was.
+#[test]
+fn a_reminder_set_before_the_context_was_full_counts_after_the_rerun() {
+    let mut r = rig();
+    let state = r.engine.world.cfg.state_dir.clone();
+    std::fs::create_dir_all(&state).unwrap();
+    let book = remind::Book::load(&state).unwrap();
+    let script = r.script.clone();
+    r.engine = Engine::with_llama(r.engine.world.cfg.clone(), Box::new(script))
+        .with_reminders(remind::Shared::new(book, None));
+    r.script
+        .then(calls(
+            "remind",
+            r#"{"when":"in 2h","text":"call mom"}"#,
+            "tool_calls",
+        ))
+        .then(Answer::Fails(LlamaError::ContextFull(
+            "the prompt is too long".into(),
+        )))
+        .then(says("The owner asked to be reminded to call mom."))
+        .then(says("Done."));
+    let mut screen = Screen::default();
+    r.engine
+        .turn(
+            &mut r.session,
+            "remind me in 2 hours to call mom",
+            Origin::Owner,
+            &mut screen,
+        )
+        .unwrap();
+    assert_eq!(r.session.epoch(), 1);
+    assert!(
+        screen.activity.iter().any(|l| l.contains("call mom")),
+        "{:?}",
+        screen.activity
+    );
+    assert!(
+        !screen
+            .activity
+            .iter()
+            .any(|l| l.contains("no reminder was set")),
+        "{:?}",
+        screen.activity
+    );
+}
+
 /// A refusal the same request would meet again fails the turn at once, with the way out
 /// named, and is written down as a `note`.
 #[test]

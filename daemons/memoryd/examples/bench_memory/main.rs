@@ -17,7 +17,8 @@
 //! runs that layout only, `--slowest` lists each set's ten slowest searches on stderr.
 //! `--ann [TEXTS]` instead measures what the two-stage vector search loses against the
 //! exact scan on real embeddings (see `ann`); `--backfill [RECORDS]` times the real
-//! daemon's backfill end to end (see `backfill`).
+//! daemon's backfill end to end (see `backfill`); `--long [ROWS]` times recall among
+//! long pasted documents, as memory in the turn asks it (see `long`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -25,6 +26,7 @@ mod ann;
 mod backfill;
 mod before;
 mod corpus;
+mod long;
 mod scan;
 mod speed;
 mod vectors;
@@ -100,6 +102,10 @@ fn main() {
         Some("--backfill") => {
             let records = count("record count", backfill::DEFAULT_RECORDS);
             backfill::run(&model(), records);
+            return;
+        }
+        Some("--long") => {
+            long::run(count("row count", long::DEFAULT_ROWS));
             return;
         }
         Some("--ann") => {

@@ -66,6 +66,14 @@ pub fn run(set: &Set) {
             s.1 += 1;
         }
     };
+    if let Some(v) = &vectors {
+        crate::reach::run(&format!("{} (default)", set.name), &set.questions, &|q| {
+            v.fused_hits_at(q, crate::reach::ASKED, now)
+        });
+    }
+    if std::env::var_os("BOXMAKER_BENCH_REACH_ONLY").is_some() {
+        return;
+    }
     for q in &set.questions {
         add(&mut clean, q, evidence(q, &ask(&index, &q.text, now)));
         if let Some(v) = &vectors {

@@ -22,6 +22,7 @@
 mod asked;
 mod metrics;
 mod peers;
+mod reach;
 mod sets;
 mod systems;
 mod vectors;

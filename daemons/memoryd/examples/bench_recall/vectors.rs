@@ -253,6 +253,22 @@ impl VecWorld {
         .collect()
     }
 
+    /// The default recall's first `limit` hits whole (with their relevance), time cues
+    /// counted from `now`: what loopd's memory in the turn chooses from (`reach`).
+    pub fn fused_hits_at(&self, q: &str, limit: u32, now: time::Day) -> Vec<proto::memory::Hit> {
+        let (near, pieces) = self.ask(q);
+        hybrid::recall_late(
+            &self.index,
+            &near,
+            &pieces,
+            q,
+            DataClass::Private,
+            limit,
+            now,
+        )
+        .unwrap()
+    }
+
     fn near(&self, q: &str) -> Vec<Near> {
         self.ask(q).0
     }

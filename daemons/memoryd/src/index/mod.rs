@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
 pub use near::Around;
-pub(crate) use rank::{is_question, said};
+pub(crate) use rank::{discount, insists, is_question, said};
 pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};

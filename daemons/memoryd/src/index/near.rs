@@ -30,6 +30,14 @@ pub(crate) const NEAR_TURNS: u32 = 2;
 /// a neighbour's lent relevance could not lift a row into the hits anyway.
 pub(crate) const NEAR_SOURCES: usize = 40;
 
+/// Bytes of text a recall reads of rows reached only as neighbours (not candidates
+/// themselves): chat turns are a few hundred bytes, so the `NEAR_SOURCES × 2 ×
+/// NEAR_TURNS` of them (160) fit many times over; in a history of pasted documents each
+/// is a row of up to `MAX_ROW_BYTES`, and reading and scoring 160 of them was most of a
+/// recall (docs/measurements/memoryd.md, 'Long records'). Past it, a neighbour is not
+/// read: it is not a hit, and it still takes what the rows read lend.
+pub(crate) const REACHED_BYTES: usize = 256 * 1024;
+
 /// A neighbour's id and class (`class` is the content table's `c6`), read together so
 /// late interaction's class bound (`around`) costs no read of its own.
 const BEFORE: &str = "SELECT id, c6 FROM docs_content WHERE c8 = ?1 AND id < ?2 \

@@ -109,8 +109,9 @@ pub(crate) const NAME_MISSING: f64 = 0.5;
 /// then (`query::time`).
 pub(crate) const IN_SPAN: f64 = 1.5;
 
-/// What a long record's passage that is a list of words (`Passage::list`) counts of its
-/// share, as a fraction: two fifths, so a list holding every word of a question is 400,
+/// What a long record's passage that is a list of words (`Passage::list`), or an untrusted
+/// record's that repeats a sentence throughout (`Passage::insists`), counts of its share,
+/// as a fraction: two fifths, so such a text holding every word of a question is 400,
 /// below memory in the turn's floor (half) and above `/recall`'s (a third): a person
 /// searching still sees it; it never joins a turn unasked on its words alone.
 const LIST_SHARE: (u64, u64) = (2, 5);
@@ -189,18 +190,26 @@ impl Rarity {
 }
 
 /// `rows` (candidates in bm25 order, with their rows) in final order, duplicates gone;
-/// `span` is the time the question names, if any.
+/// `span` is the time the question names, if any; `known` the best passages of rows
+/// already found (by row id), which are not looked for again.
 pub(super) fn rerank(
     query: &Query,
     span: Option<&Span>,
     rows: Vec<(Candidate, Hit)>,
     links: &[(i64, i64)],
+    known: &HashMap<i64, Passage>,
 ) -> Vec<Ranked> {
     let mut scored: Vec<Scored> = rows
         .into_iter()
         .filter_map(|(c, mut hit)| {
-            // A long record counts by its best passage (`Query::passage_coverage`).
-            let passage = query.passage_coverage(&hit.text);
+            // A long record counts by its best passage (`Query::passage_coverage`); an
+            // untrusted one repeating a sentence throughout counts as a list does
+            // (`query::insist`).
+            let mut passage = known
+                .get(&c.rowid)
+                .copied()
+                .unwrap_or_else(|| query.passage_coverage(&hit.text));
+            passage.insists = insists(&hit);
             let (cover, long) = (passage.cover, passage.long);
             // The neighbours' field adds to the row's own bm25 before the factors of what
             // the row holds: a turn holding part of the question, its neighbours the
@@ -268,6 +277,18 @@ pub(super) fn rerank(
             rowid: r.rowid,
         })
         .collect()
+}
+
+/// Whether `hit` is untrusted text saying one sentence again and again (`query::insist`):
+/// text a fetched page wrote that wants to be read whatever passage of it is shown.
+pub(crate) fn insists(hit: &Hit) -> bool {
+    hit.label.untrusted && crate::query::insist::insists(&hit.text)
+}
+
+/// `relevance` (thousandths) as a discounted passage counts it (`LIST_SHARE`): for a
+/// relevance found another way (by meaning) of a text that insists.
+pub(crate) fn discount(relevance: u16) -> u16 {
+    u16::try_from(u64::from(relevance) * LIST_SHARE.0 / LIST_SHARE.1).unwrap_or(relevance)
 }
 
 /// What makes two hits one (docs/memoryd.md, "Recall"): who said it and what was said.
@@ -350,7 +371,7 @@ fn thousandths(p: Passage) -> u16 {
     } else {
         (m, of)
     };
-    let (num, den) = if p.list {
+    let (num, den) = if p.discounted() {
         (num * LIST_SHARE.0, den * LIST_SHARE.1)
     } else {
         (num, den)
@@ -386,7 +407,7 @@ fn score(p: Passage, bm25: f64) -> (f64, f32) {
     } else {
         share
     };
-    if p.list {
+    if p.discounted() {
         let factor = LIST_SHARE.0 as f32 / LIST_SHARE.1 as f32;
         relevance *= factor;
         s *= f64::from(factor);

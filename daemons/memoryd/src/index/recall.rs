@@ -14,11 +14,11 @@
 
 use super::rank::{Candidate, Ranked, Rarity, Words};
 use super::{class_rank, near, rank, Index, IndexError};
-use crate::query::{self, time, Query};
+use crate::query::{self, time, Passage, Query};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use rusqlite::{params, OptionalExtension};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Candidates the lexical step hands to the re-ranking per hit asked for, and at least
 /// `MIN_CANDIDATES`: enough that the answer bm25 ranked a little low (it holds all the
@@ -168,8 +168,13 @@ impl Index {
         // The neighbours' field counts through the groups each row lacks (`near_field`):
         // a turn among turns on the same words must not be lifted by them past a rarer
         // match, and a row holding every group needs no field.
+        // Each row's best passage, found once and handed to the ranking: a pasted
+        // document's windows are the most of what a recall among such records costs.
+        let mut passages: HashMap<i64, Passage> = HashMap::with_capacity(rows.len());
         for (c, hit) in &mut rows {
-            let held = parsed.passage_coverage(&hit.text).cover.held;
+            let passage = parsed.passage_coverage(&hit.text);
+            passages.insert(c.rowid, passage);
+            let held = passage.cover.held;
             let lacking = parsed.expression_of(|i| {
                 held & (1 << i) == 0 && frequencies.get(i).is_some_and(|&f| f <= self.common_rows)
             });
@@ -188,18 +193,21 @@ impl Index {
             .take(near::NEAR_SOURCES)
             .map(|((c, _), &f)| (c.rowid, f))
             .collect();
+        // Rows reached only as neighbours are read up to `near::REACHED_BYTES` of text.
+        let mut reached = 0usize;
         for (rowid, file) in sources {
             for n in self.neighbours(file, rowid)? {
-                if known.insert(n) {
+                if reached < near::REACHED_BYTES && known.insert(n) {
                     let Some((hit, _)) = self.neighbour_row(n, max_class)? else {
                         continue;
                     };
+                    reached += hit.text.len();
                     rows.push((Candidate::reached(n, rows.len()), hit));
                 }
                 links.push((rowid, n));
             }
         }
-        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links);
+        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links, &passages);
         Ok(Words {
             hits: ranked.into_iter().take(limit as usize).collect(),
             rarity: Rarity::of(&frequencies),

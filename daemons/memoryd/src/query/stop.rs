@@ -8,6 +8,9 @@
 //! another (English "son", "die", "pan"; Spanish "sin") are left out, since dropping a
 //! word the owner meant costs more than keeping one that did not matter.
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 /// English: articles, pronouns, auxiliaries, prepositions, question words, and the verbs
 /// people wrap a question in ("do you remember", "can you tell me", "please find").
 const ENGLISH: &[&str] = &[
@@ -241,9 +244,19 @@ fn holds(list: &[&str], word: &str) -> bool {
 }
 
 /// Whether `word` (lower-case, as the query parser has it) is a function word of any of
-/// the languages, whatever the question around it: for telling how wordy a text is.
+/// the languages, whatever the question around it: for telling how wordy a text is. A
+/// set made once: a long record's best passage asks this of each of its 150 words, and
+/// a scan of every list per word was a sixth of a recall among pasted documents.
 pub(crate) fn is_stop_word(word: &str) -> bool {
-    holds(ENGLISH, word) || OTHERS.iter().any(|list| holds(list, word))
+    static ALL: OnceLock<HashSet<String>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        std::iter::once(ENGLISH)
+            .chain(OTHERS)
+            .flat_map(|list| list.iter())
+            .map(|s| s.chars().map(super::fold).collect())
+            .collect()
+    })
+    .contains(word)
 }
 
 /// Whether `word` carries no meaning in a search in a question whose words are `question`.

@@ -8,6 +8,8 @@
 //!   ([`Fault::LateCommit`]): it is stored whether or not the client still waits, and a
 //!   list answered meanwhile does not see it (Honcho's list takes no lock), as a kill or a
 //!   frozen server leaves it.
+//!   [`Fault::AnswerThenCommit`] answers first (a proxy's 408 or 504 in front of a create
+//!   still waiting) and commits after.
 //! - **Tokens.** With [`State::tokens`] set, every route wants a bearer token; a refusal is
 //!   401 with Honcho's own `{"detail": …}` ("No access token provided", "Invalid JWT",
 //!   "JWT not permissioned for this resource"), never 403.

@@ -278,5 +278,6 @@ fn fault_answer(f: Fault) -> (u16, Value, Option<u64>) {
         Fault::Status(s) | Fault::StoreThen(s) => (s, detail("stand-in fault"), None),
         Fault::Limited(secs) => (429, detail("rate limited"), Some(secs)),
         Fault::LateCommit(_) => (500, detail("stand-in: a late commit as a fault"), None),
+        Fault::AnswerThenCommit(s, ..) => (s, detail("stand-in: answered before the commit"), None),
     }
 }

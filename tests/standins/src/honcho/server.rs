@@ -3,7 +3,7 @@
 //! `Standin` handle a test drives it through.
 
 use super::auth::authorized;
-use super::fastapi::in_fastapi_order;
+use super::fastapi::{detail, in_fastapi_order};
 use super::routes::{create_session, route, setup_session};
 use super::state::{Fault, State};
 use super::HANG;
@@ -12,7 +12,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A request body bigger than this is not read: the stand-in serves tests, and 100
 /// messages of 25 000 characters of four bytes are 10 MB.
@@ -120,20 +120,29 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
     // lock: lists and other sessions go on.
     let held = stall_at_setup(&req, shared);
     // A create to commit late is held here, outside the lock: other requests go on.
-    let late = {
+    let (late, early) = {
         let mut st = shared.0.lock().unwrap();
         let is_create = req.method == "POST" && create_session(&req.target).is_some();
-        match st.post_faults.front() {
-            Some(Fault::LateCommit(d)) if is_create && authorized(&st, &req).is_ok() => {
-                let d = *d;
+        let ok = is_create && authorized(&st, &req).is_ok();
+        match st.post_faults.front().copied() {
+            Some(Fault::LateCommit(d)) if ok => {
                 st.post_faults.pop_front();
                 st.creating += 1;
-                Some(d)
+                (Some(d), None)
             }
-            _ => None,
+            Some(Fault::AnswerThenCommit(status, answer, commit)) if ok => {
+                st.post_faults.pop_front();
+                st.creating += 1;
+                (None, Some((status, answer, commit)))
+            }
+            _ => (None, None),
         }
     };
     shared.1.notify_all();
+    if let Some((status, answer, commit)) = early {
+        answer_then_commit(conn, &req, shared, status, answer, commit);
+        return;
+    }
     if let Some(d) = late {
         std::thread::sleep(d);
     }
@@ -169,6 +178,37 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
     drop(conn);
     // Waiters are woken only once the answer is out, so a test that sees a request also
     // knows the reporter has (or soon has) its answer.
+    shared.1.notify_all();
+}
+
+/// A create answered with `status` after `answer` and committed after `commit` (both from
+/// now): the client hears an end before the messages are stored.
+fn answer_then_commit(
+    mut conn: TcpStream,
+    req: &Request,
+    shared: &Shared,
+    status: u16,
+    answer: Duration,
+    commit: Duration,
+) {
+    let start = Instant::now();
+    std::thread::sleep(answer);
+    let text = in_fastapi_order(&detail("stand-in: answered before the commit"));
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        text.len()
+    );
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(text.as_bytes());
+    let _ = conn.flush();
+    drop(conn);
+    std::thread::sleep(commit.saturating_sub(start.elapsed()));
+    let mut st = shared.0.lock().unwrap();
+    st.creating -= 1;
+    let mut committed = route(&mut st, req);
+    committed.seen.status = status;
+    st.seen.push(committed.seen);
+    drop(st);
     shared.1.notify_all();
 }
 

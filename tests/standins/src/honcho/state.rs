@@ -85,6 +85,10 @@ pub enum Fault {
     /// Hold the create this long, then commit it and answer, whether or not the client
     /// still waits; lists answered meanwhile do not see it.
     LateCommit(Duration),
+    /// Answer the create with this status after the first wait (a proxy's timeout, say),
+    /// then commit it after the second (counted from the request), whether or not the
+    /// client still waits; lists answered meanwhile do not see it.
+    AnswerThenCommit(u16, Duration, Duration),
 }
 
 /// Honcho's default `MAX_MESSAGE_SIZE`.

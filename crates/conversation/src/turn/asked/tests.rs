@@ -165,3 +165,44 @@ fn the_line_gives_the_command_to_send_or_its_forms() {
     );
     assert_eq!(unset_line("remind me what we said", now()), None);
 }
+
+/// Regression: negations and figures of speech got loopd's "no reminder was set; to set
+/// it, send: /remind …" line; a plain request with `when` after `remind me` got none, and
+/// a part of the day was read as TEXT.
+#[test]
+fn negations_and_told_reminders_ask_nothing_and_plain_requests_are_read() {
+    for not_asking in [
+        "Never remind me to call him again",
+        "I don't want a reminder for that at 5pm",
+        "It would remind me of home if we went there at 5pm",
+        "She forgot to remind me to pay the bill yesterday",
+    ] {
+        assert_eq!(unset_line(not_asking, now()), None, "{not_asking}");
+    }
+    assert!(unset_line("Remind me when it's 5pm to call mom", now()).is_some());
+    assert_eq!(
+        ask("Can you remind me tomorrow morning to call mom").and_then(|a| a.1),
+        Some("call mom".to_string())
+    );
+    for asking in [
+        "Please don't forget to remind me at 5pm to call mom",
+        "Could you remind me at 5pm to call mom",
+        "No, remind me at 5pm to call mom",
+        "I can't remember it, remind me at 5pm to call mom",
+        "I want you to remind me at 5pm to call mom",
+    ] {
+        assert_eq!(
+            ask(asking).and_then(|a| a.1),
+            Some("call mom".to_string()),
+            "{asking}"
+        );
+    }
+    assert_eq!(
+        ask("Remind me when it's 5pm to call mom"),
+        Some((Some("17:00".into()), Some("call mom".into())))
+    );
+    assert_eq!(
+        ask("remind me tomorrow evening at 8 to call mom").and_then(|a| a.0),
+        Some("tomorrow 20:00".to_string())
+    );
+}

@@ -4,6 +4,10 @@
 
 use chrono::{DateTime, Datelike, Duration, Local, NaiveDate, Utc, Weekday};
 
+/// Parts of a day that may follow a day's name (`tomorrow morning`, `friday evening`):
+/// they say when, so they are not part of TEXT.
+const PARTS_OF_DAY: &[&str] = &["morning", "afternoon", "evening", "night"];
+
 /// The day a sentence names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Day {
@@ -57,6 +61,12 @@ impl Time {
                 }
                 t.mark(i, 1);
                 i += 1;
+                // `tomorrow morning`: part of when, though no clock time is read from it.
+                if let Some(part) = next.filter(|n| PARTS_OF_DAY.contains(n)) {
+                    t.late |= part != "morning";
+                    t.mark(i, 1);
+                    i += 1;
+                }
                 continue;
             }
             if matches!(w, "evening" | "afternoon") && i > 0 && matches!(low[i - 1], "this" | "the")

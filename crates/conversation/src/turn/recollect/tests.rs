@@ -1,6 +1,6 @@
 use super::*;
 use crate::open_session::Frozen;
-use proto::memory::{Hit, FULLY_RELEVANT};
+use proto::memory::{Hit, FULLY_RELEVANT, RELEVANCE_FLOOR};
 use proto::{DataClass, Label, Origin, SessionId};
 use tools::guard;
 
@@ -28,17 +28,93 @@ fn private() -> Label {
     Label::new(DataClass::Private, false)
 }
 
+fn untrusted(text: &str, relevance: u16) -> Hit {
+    hit(text, relevance, Label::new(DataClass::Public, true))
+}
+
+fn texts(chosen: Vec<(Hit, String)>) -> Vec<String> {
+    chosen.into_iter().map(|(h, _)| h.text).collect()
+}
+
+/// Regression: every hit had to reach the floor on its own, so memoryd's second or third
+/// hit below it was left out and a lower-ranked hit above it came instead. The three
+/// questions of LoCoMo's conversation 26 that memory in the turn answered worse than
+/// memoryd ranked, with the relevance of memoryd's hits for each: the evidence is among
+/// memoryd's first three, below the floor on its own.
 #[test]
-fn hits_below_the_relevance_floor_are_left_out() {
+fn memoryds_first_hits_come_together_when_one_of_them_reaches_the_floor() {
+    let asked: [(&str, [u16; 3], usize); 3] = [
+        (
+            "What did Mel and her kids paint in their latest project in July 2023?",
+            [548, 423, 459],
+            1,
+        ),
+        (
+            "How does Melanie prioritize self-care?",
+            [1000, 666, 333],
+            2,
+        ),
+        (
+            "Who performed at the concert at Melanie's daughter's birthday?",
+            [800, 492, 200],
+            2,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let s = session(dir.path());
+    for (question, relevances, evidence) in asked {
+        let mut hits: Vec<Hit> = relevances
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| hit(&format!("hit {i} for {question}"), r, private()))
+            .collect();
+        // Hits memoryd ranked lower, above the floor: they took the evidence's place.
+        hits.push(hit("a later turn", 606, private()));
+        hits.push(hit("another later turn", 700, private()));
+        let brought = texts(choose(hits, &s, 3, rendered));
+        assert_eq!(brought.len(), 3, "{question}: {brought:?}");
+        assert_eq!(
+            brought[evidence],
+            format!("hit {evidence} for {question}"),
+            "{question}: {brought:?}"
+        );
+    }
+}
+
+#[test]
+fn nothing_comes_when_none_of_the_first_hits_reaches_the_floor() {
     let dir = tempfile::tempdir().unwrap();
     let s = session(dir.path());
     let hits = vec![
         hit("tea at four", RELEVANCE_FLOOR - 1, private()),
-        hit("the dentist is on thursday", RELEVANCE_FLOOR, private()),
+        hit("the bus at five", 300, private()),
+        hit("a walk at six", 200, private()),
+        hit("the dentist is on thursday", FULLY_RELEVANT, private()),
     ];
-    let chosen = choose(hits, &s, 3, rendered);
-    assert_eq!(chosen.len(), 1);
-    assert_eq!(chosen[0].0.text, "the dentist is on thursday");
+    assert!(choose(hits, &s, 3, rendered).is_empty());
+}
+
+/// What a fetched page wrote joins a turn only on its own relevance: riding along with
+/// the owner's relevant turn, a page's refrain would reach every question that finds
+/// anything.
+#[test]
+fn an_untrusted_hit_below_the_floor_does_not_ride_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = session(dir.path());
+    let hits = vec![
+        hit("the dentist is on thursday", 800, private()),
+        untrusted("a fetched page's refrain", RELEVANCE_FLOOR - 1),
+        untrusted("a page about dentists", 700),
+        hit("the bus at five", 300, private()),
+    ];
+    assert_eq!(
+        texts(choose(hits, &s, 3, rendered)),
+        [
+            "the dentist is on thursday",
+            "a page about dentists",
+            "the bus at five"
+        ]
+    );
 }
 
 #[test]

@@ -1,0 +1,129 @@
+//! `scripts/bench memory --long [ROWS]`: recall among long records, as memory in the turn
+//! asks it after an owner pasted documents (the history of `scripts/bench memory-turn`:
+//! `ROWS` documents of `WORDS` words, 200 by default, in one log). Each of `QUESTIONS` is
+//! asked `ROUNDS` times for `ASKED` hits (what loopd asks per line), then each hit is cut
+//! to its passage as loopd cuts it (`proto::memory::clip_to_passage`); printed: the
+//! recall's p50 and p99, and the passages' time per recall.
+
+use memoryd::index::{Budget, Index};
+use proto::label::DataClass;
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_ROWS: usize = 200;
+
+/// Words of one document, as memory-turn's.
+const WORDS: usize = 12_000;
+
+/// Times each question is asked.
+const ROUNDS: usize = 10;
+
+/// Hits loopd asks per line (`auto_hits` 3, three asked per hit).
+const ASKED: u32 = 9;
+
+/// loopd's `memory.hit_chars` default.
+const HIT_CHARS: usize = 600;
+
+/// memory-turn's sentences and questions (`tests/e2e/promise/bench_pipelined.rs`).
+const SENTENCES: &[&str] = &[
+    "The quarterly report describes the shipping volumes along the northern route.",
+    "Warehouse staffing was short in the autumn because two supervisors left.",
+    "The supplier contracts for cardboard and tape are renewed every spring.",
+    "Weather delays slowed the deliveries to the coastal stores for a week.",
+    "The new forklift in the east hall needs a service before the winter.",
+    "Customer complaints about late parcels fell after the night shift started.",
+    "The budget for overtime was spent by the end of the second month.",
+    "A fire drill in the loading bay found two blocked exits and a broken alarm.",
+    "The accounts team asked for the invoices from the harbour office again.",
+    "Fuel prices rose, so the trucks now wait until they are full before leaving.",
+    "The training plan for new drivers covers the mountain roads and the ferries.",
+    "Inventory counts in the cold store did not match the system twice this year.",
+];
+
+const QUESTIONS: &[&str] = &[
+    "what about the shipping volumes on the northern route?",
+    "why was the warehouse staffing short?",
+    "when are the supplier contracts renewed?",
+    "what slowed the deliveries to the coastal stores?",
+    "does the forklift need a service?",
+    "did the complaints about late parcels fall?",
+    "when was the overtime budget spent?",
+    "what did the fire drill in the loading bay find?",
+    "which invoices did the accounts team ask for?",
+    "why do the trucks wait until they are full?",
+    "what does the training plan for new drivers cover?",
+    "did the inventory counts in the cold store match?",
+];
+
+fn document(n: usize) -> String {
+    let mut seed = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut out = format!("Pasted document {n}. ");
+    let mut words = 0;
+    while words < WORDS {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let s = SENTENCES[(seed % SENTENCES.len() as u64) as usize];
+        out.push_str(s);
+        out.push(' ');
+        words += s.split_whitespace().count();
+    }
+    out
+}
+
+fn pct(d: &mut [Duration], p: f64) -> f64 {
+    d.sort();
+    let i = ((d.len() as f64 - 1.0) * p).round() as usize;
+    d[i].as_secs_f64() * 1000.0
+}
+
+pub fn run(rows: usize) {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("sessions").join("archive");
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = serde_json::json!({
+        "epoch": 0, "started": "2026-10-02T08:00:00.000Z", "system": "You are terse.",
+        "tools": [], "carry": null, "carry_label": {"class": "private", "untrusted": false},
+        "reason": "start", "summary_source": "model"
+    });
+    std::fs::write(dir.join("epoch-000000.head.json"), head.to_string()).unwrap();
+    let log: String = (0..rows)
+        .map(|n| {
+            let line = serde_json::json!({
+                "type": "user",
+                "time": proto::time::format_unix_millis(1_790_000_000_000 + n as i64 * 1000),
+                "content": document(n), "origin": "owner"
+            });
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("epoch-000000.jsonl"), log).unwrap();
+    let mut index = Index::open(state.path(), DataClass::Private).unwrap();
+    index.catch_up(Budget::UNLIMITED).unwrap();
+    let (mut recall, mut clip) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        for q in QUESTIONS {
+            let t = Instant::now();
+            let hits = index.search(q, DataClass::Private, ASKED).unwrap();
+            recall.push(t.elapsed());
+            let t = Instant::now();
+            for mut h in hits {
+                proto::memory::clip_to_passage(&mut h, q, HIT_CHARS);
+            }
+            clip.push(t.elapsed());
+        }
+    }
+    println!("### Recall among {rows} documents of {WORDS} words, {ASKED} hits asked\n");
+    println!("| measure | p50 ms | p99 ms |");
+    println!("|---|---:|---:|");
+    println!(
+        "| recall (words) | {:.2} | {:.2} |",
+        pct(&mut recall, 0.5),
+        pct(&mut recall, 0.99)
+    );
+    println!(
+        "| the hits cut to passages (loopd) | {:.2} | {:.2} |",
+        pct(&mut clip, 0.5),
+        pct(&mut clip, 0.99)
+    );
+    println!();
+}

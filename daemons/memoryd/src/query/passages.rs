@@ -1,0 +1,340 @@
+//! The best passage of a long text in one pass (docs/memoryd.md, 'Relevance by the best
+//! passage'): where each of the question's groups and neighbouring pairs matches is found
+//! once over the whole text, and each window then only gathers the matches inside it.
+//! Looking for every group again in every window cost a recall among pasted documents
+//! most of its time (docs/measurements/memoryd.md, 'Long records').
+
+use super::{
+    base, for_each_word, is_stop_word, Coverage, Group, Passage, Query, LIST_STOP_SHARE,
+    PASSAGE_WORDS,
+};
+
+/// One place a group, or a pair of neighbouring groups side by side, matches: tokens
+/// `from..to` of the text, and which (bit `i` for group `i`, or for the pair `i, i + 1`).
+#[derive(Debug, Clone, Copy)]
+struct Match {
+    from: usize,
+    to: usize,
+    bit: u32,
+}
+
+/// What the windows of `tokens` (longer than `PASSAGE_WORDS`) hold: the best window's
+/// coverage and where it starts, chosen as `Query::passage_coverage` says.
+pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize) {
+    let groups = query.groups.len();
+    let mut held: Vec<Match> = Vec::new();
+    let mut pairs: Vec<Match> = Vec::new();
+    // A word group's base form, and each token's, made once (`Group::matches_at` makes
+    // both for every token it is asked about).
+    let bases: Vec<Option<&str>> = query
+        .groups
+        .iter()
+        .map(|g| match g {
+            Group::Word { word, .. } => Some(base(word)),
+            Group::Exact { .. } => None,
+        })
+        .collect();
+    let matches_at = |i: usize, at: usize, token_base: &str| -> Option<usize> {
+        match (&query.groups[i], bases[i]) {
+            (Group::Word { word, root }, Some(word_base)) => {
+                let t = tokens.get(at)?;
+                let hit = t == word
+                    || token_base == word_base
+                    || root.as_deref().is_some_and(|r| t.starts_with(r));
+                hit.then_some(1)
+            }
+            (g, _) => g.matches_at(tokens, at),
+        }
+    };
+    let token_bases: Vec<&str> = tokens.iter().map(|t| base(t)).collect();
+    let mut lens: Vec<Option<usize>> = vec![None; groups];
+    for from in 0..tokens.len() {
+        for (i, len) in lens.iter_mut().enumerate() {
+            *len = matches_at(i, from, token_bases[from]);
+        }
+        for (i, len) in lens.iter().enumerate() {
+            let Some(len) = *len else {
+                continue;
+            };
+            held.push(Match {
+                from,
+                to: from + len,
+                bit: 1 << i,
+            });
+            if i + 1 < groups {
+                let next_base = token_bases.get(from + len).copied().unwrap_or("");
+                if let Some(len2) = matches_at(i + 1, from + len, next_base) {
+                    pairs.push(Match {
+                        from,
+                        to: from + len + len2,
+                        bit: 1 << i,
+                    });
+                }
+            }
+        }
+    }
+    let within = |ms: &[Match], at: usize, end: usize| -> u32 {
+        let start = ms.partition_point(|m| m.from < at);
+        ms[start..]
+            .iter()
+            .take_while(|m| m.from < end)
+            .filter(|m| m.to <= end)
+            .fold(0, |acc, m| acc | m.bit)
+    };
+    let step = PASSAGE_WORDS / 2;
+    let mut best: Option<(Coverage, usize)> = None;
+    let mut at = 0;
+    loop {
+        let end = (at + PASSAGE_WORDS).min(tokens.len());
+        let bits = within(&held, at, end);
+        let c = Coverage {
+            matched: bits.count_ones() as usize,
+            of: groups,
+            held: bits,
+            adjacent: within(&pairs, at, end).count_ones() as usize,
+        };
+        if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+            best = Some((c, at));
+        }
+        if end == tokens.len() {
+            break;
+        }
+        at += step;
+    }
+    best.unwrap_or((
+        Coverage {
+            matched: 0,
+            of: groups,
+            held: 0,
+            adjacent: 0,
+        },
+        0,
+    ))
+}
+
+/// `Query::passage_coverage` of a long `text` when every group of the query is a word
+/// (no exact token of several parts), reading the text's words as they are cut, never
+/// holding them: each word is only which groups it matches (a bit each), and a window
+/// holds the groups of its words and the pairs of a word matching group `i` followed by
+/// one matching group `i + 1`. `None` for a query with an exact token, or a text of at
+/// most `PASSAGE_WORDS` words (its own passage; `passage_coverage` reads it whole).
+pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
+    let mut words: Vec<(&str, &str, Option<&str>)> = Vec::with_capacity(query.groups.len());
+    for g in &query.groups {
+        match g {
+            Group::Word { word, root } => words.push((word, base(word), root.as_deref())),
+            Group::Exact { .. } => return None,
+        }
+    }
+    let mut masks: Vec<u32> = Vec::with_capacity(text.len() / 6);
+    let n = for_each_word(text, |_, t| {
+        let token_base = base(t);
+        let mask = words
+            .iter()
+            .enumerate()
+            .filter(|(_, (word, word_base, root))| {
+                t == *word || token_base == *word_base || root.is_some_and(|r| t.starts_with(r))
+            })
+            .fold(0u32, |acc, (i, _)| acc | 1 << i);
+        masks.push(mask);
+        true
+    });
+    if n <= PASSAGE_WORDS {
+        return None;
+    }
+    // Pair `i` starts at a word matching group `i` when the next word matches `i + 1`.
+    let pairs: Vec<u32> = masks
+        .iter()
+        .zip(masks.iter().skip(1))
+        .map(|(&here, &next)| here & (next >> 1))
+        .collect();
+    let step = PASSAGE_WORDS / 2;
+    let mut best: Option<(Coverage, usize)> = None;
+    let mut at = 0;
+    loop {
+        let end = (at + PASSAGE_WORDS).min(n);
+        let held = masks[at..end].iter().fold(0, |acc, m| acc | m);
+        // A pair is inside when both its words are: it starts before `end - 1`.
+        let adjacent = pairs[at..end - 1].iter().fold(0u32, |acc, m| acc | m);
+        let c = Coverage {
+            matched: held.count_ones() as usize,
+            of: words.len(),
+            held,
+            adjacent: adjacent.count_ones() as usize,
+        };
+        if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+            best = Some((c, at));
+        }
+        if end == n {
+            break;
+        }
+        at += step;
+    }
+    let (cover, at) = best?;
+    let end = (at + PASSAGE_WORDS).min(n);
+    let mut stops = 0usize;
+    for_each_word(text, |i, t| {
+        if (at..end).contains(&i) && is_stop_word(t) {
+            stops += 1;
+        }
+        i + 1 < end
+    });
+    Some(Passage {
+        cover,
+        long: true,
+        list: (stops as f64) < LIST_STOP_SHARE * (end - at) as f64,
+        insists: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{parse, words};
+
+    /// Each window looked at on its own, as the passages were found before: the reference
+    /// the one pass must equal.
+    fn by_windows(query: &Query, tokens: &[String]) -> (Coverage, usize) {
+        let step = PASSAGE_WORDS / 2;
+        let mut best: Option<(Coverage, usize)> = None;
+        let mut at = 0;
+        loop {
+            let end = (at + PASSAGE_WORDS).min(tokens.len());
+            let c = query.coverage_of(&tokens[at..end]);
+            if best.is_none_or(|(b, _)| (c.matched, c.adjacent) > (b.matched, b.adjacent)) {
+                best = Some((c, at));
+            }
+            if end == tokens.len() {
+                break;
+            }
+            at += step;
+        }
+        best.unwrap()
+    }
+
+    #[test]
+    fn reading_words_as_they_come_finds_what_the_words_held_find() {
+        let vocabulary = [
+            "The",
+            "wifi",
+            "PASSWORD",
+            "is",
+            "rent,",
+            "month.",
+            "dentist",
+            "appointments",
+            "on",
+            "Thursday",
+            "park",
+            "car",
+            "cooking",
+            "dinner",
+            "a",
+            "of",
+            "kids",
+            "school",
+            "picked",
+            "bills",
+            "électricité",
+            "électricity",
+            "Zoë",
+            "x-ray",
+            "and",
+        ];
+        let questions = [
+            "what is the wifi password?",
+            "when is my dentist appointment on thursday?",
+            "who picks the kids from school after cooking dinner?",
+            "did I pay the electricity bill",
+            "zoe x ray",
+        ];
+        let mut seed: u64 = 0x9876_5432;
+        for round in 0..40 {
+            let n = 100 + round * 41;
+            let text: Vec<&str> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    vocabulary[(seed >> 33) as usize % vocabulary.len()]
+                })
+                .collect();
+            let text = text.join(" ");
+            let tokens = words(&text);
+            for q in questions {
+                let query = parse(q).unwrap();
+                let fast = of_words_only(&query, &text);
+                if tokens.len() <= PASSAGE_WORDS {
+                    assert!(fast.is_none());
+                    continue;
+                }
+                let (cover, at) = best_window(&query, &tokens);
+                let window = &tokens[at..(at + PASSAGE_WORDS).min(tokens.len())];
+                let stops = window.iter().filter(|w| is_stop_word(w)).count();
+                let slow = Passage {
+                    cover,
+                    long: true,
+                    list: (stops as f64) < LIST_STOP_SHARE * window.len() as f64,
+                    insists: false,
+                };
+                assert_eq!(fast, Some(slow), "{q} in round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_finds_the_window_each_window_on_its_own_finds() {
+        let vocabulary = [
+            "the",
+            "wifi",
+            "password",
+            "is",
+            "rent",
+            "month",
+            "dentist",
+            "appointment",
+            "maria.santos@example.com",
+            "on",
+            "thursday",
+            "park",
+            "car",
+            "cooking",
+            "dinner",
+            "a",
+            "of",
+            "kids",
+            "school",
+            "picked",
+            "bills",
+            "electricity",
+        ];
+        let questions = [
+            "what is the wifi password?",
+            "when is my dentist appointment on thursday?",
+            "mail maria.santos@example.com about the rent this month",
+            "who picks the kids from school after cooking dinner?",
+            "did I pay the electricity bill",
+        ];
+        let mut seed: u64 = 0x1234_5678;
+        for round in 0..40 {
+            let n = 151 + round * 37;
+            let text: Vec<&str> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    vocabulary[(seed >> 33) as usize % vocabulary.len()]
+                })
+                .collect();
+            let tokens = words(&text.join(" "));
+            for q in questions {
+                let query = parse(q).unwrap();
+                assert_eq!(
+                    best_window(&query, &tokens),
+                    by_windows(&query, &tokens),
+                    "{q}"
+                );
+            }
+        }
+    }
+}
