@@ -46,7 +46,14 @@ impl fmt::Display for MemoryError {
     }
 }
 
-impl std::error::Error for MemoryError {}
+impl std::error::Error for MemoryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MemoryError::Exchange(e) => Some(e),
+            MemoryError::Refused(_) | MemoryError::Unexpected(_) => None,
+        }
+    }
+}
 
 /// Sends one request and reads one response.
 pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, MemoryError> {

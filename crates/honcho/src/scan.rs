@@ -87,7 +87,14 @@ impl fmt::Display for ScanError {
     }
 }
 
-impl std::error::Error for ScanError {}
+impl std::error::Error for ScanError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ScanError::Files(e) => Some(e),
+            ScanError::PastEnd { .. } | ScanError::EpochGone { .. } => None,
+        }
+    }
+}
 
 impl From<sessions::Error> for ScanError {
     fn from(e: sessions::Error) -> ScanError {

@@ -77,7 +77,14 @@ impl fmt::Display for SlotListError {
     }
 }
 
-impl std::error::Error for SlotListError {}
+impl std::error::Error for SlotListError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SlotListError::Probe(e) => Some(e),
+            SlotListError::NotAList | SlotListError::Slot(_) => None,
+        }
+    }
+}
 
 impl Client {
     /// Every slot, from `GET /slots`.

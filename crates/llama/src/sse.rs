@@ -120,7 +120,17 @@ impl StreamError {
     }
 }
 
-impl std::error::Error for StreamError {}
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StreamError::Io(e) => Some(e),
+            StreamError::Malformed(_)
+            | StreamError::Truncated
+            | StreamError::TimedOut
+            | StreamError::Server { .. } => None,
+        }
+    }
+}
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -70,7 +70,15 @@ impl<E: fmt::Display> fmt::Display for DialError<E> {
     }
 }
 
-impl<E: fmt::Debug + fmt::Display> std::error::Error for DialError<E> {}
+impl<E: std::error::Error + 'static> std::error::Error for DialError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DialError::Connect { source, .. } => Some(source),
+            DialError::Timeout { error, .. } => error.as_ref().map(|e| e as _),
+            DialError::Failed { error, .. } => Some(error),
+        }
+    }
+}
 
 /// Connects to `path`, runs `send` then `receive` on the connection and returns what
 /// `receive` read. `io_of` finds the `io::Error` inside a step's error, if any; a

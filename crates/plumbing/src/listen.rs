@@ -42,7 +42,16 @@ impl fmt::Display for ListenError {
     }
 }
 
-impl std::error::Error for ListenError {}
+impl std::error::Error for ListenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ListenError::Bind { source, .. } => Some(source),
+            ListenError::Activation(_) | ListenError::NotAListener(_) | ListenError::InUse(_) => {
+                None
+            }
+        }
+    }
+}
 
 /// Where the listener came from, for the startup log line.
 #[derive(Debug, Clone, PartialEq, Eq)]

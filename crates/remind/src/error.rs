@@ -64,7 +64,16 @@ impl fmt::Display for BookError {
     }
 }
 
-impl std::error::Error for BookError {}
+impl std::error::Error for BookError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BookError::Read { err, .. } | BookError::Dir { err, .. } => Some(err),
+            BookError::Parse { err, .. } | BookError::Encode(err) => Some(err),
+            BookError::Write { err, .. } => Some(err),
+            BookError::Full | BookError::NoSuch { .. } => None,
+        }
+    }
+}
 
 /// The owner's `/remind` could not be done.
 #[derive(Debug)]
@@ -101,10 +110,41 @@ impl fmt::Display for CommandError {
     }
 }
 
-impl std::error::Error for CommandError {}
+impl std::error::Error for CommandError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CommandError::When(e) => Some(e),
+            CommandError::Book(e) => Some(e),
+            CommandError::CancelNeedsOne | CommandError::CancelNumber(_) | CommandError::NoText => {
+                None
+            }
+        }
+    }
+}
 
 impl From<BookError> for CommandError {
     fn from(e: BookError) -> CommandError {
         CommandError::Book(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// Guards that a wrapping error hands its cause on, so a reporter walking `source()`
+    /// reaches the io error at the bottom.
+    #[test]
+    fn a_wrapping_error_names_its_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = CommandError::Book(BookError::Read {
+            path: "reminders.json".into(),
+            err: io,
+        });
+        let book = e.source().expect("the book error");
+        let cause = book.source().expect("the io error");
+        assert_eq!(cause.to_string(), "denied");
+        assert!(CommandError::NoText.source().is_none());
     }
 }

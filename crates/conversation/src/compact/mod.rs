@@ -54,7 +54,16 @@ impl fmt::Display for CompactError {
     }
 }
 
-impl std::error::Error for CompactError {}
+impl std::error::Error for CompactError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CompactError::Prompt { source, .. } => Some(source),
+            CompactError::Summary(e) => Some(e),
+            CompactError::Store(e) => Some(e),
+            CompactError::EmptySummary | CompactError::TooManyEpochs(_) => None,
+        }
+    }
+}
 
 impl From<SessionError> for CompactError {
     fn from(e: SessionError) -> CompactError {

@@ -45,7 +45,16 @@ impl fmt::Display for SessionError {
     }
 }
 
-impl std::error::Error for SessionError {}
+impl std::error::Error for SessionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SessionError::Files(e) => Some(e),
+            SessionError::Create { source, .. } | SessionError::Prompt { source, .. } => {
+                Some(source)
+            }
+        }
+    }
+}
 
 /// What a new epoch freezes: the system prompt text and the tool schemas.
 pub struct Frozen {

@@ -52,7 +52,15 @@ impl fmt::Display for TurnError {
     }
 }
 
-impl std::error::Error for TurnError {}
+impl std::error::Error for TurnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TurnError::Llama(e) => Some(e),
+            TurnError::Store(e) => Some(e),
+            TurnError::SessionFull(_) => None,
+        }
+    }
+}
 
 impl From<SessionError> for TurnError {
     fn from(e: SessionError) -> TurnError {
