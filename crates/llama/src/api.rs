@@ -3,7 +3,7 @@
 //! turn's rules (the tool loop, a cut answer, compaction after a full context, a failure
 //! the same request would meet again) are checked with no server and no thread.
 
-use super::tokenize::Specials;
+use super::tokenize::{Specials, TokenizeError};
 use super::{
     ChatRequest, Client, Completion, Delta, LlamaError, SlotError, SlotInfo, SlotListError,
 };
@@ -35,10 +35,10 @@ pub trait ModelServer: Send {
     fn model_path(&self) -> Option<String>;
     /// The spans of `text` the served model's tokenizer reads as special tokens, or why
     /// the server could not say (`tokenize.rs`).
-    fn special_spans(&self, text: &str) -> Result<Vec<String>, String>;
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, TokenizeError>;
     /// How many tokens the served model reads in `text`, or why the server could not say
     /// (`tokenize.rs`).
-    fn count_tokens(&self, text: &str) -> Result<u64, String>;
+    fn count_tokens(&self, text: &str) -> Result<u64, TokenizeError>;
 }
 
 impl ModelServer for Client {
@@ -90,12 +90,12 @@ impl ModelServer for Client {
 
     /// On the client's own agent (connections reused), each request bounded by
     /// `TOKENIZE_TIMEOUT`.
-    fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, TokenizeError> {
         super::tokenize::special_spans(self.agent(), &self.base_url(), text)
     }
 
     /// On the client's own agent, bounded by `TOKENIZE_TIMEOUT`.
-    fn count_tokens(&self, text: &str) -> Result<u64, String> {
+    fn count_tokens(&self, text: &str) -> Result<u64, TokenizeError> {
         super::tokenize::count_tokens(self.agent(), &self.base_url(), text)
     }
 }

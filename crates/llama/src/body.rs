@@ -27,6 +27,15 @@ impl fmt::Display for BodyError {
     }
 }
 
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::Io(e) => Some(e),
+            BodyError::TooLarge { .. } | BodyError::TimedOut => None,
+        }
+    }
+}
+
 impl From<io::Error> for BodyError {
     fn from(e: io::Error) -> BodyError {
         if is_timeout(&e) {

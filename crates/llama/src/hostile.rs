@@ -278,7 +278,9 @@ fn a_huge_tokenize_answer_is_refused_not_read_whole() {
     let agent = ureq::AgentBuilder::new()
         .timeout(tokenize::TOKENIZE_TIMEOUT)
         .build();
-    let e = tokenize::special_spans(&agent, &s.url, "a short tool result").unwrap_err();
+    let e = tokenize::special_spans(&agent, &s.url, "a short tool result")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("POST /tokenize: the answer is over"), "{e}");
 }
 

@@ -17,6 +17,7 @@ use super::ModelServer;
 use proto::neutralise_spans;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -124,6 +125,46 @@ struct Token {
     piece: Value,
 }
 
+/// Why the server could not say how it tokenizes a text. Every variant names
+/// `POST /tokenize`, so a warning built from it says which call failed.
+#[derive(Debug)]
+pub enum TokenizeError {
+    /// No answer, an HTTP error status, or no tokenizer to ask at all.
+    Request(String),
+    /// The answer could not be read whole within the cap for this text.
+    Body(super::body::BodyError),
+    /// The answer was not a `tokens` list of ids and pieces.
+    Json(serde_json::Error),
+    /// A token of the answer had no numeric `id`.
+    NoId,
+}
+
+impl fmt::Display for TokenizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenizeError::Request(why) => write!(f, "POST /tokenize: {why}"),
+            TokenizeError::Body(e) => {
+                write!(f, "POST /tokenize: {e} (the most read for this text)")
+            }
+            TokenizeError::Json(e) => write!(
+                f,
+                "POST /tokenize: the answer is not a `tokens` list of ids and pieces: {e}"
+            ),
+            TokenizeError::NoId => write!(f, "POST /tokenize: a token without a numeric `id`"),
+        }
+    }
+}
+
+impl std::error::Error for TokenizeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenizeError::Body(e) => Some(e),
+            TokenizeError::Json(e) => Some(e),
+            TokenizeError::Request(_) | TokenizeError::NoId => None,
+        }
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct Answer {
     tokens: Vec<Token>,
@@ -134,7 +175,7 @@ pub fn special_spans(
     agent: &ureq::Agent,
     base_url: &str,
     text: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, TokenizeError> {
     let with = tokenize(agent, base_url, text, true)?;
     let without: HashSet<u64> = tokenize(agent, base_url, text, false)?
         .into_iter()
@@ -157,7 +198,7 @@ pub const CHARS_PER_TOKEN: u64 = 3;
 
 /// The tokens the server's tokenizer reads in `text`, control sequences as it would
 /// read them in a prompt.
-pub fn count_tokens(agent: &ureq::Agent, base_url: &str, text: &str) -> Result<u64, String> {
+pub fn count_tokens(agent: &ureq::Agent, base_url: &str, text: &str) -> Result<u64, TokenizeError> {
     Ok(tokenize(agent, base_url, text, true)?.len() as u64)
 }
 
@@ -181,7 +222,7 @@ fn tokenize(
     base_url: &str,
     text: &str,
     parse_special: bool,
-) -> Result<Vec<(u64, Option<String>)>, String> {
+) -> Result<Vec<(u64, Option<String>)>, TokenizeError> {
     let body = json!({
         "content": text,
         "add_special": false,
@@ -193,20 +234,17 @@ fn tokenize(
         .timeout(TOKENIZE_TIMEOUT)
         .set("Content-Type", "application/json")
         .send_string(&body.to_string())
-        .map_err(|e| format!("POST /tokenize: {e}"))?;
+        .map_err(|e| TokenizeError::Request(e.to_string()))?;
     let cap = answer_cap(text);
-    let raw = super::body::read_capped(answer.into_reader(), cap)
-        .map_err(|e| format!("POST /tokenize: {e} (the most read for this text)"))?;
-    let answer: Answer = serde_json::from_slice(&raw).map_err(|e| {
-        format!("POST /tokenize: the answer is not a `tokens` list of ids and pieces: {e}")
-    })?;
+    let raw = super::body::read_capped(answer.into_reader(), cap).map_err(TokenizeError::Body)?;
+    let answer: Answer = serde_json::from_slice(&raw).map_err(TokenizeError::Json)?;
     answer
         .tokens
         .into_iter()
         .map(|t| match (t.id, t.piece) {
             (Some(id), Value::String(p)) => Ok((id, Some(p))),
             (Some(id), _) => Ok((id, None)),
-            (None, _) => Err("POST /tokenize: a token without a numeric `id`".to_string()),
+            (None, _) => Err(TokenizeError::NoId),
         })
         .collect()
 }

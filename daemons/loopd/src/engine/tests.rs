@@ -86,10 +86,12 @@ impl ModelServer for Script {
         None
     }
 
-    fn special_spans(&self, text: &str) -> Result<Vec<String>, String> {
+    fn special_spans(&self, text: &str) -> Result<Vec<String>, llama::tokenize::TokenizeError> {
         let specials = self.specials.lock().unwrap();
         if specials.is_empty() {
-            return Err("a scripted model has no tokenizer".into());
+            return Err(llama::tokenize::TokenizeError::Request(
+                "a scripted model has no tokenizer".into(),
+            ));
         }
         Ok(specials
             .iter()
@@ -98,8 +100,10 @@ impl ModelServer for Script {
             .collect())
     }
 
-    fn count_tokens(&self, _text: &str) -> Result<u64, String> {
-        Err("a scripted model has no tokenizer".into())
+    fn count_tokens(&self, _text: &str) -> Result<u64, llama::tokenize::TokenizeError> {
+        Err(llama::tokenize::TokenizeError::Request(
+            "a scripted model has no tokenizer".into(),
+        ))
     }
 
     fn chat(
