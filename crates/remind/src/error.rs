@@ -4,52 +4,25 @@
 
 use crate::when::WhenError;
 use crate::MAX_REMINDERS;
+use sessions::numbered::StoreError;
 use std::fmt;
-use std::path::PathBuf;
 
 /// The book could not be read, written or changed.
 #[derive(Debug)]
 pub enum BookError {
-    /// The file is there but cannot be read whole.
-    Read {
-        path: PathBuf,
-        err: std::io::Error,
-    },
-    /// The file is not a book.
-    Parse {
-        path: PathBuf,
-        err: serde_json::Error,
-    },
-    Encode(serde_json::Error),
-    /// The state directory cannot be made.
-    Dir {
-        path: PathBuf,
-        err: std::io::Error,
-    },
-    /// The atomic replace failed; the old book stands.
-    Write {
-        path: PathBuf,
-        err: sessions::Error,
-    },
+    /// The book's file could not be read or written; a write failure leaves the old
+    /// book standing.
+    Store(StoreError),
     /// `MAX_REMINDERS` are set.
     Full,
     /// No reminder of that number in that session.
-    NoSuch {
-        n: u64,
-        session: String,
-    },
+    NoSuch { n: u64, session: String },
 }
 
 impl fmt::Display for BookError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BookError::Read { path, err } => write!(f, "reminders file {}: {err}", path.display()),
-            BookError::Parse { path, err } => {
-                write!(f, "reminders file {}: {err}", path.display())
-            }
-            BookError::Encode(err) => write!(f, "reminders: cannot encode the book: {err}"),
-            BookError::Dir { path, err } => write!(f, "cannot write {}: {err}", path.display()),
-            BookError::Write { path, err } => write!(f, "cannot write {}: {err}", path.display()),
+            BookError::Store(e) => write!(f, "{e}"),
             BookError::Full => write!(
                 f,
                 "{MAX_REMINDERS} reminders are already set; cancel one first (/remind cancel N)"
@@ -67,9 +40,7 @@ impl fmt::Display for BookError {
 impl std::error::Error for BookError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BookError::Read { err, .. } | BookError::Dir { err, .. } => Some(err),
-            BookError::Parse { err, .. } | BookError::Encode(err) => Some(err),
-            BookError::Write { err, .. } => Some(err),
+            BookError::Store(e) => Some(e),
             BookError::Full | BookError::NoSuch { .. } => None,
         }
     }
@@ -122,6 +93,12 @@ impl std::error::Error for CommandError {
     }
 }
 
+impl From<StoreError> for BookError {
+    fn from(e: StoreError) -> BookError {
+        BookError::Store(e)
+    }
+}
+
 impl From<BookError> for CommandError {
     fn from(e: BookError) -> CommandError {
         CommandError::Book(e)
@@ -138,12 +115,14 @@ mod tests {
     #[test]
     fn a_wrapping_error_names_its_cause() {
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let e = CommandError::Book(BookError::Read {
+        let e = CommandError::Book(BookError::Store(StoreError::Read {
+            what: "reminders",
             path: "reminders.json".into(),
             err: io,
-        });
+        }));
         let book = e.source().expect("the book error");
-        let cause = book.source().expect("the io error");
+        let store = book.source().expect("the store error");
+        let cause = store.source().expect("the io error");
         assert_eq!(cause.to_string(), "denied");
         assert!(CommandError::NoText.source().is_none());
     }

@@ -70,6 +70,13 @@ impl Reminder {
     }
 }
 
+/// The book's file: a numbered store (`sessions::numbered`), as the inbox is.
+const STORE: sessions::numbered::Store = sessions::numbered::Store {
+    name: FILE,
+    what: "reminders",
+    max_bytes: MAX_FILE_BYTES,
+};
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -109,33 +116,16 @@ impl Book {
     /// Reads the book in `state_dir` (none yet is an empty book). A file that cannot be
     /// read whole is an error naming it: starting with an empty book would drop reminders.
     pub fn load(state_dir: &Path) -> Result<Book, BookError> {
-        let path = state_dir.join(FILE);
-        let file = match plumbing::bounded::read_text(&path, MAX_FILE_BYTES) {
-            Ok(text) => match serde_json::from_str(&text) {
-                Ok(file) => file,
-                Err(err) => return Err(BookError::Parse { path, err }),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
-            Err(err) => return Err(BookError::Read { path, err }),
-        };
-        let mut book = Book {
+        let mut file: File = STORE.load(state_dir)?;
+        file.next = sessions::numbered::next_number(file.next, file.reminders.iter().map(|r| r.n));
+        Ok(Book {
             dir: state_dir.to_path_buf(),
             file,
-        };
-        // Numbers are never reused, even after a hand edit left `next` behind.
-        let top = book.file.reminders.iter().map(|r| r.n).max().unwrap_or(0);
-        book.file.next = book.file.next.max(top + 1);
-        Ok(book)
+        })
     }
 
     fn save(&self) -> Result<(), BookError> {
-        let bytes = serde_json::to_vec_pretty(&self.file).map_err(BookError::Encode)?;
-        let path = self.dir.join(FILE);
-        if let Err(err) = std::fs::create_dir_all(&self.dir) {
-            return Err(BookError::Dir { path, err });
-        }
-        sessions::atomic::write(&self.dir, FILE, &bytes)
-            .map_err(|err| BookError::Write { path, err })
+        Ok(STORE.save(&self.dir, &self.file)?)
     }
 
     /// Sets a reminder and writes the book; returns it (with its number).

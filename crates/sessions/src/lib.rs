@@ -10,6 +10,8 @@
 //! - `log`: loopd's append-only log (the torn tail cut at open, one `write` + `fdatasync`
 //!   per record, rollback on failure);
 //! - `atomic`: small files replaced atomically (temp, fsync, rename, fsync the directory);
+//! - `numbered`: small JSON stores of numbered entries (the reminders, the inbox), read
+//!   bounded and replaced through `atomic`;
 //! - `rewrite`: a log rewritten line by line (forgetting), through `lines` and `atomic`;
 //! - `leftovers`: what a failed epoch start leaves behind (a temporary head, an empty log
 //!   past the current epoch), removed at loopd's start.
@@ -25,6 +27,7 @@ pub mod head;
 pub mod leftovers;
 pub mod lines;
 pub mod log;
+pub mod numbered;
 pub mod rewrite;
 
 pub use error::Error;

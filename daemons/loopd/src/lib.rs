@@ -24,6 +24,8 @@ pub enum MainError {
     Start(String),
     /// The reminders file cannot be read: starting with an empty book would drop them.
     Reminders(remind::BookError),
+    /// The inbox file cannot be read: starting with an empty one would drop what waits.
+    Inbox(sessions::numbered::StoreError),
     Serve(std::io::Error),
 }
 
@@ -36,6 +38,7 @@ impl fmt::Display for MainError {
             MainError::Prompt(e) => e.fmt(f),
             MainError::Start(m) => write!(f, "start: {m}"),
             MainError::Reminders(e) => write!(f, "start: {e}"),
+            MainError::Inbox(e) => write!(f, "start: {e}"),
             MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
     }
@@ -67,7 +70,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let notify = worker::Notifier::new(events_tx, server.waker());
     let book = remind::Book::load(&cfg.state_dir).map_err(MainError::Reminders)?;
     let reminders = remind::Shared::new(book, Some(server.waker()));
-    let inbox = inbox::Shared::new(inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Start)?);
+    let inbox = inbox::Shared::new(inbox::Inbox::load(&cfg.state_dir).map_err(MainError::Inbox)?);
     // The daemon's one llama.cpp client: the engine's for every model call, and
     // `/status`'s for `/health` (the llama crate's `lib.rs` says what a clone shares).
     let llama = llama::Client::new(&cfg.llama);

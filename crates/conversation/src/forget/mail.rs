@@ -131,7 +131,7 @@ impl Mail {
     }
 
     /// Removes the reminders and inbox messages among `chosen` and writes each file.
-    pub fn remove(&self, chosen: &[&Found]) -> Result<Taken, String> {
+    pub fn remove(&self, chosen: &[&Found]) -> Result<Taken, MailError> {
         let mut taken = Taken::default();
         for f in chosen {
             match f.place {
@@ -144,7 +144,7 @@ impl Mail {
             return Ok(taken);
         }
         self.reminders.with(|book| {
-            book.remove(&taken.reminders).map_err(|e| e.to_string())?;
+            book.remove(&taken.reminders).map_err(MailError::Book)?;
             self.inbox.with(|i| {
                 taken.unnotified = i
                     .all()
@@ -152,11 +152,36 @@ impl Mail {
                     .filter(|m| taken.inbox.contains(&m.n) && m.delivered.is_none() && !m.notified)
                     .map(|m| m.n)
                     .collect();
-                i.remove(&taken.inbox)
+                i.remove(&taken.inbox).map_err(MailError::Inbox)
             })
         })?;
         self.reminders.changed();
         Ok(taken)
+    }
+}
+
+/// A removal that could not be written: the book's, or the inbox's after the book's.
+#[derive(Debug)]
+pub enum MailError {
+    Book(remind::BookError),
+    Inbox(sessions::numbered::StoreError),
+}
+
+impl std::fmt::Display for MailError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MailError::Book(e) => write!(f, "{e}"),
+            MailError::Inbox(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for MailError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MailError::Book(e) => Some(e),
+            MailError::Inbox(e) => Some(e),
+        }
     }
 }
 

@@ -15,12 +15,20 @@ pub mod notify;
 use crate::testhook;
 use proto::{DataClass, Label};
 use serde::{Deserialize, Serialize};
+use sessions::numbered::{Store, StoreError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The inbox's file under `state_dir`.
 pub const FILE: &str = "inbox.json";
+
+/// The inbox's file: a numbered store (`sessions::numbered`), as the reminders' book is.
+const STORE: Store = Store {
+    name: FILE,
+    what: "inbox",
+    max_bytes: MAX_FILE_BYTES,
+};
 
 /// Heartbeat messages that wait at once in one session: the newest few. Older ones are
 /// folded into a count the owner is shown, so no number of heartbeats (nor a page's
@@ -203,31 +211,17 @@ fn keep_newest(
 impl Inbox {
     /// Reads the inbox in `state_dir` (none yet is an empty one). A file that cannot be
     /// read whole is an error naming it: starting empty would drop what waits.
-    pub fn load(state_dir: &Path) -> Result<Inbox, String> {
-        let path = state_dir.join(FILE);
-        let file = match plumbing::bounded::read_text(&path, MAX_FILE_BYTES) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| format!("inbox file {}: {e}", path.display()))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
-            Err(e) => return Err(format!("inbox file {}: {e}", path.display())),
-        };
-        let mut inbox = Inbox {
+    pub fn load(state_dir: &Path) -> Result<Inbox, StoreError> {
+        let mut file: File = STORE.load(state_dir)?;
+        file.next = sessions::numbered::next_number(file.next, file.messages.iter().map(|m| m.n));
+        Ok(Inbox {
             dir: state_dir.to_path_buf(),
             file,
-        };
-        let top = inbox.file.messages.iter().map(|m| m.n).max().unwrap_or(0);
-        inbox.file.next = inbox.file.next.max(top + 1);
-        Ok(inbox)
+        })
     }
 
-    fn save(&self) -> Result<(), String> {
-        let path = self.dir.join(FILE);
-        let bytes =
-            serde_json::to_vec(&self.file).map_err(|e| format!("inbox: cannot encode: {e}"))?;
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        sessions::atomic::write(&self.dir, FILE, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    fn save(&self) -> Result<(), StoreError> {
+        STORE.save(&self.dir, &self.file)?;
         testhook::abort_at("inbox-write");
         Ok(())
     }
@@ -253,7 +247,7 @@ impl Inbox {
         label: Label,
         tried: bool,
         source: Option<String>,
-    ) -> (Message, Result<(), String>) {
+    ) -> (Message, Result<(), StoreError>) {
         let message = self.push(session, kind, pieces, label, tried, source);
         self.trim();
         (message, self.save())
@@ -350,7 +344,7 @@ impl Inbox {
 
     /// Messages `numbers` are about to be queued for a client of `session`: marked
     /// `tried`, the session's folded count taken (and returned), the file written.
-    pub fn release(&mut self, session: &str, numbers: &[u64]) -> (u64, Result<(), String>) {
+    pub fn release(&mut self, session: &str, numbers: &[u64]) -> (u64, Result<(), StoreError>) {
         for m in &mut self.file.messages {
             if numbers.contains(&m.n) {
                 m.tried = true;
@@ -361,7 +355,7 @@ impl Inbox {
     }
 
     /// Marks messages delivered now and writes the file.
-    pub fn delivered(&mut self, numbers: &[u64]) -> Result<(), String> {
+    pub fn delivered(&mut self, numbers: &[u64]) -> Result<(), StoreError> {
         let now = proto::time::now_rfc3339();
         let mut changed = false;
         for m in &mut self.file.messages {
@@ -380,7 +374,7 @@ impl Inbox {
     /// Marks message `n` as handed to the notify command (or passed over) and writes the
     /// file; done as the command is started with it, so it never runs twice for one
     /// message and a message still queued for it is not marked.
-    pub fn notified(&mut self, n: u64) -> Result<(), String> {
+    pub fn notified(&mut self, n: u64) -> Result<(), StoreError> {
         if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
             m.notified = true;
         }
@@ -389,7 +383,7 @@ impl Inbox {
 
     /// Message `n` is about to be handed to the notify command: marked so, and the file
     /// written, before the command starts.
-    pub fn notify_tried(&mut self, n: u64) -> Result<(), String> {
+    pub fn notify_tried(&mut self, n: u64) -> Result<(), StoreError> {
         if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
             m.notify_tried = true;
         }
@@ -435,7 +429,7 @@ impl Inbox {
     }
 
     /// Removes messages `numbers` (forgotten) and writes the file; returns how many went.
-    pub fn remove(&mut self, numbers: &[u64]) -> Result<usize, String> {
+    pub fn remove(&mut self, numbers: &[u64]) -> Result<usize, StoreError> {
         let before = self.file.messages.len();
         self.file.messages.retain(|m| !numbers.contains(&m.n));
         let gone = before - self.file.messages.len();
