@@ -34,6 +34,7 @@ pub fn user(text: &str) -> Record {
         time: T.into(),
         content: text.into(),
         origin: Origin::Owner,
+        matrix: None,
     }
 }
 
@@ -48,6 +49,7 @@ pub fn heartbeat(text: &str) -> Record {
         time: T.into(),
         content: text.into(),
         origin: Origin::Heartbeat,
+        matrix: None,
     }
 }
 

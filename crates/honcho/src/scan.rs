@@ -189,6 +189,7 @@ fn scan_log(
                 time,
                 content,
                 origin,
+                ..
             } => {
                 let said = Said {
                     offset: start,

@@ -102,6 +102,7 @@ pub fn run_turn(
         time: now_rfc3339(),
         content: text.to_string(),
         origin,
+        matrix: None,
     })?;
     testhook::abort_at("after-user-append");
     let recalled = memory.is_some();

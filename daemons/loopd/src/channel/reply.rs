@@ -88,7 +88,13 @@ impl Block {
     /// 'Quoted text'): the two separators are loopd's, written as themselves; the session
     /// id and the time come from the index and are shown as one-line fields, so a log
     /// holding anything else in them still cannot draw a marker or end the line.
-    pub(crate) fn hit_header(&mut self, tainted: bool, session: &str, time: &str, out: &mut String) {
+    pub(crate) fn hit_header(
+        &mut self,
+        tainted: bool,
+        session: &str,
+        time: &str,
+        out: &mut String,
+    ) {
         let s = &mut self.shown;
         self.screen.break_line(s);
         self.screen.own(

@@ -180,7 +180,12 @@ impl Keeper {
 
     /// Before a turn of `session` in `epoch` on the main slot: ask the server whether its
     /// slot still holds anything of loopd's (`Keeper::slots` decides on the answer).
-    pub(crate) fn before_turn(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
+    pub(crate) fn before_turn(
+        &mut self,
+        cfg: &Config,
+        session: &SessionId,
+        epoch: u64,
+    ) -> SlotActions {
         if !self.on(cfg) {
             return Vec::new();
         }
@@ -313,7 +318,12 @@ impl Keeper {
 
     /// `session`'s `epoch` ended (compaction): its file is emptied, and the main slot,
     /// which holds that epoch's prompt and the summary request, is nobody's.
-    pub(crate) fn epoch_ended(&mut self, cfg: &Config, session: &SessionId, epoch: u64) -> SlotActions {
+    pub(crate) fn epoch_ended(
+        &mut self,
+        cfg: &Config,
+        session: &SessionId,
+        epoch: u64,
+    ) -> SlotActions {
         let ended = Owner::new(session, epoch);
         if self.owner.as_ref() == Some(&ended) {
             self.owner = None;
@@ -334,7 +344,12 @@ impl Keeper {
     /// (whoever it held, it may hold the text) and so is the background slot (tool
     /// summaries ran there), and every saved file of those epochs is emptied, whether or
     /// not the ledger still names it.
-    pub(crate) fn forgotten(&mut self, cfg: &Config, session: &SessionId, epochs: &[u64]) -> SlotActions {
+    pub(crate) fn forgotten(
+        &mut self,
+        cfg: &Config,
+        session: &SessionId,
+        epochs: &[u64],
+    ) -> SlotActions {
         self.owner = None;
         self.dirty = false;
         self.restored = None;
