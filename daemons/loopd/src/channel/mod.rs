@@ -11,6 +11,7 @@ pub(crate) mod probes;
 pub(crate) mod push;
 pub(crate) mod reminders;
 pub(crate) mod reply;
+pub(crate) mod rooms;
 pub(crate) mod unasked;
 pub(crate) mod work;
 
@@ -39,7 +40,8 @@ use work::{Probe, Work};
 pub(crate) const MAX_PENDING_LINES: usize = 16;
 
 enum Queued {
-    Line(String),
+    /// A line, and the Matrix event it was when it came from a room.
+    Line(String, Option<proto::FromMatrix>),
     Error(String),
 }
 
@@ -66,6 +68,22 @@ struct Conn {
     inbox_checked: bool,
 }
 
+impl Conn {
+    /// A Matrix room's connection (`rooms`): no socket, no framing; what waits in the
+    /// inbox reaches the room through its own path, not after a first block.
+    fn room(session: SessionId) -> Conn {
+        Conn {
+            session,
+            framer: Framer::default(),
+            pending: VecDeque::new(),
+            in_flight: None,
+            input_closed: false,
+            answered: true,
+            inbox_checked: true,
+        }
+    }
+}
+
 pub(crate) struct Channel<W: Work> {
     config_path: PathBuf,
     /// The configuration in force, shared with the worker (never copied): a reload
@@ -84,6 +102,8 @@ pub(crate) struct Channel<W: Work> {
     /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
     /// arrives now waits for and is told about as a `· ` line.
     waiting: Option<String>,
+    /// The Matrix channel, when `[matrix]` is on (`rooms`).
+    rooms: Option<rooms::Rooms>,
 }
 
 impl<W: Work> Channel<W> {
@@ -113,6 +133,7 @@ impl<W: Work> Channel<W> {
             held: broadcast::Deferred::default(),
             mail,
             waiting: None,
+            rooms: None,
         })
     }
 
@@ -158,13 +179,19 @@ impl<W: Work> Channel<W> {
             conn.answered = true;
             match item {
                 Queued::Error(e) => out.send(id, whole(&e)),
-                Queued::Line(line) => self.start(out, id, line),
+                Queued::Line(line, from) => self.start(out, id, line, from),
             }
         }
     }
 
-    /// Answers or starts one line.
-    fn start(&mut self, out: &mut Outbox, id: ConnId, line: String) {
+    /// Answers or starts one line (`from`: the Matrix event it was).
+    fn start(
+        &mut self,
+        out: &mut Outbox,
+        id: ConnId,
+        line: String,
+        from: Option<proto::FromMatrix>,
+    ) {
         let Some(conn) = self.conns.get(&id) else {
             return;
         };
@@ -184,6 +211,7 @@ impl<W: Work> Channel<W> {
                         id: job,
                         session,
                         text: line,
+                        from,
                     },
                 );
             }
@@ -196,6 +224,7 @@ impl<W: Work> Channel<W> {
     fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
+            Command::Quit if self.quit_in_room(out, id) => {}
             Command::Quit => {
                 out.send(id, whole("bye"));
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -400,7 +429,7 @@ impl<W: Work> Channel<W> {
 /// What one framed line becomes in the connection's queue.
 fn pending_for(event: LineEvent) -> Queued {
     match event {
-        LineEvent::Line(line) => Queued::Line(line),
+        LineEvent::Line(line) => Queued::Line(line, None),
         LineEvent::TooLong => Queued::Error(error_line(format_args!(
             "line over {} bytes; discarded",
             crate::limits::MAX_LINE
@@ -517,6 +546,8 @@ impl<W: Work> Service for Channel<W> {
         self.heartbeat_poll(Instant::now());
         // A notify command may have ended, which a message waiting its turn waits for.
         self.notify_pump();
+        // The Matrix threads' news, and what was rendered for rooms.
+        self.matrix_wake(out);
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -532,6 +563,7 @@ impl<W: Work> Service for Channel<W> {
     fn timer(&mut self, out: &mut Outbox, now: Instant) {
         self.heartbeat_poll(now);
         self.reminders_due(out);
+        self.rooms_flush(out);
     }
 
     fn reload(&mut self) -> Result<(), String> {
@@ -544,6 +576,10 @@ impl<W: Work> Service for Channel<W> {
             return Err("the turn worker has stopped".into());
         }
         self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
+        if cfg.matrix != self.cfg.matrix {
+            plumbing::warn!("matrix: a changed [matrix] table takes effect at loopd's next start");
+        }
+        self.matrix_hangup();
         self.cfg = cfg;
         Ok(())
     }
