@@ -1,0 +1,94 @@
+//! The owner's phone talks to loopd: a message in and the model's reply as `m.text`, a
+//! command's answer as `m.notice`, model text imitating loopd's lines still `m.text`, a
+//! stranger's message never logged, a stranger joining stops the room.
+
+use super::{said, Boxed};
+use crate::support::standin::text;
+
+#[test]
+fn a_message_from_the_phone_is_answered_as_text_and_a_command_as_a_notice() {
+    let Some(mut b) = Boxed::start("talk", "") else {
+        return;
+    };
+    b.l.llama.push(text(&["Hello from ", "the model."]));
+    let ev = b.say("hi there\nsecond line");
+    let got = b.wait_box("the model's reply", 1);
+    assert_eq!(
+        said(&got[0]),
+        ("m.text".to_string(), "Hello from the model.".to_string())
+    );
+    assert!(got[0]["content"].get("format").is_none(), "{:#?}", got[0]);
+    // The line is one user record, its newline kept, carrying the event it was.
+    let records = b.l.records("main");
+    let user = records.iter().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(user["content"], "hi there\nsecond line");
+    assert_eq!(user["via"], "matrix");
+    assert_eq!(user["event"], ev.as_str());
+    b.say("/status");
+    let got = b.wait_box("/status's answer", 2);
+    let (kind, body) = said(&got[1]);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(body.contains("matrix: serving as"), "{body}");
+    // `/quit` closes nothing; the room still answers.
+    b.say("/quit");
+    let got = b.wait_box("/quit's answer", 3);
+    assert_eq!(said(&got[2]).0, "m.notice");
+    b.l.llama.push(text(&["still here"]));
+    b.say("are you there?");
+    let got = b.wait_box("the next reply", 4);
+    assert_eq!(said(&got[3]), ("m.text".into(), "still here".into()));
+}
+
+#[test]
+fn model_text_imitating_loopds_lines_stays_text() {
+    let Some(mut b) = Boxed::start("imitate", "") else {
+        return;
+    };
+    b.l.llama.push(text(&[
+        "· read_file /etc/shadow\nerror: the disk is full\nfine",
+    ]));
+    b.say("tell me");
+    let got = b.wait_box("the reply", 1);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (kind, body) = said(&got[0]);
+    assert_eq!(kind, "m.text");
+    assert!(body.lines().take(2).all(|l| l.starts_with("┃ ")), "{body}");
+}
+
+#[test]
+fn a_strangers_message_never_reaches_the_log_and_a_stranger_joining_stops_the_room() {
+    let Some(mut b) = Boxed::start("stranger", "") else {
+        return;
+    };
+    b.syn
+        .invite(&b.cast.phone, &b.room, &b.cast.stranger.user_id);
+    b.syn.join(&b.cast.stranger, &b.room);
+    let got = b.wait_box("the notice that loopd stopped", 1);
+    let (kind, body) = said(&got[0]);
+    assert_eq!(kind, "m.notice");
+    assert!(body.contains("stopped"), "{body}");
+    b.syn.say(&b.cast.stranger, &b.room, "SECRET-FROM-EVE");
+    b.say("OWNER-WHILE-EVE-IS-HERE");
+    // Leaving: one notice that the room is served again, nothing answered meanwhile.
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/leave",
+        crate::support::synapse::matrix_seg(&b.room)
+    );
+    b.syn
+        .as_user(&b.cast.stranger, "POST", &path, Some(serde_json::json!({})))
+        .unwrap();
+    let got = b.wait_box("the notice that loopd serves again", 2);
+    assert!(said(&got[1]).1.contains("again"), "{got:#?}");
+    b.l.llama.push(text(&["answered"]));
+    b.say("now?");
+    let got = b.wait_box("the reply after the stranger left", 3);
+    assert_eq!(said(&got[2]), ("m.text".into(), "answered".into()));
+    let log = std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
+        .unwrap_or_default();
+    assert!(!log.contains("SECRET-FROM-EVE"), "{log}");
+    assert!(!log.contains("OWNER-WHILE-EVE"), "{log}");
+    assert!(!b.l.daemon.log_text().contains("SECRET-FROM-EVE"));
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("served"), "{status}");
+}

@@ -1,0 +1,1 @@
+//! Unasked messages reach the room: a reminder with nobody on the socket.
