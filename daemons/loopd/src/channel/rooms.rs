@@ -197,7 +197,11 @@ impl<W: Work> Channel<W> {
             });
             new.push(l);
         }
-        if !new.is_empty() && !rooms.save() {
+        let saved = new.is_empty() || rooms.save();
+        if !new.is_empty() {
+            conversation::testhook::abort_at("matrix-lines-stored");
+        }
+        if !saved {
             // Not on disk: the position is not moved on, so the lines come again. They
             // are queued now all the same (the store keeps them in memory).
         } else {
@@ -352,6 +356,7 @@ impl<W: Work> Channel<W> {
         }
         if changed {
             rooms.save();
+            conversation::testhook::abort_at("matrix-reply-planned");
         }
         rooms.hand_over();
     }
@@ -362,6 +367,7 @@ impl<W: Work> Channel<W> {
         let Some(rooms) = self.rooms.as_mut() else {
             return;
         };
+        conversation::testhook::abort_at("matrix-acknowledged");
         rooms.handed.remove(txn);
         let Some(at) = rooms.store.outbox.iter().position(|o| o.txn == txn) else {
             return;

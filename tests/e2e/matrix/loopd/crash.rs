@@ -1,2 +1,55 @@
-//! Crashes and outages: loopd killed between taking a line and answering it, the
-//! homeserver stopped and started again, a revoked token.
+//! Crashes and outages: loopd killed at each step between taking a line and the
+//! homeserver acknowledging its answer, the homeserver stopped and started again, a
+//! revoked token.
+
+use super::{said, Boxed};
+use crate::matrix::WITHIN;
+use crate::support::standin::text;
+use serde_json::Value;
+
+/// Where loopd is aborted, in the order a line passes them.
+const POINTS: &[&str] = &[
+    "matrix-lines-stored",
+    "after-user-append",
+    "matrix-reply-planned",
+    "matrix-acknowledged",
+];
+
+fn user_records(b: &Boxed) -> Vec<Value> {
+    b.l.records("main")
+        .into_iter()
+        .filter(|r| r["type"] == "user")
+        .collect()
+}
+
+#[test]
+fn a_line_cut_short_by_a_crash_at_any_step_is_answered_once_after_the_restart() {
+    let Some(mut b) = Boxed::start("crash", "") else {
+        return;
+    };
+    for (i, point) in POINTS.iter().enumerate() {
+        b.restart_with(&[("BOXMAKER_TEST_ABORT_AT", point)]);
+        let answer = format!("answer {i}");
+        b.l.llama.push(text(&[&answer]));
+        let ev = b.say(&format!("question {i}"));
+        let status = b.l.daemon.wait_within(WITHIN);
+        assert!(!status.success(), "{point}: loopd did not abort");
+        b.restart_with(&[]);
+        let got = b.wait_box(point, i + 1);
+        assert_eq!(got.len(), i + 1, "{point}: {got:#?}");
+        assert_eq!(said(&got[i]), ("m.text".to_string(), answer), "{point}");
+        let users = user_records(&b);
+        assert_eq!(users.len(), i + 1, "{point}: {users:#?}");
+        assert_eq!(users[i]["event"], ev.as_str(), "{point}");
+        assert_eq!(
+            b.l.llama.chats().len(),
+            i + 1,
+            "{point}: the model was asked again"
+        );
+    }
+    // Nothing more comes: the next line's answer is the next event.
+    b.l.llama.push(text(&["the end"]));
+    b.say("last");
+    let got = b.wait_box("the last answer", POINTS.len() + 1);
+    assert_eq!(got.len(), POINTS.len() + 1, "{got:#?}");
+}

@@ -75,6 +75,19 @@ impl Boxed {
         Some(b)
     }
 
+    /// Kills loopd (`SIGKILL`, if it still runs) and starts it again on the same state
+    /// with `env` set, waiting for `READY=1`.
+    pub fn restart_with(&mut self, env: &[(&str, &str)]) {
+        let _ = self.l.daemon.child.kill();
+        let _ = self.l.daemon.child.wait();
+        let mut cmd = Daemon::command("loopd", &self.l.fx);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        self.l.daemon = Daemon::spawn(cmd, &self.l.fx);
+        self.l.daemon.ready();
+    }
+
     /// The phone sends `body`; returns its event id.
     pub fn say(&self, body: &str) -> String {
         self.syn.say(&self.cast.phone, &self.room, body)
@@ -86,7 +99,7 @@ impl Boxed {
     }
 
     /// boxmaker's messages in the room, oldest first, past its notice about URL previews.
-    pub fn from_box(&self) -> Vec<Value> {
+    pub fn box_says(&self) -> Vec<Value> {
         self.events()
             .into_iter()
             .filter(|e| {
@@ -121,7 +134,7 @@ impl Boxed {
     /// Waits for boxmaker's `n`th message (counting from 1) in the room; returns them all.
     pub fn wait_box(&mut self, what: &str, n: usize) -> Vec<Value> {
         let me = self.cast.boxmaker.user_id.clone();
-        let room_events = |b: &Boxed| b.from_box().len();
+        let room_events = |b: &Boxed| b.box_says().len();
         let start = Instant::now();
         while room_events(self) < n {
             let _ = &me;
@@ -136,7 +149,7 @@ impl Boxed {
                 Err(e) => panic!("{what}: the phone's sync failed: {e}"),
             }
         }
-        self.from_box()
+        self.box_says()
     }
 }
 
