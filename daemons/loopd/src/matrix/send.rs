@@ -25,7 +25,7 @@ pub(crate) const TYPING_FOR: Duration = Duration::from_secs(120);
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 pub(super) fn run(reach: Reach, down: Receiver<Down>) {
-    let mut client = token::connect(&reach);
+    let (mut client, mut held) = token::connect(&reach);
     let mut queue: VecDeque<Outgoing> = VecDeque::new();
     let mut backoff =
         plumbing::backoff::Backoff::new(Duration::from_secs(1), token::MAX_UNREACHABLE_WAIT);
@@ -62,8 +62,8 @@ pub(super) fn run(reach: Reach, down: Receiver<Down>) {
                 }
             }
             Err(e) if token::refused(&e) => {
-                token::refused_wait(&reach, &e, &before);
-                client = token::connect(&reach);
+                token::refused_wait(&reach, &held, &before);
+                (client, held) = token::connect(&reach);
                 token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
             }
             Err(e) if e.retryable() => {

@@ -32,7 +32,7 @@ pub(super) fn run(reach: Reach) {
     let mut machine = Machine::new(&reach.cfg.user_id, &reach.cfg.owners, pos.since.clone());
     machine.restore(pos.told());
     publish(&reach, &machine);
-    let mut client = token::connect(&reach);
+    let (mut client, mut held) = token::connect(&reach);
     token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
     reach.tell(Up::Rooms);
     let mut backoff =
@@ -55,8 +55,8 @@ pub(super) fn run(reach: Reach) {
             Err(e) => e,
         };
         if token::refused(&failed) {
-            token::refused_wait(&reach, &failed, &before);
-            client = token::connect(&reach);
+            token::refused_wait(&reach, &held, &before);
+            (client, held) = token::connect(&reach);
             continue;
         }
         token::state(

@@ -6,6 +6,7 @@
 
 use super::{set_status, Reach};
 use matrix::{Client, Error};
+
 use std::time::{Duration, SystemTime};
 
 /// How often a refused token's file is looked at: the contract's "within a second".
@@ -49,9 +50,9 @@ pub(crate) fn state(reach: &Reach, words: String, warn: bool) {
     }
 }
 
-/// A client whose token the homeserver accepts for `matrix.user_id`; waits (without a
-/// request loop) until there is one.
-pub(crate) fn connect(reach: &Reach) -> Client {
+/// A client whose token the homeserver accepts for `matrix.user_id`, and that token;
+/// waits (without a request loop) until there is one.
+pub(crate) fn connect(reach: &Reach) -> (Client, String) {
     let mut backoff = plumbing::backoff::Backoff::new(Duration::from_secs(1), MAX_UNREACHABLE_WAIT);
     loop {
         let before = seen(reach);
@@ -69,7 +70,7 @@ pub(crate) fn connect(reach: &Reach) -> Client {
         };
         let client = Client::new(&reach.cfg.homeserver, &reach.cfg.user_id, &token);
         match client.whoami() {
-            Ok(who) if who.user_id == reach.cfg.user_id => return client,
+            Ok(who) if who.user_id == reach.cfg.user_id => return (client, token),
             Ok(who) => {
                 state(
                     reach,
@@ -85,7 +86,7 @@ pub(crate) fn connect(reach: &Reach) -> Client {
             }
             Err(e) => {
                 if refused(&e) {
-                    refused_wait(reach, &e, &before);
+                    refused_wait(reach, &token, &before);
                 } else {
                     state(reach, format!("homeserver unreachable: {e}"), true);
                     std::thread::sleep(backoff.next_wait());
@@ -100,12 +101,17 @@ pub(crate) fn refused(e: &Error) -> bool {
     matches!(e, Error::UnknownToken { .. })
 }
 
-/// The homeserver refused the token: say so, then wait for the file to change.
-pub(crate) fn refused_wait(reach: &Reach, e: &Error, before: &Seen) {
+/// The homeserver refused `token`: unless the file already holds another one (the
+/// other thread's refusal came first, or the owner was quick), say so and wait for the
+/// file to change.
+pub(crate) fn refused_wait(reach: &Reach, token: &str, before: &Seen) {
+    if matrix::read_token(&reach.cfg.token_file).is_ok_and(|t| t != token) {
+        return;
+    }
     state(
         reach,
         format!(
-            "the homeserver refused the access token in {} ({e}); put a new one there (it is read within a second) or send SIGHUP",
+            "the homeserver refused the access token in {} (M_UNKNOWN_TOKEN: revoked, logged out or wrong); put a new one there (it is read within a second) or send SIGHUP",
             reach.cfg.token_file.display()
         ),
         true,

@@ -53,3 +53,30 @@ fn a_line_cut_short_by_a_crash_at_any_step_is_answered_once_after_the_restart() 
     let got = b.wait_box("the last answer", POINTS.len() + 1);
     assert_eq!(got.len(), POINTS.len() + 1, "{got:#?}");
 }
+
+#[test]
+fn a_revoked_token_is_said_once_and_a_new_one_is_picked_up_from_its_file() {
+    let Some(mut b) = Boxed::start("revoked", "") else {
+        return;
+    };
+    b.syn.client(&b.cast.boxmaker).logout().unwrap();
+    b.l.daemon.wait_log("refused the access token");
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("refused the access token"), "{status}");
+    assert!(!status.contains(&b.cast.boxmaker.token), "{status}");
+    // What the owner writes meanwhile is taken once a new token is in the file.
+    b.l.llama.push(text(&["welcome back"]));
+    b.say("are you there?");
+    let token = b.syn.login(&b.cast.boxmaker);
+    std::fs::write(&b.token_file, format!("{token}\n")).unwrap();
+    let got = b.wait_box("the reply with the new token", 1);
+    assert_eq!(said(&got[0]), ("m.text".into(), "welcome back".into()));
+    let log = b.l.daemon.log_text();
+    assert_eq!(
+        log.matches("refused the access token").count(),
+        1,
+        "one journal line for the refusal, not a loop:\n{log}"
+    );
+    assert!(!log.contains(&token) && !log.contains(&b.cast.boxmaker.token));
+}

@@ -37,7 +37,11 @@ impl Boxed {
     /// loopd with `[matrix]` on (and `extra` in that table), a room the phone made and
     /// boxmaker joined. `None` when Synapse is not installed (the test is skipped).
     pub fn start(test: &str, extra: &str) -> Option<Boxed> {
-        let syn = shared()?;
+        Boxed::start_on(shared()?, test, extra)
+    }
+
+    /// `start` against `syn` (a homeserver of the test's own, to stop and start again).
+    pub fn start_on(syn: &'static Synapse, test: &str, extra: &str) -> Option<Boxed> {
         let cast = syn.cast(test);
         let fx = Fixture::new("");
         let llama = Standin::start(N_CTX);
