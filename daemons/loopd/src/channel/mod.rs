@@ -66,6 +66,8 @@ struct Conn {
     answered: bool,
     /// The inbox was looked at for this connection (after its first reply block).
     inbox_checked: bool,
+    /// A Matrix room's connection: unasked messages reach it through `rooms`, not here.
+    room: bool,
 }
 
 impl Conn {
@@ -80,6 +82,7 @@ impl Conn {
             input_closed: false,
             answered: true,
             inbox_checked: true,
+            room: true,
         }
     }
 }
@@ -478,6 +481,7 @@ impl<W: Work> Service for Channel<W> {
                 input_closed: false,
                 answered: false,
                 inbox_checked: false,
+                room: false,
             },
         );
     }
