@@ -238,9 +238,7 @@ impl<W: Work> Channel<W> {
     pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
         self.conns
             .iter()
-            .filter(|(id, c)| {
-                &c.session == session && !c.input_closed && !super::rooms::is_room(**id)
-            })
+            .filter(|(_, c)| &c.session == session && !c.input_closed && !c.room)
             .map(|(&id, _)| id)
             .collect()
     }

@@ -315,6 +315,31 @@ impl<W: Work> Channel<W> {
                 };
                 let held = whose == Whose::Turn && label.is_some_and(|l| l.class > max_class);
                 if held {
+                    // Kept for the terminal: `/inbox` there shows it, and the next
+                    // connection to the session gets it (docs/matrix.md, 'Labels').
+                    let pieces = lines
+                        .iter()
+                        .map(|l| match l.strip_prefix("· ") {
+                            Some(own) => conversation::inbox::Piece::Activity(own.to_string()),
+                            None => conversation::inbox::Piece::Text(format!("{l}\n")),
+                        })
+                        .collect();
+                    if let (Some(s), Some(l)) = (&session, label) {
+                        let (m, saved) = self.mail.inbox.with(|i| {
+                            i.add(
+                                s.as_str(),
+                                conversation::inbox::Kind::Held,
+                                pieces,
+                                l,
+                                false,
+                                None,
+                            )
+                        });
+                        if let Err(e) = saved {
+                            plumbing::error!("inbox: {e}");
+                        }
+                        rooms.store.keep_held(m.n);
+                    }
                     let words = format!(
                         "loopd: this reply is labelled {}, above matrix.max_class ({}): it is not sent here. It waits at the terminal: /inbox there shows it.",
                         label.map(|l| l.class.to_string()).unwrap_or_default(),

@@ -80,3 +80,25 @@ fn a_homeserver_stopped_and_started_again_delays_a_reminder_and_loses_nothing() 
     assert_eq!(reminders(&b).len(), 1);
     syn.stop();
 }
+
+#[test]
+fn a_reply_labelled_above_max_class_waits_at_the_terminal() {
+    let Some(mut b) = Boxed::start("held", "max_class = \"public\"") else {
+        return;
+    };
+    b.l.llama
+        .push(crate::support::standin::text(&["THE-PRIVATE-ANSWER"]));
+    b.say("what is my balance?");
+    let got = b.wait_box("the notice that the reply waits", 1);
+    let (kind, body) = said(&got[0]);
+    assert_eq!(kind, "m.notice");
+    assert!(body.contains("waits at the terminal"), "{body}");
+    assert!(!body.contains("THE-PRIVATE-ANSWER"));
+    let mut c = b.l.client();
+    let inbox = c.ask("/inbox").join("\n");
+    assert!(inbox.contains("THE-PRIVATE-ANSWER"), "{inbox}");
+    assert!(b
+        .events()
+        .iter()
+        .all(|e| !e.to_string().contains("THE-PRIVATE-ANSWER")));
+}
