@@ -383,7 +383,7 @@ impl<W: Work> Channel<W> {
             | Event::Activity { id, .. }
             | Event::HitHeader { id, .. }
             | Event::Done { id, .. } => *id,
-            Event::Heartbeat(_) | Event::Waiting(_) => return,
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
             return;
@@ -422,7 +422,7 @@ impl<W: Work> Channel<W> {
                     }
                 }
             }
-            Event::Heartbeat(_) | Event::Waiting(_) => {}
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => {}
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);
@@ -543,6 +543,7 @@ impl<W: Work> Service for Channel<W> {
             match event {
                 Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
                 Event::Waiting(what) => self.waiting_changed(out, what),
+                Event::Redact(events) => self.matrix_redact(&events),
                 other => self.on_event(out, other),
             }
         }

@@ -90,6 +90,23 @@ impl Rooms {
         }
     }
 
+    /// Plans the redaction of `event` in `room` (not yet saved), its transaction id fixed
+    /// by the two.
+    fn redact(&mut self, room: &str, event: &str) {
+        let txn = ::matrix::outgoing::redaction_txn(room, event);
+        if self.store.outbox.iter().any(|o| o.txn == txn) {
+            return;
+        }
+        self.store.outbox.push(Outgoing {
+            room: room.to_string(),
+            txn,
+            why: Why::Redact {
+                event: event.to_string(),
+            },
+            content: serde_json::Value::Null,
+        });
+    }
+
     /// Whether `room` is served now, by the sync thread's last confirmed sync.
     fn served(&self, room: &str) -> bool {
         let s = self.link.status();
@@ -244,6 +261,9 @@ impl<W: Work> Channel<W> {
         };
         if let Some(o) = rooms.outs.get_mut(&id) {
             o.owed.push_back((whose, event.to_string()));
+        }
+        if body.starts_with("/forget") {
+            rooms.store.keep_forget(event);
         }
         if whose == Whose::Turn {
             rooms.link.send(Down::Typing {
@@ -400,6 +420,9 @@ impl<W: Work> Channel<W> {
         let o = rooms.store.outbox.remove(at);
         let mut delivered = None;
         match &o.why {
+            Why::Reply { event: line } if rooms.store.redacted.contains(line) => {
+                rooms.redact(room, event);
+            }
             Why::Reply { event: line } => rooms.store.keep_sent(Sent {
                 room: room.to_string(),
                 event: event.to_string(),
@@ -571,6 +594,39 @@ impl<W: Work> Channel<W> {
             ));
         }
         out
+    }
+
+    /// `/forget` removed text from the turns of these owner's events: each, and every
+    /// event loopd sent in answer, is redacted, its transaction id fixed by the room and
+    /// the event (docs/matrix.md, 'Forgetting').
+    pub(super) fn matrix_redact(&mut self, lines: &[String]) {
+        let Some(rooms) = self.rooms.as_mut() else {
+            return;
+        };
+        // The `/forget` commands that listed the text, and their lists, hold it too.
+        // The newest is the removal being answered now: its answer says what was done
+        // and stays.
+        let mut lines = lines.to_vec();
+        let current = rooms.store.forgets.pop_back();
+        lines.extend(rooms.store.forgets.drain(..));
+        rooms.store.forgets.extend(current);
+        let targets: Vec<Sent> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| lines.contains(&s.line))
+            .cloned()
+            .collect();
+        for t in &targets {
+            rooms.redact(&t.room, &t.event);
+        }
+        // Once planned, they are no longer these lines' events to find; a reply still
+        // on its way is redacted when acknowledged.
+        rooms.store.sent.retain(|s| !lines.contains(&s.line));
+        rooms.store.keep_redacted(&lines);
+        plumbing::info!("matrix: {} events to redact after a /forget", targets.len());
+        rooms.save();
+        rooms.hand_over();
     }
 
     /// A SIGHUP: a refused token is read again at once.

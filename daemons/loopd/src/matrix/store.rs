@@ -83,6 +83,12 @@ pub(crate) struct Store {
     pub(crate) sent: VecDeque<Sent>,
     /// Inbox messages above `matrix.max_class` whose notice was planned: told once.
     pub(crate) held: VecDeque<u64>,
+    /// Lines whose events `/forget` redacted: a reply to one acknowledged later is
+    /// redacted as soon as it is.
+    pub(crate) redacted: VecDeque<String>,
+    /// The owner's `/forget` commands in rooms since the last removal: they and their
+    /// lists hold the query, so a removal redacts them too.
+    pub(crate) forgets: VecDeque<String>,
 }
 
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
@@ -144,6 +150,26 @@ impl Store {
         }
         while self.held.len() > RECENT_ANSWERED {
             self.held.pop_front();
+        }
+    }
+
+    /// Notes lines whose events were redacted.
+    pub(crate) fn keep_redacted(&mut self, lines: &[String]) {
+        for l in lines {
+            if !self.redacted.contains(l) {
+                self.redacted.push_back(l.clone());
+            }
+        }
+        while self.redacted.len() > RECENT_ANSWERED {
+            self.redacted.pop_front();
+        }
+    }
+
+    /// Notes an owner's `/forget` command from a room.
+    pub(crate) fn keep_forget(&mut self, event: &str) {
+        self.forgets.push_back(event.to_string());
+        while self.forgets.len() > RECENT_ANSWERED {
+            self.forgets.pop_front();
         }
     }
 

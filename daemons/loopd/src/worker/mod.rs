@@ -121,6 +121,9 @@ pub(crate) enum Event {
     /// The worker started after-turn work (`Some`, in words for a `· ` line) that the
     /// next job waits for, or finished it (`None`).
     Waiting(Option<String>),
+    /// `/forget` removed text from the turns of these Matrix events (owner's lines): the
+    /// events and loopd's replies to them are to be redacted (docs/matrix.md).
+    Redact(Vec<String>),
 }
 
 /// Sends events to the poll loop and wakes it.

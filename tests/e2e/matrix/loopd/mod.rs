@@ -5,6 +5,7 @@
 
 mod conversation;
 mod crash;
+mod forget;
 mod unasked;
 
 use crate::loopd::{write_config, Loopd, N_CTX};
