@@ -214,7 +214,9 @@ impl<W: Work> Channel<W> {
             });
             new.push(l);
         }
-        let saved = new.is_empty() || rooms.save();
+        // Saved even when every line was known: one a failed write left in memory only
+        // must be on disk before the position moves past it.
+        let saved = rooms.save();
         if !new.is_empty() {
             conversation::testhook::abort_at("matrix-lines-stored");
         }
@@ -383,9 +385,6 @@ impl<W: Work> Channel<W> {
                     });
                     rooms.store.answer(&event);
                 }
-                if let Some(s) = &session {
-                    rooms.store.rooms.insert(room.clone(), s.to_string());
-                }
             }
         }
         // `/session NAME` in a room switches it once its block ends.
@@ -394,6 +393,8 @@ impl<W: Work> Channel<W> {
                 let now = conn.session.to_string();
                 if rooms.store.rooms.get(room) != Some(&now) {
                     rooms.store.rooms.insert(room.clone(), now.clone());
+                    // The session it left no longer sends its unasked messages here.
+                    rooms.store.last_room.retain(|_, r| r != room);
                     rooms.store.last_room.insert(now, room.clone());
                     changed = true;
                 }

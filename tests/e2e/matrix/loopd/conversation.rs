@@ -92,3 +92,29 @@ fn a_strangers_message_never_reaches_the_log_and_a_stranger_joining_stops_the_ro
     let status = c.ask("/status").join("\n");
     assert!(status.contains("served"), "{status}");
 }
+
+#[test]
+fn session_in_a_room_switches_that_room_and_is_kept_across_a_restart() {
+    let Some(mut b) = Boxed::start("sessions", "") else {
+        return;
+    };
+    b.say("/session work");
+    let got = b.wait_box("the switch", 1);
+    assert_eq!(said(&got[0]).0, "m.notice");
+    b.l.llama.push(text(&["in work"]));
+    b.say("first in work");
+    b.wait_box("the reply in work", 2);
+    b.restart_with(&[]);
+    b.l.llama.push(text(&["still work"]));
+    b.say("second in work");
+    let got = b.wait_box("the reply after the restart", 3);
+    assert_eq!(said(&got[2]), ("m.text".into(), "still work".into()));
+    let users: Vec<String> =
+        b.l.records("work")
+            .iter()
+            .filter(|r| r["type"] == "user")
+            .map(|r| r["content"].as_str().unwrap().to_string())
+            .collect();
+    assert_eq!(users, ["first in work", "second in work"]);
+    assert!(b.l.records("main").is_empty());
+}
