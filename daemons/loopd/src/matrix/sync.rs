@@ -68,16 +68,26 @@ pub(super) fn run(reach: Reach) {
     }
 }
 
+/// An action's outcome: done (`true`), refused for good (`false`, with a warning: a
+/// rescinded invite, a room loopd was removed from; the round goes on, or it would fail
+/// for ever), or a failure worth syncing the same round again for (an outage, a rate
+/// limit past its wait, a refused token).
+fn done<T>(r: Result<T, Error>, room: &str, what: &str) -> Result<bool, Stop> {
+    match r {
+        Ok(_) => Ok(true),
+        Err(e) if e.retryable() || token::refused(&e) => Err(Stop::Failed(e)),
+        Err(e) => {
+            plumbing::warn!("matrix: could not {what} room {room}: {e}; going on");
+            Ok(false)
+        }
+    }
+}
+
 enum Stop {
     LoopGone,
     Failed(Error),
 }
 
-impl From<Error> for Stop {
-    fn from(e: Error) -> Stop {
-        Stop::Failed(e)
-    }
-}
 
 /// Does one round's actions, hands its lines over, and confirms it.
 fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> Result<(), Stop> {
@@ -98,17 +108,24 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
     for action in &d.actions {
         match action {
             Action::Accept { room } => {
-                client.join(room)?;
-                plumbing::info!("matrix: joined room {room}, an owner's invite");
+                if done(client.join(room), room, "join")? {
+                    plumbing::info!("matrix: joined room {room}, an owner's invite");
+                }
             }
             Action::Reject { room } => {
-                client.leave(room)?;
-                plumbing::info!("matrix: rejected an invite to room {room}: not from an owner");
+                if done(client.leave(room), room, "reject the invite to")? {
+                    plumbing::info!(
+                        "matrix: rejected an invite to room {room}: not from an owner"
+                    );
+                }
             }
-            Action::SetUp { room } => previews_off(client, room, &d.next_batch)?,
+            Action::SetUp { room } => {
+                done(previews_off(client, room), room, "set up")?;
+            }
             Action::Notice { room, notice } => {
                 let (kind, words) = notice_words(*notice);
-                notice_send(client, room, &["notice", room, kind, &d.next_batch], &words)?;
+                let fields = ["notice", room.as_str(), kind, &d.next_batch];
+                done(notice_send(client, room, &fields, &words), room, "tell")?;
                 match notice {
                     Notice::Stopped { others } => plumbing::warn!(
                         "matrix: room {room} has {others} members besides the owners and boxmaker; it is not served until they leave"
@@ -170,7 +187,7 @@ fn publish(reach: &Reach, machine: &Machine) {
 /// URL previews off in a room loopd was invited to; where it lacks the power, one notice
 /// saying how the owner turns them off (its transaction id fixed by the room alone, so
 /// it is sent once however often the room is set up).
-fn previews_off(client: &Client, room: &str, _batch: &str) -> Result<(), Error> {
+fn previews_off(client: &Client, room: &str) -> Result<(), Error> {
     match client.disable_previews(room) {
         Ok(_) => Ok(()),
         Err(Error::Forbidden { .. }) => notice_send(
