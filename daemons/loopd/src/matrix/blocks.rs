@@ -185,7 +185,12 @@ mod tests {
         }
         let blocks = r.feed(b".\n");
         assert_eq!(blocks.len(), 1);
-        assert_eq!(blocks[0].len(), 5);
-        assert!(blocks[0][4].starts_with("· [reply cut"));
+        // Three lines fit under the bound; the fourth passes it and is the cut's line.
+        assert_eq!(blocks[0].len(), 4);
+        assert!(
+            blocks[0][3].starts_with("· [reply cut"),
+            "{:?}",
+            &blocks[0][3][..20]
+        );
     }
 }

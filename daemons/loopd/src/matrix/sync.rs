@@ -88,7 +88,6 @@ enum Stop {
     Failed(Error),
 }
 
-
 /// Does one round's actions, hands its lines over, and confirms it.
 fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> Result<(), Stop> {
     let d = &round.decision;
@@ -114,9 +113,7 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
             }
             Action::Reject { room } => {
                 if done(client.leave(room), room, "reject the invite to")? {
-                    plumbing::info!(
-                        "matrix: rejected an invite to room {room}: not from an owner"
-                    );
+                    plumbing::info!("matrix: rejected an invite to room {room}: not from an owner");
                 }
             }
             Action::SetUp { room } => {
