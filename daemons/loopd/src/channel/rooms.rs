@@ -567,7 +567,17 @@ impl<W: Work> Channel<W> {
         };
         let s = rooms.link.status();
         let mut out = format!("matrix: {}\n", s.state);
-        for (room, sess) in &rooms.store.rooms {
+        // Every room loopd writes in, and every room it does not serve, whether or not
+        // a line was ever taken from it.
+        let mut all: std::collections::BTreeSet<&String> = rooms.store.rooms.keys().collect();
+        all.extend(s.stopped.iter());
+        all.extend(s.encrypted.iter());
+        for room in all {
+            let sess = rooms
+                .store
+                .rooms
+                .get(room)
+                .map_or(self.cfg.matrix.session.as_str(), String::as_str);
             let why = if s.encrypted.contains(room) {
                 "not served: it is encrypted"
             } else if s.stopped.contains(room) {

@@ -67,6 +67,13 @@ fn a_strangers_message_never_reaches_the_log_and_a_stranger_joining_stops_the_ro
     let (kind, body) = said(&got[0]);
     assert_eq!(kind, "m.notice");
     assert!(body.contains("stopped"), "{body}");
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(
+        status.contains("not served: someone besides the owners joined it"),
+        "{status}"
+    );
+    drop(c);
     b.syn.say(&b.cast.stranger, &b.room, "SECRET-FROM-EVE");
     b.say("OWNER-WHILE-EVE-IS-HERE");
     // Leaving: one notice that the room is served again, nothing answered meanwhile.
@@ -117,4 +124,24 @@ fn session_in_a_room_switches_that_room_and_is_kept_across_a_restart() {
             .collect();
     assert_eq!(users, ["first in work", "second in work"]);
     assert!(b.l.records("main").is_empty());
+}
+
+#[test]
+fn replies_held_back_by_rate_limits_arrive_once_each() {
+    let Some(mut b) = Boxed::start("ratelimit", "") else {
+        return;
+    };
+    // One message a second, no burst: most replies meet a 429 first.
+    b.syn.limit_messages(&b.cast.boxmaker, 1, 1);
+    let n = 4;
+    for i in 0..n {
+        b.l.llama.push(text(&[&format!("reply {i}")]));
+    }
+    for i in 0..n {
+        b.say(&format!("line {i}"));
+    }
+    let got = b.wait_box("every reply", n);
+    let bodies: Vec<String> = got.iter().map(|e| said(e).1).collect();
+    let want: Vec<String> = (0..n).map(|i| format!("reply {i}")).collect();
+    assert_eq!(bodies, want);
 }

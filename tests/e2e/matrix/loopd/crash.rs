@@ -17,8 +17,15 @@ const POINTS: &[&str] = &[
 
 /// Times each point is tried in one run of the test: every point, each crash a
 /// restart of its own, on one room and one log (0 lost and 0 duplicated is checked
-/// after each).
+/// after each). `BOXMAKER_TEST_MATRIX_CRASH_ROUNDS` asks for more (25 is 100 crashes).
 const ROUNDS: usize = 3;
+
+fn rounds() -> usize {
+    std::env::var("BOXMAKER_TEST_MATRIX_CRASH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROUNDS)
+}
 
 fn user_records(b: &Boxed) -> Vec<Value> {
     b.l.records("main")
@@ -32,7 +39,7 @@ fn a_line_cut_short_by_a_crash_at_any_step_is_answered_once_after_the_restart() 
     let Some(mut b) = Boxed::start("crash", "") else {
         return;
     };
-    let runs: Vec<&str> = (0..ROUNDS).flat_map(|_| POINTS.iter().copied()).collect();
+    let runs: Vec<&str> = (0..rounds()).flat_map(|_| POINTS.iter().copied()).collect();
     for (i, point) in runs.iter().enumerate() {
         b.restart_with(&[("BOXMAKER_TEST_ABORT_AT", point)]);
         let answer = format!("answer {i}");
