@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// How loopd's notice about URL previews it could not turn off starts.
 const PREVIEWS: &str = "loopd: boxmaker may not turn URL previews off";
 
+/// The most pages `history` reads: 10 000 events, far past any test's room.
+const MAX_HISTORY_PAGES: usize = 100;
+
 /// The phone's long-poll: it returns as soon as anything new arrives in its rooms.
 const PHONE_POLL: Duration = Duration::from_secs(5);
 
@@ -101,6 +104,36 @@ impl Boxed {
     /// The room's events, oldest first (the newest 100).
     pub fn events(&self) -> Vec<Value> {
         self.syn.events(&self.cast.phone, &self.room)
+    }
+
+    /// Every event of the room, oldest first, page by page (for a count past 100).
+    pub fn history(&self) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut from: Option<String> = None;
+        for _ in 0..MAX_HISTORY_PAGES {
+            let mut path = format!(
+                "/_matrix/client/v3/rooms/{}/messages?dir=b&limit=100",
+                crate::support::synapse::matrix_seg(&self.room)
+            );
+            if let Some(f) = &from {
+                path.push_str(&format!("&from={}", crate::support::synapse::matrix_seg(f)));
+            }
+            let page = self
+                .syn
+                .as_user(&self.cast.phone, "GET", &path, None)
+                .unwrap();
+            let chunk = page["chunk"].as_array().cloned().unwrap_or_default();
+            if chunk.is_empty() {
+                break;
+            }
+            all.extend(chunk);
+            match page["end"].as_str() {
+                Some(end) => from = Some(end.to_string()),
+                None => break,
+            }
+        }
+        all.reverse();
+        all
     }
 
     /// boxmaker's messages in the room, oldest first, past its notice about URL previews.
