@@ -17,6 +17,8 @@ pub(crate) mod work;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rooms;
 
 use crate::worker::{Event, Job, JobId};
 use commands::Command;

@@ -128,6 +128,22 @@ impl Link {
     }
 }
 
+/// A link with no threads behind it, for the channel's tests: what the threads would
+/// send goes in on the returned sender, what the loop hands them comes out on the
+/// receiver.
+#[cfg(test)]
+pub(crate) fn test_link() -> (Link, SyncSender<Up>, Receiver<Down>) {
+    let (up_tx, up) = sync_channel(MAX_UP_QUEUE);
+    let (down, down_rx) = sync_channel(MAX_DOWN_QUEUE);
+    let link = Link {
+        up,
+        down,
+        status: Arc::new(Mutex::new(Status::default())),
+        hup: Arc::new(AtomicU64::new(0)),
+    };
+    (link, up_tx, down_rx)
+}
+
 /// Sets the shared status through a poisoned lock too (a panicking thread is reported
 /// on its own; the status must still be readable).
 pub(crate) fn set_status(status: &Mutex<Status>, f: impl FnOnce(&mut Status)) {
