@@ -178,7 +178,7 @@ impl<W: Work> Channel<W> {
             };
             match up {
                 Up::Lines { lines, on_disk } => self.lines_in(out, lines, on_disk),
-                Up::Sent { txn, room, event } => self.acknowledged(out, &txn, &room, &event),
+                Up::Sent { txn, room, event } => self.acknowledged(&txn, &room, &event),
                 Up::Refused { txn } => self.refused(&txn),
                 Up::Rooms => self.rooms_offer_waiting(),
             }
@@ -409,7 +409,7 @@ impl<W: Work> Channel<W> {
 
     /// The homeserver acknowledged an event: it leaves the store; an inbox message it
     /// carried is delivered, and an event holding a line's text is kept for `/forget`.
-    fn acknowledged(&mut self, out: &mut Outbox, txn: &str, room: &str, event: &str) {
+    fn acknowledged(&mut self, txn: &str, room: &str, event: &str) {
         let Some(rooms) = self.rooms.as_mut() else {
             return;
         };
@@ -472,7 +472,6 @@ impl<W: Work> Channel<W> {
         if let (Some(id), true) = (room_conn, idle) {
             self.mail_drained(id);
         }
-        let _ = out;
     }
 
     /// The homeserver refused an event for good: it leaves the store (the thread said so
