@@ -79,8 +79,15 @@ impl Rooms {
     /// Hands every planned event not yet handed to the send thread, in order; what does
     /// not fit its queue is handed after the next acknowledgement.
     fn hand_over(&mut self) {
+        let status = std::sync::Arc::clone(&self.link.status);
         for o in &self.store.outbox {
             if self.handed.contains(&o.txn) {
+                continue;
+            }
+            // A room that is not served waits (a redaction only takes away): its events
+            // are handed over when it is served again (`Up::Rooms`).
+            let redaction = matches!(o.why, Why::Redact { .. });
+            if !redaction && !crate::matrix::served(&status, &o.room) {
                 continue;
             }
             if !self.link.send(Down::Send(o.clone())) {
@@ -109,8 +116,7 @@ impl Rooms {
 
     /// Whether `room` is served now, by the sync thread's last confirmed sync.
     fn served(&self, room: &str) -> bool {
-        let s = self.link.status();
-        !s.stopped.contains(room) && !s.encrypted.contains(room)
+        crate::matrix::served(&self.link.status, room)
     }
 
     /// Plans `text` as events of `style` (with `header`, for an unasked message) into the
@@ -180,6 +186,11 @@ impl<W: Work> Channel<W> {
                 Up::Lines { lines, on_disk } => self.lines_in(out, lines, on_disk),
                 Up::Sent { txn, room, event } => self.acknowledged(&txn, &room, &event),
                 Up::Refused { txn } => self.refused(&txn),
+                Up::Deferred { txn } => {
+                    if let Some(rooms) = self.rooms.as_mut() {
+                        rooms.handed.remove(&txn);
+                    }
+                }
                 Up::Rooms => self.rooms_offer_waiting(),
             }
         }

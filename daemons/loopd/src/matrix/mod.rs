@@ -63,6 +63,9 @@ pub(crate) enum Up {
     /// The homeserver refused the event for good (a 4xx other than a rate limit): it is
     /// dropped, with a `loopd:` line.
     Refused { txn: String },
+    /// The event's room is not served now (someone else joined it): not sent, and the
+    /// loop hands it over again once the room is served.
+    Deferred { txn: String },
     /// A room's served state changed, or the channel came up: unasked messages may go.
     Rooms,
 }
@@ -125,6 +128,16 @@ impl Link {
             Ok(s) => s.clone(),
             Err(p) => p.into_inner().clone(),
         }
+    }
+}
+
+/// Whether `room` is served, by the sync thread's last confirmed sync (docs/matrix.md,
+/// 'Rooms and sessions'): nothing but a redaction is sent to a room that is not.
+pub(crate) fn served(status: &Mutex<Status>, room: &str) -> bool {
+    let check = |s: &Status| !s.stopped.contains(room) && !s.encrypted.contains(room);
+    match status.lock() {
+        Ok(s) => check(&s),
+        Err(p) => check(&p.into_inner()),
     }
 }
 

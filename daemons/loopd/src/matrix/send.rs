@@ -42,6 +42,16 @@ pub(super) fn run(reach: Reach, down: Receiver<Down>) {
             }
             continue;
         };
+        // A room someone else joined gets nothing more (a redaction only takes away);
+        // the loop hands the event over again once the room is served.
+        let redaction = matches!(next.why, Why::Redact { .. });
+        if !redaction && !super::served(&reach.status, &next.room) {
+            queue.pop_front();
+            if !reach.tell(Up::Deferred { txn: next.txn }) {
+                return;
+            }
+            continue;
+        }
         let before = token::now(&reach);
         let deadline = Instant::now() + SEND_DEADLINE;
         let sent = matrix::honouring_rate_limits(deadline, || match &next.why {

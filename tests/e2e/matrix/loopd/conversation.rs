@@ -145,3 +145,44 @@ fn replies_held_back_by_rate_limits_arrive_once_each() {
     let want: Vec<String> = (0..n).map(|i| format!("reply {i}")).collect();
     assert_eq!(bodies, want);
 }
+
+#[test]
+fn a_reply_whose_room_gained_a_stranger_meanwhile_waits_until_they_leave() {
+    let Some(mut b) = Boxed::start("withheld", "") else {
+        return;
+    };
+    let gate = crate::support::standin::Gate::new();
+    b.l.llama.push(crate::support::standin::Reply::Held(
+        gate.clone(),
+        Box::new(text(&["FOR-THE-OWNER-ONLY"])),
+    ));
+    b.say("tell me something private");
+    b.l.llama.wait_chats(1);
+    b.syn
+        .invite(&b.cast.phone, &b.room, &b.cast.stranger.user_id);
+    b.syn.join(&b.cast.stranger, &b.room);
+    b.wait_box("the notice that loopd stopped", 1);
+    gate.open();
+    // The turn ends while the stranger is in the room: its reply is kept, not sent.
+    b.l.daemon.wait_log("turn done");
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/leave",
+        crate::support::synapse::matrix_seg(&b.room)
+    );
+    // What the stranger could read while in the room: nothing of the reply.
+    let seen = b.syn.events(&b.cast.stranger, &b.room);
+    assert!(
+        seen.iter()
+            .all(|e| !e.to_string().contains("FOR-THE-OWNER-ONLY")),
+        "{seen:#?}"
+    );
+    b.syn
+        .as_user(&b.cast.stranger, "POST", &path, Some(serde_json::json!({})))
+        .unwrap();
+    let got = b.wait_box("the reply after the stranger left", 3);
+    assert!(said(&got[1]).1.contains("again"), "{got:#?}");
+    assert_eq!(
+        said(&got[2]),
+        ("m.text".into(), "FOR-THE-OWNER-ONLY".into())
+    );
+}
