@@ -592,7 +592,12 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn status(&self) -> String {
-        self.board
-            .status_line(&self.cfg.session, self.cfg.expect.n_ctx)
+        let line = self
+            .board
+            .status_line(&self.cfg.session, self.cfg.expect.n_ctx);
+        match &self.rooms {
+            Some(rooms) => format!("{line}; matrix: {}", rooms.state()),
+            None => line,
+        }
     }
 }

@@ -114,6 +114,11 @@ impl Rooms {
         });
     }
 
+    /// The channel's state in words, for `systemctl status`.
+    pub(crate) fn state(&self) -> String {
+        self.link.status().state
+    }
+
     /// Whether `room` is served now, by the sync thread's last confirmed sync.
     fn served(&self, room: &str) -> bool {
         crate::matrix::served(&self.link.status, room)
