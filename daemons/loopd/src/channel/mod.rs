@@ -227,6 +227,9 @@ impl<W: Work> Channel<W> {
 
     /// Answers or starts one well-formed command of a connection in `session`.
     fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
+        if self.kept_from_room(out, id, &command) {
+            return;
+        }
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
             Command::Quit if self.quit_in_room(out, id) => {}

@@ -7,6 +7,7 @@
 //! the store and handed to the send thread. A line leaves the store's waiting lines only
 //! once its reply's events are in the store, so a crash before that runs it again.
 
+use super::commands::Command;
 use super::reply::whole;
 use super::work::Work;
 use super::{Channel, Conn, Queued};
@@ -273,9 +274,12 @@ impl<W: Work> Channel<W> {
                 id
             }
         };
-        let whose = match super::commands::parse(body).is_some() || body.trim().is_empty() {
-            true => Whose::Loopd,
-            false => Whose::Turn,
+        // `/allow N` runs the refused fetch as a turn: its answer is the model's.
+        let whose = match super::commands::parse(body) {
+            Some(Ok(Command::Allow(_))) => Whose::Turn,
+            Some(_) => Whose::Loopd,
+            None if body.trim().is_empty() => Whose::Loopd,
+            None => Whose::Turn,
         };
         if let Some(o) = rooms.outs.get_mut(&id) {
             o.owed.push_back((whose, event.to_string()));
@@ -660,6 +664,31 @@ impl<W: Work> Channel<W> {
         if let Some(rooms) = &self.rooms {
             rooms.link.hangup();
         }
+    }
+
+    /// In a room, a command whose answer quotes stored text of any label (`/recall`,
+    /// `/inbox`, a `/forget` list) is answered at the terminal only, unless
+    /// `matrix.max_class` is the top class: loopd does not weigh each quoted text's label
+    /// against it there (docs/matrix.md, 'Labels'). Returns whether it answered so.
+    pub(super) fn kept_from_room(&self, out: &mut Outbox, id: ConnId, command: &Command) -> bool {
+        use conversation::forget::Ask;
+        if !is_room(id) || self.cfg.matrix.max_class == proto::DataClass::Secret {
+            return false;
+        }
+        let quotes = matches!(
+            command,
+            Command::Recall(_) | Command::Inbox | Command::Forget(Ask::List(_) | Ask::More)
+        );
+        if quotes {
+            out.send(
+                id,
+                whole(&format!(
+                    "this answer quotes stored text, which may be labelled above matrix.max_class ({}): ask at the terminal. /forget N… and /forget all work here on a list shown there.",
+                    self.cfg.matrix.max_class
+                )),
+            );
+        }
+        quotes
     }
 
     /// `/quit` in a room closes nothing: the room stays served.

@@ -210,3 +210,23 @@ fn a_restart_answers_the_lines_the_store_still_holds() {
     assert_eq!(text, "question");
     assert_eq!(from.as_deref(), Some("$e1"));
 }
+
+#[test]
+fn a_command_quoting_stored_text_is_kept_for_the_terminal_in_a_room() {
+    let mut rig = Rig::new();
+    rig.lines(&[
+        ("$q1", "/recall my pin"),
+        ("$q2", "/inbox"),
+        ("$q3", "/forget pin"),
+    ]);
+    let sent = rig.sent();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    for o in &sent {
+        assert_eq!(o.content["msgtype"], "m.notice");
+        assert!(o.content["body"]
+            .as_str()
+            .unwrap()
+            .contains("ask at the terminal"));
+    }
+    assert!(rig.ch.worker.jobs.is_empty(), "nothing was asked");
+}

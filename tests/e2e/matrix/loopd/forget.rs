@@ -1,6 +1,6 @@
-//! `/forget` from the phone: the text the owner sent and the reply that repeated it are
-//! redacted in the room, with the list that showed it, and the answer says what the
-//! homeserver may still keep.
+//! `/forget` from the phone: the text the owner sent, the reply that repeated it and the
+//! owner's own `/forget` line that named it are redacted in the room, and the answer says
+//! what the homeserver may still keep.
 
 use super::{said, Boxed};
 use crate::support::standin::text;
@@ -33,9 +33,15 @@ fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
     b.l.llama.push(text(&["Noted: your PIN is 4471."]));
     b.say("my PIN is 4471");
     b.wait_box("the reply holding the PIN", 1);
+    // A list quotes stored text: the room is told to ask at the terminal, where it is
+    // shown; the removal can then be asked for from the room.
     b.say("/forget \"4471\"");
-    let got = b.wait_box("the list", 2);
-    assert!(said(&got[1]).1.contains("4471"), "{got:#?}");
+    let got = b.wait_box("the answer kept for the terminal", 2);
+    assert!(said(&got[1]).1.contains("ask at the terminal"), "{got:#?}");
+    let mut c = b.l.client();
+    let list = c.ask("/forget \"4471\"").join("\n");
+    assert!(list.contains("4471"), "{list}");
+    drop(c);
     b.say("/forget all");
     let got = b.wait_box("the removal's answer", 3);
     let (kind, answer) = said(&got[2]);
