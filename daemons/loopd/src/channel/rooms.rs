@@ -21,6 +21,7 @@ use plumbing::{ConnId, Outbox};
 use proto::{FromMatrix, SessionId};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Where the rooms' connection ids start: far above any socket's (the poll loop numbers
 /// its connections from 1 up and reuses them), so the two never meet.
@@ -37,7 +38,14 @@ struct RoomOut {
     room: String,
     reader: blocks::Reader,
     owed: VecDeque<(Whose, String)>,
+    /// When the typing notice was last sent on for the turn being answered.
+    typing: Option<Instant>,
 }
+
+/// How often a running turn's typing notice is sent again while its reply streams: half
+/// of how long one lasts (`matrix::send::TYPING_FOR`), so a long turn's never lapses
+/// while it still produces output.
+pub(crate) const TYPING_REFRESH: Duration = Duration::from_secs(60);
 
 /// The Matrix channel's state on the poll loop.
 pub(crate) struct Rooms {
@@ -269,6 +277,7 @@ impl<W: Work> Channel<W> {
                         room: room.to_string(),
                         reader: blocks::Reader::default(),
                         owed: VecDeque::new(),
+                        typing: None,
                     },
                 );
                 id
@@ -292,6 +301,9 @@ impl<W: Work> Channel<W> {
                 room: room.to_string(),
                 on: true,
             });
+            if let Some(o) = rooms.outs.get_mut(&id) {
+                o.typing = Some(Instant::now());
+            }
         }
         if let std::collections::hash_map::Entry::Vacant(slot) = self.conns.entry(id) {
             let name = session_of(&rooms.store, room, &default);
@@ -331,6 +343,16 @@ impl<W: Work> Channel<W> {
             };
             let room = o.room.clone();
             let done = o.reader.feed(&bytes);
+            // A turn still streaming keeps its typing notice on.
+            let streaming =
+                done.is_empty() && o.owed.front().is_some_and(|(w, _)| *w == Whose::Turn);
+            if streaming && o.typing.is_some_and(|t| t.elapsed() >= TYPING_REFRESH) {
+                o.typing = Some(Instant::now());
+                rooms.link.send(Down::Typing {
+                    room: room.clone(),
+                    on: true,
+                });
+            }
             let mut owed = Vec::new();
             for lines in done {
                 let (whose, event) = o.owed.pop_front().unwrap_or((Whose::Loopd, String::new()));
