@@ -103,6 +103,17 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
             d.strangers
         );
     }
+    // Rooms refused as encrypted get loopd's one notice there and no other text.
+    let mut encrypted = machine.told().encrypted.clone();
+    for a in &d.actions {
+        if let Action::Notice {
+            room,
+            notice: Notice::Encrypted,
+        } = a
+        {
+            encrypted.insert(room.clone());
+        }
+    }
     let mut lines = Vec::new();
     for action in &d.actions {
         match action {
@@ -117,7 +128,8 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                 }
             }
             Action::SetUp { room } => {
-                done(previews_off(client, room), room, "set up")?;
+                let may_tell = !encrypted.contains(room);
+                done(previews_off(client, room, may_tell), room, "set up")?;
             }
             Action::Notice { room, notice } => {
                 let (kind, words) = notice_words(*notice);
@@ -183,10 +195,12 @@ fn publish(reach: &Reach, machine: &Machine) {
 
 /// URL previews off in a room loopd was invited to; where it lacks the power, one notice
 /// saying how the owner turns them off (its transaction id fixed by the room alone, so
-/// it is sent once however often the room is set up).
-fn previews_off(client: &Client, room: &str) -> Result<(), Error> {
+/// it is sent once however often the room is set up), unless `may_tell` is false (an
+/// encrypted room, which gets no text but the notice refusing it).
+fn previews_off(client: &Client, room: &str, may_tell: bool) -> Result<(), Error> {
     match client.disable_previews(room) {
         Ok(_) => Ok(()),
+        Err(Error::Forbidden { .. }) if !may_tell => Ok(()),
         Err(Error::Forbidden { .. }) => notice_send(
             client,
             room,

@@ -186,3 +186,58 @@ fn a_reply_whose_room_gained_a_stranger_meanwhile_waits_until_they_leave() {
         ("m.text".into(), "FOR-THE-OWNER-ONLY".into())
     );
 }
+
+#[test]
+fn a_strangers_invite_is_rejected_and_an_encrypted_room_is_refused_with_one_notice() {
+    let Some(mut b) = Boxed::start("refusals", "") else {
+        return;
+    };
+    let me = b.cast.boxmaker.user_id.clone();
+    let stranger = b.cast.stranger.clone();
+    let theirs = b.syn.create_room(&stranger, &[&b.cast.boxmaker]);
+    b.wait_in(&theirs, &stranger, "the stranger's invite rejected", |e| {
+        e["type"] == "m.room.member"
+            && e["state_key"] == me.as_str()
+            && e["content"]["membership"] == "leave"
+    });
+    let phone = b.cast.phone.clone();
+    let v = b
+        .syn
+        .as_user(
+            &phone,
+            "POST",
+            "/_matrix/client/v3/createRoom",
+            Some(serde_json::json!({
+                "preset": "private_chat",
+                "invite": [me.as_str()],
+                "initial_state": [{"type": "m.room.encryption", "state_key": "",
+                                   "content": {"algorithm": "m.megolm.v1.aes-sha2"}}]
+            })),
+        )
+        .unwrap();
+    let locked = v["room_id"].as_str().unwrap().to_string();
+    let notice = b.wait_in(&locked, &phone, "the notice refusing the room", |e| {
+        e["sender"] == me.as_str() && e["type"] == "m.room.message"
+    });
+    let (kind, body) = said(&notice);
+    assert_eq!(kind, "m.notice");
+    assert!(body.contains("encrypted"), "{body}");
+    b.syn.say(&phone, &locked, "IN-THE-CLEAR");
+    // The served room still answers; the encrypted one got nothing more.
+    b.l.llama.push(text(&["fine"]));
+    b.say("and here?");
+    b.wait_box("the reply in the served room", 1);
+    let from_box: Vec<_> = b
+        .syn
+        .events(&phone, &locked)
+        .into_iter()
+        .filter(|e| e["sender"] == me.as_str() && e["type"] == "m.room.message")
+        .collect();
+    assert_eq!(from_box.len(), 1, "{from_box:#?}");
+    let log = std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
+        .unwrap_or_default();
+    assert!(!log.contains("IN-THE-CLEAR"), "{log}");
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("not served: it is encrypted"), "{status}");
+}

@@ -151,9 +151,21 @@ impl Boxed {
     /// Waits (on the phone's long-poll) until the room holds an event `want` accepts;
     /// returns it.
     pub fn wait(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let (room, who) = (self.room.clone(), self.cast.phone.clone());
+        self.wait_in(&room, &who, what, want)
+    }
+
+    /// `wait` in another `room`, as `who` sees it (the phone's long-poll still paces it).
+    pub fn wait_in(
+        &mut self,
+        room: &str,
+        who: &crate::support::synapse::Account,
+        what: &str,
+        want: impl Fn(&Value) -> bool,
+    ) -> Value {
         let start = Instant::now();
         loop {
-            if let Some(e) = self.events().into_iter().find(|e| want(e)) {
+            if let Some(e) = self.syn.events(who, room).into_iter().find(|e| want(e)) {
                 return e;
             }
             assert!(
