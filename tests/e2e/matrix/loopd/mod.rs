@@ -8,6 +8,9 @@ mod crash;
 mod forget;
 mod unasked;
 
+#[cfg(feature = "bench")]
+mod bench;
+
 use crate::loopd::{write_config, Loopd, N_CTX};
 use crate::matrix::WITHIN;
 use crate::support::standin::Standin;
