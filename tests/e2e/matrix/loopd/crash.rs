@@ -114,3 +114,30 @@ fn a_revoked_token_is_said_once_and_a_new_one_is_picked_up_from_its_file() {
     );
     assert!(!log.contains(&token) && !log.contains(&b.cast.boxmaker.token));
 }
+
+#[test]
+fn a_sighup_reads_the_token_file_again() {
+    let Some(mut b) = Boxed::start("hup", "") else {
+        return;
+    };
+    b.syn.client(&b.cast.boxmaker).logout().unwrap();
+    b.l.daemon.wait_log("refused the access token");
+    // The new token goes in with the old file's time, so only the SIGHUP says it changed.
+    let before = std::fs::metadata(&b.token_file)
+        .unwrap()
+        .modified()
+        .unwrap();
+    let token = b.syn.login(&b.cast.boxmaker);
+    std::fs::write(&b.token_file, format!("{token}\n")).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&b.token_file)
+        .unwrap()
+        .set_modified(before)
+        .unwrap();
+    b.l.daemon.signal(nix::sys::signal::Signal::SIGHUP);
+    b.l.llama.push(text(&["heard you"]));
+    b.say("after the hangup");
+    let got = b.wait_box("the reply after SIGHUP", 1);
+    assert_eq!(said(&got[0]), ("m.text".into(), "heard you".into()));
+}
