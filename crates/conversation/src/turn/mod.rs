@@ -333,3 +333,31 @@ fn call_model(
             other => TurnError::Llama(other),
         })
 }
+
+#[cfg(test)]
+mod resume_tests {
+    use super::{answer_after, logged_at};
+    use proto::test_records::{assistant, assistant_calling, user, user_from_matrix};
+
+    #[test]
+    fn a_line_from_matrix_is_found_by_its_event_and_its_answer_is_the_first_without_tools() {
+        let records = vec![
+            user("from the socket"),
+            assistant("socket answer"),
+            user_from_matrix("from the phone", "$e1"),
+            assistant_calling(&[("c1", "read_file", "{}")]),
+            assistant("the phone's answer"),
+            user_from_matrix("cut short", "$e2"),
+        ];
+        assert_eq!(logged_at(&records, "$e1"), Some(2));
+        assert_eq!(logged_at(&records, "$e3"), None);
+        assert_eq!(
+            answer_after(&records[3..]).as_deref(),
+            Some("the phone's answer")
+        );
+        // A line whose turn a crash cut before any answer has none: the turn goes on.
+        assert_eq!(answer_after(&records[6..]), None);
+        // The next line's answer is not this line's.
+        assert_eq!(answer_after(&[user("next"), assistant("x")]), None);
+    }
+}
