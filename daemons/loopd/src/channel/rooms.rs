@@ -523,7 +523,18 @@ impl<W: Work> Channel<W> {
             return;
         };
         rooms.handed.remove(txn);
+        let room = rooms
+            .store
+            .outbox
+            .iter()
+            .find(|o| o.txn == txn)
+            .map(|o| o.room.clone());
         rooms.store.outbox.retain(|o| o.txn != txn);
+        // A room that refuses loopd's events (it left, or may not write there) gets no
+        // more unasked messages until an owner writes there again.
+        if let Some(room) = room {
+            rooms.store.last_room.retain(|_, r| *r != room);
+        }
         rooms.save();
         rooms.hand_over();
     }
