@@ -30,6 +30,7 @@ pub struct Config {
     pub tools: Tools,
     pub heartbeat: Heartbeat,
     pub notify: Notify,
+    pub matrix: Matrix,
     pub honcho: Honcho,
 }
 
@@ -216,6 +217,54 @@ pub struct Honcho {
     pub max_class: DataClass,
 }
 
+/// `[matrix]`: the owner's Matrix room as a channel (docs/matrix.md). Off while
+/// `homeserver` is empty.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Matrix {
+    /// The homeserver's base url, e.g. `https://matrix.example.org`; empty: off.
+    pub homeserver: String,
+    /// boxmaker's own account, a full user id.
+    pub user_id: String,
+    /// A file holding its access token (under systemd, a `LoadCredential=` path).
+    pub token_file: PathBuf,
+    /// The accounts whose messages are the owner's, full user ids compared exactly.
+    pub owners: Vec<String>,
+    /// The session an owner's room starts in.
+    pub session: String,
+    /// Nothing whose label class is above this is sent to the homeserver.
+    pub max_class: DataClass,
+}
+
+impl Matrix {
+    /// Whether the Matrix channel is on.
+    pub fn on(&self) -> bool {
+        !self.homeserver.is_empty()
+    }
+}
+
+/// The longest Matrix user id (the Matrix specification's limit).
+pub const MAX_MATRIX_USER_ID: usize = 255;
+
+/// The most owners: a person has an account or two; a long list is a mistake, and every
+/// sync's decision walks it.
+pub const MAX_MATRIX_OWNERS: usize = 16;
+
+/// Whether `id` is a full Matrix user id: `@localpart:server`, at most
+/// [`MAX_MATRIX_USER_ID`] bytes, no whitespace or control characters.
+pub fn matrix_user_id(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix('@') else {
+        return false;
+    };
+    let Some((local, server)) = rest.split_once(':') else {
+        return false;
+    };
+    id.len() <= MAX_MATRIX_USER_ID
+        && !local.is_empty()
+        && !server.is_empty()
+        && !id.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 /// The longest workspace, session or peer name Honcho accepts.
 pub const MAX_HONCHO_NAME: usize = 512;
 
@@ -245,6 +294,7 @@ impl Default for Config {
             tools: Tools::default(),
             heartbeat: Heartbeat::default(),
             notify: Notify::default(),
+            matrix: Matrix::default(),
             honcho: Honcho::default(),
         }
     }
@@ -344,6 +394,19 @@ impl Default for HttpFetch {
             timeout_s: 20,
             allow_private: false,
             guard_class: DataClass::Private,
+        }
+    }
+}
+
+impl Default for Matrix {
+    fn default() -> Matrix {
+        Matrix {
+            homeserver: String::new(),
+            user_id: String::new(),
+            token_file: PathBuf::new(),
+            owners: Vec::new(),
+            session: "main".into(),
+            max_class: DataClass::Private,
         }
     }
 }

@@ -21,5 +21,5 @@ pub mod time;
 
 pub use label::{DataClass, Label};
 pub use neutralise::{neutralise, neutralise_spans};
-pub use record::{Origin, Record, RecordError, Tokens, ToolCall};
+pub use record::{FromMatrix, Origin, Record, RecordError, Tokens, ToolCall};
 pub use session_id::SessionId;

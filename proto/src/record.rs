@@ -17,6 +17,27 @@ pub enum Origin {
     Heartbeat,
 }
 
+/// An owner's line that came from a Matrix room: the id of the event it was. Written as
+/// `"via": "matrix", "event": "<id>"` beside the record's other fields, so a restart
+/// finds the events already taken (docs/matrix.md, 'Exactly once in').
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromMatrix {
+    pub event: String,
+}
+
+/// The one value `via` takes.
+pub const VIA_MATRIX: &str = "matrix";
+
+impl Serialize for FromMatrix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("via", VIA_MATRIX)?;
+        map.serialize_entry("event", &self.event)?;
+        map.end()
+    }
+}
+
 /// One tool call as the model produced it. `arguments` stays the model's JSON text, not a
 /// parsed value, so replay sends back exactly the bytes the model wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,6 +79,10 @@ pub enum Record {
         time: String,
         content: String,
         origin: Origin,
+        /// The Matrix event an owner's line came from (`"via": "matrix"`, `"event"`),
+        /// written only for such a line (docs/matrix.md, 'Exactly once in').
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        matrix: Option<FromMatrix>,
     },
     Assistant {
         time: String,
@@ -290,6 +315,7 @@ impl Record {
                         })
                     }
                 },
+                matrix: f.via()?,
             },
             "assistant" => Record::Assistant {
                 time,
@@ -403,6 +429,30 @@ struct Fields<'a> {
 impl Fields<'_> {
     fn path(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
+    }
+
+    /// A user record's `via` and `event`: both absent (the socket, or a record older than
+    /// the Matrix channel), or `"matrix"` and the event's id.
+    fn via(&self) -> Result<Option<FromMatrix>, RecordError> {
+        if !self.obj.contains_key("via") {
+            return match self.obj.contains_key("event") {
+                true => Err(RecordError::BadValue {
+                    field: self.path("event"),
+                    message: "an event without via".into(),
+                }),
+                false => Ok(None),
+            };
+        }
+        let via = self.string("via")?;
+        if via != VIA_MATRIX {
+            return Err(RecordError::BadValue {
+                field: self.path("via"),
+                message: format!("{via:?} is not {VIA_MATRIX}"),
+            });
+        }
+        Ok(Some(FromMatrix {
+            event: self.string("event")?,
+        }))
     }
 
     fn get(&self, name: &str) -> Result<&Value, RecordError> {

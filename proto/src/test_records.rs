@@ -34,6 +34,7 @@ pub fn user(text: &str) -> Record {
         time: T.into(),
         content: text.into(),
         origin: Origin::Owner,
+        matrix: None,
     }
 }
 
@@ -42,12 +43,25 @@ pub fn user_at(time: &str, text: &str) -> Record {
     user(text).at(time)
 }
 
+/// An owner's line that came from Matrix event `event`.
+pub fn user_from_matrix(text: &str, event: &str) -> Record {
+    Record::User {
+        time: T.into(),
+        content: text.into(),
+        origin: Origin::Owner,
+        matrix: Some(crate::record::FromMatrix {
+            event: event.into(),
+        }),
+    }
+}
+
 /// The line loopd's heartbeat timer starts a turn with.
 pub fn heartbeat(text: &str) -> Record {
     Record::User {
         time: T.into(),
         content: text.into(),
         origin: Origin::Heartbeat,
+        matrix: None,
     }
 }
 

@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 const LOOPD_LAYERS: &[&[&str]] = &[
     // The socket's Service: lines in, reply blocks out. The only renderer of reply bytes.
     &["channel"],
+    // The Matrix channel's threads and files: HTTP off the poll loop, the store, reading
+    // a room's reply blocks back. The channel makes rooms its clients through it.
+    &["matrix"],
     // The one thread that owns open sessions and runs jobs in order.
     &["worker"],
     // What the worker runs besides a turn: a heartbeat decides and returns what to

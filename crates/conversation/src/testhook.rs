@@ -49,6 +49,12 @@ mod armed {
         "forget-before-plan-removed",
         // The inbox file was written (the Nth time, with `BOXMAKER_TEST_ABORT_NTH=N`).
         "inbox-write",
+        // Matrix: a sync's lines are in loopd's store; the sync thread is not told.
+        "matrix-lines-stored",
+        // Matrix: a reply's events are planned into the store; none is sent yet.
+        "matrix-reply-planned",
+        // Matrix: the homeserver acknowledged an event; the store does not know yet.
+        "matrix-acknowledged",
     ];
 
     pub(crate) const ABORT_AT_ENV: &str = "BOXMAKER_TEST_ABORT_AT";

@@ -156,6 +156,7 @@ mod tests {
             time: "t".into(),
             content: "hi".into(),
             origin: Origin::Owner,
+            matrix: None,
         };
         let answer = Record::Assistant {
             cut: false,

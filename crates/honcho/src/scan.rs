@@ -196,6 +196,7 @@ fn scan_log(
                 time,
                 content,
                 origin,
+                ..
             } => {
                 let said = Said {
                     offset: start,

@@ -71,6 +71,7 @@ impl Logs {
             time: time.clone(),
             content: text.into(),
             origin,
+            matrix: None,
         };
         self.raw(epoch, &rec.to_line());
         time

@@ -33,6 +33,26 @@ impl Outbox {
         self.actions.push(Action::Close(id));
     }
 
+    /// Takes back what was asked for the connections `pick` chooses, bytes sent to each in
+    /// order (a close is dropped): a service that gives some of its clients another way
+    /// out than a socket (loopd's Matrix rooms) renders to them as to any other and
+    /// carries the bytes itself. The loop never sees them.
+    pub fn take_sent(&mut self, pick: impl Fn(ConnId) -> bool) -> Vec<(ConnId, Vec<u8>)> {
+        let mut taken: Vec<(ConnId, Vec<u8>)> = Vec::new();
+        self.actions.retain_mut(|a| match a {
+            Action::Send(id, bytes) if pick(*id) => {
+                match taken.iter_mut().find(|(t, _)| t == id) {
+                    Some((_, all)) => all.append(bytes),
+                    None => taken.push((*id, std::mem::take(bytes))),
+                }
+                false
+            }
+            Action::Close(id) => !pick(*id),
+            Action::Send(..) => true,
+        });
+        taken
+    }
+
     /// Whether `id`'s output queue is below its limit. A service asks before each answer
     /// it is not obliged to give now; the loop asks it again once the peer has read.
     pub fn has_room(&self, id: ConnId) -> bool {

@@ -6,6 +6,7 @@ pub(crate) mod channel;
 pub(crate) mod engine;
 pub(crate) mod heartbeat;
 pub mod limits;
+pub(crate) mod matrix;
 pub(crate) mod worker;
 
 use conversation::{forget, inbox, prompts, status, testhook};
@@ -92,7 +93,26 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         board: board.clone(),
     };
     let mail = channel::broadcast::Mail::new(reminders, inbox, Some(server.waker()));
-    let mut service = channel::Channel::new(args.config, cfg, work, events_rx, board, mail)
-        .map_err(MainError::Start)?;
+    let mut service =
+        channel::Channel::new(args.config, Arc::clone(&cfg), work, events_rx, board, mail)
+            .map_err(MainError::Start)?;
+    if cfg.matrix.on() {
+        // The store first: a broken one is an error at start, never an empty start that
+        // would answer lines again or lose what waits to be sent.
+        let store = matrix::store::Store::load(&cfg.state_dir).map_err(MainError::Start)?;
+        let link = matrix::start(&cfg.matrix, cfg.state_dir.clone(), server.waker())
+            .map_err(|e| MainError::Start(format!("cannot start the matrix threads: {e}")))?;
+        plumbing::info!(
+            "matrix: {} as {}, owners {}",
+            cfg.matrix.homeserver,
+            cfg.matrix.user_id,
+            cfg.matrix.owners.join(", ")
+        );
+        service.attach_matrix(link, store);
+        // The first wake answers what a crash left waiting, whatever the homeserver says.
+        if let Err(e) = server.waker().wake() {
+            plumbing::error!("matrix: waking the poll loop: {e}");
+        }
+    }
     server.run(&mut service).map_err(MainError::Serve)
 }

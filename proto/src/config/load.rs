@@ -3,8 +3,8 @@
 //! range, so a bad file is refused at start (or at a reload) naming the key.
 
 use super::{
-    honcho_name, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME, MAX_NOTIFY_RUNNING,
-    MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS,
+    honcho_name, matrix_user_id, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME,
+    MAX_MATRIX_OWNERS, MAX_NOTIFY_RUNNING, MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS,
 };
 use crate::session_id::SessionId;
 use std::fmt;
@@ -96,6 +96,7 @@ impl Config {
             .and_then(|()| self.check_turn())
             .and_then(|()| self.check_tools())
             .and_then(|()| self.check_unasked())
+            .and_then(|()| self.check_matrix())
             .and_then(|()| self.check_honcho())
             .map_err(|(key, message)| ConfigError::Invalid {
                 path: path.to_path_buf(),
@@ -247,6 +248,66 @@ impl Config {
                     "{name:?} is not a variable name (letters, digits and _, not first a digit)"
                 ),
             );
+        }
+        Ok(())
+    }
+
+    /// `[matrix]`: the homeserver's address, and, when it is on, the accounts, the token's
+    /// file and the room's first session (docs/config.md).
+    fn check_matrix(&self) -> Checked {
+        let m = &self.matrix;
+        if !(m.homeserver.is_empty() || is_http(&m.homeserver)) {
+            return bad(
+                "matrix.homeserver",
+                format!("{:?} is not an http(s) url", m.homeserver),
+            );
+        }
+        if let Err(e) = SessionId::parse(&m.session) {
+            return bad("matrix.session", e.to_string());
+        }
+        if !m.on() {
+            return Ok(());
+        }
+        if !matrix_user_id(&m.user_id) {
+            return bad(
+                "matrix.user_id",
+                format!(
+                    "{:?} is not a full user id like @box:example.org",
+                    m.user_id
+                ),
+            );
+        }
+        if !m.token_file.is_absolute() {
+            return bad(
+                "matrix.token_file",
+                "must be an absolute path when matrix.homeserver is set",
+            );
+        }
+        if m.owners.is_empty() {
+            return bad(
+                "matrix.owners",
+                "must name at least one account when matrix.homeserver is set",
+            );
+        }
+        if m.owners.len() > MAX_MATRIX_OWNERS {
+            return bad(
+                "matrix.owners",
+                format!("at most {MAX_MATRIX_OWNERS} accounts"),
+            );
+        }
+        for owner in &m.owners {
+            if !matrix_user_id(owner) {
+                return bad(
+                    "matrix.owners",
+                    format!("{owner:?} is not a full user id like @me:example.org"),
+                );
+            }
+            if *owner == m.user_id {
+                return bad(
+                    "matrix.owners",
+                    format!("{owner:?} is boxmaker's own account (matrix.user_id)"),
+                );
+            }
         }
         Ok(())
     }

@@ -131,3 +131,41 @@ fn the_notify_table_parses_and_bad_values_are_refused_naming_the_key() {
         assert!(e.contains(key), "{text}: {e}");
     }
 }
+
+#[test]
+fn the_matrix_table_is_off_by_default_and_checked_when_on() {
+    let cfg = parse("").unwrap();
+    assert!(!cfg.matrix.on());
+    assert_eq!(cfg.matrix.session, "main");
+    assert_eq!(cfg.matrix.max_class, DataClass::Private);
+    let on = "[matrix]\nhomeserver = \"http://127.0.0.1:8008\"\nuser_id = \"@box:ex.org\"\n\
+              token_file = \"/run/t\"\nowners = [\"@me:ex.org\"]\nmax_class = \"public\"\n";
+    let cfg = parse(on).unwrap();
+    assert!(cfg.matrix.on());
+    assert_eq!(cfg.matrix.owners, vec!["@me:ex.org".to_string()]);
+    assert_eq!(cfg.matrix.max_class, DataClass::Public);
+    let cases = [
+        (
+            "[matrix]\nhomeserver = \"matrix.org\"\n",
+            "matrix.homeserver",
+        ),
+        ("[matrix]\nsession = \"Main\"\n", "matrix.session"),
+        ("[matrix]\nowner = []\n", "owner"),
+        ("[matrix]\nmax_class = \"top\"\n", "max_class"),
+    ];
+    for (text, key) in cases {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(key), "{text}: {e}");
+    }
+    let broken = [
+        (on.replace("@box:ex.org", "box"), "matrix.user_id"),
+        (on.replace("/run/t", "t"), "matrix.token_file"),
+        (on.replace("[\"@me:ex.org\"]", "[]"), "matrix.owners"),
+        (on.replace("@me:ex.org", "me"), "matrix.owners"),
+        (on.replace("@me:ex.org", "@box:ex.org"), "matrix.owners"),
+    ];
+    for (text, key) in broken {
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains(key), "{text}: {e}");
+    }
+}

@@ -8,6 +8,7 @@ fn all_variants() -> Vec<Record> {
             time: T.into(),
             content: "hi".into(),
             origin: Origin::Owner,
+            matrix: None,
         },
         Record::Assistant {
             cut: false,
@@ -229,6 +230,7 @@ fn the_context_label_steps_record_by_record_to_the_same_label_as_the_whole_epoch
         time: T.into(),
         content: "beat".into(),
         origin: Origin::Heartbeat,
+        matrix: None,
     };
     let tainted = Record::Memory {
         time: T.into(),
@@ -259,4 +261,36 @@ fn the_context_label_steps_record_by_record_to_the_same_label_as_the_whole_epoch
     assert_eq!(seen[2], Label::new(DataClass::Private, true));
     assert_eq!(seen[4], Label::new(DataClass::Secret, true));
     assert_eq!(stepped, Label::new(DataClass::Secret, true));
+}
+
+#[test]
+fn a_line_from_matrix_keeps_its_event_and_old_lines_still_read() {
+    let rec = Record::User {
+        time: T.into(),
+        content: "hi\nthere".into(),
+        origin: Origin::Owner,
+        matrix: Some(FromMatrix {
+            event: "$ev1:example.org".into(),
+        }),
+    };
+    let line = rec.to_line();
+    assert!(
+        line.contains(r#""via":"matrix","event":"$ev1:example.org""#),
+        "{line}"
+    );
+    assert_eq!(Record::from_line(line.trim_end()).unwrap(), rec);
+    let old =
+        r#"{"type":"user","time":"2026-11-30T06:00:00.000Z","content":"hi","origin":"owner"}"#;
+    assert!(matches!(
+        Record::from_line(old).unwrap(),
+        Record::User { matrix: None, .. }
+    ));
+    for bad in [
+        r#"{"type":"user","time":"t","content":"hi","origin":"owner","via":"irc","event":"x"}"#,
+        r#"{"type":"user","time":"t","content":"hi","origin":"owner","via":"matrix"}"#,
+        r#"{"type":"user","time":"t","content":"hi","origin":"owner","event":"x"}"#,
+    ] {
+        let e = Record::from_line(bad).unwrap_err().to_string();
+        assert!(e.contains("via") || e.contains("event"), "{bad}: {e}");
+    }
 }

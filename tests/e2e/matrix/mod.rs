@@ -7,6 +7,7 @@
 
 mod exactly_once;
 mod faults;
+mod loopd;
 mod rooms;
 
 #[cfg(feature = "bench")]

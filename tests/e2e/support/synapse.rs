@@ -258,6 +258,30 @@ impl Synapse {
         }
     }
 
+    /// A new access token for `account` (a new login, so a new device), as its owner
+    /// would make one after the old token was revoked.
+    pub fn login(&self, account: &Account) -> String {
+        let local = account
+            .user_id
+            .trim_start_matches('@')
+            .split(':')
+            .next()
+            .unwrap()
+            .to_string();
+        let body = json!({"type": "m.login.password",
+                          "identifier": {"type": "m.id.user", "user": local},
+                          "password": format!("pw-{local}")});
+        let v = call(
+            &self.url,
+            "",
+            "POST",
+            "/_matrix/client/v3/login",
+            Some(body),
+        )
+        .unwrap();
+        v["access_token"].as_str().unwrap().to_string()
+    }
+
     /// The library's client as `account`.
     pub fn client(&self, account: &Account) -> matrix::Client {
         matrix::Client::new(&self.url, &account.user_id, &account.token)

@@ -56,6 +56,10 @@ pub struct Found {
     /// The record's call number, when it has one: the `forgotten` record keeps it so
     /// numbers are never reused.
     pub call: Option<u64>,
+    /// The Matrix event of the owner's line whose turn the record is in, when that line
+    /// came from a room: what `/forget` redacts there, with loopd's replies to it
+    /// (docs/matrix.md, 'Forgetting').
+    pub event: Option<String>,
 }
 
 /// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
@@ -196,6 +200,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                 len: 0,
                 label: head.carry_label,
                 call: None,
+                event: None,
             });
         }
         // Read as every reader of the logs reads them (`sessions::lines`): one bounded
@@ -206,6 +211,8 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
         // The epoch's context label as each record was read under it, by the one rule
         // loopd and memoryd keep it by.
         let mut rolling = head.carry_label;
+        // The Matrix event of the turn being read: set at each user record.
+        let mut turn_event: Option<String> = None;
         loop {
             let line = reader.lines();
             let (at, len, record) = match reader.next_line() {
@@ -217,6 +224,9 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                 Err(e) => return Err(e.into()),
             };
             rolling = proto::record::context_label_after(rolling, &record, owner_class);
+            if let Record::User { matrix, .. } = &record {
+                turn_event = matrix.as_ref().map(|m| m.event.clone());
+            }
             if record_holds(&record, query) {
                 found.push(Found {
                     session: session.clone(),
@@ -228,6 +238,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     len,
                     label: rolling,
                     call: record.call(),
+                    event: turn_event.clone(),
                 });
             }
         }

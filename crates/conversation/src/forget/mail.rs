@@ -93,6 +93,7 @@ impl Mail {
                         untrusted: false,
                     },
                     call: None,
+                    event: None,
                 })
                 .collect()
         });
@@ -122,6 +123,7 @@ impl Mail {
                             untrusted: m.untrusted,
                         },
                         call: None,
+                        event: None,
                     })
                 })
                 .collect::<Vec<_>>()

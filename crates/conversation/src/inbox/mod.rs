@@ -48,6 +48,10 @@ pub(crate) const MAX_DELIVERED_REMINDERS: usize = 50;
 /// reminders', so heartbeats never push a reminder out of `/inbox` either.
 pub(crate) const MAX_DELIVERED_HEARTBEATS: usize = 10;
 
+/// Replies held back from Matrix kept, waiting or delivered, over every session: the
+/// newest; an older one is still whole in its session log.
+pub(crate) const MAX_HELD: usize = 20;
+
 /// The most of one message kept, in bytes of text. A reminder is a line; a heartbeat's
 /// news is a few paragraphs. A longer reply is cut, with a line saying so; the whole of
 /// it stays in the session log.
@@ -81,6 +85,9 @@ pub enum Piece {
 pub enum Kind {
     Heartbeat,
     Reminder,
+    /// A reply to a line from a Matrix room, labelled above `matrix.max_class`: kept
+    /// for the terminal instead of being sent (docs/matrix.md, 'Labels').
+    Held,
 }
 
 impl Kind {
@@ -88,6 +95,7 @@ impl Kind {
         match self {
             Kind::Heartbeat => "heartbeat",
             Kind::Reminder => "reminder",
+            Kind::Held => "reply held back from Matrix",
         }
     }
 }
@@ -315,6 +323,7 @@ impl Inbox {
         keep_newest(&mut self.file.messages, MAX_DELIVERED_HEARTBEATS, |m| {
             m.kind == Kind::Heartbeat && m.delivered.is_some()
         });
+        keep_newest(&mut self.file.messages, MAX_HELD, |m| m.kind == Kind::Held);
     }
 
     /// The messages waiting for `session`, oldest first.
@@ -419,6 +428,7 @@ impl Inbox {
         };
         let mut last = of(Kind::Reminder, SHOWN_REMINDERS);
         last.extend(of(Kind::Heartbeat, SHOWN_HEARTBEATS));
+        last.extend(of(Kind::Held, SHOWN_HEARTBEATS));
         last.sort_by_key(|m| m.n);
         last.into_iter().cloned().collect()
     }

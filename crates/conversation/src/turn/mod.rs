@@ -15,7 +15,7 @@ use crate::prompt::{replay, THINKING};
 use crate::testhook;
 use llama::{ChatRequest, Completion, Delta, LlamaError};
 use proto::time::now_rfc3339;
-use proto::{Origin, Record, Tokens};
+use proto::{FromMatrix, Origin, Record, Tokens};
 use std::fmt;
 
 use crate::prompt::TurnCtx;
@@ -68,6 +68,30 @@ impl From<SessionError> for TurnError {
     }
 }
 
+/// Where the user record of Matrix event `event` stands in `records`, if it does.
+pub fn logged_at(records: &[Record], event: &str) -> Option<usize> {
+    records
+        .iter()
+        .rposition(|r| matches!(r, Record::User { matrix: Some(m), .. } if m.event == event))
+}
+
+/// The model's final answer among the records after a user record, up to the next one:
+/// the first `assistant` record that asked for no tools.
+fn answer_after(after: &[Record]) -> Option<String> {
+    for r in after {
+        match r {
+            Record::User { .. } => return None,
+            Record::Assistant {
+                content,
+                tool_calls,
+                ..
+            } if tool_calls.is_empty() => return Some(content.clone().unwrap_or_default()),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// What a successful turn did, for the log line.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TurnDone {
@@ -92,14 +116,27 @@ pub struct TurnDone {
 /// `reminded` is set when a `remind` call set (or held) a reminder, and kept across the
 /// runs of one line: a run cut short by a full context may have set one before the line
 /// is asked again in the new epoch.
+///
+/// `from` is the Matrix event the line was. One already in the epoch's records is not
+/// written again (docs/matrix.md, 'Exactly once in'): a crash cut its turn short, so
+/// its answer, when the log holds one, is given again without the model, and otherwise
+/// the turn goes on from what the log holds.
 pub fn run_turn(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
     text: &str,
     origin: Origin,
+    from: Option<&FromMatrix>,
     sink: &mut dyn Sink,
     reminded: &mut bool,
 ) -> Result<TurnDone, TurnError> {
+    if let Some(at) = from.and_then(|f| logged_at(session.records(), &f.event)) {
+        if let Some(answer) = answer_after(&session.records()[at + 1..]) {
+            sink.text(&answer);
+            return Ok(TurnDone::default());
+        }
+        return rounds(ctx, session, sink, reminded);
+    }
     // Asked before the line is written, so memoryd cannot answer the line with itself; a
     // heartbeat's text is loopd's own prompt, not a question of the owner's.
     let memory = match origin {
@@ -110,6 +147,7 @@ pub fn run_turn(
         time: now_rfc3339(),
         content: text.to_string(),
         origin,
+        matrix: from.cloned(),
     })?;
     testhook::abort_at("after-user-append");
     let recalled = memory.is_some();
@@ -302,4 +340,32 @@ fn call_model(
             LlamaError::ContextFull(m) => TurnError::SessionFull(m),
             other => TurnError::Llama(other),
         })
+}
+
+#[cfg(test)]
+mod resume_tests {
+    use super::{answer_after, logged_at};
+    use proto::test_records::{assistant, assistant_calling, user, user_from_matrix};
+
+    #[test]
+    fn a_line_from_matrix_is_found_by_its_event_and_its_answer_is_the_first_without_tools() {
+        let records = vec![
+            user("from the socket"),
+            assistant("socket answer"),
+            user_from_matrix("from the phone", "$e1"),
+            assistant_calling(&[("c1", "read_file", "{}")]),
+            assistant("the phone's answer"),
+            user_from_matrix("cut short", "$e2"),
+        ];
+        assert_eq!(logged_at(&records, "$e1"), Some(2));
+        assert_eq!(logged_at(&records, "$e3"), None);
+        assert_eq!(
+            answer_after(&records[3..]).as_deref(),
+            Some("the phone's answer")
+        );
+        // A line whose turn a crash cut before any answer has none: the turn goes on.
+        assert_eq!(answer_after(&records[6..]), None);
+        // The next line's answer is not this line's.
+        assert_eq!(answer_after(&[user("next"), assistant("x")]), None);
+    }
 }

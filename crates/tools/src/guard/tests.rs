@@ -6,6 +6,7 @@ fn owner(text: &str) -> Record {
         time: "t".into(),
         content: text.into(),
         origin: Origin::Owner,
+        matrix: None,
     }
 }
 
@@ -425,6 +426,7 @@ fn heartbeat_text_does_not_choose_urls() {
         time: "t".into(),
         content: "https://example.org/".into(),
         origin: Origin::Heartbeat,
+        matrix: None,
     }];
     assert!(!is_owner_url("https://example.org/", &records));
 }

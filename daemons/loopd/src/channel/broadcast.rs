@@ -238,7 +238,7 @@ impl<W: Work> Channel<W> {
     pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
         self.conns
             .iter()
-            .filter(|(_, c)| &c.session == session && !c.input_closed)
+            .filter(|(_, c)| &c.session == session && !c.input_closed && !c.room)
             .map(|(&id, _)| id)
             .collect()
     }
@@ -246,6 +246,9 @@ impl<W: Work> Channel<W> {
     /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
     /// block, once it ends; with no target, it waits and goes to the notify command.
     pub(super) fn offer(&mut self, out: &mut Outbox, targets: &[ConnId], message: &Message) {
+        // The session's Matrix room gets it too, and marks it delivered when the
+        // homeserver acknowledged it (docs/matrix.md, 'Unasked messages').
+        self.room_offer(message);
         if targets.is_empty() {
             plumbing::info!(
                 "session {}: {} for nobody connected; it waits in the inbox as message {}",
@@ -427,7 +430,8 @@ impl<W: Work> Channel<W> {
             String::new()
         };
         format!(
-            "inbox: {waiting} messages waiting{folded} (/inbox shows the last ones)\nreminders: {set} set (/remind lists them)\n"
+            "inbox: {waiting} messages waiting{folded} (/inbox shows the last ones)\nreminders: {set} set (/remind lists them)\n{}",
+            self.matrix_status(session)
         )
     }
 }

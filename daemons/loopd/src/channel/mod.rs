@@ -11,11 +11,14 @@ pub(crate) mod probes;
 pub(crate) mod push;
 pub(crate) mod reminders;
 pub(crate) mod reply;
+pub(crate) mod rooms;
 pub(crate) mod unasked;
 pub(crate) mod work;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rooms;
 
 use crate::worker::{Event, Job, JobId};
 use commands::Command;
@@ -39,7 +42,8 @@ use work::{Probe, Work};
 pub(crate) const MAX_PENDING_LINES: usize = 16;
 
 enum Queued {
-    Line(String),
+    /// A line, and the Matrix event it was when it came from a room.
+    Line(String, Option<proto::FromMatrix>),
     Error(String),
 }
 
@@ -64,6 +68,25 @@ struct Conn {
     answered: bool,
     /// The inbox was looked at for this connection (after its first reply block).
     inbox_checked: bool,
+    /// A Matrix room's connection: unasked messages reach it through `rooms`, not here.
+    room: bool,
+}
+
+impl Conn {
+    /// A Matrix room's connection (`rooms`): no socket, no framing; what waits in the
+    /// inbox reaches the room through its own path, not after a first block.
+    fn room(session: SessionId) -> Conn {
+        Conn {
+            session,
+            framer: Framer::default(),
+            pending: VecDeque::new(),
+            in_flight: None,
+            input_closed: false,
+            answered: true,
+            inbox_checked: true,
+            room: true,
+        }
+    }
 }
 
 pub(crate) struct Channel<W: Work> {
@@ -84,6 +107,8 @@ pub(crate) struct Channel<W: Work> {
     /// The after-turn work the worker is doing (`Event::Waiting`), which a line that
     /// arrives now waits for and is told about as a `· ` line.
     waiting: Option<String>,
+    /// The Matrix channel, when `[matrix]` is on (`rooms`).
+    rooms: Option<rooms::Rooms>,
 }
 
 impl<W: Work> Channel<W> {
@@ -113,6 +138,7 @@ impl<W: Work> Channel<W> {
             held: broadcast::Deferred::default(),
             mail,
             waiting: None,
+            rooms: None,
         })
     }
 
@@ -158,13 +184,19 @@ impl<W: Work> Channel<W> {
             conn.answered = true;
             match item {
                 Queued::Error(e) => out.send(id, whole(&e)),
-                Queued::Line(line) => self.start(out, id, line),
+                Queued::Line(line, from) => self.start(out, id, line, from),
             }
         }
     }
 
-    /// Answers or starts one line.
-    fn start(&mut self, out: &mut Outbox, id: ConnId, line: String) {
+    /// Answers or starts one line (`from`: the Matrix event it was).
+    fn start(
+        &mut self,
+        out: &mut Outbox,
+        id: ConnId,
+        line: String,
+        from: Option<proto::FromMatrix>,
+    ) {
         let Some(conn) = self.conns.get(&id) else {
             return;
         };
@@ -184,6 +216,7 @@ impl<W: Work> Channel<W> {
                         id: job,
                         session,
                         text: line,
+                        from,
                     },
                 );
             }
@@ -194,8 +227,12 @@ impl<W: Work> Channel<W> {
 
     /// Answers or starts one well-formed command of a connection in `session`.
     fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
+        if self.kept_from_room(out, id, &command) {
+            return;
+        }
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
+            Command::Quit if self.quit_in_room(out, id) => {}
             Command::Quit => {
                 out.send(id, whole("bye"));
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -351,7 +388,7 @@ impl<W: Work> Channel<W> {
             | Event::Activity { id, .. }
             | Event::HitHeader { id, .. }
             | Event::Done { id, .. } => *id,
-            Event::Heartbeat(_) | Event::Waiting(_) => return,
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
             return;
@@ -390,7 +427,7 @@ impl<W: Work> Channel<W> {
                     }
                 }
             }
-            Event::Heartbeat(_) | Event::Waiting(_) => {}
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => {}
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);
@@ -400,7 +437,7 @@ impl<W: Work> Channel<W> {
 /// What one framed line becomes in the connection's queue.
 fn pending_for(event: LineEvent) -> Queued {
     match event {
-        LineEvent::Line(line) => Queued::Line(line),
+        LineEvent::Line(line) => Queued::Line(line, None),
         LineEvent::TooLong => Queued::Error(error_line(format_args!(
             "line over {} bytes; discarded",
             crate::limits::MAX_LINE
@@ -449,6 +486,7 @@ impl<W: Work> Service for Channel<W> {
                 input_closed: false,
                 answered: false,
                 inbox_checked: false,
+                room: false,
             },
         );
     }
@@ -510,6 +548,7 @@ impl<W: Work> Service for Channel<W> {
             match event {
                 Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
                 Event::Waiting(what) => self.waiting_changed(out, what),
+                Event::Redact(events) => self.matrix_redact(&events),
                 other => self.on_event(out, other),
             }
         }
@@ -517,6 +556,8 @@ impl<W: Work> Service for Channel<W> {
         self.heartbeat_poll(Instant::now());
         // A notify command may have ended, which a message waiting its turn waits for.
         self.notify_pump();
+        // The Matrix threads' news, and what was rendered for rooms.
+        self.matrix_wake(out);
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -532,6 +573,7 @@ impl<W: Work> Service for Channel<W> {
     fn timer(&mut self, out: &mut Outbox, now: Instant) {
         self.heartbeat_poll(now);
         self.reminders_due(out);
+        self.rooms_flush(out);
     }
 
     fn reload(&mut self) -> Result<(), String> {
@@ -544,12 +586,21 @@ impl<W: Work> Service for Channel<W> {
             return Err("the turn worker has stopped".into());
         }
         self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
+        if cfg.matrix != self.cfg.matrix {
+            plumbing::warn!("matrix: a changed [matrix] table takes effect at loopd's next start");
+        }
+        self.matrix_hangup();
         self.cfg = cfg;
         Ok(())
     }
 
     fn status(&self) -> String {
-        self.board
-            .status_line(&self.cfg.session, self.cfg.expect.n_ctx)
+        let line = self
+            .board
+            .status_line(&self.cfg.session, self.cfg.expect.n_ctx);
+        match &self.rooms {
+            Some(rooms) => format!("{line}; matrix: {}", rooms.state()),
+            None => line,
+        }
     }
 }

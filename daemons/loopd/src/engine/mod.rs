@@ -23,7 +23,7 @@ use keeper::{Keeper, TurnEnd};
 use llama::{Client, ModelServer};
 use proto::config::Config;
 use proto::head::Reason;
-use proto::Origin;
+use proto::{FromMatrix, Origin};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -181,12 +181,13 @@ impl Engine {
         session: &mut Session,
         text: &str,
         origin: Origin,
+        from: Option<&FromMatrix>,
         sink: &mut dyn Sink,
     ) -> Result<TurnDone, EngineError> {
         // A reminder set by a run that then found the context full still counts for the
         // rerun's "no reminder was set" line (docs/reminders.md, 'Asked in words').
         let mut reminded = false;
-        let outcome = self.one_turn(session, text, origin, sink, &mut reminded);
+        let outcome = self.one_turn(session, text, origin, from, sink, &mut reminded);
         let Err(TurnError::SessionFull(message)) = outcome else {
             return outcome.map_err(EngineError::Turn);
         };
@@ -196,7 +197,7 @@ impl Engine {
                     "session {}: context full; {done}; asking again in the new epoch",
                     session.id()
                 );
-                match self.one_turn(session, text, origin, sink, &mut reminded) {
+                match self.one_turn(session, text, origin, from, sink, &mut reminded) {
                     Err(TurnError::SessionFull(m)) => {
                         note(
                             session,
@@ -319,6 +320,7 @@ impl Engine {
         session: &mut Session,
         text: &str,
         origin: Origin,
+        from: Option<&FromMatrix>,
         sink: &mut dyn Sink,
         reminded: &mut bool,
     ) -> Result<TurnDone, TurnError> {
@@ -326,7 +328,15 @@ impl Engine {
             .keeper
             .before_turn(&self.world.cfg, session.id(), session.epoch());
         slots::perform(&mut self.keeper, &self.world, actions);
-        let outcome = run_turn(&self.world.ctx(), session, text, origin, sink, reminded);
+        let outcome = run_turn(
+            &self.world.ctx(),
+            session,
+            text,
+            origin,
+            from,
+            sink,
+            reminded,
+        );
         let end = match &outcome {
             Err(TurnError::SessionFull(_)) => TurnEnd::Full,
             Ok(done) => TurnEnd::Ran {

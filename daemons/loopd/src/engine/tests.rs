@@ -280,7 +280,7 @@ fn a_plain_answer_streams_to_the_owner_and_is_logged_with_its_usage() {
     let mut screen = Screen::default();
     let done = r
         .engine
-        .turn(&mut r.session, "hi", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "hi", Origin::Owner, None, &mut screen)
         .unwrap();
     assert_eq!(screen.text, "Hello.");
     assert_eq!(done.rounds, 1);
@@ -299,7 +299,7 @@ fn a_tool_call_runs_and_its_result_goes_back_to_the_model_in_the_next_round() {
     let mut screen = Screen::default();
     let done = r
         .engine
-        .turn(&mut r.session, "read it", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "read it", Origin::Owner, None, &mut screen)
         .unwrap();
     assert_eq!((done.rounds, done.tool_calls), (2, 1));
     assert_eq!(
@@ -328,7 +328,7 @@ fn a_cut_answer_ends_the_turn_its_calls_never_run_and_the_owner_is_told() {
     let mut screen = Screen::default();
     let done = r
         .engine
-        .turn(&mut r.session, "read it", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "read it", Origin::Owner, None, &mut screen)
         .unwrap();
     assert!(done.cut);
     assert_eq!(r.script.asked().len(), 1, "nothing more is asked");
@@ -362,6 +362,7 @@ fn a_full_context_compacts_and_the_same_line_is_answered_in_the_next_epoch() {
             &mut r.session,
             "remember the boat is blue",
             Origin::Owner,
+            None,
             &mut screen,
         )
         .unwrap();
@@ -377,6 +378,7 @@ fn a_full_context_compacts_and_the_same_line_is_answered_in_the_next_epoch() {
             &mut r.session,
             "what colour is the boat?",
             Origin::Owner,
+            None,
             &mut screen,
         )
         .unwrap();
@@ -421,6 +423,7 @@ fn a_reminder_set_before_the_context_was_full_counts_after_the_rerun() {
             &mut r.session,
             "remind me in 2 hours to call mom",
             Origin::Owner,
+            None,
             &mut screen,
         )
         .unwrap();
@@ -452,7 +455,7 @@ fn a_refusal_that_would_repeat_fails_once_names_compact_and_leaves_a_note() {
     let mut screen = Screen::default();
     let e = r
         .engine
-        .turn(&mut r.session, "hi", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "hi", Origin::Owner, None, &mut screen)
         .unwrap_err();
     assert!(e.to_string().contains("/compact"), "{e}");
     assert_eq!(r.script.asked().len(), 1, "not retried");
@@ -531,7 +534,7 @@ fn the_engine_performs_the_keepers_slot_actions_in_order_and_hands_back_their_ou
     r.script.then(says("One.")).then(says("Two."));
     let mut screen = Screen::default();
     r.engine
-        .turn(&mut r.session, "one", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "one", Origin::Owner, None, &mut screen)
         .unwrap();
     assert_eq!(r.engine.idle_timeout(), Some(Duration::from_secs(1)));
     let saved = r.engine.save_idle().unwrap();
@@ -545,7 +548,7 @@ fn the_engine_performs_the_keepers_slot_actions_in_order_and_hands_back_their_ou
     assert!(stored.contains("\"main\""), "{stored}");
     r.script.restart();
     r.engine
-        .turn(&mut r.session, "two", Origin::Owner, &mut screen)
+        .turn(&mut r.session, "two", Origin::Owner, None, &mut screen)
         .unwrap();
     let main = r.session.id().clone();
     assert_eq!(

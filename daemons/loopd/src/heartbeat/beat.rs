@@ -67,7 +67,7 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
         }
     };
     let mut sink = Collector::default();
-    let outcome = engine.turn(session, text.trim_end(), Origin::Heartbeat, &mut sink);
+    let outcome = engine.turn(session, text.trim_end(), Origin::Heartbeat, None, &mut sink);
     let id = session.id().clone();
     if let Err(e) = outcome {
         plumbing::error!("session {id}: heartbeat failed: {e}");

@@ -141,7 +141,18 @@ impl State {
             Failure::Refused(format!("nothing was removed: {e}"))
         })?;
         let plans = plans_by_session(&in_files, &listed.query);
+        // The Matrix events of the lines whose turns held the text (docs/matrix.md,
+        // 'Forgetting'): redacted once the files no longer hold it.
+        let mut redact: Vec<String> = Vec::new();
+        for event in in_files.iter().filter_map(|f| f.event.clone()) {
+            if !redact.contains(&event) {
+                redact.push(event);
+            }
+        }
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
+        if !redact.is_empty() {
+            self.notify.send(super::Event::Redact(redact.clone()));
+        }
         self.note_mail_forgotten(&cfg, session, &taken);
         for line in taken.lines() {
             removed.reply.push('\n');
@@ -190,6 +201,13 @@ impl State {
         if honcho_kept > 0 {
             reply.push_str(&format!(
                 "\nHoncho: {honcho_kept} of the list's entries there were not chosen and stay; /forget with the words lists them again."
+            ));
+        }
+        if !redact.is_empty() {
+            reply.push_str(&format!(
+                "\nMatrix: {} from a room, and loopd's replies to {}, are being redacted on the homeserver. It may keep a redacted event's content for its redaction_retention_period (7 days by default in Synapse), and copies already on your devices are out of reach. Your own messages are redacted only where boxmaker may redact others' events in the room; otherwise delete them in your client.",
+                plural(redact.len(), "message", "messages"),
+                if redact.len() == 1 { "it" } else { "them" }
             ));
         }
         Ok(reply)

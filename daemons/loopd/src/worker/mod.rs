@@ -45,11 +45,12 @@ pub(crate) type Reply = Result<String, Failure>;
 pub(crate) use failure::Failure;
 
 pub(crate) enum Job {
-    /// Run a turn for the owner's `text` in `session`.
+    /// Run a turn for the owner's `text` in `session`; `from`: the Matrix event it was.
     Turn {
         id: JobId,
         session: SessionId,
         text: String,
+        from: Option<proto::FromMatrix>,
     },
     /// Open `session` (without creating it) for `/session`.
     Open { id: JobId, session: SessionId },
@@ -120,6 +121,9 @@ pub(crate) enum Event {
     /// The worker started after-turn work (`Some`, in words for a `· ` line) that the
     /// next job waits for, or finished it (`None`).
     Waiting(Option<String>),
+    /// `/forget` removed text from the turns of these Matrix events (owner's lines): the
+    /// events and loopd's replies to them are to be redacted (docs/matrix.md).
+    Redact(Vec<String>),
 }
 
 /// Sends events to the poll loop and wakes it.
@@ -323,7 +327,12 @@ impl State {
 
     fn handle(&mut self, job: Job) {
         match job {
-            Job::Turn { id, session, text } => self.turn(id, &session, &text),
+            Job::Turn {
+                id,
+                session,
+                text,
+                from,
+            } => self.turn(id, &session, &text, from.as_ref()),
             Job::Open { id, session } => {
                 let reply = match self.open(&session) {
                     SessionView::Open { epoch, records, .. } => Ok(format!(
@@ -442,7 +451,13 @@ impl State {
         view
     }
 
-    fn turn(&mut self, id: JobId, session_id: &SessionId, text: &str) {
+    fn turn(
+        &mut self,
+        id: JobId,
+        session_id: &SessionId,
+        text: &str,
+        from: Option<&proto::FromMatrix>,
+    ) {
         let started = Instant::now();
         let State {
             engine,
@@ -470,7 +485,7 @@ impl State {
             }
         };
         let mut sink = EventSink { id, notify };
-        let outcome = engine.turn(session, text, Origin::Owner, &mut sink);
+        let outcome = engine.turn(session, text, Origin::Owner, from, &mut sink);
         board.set(
             session_id.as_str(),
             SessionView::of(session, engine.cfg().channel.owner_class),

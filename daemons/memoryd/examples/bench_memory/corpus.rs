@@ -122,6 +122,7 @@ pub fn write_texts(state_dir: &Path, texts: &[String]) {
                 time: time(i),
                 content: text.clone(),
                 origin: Origin::Owner,
+                matrix: None,
             }
         } else {
             Record::Assistant {
@@ -182,6 +183,7 @@ pub fn write_logs(
                 time: t,
                 content,
                 origin: Origin::Owner,
+                matrix: None,
             }
         } else if roll < 94 {
             let content = words.sentence(rng, 8, 60);

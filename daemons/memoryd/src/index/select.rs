@@ -84,6 +84,7 @@ pub(super) fn row_of<'a>(
             time,
             content,
             origin: Origin::Owner,
+            ..
         } => session(time, "owner", content),
         // A heartbeat turn's text is loopd's own prompt, not something the owner said;
         // recalling it as "the owner said" would put words in the owner's mouth.

@@ -22,6 +22,7 @@ fn the_summary_request_is_the_epoch_prompt_plus_compact_md_with_the_epochs_tools
         time: "t".into(),
         content: "hello".into(),
         origin: Origin::Owner,
+        matrix: None,
     }];
     let req = request(&head(), &recs, 100, "Summarise.\n", 0);
     let v: Value = serde_json::from_str(&req.body()).unwrap();

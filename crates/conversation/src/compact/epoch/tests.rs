@@ -23,6 +23,7 @@ fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
         time: T.into(),
         content: "hi".into(),
         origin: Origin::Owner,
+        matrix: None,
     })
     .unwrap();
     s.append(tool_result(1, "read_file", "key", DataClass::Secret, false))

@@ -125,6 +125,7 @@ fn hits_already_in_the_epochs_prompt_are_left_out_and_at_most_max_are_kept() {
         time: T.into(),
         content: "by the way, tea at four today".into(),
         origin: Origin::Owner,
+        matrix: None,
     })
     .unwrap();
     let hits = vec![
@@ -183,6 +184,7 @@ fn a_recalled_untrusted_hit_makes_a_composed_url_refused_in_a_private_context() 
         time: T.into(),
         content: "what did that page say?".into(),
         origin: Origin::Owner,
+        matrix: None,
     })
     .unwrap();
     let url = r#"{"url":"http://example.org/collect?d=acct99812"}"#;

@@ -1,0 +1,196 @@
+//! A room's reply blocks, read back from the bytes the channel renders for it
+//! (docs/matrix.md, 'Out'). A room is served by the same code as a socket connection, so
+//! its replies are rendered as the socket's are: marked by `proto::shown`, dot-stuffed,
+//! ended by a lone `.`. Here a block's lines are split into what is loopd's (activity,
+//! errors, memory headers, and the whole answer to a command), sent as `m.notice`, and
+//! what is the model's, sent as `m.text`. The marking is what makes this sound: a line
+//! of the model's never starts as loopd's lines do (it is shown after `┃ `), so the
+//! first characters of a shown line say whose it is.
+
+use proto::shown::{ACTIVITY, ERROR};
+
+/// The most bytes of one block held while it is not yet whole: a reply's text is bounded
+/// by the model's output and a command's answer by its page, both far below this; past
+/// it the block is cut with a line saying so, so a runaway reply cannot hold memory.
+pub(crate) const MAX_BLOCK_BYTES: usize = 4 * 1024 * 1024;
+
+/// Whose a block is, known when its line was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Whose {
+    /// A turn's reply: the model's text with loopd's lines among it.
+    Turn,
+    /// A command's answer, or a refusal: loopd's words only.
+    Loopd,
+}
+
+/// One event's worth of a block, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// The model's text: `m.text`, plain body.
+    Text(String),
+    /// loopd's own lines: `m.notice`.
+    Notice(String),
+}
+
+/// Collects a room's rendered bytes and gives back each block once it is whole.
+#[derive(Debug, Default)]
+pub(crate) struct Reader {
+    partial: Vec<u8>,
+    /// The current block's lines, un-stuffed.
+    lines: Vec<String>,
+    held: usize,
+    cut: bool,
+}
+
+impl Reader {
+    /// Feeds rendered bytes; returns the blocks they finished, each as its lines.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Vec<String>> {
+        self.partial.extend_from_slice(bytes);
+        let mut done = Vec::new();
+        while let Some(nl) = self.partial.iter().position(|&b| b == b'\n') {
+            let raw: Vec<u8> = self.partial.drain(..=nl).collect();
+            let line = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
+            if line == "." {
+                self.held = 0;
+                self.cut = false;
+                done.push(std::mem::take(&mut self.lines));
+                continue;
+            }
+            if self.cut {
+                continue;
+            }
+            let line = match line.strip_prefix('.') {
+                Some(rest) => rest.to_string(),
+                None => line,
+            };
+            self.held += line.len() + 1;
+            if self.held > MAX_BLOCK_BYTES {
+                self.cut = true;
+                self.lines
+                    .push(format!("{ACTIVITY}[reply cut at {MAX_BLOCK_BYTES} bytes]"));
+                continue;
+            }
+            self.lines.push(line);
+        }
+        done
+    }
+}
+
+/// Whether a shown line is loopd's own: its marks can start only loopd's lines.
+pub(crate) fn loopds(line: &str) -> bool {
+    line.starts_with(ACTIVITY)
+        || line.starts_with(ERROR)
+        || line.starts_with("memory · session ")
+        || line.starts_with("memory-tainted · session ")
+}
+
+/// A block's lines as events: for a turn, each run of the model's lines one `Text`, each
+/// run of loopd's one `Notice`; a command's whole answer one `Notice`. Blank lines stay
+/// with the run they are in; a run of nothing but blank lines is dropped.
+pub(crate) fn pieces(whose: Whose, lines: &[String]) -> Vec<Piece> {
+    if whose == Whose::Loopd {
+        let text = lines.join("\n");
+        return match text.trim().is_empty() {
+            true => Vec::new(),
+            false => vec![Piece::Notice(text.trim_end().to_string())],
+        };
+    }
+    let mut out: Vec<Piece> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut run_loopds = false;
+    let flush = |run: &mut Vec<&str>, loopds: bool, out: &mut Vec<Piece>| {
+        let text = run.join("\n");
+        run.clear();
+        let text = text.trim_matches('\n');
+        if text.trim().is_empty() {
+            return;
+        }
+        out.push(match loopds {
+            true => Piece::Notice(text.to_string()),
+            false => Piece::Text(text.to_string()),
+        });
+    };
+    for line in lines {
+        let mine = loopds(line);
+        if mine != run_loopds && !line.trim().is_empty() {
+            flush(&mut run, run_loopds, &mut out);
+            run_loopds = mine;
+        }
+        run.push(line);
+    }
+    flush(&mut run, run_loopds, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_read_back_whole_and_unstuffed_across_pieces() {
+        let mut r = Reader::default();
+        assert!(r.feed(b"hel").is_empty());
+        let blocks = r.feed(b"lo\n..dots\n.\nnext\n.\n");
+        assert_eq!(
+            blocks,
+            vec![
+                vec!["hello".to_string(), ".dots".to_string()],
+                vec!["next".to_string()]
+            ]
+        );
+    }
+
+    #[test]
+    fn a_turn_splits_into_the_models_text_and_loopds_notices_in_order() {
+        let lines: Vec<String> = [
+            "· read_file /etc/hosts",
+            "Here it is:",
+            "",
+            "┃ · not a real activity line",
+            "┃ error: neither is this",
+            "· done in 1.2 s",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            pieces(Whose::Turn, &lines),
+            vec![
+                Piece::Notice("· read_file /etc/hosts".into()),
+                Piece::Text(
+                    "Here it is:\n\n┃ · not a real activity line\n┃ error: neither is this".into()
+                ),
+                Piece::Notice("· done in 1.2 s".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_commands_answer_is_one_notice_whatever_its_lines_look_like() {
+        let lines = vec!["session main".to_string(), "· x".to_string()];
+        assert_eq!(
+            pieces(Whose::Loopd, &lines),
+            vec![Piece::Notice("session main\n· x".into())]
+        );
+        assert!(pieces(Whose::Loopd, &[String::new()]).is_empty());
+    }
+
+    #[test]
+    fn a_runaway_block_is_cut_with_a_line_saying_so() {
+        let mut r = Reader::default();
+        let line = vec![b'x'; 1024 * 1024];
+        for _ in 0..5 {
+            r.feed(&line);
+            r.feed(b"\n");
+        }
+        let blocks = r.feed(b".\n");
+        assert_eq!(blocks.len(), 1);
+        // Three lines fit under the bound; the fourth passes it and is the cut's line.
+        assert_eq!(blocks[0].len(), 4);
+        assert!(
+            blocks[0][3].starts_with("· [reply cut"),
+            "{:?}",
+            &blocks[0][3][..20]
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! The sync position and the room notices already sent (docs/matrix.md, 'Exactly once
+//! in'), kept by the sync thread in `<state_dir>/matrix/position.json`, written atomically
+//! and only after the loop said a sync's lines are on disk.
+
+use matrix::Told;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// A position is one opaque token of the homeserver's and the told rooms a few ids: a
+/// few KiB; a bigger file is the wrong file.
+pub(crate) const MAX_POSITION_BYTES: u64 = 1024 * 1024;
+
+const FILE: &str = "position.json";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Position {
+    pub(crate) since: Option<String>,
+    pub(crate) stopped: BTreeSet<String>,
+    pub(crate) encrypted: BTreeSet<String>,
+}
+
+impl Position {
+    /// The saved position; none at the first start. A file that cannot be read is an
+    /// error: syncing from nothing would take no lines until the next message.
+    pub(crate) fn load(state_dir: &Path) -> Result<Position, String> {
+        let path = super::store::dir(state_dir).join(FILE);
+        if !path.exists() {
+            return Ok(Position::default());
+        }
+        let text = plumbing::bounded::read_text(&path, MAX_POSITION_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{} is not a sync position (line {})",
+                path.display(),
+                e.line()
+            )
+        })
+    }
+
+    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), String> {
+        let dir = super::store::dir(state_dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let bytes = serde_json::to_vec(self).map_err(|e| format!("sync position: {e}"))?;
+        sessions::atomic::write(&dir, FILE, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+    }
+
+    pub(crate) fn told(&self) -> Told {
+        Told {
+            stopped: self.stopped.clone(),
+            encrypted: self.encrypted.clone(),
+        }
+    }
+
+    pub(crate) fn with_told(since: String, told: &Told) -> Position {
+        Position {
+            since: Some(since),
+            stopped: told.stopped.clone(),
+            encrypted: told.encrypted.clone(),
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! What the poll loop keeps of the Matrix channel across restarts, in one file written
+//! atomically (`<state_dir>/matrix/store.json`, docs/matrix.md, 'What loopd keeps'):
+//! each room's session, the room an owner last wrote in for each session, the lines
+//! taken from a sync and not yet answered, the events planned and not yet acknowledged
+//! (with their fixed transaction ids), and the ids of the events loopd sent for each
+//! line, which `/forget` redacts. It holds no conversation text but the lines waiting
+//! for their turn and the events waiting to be sent, each removed once done.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// The most bytes of the store read at start. It holds lines waiting (each under an
+/// event's 64 KiB) and events waiting to be sent (the same), normally none of either, and
+/// a few thousand short ids: 64 MiB is hundreds of waiting messages, far more than an
+/// outage of a day brings from one owner.
+pub(crate) const MAX_STORE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Event ids of lines answered, kept so a line a sync brings again after a crash (taken,
+/// answered, the position not yet saved) is not answered twice. The position is saved
+/// within a round of taking a line, so a few hundred is far more than can come again.
+pub(crate) const RECENT_ANSWERED: usize = 1024;
+
+/// Lines' sent events kept for `/forget` to redact: an owner's few hundred messages a
+/// week, each with a reply of an event or two. Older ones fall off (docs/matrix.md says
+/// what `/forget` cannot reach then).
+pub(crate) const MAX_SENT_KEPT: usize = 4096;
+
+/// A line taken from a room, on disk before the sync position moved past it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Inbound {
+    pub(crate) room: String,
+    pub(crate) event: String,
+    pub(crate) body: String,
+}
+
+/// Why an event is sent, which says what its acknowledgement settles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Why {
+    /// Part of the reply to the owner's event `event`.
+    Reply { event: String },
+    /// Inbox message `n` (a reminder, a heartbeat's message): delivered once acknowledged.
+    Inbox { n: u64 },
+    /// One of loopd's notices about the room or a message waiting at the terminal.
+    Notice,
+    /// The redaction of `event` (`/forget`).
+    Redact { event: String },
+}
+
+/// An event planned and not yet acknowledged: its transaction id was fixed before the
+/// first attempt and is kept until the homeserver acknowledged it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Outgoing {
+    pub(crate) room: String,
+    pub(crate) txn: String,
+    pub(crate) why: Why,
+    /// The event's content; `null` for a redaction.
+    pub(crate) content: Value,
+}
+
+/// An event loopd sent, or an owner's event it took, that `/forget` may redact: the line
+/// (the owner's event id) it belongs to, in `session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Sent {
+    pub(crate) room: String,
+    pub(crate) event: String,
+    /// The owner's event the reply answered (for the owner's own event, itself).
+    pub(crate) line: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Store {
+    /// Each room's session.
+    pub(crate) rooms: BTreeMap<String, String>,
+    /// The room an owner last wrote in, per session: where unasked messages go.
+    pub(crate) last_room: BTreeMap<String, String>,
+    pub(crate) inbound: Vec<Inbound>,
+    pub(crate) answered: VecDeque<String>,
+    pub(crate) outbox: Vec<Outgoing>,
+    pub(crate) sent: VecDeque<Sent>,
+    /// Inbox messages above `matrix.max_class` whose notice was planned: told once.
+    pub(crate) held: VecDeque<u64>,
+    /// Lines whose events `/forget` redacted: a reply to one acknowledged later is
+    /// redacted as soon as it is.
+    pub(crate) redacted: VecDeque<String>,
+    /// The owner's `/forget` commands in rooms since the last removal: they and their
+    /// lists hold the query, so a removal redacts them too.
+    pub(crate) forgets: VecDeque<String>,
+}
+
+pub(crate) fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("matrix")
+}
+
+const FILE: &str = "store.json";
+
+impl Store {
+    /// The store in `state_dir`; a missing file is a first start. A file that cannot be
+    /// read or parsed is an error: starting empty would answer lines again or lose sends.
+    pub(crate) fn load(state_dir: &Path) -> Result<Store, String> {
+        let path = dir(state_dir).join(FILE);
+        if !path.exists() {
+            return Ok(Store::default());
+        }
+        let text = plumbing::bounded::read_text(&path, MAX_STORE_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{} is not a matrix store (line {}, column {})",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
+    }
+
+    /// Writes the store atomically (a crash leaves the old file or the new one).
+    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), String> {
+        let dir = dir(state_dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        sessions::atomic::write(&dir, FILE, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+    }
+
+    /// Whether the event was taken already: waiting for its turn, or answered.
+    pub(crate) fn taken(&self, event: &str) -> bool {
+        self.inbound.iter().any(|l| l.event == event) || self.answered.iter().any(|e| e == event)
+    }
+
+    /// The line `event` was answered: it leaves the waiting lines.
+    pub(crate) fn answer(&mut self, event: &str) {
+        self.inbound.retain(|l| l.event != event);
+        if !self.answered.iter().any(|e| e == event) {
+            self.answered.push_back(event.to_string());
+        }
+        while self.answered.len() > RECENT_ANSWERED {
+            self.answered.pop_front();
+        }
+    }
+
+    /// Notes that inbox message `n`'s notice (it waits at the terminal) was planned.
+    pub(crate) fn keep_held(&mut self, n: u64) {
+        if !self.held.contains(&n) {
+            self.held.push_back(n);
+        }
+        while self.held.len() > RECENT_ANSWERED {
+            self.held.pop_front();
+        }
+    }
+
+    /// Notes lines whose events were redacted.
+    pub(crate) fn keep_redacted(&mut self, lines: &[String]) {
+        for l in lines {
+            if !self.redacted.contains(l) {
+                self.redacted.push_back(l.clone());
+            }
+        }
+        while self.redacted.len() > RECENT_ANSWERED {
+            self.redacted.pop_front();
+        }
+    }
+
+    /// Notes an owner's `/forget` command from a room.
+    pub(crate) fn keep_forget(&mut self, event: &str) {
+        self.forgets.push_back(event.to_string());
+        while self.forgets.len() > RECENT_ANSWERED {
+            self.forgets.pop_front();
+        }
+    }
+
+    /// Notes an event that holds a line's text, for `/forget`.
+    pub(crate) fn keep_sent(&mut self, sent: Sent) {
+        if self.sent.contains(&sent) {
+            return;
+        }
+        self.sent.push_back(sent);
+        while self.sent.len() > MAX_SENT_KEPT {
+            self.sent.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_survives_a_restart_and_a_missing_one_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Store::load(dir.path()).unwrap(), Store::default());
+        let mut s = Store::default();
+        s.rooms.insert("!r:x".into(), "main".into());
+        s.inbound.push(Inbound {
+            room: "!r:x".into(),
+            event: "$e".into(),
+            body: "hi".into(),
+        });
+        s.outbox.push(Outgoing {
+            room: "!r:x".into(),
+            txn: "bm1".into(),
+            why: Why::Inbox { n: 3 },
+            content: serde_json::json!({"msgtype": "m.text", "body": "x"}),
+        });
+        s.save(dir.path()).unwrap();
+        assert_eq!(Store::load(dir.path()).unwrap(), s);
+        assert!(s.taken("$e"));
+        s.answer("$e");
+        assert!(s.inbound.is_empty() && s.taken("$e"));
+    }
+
+    #[test]
+    fn a_broken_store_is_an_error_not_an_empty_start() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(super::dir(dir.path())).unwrap();
+        std::fs::write(super::dir(dir.path()).join(FILE), "{nope").unwrap();
+        assert!(Store::load(dir.path()).unwrap_err().contains("store.json"));
+    }
+}

@@ -1,0 +1,243 @@
+//! The owner's phone talks to loopd: a message in and the model's reply as `m.text`, a
+//! command's answer as `m.notice`, model text imitating loopd's lines still `m.text`, a
+//! stranger's message never logged, a stranger joining stops the room.
+
+use super::{said, Boxed};
+use crate::support::standin::text;
+
+#[test]
+fn a_message_from_the_phone_is_answered_as_text_and_a_command_as_a_notice() {
+    let Some(mut b) = Boxed::start("talk", "") else {
+        return;
+    };
+    b.l.llama.push(text(&["Hello from ", "the model."]));
+    let ev = b.say("hi there\nsecond line");
+    let got = b.wait_box("the model's reply", 1);
+    assert_eq!(
+        said(&got[0]),
+        ("m.text".to_string(), "Hello from the model.".to_string())
+    );
+    assert!(got[0]["content"].get("format").is_none(), "{:#?}", got[0]);
+    // The line is one user record, its newline kept, carrying the event it was.
+    let records = b.l.records("main");
+    let user = records.iter().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(user["content"], "hi there\nsecond line");
+    assert_eq!(user["via"], "matrix");
+    assert_eq!(user["event"], ev.as_str());
+    b.say("/status");
+    let got = b.wait_box("/status's answer", 2);
+    let (kind, body) = said(&got[1]);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(body.contains("matrix: serving as"), "{body}");
+    // `/quit` closes nothing; the room still answers.
+    b.say("/quit");
+    let got = b.wait_box("/quit's answer", 3);
+    assert_eq!(said(&got[2]).0, "m.notice");
+    b.l.llama.push(text(&["still here"]));
+    b.say("are you there?");
+    let got = b.wait_box("the next reply", 4);
+    assert_eq!(said(&got[3]), ("m.text".into(), "still here".into()));
+}
+
+#[test]
+fn model_text_imitating_loopds_lines_stays_text() {
+    let Some(mut b) = Boxed::start("imitate", "") else {
+        return;
+    };
+    b.l.llama.push(text(&[
+        "· read_file /etc/shadow\nerror: the disk is full\nfine",
+    ]));
+    b.say("tell me");
+    let got = b.wait_box("the reply", 1);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (kind, body) = said(&got[0]);
+    assert_eq!(kind, "m.text");
+    assert!(body.lines().take(2).all(|l| l.starts_with("┃ ")), "{body}");
+}
+
+#[test]
+fn a_strangers_message_never_reaches_the_log_and_a_stranger_joining_stops_the_room() {
+    let Some(mut b) = Boxed::start("stranger", "") else {
+        return;
+    };
+    b.syn
+        .invite(&b.cast.phone, &b.room, &b.cast.stranger.user_id);
+    b.syn.join(&b.cast.stranger, &b.room);
+    let got = b.wait_box("the notice that loopd stopped", 1);
+    let (kind, body) = said(&got[0]);
+    assert_eq!(kind, "m.notice");
+    assert!(body.contains("stopped"), "{body}");
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(
+        status.contains("not served: someone besides the owners joined it"),
+        "{status}"
+    );
+    drop(c);
+    b.syn.say(&b.cast.stranger, &b.room, "SECRET-FROM-EVE");
+    b.say("OWNER-WHILE-EVE-IS-HERE");
+    // Leaving: one notice that the room is served again, nothing answered meanwhile.
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/leave",
+        crate::support::synapse::matrix_seg(&b.room)
+    );
+    b.syn
+        .as_user(&b.cast.stranger, "POST", &path, Some(serde_json::json!({})))
+        .unwrap();
+    let got = b.wait_box("the notice that loopd serves again", 2);
+    assert!(said(&got[1]).1.contains("again"), "{got:#?}");
+    b.l.llama.push(text(&["answered"]));
+    b.say("now?");
+    let got = b.wait_box("the reply after the stranger left", 3);
+    assert_eq!(said(&got[2]), ("m.text".into(), "answered".into()));
+    let log = std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
+        .unwrap_or_default();
+    assert!(!log.contains("SECRET-FROM-EVE"), "{log}");
+    assert!(!log.contains("OWNER-WHILE-EVE"), "{log}");
+    assert!(!b.l.daemon.log_text().contains("SECRET-FROM-EVE"));
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("served"), "{status}");
+}
+
+#[test]
+fn session_in_a_room_switches_that_room_and_is_kept_across_a_restart() {
+    let Some(mut b) = Boxed::start("sessions", "") else {
+        return;
+    };
+    b.say("/session work");
+    let got = b.wait_box("the switch", 1);
+    assert_eq!(said(&got[0]).0, "m.notice");
+    b.l.llama.push(text(&["in work"]));
+    b.say("first in work");
+    b.wait_box("the reply in work", 2);
+    b.restart_with(&[]);
+    b.l.llama.push(text(&["still work"]));
+    b.say("second in work");
+    let got = b.wait_box("the reply after the restart", 3);
+    assert_eq!(said(&got[2]), ("m.text".into(), "still work".into()));
+    let users: Vec<String> =
+        b.l.records("work")
+            .iter()
+            .filter(|r| r["type"] == "user")
+            .map(|r| r["content"].as_str().unwrap().to_string())
+            .collect();
+    assert_eq!(users, ["first in work", "second in work"]);
+    assert!(b.l.records("main").is_empty());
+}
+
+#[test]
+fn replies_held_back_by_rate_limits_arrive_once_each() {
+    let Some(mut b) = Boxed::start("ratelimit", "") else {
+        return;
+    };
+    // One message a second, no burst: most replies meet a 429 first.
+    b.syn.limit_messages(&b.cast.boxmaker, 1, 1);
+    let n = 4;
+    for i in 0..n {
+        b.l.llama.push(text(&[&format!("reply {i}")]));
+    }
+    for i in 0..n {
+        b.say(&format!("line {i}"));
+    }
+    let got = b.wait_box("every reply", n);
+    let bodies: Vec<String> = got.iter().map(|e| said(e).1).collect();
+    let want: Vec<String> = (0..n).map(|i| format!("reply {i}")).collect();
+    assert_eq!(bodies, want);
+}
+
+#[test]
+fn a_reply_whose_room_gained_a_stranger_meanwhile_waits_until_they_leave() {
+    let Some(mut b) = Boxed::start("withheld", "") else {
+        return;
+    };
+    let gate = crate::support::standin::Gate::new();
+    b.l.llama.push(crate::support::standin::Reply::Held(
+        gate.clone(),
+        Box::new(text(&["FOR-THE-OWNER-ONLY"])),
+    ));
+    b.say("tell me something private");
+    b.l.llama.wait_chats(1);
+    b.syn
+        .invite(&b.cast.phone, &b.room, &b.cast.stranger.user_id);
+    b.syn.join(&b.cast.stranger, &b.room);
+    b.wait_box("the notice that loopd stopped", 1);
+    gate.open();
+    // The turn ends while the stranger is in the room: its reply is kept, not sent.
+    b.l.daemon.wait_log("turn done");
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/leave",
+        crate::support::synapse::matrix_seg(&b.room)
+    );
+    // What the stranger could read while in the room: nothing of the reply.
+    let seen = b.syn.events(&b.cast.stranger, &b.room);
+    assert!(
+        seen.iter()
+            .all(|e| !e.to_string().contains("FOR-THE-OWNER-ONLY")),
+        "{seen:#?}"
+    );
+    b.syn
+        .as_user(&b.cast.stranger, "POST", &path, Some(serde_json::json!({})))
+        .unwrap();
+    let got = b.wait_box("the reply after the stranger left", 3);
+    assert!(said(&got[1]).1.contains("again"), "{got:#?}");
+    assert_eq!(
+        said(&got[2]),
+        ("m.text".into(), "FOR-THE-OWNER-ONLY".into())
+    );
+}
+
+#[test]
+fn a_strangers_invite_is_rejected_and_an_encrypted_room_is_refused_with_one_notice() {
+    let Some(mut b) = Boxed::start("refusals", "") else {
+        return;
+    };
+    let me = b.cast.boxmaker.user_id.clone();
+    let stranger = b.cast.stranger.clone();
+    let theirs = b.syn.create_room(&stranger, &[&b.cast.boxmaker]);
+    b.wait_in(&theirs, &stranger, "the stranger's invite rejected", |e| {
+        e["type"] == "m.room.member"
+            && e["state_key"] == me.as_str()
+            && e["content"]["membership"] == "leave"
+    });
+    let phone = b.cast.phone.clone();
+    let v = b
+        .syn
+        .as_user(
+            &phone,
+            "POST",
+            "/_matrix/client/v3/createRoom",
+            Some(serde_json::json!({
+                "preset": "private_chat",
+                "invite": [me.as_str()],
+                "initial_state": [{"type": "m.room.encryption", "state_key": "",
+                                   "content": {"algorithm": "m.megolm.v1.aes-sha2"}}]
+            })),
+        )
+        .unwrap();
+    let locked = v["room_id"].as_str().unwrap().to_string();
+    let notice = b.wait_in(&locked, &phone, "the notice refusing the room", |e| {
+        e["sender"] == me.as_str() && e["type"] == "m.room.message"
+    });
+    let (kind, body) = said(&notice);
+    assert_eq!(kind, "m.notice");
+    assert!(body.contains("encrypted"), "{body}");
+    b.syn.say(&phone, &locked, "IN-THE-CLEAR");
+    // The served room still answers; the encrypted one got nothing more.
+    b.l.llama.push(text(&["fine"]));
+    b.say("and here?");
+    b.wait_box("the reply in the served room", 1);
+    let from_box: Vec<_> = b
+        .syn
+        .events(&phone, &locked)
+        .into_iter()
+        .filter(|e| e["sender"] == me.as_str() && e["type"] == "m.room.message")
+        .collect();
+    assert_eq!(from_box.len(), 1, "{from_box:#?}");
+    let log = std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl"))
+        .unwrap_or_default();
+    assert!(!log.contains("IN-THE-CLEAR"), "{log}");
+    let mut c = b.l.client();
+    let status = c.ask("/status").join("\n");
+    assert!(status.contains("not served: it is encrypted"), "{status}");
+}

@@ -1,0 +1,80 @@
+//! `/forget` from the phone: the text the owner sent, the reply that repeated it and the
+//! owner's own `/forget` line that named it are redacted in the room, and the answer says
+//! what the homeserver may still keep.
+
+use super::{said, Boxed};
+use crate::support::standin::text;
+use crate::support::synapse::matrix_seg;
+use serde_json::Value;
+
+/// Whether the room still shows `needle` in a message's content.
+fn shows(b: &Boxed, needle: &str) -> Vec<Value> {
+    b.events()
+        .into_iter()
+        .filter(|e| e["type"] == "m.room.message" && e["content"].to_string().contains(needle))
+        .collect()
+}
+
+#[test]
+fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
+    let Some(mut b) = Boxed::start("forget", "") else {
+        return;
+    };
+    // The owner makes boxmaker a moderator, so it may redact the owner's events too.
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
+        matrix_seg(&b.room)
+    );
+    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
+    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
+    b.syn
+        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
+        .unwrap();
+    b.l.llama.push(text(&["Noted: your PIN is 4471."]));
+    b.say("my PIN is 4471");
+    b.wait_box("the reply holding the PIN", 1);
+    // A list quotes stored text: the room is told to ask at the terminal, where it is
+    // shown; the removal can then be asked for from the room.
+    b.say("/forget \"4471\"");
+    let got = b.wait_box("the answer kept for the terminal", 2);
+    assert!(said(&got[1]).1.contains("ask at the terminal"), "{got:#?}");
+    let mut c = b.l.client();
+    let list = c.ask("/forget \"4471\"").join("\n");
+    assert!(list.contains("4471"), "{list}");
+    drop(c);
+    b.say("/forget all");
+    let got = b.wait_box("the removal's answer", 3);
+    let (kind, answer) = said(&got[2]);
+    assert_eq!(kind, "m.notice");
+    assert!(answer.contains("redaction_retention_period"), "{answer}");
+    let start = std::time::Instant::now();
+    while !shows(&b, "4471").is_empty() {
+        assert!(
+            start.elapsed() < crate::matrix::WITHIN,
+            "still shown: {:#?}\nloopd's log:\n{}",
+            shows(&b, "4471"),
+            b.l.daemon.log_text()
+        );
+        // Each redaction wakes the phone's long-poll.
+        b.wait("a redaction", |e| {
+            e["type"] == "m.room.redaction" && {
+                let redacts = e["redacts"].as_str().or(e["content"]["redacts"].as_str());
+                redacts.is_some()
+            }
+        });
+        let n = b
+            .events()
+            .iter()
+            .filter(|e| e["type"] == "m.room.redaction")
+            .count();
+        if n >= 4 {
+            break;
+        }
+    }
+    assert!(shows(&b, "4471").is_empty(), "{:#?}", shows(&b, "4471"));
+    // The removal's own answer stays readable.
+    assert!(!shows(&b, "redaction_retention_period").is_empty());
+    let log =
+        std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl")).unwrap();
+    assert!(!log.contains("4471"), "{log}");
+}
