@@ -6,6 +6,7 @@
 mod conversation;
 mod crash;
 mod forget;
+mod review;
 mod unasked;
 
 use crate::loopd::{write_config, Loopd, N_CTX};
