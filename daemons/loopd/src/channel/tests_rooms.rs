@@ -421,3 +421,35 @@ fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
         "the model's line reads as loopd's header in the body: {body:?}"
     );
 }
+
+/// REVIEW F11: `/forget` while a reply is still waiting for the homeserver (an outage, a
+/// rate limit) leaves that reply in `store.json`'s outbox with the forgotten text, and it
+/// is still sent once the homeserver answers (to be redacted only after). SPEC §11: once
+/// `/forget` returns the text is nowhere on the box; loopd's Matrix store is on the box,
+/// and sending the text to the homeserver after it was forgotten is the opposite of
+/// forgetting. (An unasked message whose inbox entry `/forget` removed is the same: its
+/// planned event stays in the outbox and goes out.)
+#[test]
+fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "my PIN is 4471")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Text {
+        id,
+        text: "Noted: your PIN is 4471.".into(),
+    });
+    rig.event(Event::Done {
+        id,
+        reply: Ok(String::new()),
+    });
+    assert_eq!(rig.sent().len(), 1, "the reply is planned and handed over");
+    // No acknowledgement yet (the homeserver is down). The owner forgets the PIN: the
+    // worker removed it from the logs and asks for the line's events to be redacted.
+    rig.event(Event::Redact(vec!["$e1".into()]));
+    let file = std::fs::read_to_string(crate::matrix::store::dir(&rig.state).join("store.json"))
+        .unwrap();
+    assert!(
+        !file.contains("4471"),
+        "store.json still holds the forgotten text: {file}"
+    );
+}
