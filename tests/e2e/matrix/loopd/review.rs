@@ -108,3 +108,60 @@ fn review_what_waited_at_a_restart_is_not_sent_to_a_room_a_stranger_joined_meanw
         "sent after a stranger joined the room: {leaked:?}"
     );
 }
+
+/// REVIEW F12: a gap is read from `/messages` in pages of 50 events bounded at 4 MiB
+/// (`MAX_PAGE_BYTES`), sized for 50 events of at most 64 KiB. But the homeserver serves an
+/// event with its bundled edit (`unsigned."m.relations"."m.replace"`, the whole edit
+/// event), so a page can be twice that. One such page fails the whole round, every time
+/// (`TooLarge` has no smaller retry, unlike the sync's `SMALL_TIMELINE`): anyone who can
+/// post in any room loopd is in (a stranger in a room loopd stopped serving, which it
+/// never leaves) stops loopd from taking any owner's line from any room.
+#[test]
+fn review_a_stranger_s_large_edited_messages_do_not_stop_the_channel() {
+    let Some(mut b) = Boxed::start("rv-big-gap", "") else {
+        return;
+    };
+    let _ = b.l.daemon.child.kill();
+    let _ = b.l.daemon.child.wait();
+    b.syn
+        .invite(&b.cast.phone, &b.room, &b.cast.stranger.user_id);
+    b.syn.join(&b.cast.stranger, &b.room);
+    let big = "x".repeat(56 * 1024);
+    let send = |n: usize, content: Value| {
+        let path = format!(
+            "/_matrix/client/v3/rooms/{}/send/m.room.message/rv{n}",
+            matrix_seg(&b.room)
+        );
+        let v = b
+            .syn
+            .as_user(&b.cast.stranger, "PUT", &path, Some(content))
+            .unwrap();
+        v["event_id"].as_str().unwrap().to_string()
+    };
+    let originals: Vec<String> = (0..60)
+        .map(|i| send(i, serde_json::json!({"msgtype": "m.text", "body": big})))
+        .collect();
+    for (i, of) in originals.iter().enumerate() {
+        send(
+            1000 + i,
+            serde_json::json!({
+                "msgtype": "m.text",
+                "body": "* edited",
+                "m.new_content": {"msgtype": "m.text", "body": big},
+                "m.relates_to": {"rel_type": "m.replace", "event_id": of},
+            }),
+        );
+    }
+    let path = format!("/_matrix/client/v3/rooms/{}/leave", matrix_seg(&b.room));
+    b.syn
+        .as_user(&b.cast.stranger, "POST", &path, Some(serde_json::json!({})))
+        .unwrap();
+    // The room holds only the owner and boxmaker again; the owner writes.
+    b.say("are you there?");
+    b.l.llama.push(text(&["yes, here"]));
+    b.restart_with(&[]);
+    let me = b.cast.boxmaker.user_id.clone();
+    b.wait("the answer to the owner's line", |e| {
+        e["sender"] == me.as_str() && said(e).1 == "yes, here"
+    });
+}
