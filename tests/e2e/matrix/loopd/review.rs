@@ -165,3 +165,47 @@ fn review_a_stranger_s_large_edited_messages_do_not_stop_the_channel() {
         e["sender"] == me.as_str() && said(e).1 == "yes, here"
     });
 }
+
+/// REVIEW F13: an owner's invite to an encrypted room is accepted so that loopd can say,
+/// in one notice, that it does not serve it; "it never sends plain text into an encrypted
+/// room beyond that notice" (docs/matrix.md, SPEC §12). But the room is new to the
+/// machine, so it is also set up: boxmaker lacks the power to turn URL previews off
+/// there, and sends its previews notice in the clear as well.
+#[test]
+fn review_an_encrypted_room_gets_one_plaintext_notice_only() {
+    let Some(b) = Boxed::start("rv-encrypted", "") else {
+        return;
+    };
+    let v = b
+        .syn
+        .as_user(
+            &b.cast.phone,
+            "POST",
+            "/_matrix/client/v3/createRoom",
+            Some(serde_json::json!({
+                "preset": "private_chat",
+                "invite": [b.cast.boxmaker.user_id],
+                "initial_state": [{"type": "m.room.encryption", "state_key": "",
+                                   "content": {"algorithm": "m.megolm.v1.aes-sha2"}}],
+            })),
+        )
+        .unwrap();
+    let room = v["room_id"].as_str().unwrap().to_string();
+    let me = b.cast.boxmaker.user_id.clone();
+    let plain = |b: &Boxed| -> Vec<(String, String)> {
+        b.syn
+            .events(&b.cast.phone, &room)
+            .iter()
+            .filter(|e| e["sender"] == me.as_str() && e["type"] == "m.room.message")
+            .map(said)
+            .collect()
+    };
+    let start = Instant::now();
+    while !plain(&b).iter().any(|(_, body)| body.contains("encrypted")) {
+        assert!(start.elapsed() < WITHIN, "no encrypted notice: {:?}", plain(&b));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = plain(&b);
+    assert_eq!(sent.len(), 1, "plain text sent into an encrypted room: {sent:#?}");
+}
