@@ -609,3 +609,33 @@ fn review_an_invite_whose_stripped_state_names_an_owner_first_is_still_the_stran
         }]
     );
 }
+
+/// REVIEW F14: a stranger who joins and leaves between two syncs (or while loopd is down)
+/// is never told of: the members after the timeline are the owners again, so `tell`
+/// sends no notice, and nothing reaches the journal or `/status`. SPEC §12: "when anyone
+/// else joins, loopd sends one notice … and says so in /status and the journal". With
+/// the usual `shared` history visibility the visitor read the whole conversation, and
+/// the owner is never told.
+#[test]
+fn review_a_stranger_who_joined_and_left_within_one_sync_is_told_of() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![
+                member("$j", STRANGER, "join"),
+                member_was("$l", STRANGER, "leave", "join"),
+            ],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert!(
+        notices(&d.actions).contains(&Notice::Stopped { others: 1 }),
+        "a stranger was in the room and nobody was told: {:?}",
+        d.actions
+    );
+}

@@ -453,3 +453,51 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
         "store.json still holds the forgotten text: {file}"
     );
 }
+
+/// REVIEW F15: a removal redacts the `/forget` commands rooms sent since the last one,
+/// except the newest, taken to be "the removal being answered now". When the removal is
+/// made at the terminal, the newest is instead the owner's own `/forget "4471"` from the
+/// phone (answered "ask at the terminal"), whose body holds the query, the very text
+/// being forgotten: it stays in the room.
+#[test]
+fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "my PIN is 4471")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("Noted.".into()),
+    });
+    rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let sent = rig.sent();
+    for (i, o) in sent.iter().enumerate() {
+        rig.up
+            .send(Up::Sent {
+                txn: o.txn.clone(),
+                room: ROOM.into(),
+                event: format!("$r{i}"),
+            })
+            .unwrap();
+    }
+    rig.ch.wake(&mut rig.out);
+    // At the terminal: `/forget "4471"`, `/forget all`; the worker asks for the turn's
+    // events to be redacted.
+    rig.event(Event::Redact(vec!["$e1".into()]));
+    let redacted: Vec<String> = rig
+        .store()
+        .outbox
+        .iter()
+        .filter_map(|o| match &o.why {
+            Why::Redact { event } => Some(event.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        redacted.contains(&"$e1".to_string()),
+        "the turn is redacted: {redacted:?}"
+    );
+    assert!(
+        redacted.contains(&"$f1".to_string()),
+        "the owner's `/forget \"4471\"` event, holding the text, is left: {redacted:?}"
+    );
+}
