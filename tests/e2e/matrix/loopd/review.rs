@@ -59,7 +59,7 @@ fn review_forget_redacts_a_reminders_text_in_the_room() {
         "after /forget ({answer}) the room still shows the text in {:#?}",
         shows(&b, "4471")
             .iter()
-            .map(|e| said(e))
+            .map(said)
             .collect::<Vec<_>>()
     );
 }
