@@ -639,3 +639,37 @@ fn review_a_stranger_who_joined_and_left_within_one_sync_is_told_of() {
         d.actions
     );
 }
+
+/// REVIEW F16: a room is "served" while every joined member is an owner or loopd, which
+/// holds vacuously once every owner has left. Unasked messages go to the served room an
+/// owner last wrote in for the session, and the inbox counts one delivered when the
+/// homeserver acknowledged it there: a reminder sent into a room the owner left (an old
+/// DM they abandoned) is marked delivered and never reaches them, nor waits at the
+/// terminal ("Nothing is lost", SPEC §10).
+#[test]
+fn review_a_room_every_owner_has_left_is_not_served() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![member_was("$l", OWNER, "leave", "join")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    m.confirm(&d);
+    assert_eq!(
+        m.served(ROOM),
+        Some(false),
+        "a room with nobody but loopd in it counts as served"
+    );
+    // loopd's channel reads "served" from the told rooms (`Told`), so they must say so.
+    let told = m.told();
+    assert!(
+        told.stopped.contains(ROOM) || told.encrypted.contains(ROOM),
+        "loopd would still send unasked messages there: {told:?}"
+    );
+}
