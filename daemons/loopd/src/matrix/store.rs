@@ -220,4 +220,34 @@ mod tests {
         std::fs::write(super::dir(dir.path()).join(FILE), "{nope").unwrap();
         assert!(Store::load(dir.path()).unwrap_err().contains("store.json"));
     }
+
+    /// REVIEW F6: `save` writes whatever the store holds, `load` refuses a file over
+    /// `MAX_STORE_BYTES`. The outbox holds every planned event until the homeserver
+    /// acknowledges it, and a reply block may be `blocks::MAX_BLOCK_BYTES` (4 MiB): 17 long
+    /// replies waiting through a send outage (5xx on send while sync works) make a store
+    /// loopd writes but will not start with ("A store that cannot be read stops loopd at
+    /// start"). Every acknowledgement also rewrites the whole file meanwhile.
+    #[test]
+    fn review_a_store_that_save_writes_is_one_load_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::default();
+        let part = "x".repeat(crate::matrix::blocks::MAX_BLOCK_BYTES);
+        for i in 0..17 {
+            s.outbox.push(Outgoing {
+                room: "!r:x".into(),
+                txn: format!("bm{i}"),
+                why: Why::Reply {
+                    event: format!("$e{i}"),
+                },
+                content: serde_json::json!({"msgtype": "m.text", "body": part}),
+            });
+        }
+        s.save(dir.path()).expect("the store is written");
+        let loaded = Store::load(dir.path());
+        assert!(
+            loaded.is_ok(),
+            "loopd wrote a store it refuses at start: {}",
+            loaded.unwrap_err()
+        );
+    }
 }
