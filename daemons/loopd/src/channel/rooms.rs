@@ -37,9 +37,17 @@ pub(crate) fn is_room(id: ConnId) -> bool {
 struct RoomOut {
     room: String,
     reader: blocks::Reader,
-    owed: VecDeque<(Whose, String)>,
+    owed: VecDeque<(Whose, String, Quotes)>,
     /// When the typing notice was last sent on for the turn being answered.
     typing: Option<Instant>,
+}
+
+/// What stored text a command's answer quotes, to be weighed in a room before it leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quotes {
+    Nothing,
+    /// `/status`: what memory brought into the last turn, with its label.
+    Memory,
 }
 
 /// How often a running turn's typing notice is sent again while its reply streams: half
@@ -150,6 +158,45 @@ impl Rooms {
             });
         }
     }
+}
+
+/// `/status`'s answer for a room: what memory brought into the last turn is quoted only
+/// when its label is at or below `max_class`; otherwise its label and length are said
+/// and the text waits at the terminal. A label that cannot be read counts as above.
+fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String> {
+    const HEAD: &str = "last turn from memory (";
+    let mut out = Vec::with_capacity(lines.len());
+    let mut it = lines.into_iter().peekable();
+    while let Some(line) = it.next() {
+        let Some(label) = line
+            .strip_prefix(HEAD)
+            .and_then(|rest| rest.strip_suffix("):"))
+        else {
+            out.push(line);
+            continue;
+        };
+        let class = label
+            .split(',')
+            .next()
+            .and_then(|c| c.trim().parse::<proto::DataClass>().ok());
+        if class.is_some_and(|c| c <= max_class) {
+            out.push(line);
+            continue;
+        }
+        let mut quoted = 0;
+        // Its lines are indented, and marked where they look like loopd's own.
+        while it
+            .peek()
+            .is_some_and(|l| l.starts_with("  ") || l.starts_with(proto::shown::MARK))
+        {
+            it.next();
+            quoted += 1;
+        }
+        out.push(format!(
+            "last turn from memory ({label}): {quoted} lines, above matrix.max_class ({max_class}): /status at the terminal shows them"
+        ));
+    }
+    out
 }
 
 /// What an event is: its style, an unasked message's header, its text.
@@ -290,8 +337,12 @@ impl<W: Work> Channel<W> {
             None if body.trim().is_empty() => Whose::Loopd,
             None => Whose::Turn,
         };
+        let quotes = match super::commands::parse(body) {
+            Some(Ok(Command::Status)) => Quotes::Memory,
+            _ => Quotes::Nothing,
+        };
         if let Some(o) = rooms.outs.get_mut(&id) {
-            o.owed.push_back((whose, event.to_string()));
+            o.owed.push_back((whose, event.to_string(), quotes));
         }
         if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
@@ -345,7 +396,7 @@ impl<W: Work> Channel<W> {
             let done = o.reader.feed(&bytes);
             // A turn still streaming keeps its typing notice on.
             let streaming =
-                done.is_empty() && o.owed.front().is_some_and(|(w, _)| *w == Whose::Turn);
+                done.is_empty() && o.owed.front().is_some_and(|(w, ..)| *w == Whose::Turn);
             if streaming && o.typing.is_some_and(|t| t.elapsed() >= TYPING_REFRESH) {
                 o.typing = Some(Instant::now());
                 rooms.link.send(Down::Typing {
@@ -355,7 +406,14 @@ impl<W: Work> Channel<W> {
             }
             let mut owed = Vec::new();
             for lines in done {
-                let (whose, event) = o.owed.pop_front().unwrap_or((Whose::Loopd, String::new()));
+                let (whose, event, quotes) =
+                    o.owed
+                        .pop_front()
+                        .unwrap_or((Whose::Loopd, String::new(), Quotes::Nothing));
+                let lines = match quotes {
+                    Quotes::Memory => memory_weighed(lines, max_class),
+                    Quotes::Nothing => lines,
+                };
                 owed.push((whose, event, lines));
             }
             let session = self.conns.get(&id).map(|c| c.session.clone());

@@ -284,7 +284,9 @@ fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
     assert!(
         !texts(&sent).contains("4471"),
         "a secret reminder's text (the model's) went to the room as {:?}",
-        sent.iter().map(|o| &o.content["msgtype"]).collect::<Vec<_>>()
+        sent.iter()
+            .map(|o| &o.content["msgtype"])
+            .collect::<Vec<_>>()
     );
 }
 
@@ -446,8 +448,8 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
     // No acknowledgement yet (the homeserver is down). The owner forgets the PIN: the
     // worker removed it from the logs and asks for the line's events to be redacted.
     rig.event(Event::Redact(vec!["$e1".into()]));
-    let file = std::fs::read_to_string(crate::matrix::store::dir(&rig.state).join("store.json"))
-        .unwrap();
+    let file =
+        std::fs::read_to_string(crate::matrix::store::dir(&rig.state).join("store.json")).unwrap();
     assert!(
         !file.contains("4471"),
         "store.json still holds the forgotten text: {file}"
