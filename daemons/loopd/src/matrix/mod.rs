@@ -93,6 +93,9 @@ pub(crate) struct Status {
     pub(crate) strangers: u64,
     /// Events waiting for the homeserver (kept by the send thread).
     pub(crate) waiting: usize,
+    /// A sync was confirmed since start: until then no room's members are known this
+    /// run (someone may have joined while loopd was down), so no room is served.
+    pub(crate) synced: bool,
 }
 
 /// The loop's end of the threads.
@@ -132,9 +135,10 @@ impl Link {
 }
 
 /// Whether `room` is served, by the sync thread's last confirmed sync (docs/matrix.md,
-/// 'Rooms and sessions'): nothing but a redaction is sent to a room that is not.
+/// 'Rooms and sessions'): nothing but a redaction is sent to a room that is not, nor to
+/// any room before the first sync since start has confirmed its members.
 pub(crate) fn served(status: &Mutex<Status>, room: &str) -> bool {
-    let check = |s: &Status| !s.stopped.contains(room) && !s.encrypted.contains(room);
+    let check = |s: &Status| s.synced && !s.stopped.contains(room) && !s.encrypted.contains(room);
     match status.lock() {
         Ok(s) => check(&s),
         Err(p) => check(&p.into_inner()),
@@ -151,7 +155,10 @@ pub(crate) fn test_link() -> (Link, SyncSender<Up>, Receiver<Down>) {
     let link = Link {
         up,
         down,
-        status: Arc::new(Mutex::new(Status::default())),
+        status: Arc::new(Mutex::new(Status {
+            synced: true,
+            ..Status::default()
+        })),
         hup: Arc::new(AtomicU64::new(0)),
     };
     (link, up_tx, down_rx)
