@@ -515,6 +515,14 @@ impl<W: Work> Channel<W> {
         };
         conversation::testhook::abort_at("matrix-acknowledged");
         rooms.handed.remove(txn);
+        if let Some(at) = rooms.store.cancelled.iter().position(|t| t == txn) {
+            // Taken back by `/forget` while it was on its way: redacted at once.
+            rooms.store.cancelled.remove(at);
+            rooms.redact(room, event);
+            rooms.save();
+            rooms.hand_over();
+            return;
+        }
         let Some(at) = rooms.store.outbox.iter().position(|o| o.txn == txn) else {
             return;
         };
@@ -741,11 +749,40 @@ impl<W: Work> Channel<W> {
         for t in &targets {
             rooms.redact(&t.room, &t.event);
         }
+        // What was planned for these lines (or the inbox messages `inbox N` names) and
+        // not yet acknowledged is never sent: it leaves the store in this write, and the
+        // send thread drops it; one already on its way is redacted when acknowledged.
+        let gone: Vec<(String, bool)> = rooms
+            .store
+            .outbox
+            .iter()
+            .filter(|o| match &o.why {
+                Why::Reply { event } => lines.contains(event),
+                Why::Inbox { n } => lines.contains(&format!("inbox {n}")),
+                Why::Notice | Why::Redact { .. } => false,
+            })
+            .map(|o| (o.txn.clone(), rooms.handed.contains(&o.txn)))
+            .collect();
+        for (txn, handed) in &gone {
+            rooms.store.outbox.retain(|o| o.txn != *txn);
+            if *handed {
+                rooms.handed.remove(txn);
+                rooms.link.send(Down::Cancel { txn: txn.clone() });
+                rooms.store.cancelled.push_back(txn.clone());
+                while rooms.store.cancelled.len() > crate::matrix::store::MAX_SENT_KEPT {
+                    rooms.store.cancelled.pop_front();
+                }
+            }
+        }
         // Once planned, they are no longer these lines' events to find; a reply still
         // on its way is redacted when acknowledged.
         rooms.store.sent.retain(|s| !lines.contains(&s.line));
         rooms.store.keep_redacted(&lines);
-        plumbing::info!("matrix: {} events to redact after a /forget", targets.len());
+        plumbing::info!(
+            "matrix: {} events to redact after a /forget, {} not sent",
+            targets.len(),
+            gone.len()
+        );
         rooms.save();
         rooms.hand_over();
     }

@@ -73,6 +73,11 @@ pub(crate) enum Up {
 /// What the poll loop asks of the send thread.
 pub(crate) enum Down {
     Send(store::Outgoing),
+    /// `/forget` took the event with this transaction id back: it is not sent (unless
+    /// it is already on its way, when the loop redacts it once acknowledged).
+    Cancel {
+        txn: String,
+    },
     /// Typing notice on (for the turn's expected length) or off.
     Typing {
         room: String,

@@ -89,6 +89,10 @@ pub(crate) struct Store {
     /// The owner's `/forget` commands in rooms since the last removal: they and their
     /// lists hold the query, so a removal redacts them too.
     pub(crate) forgets: VecDeque<String>,
+    /// Transaction ids of events `/forget` took out of the outbox after they were handed
+    /// to the send thread: one the homeserver acknowledges anyway (it was in flight) is
+    /// redacted at once. Ids only, no text.
+    pub(crate) cancelled: VecDeque<String>,
 }
 
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
