@@ -733,11 +733,23 @@ impl<W: Work> Channel<W> {
             return;
         };
         // The `/forget` commands that listed the text, and their lists, hold it too.
-        // The newest is the removal being answered now: its answer says what was done
-        // and stays.
+        // The removal being answered now in a room (its line is the one a room's
+        // connection is waiting on) stays: its answer says what was done. A removal made
+        // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
         let mut lines = lines.to_vec();
-        let current = rooms.store.forgets.pop_back();
-        lines.extend(rooms.store.forgets.drain(..));
+        let current = rooms
+            .outs
+            .iter()
+            .filter(|(id, _)| self.conns.get(id).is_some_and(|c| c.in_flight.is_some()))
+            .filter_map(|(_, o)| o.owed.front().map(|(_, event, _)| event.clone()))
+            .find(|event| rooms.store.forgets.contains(event));
+        lines.extend(
+            rooms
+                .store
+                .forgets
+                .drain(..)
+                .filter(|f| Some(f) != current.as_ref()),
+        );
         rooms.store.forgets.extend(current);
         let targets: Vec<Sent> = rooms
             .store
