@@ -83,7 +83,7 @@ impl Rooms {
         }
     }
 
-    fn save(&self) -> bool {
+    fn save(&mut self) -> bool {
         match self.store.save(&self.state_dir) {
             Ok(()) => true,
             Err(e) => {

@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 /// outage of a day brings from one owner.
 pub(crate) const MAX_STORE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// What `save` writes at most: below `MAX_STORE_BYTES`, with room for the ids and lines
+/// that come before the next write.
+const SAVE_BOUND: u64 = MAX_STORE_BYTES - 4 * 1024 * 1024;
+
 /// Event ids of lines answered, kept so a line a sync brings again after a crash (taken,
 /// answered, the position not yet saved) is not answered twice. The position is saved
 /// within a round of taking a line, so a few hundred is far more than can come again.
@@ -121,14 +125,61 @@ impl Store {
         })
     }
 
-    /// Writes the store atomically (a crash leaves the old file or the new one).
-    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), String> {
+    /// Writes the store atomically (a crash leaves the old file or the new one), never
+    /// one `load` would refuse: past `MAX_STORE_BYTES` the oldest waiting replies' parts
+    /// are replaced by a notice that they wait at the terminal (with a journal line), and
+    /// a store still too large is not written at all.
+    pub(crate) fn save(&mut self, state_dir: &Path) -> Result<(), String> {
         let dir = dir(state_dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        let mut bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        if bytes.len() as u64 > SAVE_BOUND {
+            let shed = self.shed(bytes.len() as u64);
+            plumbing::warn!(
+                "matrix: the events waiting for the homeserver would make {} larger than {} bytes; {shed} waiting reply parts are replaced by a notice that the reply waits at the terminal",
+                dir.join(FILE).display(),
+                MAX_STORE_BYTES
+            );
+            bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        }
+        if bytes.len() as u64 > MAX_STORE_BYTES {
+            return Err(format!(
+                "{} would be {} bytes, more than the {MAX_STORE_BYTES} loopd reads at start; not written",
+                dir.join(FILE).display(),
+                bytes.len()
+            ));
+        }
         sessions::atomic::write(&dir, FILE, &bytes)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+    }
+
+    /// Replaces the content of the oldest waiting reply parts by a short notice until the
+    /// store, `size` bytes now, fits `SAVE_BOUND`; returns how many it replaced. Only
+    /// replies: the whole reply is in the session's log, which the terminal shows.
+    fn shed(&mut self, mut size: u64) -> usize {
+        let notice = serde_json::json!({
+            "msgtype": "m.notice",
+            "body": "loopd: this part of the reply could not wait here for the homeserver (too much was waiting); the whole reply is in the session at the terminal.",
+        });
+        let small = serde_json::to_vec(&notice).map_or(0, |b| b.len() as u64);
+        let mut shed = 0;
+        for o in &mut self.outbox {
+            if size <= SAVE_BOUND {
+                break;
+            }
+            if !matches!(o.why, Why::Reply { .. }) {
+                continue;
+            }
+            let was = serde_json::to_vec(&o.content).map_or(0, |b| b.len() as u64);
+            if was <= small {
+                continue;
+            }
+            o.content = notice.clone();
+            size -= was - small;
+            shed += 1;
+        }
+        shed
     }
 
     /// Whether the event was taken already: waiting for its turn, or answered.
