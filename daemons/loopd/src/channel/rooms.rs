@@ -199,6 +199,15 @@ fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String
     out
 }
 
+/// The number of the reminder a `/remind` confirmation (`reminder N set for …`) names.
+fn reminder_set(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("reminder ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    rest.starts_with("set for ")
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
 /// What an event is: its style, an unasked message's header, its text.
 struct Planned<'a>(Style, &'a str, &'a str);
 
@@ -477,6 +486,18 @@ impl<W: Work> Channel<W> {
                         rooms.plan_into(&room, (&key, i as u64), Planned(style, "", &text), &why);
                     }
                 }
+                // `/remind WHEN TEXT` set reminder N: its command and confirmation are
+                // found by `remind N` when a removal takes the reminder.
+                if let Some(n) = (whose == Whose::Loopd && !event.is_empty())
+                    .then(|| lines.first().and_then(|l| reminder_set(l)))
+                    .flatten()
+                {
+                    rooms.store.keep_sent(Sent {
+                        room: room.clone(),
+                        event: event.clone(),
+                        line: format!("remind {n}"),
+                    });
+                }
                 if !event.is_empty() {
                     rooms.store.keep_sent(Sent {
                         room: room.clone(),
@@ -669,6 +690,26 @@ impl<W: Work> Channel<W> {
             m.kind.word(),
             super::broadcast::local(&m.time)
         );
+        // A reminder's message: the `/remind` that set it is found by `inbox N` too.
+        if let Some(k) = m
+            .source
+            .as_deref()
+            .and_then(|s| s.strip_prefix("reminder "))
+        {
+            let set: Vec<Sent> = rooms
+                .store
+                .sent
+                .iter()
+                .filter(|s| s.line == format!("remind {k}"))
+                .map(|s| Sent {
+                    line: format!("inbox {}", m.n),
+                    ..s.clone()
+                })
+                .collect();
+            for s in set {
+                rooms.store.keep_sent(s);
+            }
+        }
         let text = super::unasked::screen_text(&m.pieces);
         let key = format!("inbox\n{}", m.session);
         let planned = Planned(Style::Unasked, &header, text.trim_end());
@@ -751,6 +792,23 @@ impl<W: Work> Channel<W> {
                 .filter(|f| Some(f) != current.as_ref()),
         );
         rooms.store.forgets.extend(current);
+        // A reminder or an inbox message stands for the room events that showed it, and
+        // an owner's `/remind` event for its confirmation too.
+        let shown_by: Vec<String> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| {
+                (s.line.starts_with("remind ") || s.line.starts_with("inbox "))
+                    && lines.contains(&s.line)
+            })
+            .map(|s| s.event.clone())
+            .collect();
+        for e in shown_by {
+            if !lines.contains(&e) {
+                lines.push(e);
+            }
+        }
         let targets: Vec<Sent> = rooms
             .store
             .sent
