@@ -224,6 +224,14 @@ impl<W: Work> Channel<W> {
     /// Attaches the Matrix channel's threads: from the next wake on, rooms are clients.
     pub(crate) fn attach_matrix(&mut self, link: Link, store: Store) {
         self.rooms = Some(Rooms::new(link, store, self.cfg.state_dir.clone()));
+        // Redactions a removal asked for before a crash kept them from the store.
+        for (path, lines) in crate::matrix::store::pending(&self.cfg.state_dir) {
+            plumbing::info!(
+                "matrix: redactions of a /forget cut short ({}): planning them now",
+                path.display()
+            );
+            self.matrix_redact(&lines);
+        }
     }
 
     /// What the Matrix threads said since the last wake, and, the first time, the lines a
@@ -848,12 +856,15 @@ impl<W: Work> Channel<W> {
         // on its way is redacted when acknowledged.
         rooms.store.sent.retain(|s| !lines.contains(&s.line));
         rooms.store.keep_redacted(&lines);
+        let saved = rooms.save();
+        if saved {
+            crate::matrix::store::pending_settled(&rooms.state_dir, &rooms.store.redacted);
+        }
         plumbing::info!(
             "matrix: {} events to redact after a /forget, {} not sent",
             targets.len(),
             gone.len()
         );
-        rooms.save();
         rooms.hand_over();
     }
 
