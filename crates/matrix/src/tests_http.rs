@@ -248,3 +248,26 @@ fn a_client_can_be_shared_between_threads() {
     shared::<Client>();
     shared::<crate::Machine>();
 }
+
+/// REVIEW F8: a `429` whose `retry_after_ms` is `0` (or a `Retry-After: 0` from a proxy)
+/// is "waited out" by not waiting at all: `honouring_rate_limits` asks again at once, in
+/// a tight loop, until its deadline (120 s for a send): a request flood against a
+/// homeserver that is asking loopd to slow down.
+#[test]
+fn review_a_rate_limit_of_zero_ms_is_not_a_tight_request_loop() {
+    let calls = std::cell::Cell::new(0u32);
+    let deadline = std::time::Instant::now() + Duration::from_millis(300);
+    let r: Result<(), Error> = crate::honouring_rate_limits(deadline, || {
+        calls.set(calls.get() + 1);
+        Err(Error::LimitExceeded {
+            call: Call::Send,
+            retry_after: Some(Duration::ZERO),
+        })
+    });
+    assert!(r.is_err());
+    assert!(
+        calls.get() <= 5,
+        "{} requests within 300 ms against a homeserver that said 429",
+        calls.get()
+    );
+}

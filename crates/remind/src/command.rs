@@ -23,10 +23,24 @@ pub fn run(
     now: DateTime<Utc>,
     owner_class: DataClass,
 ) -> Result<Said, CommandError> {
+    run_quoting(book, session, arg, now, owner_class, &|_| true)
+}
+
+/// `run`, where the reply quotes a reminder's text only when `quote` says so (a Matrix
+/// room: the owner's own reminders at or below `matrix.max_class`); the others are named
+/// by their number, who set them and their label. The session's note is whole.
+pub fn run_quoting(
+    book: &mut Book,
+    session: &str,
+    arg: &str,
+    now: DateTime<Utc>,
+    owner_class: DataClass,
+    quote: &dyn Fn(&super::Reminder) -> bool,
+) -> Result<Said, CommandError> {
     let words: Vec<&str> = arg.split_whitespace().collect();
     match words.as_slice() {
         [] => Ok(Said {
-            reply: list(book, session, now),
+            reply: list(book, session, now, quote),
             note: None,
             changed: false,
         }),
@@ -40,7 +54,7 @@ pub fn run(
                 .map_err(|_| CommandError::CancelNumber(n.to_string()))?;
             let gone = book.cancel(session, n)?;
             Ok(Said {
-                reply: format!("reminder {n} cancelled: {}", gone.text),
+                reply: format!("reminder {n} cancelled: {}", text_or_why(&gone, quote)),
                 note: Some(format!(
                     "reminder {n} cancelled by the owner: {}",
                     gone.text
@@ -70,24 +84,44 @@ pub fn run(
     }
 }
 
+/// A reminder's text, or, where it is not to be shown, why.
+fn text_or_why(r: &super::Reminder, quote: &dyn Fn(&super::Reminder) -> bool) -> String {
+    if quote(r) {
+        return r.text.clone();
+    }
+    let who = match r.by {
+        By::Owner => "",
+        By::Assistant => "set by the assistant, ",
+    };
+    format!(
+        "({who}labelled {}: its text is shown at the terminal)",
+        r.class
+    )
+}
+
 /// The session's reminders, one a line, soonest first.
-fn list(book: &Book, session: &str, now: DateTime<Utc>) -> String {
+fn list(
+    book: &Book,
+    session: &str,
+    now: DateTime<Utc>,
+    quote: &dyn Fn(&super::Reminder) -> bool,
+) -> String {
     let list = book.of(session);
     if list.is_empty() {
         return format!("no reminders in session {session}; /remind WHEN TEXT sets one");
     }
     let mut out = String::new();
     for r in list {
-        let by = match r.by {
-            By::Owner => "",
-            By::Assistant => " (set by the assistant)",
+        let by = match (r.by, quote(&r)) {
+            (By::Assistant, true) => " (set by the assistant)",
+            _ => "",
         };
         out.push_str(&format!(
             "{}  {} ({})  {}{by}\n",
             r.n,
             shown(r.due_at()),
             from_now(now, r.due_at()),
-            r.text
+            text_or_why(&r, quote)
         ));
     }
     out.push_str("/remind cancel N removes one");

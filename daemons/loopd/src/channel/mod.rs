@@ -288,7 +288,7 @@ impl<W: Work> Channel<W> {
                     .probe(job, Probe::Status { session, mail }, &self.cfg);
             }
             Command::Remind(arg) => {
-                let reply = self.remind_command(&session, &arg);
+                let reply = self.remind_command(id, &session, &arg);
                 out.send(id, reply);
             }
             Command::Inbox => {
@@ -405,6 +405,7 @@ impl<W: Work> Channel<W> {
             return;
         };
         let mut text = String::new();
+        let mut switch = None;
         match event {
             Event::Text { text: t, .. } => flight.block.text(&t, &mut text),
             Event::Activity { line, .. } => flight.block.lines(&format!("· {line}"), &mut text),
@@ -423,11 +424,21 @@ impl<W: Work> Channel<W> {
                     }
                     block.end(&mut text);
                     if let (Ok(_), Some(target)) = (reply, flight.switch_to) {
-                        conn.session = target;
+                        switch = Some(target);
                     }
                 }
             }
             Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => {}
+        }
+        if let Some(target) = switch {
+            // A room's blocks rendered before the switch are weighed by the label of
+            // the session they were written in, not the one switched to.
+            if rooms::is_room(conn_id) {
+                self.rooms_flush(out);
+            }
+            if let Some(conn) = self.conns.get_mut(&conn_id) {
+                conn.session = target;
+            }
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);

@@ -152,12 +152,17 @@ impl<W: Work> Channel<W> {
     }
 
     /// `/remind …` in `session`: the reply block.
-    pub(super) fn remind_command(&mut self, session: &SessionId, arg: &str) -> String {
+    pub(super) fn remind_command(&mut self, id: ConnId, session: &SessionId, arg: &str) -> String {
         let owner = self.cfg.channel.owner_class;
-        let said = self
-            .mail
-            .reminders
-            .with(|b| remind::command::run(b, session.as_str(), arg, clock::now(), owner));
+        let room = super::rooms::is_room(id);
+        let max_class = self.cfg.matrix.max_class;
+        // In a room the answer is loopd's notice: it quotes only the owner's own
+        // reminders at or below `matrix.max_class`, never the model's words.
+        let quote =
+            |r: &remind::Reminder| !room || (r.by == remind::By::Owner && r.class <= max_class);
+        let said = self.mail.reminders.with(|b| {
+            remind::command::run_quoting(b, session.as_str(), arg, clock::now(), owner, &quote)
+        });
         match said {
             Err(e) => super::reply::whole(&super::reply::error_line(e)),
             Ok(said) => {

@@ -37,9 +37,17 @@ pub(crate) fn is_room(id: ConnId) -> bool {
 struct RoomOut {
     room: String,
     reader: blocks::Reader,
-    owed: VecDeque<(Whose, String)>,
+    owed: VecDeque<(Whose, String, Quotes)>,
     /// When the typing notice was last sent on for the turn being answered.
     typing: Option<Instant>,
+}
+
+/// What stored text a command's answer quotes, to be weighed in a room before it leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quotes {
+    Nothing,
+    /// `/status`: what memory brought into the last turn, with its label.
+    Memory,
 }
 
 /// How often a running turn's typing notice is sent again while its reply streams: half
@@ -75,7 +83,7 @@ impl Rooms {
         }
     }
 
-    fn save(&self) -> bool {
+    fn save(&mut self) -> bool {
         match self.store.save(&self.state_dir) {
             Ok(()) => true,
             Err(e) => {
@@ -152,6 +160,54 @@ impl Rooms {
     }
 }
 
+/// `/status`'s answer for a room: what memory brought into the last turn is quoted only
+/// when its label is at or below `max_class`; otherwise its label and length are said
+/// and the text waits at the terminal. A label that cannot be read counts as above.
+fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String> {
+    const HEAD: &str = "last turn from memory (";
+    let mut out = Vec::with_capacity(lines.len());
+    let mut it = lines.into_iter().peekable();
+    while let Some(line) = it.next() {
+        let Some(label) = line
+            .strip_prefix(HEAD)
+            .and_then(|rest| rest.strip_suffix("):"))
+        else {
+            out.push(line);
+            continue;
+        };
+        let class = label
+            .split(',')
+            .next()
+            .and_then(|c| c.trim().parse::<proto::DataClass>().ok());
+        if class.is_some_and(|c| c <= max_class) {
+            out.push(line);
+            continue;
+        }
+        let mut quoted = 0;
+        // Its lines are indented, and marked where they look like loopd's own.
+        while it
+            .peek()
+            .is_some_and(|l| l.starts_with("  ") || l.starts_with(proto::shown::MARK))
+        {
+            it.next();
+            quoted += 1;
+        }
+        out.push(format!(
+            "last turn from memory ({label}): {quoted} lines, above matrix.max_class ({max_class}): /status at the terminal shows them"
+        ));
+    }
+    out
+}
+
+/// The number of the reminder a `/remind` confirmation (`reminder N set for …`) names.
+fn reminder_set(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("reminder ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    rest.starts_with("set for ")
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
 /// What an event is: its style, an unasked message's header, its text.
 struct Planned<'a>(Style, &'a str, &'a str);
 
@@ -168,6 +224,14 @@ impl<W: Work> Channel<W> {
     /// Attaches the Matrix channel's threads: from the next wake on, rooms are clients.
     pub(crate) fn attach_matrix(&mut self, link: Link, store: Store) {
         self.rooms = Some(Rooms::new(link, store, self.cfg.state_dir.clone()));
+        // Redactions a removal asked for before a crash kept them from the store.
+        for (path, lines) in crate::matrix::store::pending(&self.cfg.state_dir) {
+            plumbing::info!(
+                "matrix: redactions of a /forget cut short ({}): planning them now",
+                path.display()
+            );
+            self.matrix_redact(&lines);
+        }
     }
 
     /// What the Matrix threads said since the last wake, and, the first time, the lines a
@@ -290,8 +354,12 @@ impl<W: Work> Channel<W> {
             None if body.trim().is_empty() => Whose::Loopd,
             None => Whose::Turn,
         };
+        let quotes = match super::commands::parse(body) {
+            Some(Ok(Command::Status)) => Quotes::Memory,
+            _ => Quotes::Nothing,
+        };
         if let Some(o) = rooms.outs.get_mut(&id) {
-            o.owed.push_back((whose, event.to_string()));
+            o.owed.push_back((whose, event.to_string(), quotes));
         }
         if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
@@ -345,7 +413,7 @@ impl<W: Work> Channel<W> {
             let done = o.reader.feed(&bytes);
             // A turn still streaming keeps its typing notice on.
             let streaming =
-                done.is_empty() && o.owed.front().is_some_and(|(w, _)| *w == Whose::Turn);
+                done.is_empty() && o.owed.front().is_some_and(|(w, ..)| *w == Whose::Turn);
             if streaming && o.typing.is_some_and(|t| t.elapsed() >= TYPING_REFRESH) {
                 o.typing = Some(Instant::now());
                 rooms.link.send(Down::Typing {
@@ -355,7 +423,14 @@ impl<W: Work> Channel<W> {
             }
             let mut owed = Vec::new();
             for lines in done {
-                let (whose, event) = o.owed.pop_front().unwrap_or((Whose::Loopd, String::new()));
+                let (whose, event, quotes) =
+                    o.owed
+                        .pop_front()
+                        .unwrap_or((Whose::Loopd, String::new(), Quotes::Nothing));
+                let lines = match quotes {
+                    Quotes::Memory => memory_weighed(lines, max_class),
+                    Quotes::Nothing => lines,
+                };
                 owed.push((whose, event, lines));
             }
             let session = self.conns.get(&id).map(|c| c.session.clone());
@@ -419,6 +494,18 @@ impl<W: Work> Channel<W> {
                         rooms.plan_into(&room, (&key, i as u64), Planned(style, "", &text), &why);
                     }
                 }
+                // `/remind WHEN TEXT` set reminder N: its command and confirmation are
+                // found by `remind N` when a removal takes the reminder.
+                if let Some(n) = (whose == Whose::Loopd && !event.is_empty())
+                    .then(|| lines.first().and_then(|l| reminder_set(l)))
+                    .flatten()
+                {
+                    rooms.store.keep_sent(Sent {
+                        room: room.clone(),
+                        event: event.clone(),
+                        line: format!("remind {n}"),
+                    });
+                }
                 if !event.is_empty() {
                     rooms.store.keep_sent(Sent {
                         room: room.clone(),
@@ -457,6 +544,14 @@ impl<W: Work> Channel<W> {
         };
         conversation::testhook::abort_at("matrix-acknowledged");
         rooms.handed.remove(txn);
+        if let Some(at) = rooms.store.cancelled.iter().position(|t| t == txn) {
+            // Taken back by `/forget` while it was on its way: redacted at once.
+            rooms.store.cancelled.remove(at);
+            rooms.redact(room, event);
+            rooms.save();
+            rooms.hand_over();
+            return;
+        }
         let Some(at) = rooms.store.outbox.iter().position(|o| o.txn == txn) else {
             return;
         };
@@ -603,6 +698,26 @@ impl<W: Work> Channel<W> {
             m.kind.word(),
             super::broadcast::local(&m.time)
         );
+        // A reminder's message: the `/remind` that set it is found by `inbox N` too.
+        if let Some(k) = m
+            .source
+            .as_deref()
+            .and_then(|s| s.strip_prefix("reminder "))
+        {
+            let set: Vec<Sent> = rooms
+                .store
+                .sent
+                .iter()
+                .filter(|s| s.line == format!("remind {k}"))
+                .map(|s| Sent {
+                    line: format!("inbox {}", m.n),
+                    ..s.clone()
+                })
+                .collect();
+            for s in set {
+                rooms.store.keep_sent(s);
+            }
+        }
         let text = super::unasked::screen_text(&m.pieces);
         let key = format!("inbox\n{}", m.session);
         let planned = Planned(Style::Unasked, &header, text.trim_end());
@@ -667,12 +782,41 @@ impl<W: Work> Channel<W> {
             return;
         };
         // The `/forget` commands that listed the text, and their lists, hold it too.
-        // The newest is the removal being answered now: its answer says what was done
-        // and stays.
+        // The removal being answered now in a room (its line is the one a room's
+        // connection is waiting on) stays: its answer says what was done. A removal made
+        // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
         let mut lines = lines.to_vec();
-        let current = rooms.store.forgets.pop_back();
-        lines.extend(rooms.store.forgets.drain(..));
+        let current = rooms
+            .outs
+            .iter()
+            .filter(|(id, _)| self.conns.get(id).is_some_and(|c| c.in_flight.is_some()))
+            .filter_map(|(_, o)| o.owed.front().map(|(_, event, _)| event.clone()))
+            .find(|event| rooms.store.forgets.contains(event));
+        lines.extend(
+            rooms
+                .store
+                .forgets
+                .drain(..)
+                .filter(|f| Some(f) != current.as_ref()),
+        );
         rooms.store.forgets.extend(current);
+        // A reminder or an inbox message stands for the room events that showed it, and
+        // an owner's `/remind` event for its confirmation too.
+        let shown_by: Vec<String> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| {
+                (s.line.starts_with("remind ") || s.line.starts_with("inbox "))
+                    && lines.contains(&s.line)
+            })
+            .map(|s| s.event.clone())
+            .collect();
+        for e in shown_by {
+            if !lines.contains(&e) {
+                lines.push(e);
+            }
+        }
         let targets: Vec<Sent> = rooms
             .store
             .sent
@@ -683,12 +827,44 @@ impl<W: Work> Channel<W> {
         for t in &targets {
             rooms.redact(&t.room, &t.event);
         }
+        // What was planned for these lines (or the inbox messages `inbox N` names) and
+        // not yet acknowledged is never sent: it leaves the store in this write, and the
+        // send thread drops it; one already on its way is redacted when acknowledged.
+        let gone: Vec<(String, bool)> = rooms
+            .store
+            .outbox
+            .iter()
+            .filter(|o| match &o.why {
+                Why::Reply { event } => lines.contains(event),
+                Why::Inbox { n } => lines.contains(&format!("inbox {n}")),
+                Why::Notice | Why::Redact { .. } => false,
+            })
+            .map(|o| (o.txn.clone(), rooms.handed.contains(&o.txn)))
+            .collect();
+        for (txn, handed) in &gone {
+            rooms.store.outbox.retain(|o| o.txn != *txn);
+            if *handed {
+                rooms.handed.remove(txn);
+                rooms.link.send(Down::Cancel { txn: txn.clone() });
+                rooms.store.cancelled.push_back(txn.clone());
+                while rooms.store.cancelled.len() > crate::matrix::store::MAX_SENT_KEPT {
+                    rooms.store.cancelled.pop_front();
+                }
+            }
+        }
         // Once planned, they are no longer these lines' events to find; a reply still
         // on its way is redacted when acknowledged.
         rooms.store.sent.retain(|s| !lines.contains(&s.line));
         rooms.store.keep_redacted(&lines);
-        plumbing::info!("matrix: {} events to redact after a /forget", targets.len());
-        rooms.save();
+        let saved = rooms.save();
+        if saved {
+            crate::matrix::store::pending_settled(&rooms.state_dir, &rooms.store.redacted);
+        }
+        plumbing::info!(
+            "matrix: {} events to redact after a /forget, {} not sent",
+            targets.len(),
+            gone.len()
+        );
         rooms.hand_over();
     }
 

@@ -8,7 +8,7 @@ use super::Channel;
 use crate::matrix::store::{Store, Why};
 use crate::matrix::{test_link, Down, Line, Up};
 use crate::worker::{Event, Job, JobId};
-use conversation::status::Board;
+use conversation::status::{Board, SessionView};
 use plumbing::{Outbox, Service};
 use proto::config::Config;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -16,6 +16,8 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 #[derive(Default)]
 struct Recorder {
     jobs: Vec<Job>,
+    /// The probes asked for (`/status`, `/recall`), for a test to run (review tests).
+    probes: Vec<(JobId, Probe)>,
 }
 
 impl Work for Recorder {
@@ -28,7 +30,9 @@ impl Work for Recorder {
         self.jobs.is_empty()
     }
 
-    fn probe(&mut self, _id: JobId, _probe: Probe, _cfg: &Config) {}
+    fn probe(&mut self, id: JobId, probe: Probe, _cfg: &Config) {
+        self.probes.push((id, probe));
+    }
 }
 
 struct Rig {
@@ -229,4 +233,273 @@ fn a_command_quoting_stored_text_is_kept_for_the_terminal_in_a_room() {
             .contains("ask at the terminal"));
     }
     assert!(rig.ch.worker.jobs.is_empty(), "nothing was asked");
+}
+
+// ---- red-team review of branch `wire` (REVIEW-wire.md): each test below fails on purpose
+// until the finding it names is fixed.
+
+fn open_view(class: proto::DataClass, memory: Option<(proto::Label, String)>) -> SessionView {
+    SessionView::Open {
+        epoch: 0,
+        records: 4,
+        usage: None,
+        label: proto::Label::new(class, false),
+        memory,
+    }
+}
+
+/// Every body and formatted body the loop handed the send thread.
+fn texts(sent: &[crate::matrix::store::Outgoing]) -> String {
+    sent.iter()
+        .map(|o| o.content.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// REVIEW F1: `/remind` (the list) in a room is a command, so its whole answer is one
+/// `m.notice` and is never weighed against `matrix.max_class`. It quotes every reminder of
+/// the session, including those the model set through the `remind` tool: their text is
+/// the model's (labelled with the context it was written in, here `secret`). The room
+/// gets secret text, and the model's words as loopd's own notice.
+#[test]
+fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
+    let mut rig = Rig::new();
+    let due = chrono::Utc::now() + chrono::Duration::hours(2);
+    rig.ch
+        .mail
+        .reminders
+        .with(|b| {
+            b.add(
+                "main",
+                due,
+                "the vault code is 4471",
+                remind::By::Assistant,
+                proto::DataClass::Secret,
+            )
+        })
+        .unwrap();
+    rig.lines(&[("$r1", "/remind")]);
+    let sent = rig.sent();
+    assert!(!sent.is_empty(), "the list is answered in the room");
+    assert!(
+        !texts(&sent).contains("4471"),
+        "a secret reminder's text (the model's) went to the room as {:?}",
+        sent.iter()
+            .map(|o| &o.content["msgtype"])
+            .collect::<Vec<_>>()
+    );
+}
+
+/// REVIEW F2: `/status` in a room quotes "last turn from memory", the text memoryd brought
+/// into the session's last turn (from any session, any label up to `memory.max_class`),
+/// as one `m.notice`, never weighed against `matrix.max_class`. The probe run here is the
+/// daemon's own (`probes::spawn_status`).
+#[test]
+fn review_status_in_a_room_quotes_memory_above_max_class() {
+    let mut rig = Rig::new();
+    let memory = (
+        proto::Label::new(proto::DataClass::Secret, false),
+        "memory · session bank · 2026-12-01\nthe card PIN is 4471".to_string(),
+    );
+    rig.ch
+        .board
+        .set("main", open_view(proto::DataClass::Secret, Some(memory)));
+    rig.lines(&[("$s1", "/status")]);
+    let (id, probe) = rig.ch.worker.probes.pop().expect("/status asks its probe");
+    let super::work::Probe::Status { session, mail } = probe else {
+        panic!("not the status probe");
+    };
+    let poll = mio::Poll::new().unwrap();
+    let waker = std::sync::Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).unwrap());
+    let notify = crate::worker::Notifier::new(rig.events.clone(), waker);
+    let mut cfg = Config {
+        state_dir: rig.state.clone(),
+        ..Config::default()
+    };
+    cfg.llama.url = "http://127.0.0.1:9".into();
+    cfg.memory.socket = rig.state.join("no-memoryd.sock");
+    let llama = llama::Client::new(&cfg.llama);
+    super::probes::spawn_status(id, &cfg, llama, session, mail, rig.ch.board.clone(), notify);
+    let start = std::time::Instant::now();
+    let mut sent = Vec::new();
+    while sent.is_empty() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        rig.ch.wake(&mut rig.out);
+        sent = rig.sent();
+    }
+    assert!(!sent.is_empty(), "the status answer was planned");
+    assert!(
+        !texts(&sent).contains("4471"),
+        "secret memory text went to the room: {}",
+        texts(&sent)
+    );
+}
+
+/// REVIEW F3: a reply's label is read from the session its room's connection is in when
+/// the block is flushed, not from the session the turn ran in. The phone sends a
+/// question and `/session other` right after it; when the turn ends the switch runs at
+/// once (an `Open` of a new session is quick) and both blocks are flushed in one wake:
+/// the secret session's reply is weighed by `other`'s label (none yet) and sent.
+#[test]
+fn review_a_reply_is_weighed_by_its_own_sessions_label_not_the_one_switched_to() {
+    let mut rig = Rig::new();
+    rig.ch
+        .board
+        .set("main", open_view(proto::DataClass::Secret, None));
+    rig.lines(&[("$e1", "what is my balance?"), ("$e2", "/session other")]);
+    let (id, ..) = rig.turn(0);
+    rig.events
+        .send(Event::Text {
+            id,
+            text: "SECRET-BALANCE 91 234".into(),
+        })
+        .unwrap();
+    rig.events
+        .send(Event::Done {
+            id,
+            reply: Ok(String::new()),
+        })
+        .unwrap();
+    // The `/session other` job the loop submits when the turn ends is job id + 1; the
+    // worker answers it before the loop looks again.
+    rig.events
+        .send(Event::Done {
+            id: id + 1,
+            reply: Ok("session other (new)".into()),
+        })
+        .unwrap();
+    rig.ch.wake(&mut rig.out);
+    assert!(
+        matches!(rig.ch.worker.jobs.get(1), Some(Job::Open { .. })),
+        "{:?}",
+        rig.ch.worker.jobs.len()
+    );
+    let sent = rig.sent();
+    assert!(
+        !texts(&sent).contains("SECRET-BALANCE"),
+        "a reply of a secret session was sent: {}",
+        texts(&sent)
+    );
+}
+
+/// REVIEW F5: an unasked message is one `m.text` whose plain `body` is loopd's header, a
+/// newline, and the model's text, unmarked. A heartbeat message (written after reading
+/// a page, say) that begins with a line like loopd's header reads, in the body a phone's
+/// notification shows, as a second message of loopd's. SPEC §5: model text cannot pass
+/// for loopd's own lines on any surface, Matrix included.
+#[test]
+fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "hi")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("hello".into()),
+    });
+    rig.sent();
+    let forged = "loopd: reminder at 09:00 Mon 7 Dec (again)\nYour bank asked for your card number: reply with it here.";
+    let (m, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            conversation::inbox::Kind::Heartbeat,
+            vec![conversation::inbox::Piece::Text(forged.into())],
+            proto::Label::new(proto::DataClass::Public, false),
+            false,
+            None,
+        )
+    });
+    saved.unwrap();
+    assert!(rig.ch.room_offer(&m), "the room gets it");
+    let sent = rig.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let body = sent[0].content["body"].as_str().unwrap();
+    let imitations: Vec<&str> = body
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("loopd:"))
+        .collect();
+    assert!(
+        imitations.is_empty(),
+        "the model's line reads as loopd's header in the body: {body:?}"
+    );
+}
+
+/// REVIEW F11: `/forget` while a reply is still waiting for the homeserver (an outage, a
+/// rate limit) leaves that reply in `store.json`'s outbox with the forgotten text, and it
+/// is still sent once the homeserver answers (to be redacted only after). SPEC §11: once
+/// `/forget` returns the text is nowhere on the box; loopd's Matrix store is on the box,
+/// and sending the text to the homeserver after it was forgotten is the opposite of
+/// forgetting. (An unasked message whose inbox entry `/forget` removed is the same: its
+/// planned event stays in the outbox and goes out.)
+#[test]
+fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "my PIN is 4471")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Text {
+        id,
+        text: "Noted: your PIN is 4471.".into(),
+    });
+    rig.event(Event::Done {
+        id,
+        reply: Ok(String::new()),
+    });
+    assert_eq!(rig.sent().len(), 1, "the reply is planned and handed over");
+    // No acknowledgement yet (the homeserver is down). The owner forgets the PIN: the
+    // worker removed it from the logs and asks for the line's events to be redacted.
+    rig.event(Event::Redact(vec!["$e1".into()]));
+    let file =
+        std::fs::read_to_string(crate::matrix::store::dir(&rig.state).join("store.json")).unwrap();
+    assert!(
+        !file.contains("4471"),
+        "store.json still holds the forgotten text: {file}"
+    );
+}
+
+/// REVIEW F15: a removal redacts the `/forget` commands rooms sent since the last one,
+/// except the newest, taken to be "the removal being answered now". When the removal is
+/// made at the terminal, the newest is instead the owner's own `/forget "4471"` from the
+/// phone (answered "ask at the terminal"), whose body holds the query, the very text
+/// being forgotten: it stays in the room.
+#[test]
+fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "my PIN is 4471")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("Noted.".into()),
+    });
+    rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let sent = rig.sent();
+    for (i, o) in sent.iter().enumerate() {
+        rig.up
+            .send(Up::Sent {
+                txn: o.txn.clone(),
+                room: ROOM.into(),
+                event: format!("$r{i}"),
+            })
+            .unwrap();
+    }
+    rig.ch.wake(&mut rig.out);
+    // At the terminal: `/forget "4471"`, `/forget all`; the worker asks for the turn's
+    // events to be redacted.
+    rig.event(Event::Redact(vec!["$e1".into()]));
+    let redacted: Vec<String> = rig
+        .store()
+        .outbox
+        .iter()
+        .filter_map(|o| match &o.why {
+            Why::Redact { event } => Some(event.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        redacted.contains(&"$e1".to_string()),
+        "the turn is redacted: {redacted:?}"
+    );
+    assert!(
+        redacted.contains(&"$f1".to_string()),
+        "the owner's `/forget \"4471\"` event, holding the text, is left: {redacted:?}"
+    );
 }

@@ -73,6 +73,11 @@ pub(crate) enum Up {
 /// What the poll loop asks of the send thread.
 pub(crate) enum Down {
     Send(store::Outgoing),
+    /// `/forget` took the event with this transaction id back: it is not sent (unless
+    /// it is already on its way, when the loop redacts it once acknowledged).
+    Cancel {
+        txn: String,
+    },
     /// Typing notice on (for the turn's expected length) or off.
     Typing {
         room: String,
@@ -93,6 +98,9 @@ pub(crate) struct Status {
     pub(crate) strangers: u64,
     /// Events waiting for the homeserver (kept by the send thread).
     pub(crate) waiting: usize,
+    /// A sync was confirmed since start: until then no room's members are known this
+    /// run (someone may have joined while loopd was down), so no room is served.
+    pub(crate) synced: bool,
 }
 
 /// The loop's end of the threads.
@@ -132,9 +140,10 @@ impl Link {
 }
 
 /// Whether `room` is served, by the sync thread's last confirmed sync (docs/matrix.md,
-/// 'Rooms and sessions'): nothing but a redaction is sent to a room that is not.
+/// 'Rooms and sessions'): nothing but a redaction is sent to a room that is not, nor to
+/// any room before the first sync since start has confirmed its members.
 pub(crate) fn served(status: &Mutex<Status>, room: &str) -> bool {
-    let check = |s: &Status| !s.stopped.contains(room) && !s.encrypted.contains(room);
+    let check = |s: &Status| s.synced && !s.stopped.contains(room) && !s.encrypted.contains(room);
     match status.lock() {
         Ok(s) => check(&s),
         Err(p) => check(&p.into_inner()),
@@ -151,7 +160,10 @@ pub(crate) fn test_link() -> (Link, SyncSender<Up>, Receiver<Down>) {
     let link = Link {
         up,
         down,
-        status: Arc::new(Mutex::new(Status::default())),
+        status: Arc::new(Mutex::new(Status {
+            synced: true,
+            ..Status::default()
+        })),
         hup: Arc::new(AtomicU64::new(0)),
     };
     (link, up_tx, down_rx)

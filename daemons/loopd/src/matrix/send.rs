@@ -105,6 +105,7 @@ fn take(client: &Client, queue: &mut VecDeque<Outgoing>, d: Down) {
                 queue.push_back(o);
             }
         }
+        Down::Cancel { txn } => queue.retain(|q| q.txn != txn),
         // Only a hint that a turn runs: a failure is not worth a retry or a line.
         Down::Typing { room, on } => {
             let _ = client.typing(&room, on.then_some(TYPING_FOR));

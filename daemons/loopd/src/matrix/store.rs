@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 /// outage of a day brings from one owner.
 pub(crate) const MAX_STORE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// What `save` writes at most: below `MAX_STORE_BYTES`, with room for the ids and lines
+/// that come before the next write.
+const SAVE_BOUND: u64 = MAX_STORE_BYTES - 4 * 1024 * 1024;
+
 /// Event ids of lines answered, kept so a line a sync brings again after a crash (taken,
 /// answered, the position not yet saved) is not answered twice. The position is saved
 /// within a round of taking a line, so a few hundred is far more than can come again.
@@ -89,6 +93,10 @@ pub(crate) struct Store {
     /// The owner's `/forget` commands in rooms since the last removal: they and their
     /// lists hold the query, so a removal redacts them too.
     pub(crate) forgets: VecDeque<String>,
+    /// Transaction ids of events `/forget` took out of the outbox after they were handed
+    /// to the send thread: one the homeserver acknowledges anyway (it was in flight) is
+    /// redacted at once. Ids only, no text.
+    pub(crate) cancelled: VecDeque<String>,
 }
 
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
@@ -96,6 +104,59 @@ pub(crate) fn dir(state_dir: &Path) -> PathBuf {
 }
 
 const FILE: &str = "store.json";
+
+/// What a removal asks to redact, on disk before any file of it changes
+/// (`redact-<time>.json` under `<state_dir>/matrix/`): a removal a crash cut short is
+/// finished at start from its plan, and these are handed to the channel again then. A
+/// file goes once the store holds the redactions it names.
+pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), String> {
+    let dir = dir(state_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!("{PENDING}{nanos}.json");
+    let bytes = serde_json::to_vec(lines).map_err(|e| format!("matrix redactions: {e}"))?;
+    sessions::atomic::write(&dir, &name, &bytes)
+        .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
+}
+
+const PENDING: &str = "redact-";
+
+/// The redactions removals asked for that the store may not hold yet, each with its file.
+pub(crate) fn pending(state_dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(PENDING) || !name.ends_with(".json") {
+            continue;
+        }
+        match plumbing::bounded::read_text(&path, MAX_STORE_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(lines) => out.push((path, lines)),
+            Err(e) => plumbing::error!("matrix: {}: {e}; left for a look", path.display()),
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Removes the pending redactions every line of which the store has planned.
+pub(crate) fn pending_settled(state_dir: &Path, redacted: &VecDeque<String>) {
+    for (path, lines) in pending(state_dir) {
+        if lines.iter().all(|l| redacted.contains(l)) {
+            if let Err(e) = std::fs::remove_file(&path) {
+                plumbing::error!("matrix: cannot remove {}: {e}", path.display());
+            }
+        }
+    }
+}
 
 impl Store {
     /// The store in `state_dir`; a missing file is a first start. A file that cannot be
@@ -117,14 +178,61 @@ impl Store {
         })
     }
 
-    /// Writes the store atomically (a crash leaves the old file or the new one).
-    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), String> {
+    /// Writes the store atomically (a crash leaves the old file or the new one), never
+    /// one `load` would refuse: past `MAX_STORE_BYTES` the oldest waiting replies' parts
+    /// are replaced by a notice that they wait at the terminal (with a journal line), and
+    /// a store still too large is not written at all.
+    pub(crate) fn save(&mut self, state_dir: &Path) -> Result<(), String> {
         let dir = dir(state_dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        let mut bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        if bytes.len() as u64 > SAVE_BOUND {
+            let shed = self.shed(bytes.len() as u64);
+            plumbing::warn!(
+                "matrix: the events waiting for the homeserver would make {} larger than {} bytes; {shed} waiting reply parts are replaced by a notice that the reply waits at the terminal",
+                dir.join(FILE).display(),
+                MAX_STORE_BYTES
+            );
+            bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        }
+        if bytes.len() as u64 > MAX_STORE_BYTES {
+            return Err(format!(
+                "{} would be {} bytes, more than the {MAX_STORE_BYTES} loopd reads at start; not written",
+                dir.join(FILE).display(),
+                bytes.len()
+            ));
+        }
         sessions::atomic::write(&dir, FILE, &bytes)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+    }
+
+    /// Replaces the content of the oldest waiting reply parts by a short notice until the
+    /// store, `size` bytes now, fits `SAVE_BOUND`; returns how many it replaced. Only
+    /// replies: the whole reply is in the session's log, which the terminal shows.
+    fn shed(&mut self, mut size: u64) -> usize {
+        let notice = serde_json::json!({
+            "msgtype": "m.notice",
+            "body": "loopd: this part of the reply could not wait here for the homeserver (too much was waiting); the whole reply is in the session at the terminal.",
+        });
+        let small = serde_json::to_vec(&notice).map_or(0, |b| b.len() as u64);
+        let mut shed = 0;
+        for o in &mut self.outbox {
+            if size <= SAVE_BOUND {
+                break;
+            }
+            if !matches!(o.why, Why::Reply { .. }) {
+                continue;
+            }
+            let was = serde_json::to_vec(&o.content).map_or(0, |b| b.len() as u64);
+            if was <= small {
+                continue;
+            }
+            o.content = notice.clone();
+            size -= was - small;
+            shed += 1;
+        }
+        shed
     }
 
     /// Whether the event was taken already: waiting for its turn, or answered.
@@ -219,5 +327,35 @@ mod tests {
         std::fs::create_dir_all(super::dir(dir.path())).unwrap();
         std::fs::write(super::dir(dir.path()).join(FILE), "{nope").unwrap();
         assert!(Store::load(dir.path()).unwrap_err().contains("store.json"));
+    }
+
+    /// REVIEW F6: `save` writes whatever the store holds, `load` refuses a file over
+    /// `MAX_STORE_BYTES`. The outbox holds every planned event until the homeserver
+    /// acknowledges it, and a reply block may be `blocks::MAX_BLOCK_BYTES` (4 MiB): 17 long
+    /// replies waiting through a send outage (5xx on send while sync works) make a store
+    /// loopd writes but will not start with ("A store that cannot be read stops loopd at
+    /// start"). Every acknowledgement also rewrites the whole file meanwhile.
+    #[test]
+    fn review_a_store_that_save_writes_is_one_load_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::default();
+        let part = "x".repeat(crate::matrix::blocks::MAX_BLOCK_BYTES);
+        for i in 0..17 {
+            s.outbox.push(Outgoing {
+                room: "!r:x".into(),
+                txn: format!("bm{i}"),
+                why: Why::Reply {
+                    event: format!("$e{i}"),
+                },
+                content: serde_json::json!({"msgtype": "m.text", "body": part}),
+            });
+        }
+        s.save(dir.path()).expect("the store is written");
+        let loaded = Store::load(dir.path());
+        assert!(
+            loaded.is_ok(),
+            "loopd wrote a store it refuses at start: {}",
+            loaded.unwrap_err()
+        );
     }
 }

@@ -31,7 +31,7 @@ pub(super) fn run(reach: Reach) {
     };
     let mut machine = Machine::new(&reach.cfg.user_id, &reach.cfg.owners, pos.since.clone());
     machine.restore(pos.told());
-    publish(&reach, &machine);
+    publish(&reach, &machine, false);
     let (mut client, mut held) = token::connect(&reach);
     token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
     reach.tell(Up::Rooms);
@@ -114,6 +114,26 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
             encrypted.insert(room.clone());
         }
     }
+    // A room this round stops serving is not served from now on, before its notice is
+    // sent and before the loop takes the lines: the send thread sends nothing more to
+    // it meanwhile. Only `confirm` serves a room again.
+    let stops: Vec<&String> = d
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Notice {
+                room,
+                notice: Notice::Stopped { .. },
+            } => Some(room),
+            _ => None,
+        })
+        .collect();
+    if !stops.is_empty() || encrypted != machine.told().encrypted {
+        set_status(&reach.status, |s| {
+            s.stopped.extend(stops.iter().map(|r| (*r).clone()));
+            s.encrypted.extend(encrypted.iter().cloned());
+        });
+    }
     let mut lines = Vec::new();
     for action in &d.actions {
         match action {
@@ -174,19 +194,22 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
     if let Err(e) = Position::with_told(since, machine.told()).save(&reach.state_dir) {
         plumbing::error!("matrix: {e}");
     }
-    publish(reach, machine);
+    publish(reach, machine, true);
     Ok(())
 }
 
 /// Puts the rooms not served into `/status` and tells the loop, which may now send what
-/// waited for a room.
-fn publish(reach: &Reach, machine: &Machine) {
+/// waited for a room; `confirmed`: a sync of this run was confirmed, so the rooms'
+/// members are known.
+fn publish(reach: &Reach, machine: &Machine, confirmed: bool) {
     let told = machine.told().clone();
     let mut changed = false;
     set_status(&reach.status, |s| {
-        changed = s.stopped != told.stopped || s.encrypted != told.encrypted;
+        changed =
+            s.stopped != told.stopped || s.encrypted != told.encrypted || (confirmed && !s.synced);
         s.stopped = told.stopped;
         s.encrypted = told.encrypted;
+        s.synced |= confirmed;
     });
     if changed {
         reach.tell(Up::Rooms);

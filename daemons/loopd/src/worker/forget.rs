@@ -149,6 +149,17 @@ impl State {
                 redact.push(event);
             }
         }
+        // Reminders and inbox messages removed: the room events that showed them (the
+        // owner's `/remind`, its confirmation, the delivered message) are found by these.
+        redact.extend(taken.reminders.iter().map(|n| format!("remind {n}")));
+        redact.extend(taken.inbox.iter().map(|n| format!("inbox {n}")));
+        // On disk before any file changes: a crash in the removal is finished at start,
+        // its redactions with it.
+        if !redact.is_empty() && cfg.matrix.on() {
+            if let Err(e) = crate::matrix::store::pending_write(&cfg.state_dir, &redact) {
+                plumbing::error!("session {session}: forget: {e}");
+            }
+        }
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
         if !redact.is_empty() {
             self.notify.send(super::Event::Redact(redact.clone()));

@@ -6,6 +6,7 @@
 mod conversation;
 mod crash;
 mod forget;
+mod review;
 mod unasked;
 
 #[cfg(feature = "bench")]
