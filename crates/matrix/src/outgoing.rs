@@ -124,8 +124,8 @@ pub fn marked(text: &str) -> String {
 }
 
 /// Whether `line` starts, as a person reads it, with `loopd`: judged on the confusable
-/// skeleton (UTS #39) of its lower-cased start, characters that draw as nothing and blanks
-/// left out, so `Loopd:`, `l\u{200b}oopd:` and `ⅼoopd:` count. Marking a line that merely
+/// skeleton (UTS #39) of its lower-cased start, characters that draw as nothing and the
+/// blanks before it left out, so `Loopd:`, `l\u{200b}oopd:` and `ⅼoopd:` count. Marking a line that merely
 /// begins with the word costs two characters; missing one lets the model speak as loopd.
 fn reads_as_loopds(line: &str) -> bool {
     let start: String = line
@@ -136,7 +136,8 @@ fn reads_as_loopds(line: &str) -> bool {
         .collect();
     let drawn: String = unicode_security::skeleton(&start)
         .flat_map(char::to_lowercase)
-        .filter(|c| !c.is_whitespace() && !proto::shown::hidden(*c))
+        .filter(|c| !proto::shown::hidden(*c))
+        .skip_while(|c| c.is_whitespace())
         .collect();
     let loopd: String = unicode_security::skeleton("loopd").collect();
     drawn.starts_with(&loopd)

@@ -673,3 +673,75 @@ fn review_a_room_every_owner_has_left_is_not_served() {
         "loopd would still send unasked messages there: {told:?}"
     );
 }
+
+/// A room that is encrypted is not set up: the set-up's own notice (URL previews) would be
+/// plain text in it beyond the one notice it gets. A plain room new to the machine is.
+#[test]
+fn an_encrypted_room_new_to_the_machine_is_not_set_up() {
+    let mut m = Machine::new(ME, &owners(), Some("s1".into()));
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![encryption("$e"), member("$j", ME, "join")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
+    assert!(
+        !d.actions.iter().any(|a| matches!(a, Action::SetUp { .. })),
+        "{:?}",
+        d.actions
+    );
+    assert_eq!(notices(&d.actions), vec![Notice::Encrypted]);
+
+    let mut m = Machine::new(ME, &owners(), Some("s1".into()));
+    let s = sync(
+        "s2",
+        joined(ROOM, vec![], vec![text("$1", OWNER, "hi")], false),
+        json!({}),
+    );
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
+    assert_eq!(d.actions[0], Action::SetUp { room: ROOM.into() });
+    assert_eq!(lines(&d.actions), vec!["hi"]);
+}
+
+/// A room every owner left stops being served without a notice (nobody would read it),
+/// and is told served again when an owner is back.
+#[test]
+fn a_room_an_owner_comes_back_to_is_served_again() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![member_was("$l", OWNER, "leave", "join")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert!(notices(&d.actions).is_empty(), "{:?}", d.actions);
+    m.confirm(&d);
+    let s = sync(
+        "s3",
+        joined(
+            ROOM,
+            vec![],
+            vec![
+                member_was("$j", OWNER, "join", "leave"),
+                text("$1", OWNER, "back"),
+            ],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert_eq!(notices(&d.actions), vec![Notice::Resumed]);
+    assert_eq!(lines(&d.actions), vec!["back"]);
+    m.confirm(&d);
+    assert_eq!(m.served(ROOM), Some(true));
+}
