@@ -249,10 +249,9 @@ fn a_client_can_be_shared_between_threads() {
     shared::<crate::Machine>();
 }
 
-/// REVIEW F8: a `429` whose `retry_after_ms` is `0` (or a `Retry-After: 0` from a proxy)
-/// is "waited out" by not waiting at all: `honouring_rate_limits` asks again at once, in
-/// a tight loop, until its deadline (120 s for a send): a request flood against a
-/// homeserver that is asking loopd to slow down.
+/// A `429` whose `retry_after_ms` is `0` (or a `Retry-After: 0` from a proxy) is waited
+/// out for `MIN_RETRY` all the same, not asked again at once in a tight loop until the
+/// deadline against a homeserver that asks loopd to slow down.
 #[test]
 fn review_a_rate_limit_of_zero_ms_is_not_a_tight_request_loop() {
     let calls = std::cell::Cell::new(0u32);
