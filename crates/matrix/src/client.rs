@@ -27,11 +27,15 @@ pub const SYNC_MARGIN: Duration = Duration::from_secs(15);
 /// (docs/matrix.md, 'The limits').
 pub const MAX_SYNC_BYTES: u64 = 32 * 1024 * 1024;
 
-/// Events asked for per `/messages` page.
+/// Events asked for per `/messages` page at first. A page answer too large is asked again
+/// with half as many events, down to one (`round::read_needs`).
 pub const MESSAGES_PAGE: u64 = 50;
 
-/// The most of a `/messages` page that is read: [`MESSAGES_PAGE`] events of at most
-/// 64 KiB each is 3.2 MiB, and the page's own fields add little.
+/// The most of a `/messages` page that is read. An event is at most 64 KiB (the
+/// homeserver's event size limit), but the homeserver serves it with its latest edit
+/// bundled (`unsigned."m.relations"."m.replace"`, a whole second event), so one event on
+/// a page can take about 130 KiB: [`MESSAGES_PAGE`] plain events fit, fifty edited ones
+/// may not, and a page of one always does.
 pub const MAX_PAGE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The most of a small answer that is read (whoami, send, redact, join, a state event):
@@ -203,13 +207,19 @@ impl Client {
         })
     }
 
-    /// A page of `room`'s events read backwards from `from` (a `prev_batch`, or the
-    /// previous page's `end`), stopping at `to` (the sync position the gap began at), newest
-    /// first.
-    pub fn messages_back(&self, room: &str, from: &str, to: Option<&str>) -> Result<Page, Error> {
+    /// A page of at most `limit` of `room`'s events read backwards from `from` (a
+    /// `prev_batch`, or the previous page's `end`), stopping at `to` (the sync position the
+    /// gap began at), newest first. Only the types a decision reads are asked for.
+    pub fn messages_back(
+        &self,
+        room: &str,
+        from: &str,
+        to: Option<&str>,
+        limit: u64,
+    ) -> Result<Page, Error> {
         let types = seg(&json!({ "types": crate::sync::EVENT_TYPES }).to_string());
         let mut path = format!(
-            "{}/messages?dir=b&limit={MESSAGES_PAGE}&from={}&filter={types}",
+            "{}/messages?dir=b&limit={limit}&from={}&filter={types}",
             Client::room(room),
             seg(from)
         );
@@ -360,16 +370,19 @@ fn event_id(call: Call, v: &Value) -> Result<String, Error> {
 
 /// Runs `f` until it succeeds, fails with anything but a rate limit, or `deadline` passes:
 /// each `M_LIMIT_EXCEEDED` is waited out for its `retry_after_ms` (bounded by
-/// `http::MAX_RETRY_AFTER`; [`DEFAULT_RETRY`] when the homeserver did not say). The wait
+/// `http::MAX_RETRY_AFTER`; [`DEFAULT_RETRY`] when the homeserver did not say), and for
+/// at least [`MIN_RETRY`], doubled on each rate limit in a row up to [`DEFAULT_RETRY`]. The wait
 /// never runs past the deadline; the last rate limit is returned then.
 pub fn honouring_rate_limits<T>(
     deadline: Instant,
     mut f: impl FnMut() -> Result<T, Error>,
 ) -> Result<T, Error> {
+    let mut floor = MIN_RETRY;
     loop {
         match f() {
             Err(Error::LimitExceeded { call, retry_after }) => {
-                let wait = retry_after.unwrap_or(DEFAULT_RETRY);
+                let wait = retry_after.unwrap_or(DEFAULT_RETRY).max(floor);
+                floor = (floor * 2).min(DEFAULT_RETRY);
                 let now = Instant::now();
                 if now + wait > deadline {
                     return Err(Error::LimitExceeded { call, retry_after });
@@ -384,3 +397,10 @@ pub fn honouring_rate_limits<T>(
 /// The wait after a rate limit that named no time: Synapse always names one; a homeserver
 /// that does not is asked again after a second, not at once.
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The least wait after a rate limit, whatever it named: a `retry_after_ms` of 0 (or a
+/// proxy's `Retry-After: 0`) asked again at once would be a tight loop of requests
+/// against a homeserver asking loopd to slow down, for as long as the caller's deadline.
+/// A quarter of a second is nothing to a person waiting for a reply, and it doubles on
+/// each rate limit in a row up to [`DEFAULT_RETRY`].
+pub const MIN_RETRY: Duration = Duration::from_millis(250);

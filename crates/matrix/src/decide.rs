@@ -55,6 +55,9 @@ pub struct Needs {
     pub members: Vec<String>,
     /// Gaps to fill from `/messages`, backwards from `from` to `to`.
     pub gaps: Vec<Gap>,
+    /// The owners: a gap's messages from anyone else are only counted, so their text
+    /// need not be kept while the gap is read.
+    pub owners: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +102,9 @@ struct Room {
     /// The notices already sent for the room's state.
     stopped: bool,
     encrypted_told: bool,
+    /// Others who joined during the decision being made (cleared at its start): one who
+    /// joined and left within one sync is told of too.
+    visitors: BTreeSet<String>,
 }
 
 /// The rooms' told states, for the caller to keep across a restart so a notice is not
@@ -162,15 +168,21 @@ impl Machine {
             .map(|r| !r.encrypted && !r.unknown && self.only_owners(&r.members))
     }
 
+    /// Served members: an owner is joined, and nobody but owners and loopd. A room every
+    /// owner has left is no way to reach them, so it is not served.
     fn only_owners(&self, members: &BTreeSet<String>) -> bool {
-        members
-            .iter()
-            .all(|m| *m == self.me || self.owners.contains(m))
+        members.iter().any(|m| self.owners.contains(m))
+            && members
+                .iter()
+                .all(|m| *m == self.me || self.owners.contains(m))
     }
 
     /// What `sync` needs read before `decide`.
     pub fn needs(&self, sync: &Sync) -> Needs {
-        let mut needs = Needs::default();
+        let mut needs = Needs {
+            owners: self.owners.clone(),
+            ..Needs::default()
+        };
         for room in &sync.joined {
             // After a first sync the state block holds only what changed: a room the
             // machine does not know needs its members read, or a stranger who joined
@@ -239,23 +251,32 @@ impl Machine {
             // ones hold only changes, so the members read now come first
             // (docs/matrix.md, 'Decisions'). Members never read leave the room unknown,
             // and an unknown room is not served until they are.
+            let gap = extra.gaps.get(id).map(Vec::as_slice).unwrap_or(&[]);
             if let Some(m) = extra.members.get(id) {
+                // The members read are the room now, after the timeline: each event is
+                // judged by the room as it was at its point in the timeline, so the
+                // membership changes of the timeline and the gap are undone, newest
+                // first, to give the room where the gap (or the timeline) begins.
                 r.members = m.iter().cloned().collect();
+                undo_members(&mut r.members, &room.timeline);
+                undo_members(&mut r.members, gap);
                 r.unknown = false;
             } else if new && !first_sync {
                 r.unknown = true;
             }
+            // A new room is set up once its state is known (below): an encrypted room
+            // gets no set-up, whose notice would be plain text beyond the one it is told.
+            let set_up_at = new.then_some(d.actions.len());
             if new {
                 r.stopped = self.state.told.stopped.contains(id);
                 r.encrypted_told = self.state.told.encrypted.contains(id);
-                d.actions.push(Action::SetUp { room: id.clone() });
             }
             // A gap's events come first, judged by the room as it was at the position the
             // sync started from; the state block is the room after them (where the
             // timeline starts), so it is applied between: a gap cut short still ends with
             // the right members. In a room joined in this very sync, what came before
             // loopd's invite or join is history, not lines for it.
-            let gap = extra.gaps.get(id).map(Vec::as_slice).unwrap_or(&[]);
+            r.visitors.clear();
             for e in gap {
                 self.event(id, &mut r, e, first_sync, &mut d);
             }
@@ -268,6 +289,9 @@ impl Machine {
                 let before_join = start.is_some_and(|s| i < s);
                 self.event(id, &mut r, e, first_sync || before_join, &mut d);
             }
+            if let (Some(at), false) = (set_up_at, r.encrypted) {
+                d.actions.insert(at, Action::SetUp { room: id.clone() });
+            }
             self.tell(id, &mut r, &mut d);
             self.state.rooms.insert(id.clone(), r);
         }
@@ -276,7 +300,16 @@ impl Machine {
 
     fn event(&mut self, room: &str, r: &mut Room, e: &Event, history: bool, d: &mut Decision) {
         match &e.kind {
-            Kind::Member { .. } => {
+            Kind::Member {
+                user, membership, ..
+            } => {
+                if !history
+                    && *membership == Membership::Join
+                    && *user != self.me
+                    && !self.owners.contains(user)
+                {
+                    r.visitors.insert(user.clone());
+                }
                 apply_members(&mut r.members, std::slice::from_ref(e));
                 return;
             }
@@ -327,7 +360,13 @@ impl Machine {
     }
 
     /// The one notice when a room stops or starts being served, or turns out encrypted.
+    /// A room every owner has left stops being served without a notice (nobody is there
+    /// to read it), and is told `Resumed` when an owner is back. Others who joined and
+    /// left again within the sync are told of all the same: `Stopped`, then `Resumed`.
     fn tell(&mut self, id: &str, r: &mut Room, d: &mut Decision) {
+        if r.unknown {
+            return;
+        }
         if r.encrypted {
             if !r.encrypted_told {
                 r.encrypted_told = true;
@@ -344,14 +383,31 @@ impl Machine {
             .iter()
             .filter(|m| **m != self.me && !self.owners.contains(*m))
             .count();
-        if others > 0 && !r.stopped {
-            r.stopped = true;
-            self.state.told.stopped.insert(id.to_string());
+        let owner_in = r.members.iter().any(|m| self.owners.contains(m));
+        let visited = r
+            .visitors
+            .iter()
+            .filter(|v| !r.members.contains(*v))
+            .count();
+        if others == 0 && owner_in && visited > 0 && !r.stopped {
             d.actions.push(Action::Notice {
                 room: id.to_string(),
-                notice: Notice::Stopped { others },
+                notice: Notice::Stopped { others: visited },
             });
-        } else if others == 0 && r.stopped {
+            d.actions.push(Action::Notice {
+                room: id.to_string(),
+                notice: Notice::Resumed,
+            });
+        } else if (others > 0 || !owner_in) && !r.stopped {
+            r.stopped = true;
+            self.state.told.stopped.insert(id.to_string());
+            if others > 0 {
+                d.actions.push(Action::Notice {
+                    room: id.to_string(),
+                    notice: Notice::Stopped { others },
+                });
+            }
+        } else if others == 0 && owner_in && r.stopped {
             r.stopped = false;
             self.state.told.stopped.remove(id);
             d.actions.push(Action::Notice {
@@ -381,6 +437,32 @@ impl Machine {
         self.state = d.state.clone();
         self.since = Some(d.next_batch.clone());
         d.next_batch.clone()
+    }
+}
+
+/// Undoes the membership changes of `events` from `members`, newest first: each user's
+/// membership goes back to the one before the event (`unsigned.prev_content`). When the
+/// homeserver did not say, a `join`, `invite` or `knock` was the user's first membership,
+/// and a `leave` or `ban` followed a `join`: wrong only for one never joined, and then on
+/// the side of a room not served.
+fn undo_members(members: &mut BTreeSet<String>, events: &[Event]) {
+    for e in events.iter().rev() {
+        if let Kind::Member {
+            user,
+            membership,
+            was,
+        } = &e.kind
+        {
+            let joined = match was {
+                Some(w) => *w == Membership::Join,
+                None => matches!(membership, Membership::Leave | Membership::Ban),
+            };
+            if joined {
+                members.insert(user.clone());
+            } else {
+                members.remove(user);
+            }
+        }
     }
 }
 

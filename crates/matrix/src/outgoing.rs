@@ -23,7 +23,7 @@ pub const MAX_CONTENT_BYTES: usize = MAX_EVENT_BYTES - ENVELOPE_RESERVE;
 
 /// The content's own fields around the text (`msgtype`, `format`, the keys, quotes) and
 /// an unasked message's header twice (plain, and escaped in `<strong>`): the fields and
-/// tags take about 120 bytes, 256 are kept; a header character takes at most 6 bytes as
+/// tags take about 120 bytes (and the mark of the first line of the text, four), 256 are kept; a header character takes at most 6 bytes as
 /// JSON and 6 more escaped as HTML in JSON.
 pub const FIELDS_RESERVE: usize = 256 + 12 * MAX_HEADER_CHARS;
 
@@ -65,7 +65,11 @@ pub struct Part {
 /// (`Style::Unasked` only), repeated on every part so each says whose it is.
 pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -> Vec<Part> {
     let cost: fn(char) -> usize = match style {
-        Style::Unasked => |c| json_cost(c) + json_cost_str(&html_char(c)),
+        // The text twice (plain, and escaped as HTML), and on each line the mark the plain
+        // body may put in front of it (`marked`).
+        Style::Unasked => {
+            |c| json_cost(c) + json_cost_str(&html_char(c)) + if c == '\n' { MARK.len() } else { 0 }
+        }
         _ => json_cost,
     };
     split(text, PART_BUDGET, cost)
@@ -86,11 +90,57 @@ pub fn content(style: Style, header: &str, text: &str) -> Value {
         Style::Notice => json!({ "msgtype": "m.notice", "body": text }),
         Style::Unasked => json!({
             "msgtype": "m.text",
-            "body": format!("{header}\n{text}"),
+            "body": format!("{header}\n{}", marked(text)),
             "format": HTML_FORMAT,
             "formatted_body": format!("<strong>{}</strong><br>{}", html(&header), html(text)),
         }),
     }
+}
+
+/// What is put in front of a line of model text that could pass for loopd's own in an
+/// unasked message's plain body: the mark loopd's other surfaces use (`proto::shown`).
+pub const MARK: &str = proto::shown::MARK;
+
+/// How many characters of a line's start are compared with loopd's header.
+const HEAD_CHARS: usize = 64;
+
+/// `text` for an unasked message's plain `body`, where loopd's header is one line above
+/// it and nothing else sets the header apart (push notifications and plain clients show
+/// the body): a line that reads as a header of loopd's (`reads_as_loopds`) is written
+/// after [`MARK`], and so is a line that starts with the mark's bar, so taking one mark
+/// off each line that has it gives the text back.
+pub fn marked(text: &str) -> String {
+    let bar = MARK.chars().next();
+    text.split('\n')
+        .map(|line| {
+            if line.chars().next() == bar || reads_as_loopds(line) {
+                format!("{MARK}{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `line` starts, as a person reads it, with `loopd`: judged on the confusable
+/// skeleton (UTS #39) of its lower-cased start, characters that draw as nothing and the
+/// blanks before it left out, so `Loopd:`, `l\u{200b}oopd:` and `ⅼoopd:` count. Marking a line that merely
+/// begins with the word costs two characters; missing one lets the model speak as loopd.
+fn reads_as_loopds(line: &str) -> bool {
+    let start: String = line
+        .chars()
+        .filter(|c| !proto::shown::hidden(*c))
+        .take(HEAD_CHARS)
+        .flat_map(char::to_lowercase)
+        .collect();
+    let drawn: String = unicode_security::skeleton(&start)
+        .flat_map(char::to_lowercase)
+        .filter(|c| !proto::shown::hidden(*c))
+        .skip_while(|c| c.is_whitespace())
+        .collect();
+    let loopd: String = unicode_security::skeleton("loopd").collect();
+    drawn.starts_with(&loopd)
 }
 
 /// A transaction id fixed by `fields`: `bm` and the first 128 bits of the SHA-256 of the

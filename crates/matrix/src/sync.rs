@@ -65,7 +65,8 @@ pub struct JoinedRoom {
 pub struct Invite {
     pub room_id: String,
     /// Who invited loopd: the sender of loopd's own `invite` membership event in the
-    /// invite's stripped state. `None` when the homeserver did not say.
+    /// invite's stripped state. `None` when the homeserver did not say, or when the
+    /// stripped state holds such events from different senders (one is forged).
     pub inviter: Option<String>,
     /// The stripped state says the room is encrypted.
     pub encrypted: bool,
@@ -135,7 +136,11 @@ fn read_invite(room_id: &str, room: &Value, me: &str) -> Invite {
         .map(Vec::as_slice)
         .unwrap_or(&[]);
     let str_of = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).map(str::to_string);
-    let inviter = events
+    // Over federation the stripped state is the inviting server's, unsigned; the invite
+    // event itself is the homeserver's own, appended last. An entry that names another
+    // sender than the invite for loopd itself is a forgery: no inviter, the invite is
+    // rejected.
+    let senders: Vec<Option<String>> = events
         .iter()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("m.room.member"))
         .filter(|e| e.get("state_key").and_then(Value::as_str) == Some(me))
@@ -145,7 +150,12 @@ fn read_invite(room_id: &str, room: &Value, me: &str) -> Invite {
                 .and_then(Value::as_str)
                 == Some("invite")
         })
-        .find_map(|e| str_of(e, "sender"));
+        .map(|e| str_of(e, "sender"))
+        .collect();
+    let inviter = match senders.last() {
+        Some(last) if senders.iter().all(|s| s == last) => last.clone(),
+        _ => None,
+    };
     let encrypted = events
         .iter()
         .any(|e| e.get("type").and_then(Value::as_str) == Some("m.room.encryption"));

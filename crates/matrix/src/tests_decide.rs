@@ -515,14 +515,12 @@ fn a_line_in_a_gap_is_judged_by_the_room_as_it_was_then() {
     assert_eq!(notices(&d.actions), vec![Notice::Stopped { others: 1 }]);
 }
 
-// ---- red-team review of branch `wire` (REVIEW-wire.md): each test below fails on purpose
-// until the finding it names is fixed.
+// ---- Membership judged at each event's point after a restart, forged invites, visits,
+// rooms no owner is in.
 
-/// REVIEW F4: after a restart the machine knows no room, so it reads `/joined_members`,
-/// which is the room as it is *now* (after the timeline), and judges the timeline's
-/// earlier events by it. An owner's line written while the room was served, before a
-/// stranger joined during loopd's downtime, is then counted `unserved` and skipped for
-/// good ("an event is taken once and never skipped", SPEC §12).
+/// After a restart the members read are the room now, after the timeline. An owner's line
+/// written while the room was served, before a stranger joined during loopd's downtime,
+/// is judged by the room as it was then and taken, not skipped for good.
 #[test]
 fn review_after_a_restart_a_line_written_before_a_stranger_joined_is_not_skipped() {
     let mut m = Machine::new(ME, &owners(), Some("s5".into()));
@@ -549,10 +547,9 @@ fn review_after_a_restart_a_line_written_before_a_stranger_joined_is_not_skipped
     );
 }
 
-/// REVIEW F4 (the other way): the room was stopped before the restart (a stranger in
-/// it); while loopd was down the owner wrote, then the stranger left. Read by the
-/// members now, the line written in the stranger's presence is taken and answered
-/// ("A message the owner wrote while the room was not served is not taken later").
+/// The other way: the room was stopped before the restart (a stranger in it); while loopd
+/// was down the owner wrote, then the stranger left. The line was written in the
+/// stranger's presence and is not taken later.
 #[test]
 fn review_after_a_restart_a_line_written_while_a_stranger_was_in_is_not_taken() {
     let mut m = Machine::new(ME, &owners(), Some("s5".into()));
@@ -580,11 +577,9 @@ fn review_after_a_restart_a_line_written_while_a_stranger_was_in_is_not_taken() 
     );
 }
 
-/// REVIEW F7: the inviter is the sender of the *first* `m.room.member` invite event for
-/// loopd in `invite_state`. Over federation that list is the inviting server's unsigned
-/// stripped state, with the real invite event appended by the receiving homeserver; a
-/// server can put a forged member event naming the owner as sender first, and loopd
-/// accepts a stranger's invite.
+/// Over federation the invite's stripped state is the inviting server's, unsigned, with
+/// the real invite event appended by loopd's homeserver; a forged member event naming the
+/// owner as sender, put first, does not make a stranger's invite an owner's.
 #[test]
 fn review_an_invite_whose_stripped_state_names_an_owner_first_is_still_the_strangers() {
     let mut m = Machine::new(ME, &owners(), Some("s0".into()));
@@ -610,12 +605,9 @@ fn review_an_invite_whose_stripped_state_names_an_owner_first_is_still_the_stran
     );
 }
 
-/// REVIEW F14: a stranger who joins and leaves between two syncs (or while loopd is down)
-/// is never told of: the members after the timeline are the owners again, so `tell`
-/// sends no notice, and nothing reaches the journal or `/status`. SPEC §12: "when anyone
-/// else joins, loopd sends one notice … and says so in /status and the journal". With
-/// the usual `shared` history visibility the visitor read the whole conversation, and
-/// the owner is never told.
+/// A stranger who joins and leaves between two syncs (or while loopd is down) saw the
+/// room (with `shared` history visibility, all of it): the owner is told, one notice that
+/// the room stopped being served and one that it is served again.
 #[test]
 fn review_a_stranger_who_joined_and_left_within_one_sync_is_told_of() {
     let mut m = running(&[ME, OWNER]);
@@ -638,14 +630,17 @@ fn review_a_stranger_who_joined_and_left_within_one_sync_is_told_of() {
         "a stranger was in the room and nobody was told: {:?}",
         d.actions
     );
+    assert_eq!(
+        notices(&d.actions),
+        vec![Notice::Stopped { others: 1 }, Notice::Resumed]
+    );
+    m.confirm(&d);
+    assert_eq!(m.served(ROOM), Some(true));
 }
 
-/// REVIEW F16: a room is "served" while every joined member is an owner or loopd, which
-/// holds vacuously once every owner has left. Unasked messages go to the served room an
-/// owner last wrote in for the session, and the inbox counts one delivered when the
-/// homeserver acknowledged it there: a reminder sent into a room the owner left (an old
-/// DM they abandoned) is marked delivered and never reaches them, nor waits at the
-/// terminal ("Nothing is lost", SPEC §10).
+/// A room every owner has left is not served, though nobody but loopd is in it: an unasked
+/// message sent there would be marked delivered and never reach an owner. The told rooms,
+/// which loopd's channel reads "served" from, say so too.
 #[test]
 fn review_a_room_every_owner_has_left_is_not_served() {
     let mut m = running(&[ME, OWNER]);
@@ -672,4 +667,76 @@ fn review_a_room_every_owner_has_left_is_not_served() {
         told.stopped.contains(ROOM) || told.encrypted.contains(ROOM),
         "loopd would still send unasked messages there: {told:?}"
     );
+}
+
+/// A room that is encrypted is not set up: the set-up's own notice (URL previews) would be
+/// plain text in it beyond the one notice it gets. A plain room new to the machine is.
+#[test]
+fn an_encrypted_room_new_to_the_machine_is_not_set_up() {
+    let mut m = Machine::new(ME, &owners(), Some("s1".into()));
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![encryption("$e"), member("$j", ME, "join")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
+    assert!(
+        !d.actions.iter().any(|a| matches!(a, Action::SetUp { .. })),
+        "{:?}",
+        d.actions
+    );
+    assert_eq!(notices(&d.actions), vec![Notice::Encrypted]);
+
+    let mut m = Machine::new(ME, &owners(), Some("s1".into()));
+    let s = sync(
+        "s2",
+        joined(ROOM, vec![], vec![text("$1", OWNER, "hi")], false),
+        json!({}),
+    );
+    let d = m.decide(&s, &read(&m, &s, &[ME, OWNER]));
+    assert_eq!(d.actions[0], Action::SetUp { room: ROOM.into() });
+    assert_eq!(lines(&d.actions), vec!["hi"]);
+}
+
+/// A room every owner left stops being served without a notice (nobody would read it),
+/// and is told served again when an owner is back.
+#[test]
+fn a_room_an_owner_comes_back_to_is_served_again() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(
+            ROOM,
+            vec![],
+            vec![member_was("$l", OWNER, "leave", "join")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert!(notices(&d.actions).is_empty(), "{:?}", d.actions);
+    m.confirm(&d);
+    let s = sync(
+        "s3",
+        joined(
+            ROOM,
+            vec![],
+            vec![
+                member_was("$j", OWNER, "join", "leave"),
+                text("$1", OWNER, "back"),
+            ],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    assert_eq!(notices(&d.actions), vec![Notice::Resumed]);
+    assert_eq!(lines(&d.actions), vec!["back"]);
+    m.confirm(&d);
+    assert_eq!(m.served(ROOM), Some(true));
 }

@@ -249,10 +249,9 @@ fn a_client_can_be_shared_between_threads() {
     shared::<crate::Machine>();
 }
 
-/// REVIEW F8: a `429` whose `retry_after_ms` is `0` (or a `Retry-After: 0` from a proxy)
-/// is "waited out" by not waiting at all: `honouring_rate_limits` asks again at once, in
-/// a tight loop, until its deadline (120 s for a send): a request flood against a
-/// homeserver that is asking loopd to slow down.
+/// A `429` whose `retry_after_ms` is `0` (or a `Retry-After: 0` from a proxy) is waited
+/// out for `MIN_RETRY` all the same, not asked again at once in a tight loop until the
+/// deadline against a homeserver that asks loopd to slow down.
 #[test]
 fn review_a_rate_limit_of_zero_ms_is_not_a_tight_request_loop() {
     let calls = std::cell::Cell::new(0u32);
@@ -270,4 +269,105 @@ fn review_a_rate_limit_of_zero_ms_is_not_a_tight_request_loop() {
         "{} requests within 300 ms against a homeserver that said 429",
         calls.get()
     );
+}
+
+/// A gap's page over its bound (a homeserver bundles each event's latest edit with it) is
+/// asked again with half as many events; an event too large even alone ends that room's
+/// gap, reported as cut, and the round goes on. A stranger's text is not kept.
+#[test]
+fn a_gap_page_too_large_is_asked_again_smaller_and_never_fails_the_round() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let mut asked = Vec::new();
+        while let Ok((mut s, _)) = l.accept() {
+            let mut buf = vec![0u8; 16384];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let line = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let first = line.lines().next().unwrap_or("").to_string();
+            let body = if first.contains("limit=50") || first.contains("from=e1") {
+                vec![b' '; crate::client::MAX_PAGE_BYTES as usize + 1]
+            } else {
+                serde_json::json!({"end": "e1", "chunk": [
+                    {"event_id": "$o", "sender": "@owner:example.org", "type": "m.room.message",
+                     "content": {"msgtype": "m.text", "body": "mine"}},
+                    {"event_id": "$s", "sender": "@eve:example.org", "type": "m.room.message",
+                     "content": {"msgtype": "m.text", "body": "spam"}},
+                ]})
+                .to_string()
+                .into_bytes()
+            };
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+            let done = first.contains("from=e1") && first.contains("limit=1&");
+            asked.push(first);
+            if done {
+                break;
+            }
+        }
+        asked
+    });
+    let client = Client::new(&url, "@box:example.org", "t");
+    let needs = crate::Needs {
+        gaps: vec![crate::Gap {
+            room: "!r:example.org".into(),
+            from: "p0".into(),
+            to: "s1".into(),
+        }],
+        owners: ["@owner:example.org".to_string()].into(),
+        ..crate::Needs::default()
+    };
+    let filled = crate::read_needs(&client, &needs).unwrap();
+    let asked = server.join().unwrap();
+    let limits: Vec<&str> = asked
+        .iter()
+        .map(|a| a.split("limit=").nth(1).unwrap().split('&').next().unwrap())
+        .collect();
+    assert_eq!(limits, ["50", "25", "25", "12", "6", "3", "1"]);
+    assert_eq!(filled.cut, vec!["!r:example.org".to_string()]);
+    let events = &filled.extra.gaps["!r:example.org"];
+    let bodies: Vec<(&str, &crate::event::Kind)> = events
+        .iter()
+        .map(|e| (e.sender.as_str(), &e.kind))
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            (
+                "@eve:example.org",
+                &crate::event::Kind::Text {
+                    body: String::new()
+                }
+            ),
+            (
+                "@owner:example.org",
+                &crate::event::Kind::Text {
+                    body: "mine".into()
+                }
+            ),
+        ]
+    );
+}
+
+/// Rate limits in a row that name no wait at all are waited out all the same, and longer
+/// each time.
+#[test]
+fn rate_limits_of_zero_ms_in_a_row_wait_longer_each_time() {
+    let mut at = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_millis(1300);
+    let _: Result<(), Error> = crate::honouring_rate_limits(deadline, || {
+        at.push(std::time::Instant::now());
+        Err(Error::LimitExceeded {
+            call: Call::Send,
+            retry_after: Some(Duration::ZERO),
+        })
+    });
+    let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps.len(), 2, "{gaps:?}");
+    assert!(gaps[0] >= crate::client::MIN_RETRY, "{gaps:?}");
+    assert!(gaps[1] >= 2 * crate::client::MIN_RETRY, "{gaps:?}");
 }

@@ -136,3 +136,36 @@ fn notices_and_model_text_are_never_formatted() {
     assert!(t.get("format").is_none() && n.get("format").is_none());
     assert!(t.get("formatted_body").is_none() && n.get("formatted_body").is_none());
 }
+
+/// In an unasked message's plain body (what a push notification shows) a model line that
+/// reads as loopd's header, by its look, is marked, and so is one starting with the
+/// mark's bar, so one mark off each marked line gives the text back.
+#[test]
+fn an_unasked_bodys_model_lines_that_read_as_loopds_are_marked() {
+    let text = "loopd: reminder at 09:00\n  LOOPD: again\nl\u{200b}oopd: hidden\n\u{217c}oopd: numeral\n┃ bar\nloop de loop\nsay loopd: no";
+    let c = content(Style::Unasked, "loopd: reminder", text);
+    let body = c["body"].as_str().unwrap();
+    let lines: Vec<&str> = body.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "┃ loopd: reminder at 09:00",
+            "┃   LOOPD: again",
+            "┃ l\u{200b}oopd: hidden",
+            "┃ \u{217c}oopd: numeral",
+            "┃ ┃ bar",
+            "loop de loop",
+            "say loopd: no",
+        ]
+    );
+    let back: Vec<&str> = lines
+        .iter()
+        .map(|l| l.strip_prefix(crate::outgoing::MARK).unwrap_or(l))
+        .collect();
+    assert_eq!(back.join("\n"), text);
+    // The formatted body sets the header apart already; its text is as written.
+    assert!(c["formatted_body"]
+        .as_str()
+        .unwrap()
+        .contains("<br>loopd: reminder at 09:00"));
+}

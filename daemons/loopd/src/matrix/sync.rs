@@ -93,7 +93,7 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
     let d = &round.decision;
     for room in &round.cut {
         plumbing::warn!(
-            "matrix: room {room}: more arrived while loopd was away than it reads back; the oldest messages were not taken"
+            "matrix: room {room}: what arrived while loopd was away was not read back to its start (more than it reads, or an event too large to read even alone); the oldest messages were not taken"
         );
     }
     if d.strangers > 0 {
