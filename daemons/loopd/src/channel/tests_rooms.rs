@@ -235,8 +235,8 @@ fn a_command_quoting_stored_text_is_kept_for_the_terminal_in_a_room() {
     assert!(rig.ch.worker.jobs.is_empty(), "nothing was asked");
 }
 
-// ---- red-team review of branch `wire` (REVIEW-wire.md): each test below fails on purpose
-// until the finding it names is fixed.
+// ---- Regressions found by trying to break the room channel: each test's comment says
+// what used to go wrong, and the test guards against it.
 
 fn open_view(class: proto::DataClass, memory: Option<(proto::Label, String)>) -> SessionView {
     SessionView::Open {
@@ -256,7 +256,7 @@ fn texts(sent: &[crate::matrix::store::Outgoing]) -> String {
         .join("\n")
 }
 
-/// REVIEW F1: `/remind` (the list) in a room is a command, so its whole answer is one
+/// Regression (it used to be so): `/remind` (the list) in a room is a command, so its whole answer is one
 /// `m.notice` and is never weighed against `matrix.max_class`. It quotes every reminder of
 /// the session, including those the model set through the `remind` tool: their text is
 /// the model's (labelled with the context it was written in, here `secret`). The room
@@ -290,7 +290,7 @@ fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
     );
 }
 
-/// REVIEW F2: `/status` in a room quotes "last turn from memory", the text memoryd brought
+/// Regression (it used to be so): `/status` in a room quotes "last turn from memory", the text memoryd brought
 /// into the session's last turn (from any session, any label up to `memory.max_class`),
 /// as one `m.notice`, never weighed against `matrix.max_class`. The probe run here is the
 /// daemon's own (`probes::spawn_status`).
@@ -335,7 +335,7 @@ fn review_status_in_a_room_quotes_memory_above_max_class() {
     );
 }
 
-/// REVIEW F3: a reply's label is read from the session its room's connection is in when
+/// Regression (it used to be so): a reply's label is read from the session its room's connection is in when
 /// the block is flushed, not from the session the turn ran in. The phone sends a
 /// question and `/session other` right after it; when the turn ends the switch runs at
 /// once (an `Open` of a new session is quick) and both blocks are flushed in one wake:
@@ -382,10 +382,10 @@ fn review_a_reply_is_weighed_by_its_own_sessions_label_not_the_one_switched_to()
     );
 }
 
-/// REVIEW F5: an unasked message is one `m.text` whose plain `body` is loopd's header, a
+/// Regression (it used to be so): an unasked message is one `m.text` whose plain `body` is loopd's header, a
 /// newline, and the model's text, unmarked. A heartbeat message (written after reading
 /// a page, say) that begins with a line like loopd's header reads, in the body a phone's
-/// notification shows, as a second message of loopd's. SPEC §5: model text cannot pass
+/// notification shows, as a second message of loopd's. docs/channel.md: model text cannot pass
 /// for loopd's own lines on any surface, Matrix included.
 #[test]
 fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
@@ -424,9 +424,9 @@ fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
     );
 }
 
-/// REVIEW F11: `/forget` while a reply is still waiting for the homeserver (an outage, a
+/// Regression (it used to be so): `/forget` while a reply is still waiting for the homeserver (an outage, a
 /// rate limit) leaves that reply in `store.json`'s outbox with the forgotten text, and it
-/// is still sent once the homeserver answers (to be redacted only after). SPEC §11: once
+/// is still sent once the homeserver answers (to be redacted only after). docs/forgetting.md: once
 /// `/forget` returns the text is nowhere on the box; loopd's Matrix store is on the box,
 /// and sending the text to the homeserver after it was forgotten is the opposite of
 /// forgetting. (An unasked message whose inbox entry `/forget` removed is the same: its
@@ -456,7 +456,7 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
     );
 }
 
-/// REVIEW F15: a removal redacts the `/forget` commands rooms sent since the last one,
+/// Regression (it used to be so): a removal redacts the `/forget` commands rooms sent since the last one,
 /// except the newest, taken to be "the removal being answered now". When the removal is
 /// made at the terminal, the newest is instead the owner's own `/forget "4471"` from the
 /// phone (answered "ask at the terminal"), whose body holds the query, the very text

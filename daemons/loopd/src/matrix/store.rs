@@ -329,7 +329,7 @@ mod tests {
         assert!(Store::load(dir.path()).unwrap_err().contains("store.json"));
     }
 
-    /// REVIEW F6: `save` writes whatever the store holds, `load` refuses a file over
+    /// Regression (it used to be so): `save` writes whatever the store holds, `load` refuses a file over
     /// `MAX_STORE_BYTES`. The outbox holds every planned event until the homeserver
     /// acknowledges it, and a reply block may be `blocks::MAX_BLOCK_BYTES` (4 MiB): 17 long
     /// replies waiting through a send outage (5xx on send while sync works) make a store

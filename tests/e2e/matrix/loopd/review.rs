@@ -1,5 +1,5 @@
-//! Red-team review of branch `wire` (REVIEW-wire.md): each test here fails on purpose
-//! until the finding it names is fixed.
+//! Regressions found by trying to break loopd's Matrix channel against a real Synapse:
+//! each test's comment says what used to go wrong, and the test guards against it.
 
 use super::{said, Boxed};
 use crate::matrix::WITHIN;
@@ -16,11 +16,11 @@ fn shows(b: &Boxed, needle: &str) -> Vec<Value> {
         .collect()
 }
 
-/// REVIEW F9: `/forget` redacts only the events of turns whose records held the text
+/// Regression (it used to be so): `/forget` redacts only the events of turns whose records held the text
 /// (`Found::event`, set from user records). A reminder's text is held by the owner's
 /// `/remind` event, loopd's confirmation notice and the unasked reminder delivered to the
 /// room (kept in `store.sent` under `inbox N`), none of which is ever redacted: after the
-/// removal the phone's room still shows the PIN, though SPEC §11 says events loopd sent
+/// removal the phone's room still shows the PIN, though docs/forgetting.md says events loopd sent
 /// to or took from a room that hold the text are redacted.
 #[test]
 fn review_forget_redacts_a_reminders_text_in_the_room() {
@@ -57,14 +57,11 @@ fn review_forget_redacts_a_reminders_text_in_the_room() {
     assert!(
         shows(&b, "4471").is_empty(),
         "after /forget ({answer}) the room still shows the text in {:#?}",
-        shows(&b, "4471")
-            .iter()
-            .map(said)
-            .collect::<Vec<_>>()
+        shows(&b, "4471").iter().map(said).collect::<Vec<_>>()
     );
 }
 
-/// REVIEW F10: at start the send thread sends what the store holds as soon as it has a
+/// Regression (it used to be so): at start the send thread sends what the store holds as soon as it has a
 /// token, judging "served" by `position.json`'s told rooms, before the sync thread's
 /// first round has read the rooms' members. A stranger who joined while loopd was down
 /// receives the reply planned before the crash (and an unasked message due at start
@@ -109,7 +106,7 @@ fn review_what_waited_at_a_restart_is_not_sent_to_a_room_a_stranger_joined_meanw
     );
 }
 
-/// REVIEW F12: a gap is read from `/messages` in pages of 50 events bounded at 4 MiB
+/// Regression (it used to be so): a gap is read from `/messages` in pages of 50 events bounded at 4 MiB
 /// (`MAX_PAGE_BYTES`), sized for 50 events of at most 64 KiB. But the homeserver serves an
 /// event with its bundled edit (`unsigned."m.relations"."m.replace"`, the whole edit
 /// event), so a page can be twice that. One such page fails the whole round, every time
@@ -166,9 +163,9 @@ fn review_a_stranger_s_large_edited_messages_do_not_stop_the_channel() {
     });
 }
 
-/// REVIEW F13: an owner's invite to an encrypted room is accepted so that loopd can say,
+/// Regression (it used to be so): an owner's invite to an encrypted room is accepted so that loopd can say,
 /// in one notice, that it does not serve it; "it never sends plain text into an encrypted
-/// room beyond that notice" (docs/matrix.md, SPEC §12). But the room is new to the
+/// room beyond that notice" (docs/matrix.md). But the room is new to the
 /// machine, so it is also set up: boxmaker lacks the power to turn URL previews off
 /// there, and sends its previews notice in the clear as well.
 #[test]
@@ -202,20 +199,28 @@ fn review_an_encrypted_room_gets_one_plaintext_notice_only() {
     };
     let start = Instant::now();
     while !plain(&b).iter().any(|(_, body)| body.contains("encrypted")) {
-        assert!(start.elapsed() < WITHIN, "no encrypted notice: {:?}", plain(&b));
+        assert!(
+            start.elapsed() < WITHIN,
+            "no encrypted notice: {:?}",
+            plain(&b)
+        );
         std::thread::sleep(Duration::from_millis(300));
     }
     std::thread::sleep(Duration::from_secs(2));
     let sent = plain(&b);
-    assert_eq!(sent.len(), 1, "plain text sent into an encrypted room: {sent:#?}");
+    assert_eq!(
+        sent.len(),
+        1,
+        "plain text sent into an encrypted room: {sent:#?}"
+    );
 }
 
-/// REVIEW F17: the Matrix half of a removal is not crash-safe. The redactions are asked
+/// Regression (it used to be so): the Matrix half of a removal is not crash-safe. The redactions are asked
 /// for in memory (`Event::Redact`) only after every plan was carried out and removed;
 /// the plan on disk names the log lines, not the Matrix events, and `finish_forgets` at
 /// start never asks for redactions. A crash after the logs are rewritten (here at
 /// `forget-after-heads`) and before the poll loop saved the redactions in `store.json`
-/// leaves the text in the room for good, though SPEC §11 says a crash "finishes the
+/// leaves the text in the room for good, though docs/forgetting.md says a crash "finishes the
 /// removal on the next start".
 #[test]
 fn review_a_forget_cut_short_by_a_crash_still_redacts_the_room() {
@@ -245,7 +250,10 @@ fn review_a_forget_cut_short_by_a_crash_still_redacts_the_room() {
     b.restart_with(&[]);
     let log =
         std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl")).unwrap();
-    assert!(!log.contains("4471"), "the removal was finished at start: {log}");
+    assert!(
+        !log.contains("4471"),
+        "the removal was finished at start: {log}"
+    );
     let start = Instant::now();
     while !shows(&b, "4471").is_empty() && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(500));
