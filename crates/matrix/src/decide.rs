@@ -40,7 +40,8 @@ pub enum Action {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Notice {
-    /// The room has joined members besides the owners and loopd: it is no longer served.
+    /// The room has members (joined or invited) besides the owners and loopd: it is no
+    /// longer served.
     Stopped { others: usize },
     /// The others have left: the room is served again.
     Resumed,
@@ -304,7 +305,7 @@ impl Machine {
                 user, membership, ..
             } => {
                 if !history
-                    && *membership == Membership::Join
+                    && matches!(membership, Membership::Join | Membership::Invite)
                     && *user != self.me
                     && !self.owners.contains(user)
                 {
@@ -454,7 +455,7 @@ fn undo_members(members: &mut BTreeSet<String>, events: &[Event]) {
         } = &e.kind
         {
             let joined = match was {
-                Some(w) => *w == Membership::Join,
+                Some(w) => matches!(w, Membership::Join | Membership::Invite),
                 None => matches!(membership, Membership::Leave | Membership::Ban),
             };
             if joined {

@@ -186,14 +186,17 @@ impl Page {
     }
 }
 
-/// The members whose membership is `join` after `events` applied in order to `start`.
+/// The members whose membership is `join` or `invite` after `events` applied in order to
+/// `start`. An invited user counts as in the room: they may join, and read what it holds,
+/// at any moment, so a room with a stranger invited is no longer only the owners'
+/// (docs/matrix.md, 'Rooms').
 pub fn apply_members(start: &mut std::collections::BTreeSet<String>, events: &[Event]) {
     for e in events {
         if let Kind::Member {
             user, membership, ..
         } = &e.kind
         {
-            if *membership == Membership::Join {
+            if matches!(membership, Membership::Join | Membership::Invite) {
                 start.insert(user.clone());
             } else {
                 start.remove(user);

@@ -740,3 +740,41 @@ fn a_room_an_owner_comes_back_to_is_served_again() {
     m.confirm(&d);
     assert_eq!(m.served(ROOM), Some(true));
 }
+
+/// Regression: after a restart, the first sync saw a stranger's invite but not yet their
+/// join, the room still counted as served, and a reply that had waited went out to it.
+/// An invited stranger may join, and read the room, at any moment: the invite stops the
+/// room already, and the stranger's leaving (or a rescinded invite) serves it again.
+#[test]
+fn a_stranger_invited_stops_the_room_before_they_join() {
+    let mut m = running(&[ME, OWNER]);
+    let s = sync(
+        "s2",
+        joined(ROOM, vec![], vec![member("$i", STRANGER, "invite")], false),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    m.confirm(&d);
+    assert_eq!(
+        m.served(ROOM),
+        Some(false),
+        "an invited stranger stops the room"
+    );
+    let s = sync(
+        "s3",
+        joined(
+            ROOM,
+            vec![],
+            vec![member_was("$r", STRANGER, "leave", "invite")],
+            false,
+        ),
+        json!({}),
+    );
+    let d = m.decide(&s, &Extra::default());
+    m.confirm(&d);
+    assert_eq!(
+        m.served(ROOM),
+        Some(true),
+        "a rescinded invite serves it again"
+    );
+}

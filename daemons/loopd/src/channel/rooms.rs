@@ -748,7 +748,7 @@ impl<W: Work> Channel<W> {
             let why = if s.encrypted.contains(room) {
                 "not served: it is encrypted"
             } else if s.stopped.contains(room) {
-                "not served: someone besides the owners joined it"
+                "not served: no owner is in it, or someone besides the owners joined or was invited"
             } else {
                 "served"
             };

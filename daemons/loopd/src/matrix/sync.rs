@@ -157,7 +157,7 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                 done(notice_send(client, room, &fields, &words), room, "tell")?;
                 match notice {
                     Notice::Stopped { others } => plumbing::warn!(
-                        "matrix: room {room} has {others} members besides the owners and boxmaker; it is not served until they leave"
+                        "matrix: room {room} has {others} members (joined or invited) besides the owners and boxmaker, or no owner; it is not served until that changes"
                     ),
                     Notice::Resumed => plumbing::info!("matrix: room {room} is served again"),
                     Notice::Encrypted => plumbing::warn!(
