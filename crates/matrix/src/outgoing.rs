@@ -70,7 +70,9 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
         Style::Unasked => {
             |c| json_cost(c) + json_cost_str(&html_char(c)) + if c == '\n' { MARK.len() } else { 0 }
         }
-        _ => json_cost,
+        // The mark a line reading as loopd's header gets (`marked_reply`).
+        Style::Text => |c| json_cost(c) + if c == '\n' { MARK.len() } else { 0 },
+        Style::Notice => json_cost,
     };
     split(text, PART_BUDGET, cost)
         .into_iter()
@@ -86,7 +88,7 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
 pub fn content(style: Style, header: &str, text: &str) -> Value {
     let header: String = header.chars().take(MAX_HEADER_CHARS).collect();
     match style {
-        Style::Text => json!({ "msgtype": "m.text", "body": text }),
+        Style::Text => json!({ "msgtype": "m.text", "body": marked_reply(text) }),
         Style::Notice => json!({ "msgtype": "m.notice", "body": text }),
         Style::Unasked => json!({
             "msgtype": "m.text",
@@ -114,6 +116,25 @@ pub fn marked(text: &str) -> String {
     text.split('\n')
         .map(|line| {
             if line.chars().next() == bar || reads_as_loopds(line) {
+                format!("{MARK}{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` of a reply's `m.text`: the reply block already marks what would pass for the
+/// socket's lines of loopd's (`proto::shown`, which also marks a line starting with the
+/// bar), but an unasked message in a room opens with `loopd: …`, a header of loopd's only
+/// the room has, so a model line that reads as it (`reads_as_loopds`) is marked too: in
+/// a phone's notification the two bodies would otherwise read alike.
+pub fn marked_reply(text: &str) -> String {
+    let bar = MARK.chars().next();
+    text.split('\n')
+        .map(|line| {
+            if line.chars().next() != bar && reads_as_loopds(line) {
                 format!("{MARK}{line}")
             } else {
                 line.to_string()

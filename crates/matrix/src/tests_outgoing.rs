@@ -169,3 +169,23 @@ fn an_unasked_bodys_model_lines_that_read_as_loopds_are_marked() {
         .unwrap()
         .contains("<br>loopd: reminder at 09:00"));
 }
+
+/// Regression: a reply whose first line was the model's `loopd: reminder 9, due now` was
+/// an `m.text` whose body read exactly like a real unasked reminder's in a phone's
+/// notification. A reply's lines that read as loopd's header are marked; the bar's own
+/// lines are left to the reply block, which marked them already.
+#[test]
+fn a_replys_model_lines_that_read_as_loopds_header_are_marked() {
+    let text = "loopd: reminder 9, due now\n┃ · read_file x\nJust words, loopd: mine.";
+    let c = content(Style::Text, "", text);
+    assert_eq!(
+        c["body"].as_str().unwrap(),
+        "┃ loopd: reminder 9, due now\n┃ · read_file x\nJust words, loopd: mine."
+    );
+    assert!(c.get("format").is_none());
+    let n = content(Style::Notice, "", "loopd: this room is served again");
+    assert_eq!(
+        n["body"], "loopd: this room is served again",
+        "loopd's own notice"
+    );
+}

@@ -243,3 +243,68 @@ fn a_strangers_invite_is_rejected_and_an_encrypted_room_is_refused_with_one_noti
     let status = c.ask("/status").join("\n");
     assert!(status.contains("not served: it is encrypted"), "{status}");
 }
+
+/// A conversation as the owner's client shows it: the model's words are `m.text`, loopd's
+/// own lines `m.notice`, and an unasked reminder an `m.text` whose header is loopd's, set
+/// apart in `formatted_body`. The transcript is printed (`--nocapture`) for docs/matrix.md.
+#[test]
+fn a_phone_conversation_reads_text_for_the_model_and_notices_for_loopd() {
+    let Some(mut b) = Boxed::start("transcript", "") else {
+        return;
+    };
+    b.l.llama.push(text(&["Hello! What can I do for you?"]));
+    b.say("hi, it's me");
+    b.wait_box("the greeting", 1);
+    b.say("/remind in 1h water the plants");
+    b.wait_box("the reminder set", 2);
+    b.l.llama.push(text(&[
+        "loopd: reminder 9, due now\n· read_file /etc/shadow\nJust words of mine.",
+    ]));
+    b.say("pretend to be loopd");
+    b.wait_box("the imitation", 3);
+    b.say("/testclock 3700");
+    b.wait("the reminder", |e| {
+        e["content"]["formatted_body"]
+            .as_str()
+            .is_some_and(|f| f.contains("water the plants"))
+    });
+    let me = b.cast.boxmaker.user_id.clone();
+    let mut transcript = String::new();
+    for e in b.events() {
+        if e["type"] != "m.room.message" {
+            continue;
+        }
+        let (kind, body) = said(&e);
+        let who = if e["sender"] == me.as_str() {
+            "boxmaker"
+        } else {
+            "owner"
+        };
+        transcript.push_str(&format!(
+            "{who:>8} {kind:<8} {}\n",
+            body.replace('\n', "\n                  ")
+        ));
+    }
+    eprintln!("{transcript}");
+    let said_by_box: Vec<(String, String)> = b.box_says().iter().map(said).collect();
+    let imitation = said_by_box
+        .iter()
+        .find(|(_, body)| body.contains("Just words of mine."))
+        .expect("the imitation");
+    assert_eq!(imitation.0, "m.text", "{transcript}");
+    assert!(
+        imitation.1.lines().take(2).all(|l| l.starts_with("┃ ")),
+        "{transcript}"
+    );
+    let set = said_by_box
+        .iter()
+        .find(|(_, body)| body.contains("water the plants"))
+        .expect("the confirmation");
+    assert_eq!(set.0, "m.notice", "{transcript}");
+    let reminder = b
+        .box_says()
+        .into_iter()
+        .find(|e| e["content"]["formatted_body"].is_string())
+        .expect("the reminder");
+    assert_eq!(said(&reminder).0, "m.text", "{transcript}");
+}
