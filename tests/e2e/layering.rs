@@ -33,8 +33,9 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // The one owner of the client, the slot keeper and the configuration in force: the
     // whole turn, what follows it (and the `SessionFull` rerun), `/compact` and `/allow`.
     &["engine"],
-    // The channel's limits, which the heartbeat bounds its replies by too.
-    &["limits"],
+    // The channel's limits, which the heartbeat bounds its replies by too; the pending
+    // redactions file a removal writes (the worker) and the Matrix channel reads.
+    &["limits", "redactions"],
 ];
 
 /// The conversation crate's top-level modules by layer, highest first (its `lib.rs` says

@@ -189,7 +189,7 @@ impl Page {
 /// The members whose membership is `join` or `invite` after `events` applied in order to
 /// `start`. An invited user counts as in the room: they may join, and read what it holds,
 /// at any moment, so a room with a stranger invited is no longer only the owners'
-/// (docs/matrix.md, 'Rooms').
+/// (docs/matrix.md, 'Rooms and sessions').
 pub fn apply_members(start: &mut std::collections::BTreeSet<String>, events: &[Event]) {
     for e in events {
         if let Kind::Member {

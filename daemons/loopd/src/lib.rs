@@ -7,6 +7,7 @@ pub(crate) mod engine;
 pub(crate) mod heartbeat;
 pub mod limits;
 pub(crate) mod matrix;
+pub(crate) mod redactions;
 pub(crate) mod worker;
 
 use conversation::{forget, inbox, prompts, status, testhook};

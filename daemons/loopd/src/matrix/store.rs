@@ -105,51 +105,9 @@ pub(crate) fn dir(state_dir: &Path) -> PathBuf {
 
 const FILE: &str = "store.json";
 
-/// What a removal asks to redact, on disk before any file of it changes
-/// (`redact-<time>.json` under `<state_dir>/matrix/`): a removal a crash cut short is
-/// finished at start from its plan, and these are handed to the channel again then. A
-/// file goes once the store holds the redactions it names.
-pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), String> {
-    let dir = dir(state_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let name = format!("{PENDING}{nanos}.json");
-    let bytes = serde_json::to_vec(lines).map_err(|e| format!("matrix redactions: {e}"))?;
-    sessions::atomic::write(&dir, &name, &bytes)
-        .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
-}
-
-const PENDING: &str = "redact-";
-
-/// The redactions removals asked for that the store may not hold yet, each with its file.
-pub(crate) fn pending(state_dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
-    let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(PENDING) || !name.ends_with(".json") {
-            continue;
-        }
-        match plumbing::bounded::read_text(&path, MAX_STORE_BYTES)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|e| e.to_string()))
-        {
-            Ok(lines) => out.push((path, lines)),
-            Err(e) => plumbing::error!("matrix: {}: {e}; left for a look", path.display()),
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Removes the pending redactions every line of which the store has planned.
 pub(crate) fn pending_settled(state_dir: &Path, redacted: &VecDeque<String>) {
-    for (path, lines) in pending(state_dir) {
+    for (path, lines) in crate::redactions::pending(state_dir) {
         if lines.iter().all(|l| redacted.contains(l)) {
             if let Err(e) = std::fs::remove_file(&path) {
                 plumbing::error!("matrix: cannot remove {}: {e}", path.display());

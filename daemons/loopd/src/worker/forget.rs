@@ -156,7 +156,7 @@ impl State {
         // On disk before any file changes: a crash in the removal is finished at start,
         // its redactions with it.
         if !redact.is_empty() && cfg.matrix.on() {
-            if let Err(e) = crate::matrix::store::pending_write(&cfg.state_dir, &redact) {
+            if let Err(e) = crate::redactions::pending_write(&cfg.state_dir, &redact) {
                 plumbing::error!("session {session}: forget: {e}");
             }
         }

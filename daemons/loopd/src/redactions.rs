@@ -1,0 +1,55 @@
+//! Redactions a `/forget` asks of the Matrix channel, written to disk before any file of
+//! the removal changes (`<state_dir>/matrix/redact-<time>.json`, event ids and loopd's
+//! own `remind N` / `inbox N` keys, never text): a removal a crash cut short is finished
+//! at start from its plan, and these are handed to the channel again then; the channel
+//! removes a file once its store holds every redaction it names (docs/matrix.md,
+//! 'Forgetting'). Below the worker, which writes them, and the channel, which reads them.
+
+use std::path::{Path, PathBuf};
+
+/// The largest pending-redactions file read: a removal names at most a few thousand
+/// events (ids of under 100 bytes), so anything past this was not written by loopd.
+const MAX_PENDING_BYTES: u64 = 4 * 1024 * 1024;
+
+const PENDING: &str = "redact-";
+
+fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("matrix")
+}
+
+/// Writes what a removal asks to redact, durably, before the removal changes a file.
+pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), String> {
+    let dir = dir(state_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!("{PENDING}{nanos}.json");
+    let bytes = serde_json::to_vec(lines).map_err(|e| format!("matrix redactions: {e}"))?;
+    sessions::atomic::write(&dir, &name, &bytes)
+        .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
+}
+
+/// The redactions removals asked for that the store may not hold yet, each with its file.
+pub(crate) fn pending(state_dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(PENDING) || !name.ends_with(".json") {
+            continue;
+        }
+        match plumbing::bounded::read_text(&path, MAX_PENDING_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(lines) => out.push((path, lines)),
+            Err(e) => plumbing::error!("matrix: {}: {e}; left for a look", path.display()),
+        }
+    }
+    out.sort();
+    out
+}
