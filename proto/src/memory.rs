@@ -216,6 +216,21 @@ fn same_word(w: &str, q: &str) -> bool {
     long(w) && long(q) && w.chars().take(SHARED_STEM).eq(q.chars().take(SHARED_STEM))
 }
 
+/// `same_word` of an ASCII word `w` as it is written (any case) and query word `q`
+/// (lower-case): the same answer as `same_word(&w.to_lowercase(), q)`, without the copy.
+fn same_ascii_word(w: &str, q: &str) -> bool {
+    let (w, qb) = (w.as_bytes(), q.as_bytes());
+    if w.eq_ignore_ascii_case(qb) {
+        return true;
+    }
+    // An ASCII word has as many characters as bytes; `q` shares its first `SHARED_STEM`
+    // characters only when they are ASCII too, so its bytes there are those characters.
+    w.len() >= SHARED_STEM
+        && qb.len() >= SHARED_STEM
+        && q.chars().nth(SHARED_STEM - 1).is_some()
+        && w[..SHARED_STEM].eq_ignore_ascii_case(&qb[..SHARED_STEM])
+}
+
 /// Where the passage's window starts: the window of `room` characters (of `total`),
 /// starting a quarter before a matching word so the words leading up to it come along,
 /// that holds the most distinct query words of `found` (each match's character and which
@@ -258,6 +273,37 @@ fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize
     best.0
 }
 
+/// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
+/// character's index and which query word it is, in text order.
+fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    let mut ch = 0usize;
+    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let end = piece
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(piece.len(), |(i, _)| i);
+        let word = &piece[..end];
+        // An ASCII word is compared in place: lower-casing it into a new string for
+        // every word of a long record was most of the passage's time.
+        let q = if word.is_ascii() {
+            wanted.iter().position(|q| same_ascii_word(word, q))
+        } else {
+            let word = word.to_lowercase();
+            wanted.iter().position(|q| same_word(&word, q))
+        };
+        if let Some(q) = q {
+            found.push((ch, q));
+        }
+        ch += if piece.is_ascii() {
+            piece.len()
+        } else {
+            piece.chars().count()
+        };
+    }
+    found
+}
+
 /// The passage of `text` (longer than `max_chars` characters) of at most `max_chars`
 /// characters that holds the most distinct words of `query`, the earliest such; the
 /// start of the text when none is held. Cut at whitespace, `CUT` marking each cut end.
@@ -271,20 +317,7 @@ pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
     // Room for a marker at each end.
     let room = max_chars.saturating_sub(2).max(1);
     let wanted = steering_words(query);
-    // Each word of the text: its first character's index and which query word it is.
-    let mut found: Vec<(usize, usize)> = Vec::new();
-    let mut ch = 0usize;
-    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
-        let word: String = piece
-            .chars()
-            .take_while(|c| c.is_alphanumeric())
-            .collect::<String>()
-            .to_lowercase();
-        if let Some(q) = wanted.iter().position(|q| same_word(&word, q)) {
-            found.push((ch, q));
-        }
-        ch += piece.chars().count();
-    }
+    let found = steering_matches(text, &wanted);
     // A window starts a quarter before a matching word, so the words that lead up to it
     // come along; the best holds the most distinct query words.
     let best = best_start(&found, wanted.len(), room, total);
@@ -374,6 +407,85 @@ mod tests {
     fn hit(role: &str, untrusted: bool) -> Hit {
         let label = Label::new(DataClass::Private, untrusted);
         crate::test_records::hit(role, "tea at four", label)
+    }
+
+    /// Every word lower-cased into a string of its own, as the matches were found before
+    /// ASCII words were compared in place: the reference `steering_matches` must equal.
+    fn steering_matches_lower_cased(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+        let mut found = Vec::new();
+        let mut ch = 0usize;
+        for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+            let word: String = piece
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase();
+            if let Some(q) = wanted.iter().position(|q| same_word(&word, q)) {
+                found.push((ch, q));
+            }
+            ch += piece.chars().count();
+        }
+        found
+    }
+
+    #[test]
+    fn matches_compared_in_place_are_the_matches_lower_cased() {
+        let text = "Dentist appointments: Zoë's APPOINTMENT at the Électricité office, \
+            then the dentists (appoi.) and Σίσυφος; ΣΊΣΥΦΟΣ\tnew-line\nstraße STRASSE \
+            \u{212a}elvin kelvins électricity 42 x-ray X-RAYS — appointment.";
+        let text = text.repeat(7);
+        for q in [
+            "when is my dentist appointment?",
+            "Zoë électricité",
+            "sisyphus ΣΊΣΥΦΟΣ straße",
+            "kelvin x-ray 42",
+            "",
+        ] {
+            let wanted = steering_words(q);
+            assert_eq!(
+                steering_matches(&text, &wanted),
+                steering_matches_lower_cased(&text, &wanted),
+                "{q}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_ascii_word_compared_in_place_is_the_same_word_lower_cased() {
+        let words = [
+            "",
+            "a",
+            "Appointment",
+            "APPOINTMENTS",
+            "appoi",
+            "Appo",
+            "dentist",
+            "Dentists",
+            "x",
+            "ZOE",
+            "Zoë",
+            "électricité",
+            "electricity",
+            "ÉLECTRICITY",
+            "straße",
+            "STRASSE",
+            "Σίσυφος",
+            "ΣΊΣΥΦΟΣ",
+            "k",
+            "\u{212a}elvin",
+            "kelvin",
+            "Kelvins",
+        ];
+        for w in words.iter().filter(|w| w.is_ascii()) {
+            for q in &words {
+                let q = q.to_lowercase();
+                assert_eq!(
+                    same_ascii_word(w, &q),
+                    same_word(&w.to_lowercase(), &q),
+                    "{w} against {q}"
+                );
+            }
+        }
     }
 
     #[test]
