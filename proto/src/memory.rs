@@ -308,12 +308,26 @@ fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
 /// characters that holds the most distinct words of `query`, the earliest such; the
 /// start of the text when none is held. Cut at whitespace, `CUT` marking each cut end.
 pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
-    let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-    let total = starts.len();
+    // Each character's byte, kept only when some character takes more than one byte:
+    // in ASCII text (most of what is pasted) the two are the same, and the list was a
+    // word's worth of work for every character of a long record.
+    let ascii = text.is_ascii();
+    let starts: Vec<usize> = if ascii {
+        Vec::new()
+    } else {
+        text.char_indices().map(|(i, _)| i).collect()
+    };
+    let total = if ascii { text.len() } else { starts.len() };
     if total <= max_chars {
         return text.to_string();
     }
-    let byte_at = |ch: usize| starts.get(ch).copied().unwrap_or(text.len());
+    let byte_at = |ch: usize| {
+        if ascii {
+            ch.min(text.len())
+        } else {
+            starts.get(ch).copied().unwrap_or(text.len())
+        }
+    };
     // Room for a marker at each end.
     let room = max_chars.saturating_sub(2).max(1);
     let wanted = steering_words(query);

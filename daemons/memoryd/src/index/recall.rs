@@ -174,7 +174,7 @@ impl Index {
         // Rows lacking the same groups are scored in one statement (`scores_of`).
         let mut lacking: HashMap<String, Vec<i64>> = HashMap::new();
         for (c, hit) in &rows {
-            let passage = parsed.passage_coverage(&hit.text);
+            let passage = self.kept.passage(&parsed, c.rowid, &hit.text);
             passages.insert(c.rowid, passage);
             let held = passage.cover.held;
             let expr = parsed.expression_of(|i| {
@@ -213,6 +213,11 @@ impl Index {
                     rows.push((Candidate::reached(n, rows.len()), hit));
                 }
                 links.push((rowid, n));
+            }
+        }
+        for (c, hit) in &rows {
+            if c.reached {
+                passages.insert(c.rowid, self.kept.passage(&parsed, c.rowid, &hit.text));
             }
         }
         let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links, &passages);
