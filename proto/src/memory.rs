@@ -216,6 +216,47 @@ fn same_word(w: &str, q: &str) -> bool {
     long(w) && long(q) && w.chars().take(SHARED_STEM).eq(q.chars().take(SHARED_STEM))
 }
 
+/// `steering_matches` of an ASCII `text`, read byte by byte: a word is a run of ASCII
+/// letters and digits, and a byte is a character. Cutting pasted text into pieces a
+/// character at a time was most of what is left of a passage's time.
+fn ascii_steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    // Each query word's bytes, and its first `SHARED_STEM` bytes when it has that many
+    // characters and they are ASCII (an ASCII word can share them only then): what
+    // `same_ascii_word` finds out again for every word of the text.
+    let prepared: Vec<(&[u8], Option<&[u8]>)> = wanted
+        .iter()
+        .map(|q| {
+            let qb = q.as_bytes();
+            let stem = (q.chars().nth(SHARED_STEM - 1).is_some() && qb[..SHARED_STEM].is_ascii())
+                .then(|| &qb[..SHARED_STEM]);
+            (qb, stem)
+        })
+        .collect();
+    let same = |w: &[u8], (qb, stem): &(&[u8], Option<&[u8]>)| {
+        w.eq_ignore_ascii_case(qb)
+            || (w.len() >= SHARED_STEM
+                && stem.is_some_and(|st| w[..SHARED_STEM].eq_ignore_ascii_case(st)))
+    };
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        let word = &bytes[start..at];
+        if let Some(q) = prepared.iter().position(|q| same(word, q)) {
+            found.push((start, q));
+        }
+    }
+    found
+}
+
 /// `same_word` of an ASCII word `w` as it is written (any case) and query word `q`
 /// (lower-case): the same answer as `same_word(&w.to_lowercase(), q)`, without the copy.
 fn same_ascii_word(w: &str, q: &str) -> bool {
@@ -276,8 +317,24 @@ fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize
 /// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
 /// character's index and which query word it is, in text order.
 fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
-    let mut found: Vec<(usize, usize)> = Vec::new();
-    let mut ch = 0usize;
+    // The text's ASCII start up to its last separator (a stored row cut short ends in a
+    // marker that is not ASCII, a pasted page may hold a few such characters late): its
+    // bytes are its characters and no word there runs on past it.
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let cut = if ascii == text.len() {
+        ascii
+    } else {
+        text.as_bytes()[..ascii]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphanumeric())
+            .map_or(0, |at| at + 1)
+    };
+    let mut found = ascii_steering_matches(&text[..cut], wanted);
+    let mut ch = cut;
+    let text = &text[cut..];
     for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
         let end = piece
             .char_indices()
@@ -308,24 +365,26 @@ fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
 /// characters that holds the most distinct words of `query`, the earliest such; the
 /// start of the text when none is held. Cut at whitespace, `CUT` marking each cut end.
 pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
-    // Each character's byte, kept only when some character takes more than one byte:
-    // in ASCII text (most of what is pasted) the two are the same, and the list was a
+    // Each character's byte, kept only from the first that takes more than one: in
+    // ASCII text (most of what is pasted) the two are the same, and the list was a
     // word's worth of work for every character of a long record.
-    let ascii = text.is_ascii();
-    let starts: Vec<usize> = if ascii {
-        Vec::new()
-    } else {
-        text.char_indices().map(|(i, _)| i).collect()
-    };
-    let total = if ascii { text.len() } else { starts.len() };
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let starts: Vec<usize> = text[ascii..]
+        .char_indices()
+        .map(|(i, _)| ascii + i)
+        .collect();
+    let total = ascii + starts.len();
     if total <= max_chars {
         return text.to_string();
     }
     let byte_at = |ch: usize| {
-        if ascii {
-            ch.min(text.len())
+        if ch < ascii {
+            ch
         } else {
-            starts.get(ch).copied().unwrap_or(text.len())
+            starts.get(ch - ascii).copied().unwrap_or(text.len())
         }
     };
     // Room for a marker at each end.
@@ -447,20 +506,27 @@ mod tests {
         let text = "Dentist appointments: Zoë's APPOINTMENT at the Électricité office, \
             then the dentists (appoi.) and Σίσυφος; ΣΊΣΥΦΟΣ\tnew-line\nstraße STRASSE \
             \u{212a}elvin kelvins électricity 42 x-ray X-RAYS — appointment.";
-        let text = text.repeat(7);
-        for q in [
-            "when is my dentist appointment?",
-            "Zoë électricité",
-            "sisyphus ΣΊΣΥΦΟΣ straße",
-            "kelvin x-ray 42",
-            "",
-        ] {
-            let wanted = steering_words(q);
-            assert_eq!(
-                steering_matches(&text, &wanted),
-                steering_matches_lower_cased(&text, &wanted),
-                "{q}"
-            );
+        let ascii = "Dentist appointments: my APPOINTMENT at the office, then the \
+            dentists (appoi.) and x-ray;\tnew-line\nkelvins 42 X-RAYS -- appointment.";
+        let late = format!("{}Zoë appointments…", ascii.repeat(7));
+        let split = format!("{}é{}", ascii.repeat(3), ascii.repeat(3));
+        let inside = format!("{}dentisté appointments", ascii.repeat(3));
+        for text in [text.repeat(7), ascii.repeat(7), late, split, inside] {
+            for q in [
+                "when is my dentist appointment?",
+                "Zoë électricité",
+                "sisyphus ΣΊΣΥΦΟΣ straße",
+                "kelvin x-ray 42",
+                "dentist appointments for the x-rays",
+                "",
+            ] {
+                let wanted = steering_words(q);
+                assert_eq!(
+                    steering_matches(&text, &wanted),
+                    steering_matches_lower_cased(&text, &wanted),
+                    "{q}"
+                );
+            }
         }
     }
 

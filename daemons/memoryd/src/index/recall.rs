@@ -220,9 +220,16 @@ impl Index {
                 passages.insert(c.rowid, self.kept.passage(&parsed, c.rowid, &hit.text));
             }
         }
-        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links, &passages);
+        let ranked = rank::rerank(
+            &parsed,
+            span.as_ref(),
+            rows,
+            &links,
+            &passages,
+            limit as usize,
+        );
         Ok(Words {
-            hits: ranked.into_iter().take(limit as usize).collect(),
+            hits: ranked,
             rarity: Rarity::of(&frequencies),
         })
     }
