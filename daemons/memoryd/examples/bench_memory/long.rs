@@ -131,11 +131,18 @@ pub fn run(rows: usize) {
         .collect();
     std::fs::write(pipe.join("epoch-000000.jsonl"), log).unwrap();
     index.catch_up(Budget::UNLIMITED).unwrap();
-    measure(&index, &format!("and {ASKED_LINES} lines asked"), &mut digest);
+    measure(
+        &index,
+        &format!("and {ASKED_LINES} lines asked"),
+        &mut digest,
+    );
     println!();
     // The same answers (every hit's record, relevance and passage) give the same digest:
     // a change meant to make recall faster, not different, leaves it as it was.
-    println!("Digest of every hit and passage: {:016x}\n", digest.finish());
+    println!(
+        "Digest of every hit and passage: {:016x}\n",
+        digest.finish()
+    );
 }
 
 /// Each question asked `ROUNDS` times, its hits cut to passages, each hit added to
