@@ -216,6 +216,62 @@ fn same_word(w: &str, q: &str) -> bool {
     long(w) && long(q) && w.chars().take(SHARED_STEM).eq(q.chars().take(SHARED_STEM))
 }
 
+/// `steering_matches` of an ASCII `text`, read byte by byte: a word is a run of ASCII
+/// letters and digits, and a byte is a character. Cutting pasted text into pieces a
+/// character at a time was most of what is left of a passage's time.
+fn ascii_steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    // Each query word's bytes, and its first `SHARED_STEM` bytes when it has that many
+    // characters and they are ASCII (an ASCII word can share them only then): what
+    // `same_ascii_word` finds out again for every word of the text.
+    let prepared: Vec<(&[u8], Option<&[u8]>)> = wanted
+        .iter()
+        .map(|q| {
+            let qb = q.as_bytes();
+            let stem = (q.chars().nth(SHARED_STEM - 1).is_some() && qb[..SHARED_STEM].is_ascii())
+                .then(|| &qb[..SHARED_STEM]);
+            (qb, stem)
+        })
+        .collect();
+    let same = |w: &[u8], (qb, stem): &(&[u8], Option<&[u8]>)| {
+        w.eq_ignore_ascii_case(qb)
+            || (w.len() >= SHARED_STEM
+                && stem.is_some_and(|st| w[..SHARED_STEM].eq_ignore_ascii_case(st)))
+    };
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        let word = &bytes[start..at];
+        if let Some(q) = prepared.iter().position(|q| same(word, q)) {
+            found.push((start, q));
+        }
+    }
+    found
+}
+
+/// `same_word` of an ASCII word `w` as it is written (any case) and query word `q`
+/// (lower-case): the same answer as `same_word(&w.to_lowercase(), q)`, without the copy.
+fn same_ascii_word(w: &str, q: &str) -> bool {
+    let (w, qb) = (w.as_bytes(), q.as_bytes());
+    if w.eq_ignore_ascii_case(qb) {
+        return true;
+    }
+    // An ASCII word has as many characters as bytes; `q` shares its first `SHARED_STEM`
+    // characters only when they are ASCII too, so its bytes there are those characters.
+    w.len() >= SHARED_STEM
+        && qb.len() >= SHARED_STEM
+        && q.chars().nth(SHARED_STEM - 1).is_some()
+        && w[..SHARED_STEM].eq_ignore_ascii_case(&qb[..SHARED_STEM])
+}
+
 /// Where the passage's window starts: the window of `room` characters (of `total`),
 /// starting a quarter before a matching word so the words leading up to it come along,
 /// that holds the most distinct query words of `found` (each match's character and which
@@ -258,33 +314,83 @@ fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize
     best.0
 }
 
+/// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
+/// character's index and which query word it is, in text order.
+fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    // The text's ASCII start up to its last separator (a stored row cut short ends in a
+    // marker that is not ASCII, a pasted page may hold a few such characters late): its
+    // bytes are its characters and no word there runs on past it.
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let cut = if ascii == text.len() {
+        ascii
+    } else {
+        text.as_bytes()[..ascii]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphanumeric())
+            .map_or(0, |at| at + 1)
+    };
+    let mut found = ascii_steering_matches(&text[..cut], wanted);
+    let mut ch = cut;
+    let text = &text[cut..];
+    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let end = piece
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(piece.len(), |(i, _)| i);
+        let word = &piece[..end];
+        // An ASCII word is compared in place: lower-casing it into a new string for
+        // every word of a long record was most of the passage's time.
+        let q = if word.is_ascii() {
+            wanted.iter().position(|q| same_ascii_word(word, q))
+        } else {
+            let word = word.to_lowercase();
+            wanted.iter().position(|q| same_word(&word, q))
+        };
+        if let Some(q) = q {
+            found.push((ch, q));
+        }
+        ch += if piece.is_ascii() {
+            piece.len()
+        } else {
+            piece.chars().count()
+        };
+    }
+    found
+}
+
 /// The passage of `text` (longer than `max_chars` characters) of at most `max_chars`
 /// characters that holds the most distinct words of `query`, the earliest such; the
 /// start of the text when none is held. Cut at whitespace, `CUT` marking each cut end.
 pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
-    let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-    let total = starts.len();
+    // Each character's byte, kept only from the first that takes more than one: in
+    // ASCII text (most of what is pasted) the two are the same, and the list was a
+    // word's worth of work for every character of a long record.
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let starts: Vec<usize> = text[ascii..]
+        .char_indices()
+        .map(|(i, _)| ascii + i)
+        .collect();
+    let total = ascii + starts.len();
     if total <= max_chars {
         return text.to_string();
     }
-    let byte_at = |ch: usize| starts.get(ch).copied().unwrap_or(text.len());
+    let byte_at = |ch: usize| {
+        if ch < ascii {
+            ch
+        } else {
+            starts.get(ch - ascii).copied().unwrap_or(text.len())
+        }
+    };
     // Room for a marker at each end.
     let room = max_chars.saturating_sub(2).max(1);
     let wanted = steering_words(query);
-    // Each word of the text: its first character's index and which query word it is.
-    let mut found: Vec<(usize, usize)> = Vec::new();
-    let mut ch = 0usize;
-    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
-        let word: String = piece
-            .chars()
-            .take_while(|c| c.is_alphanumeric())
-            .collect::<String>()
-            .to_lowercase();
-        if let Some(q) = wanted.iter().position(|q| same_word(&word, q)) {
-            found.push((ch, q));
-        }
-        ch += piece.chars().count();
-    }
+    let found = steering_matches(text, &wanted);
     // A window starts a quarter before a matching word, so the words that lead up to it
     // come along; the best holds the most distinct query words.
     let best = best_start(&found, wanted.len(), room, total);
@@ -374,6 +480,92 @@ mod tests {
     fn hit(role: &str, untrusted: bool) -> Hit {
         let label = Label::new(DataClass::Private, untrusted);
         crate::test_records::hit(role, "tea at four", label)
+    }
+
+    /// Every word lower-cased into a string of its own, as the matches were found before
+    /// ASCII words were compared in place: the reference `steering_matches` must equal.
+    fn steering_matches_lower_cased(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+        let mut found = Vec::new();
+        let mut ch = 0usize;
+        for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+            let word: String = piece
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase();
+            if let Some(q) = wanted.iter().position(|q| same_word(&word, q)) {
+                found.push((ch, q));
+            }
+            ch += piece.chars().count();
+        }
+        found
+    }
+
+    #[test]
+    fn matches_compared_in_place_are_the_matches_lower_cased() {
+        let text = "Dentist appointments: Zoë's APPOINTMENT at the Électricité office, \
+            then the dentists (appoi.) and Σίσυφος; ΣΊΣΥΦΟΣ\tnew-line\nstraße STRASSE \
+            \u{212a}elvin kelvins électricity 42 x-ray X-RAYS — appointment.";
+        let ascii = "Dentist appointments: my APPOINTMENT at the office, then the \
+            dentists (appoi.) and x-ray;\tnew-line\nkelvins 42 X-RAYS -- appointment.";
+        let late = format!("{}Zoë appointments…", ascii.repeat(7));
+        let split = format!("{}é{}", ascii.repeat(3), ascii.repeat(3));
+        let inside = format!("{}dentisté appointments", ascii.repeat(3));
+        for text in [text.repeat(7), ascii.repeat(7), late, split, inside] {
+            for q in [
+                "when is my dentist appointment?",
+                "Zoë électricité",
+                "sisyphus ΣΊΣΥΦΟΣ straße",
+                "kelvin x-ray 42",
+                "dentist appointments for the x-rays",
+                "",
+            ] {
+                let wanted = steering_words(q);
+                assert_eq!(
+                    steering_matches(&text, &wanted),
+                    steering_matches_lower_cased(&text, &wanted),
+                    "{q}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_ascii_word_compared_in_place_is_the_same_word_lower_cased() {
+        let words = [
+            "",
+            "a",
+            "Appointment",
+            "APPOINTMENTS",
+            "appoi",
+            "Appo",
+            "dentist",
+            "Dentists",
+            "x",
+            "ZOE",
+            "Zoë",
+            "électricité",
+            "electricity",
+            "ÉLECTRICITY",
+            "straße",
+            "STRASSE",
+            "Σίσυφος",
+            "ΣΊΣΥΦΟΣ",
+            "k",
+            "\u{212a}elvin",
+            "kelvin",
+            "Kelvins",
+        ];
+        for w in words.iter().filter(|w| w.is_ascii()) {
+            for q in &words {
+                let q = q.to_lowercase();
+                assert_eq!(
+                    same_ascii_word(w, &q),
+                    same_word(&w.to_lowercase(), &q),
+                    "{w} against {q}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod passages;
 pub(crate) mod stop;
 pub mod time;
 
+pub(crate) use passages::TextWords;
 pub(crate) use stop::{is_stop_word, is_stop_word_in};
 
 /// Input words looked at. A question is a handful of words; a longer input is pasted
@@ -232,6 +233,13 @@ impl Query {
     #[cfg(test)]
     pub(crate) fn coverage(&self, text: &str) -> Coverage {
         self.coverage_of(&words(text))
+    }
+
+    /// `passage_coverage` of a long text from its words kept (`TextWords`): the same
+    /// passage. `None` for a query with an exact token, whose passages are found from the
+    /// text itself.
+    pub(crate) fn passage_of_words(&self, words: &TextWords) -> Option<Passage> {
+        passages::of_text_words(self, words)
     }
 
     /// What the best passage of `text` holds (docs/memoryd.md, 'Relevance by the best

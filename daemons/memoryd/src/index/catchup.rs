@@ -500,8 +500,9 @@ impl Index {
             }
             tx.commit()
         };
-        // Rows went: a group once common may not be now.
+        // Rows went: a group once common may not be now, and their words are not kept.
         self.common.forget();
+        self.kept.forget();
         run(&mut self.conn).map_err(|e| self.sql(e))?;
         self.purge_pending = true;
         Ok(())

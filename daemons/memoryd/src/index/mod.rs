@@ -15,6 +15,7 @@ mod catchup;
 pub mod common_words;
 mod forget;
 mod ingest;
+mod kept_words;
 mod near;
 mod near_field;
 mod purge;
@@ -104,6 +105,8 @@ pub struct Index {
     rebuild: Option<rebuild::Rebuild>,
     /// The query groups known to match more rows than a recall scores (see `common`).
     common: common_words::Common,
+    /// Long rows' words kept between recalls (`kept_words`).
+    kept: kept_words::Kept,
     /// Matches past which a group is common: `common_words::COMMON_ROWS` but for measuring.
     common_rows: u32,
     /// The whole pass over `sessions/` under way, kept between slices (see `catchup`).
@@ -150,6 +153,7 @@ impl Index {
             reported: HashMap::new(),
             rebuild,
             common: common_words::Common::default(),
+            kept: kept_words::Kept::default(),
             common_rows: common_words::COMMON_ROWS,
             pass: None,
             hot: std::collections::VecDeque::new(),

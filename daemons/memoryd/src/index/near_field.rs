@@ -14,12 +14,13 @@
 //! - at open (`fill`), for an index made before the table existed.
 //!
 //! And it answers the searches of the field for `recall`: the rows whose neighbours
-//! best match a question (`Index::near_matching`), and one row's bm25 in either table
-//! (`Index::score_of`).
+//! best match a question (`Index::near_matching`), and rows' bm25 in either table
+//! (`Index::scores_of`).
 
 use super::near::NEAR_TURNS;
 use super::{Index, IndexError};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
 
 /// The table. Contentless (`content=''`): it keeps only the words' postings, not a copy
 /// of the neighbours' text, so a row's text is stored once, in `docs`, and a forgotten
@@ -188,9 +189,18 @@ const WINDOW_START: &str =
 /// How one search of the field is made: the expression, the window's start, how many.
 const MATCHING: &str = "SELECT rowid, bm25(near) FROM near WHERE near MATCH ?1 \
     AND rowid >= ?2 ORDER BY bm25(near), rowid DESC LIMIT ?3";
-/// One row's bm25 in a table, for a row found by the other's search.
-const NEAR_SCORE: &str = "SELECT bm25(near) FROM near WHERE near MATCH ?1 AND rowid = ?2";
-const OWN_SCORE: &str = "SELECT bm25(docs) FROM docs WHERE docs MATCH ?1 AND rowid = ?2";
+/// Rows' bm25 in a table, for rows found by the other's search: every row asked about
+/// in one statement, within the range of their ids (FTS5 walks the expression's matches
+/// from `?2` to `?3` only) and then kept to those asked for (`?4`, a JSON array; the `+`
+/// keeps SQLite from handing the list to FTS5 as one query per id). FTS5's bm25 counts
+/// each phrase's rows over the whole table once a statement, so the score of a row is
+/// the same asked alone or among others; asked a row at a time, that count was made
+/// again for every row, most of a recall's searching among long records
+/// (docs/measurements/memoryd.md, 'Long records').
+const NEAR_SCORES: &str = "SELECT rowid, bm25(near) FROM near WHERE near MATCH ?1 \
+    AND rowid >= ?2 AND rowid <= ?3 AND +rowid IN (SELECT value FROM json_each(?4))";
+const OWN_SCORES: &str = "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?1 \
+    AND rowid >= ?2 AND rowid <= ?3 AND +rowid IN (SELECT value FROM json_each(?4))";
 
 impl Index {
     /// Up to `n` (rowid, bm25 of the field) whose neighbours' words best match `expr`,
@@ -211,17 +221,27 @@ impl Index {
         run().map_err(|e| self.sql(e))
     }
 
-    /// The bm25 of row `rowid` for `expr` in the field (`near: true`) or in its own text;
-    /// 0 when it does not match there.
-    pub(super) fn score_of(&self, near: bool, expr: &str, rowid: i64) -> Result<f64, IndexError> {
-        let run = || -> rusqlite::Result<f64> {
+    /// The bm25 of each of `rowids` for `expr` in the field (`near: true`) or in its own
+    /// text, by row id; a row that does not match there is left out (it scores 0).
+    pub(super) fn scores_of(
+        &self,
+        near: bool,
+        expr: &str,
+        rowids: &[i64],
+    ) -> Result<HashMap<i64, f64>, IndexError> {
+        let (Some(&low), Some(&high)) = (rowids.iter().min(), rowids.iter().max()) else {
+            return Ok(HashMap::new());
+        };
+        let ids: Vec<String> = rowids.iter().map(i64::to_string).collect();
+        let ids = format!("[{}]", ids.join(","));
+        let run = || -> rusqlite::Result<HashMap<i64, f64>> {
             let mut stmt = self
                 .conn
-                .prepare_cached(if near { NEAR_SCORE } else { OWN_SCORE })?;
-            Ok(stmt
-                .query_row(params![expr, rowid], |r| r.get::<_, f64>(0))
-                .optional()?
-                .unwrap_or(0.0))
+                .prepare_cached(if near { NEAR_SCORES } else { OWN_SCORES })?;
+            let rows = stmt.query_map(params![expr, low, high, ids], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            })?;
+            rows.collect()
         };
         run().map_err(|e| self.sql(e))
     }

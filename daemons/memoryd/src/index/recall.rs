@@ -171,17 +171,25 @@ impl Index {
         // Each row's best passage, found once and handed to the ranking: a pasted
         // document's windows are the most of what a recall among such records costs.
         let mut passages: HashMap<i64, Passage> = HashMap::with_capacity(rows.len());
-        for (c, hit) in &mut rows {
-            let passage = parsed.passage_coverage(&hit.text);
+        // Rows lacking the same groups are scored in one statement (`scores_of`).
+        let mut lacking: HashMap<String, Vec<i64>> = HashMap::new();
+        for (c, hit) in &rows {
+            let passage = self.kept.passage(&parsed, c.rowid, &hit.text);
             passages.insert(c.rowid, passage);
             let held = passage.cover.held;
-            let lacking = parsed.expression_of(|i| {
+            let expr = parsed.expression_of(|i| {
                 held & (1 << i) == 0 && frequencies.get(i).is_some_and(|&f| f <= self.common_rows)
             });
-            c.near_bm25 = match lacking {
-                Some(expr) => self.score_of(true, &expr, c.rowid)?,
-                None => 0.0,
-            };
+            if let Some(expr) = expr {
+                lacking.entry(expr).or_default().push(c.rowid);
+            }
+        }
+        let mut near_scores: HashMap<i64, f64> = HashMap::new();
+        for (expr, rowids) in &lacking {
+            near_scores.extend(self.scores_of(true, expr, rowids)?);
+        }
+        for (c, _) in &mut rows {
+            c.near_bm25 = near_scores.get(&c.rowid).copied().unwrap_or(0.0);
         }
         // The best candidates' neighbours (`near`): each link lends the neighbour part
         // of the candidate's relevance; a neighbour not itself a candidate is read too.
@@ -207,9 +215,21 @@ impl Index {
                 links.push((rowid, n));
             }
         }
-        let ranked = rank::rerank(&parsed, span.as_ref(), rows, &links, &passages);
+        for (c, hit) in &rows {
+            if c.reached {
+                passages.insert(c.rowid, self.kept.passage(&parsed, c.rowid, &hit.text));
+            }
+        }
+        let ranked = rank::rerank(
+            &parsed,
+            span.as_ref(),
+            rows,
+            &links,
+            &passages,
+            limit as usize,
+        );
         Ok(Words {
-            hits: ranked.into_iter().take(limit as usize).collect(),
+            hits: ranked,
             rarity: Rarity::of(&frequencies),
         })
     }
@@ -320,15 +340,19 @@ impl Index {
         // words. A question of common words only does not search it: its words are in
         // most fields. Each row's field score is taken later, by the groups it lacks.
         if let Some(expr) = &rare_any {
+            let mut by_near: Vec<i64> = Vec::new();
             for (rowid, _) in self.near_matching(expr, n)? {
-                if out.iter().any(|c| c.rowid == rowid) {
-                    continue;
+                if !out.iter().any(|c| c.rowid == rowid) && !by_near.contains(&rowid) {
+                    by_near.push(rowid);
                 }
+            }
+            let own = self.scores_of(false, expr, &by_near)?;
+            for rowid in by_near {
                 let rank = out.len();
                 out.push(Candidate {
                     rowid,
                     all: false,
-                    bm25: self.score_of(false, expr, rowid)?,
+                    bm25: own.get(&rowid).copied().unwrap_or(0.0),
                     rank,
                     reached: false,
                     near_bm25: 0.0,

@@ -112,36 +112,37 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
     ))
 }
 
-/// `Query::passage_coverage` of a long `text` when every group of the query is a word
-/// (no exact token of several parts), reading the text's words as they are cut, never
-/// holding them: each word is only which groups it matches (a bit each), and a window
-/// holds the groups of its words and the pairs of a word matching group `i` followed by
-/// one matching group `i + 1`. `None` for a query with an exact token, or a text of at
-/// most `PASSAGE_WORDS` words (its own passage; `passage_coverage` reads it whole).
-pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
-    let mut words: Vec<(&str, &str, Option<&str>)> = Vec::with_capacity(query.groups.len());
+/// The query's groups when every one is a word (no exact token of several parts): each
+/// word, its base form and its root; `None` otherwise.
+fn word_groups(query: &Query) -> Option<Vec<(&str, &str, Option<&str>)>> {
+    let mut words = Vec::with_capacity(query.groups.len());
     for g in &query.groups {
         match g {
-            Group::Word { word, root } => words.push((word, base(word), root.as_deref())),
+            Group::Word { word, root } => words.push((word.as_str(), base(word), root.as_deref())),
             Group::Exact { .. } => return None,
         }
     }
-    let mut masks: Vec<u32> = Vec::with_capacity(text.len() / 6);
-    let n = for_each_word(text, |_, t| {
-        let token_base = base(t);
-        let mask = words
-            .iter()
-            .enumerate()
-            .filter(|(_, (word, word_base, root))| {
-                t == *word || token_base == *word_base || root.is_some_and(|r| t.starts_with(r))
-            })
-            .fold(0u32, |acc, (i, _)| acc | 1 << i);
-        masks.push(mask);
-        true
-    });
-    if n <= PASSAGE_WORDS {
-        return None;
-    }
+    Some(words)
+}
+
+/// Which of `words` (`word_groups`) the text's word `t` matches, a bit each.
+fn mask_of(words: &[(&str, &str, Option<&str>)], t: &str) -> u32 {
+    let token_base = base(t);
+    words
+        .iter()
+        .enumerate()
+        .filter(|(_, (word, word_base, root))| {
+            t == *word || token_base == *word_base || root.is_some_and(|r| t.starts_with(r))
+        })
+        .fold(0u32, |acc, (i, _)| acc | 1 << i)
+}
+
+/// The best window of a text of more than `PASSAGE_WORDS` words, each word given as the
+/// groups it matches (`masks`): its coverage of `groups` groups and its place, chosen as
+/// `Query::passage_coverage` says. A window holds the groups of its words and the pairs
+/// of a word matching group `i` followed by one matching group `i + 1`.
+fn best_of_masks(masks: &[u32], groups: usize) -> Option<(Coverage, usize, usize)> {
+    let n = masks.len();
     // Pair `i` starts at a word matching group `i` when the next word matches `i + 1`.
     let pairs: Vec<u32> = masks
         .iter()
@@ -158,7 +159,7 @@ pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
         let adjacent = pairs[at..end - 1].iter().fold(0u32, |acc, m| acc | m);
         let c = Coverage {
             matched: held.count_ones() as usize,
-            of: words.len(),
+            of: groups,
             held,
             adjacent: adjacent.count_ones() as usize,
         };
@@ -170,8 +171,25 @@ pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
         }
         at += step;
     }
-    let (cover, at) = best?;
-    let end = (at + PASSAGE_WORDS).min(n);
+    best.map(|(c, at)| (c, at, (at + PASSAGE_WORDS).min(n)))
+}
+
+/// `Query::passage_coverage` of a long `text` when every group of the query is a word
+/// (no exact token of several parts), reading the text's words as they are cut, never
+/// holding them: each word is only which groups it matches (a bit each). `None` for a
+/// query with an exact token, or a text of at most `PASSAGE_WORDS` words (its own
+/// passage; `passage_coverage` reads it whole).
+pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
+    let words = word_groups(query)?;
+    let mut masks: Vec<u32> = Vec::with_capacity(text.len() / 6);
+    let n = for_each_word(text, |_, t| {
+        masks.push(mask_of(&words, t));
+        true
+    });
+    if n <= PASSAGE_WORDS {
+        return None;
+    }
+    let (cover, at, end) = best_of_masks(&masks, words.len())?;
     let mut stops = 0usize;
     for_each_word(text, |i, t| {
         if (at..end).contains(&i) && is_stop_word(t) {
@@ -179,6 +197,74 @@ pub(super) fn of_words_only(query: &Query, text: &str) -> Option<Passage> {
         }
         i + 1 < end
     });
+    Some(Passage {
+        cover,
+        long: true,
+        list: (stops as f64) < LIST_STOP_SHARE * (end - at) as f64,
+        insists: false,
+    })
+}
+
+/// A long text's words as `for_each_word` cuts them, kept to be searched again
+/// (`index::text_words`): each distinct word once, whether it is a stop word, and the
+/// text as places in that list. A question then matches each distinct word once, not
+/// each of the text's thousands of words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextWords {
+    distinct: Vec<Box<str>>,
+    stop: Vec<bool>,
+    places: Vec<u32>,
+}
+
+impl TextWords {
+    /// The words of `text`, when it has more than `PASSAGE_WORDS` (a shorter text is its
+    /// own passage, read whole).
+    pub(crate) fn of(text: &str) -> Option<TextWords> {
+        let mut seen: std::collections::HashMap<Box<str>, u32> = std::collections::HashMap::new();
+        let mut out = TextWords {
+            distinct: Vec::new(),
+            stop: Vec::new(),
+            places: Vec::with_capacity(text.len() / 6),
+        };
+        for_each_word(text, |_, t| {
+            let place = match seen.get(t) {
+                Some(&p) => p,
+                None => {
+                    let p = u32::try_from(out.distinct.len()).unwrap_or(u32::MAX);
+                    seen.insert(t.into(), p);
+                    out.distinct.push(t.into());
+                    out.stop.push(is_stop_word(t));
+                    p
+                }
+            };
+            out.places.push(place);
+            true
+        });
+        (out.places.len() > PASSAGE_WORDS).then_some(out)
+    }
+
+    /// Bytes held, about: what a cache of them counts against its bound.
+    pub(crate) fn size(&self) -> usize {
+        let words: usize = self.distinct.iter().map(|w| w.len() + 16).sum();
+        words + self.stop.len() + 4 * self.places.len()
+    }
+}
+
+/// `of_words_only` from a text's words kept (`TextWords`): the same passage, `None` for a
+/// query with an exact token.
+pub(super) fn of_text_words(query: &Query, text: &TextWords) -> Option<Passage> {
+    let words = word_groups(query)?;
+    let distinct: Vec<u32> = text.distinct.iter().map(|t| mask_of(&words, t)).collect();
+    let masks: Vec<u32> = text
+        .places
+        .iter()
+        .map(|&p| distinct.get(p as usize).copied().unwrap_or(0))
+        .collect();
+    let (cover, at, end) = best_of_masks(&masks, words.len())?;
+    let stops = text.places[at..end]
+        .iter()
+        .filter(|&&p| text.stop.get(p as usize).copied().unwrap_or(false))
+        .count();
     Some(Passage {
         cover,
         long: true,
@@ -280,6 +366,74 @@ mod tests {
                 assert_eq!(fast, Some(slow), "{q} in round {round}");
             }
         }
+    }
+
+    #[test]
+    fn a_texts_words_kept_find_the_passage_the_text_finds() {
+        let vocabulary = [
+            "The",
+            "wifi",
+            "PASSWORD",
+            "is",
+            "rent,",
+            "month.",
+            "dentist",
+            "appointments",
+            "on",
+            "Thursday",
+            "park",
+            "car",
+            "cooking",
+            "dinner",
+            "a",
+            "of",
+            "kids",
+            "school",
+            "picked",
+            "bills",
+            "électricité",
+            "électricity",
+            "Zoë",
+            "x-ray",
+            "and",
+            "the",
+        ];
+        let questions = [
+            "what is the wifi password?",
+            "when is my dentist appointment on thursday?",
+            "who picks the kids from school after cooking dinner?",
+            "did I pay the electricity bill",
+            "the park and the car",
+            "zoe x ray",
+        ];
+        let mut seed: u64 = 0x5151_2727;
+        let mut long = 0;
+        for round in 0..40 {
+            let n = 100 + round * 41;
+            let text: Vec<&str> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    vocabulary[(seed >> 33) as usize % vocabulary.len()]
+                })
+                .collect();
+            let text = text.join(" ");
+            let kept = TextWords::of(&text);
+            assert_eq!(kept.is_some(), words(&text).len() > PASSAGE_WORDS);
+            for q in questions {
+                let query = parse(q).unwrap();
+                let from_kept = kept.as_ref().and_then(|k| of_text_words(&query, k));
+                if word_groups(&query).is_some() && kept.is_some() {
+                    long += 1;
+                    assert!(from_kept.is_some(), "{q} in round {round}");
+                }
+                if let Some(p) = from_kept {
+                    assert_eq!(p, query.passage_coverage(&text), "{q} in round {round}");
+                }
+            }
+        }
+        assert!(long > 100, "{long}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Ranking by a record's neighbouring turns (docs/memoryd.md, 'Neighbouring turns').
 
 use super::*;
+use rusqlite::OptionalExtension;
 
 /// The owner's question and the answer after it, which shares no word with it but the
 /// name of who answers (LoCoMo's turns start with the speaker's name): a row that holds
@@ -324,4 +325,66 @@ fn a_fill_stopped_part_way_goes_on_from_the_last_log_it_committed() {
         )
         .unwrap();
     assert_eq!(left, 0);
+}
+
+/// Rows' bm25 scored in one statement (`Index::scores_of`) is each row's bm25 asked alone,
+/// as recall asked it a row at a time before: FTS5 counts a phrase's rows over the whole
+/// table whatever rows a statement keeps.
+#[test]
+fn rows_scored_together_score_as_each_row_asked_alone() {
+    let w = World::new();
+    let turns = [
+        "Nate: my favourite board game is chess.",
+        "Tell me your favourite board game, Nate.",
+        "Nate: Definitely Carcassonne, we play it every Sunday.",
+        "The board met on Sunday about the game budget.",
+        "Carcassonne again? Chess is a better game.",
+        "Nothing about any of it here.",
+        "game game game board board favourite",
+    ];
+    for (i, t) in turns.iter().enumerate() {
+        w.append(["a", "b"][i % 2], 0, &line(t));
+    }
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let ids: Vec<i64> = ix
+        .conn
+        .prepare("SELECT id FROM docs_content ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ids.len(), turns.len());
+    for q in [
+        QUESTION,
+        "favourite game on sunday",
+        "carcassonne",
+        "budget",
+    ] {
+        let expr = crate::query::parse(q).unwrap().expression();
+        for (near, table) in [(true, "near"), (false, "docs")] {
+            let together = ix.scores_of(near, &expr, &ids).unwrap();
+            let sql =
+                format!("SELECT bm25({table}) FROM {table} WHERE {table} MATCH ?1 AND rowid = ?2");
+            for &id in &ids {
+                let alone: Option<f64> = ix
+                    .conn
+                    .query_row(&sql, rusqlite::params![expr, id], |r| r.get(0))
+                    .optional()
+                    .unwrap();
+                assert_eq!(
+                    together.get(&id).copied(),
+                    alone,
+                    "{q} in {table}, row {id}"
+                );
+            }
+            // A part of the rows: the others' scores do not move.
+            let part = ix.scores_of(near, &expr, &ids[2..4]).unwrap();
+            for (id, s) in &part {
+                assert_eq!(together.get(id), Some(s), "{q} in {table}, row {id}");
+            }
+            assert!(part.keys().all(|id| ids[2..4].contains(id)));
+        }
+    }
 }

@@ -210,3 +210,31 @@ fn a_hit_holding_the_questions_rare_word_holds_more_of_it_than_one_holding_its_c
     // Weighed alike, each is the plain share.
     assert_eq!(words.rarity.share(words.hits[0].held, 0.0), 0.5);
 }
+
+/// A long record's words are kept between recalls (`kept_words`) and go with its row: a
+/// forget empties what is kept, and the record forgotten is no longer found, while the
+/// one kept is found as before.
+#[test]
+fn a_forgotten_long_records_words_are_not_kept() {
+    let w = World::new();
+    let long = |word: &str| {
+        format!(
+            "{} the {word} is in the drawer.",
+            "ordinary words ".repeat(200)
+        )
+    };
+    w.append("main", 0, &user(&long("plumquartz")).to_line());
+    w.append("main", 0, &user(&long("kettle")).to_line());
+    let mut ix = w.index();
+    let before = texts(&mut ix, "where is the plumquartz?");
+    assert_eq!(before.len(), 1);
+    assert_eq!(texts(&mut ix, "where is the kettle?").len(), 1);
+    assert_eq!(ix.kept.len(), 2);
+    // Asked again from the words kept: the same hits.
+    assert_eq!(texts(&mut ix, "where is the plumquartz?"), before);
+    crate::fixture::rewrite_without(&w.log("main", 0), "plumquartz");
+    assert_eq!(ix.forget(&[("main".into(), 0)]).unwrap(), 1);
+    assert_eq!(ix.kept.len(), 0);
+    assert!(texts(&mut ix, "where is the plumquartz?").is_empty());
+    assert_eq!(texts(&mut ix, "where is the kettle?").len(), 1);
+}
