@@ -1,0 +1,55 @@
+//! Commands as a room answers them: a SIGHUP's token re-read, the lists that quote
+//! stored text kept for the terminal, `/quit` that closes nothing.
+
+use super::*;
+
+impl<W: Work> Channel<W> {
+    /// A SIGHUP: a refused token is read again at once.
+    pub(in crate::channel) fn matrix_hangup(&self) {
+        if let Some(rooms) = &self.rooms {
+            rooms.link.hangup();
+        }
+    }
+
+    /// In a room, a command whose answer quotes stored text of any label (`/recall`,
+    /// `/inbox`, a `/forget` list) is answered at the terminal only, unless
+    /// `matrix.max_class` is the top class: loopd does not weigh each quoted text's label
+    /// against it there (docs/matrix.md, 'Labels'). Returns whether it answered so.
+    pub(in crate::channel) fn kept_from_room(
+        &self,
+        out: &mut Outbox,
+        id: ConnId,
+        command: &Command,
+    ) -> bool {
+        use conversation::forget::Ask;
+        if !is_room(id) || self.cfg.matrix.max_class == proto::DataClass::Secret {
+            return false;
+        }
+        let quotes = matches!(
+            command,
+            Command::Recall(_) | Command::Inbox | Command::Forget(Ask::List(_) | Ask::More)
+        );
+        if quotes {
+            out.send(
+                id,
+                whole(&format!(
+                    "this answer quotes stored text, which may be labelled above matrix.max_class ({}): ask at the terminal. /forget N… and /forget all work here on a list shown there.",
+                    self.cfg.matrix.max_class
+                )),
+            );
+        }
+        quotes
+    }
+
+    /// `/quit` in a room closes nothing: the room stays served.
+    pub(in crate::channel) fn quit_in_room(&self, out: &mut Outbox, id: ConnId) -> bool {
+        if !is_room(id) {
+            return false;
+        }
+        out.send(
+            id,
+            whole("/quit closes a terminal's connection; this room stays served (leave the room to stop)"),
+        );
+        true
+    }
+}

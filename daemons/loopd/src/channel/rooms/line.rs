@@ -1,0 +1,226 @@
+//! An owner's line from a room: queued on its room's connection like a socket's line,
+//! and its reply block read back into events, planned with fixed transaction ids and
+//! written to the store before the line leaves it.
+
+use super::*;
+
+impl<W: Work> Channel<W> {
+    /// Queues an owner's line on its room's connection (made on first use).
+    pub(in crate::channel) fn room_line(
+        &mut self,
+        out: &mut Outbox,
+        room: &str,
+        event: &str,
+        body: &str,
+    ) {
+        let default = self.cfg.matrix.session.clone();
+        let Some(rooms) = self.rooms.as_mut() else {
+            return;
+        };
+        let id = match rooms.conns.get(room) {
+            Some(id) => *id,
+            None => {
+                let id = ConnId(rooms.next_conn);
+                rooms.next_conn += 1;
+                rooms.conns.insert(room.to_string(), id);
+                rooms.outs.insert(
+                    id,
+                    RoomOut {
+                        room: room.to_string(),
+                        reader: blocks::Reader::default(),
+                        owed: VecDeque::new(),
+                        typing: None,
+                    },
+                );
+                id
+            }
+        };
+        // `/allow N` runs the refused fetch as a turn: its answer is the model's.
+        let whose = match crate::channel::commands::parse(body) {
+            Some(Ok(Command::Allow(_))) => Whose::Turn,
+            Some(_) => Whose::Loopd,
+            None if body.trim().is_empty() => Whose::Loopd,
+            None => Whose::Turn,
+        };
+        let quotes = match crate::channel::commands::parse(body) {
+            Some(Ok(Command::Status)) => Quotes::Memory,
+            _ => Quotes::Nothing,
+        };
+        if let Some(o) = rooms.outs.get_mut(&id) {
+            o.owed.push_back((whose, event.to_string(), quotes));
+        }
+        if body.starts_with("/forget") {
+            rooms.store.keep_forget(event);
+        }
+        if whose == Whose::Turn {
+            rooms.link.send(Down::Typing {
+                room: room.to_string(),
+                on: true,
+            });
+            if let Some(o) = rooms.outs.get_mut(&id) {
+                o.typing = Some(Instant::now());
+            }
+        }
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.conns.entry(id) {
+            let name = session_of(&rooms.store, room, &default);
+            let session = match SessionId::parse(&name) {
+                Ok(s) => s,
+                Err(e) => {
+                    plumbing::error!("matrix: room {room}: session {name:?}: {e}");
+                    return;
+                }
+            };
+            slot.insert(Conn::room(session));
+        }
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.pending.push_back(Queued::Line(
+                body.to_string(),
+                Some(FromMatrix {
+                    event: event.to_string(),
+                }),
+            ));
+        }
+        self.pump(out, id);
+    }
+
+    /// The blocks rendered for rooms since the last call, planned into events: the store
+    /// saved with them before any is handed to the send thread, and each answered line
+    /// leaving the waiting lines in the same write.
+    pub(in crate::channel) fn rooms_flush(&mut self, out: &mut Outbox) {
+        let max_class = self.cfg.matrix.max_class;
+        let taken = out.take_sent(is_room);
+        let Some(rooms) = self.rooms.as_mut() else {
+            return;
+        };
+        let mut changed = false;
+        for (id, bytes) in taken {
+            let Some(o) = rooms.outs.get_mut(&id) else {
+                continue;
+            };
+            let room = o.room.clone();
+            let done = o.reader.feed(&bytes);
+            // A turn still streaming keeps its typing notice on.
+            let streaming =
+                done.is_empty() && o.owed.front().is_some_and(|(w, ..)| *w == Whose::Turn);
+            if streaming && o.typing.is_some_and(|t| t.elapsed() >= TYPING_REFRESH) {
+                o.typing = Some(Instant::now());
+                rooms.link.send(Down::Typing {
+                    room: room.clone(),
+                    on: true,
+                });
+            }
+            let mut owed = Vec::new();
+            for lines in done {
+                let (whose, event, quotes) =
+                    o.owed
+                        .pop_front()
+                        .unwrap_or((Whose::Loopd, String::new(), Quotes::Nothing));
+                let lines = match quotes {
+                    Quotes::Memory => memory_weighed(lines, max_class),
+                    Quotes::Nothing => lines,
+                };
+                owed.push((whose, event, lines));
+            }
+            let session = self.conns.get(&id).map(|c| c.session.clone());
+            for (whose, event, lines) in owed {
+                changed = true;
+                if whose == Whose::Turn {
+                    rooms.link.send(Down::Typing {
+                        room: room.clone(),
+                        on: false,
+                    });
+                }
+                let label = session
+                    .as_ref()
+                    .and_then(|s| match self.board.get(s.as_str()) {
+                        Some(SessionView::Open { label, .. }) => Some(label),
+                        _ => None,
+                    });
+                let key = format!("reply\n{room}\n{event}");
+                let why = Why::Reply {
+                    event: event.clone(),
+                };
+                let held = whose == Whose::Turn && label.is_some_and(|l| l.class > max_class);
+                if held {
+                    // Kept for the terminal: `/inbox` there shows it, and the next
+                    // connection to the session gets it (docs/matrix.md, 'Labels').
+                    let pieces = lines
+                        .iter()
+                        .map(|l| match l.strip_prefix("· ") {
+                            Some(own) => conversation::inbox::Piece::Activity(own.to_string()),
+                            None => conversation::inbox::Piece::Text(format!("{l}\n")),
+                        })
+                        .collect();
+                    if let (Some(s), Some(l)) = (&session, label) {
+                        let (m, saved) = self.mail.inbox.with(|i| {
+                            i.add(
+                                s.as_str(),
+                                conversation::inbox::Kind::Held,
+                                pieces,
+                                l,
+                                false,
+                                None,
+                            )
+                        });
+                        if let Err(e) = saved {
+                            plumbing::error!("inbox: {e}");
+                        }
+                        rooms.store.keep_held(m.n);
+                    }
+                    let words = format!(
+                        "loopd: this reply is labelled {}, above matrix.max_class ({}): it is not sent here. It waits at the terminal: /inbox there shows it.",
+                        label.map(|l| l.class.to_string()).unwrap_or_default(),
+                        max_class
+                    );
+                    rooms.plan_into(&room, (&key, 0), Planned(Style::Notice, "", &words), &why);
+                } else {
+                    for (i, piece) in blocks::pieces(whose, &lines).into_iter().enumerate() {
+                        let (style, text) = match piece {
+                            Piece::Text(t) => (Style::Text, t),
+                            Piece::Notice(t) => (Style::Notice, t),
+                        };
+                        rooms.plan_into(&room, (&key, i as u64), Planned(style, "", &text), &why);
+                    }
+                }
+                // `/remind WHEN TEXT` set reminder N: its command and confirmation are
+                // found by `remind N` when a removal takes the reminder.
+                if let Some(n) = (whose == Whose::Loopd && !event.is_empty())
+                    .then(|| lines.first().and_then(|l| reminder_set(l)))
+                    .flatten()
+                {
+                    rooms.store.keep_sent(Sent {
+                        room: room.clone(),
+                        event: event.clone(),
+                        line: format!("remind {n}"),
+                    });
+                }
+                if !event.is_empty() {
+                    rooms.store.keep_sent(Sent {
+                        room: room.clone(),
+                        event: event.clone(),
+                        line: event.clone(),
+                    });
+                    rooms.store.answer(&event);
+                }
+            }
+        }
+        // `/session NAME` in a room switches it once its block ends.
+        for (room, id) in &rooms.conns {
+            if let Some(conn) = self.conns.get(id) {
+                let now = conn.session.to_string();
+                if rooms.store.rooms.get(room) != Some(&now) {
+                    rooms.store.rooms.insert(room.clone(), now.clone());
+                    // The session it left no longer sends its unasked messages here.
+                    rooms.store.last_room.retain(|_, r| r != room);
+                    rooms.store.last_room.insert(now, room.clone());
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            rooms.save();
+            conversation::testhook::abort_at("matrix-reply-planned");
+        }
+        rooms.hand_over();
+    }
+}

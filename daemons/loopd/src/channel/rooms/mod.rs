@@ -1,0 +1,229 @@
+//! Matrix rooms as the channel's clients (docs/matrix.md, 'The channel in loopd'). Each
+//! room the owner writes in is a connection of its own that no socket backs: its lines
+//! are queued, started and answered by the same code as a socket's, one reply block
+//! each, in order, commands included. The blocks rendered for it are taken back out of
+//! the outbox (`Outbox::take_sent`), read into the model's text and loopd's notices
+//! (`crate::matrix::blocks`), planned into events with fixed transaction ids, written to
+//! the store and handed to the send thread. A line leaves the store's waiting lines only
+//! once its reply's events are in the store, so a crash before that runs it again.
+
+use super::commands::Command;
+use super::reply::whole;
+use super::work::Work;
+use super::{Channel, Conn, Queued};
+use crate::matrix::blocks::{self, Piece, Whose};
+use crate::matrix::store::{Inbound, Outgoing, Sent, Store, Why};
+use crate::matrix::{Down, Line, Link, Up};
+use ::matrix::outgoing::{plan, Style};
+use conversation::inbox::Message;
+use conversation::status::SessionView;
+use plumbing::{ConnId, Outbox};
+use proto::{FromMatrix, SessionId};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+mod acks;
+mod attach;
+mod commands;
+mod line;
+mod redact;
+mod status;
+mod unasked;
+
+/// Where the rooms' connection ids start: far above any socket's (the poll loop numbers
+/// its connections from 1 up and reuses them), so the two never meet.
+pub(crate) const ROOM_CONN_BASE: usize = 1 << 40;
+
+/// Whether `id` is a room's connection.
+pub(crate) fn is_room(id: ConnId) -> bool {
+    id.0 >= ROOM_CONN_BASE
+}
+
+/// A room's side of its connection: the blocks it is owed, in the order its lines were
+/// queued, and the reader of what was rendered for it.
+struct RoomOut {
+    room: String,
+    reader: blocks::Reader,
+    owed: VecDeque<(Whose, String, Quotes)>,
+    /// When the typing notice was last sent on for the turn being answered.
+    typing: Option<Instant>,
+}
+
+/// What stored text a command's answer quotes, to be weighed in a room before it leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quotes {
+    Nothing,
+    /// `/status`: what memory brought into the last turn, with its label.
+    Memory,
+}
+
+/// How often a running turn's typing notice is sent again while its reply streams: half
+/// of how long one lasts (`matrix::send::TYPING_FOR`), so a long turn's never lapses
+/// while it still produces output.
+pub(crate) const TYPING_REFRESH: Duration = Duration::from_secs(60);
+
+/// The Matrix channel's state on the poll loop.
+pub(crate) struct Rooms {
+    link: Link,
+    store: Store,
+    state_dir: PathBuf,
+    conns: BTreeMap<String, ConnId>,
+    outs: HashMap<ConnId, RoomOut>,
+    next_conn: usize,
+    /// Transaction ids handed to the send thread and not yet acknowledged.
+    handed: HashSet<String>,
+    /// The store's waiting lines were queued again after a start.
+    resumed: bool,
+}
+
+impl Rooms {
+    pub(crate) fn new(link: Link, store: Store, state_dir: PathBuf) -> Rooms {
+        Rooms {
+            link,
+            store,
+            state_dir,
+            conns: BTreeMap::new(),
+            outs: HashMap::new(),
+            next_conn: ROOM_CONN_BASE,
+            handed: HashSet::new(),
+            resumed: false,
+        }
+    }
+
+    fn save(&mut self) -> bool {
+        match self.store.save(&self.state_dir) {
+            Ok(()) => true,
+            Err(e) => {
+                plumbing::error!("matrix: {e}");
+                false
+            }
+        }
+    }
+
+    /// Hands every planned event not yet handed to the send thread, in order; what does
+    /// not fit its queue is handed after the next acknowledgement.
+    fn hand_over(&mut self) {
+        let status = std::sync::Arc::clone(&self.link.status);
+        for o in &self.store.outbox {
+            if self.handed.contains(&o.txn) {
+                continue;
+            }
+            // A room that is not served waits (a redaction only takes away): its events
+            // are handed over when it is served again (`Up::Rooms`).
+            let redaction = matches!(o.why, Why::Redact { .. });
+            if !redaction && !crate::matrix::served(&status, &o.room) {
+                continue;
+            }
+            if !self.link.send(Down::Send(o.clone())) {
+                break;
+            }
+            self.handed.insert(o.txn.clone());
+        }
+    }
+
+    /// Plans the redaction of `event` in `room` (not yet saved), its transaction id fixed
+    /// by the two.
+    fn redact(&mut self, room: &str, event: &str) {
+        let txn = ::matrix::outgoing::redaction_txn(room, event);
+        if self.store.outbox.iter().any(|o| o.txn == txn) {
+            return;
+        }
+        self.store.outbox.push(Outgoing {
+            room: room.to_string(),
+            txn,
+            why: Why::Redact {
+                event: event.to_string(),
+            },
+            content: serde_json::Value::Null,
+        });
+    }
+
+    /// The channel's state in words, for `systemctl status`.
+    pub(crate) fn state(&self) -> String {
+        self.link.status().state
+    }
+
+    /// Whether `room` is served now, by the sync thread's last confirmed sync.
+    fn served(&self, room: &str) -> bool {
+        crate::matrix::served(&self.link.status, room)
+    }
+
+    /// Plans `text` as events of `style` (with `header`, for an unasked message) into the
+    /// store (not yet saved): their transaction ids fixed by `key`, the block's number in
+    /// it and the part, so the same plan after a crash is the same events.
+    fn plan_into(&mut self, room: &str, (key, block): (&str, u64), what: Planned<'_>, why: &Why) {
+        let Planned(style, header, text) = what;
+        for part in plan(key, block, style, header, text) {
+            if self.store.outbox.iter().any(|o| o.txn == part.txn) {
+                continue;
+            }
+            self.store.outbox.push(Outgoing {
+                room: room.to_string(),
+                txn: part.txn,
+                why: why.clone(),
+                content: part.content,
+            });
+        }
+    }
+}
+
+/// `/status`'s answer for a room: what memory brought into the last turn is quoted only
+/// when its label is at or below `max_class`; otherwise its label and length are said
+/// and the text waits at the terminal. A label that cannot be read counts as above.
+fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String> {
+    const HEAD: &str = "last turn from memory (";
+    let mut out = Vec::with_capacity(lines.len());
+    let mut it = lines.into_iter().peekable();
+    while let Some(line) = it.next() {
+        let Some(label) = line
+            .strip_prefix(HEAD)
+            .and_then(|rest| rest.strip_suffix("):"))
+        else {
+            out.push(line);
+            continue;
+        };
+        let class = label
+            .split(',')
+            .next()
+            .and_then(|c| c.trim().parse::<proto::DataClass>().ok());
+        if class.is_some_and(|c| c <= max_class) {
+            out.push(line);
+            continue;
+        }
+        let mut quoted = 0;
+        // Its lines are indented, and marked where they look like loopd's own.
+        while it
+            .peek()
+            .is_some_and(|l| l.starts_with("  ") || l.starts_with(proto::shown::MARK))
+        {
+            it.next();
+            quoted += 1;
+        }
+        out.push(format!(
+            "last turn from memory ({label}): {quoted} lines, above matrix.max_class ({max_class}): /status at the terminal shows them"
+        ));
+    }
+    out
+}
+
+/// The number of the reminder a `/remind` confirmation (`reminder N set for …`) names.
+fn reminder_set(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("reminder ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    rest.starts_with("set for ")
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
+/// What an event is: its style, an unasked message's header, its text.
+struct Planned<'a>(Style, &'a str, &'a str);
+
+/// The session a room is in, as the store keeps it.
+fn session_of(store: &Store, room: &str, default: &str) -> String {
+    store
+        .rooms
+        .get(room)
+        .cloned()
+        .unwrap_or_else(|| default.to_string())
+}

@@ -1,0 +1,100 @@
+//! What `/forget` asks of the rooms: the events that held the text redacted, and
+//! waiting events that hold it taken out of the store before they are sent.
+
+use super::*;
+
+impl<W: Work> Channel<W> {
+    /// `/forget` removed text from the turns of these owner's events: each, and every
+    /// event loopd sent in answer, is redacted, its transaction id fixed by the room and
+    /// the event (docs/matrix.md, 'Forgetting').
+    pub(in crate::channel) fn matrix_redact(&mut self, lines: &[String]) {
+        let Some(rooms) = self.rooms.as_mut() else {
+            return;
+        };
+        // The `/forget` commands that listed the text, and their lists, hold it too.
+        // The removal being answered now in a room (its line is the one a room's
+        // connection is waiting on) stays: its answer says what was done. A removal made
+        // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
+        let mut lines = lines.to_vec();
+        let current = rooms
+            .outs
+            .iter()
+            .filter(|(id, _)| self.conns.get(id).is_some_and(|c| c.in_flight.is_some()))
+            .filter_map(|(_, o)| o.owed.front().map(|(_, event, _)| event.clone()))
+            .find(|event| rooms.store.forgets.contains(event));
+        lines.extend(
+            rooms
+                .store
+                .forgets
+                .drain(..)
+                .filter(|f| Some(f) != current.as_ref()),
+        );
+        rooms.store.forgets.extend(current);
+        // A reminder or an inbox message stands for the room events that showed it, and
+        // an owner's `/remind` event for its confirmation too.
+        let shown_by: Vec<String> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| {
+                (s.line.starts_with("remind ") || s.line.starts_with("inbox "))
+                    && lines.contains(&s.line)
+            })
+            .map(|s| s.event.clone())
+            .collect();
+        for e in shown_by {
+            if !lines.contains(&e) {
+                lines.push(e);
+            }
+        }
+        let targets: Vec<Sent> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| lines.contains(&s.line))
+            .cloned()
+            .collect();
+        for t in &targets {
+            rooms.redact(&t.room, &t.event);
+        }
+        // What was planned for these lines (or the inbox messages `inbox N` names) and
+        // not yet acknowledged is never sent: it leaves the store in this write, and the
+        // send thread drops it; one already on its way is redacted when acknowledged.
+        let gone: Vec<(String, bool)> = rooms
+            .store
+            .outbox
+            .iter()
+            .filter(|o| match &o.why {
+                Why::Reply { event } => lines.contains(event),
+                Why::Inbox { n } => lines.contains(&format!("inbox {n}")),
+                Why::Notice | Why::Redact { .. } => false,
+            })
+            .map(|o| (o.txn.clone(), rooms.handed.contains(&o.txn)))
+            .collect();
+        for (txn, handed) in &gone {
+            rooms.store.outbox.retain(|o| o.txn != *txn);
+            if *handed {
+                rooms.handed.remove(txn);
+                rooms.link.send(Down::Cancel { txn: txn.clone() });
+                rooms.store.cancelled.push_back(txn.clone());
+                while rooms.store.cancelled.len() > crate::matrix::store::MAX_SENT_KEPT {
+                    rooms.store.cancelled.pop_front();
+                }
+            }
+        }
+        // Once planned, they are no longer these lines' events to find; a reply still
+        // on its way is redacted when acknowledged.
+        rooms.store.sent.retain(|s| !lines.contains(&s.line));
+        rooms.store.keep_redacted(&lines);
+        let saved = rooms.save();
+        if saved {
+            crate::matrix::store::pending_settled(&rooms.state_dir, &rooms.store.redacted);
+        }
+        plumbing::info!(
+            "matrix: {} events to redact after a /forget, {} not sent",
+            targets.len(),
+            gone.len()
+        );
+        rooms.hand_over();
+    }
+}

@@ -1,0 +1,99 @@
+//! Unasked messages (reminders, heartbeats) offered to the served room an owner last
+//! wrote in for their session, or a notice that one waits at the terminal.
+
+use super::*;
+
+impl<W: Work> Channel<W> {
+    /// Offers what waits in the inbox to each session's room, when it is served.
+    pub(in crate::channel) fn rooms_offer_waiting(&mut self) {
+        let Some(rooms) = self.rooms.as_ref() else {
+            return;
+        };
+        let sessions: Vec<String> = rooms.store.last_room.keys().cloned().collect();
+        for session in sessions {
+            let waiting = self.mail.inbox.with(|i| i.waiting(&session));
+            for m in waiting {
+                self.room_offer(&m);
+            }
+        }
+        if let Some(rooms) = self.rooms.as_mut() {
+            rooms.hand_over();
+        }
+    }
+
+    /// Plans an unasked message for the served room an owner last wrote in for its
+    /// session (docs/matrix.md, 'Unasked messages'); above `matrix.max_class`, a notice
+    /// that it waits at the terminal instead. Returns whether a room will get it.
+    pub(in crate::channel) fn room_offer(&mut self, m: &Message) -> bool {
+        let max_class = self.cfg.matrix.max_class;
+        let Some(rooms) = self.rooms.as_mut() else {
+            return false;
+        };
+        let Some(room) = rooms.store.last_room.get(&m.session).cloned() else {
+            return false;
+        };
+        if !rooms.served(&room) {
+            return false;
+        }
+        let why = Why::Inbox { n: m.n };
+        if rooms.store.outbox.iter().any(|o| o.why == why) {
+            return true;
+        }
+        if m.class > max_class {
+            if rooms.store.held.contains(&m.n) {
+                return false;
+            }
+            let words = format!(
+                "loopd: a {} from {} waits at the terminal: it is labelled {}, above matrix.max_class ({}). /inbox there shows it.",
+                m.kind.word(),
+                crate::channel::broadcast::local(&m.time),
+                m.class,
+                max_class
+            );
+            let key = format!("held\n{}", m.n);
+            rooms.plan_into(
+                &room,
+                (&key, 0),
+                Planned(Style::Notice, "", &words),
+                &Why::Notice,
+            );
+            rooms.store.keep_held(m.n);
+            rooms.save();
+            rooms.hand_over();
+            return false;
+        }
+        let again = if m.tried { " (again)" } else { "" };
+        let header = format!(
+            "loopd: {} at {}{again}",
+            m.kind.word(),
+            crate::channel::broadcast::local(&m.time)
+        );
+        // A reminder's message: the `/remind` that set it is found by `inbox N` too.
+        if let Some(k) = m
+            .source
+            .as_deref()
+            .and_then(|s| s.strip_prefix("reminder "))
+        {
+            let set: Vec<Sent> = rooms
+                .store
+                .sent
+                .iter()
+                .filter(|s| s.line == format!("remind {k}"))
+                .map(|s| Sent {
+                    line: format!("inbox {}", m.n),
+                    ..s.clone()
+                })
+                .collect();
+            for s in set {
+                rooms.store.keep_sent(s);
+            }
+        }
+        let text = crate::channel::unasked::screen_text(&m.pieces);
+        let key = format!("inbox\n{}", m.session);
+        let planned = Planned(Style::Unasked, &header, text.trim_end());
+        rooms.plan_into(&room, (&key, m.n), planned, &why);
+        rooms.save();
+        rooms.hand_over();
+        true
+    }
+}
