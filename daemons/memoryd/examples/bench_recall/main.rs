@@ -1,5 +1,5 @@
 //! `scripts/bench recall`: how often memoryd's recall finds what answers a question,
-//! against plain SQLite FTS5 on the same rows, on two evaluation sets:
+//! against plain SQLite FTS5 on the same rows, on these evaluation sets:
 //!
 //! - `own`: the owner's past sessions in `eval/sessions/` (written by `eval/make.py`) and
 //!   the question sets `eval/questions/*.tsv`, one category each; a hit answers when its
@@ -9,6 +9,13 @@
 //!   its licence keeps it out of the repository), with LoCoMo's categories; a hit answers
 //!   when it is one of the turns the benchmark gives as the question's evidence. Left out,
 //!   with a line saying so, when the venv or the registry is not there.
+//! - `year` (only when `--set year` names it): a synthetic year of one owner talking to
+//!   their assistant, written by `eval/year.py` at each size `--size` names (3 000 and
+//!   30 000 records unless told), with facts that change; a hit answers when it is one of
+//!   the messages labelled as the question's evidence.
+//! - `locomo-plus` (only when named): LoCoMo-Plus's cues placed into LoCoMo's conversations
+//!   by `eval/locomo_plus.py`, read from the clone BOXMAKER_LOCOMO_PLUS names; the trigger
+//!   is the question, the cue's turns its evidence.
 //!
 //! Every system indexes the same rows. Printed per set, one table per measure, a row per
 //! category: recall@1/5/10, MRR@10, and the share of a question's evidence found in the
@@ -23,6 +30,7 @@ mod asked;
 mod metrics;
 mod peers;
 mod reach;
+mod scripted;
 mod sets;
 mod systems;
 mod vectors;
@@ -46,7 +54,7 @@ pub struct System<'a> {
 fn main() {
     let verbose = std::env::args().any(|a| a == "--misses");
     let only: Option<String> = std::env::args().skip_while(|a| a != "--set").nth(1);
-    for set in sets::all() {
+    for set in sets::all(only.as_deref()) {
         if only.as_ref().is_some_and(|o| *o != set.name) {
             continue;
         }
@@ -57,7 +65,7 @@ fn main() {
             continue;
         }
         if std::env::args().any(|a| a == "--peers-only") {
-            if set.name == "locomo" {
+            if peered(&set) {
                 reference_rows(&set);
             }
             continue;
@@ -105,7 +113,7 @@ fn main() {
         }
         println!(
             "## {}: {} questions, {} records in {} logs ({} indexed rows)\n",
-            set.name,
+            set.title,
             set.questions.len(),
             set.records,
             logs,
@@ -114,7 +122,7 @@ fn main() {
         let cats: Vec<String> = scores[0].keys().cloned().collect();
         let head = &names;
         for (measure, f) in metrics::MEASURES {
-            println!("### {}: {measure}\n", set.name);
+            println!("### {}: {measure}\n", set.title);
             println!("| category | n | {} |", head.join(" | "));
             println!("|---|---:|{}", "---:|".repeat(head.len()));
             for c in &cats {
@@ -124,10 +132,16 @@ fn main() {
             }
             println!();
         }
-        if set.name == "locomo" && !std::env::args().any(|a| a == "--no-peers") {
+        if peered(&set) && !std::env::args().any(|a| a == "--no-peers") {
             reference_rows(&set);
         }
     }
+}
+
+/// The sets the reference rows are run on: those of LoCoMo's conversations, each its own
+/// haystack.
+fn peered(set: &sets::Set) -> bool {
+    set.name == "locomo" || set.name == "locomo-plus"
 }
 
 /// Every question asked of every system: per system, the scores per category and of
@@ -181,7 +195,13 @@ fn tables(title: &str, head: &[&str], scores: &[BTreeMap<String, Scores>]) {
 /// LoCoMo again, each conversation its own haystack: memoryd beside the systems an owner
 /// might pick instead (`peers`), then their query times.
 fn reference_rows(set: &sets::Set) {
-    let Some(peers) = peers::Peers::build(set.state.path(), &set.questions) else {
+    // LoCoMo's answers keep the file name they had before LoCoMo-Plus had its own.
+    let file = if set.name == "locomo" {
+        "peers.jsonl".to_string()
+    } else {
+        format!("peers-{}.jsonl", set.name)
+    };
+    let Some(peers) = peers::Peers::build(set.state.path(), &set.questions, &file) else {
         return;
     };
     let times = std::rc::Rc::clone(&peers.times);

@@ -137,8 +137,8 @@ fn agreement(texts: &[String]) -> Result<f32, String> {
 impl Peers {
     /// The peers run over the LoCoMo state at `state`, and memoryd's per-conversation
     /// indexes built; `None`, with a line saying why, when the peers cannot run.
-    pub fn build(state: &Path, questions: &[Question]) -> Option<Peers> {
-        match Peers::try_build(state, questions) {
+    pub fn build(state: &Path, questions: &[Question], file: &str) -> Option<Peers> {
+        match Peers::try_build(state, questions, file) {
             Ok(p) => Some(p),
             Err(why) => {
                 eprintln!("reference rows left out: {why}");
@@ -147,7 +147,7 @@ impl Peers {
         }
     }
 
-    fn try_build(state: &Path, questions: &[Question]) -> Result<Peers, String> {
+    fn try_build(state: &Path, questions: &[Question], file: &str) -> Result<Peers, String> {
         if !python().exists() {
             return Err(format!(
                 "no bench venv at {} (scripts/bench recall makes it from eval/peers-requirements.txt)",
@@ -165,7 +165,7 @@ impl Peers {
         let out = match std::env::args().skip_while(|a| a != "--peers-from").nth(1) {
             Some(from) => PathBuf::from(from),
             None => {
-                let out = cache_dir().join("peers.jsonl");
+                let out = cache_dir().join(file);
                 std::fs::create_dir_all(cache_dir()).map_err(|e| e.to_string())?;
                 run_py(&[
                     peers_py().as_os_str(),

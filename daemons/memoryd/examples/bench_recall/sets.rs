@@ -2,6 +2,7 @@
 //! with how to tell a hit that answers.
 
 use crate::metrics::One;
+use crate::scripted;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,10 @@ pub const ALL: &str = "all answerable";
 pub const UNANSWERABLE: &str = "adversarial";
 
 pub struct Set {
+    /// What `--set` picks it by.
     pub name: &'static str,
+    /// Its tables' heading (a size-picked set says its size).
+    pub title: String,
     pub state: tempfile::TempDir,
     pub questions: Vec<Question>,
     pub records: usize,
@@ -114,13 +118,29 @@ impl Judge {
     }
 }
 
-fn eval_dir() -> PathBuf {
+pub fn eval_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("eval")
 }
 
-/// The sets to hand: ours always; LoCoMo, and ours among LoCoMo's conversations, when
-/// LoCoMo can be fetched.
-pub fn all() -> Vec<Set> {
+/// The sets to hand, or only the one `--set` names: ours always; LoCoMo, and ours among
+/// LoCoMo's conversations, when LoCoMo can be fetched. The synthetic year
+/// (`scripted::year`, at each size `--size` names) and LoCoMo-Plus (`scripted::locomo_plus`)
+/// only when named: they take minutes to embed the first time.
+pub fn all(only: Option<&str>) -> Vec<Set> {
+    match only {
+        Some("year") => return scripted::year(),
+        Some("locomo-plus") => {
+            return match scripted::locomo_plus() {
+                Ok(s) => vec![s],
+                Err(why) => {
+                    eprintln!("locomo-plus set left out: {why}");
+                    Vec::new()
+                }
+            }
+        }
+        Some("own") => return vec![own()],
+        _ => {}
+    }
     let mut out = vec![own()];
     match locomo() {
         Ok(l) => {
@@ -140,6 +160,7 @@ pub fn all() -> Vec<Set> {
 fn crowded(locomo: &Set) -> Set {
     let mut set = own();
     set.name = "own-crowded";
+    set.title = "own-crowded".into();
     copy_dir(
         &locomo.state.path().join("sessions"),
         &set.state.path().join("sessions"),
@@ -179,6 +200,7 @@ fn own() -> Set {
     let records = count_records(&state.path().join("sessions"));
     Set {
         name: "own",
+        title: "own".into(),
         state,
         questions,
         records,
@@ -198,39 +220,14 @@ pub fn cache_dir() -> PathBuf {
 }
 
 fn locomo() -> Result<Set, String> {
-    let state = tempfile::tempdir().unwrap();
     let python = venv().join("bin/python");
-    let out = std::process::Command::new(&python)
-        .arg(eval_dir().join("locomo.py"))
-        .arg(state.path())
-        .arg(cache_dir())
-        .stdout(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("{}: {e}", python.display()))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    let mut questions = Vec::new();
-    let text = std::fs::read_to_string(state.path().join("questions.jsonl")).unwrap();
-    for l in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        questions.push(Question {
-            text: v["question"].as_str().unwrap().into(),
-            category: v["category"].as_str().unwrap().into(),
-            judge: Judge::Evidence(
-                v["evidence"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| e.as_str().unwrap().to_string())
-                    .collect(),
-            ),
-            haystack: v["conversation"].as_str().map(String::from),
-        });
-    }
+    let mut cmd = std::process::Command::new(&python);
+    cmd.arg(eval_dir().join("locomo.py"));
+    let (state, questions) = scripted::run(cmd, &[cache_dir().as_os_str()])?;
     let records = count_records(&state.path().join("sessions"));
     Ok(Set {
         name: "locomo",
+        title: "locomo".into(),
         state,
         questions,
         records,
@@ -250,7 +247,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn count_records(sessions: &Path) -> usize {
+pub fn count_records(sessions: &Path) -> usize {
     let mut n = 0;
     for s in std::fs::read_dir(sessions).unwrap() {
         for f in std::fs::read_dir(s.unwrap().path()).unwrap() {
