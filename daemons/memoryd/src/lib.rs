@@ -19,6 +19,7 @@ pub mod query;
 pub(crate) mod service;
 
 use index::{Index, IndexError};
+use plumbing::args::ArgsError;
 use plumbing::listen::{self, ListenError};
 use plumbing::{Limits, Server};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
@@ -63,9 +64,15 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// second of quiet means the peer is idle or trickling, never mid-request.
 pub const EVICT_QUIET: Duration = Duration::from_secs(1);
 
+/// Why memoryd did not start or `memoryd recall` did not answer, or why the poll loop
+/// ended: one line in the journal (or on stderr), and a failed exit.
 #[derive(Debug)]
 pub enum MainError {
-    Args(String),
+    Args(ArgsError),
+    /// `memoryd recall` without a query.
+    NoQuery,
+    /// A first word that is not a command memoryd knows.
+    UnknownCommand(String),
     Config(ConfigError),
     Index(IndexError),
     Listen(ListenError),
@@ -75,8 +82,11 @@ pub enum MainError {
 
 impl fmt::Display for MainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const USAGE: &str = "usage: memoryd [--config PATH] [recall QUERY…]";
         match self {
-            MainError::Args(m) => write!(f, "usage: memoryd [--config PATH] [recall QUERY…]: {m}"),
+            MainError::Args(e) => write!(f, "{USAGE}: {e}"),
+            MainError::NoQuery => write!(f, "{USAGE}: recall needs a query"),
+            MainError::UnknownCommand(word) => write!(f, "{USAGE}: unknown command {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Index(e) => write!(f, "opening the index: {e}"),
             MainError::Listen(e) => write!(f, "listen: {e}"),
@@ -86,7 +96,19 @@ impl fmt::Display for MainError {
     }
 }
 
-impl std::error::Error for MainError {}
+impl std::error::Error for MainError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MainError::Args(e) => Some(e),
+            MainError::NoQuery | MainError::UnknownCommand(_) => None,
+            MainError::Config(e) => Some(e),
+            MainError::Index(e) => Some(e),
+            MainError::Listen(e) => Some(e),
+            MainError::Serve(e) => Some(e),
+            MainError::Recall(e) => Some(e),
+        }
+    }
+}
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
@@ -98,7 +120,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         }
         Some((cmd, words)) if cmd == "recall" => {
             if words.is_empty() {
-                return Err(MainError::Args("recall needs a query".into()));
+                return Err(MainError::NoQuery);
             }
             let cfg = Config::load(&args.config, plumbing::bounded::read_text)
                 .map_err(MainError::Config)?;
@@ -111,7 +133,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
                 _ => Ok(()),
             }
         }
-        Some((word, _)) => Err(MainError::Args(format!("unknown command {word:?}"))),
+        Some((word, _)) => Err(MainError::UnknownCommand(word.clone())),
     }
 }
 
