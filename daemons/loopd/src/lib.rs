@@ -12,8 +12,7 @@ pub(crate) mod worker;
 
 use conversation::{forget, inbox, prompts, status, testhook};
 use plumbing::args::ArgsError;
-use plumbing::listen::{self, ListenError};
-use plumbing::Server;
+use plumbing::daemon::{self, DaemonError};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use proto::session_id::BadSessionId;
 use std::fmt;
@@ -27,7 +26,8 @@ pub enum MainError {
     /// loopd takes no words after its options.
     Unexpected(String),
     Config(ConfigError),
-    Listen(ListenError),
+    /// The listening socket or the poll loop.
+    Daemon(DaemonError),
     Prompt(prompts::PromptError),
     /// The configured session is not a session id.
     Session(BadSessionId),
@@ -42,7 +42,6 @@ pub enum MainError {
     Reminders(remind::BookError),
     /// The inbox file cannot be read: starting with an empty one would drop what waits.
     Inbox(sessions::numbered::StoreError),
-    Serve(std::io::Error),
 }
 
 impl fmt::Display for MainError {
@@ -52,7 +51,7 @@ impl fmt::Display for MainError {
             MainError::Args(e) => write!(f, "{USAGE}: {e}"),
             MainError::Unexpected(word) => write!(f, "{USAGE}: unexpected argument {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
-            MainError::Listen(e) => write!(f, "listen: {e}"),
+            MainError::Daemon(e) => e.fmt(f),
             MainError::Prompt(e) => e.fmt(f),
             MainError::Session(e) => write!(f, "start: {e}"),
             MainError::Worker(e) => write!(f, "start: cannot start the turn worker: {e}"),
@@ -60,7 +59,6 @@ impl fmt::Display for MainError {
             MainError::MatrixThreads(e) => write!(f, "start: cannot start the matrix threads: {e}"),
             MainError::Reminders(e) => write!(f, "start: {e}"),
             MainError::Inbox(e) => write!(f, "start: {e}"),
-            MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
     }
 }
@@ -71,10 +69,10 @@ impl std::error::Error for MainError {
             MainError::Args(e) => Some(e),
             MainError::Unexpected(_) => None,
             MainError::Config(e) => Some(e),
-            MainError::Listen(e) => Some(e),
+            MainError::Daemon(e) => Some(e),
             MainError::Prompt(e) => Some(e),
             MainError::Session(e) => Some(e),
-            MainError::Worker(e) | MainError::MatrixThreads(e) | MainError::Serve(e) => Some(e),
+            MainError::Worker(e) | MainError::MatrixThreads(e) => Some(e),
             MainError::MatrixStore(e) => Some(e),
             MainError::Reminders(e) => Some(e),
             MainError::Inbox(e) => Some(e),
@@ -93,14 +91,14 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     prompts::check(&cfg).map_err(MainError::Prompt)?;
     testhook::warn_if_armed();
     sessions::leftovers::remove_all(&cfg.sessions_dir());
-    let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
-    plumbing::info!(
-        "listening ({origin:?}); session {}, llama.cpp at {}, state in {}",
+    let what = format!(
+        "session {}, llama.cpp at {}, state in {}",
         cfg.session,
         cfg.llama.url,
         cfg.state_dir.display()
     );
-    let mut server = Server::new(listener, limits::channel()).map_err(MainError::Serve)?;
+    let mut server =
+        daemon::listen(&cfg.channel.socket, limits::channel(), &what).map_err(MainError::Daemon)?;
     let board = status::Board::default();
     let (events_tx, events_rx) = std::sync::mpsc::channel();
     let notify = worker::Notifier::new(events_tx, server.waker());
@@ -149,5 +147,5 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
             plumbing::error!("matrix: waking the poll loop: {e}");
         }
     }
-    server.run(&mut service).map_err(MainError::Serve)
+    daemon::serve(&mut server, &mut service).map_err(MainError::Daemon)
 }

@@ -20,8 +20,8 @@ pub(crate) mod service;
 
 use index::{Index, IndexError};
 use plumbing::args::ArgsError;
-use plumbing::listen::{self, ListenError};
-use plumbing::{Limits, Server};
+use plumbing::daemon::{self, DaemonError};
+use plumbing::Limits;
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use std::fmt;
 use std::io::Write;
@@ -75,8 +75,8 @@ pub enum MainError {
     UnknownCommand(String),
     Config(ConfigError),
     Index(IndexError),
-    Listen(ListenError),
-    Serve(std::io::Error),
+    /// The listening socket or the poll loop.
+    Daemon(DaemonError),
     Recall(cli::CliError),
 }
 
@@ -89,8 +89,7 @@ impl fmt::Display for MainError {
             MainError::UnknownCommand(word) => write!(f, "{USAGE}: unknown command {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Index(e) => write!(f, "opening the index: {e}"),
-            MainError::Listen(e) => write!(f, "listen: {e}"),
-            MainError::Serve(e) => write!(f, "poll loop: {e}"),
+            MainError::Daemon(e) => e.fmt(f),
             MainError::Recall(e) => write!(f, "recall: {e}"),
         }
     }
@@ -103,8 +102,7 @@ impl std::error::Error for MainError {
             MainError::NoQuery | MainError::UnknownCommand(_) => None,
             MainError::Config(e) => Some(e),
             MainError::Index(e) => Some(e),
-            MainError::Listen(e) => Some(e),
-            MainError::Serve(e) => Some(e),
+            MainError::Daemon(e) => Some(e),
             MainError::Recall(e) => Some(e),
         }
     }
@@ -141,11 +139,6 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     let index = Index::open(&cfg.state_dir, cfg.memory.max_class)
         .map_err(MainError::Index)?
         .with_owner_class(cfg.channel.owner_class);
-    let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
-    plumbing::info!(
-        "listening ({origin:?}); index {}",
-        index.db_path().display()
-    );
     let limits = Limits {
         max_clients: MAX_CLIENTS,
         max_input: MAX_INPUT,
@@ -156,7 +149,9 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
         stall_timeout: STALL_TIMEOUT,
         evict_quiet: EVICT_QUIET,
     };
-    let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
+    let what = format!("index {}", index.db_path().display());
+    let mut server =
+        daemon::listen(&cfg.memory.socket, limits, &what).map_err(MainError::Daemon)?;
     // Changed only by the test hook below.
     #[cfg_attr(not(feature = "testhooks"), allow(unused_mut))]
     let mut service = service::FrameService::new(config_path, cfg, index);
@@ -164,5 +159,5 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     if let Some(chunks) = hooks::request_chunks() {
         service.set_request_chunks(chunks);
     }
-    server.run(&mut service).map_err(MainError::Serve)
+    daemon::serve(&mut server, &mut service).map_err(MainError::Daemon)
 }
