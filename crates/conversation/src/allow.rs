@@ -27,6 +27,7 @@ use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
 use remind::{self, By};
+use std::fmt;
 use tools::{self, guard, HTTP_FETCH};
 
 /// The tool call id of the fetch `/allow N` makes.
@@ -78,7 +79,8 @@ pub fn run(
     call: u64,
     sink: &mut dyn Sink,
 ) -> Result<String, AllowError> {
-    let url = match refused(session, call).map_err(AllowError::Denied)? {
+    // The owner reads the denial as the reply's error line: `AllowError` keeps its words.
+    let url = match refused(session, call).map_err(|d| AllowError::Denied(d.to_string()))? {
         Held::Fetch(url) => url,
         Held::Reminder(ask) => return set_held(ctx, session, call, ask.due, &ask.text),
     };
@@ -173,16 +175,84 @@ enum Held {
     Reminder(tools::remind::Ask),
 }
 
+/// Why call N cannot be allowed, in the rule's words for the owner (docs/labels.md,
+/// 'Refusals and `/allow N`').
+#[derive(Debug)]
+enum Denial {
+    AlreadyAllowed {
+        call: u64,
+    },
+    /// Refused and not offered for `/allow`; `why` is the refusal's own first words.
+    NotOffered {
+        call: u64,
+        why: String,
+    },
+    /// A held `remind` call whose reminder cannot be read back (from an old note, no why).
+    NoReminder {
+        call: u64,
+        why: Option<tools_run::HeldAskError>,
+    },
+    /// The refusal's URL is not exactly its own normal form.
+    NoUrl {
+        call: u64,
+    },
+    /// No refusal of call N in this epoch of this session.
+    NotFound {
+        call: u64,
+        epoch: u64,
+        session: String,
+    },
+}
+
+impl fmt::Display for Denial {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Denial::AlreadyAllowed { call } => write!(f, "call {call} was already allowed"),
+            Denial::NotOffered { call, why } => write!(f, "call {call} was {why}"),
+            Denial::NoReminder { call, why: Some(e) } => {
+                write!(f, "call {call} holds no reminder that can be set: {e}")
+            }
+            Denial::NoReminder { call, why: None } => {
+                write!(f, "call {call} holds no reminder that can be set")
+            }
+            Denial::NoUrl { call } => {
+                write!(f, "call {call} has no url that can be fetched as shown")
+            }
+            Denial::NotFound {
+                call,
+                epoch,
+                session,
+            } => write!(
+                f,
+                "no refused {HTTP_FETCH} or remind call {call} in epoch {epoch} of session {session} (a number from another session or an earlier epoch cannot be allowed)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Denial {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Denial::NoReminder { why: Some(e), .. } => Some(e),
+            Denial::AlreadyAllowed { .. }
+            | Denial::NotOffered { .. }
+            | Denial::NoReminder { why: None, .. }
+            | Denial::NoUrl { .. }
+            | Denial::NotFound { .. } => None,
+        }
+    }
+}
+
 /// What `/allow call` may do, or why it cannot: read from the `refused` and `allowed`
 /// records, and for a held reminder from the call itself (docs/labels.md, 'Refusals and
 /// `/allow N`').
-fn refused(session: &Session, call: u64) -> Result<Held, String> {
+fn refused(session: &Session, call: u64) -> Result<Held, Denial> {
     let records = session.records();
     let mut refused = None;
     for r in records {
         if let Record::Allowed { call: c, .. } = r {
             if *c == call {
-                return Err(format!("call {call} was already allowed"));
+                return Err(Denial::AlreadyAllowed { call });
             }
         }
         if let Record::Refused {
@@ -205,7 +275,10 @@ fn refused(session: &Session, call: u64) -> Result<Held, String> {
     if !offered {
         // A refusal not offered for `/allow` says why first, before its `; `.
         let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
-        return Err(format!("call {call} was {why}"));
+        return Err(Denial::NotOffered {
+            call,
+            why: why.to_string(),
+        });
     }
     // The tool the call named, from its `tool_result`: a held reminder has no url.
     let result = records.iter().enumerate().find_map(|(at, r)| {
@@ -225,7 +298,7 @@ fn refused(session: &Session, call: u64) -> Result<Held, String> {
         if name == tools::REMIND {
             return tools_run::held_ask(records, at, id)
                 .map(Held::Reminder)
-                .map_err(|e| format!("call {call} holds no reminder that can be set: {e}"));
+                .map_err(|e| Denial::NoReminder { call, why: Some(e) });
         }
     }
     checked(call, url).map(Held::Fetch)
@@ -233,12 +306,10 @@ fn refused(session: &Session, call: u64) -> Result<Held, String> {
 
 /// The URL of a refusal, checked again: no record of an older loopd, nor a hand-edited
 /// log, can make `/allow` fetch a URL that is not exactly its own normal form.
-fn checked(call: u64, url: &str) -> Result<String, String> {
+fn checked(call: u64, url: &str) -> Result<String, Denial> {
     match guard::offer(url) {
         guard::Offer::Allow(normal) if normal == url => Ok(normal),
-        _ => Err(format!(
-            "call {call} has no url that can be fetched as shown"
-        )),
+        _ => Err(Denial::NoUrl { call }),
     }
 }
 
@@ -247,12 +318,12 @@ fn checked(call: u64, url: &str) -> Result<String, String> {
 /// versions wrote (docs/labels.md, 'Refusals and `/allow N`'). The only place a note's wording decides
 /// anything, and only where no record does.
 mod old_notes {
-    use super::{allowed_note_prefix, checked, Held, HTTP_FETCH};
+    use super::{allowed_note_prefix, checked, Denial, Held};
     use crate::open_session::Session;
     use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
     use proto::Record;
 
-    pub fn refused(session: &Session, call: u64) -> Result<Held, String> {
+    pub fn refused(session: &Session, call: u64) -> Result<Held, Denial> {
         let notes = session.records().iter().filter_map(|r| {
             if let Record::Note { text, .. } = r {
                 Some(text.as_str())
@@ -265,27 +336,30 @@ mod old_notes {
         let mut refusal = None;
         for text in notes {
             if text.starts_with(&allowed_prefix) {
-                return Err(format!("call {call} was already allowed"));
+                return Err(Denial::AlreadyAllowed { call });
             }
             if let Some(rest) = text.strip_prefix(&refused_prefix) {
                 refusal.get_or_insert(rest);
             }
         }
         let Some(rest) = refusal else {
-            return Err(format!(
-                "no refused {HTTP_FETCH} or remind call {call} in epoch {} of session {} (a number from another session or an earlier epoch cannot be allowed)",
-                session.epoch(),
-                session.id()
-            ));
+            return Err(Denial::NotFound {
+                call,
+                epoch: session.epoch(),
+                session: session.id().to_string(),
+            });
         };
         if let Some(held) = rest.strip_prefix(&remind::held_note_prefix(call)) {
             return reminder(held)
                 .map(Held::Reminder)
-                .ok_or_else(|| format!("call {call} holds no reminder that can be set"));
+                .ok_or(Denial::NoReminder { call, why: None });
         }
         let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
             let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
-            return Err(format!("call {call} was {why}"));
+            return Err(Denial::NotOffered {
+                call,
+                why: why.to_string(),
+            });
         };
         // The shown URL is printable ASCII: it ends at the first space.
         checked(call, shown.split(' ').next().unwrap_or_default()).map(Held::Fetch)

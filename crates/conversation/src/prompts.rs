@@ -50,7 +50,11 @@ impl fmt::Display for PromptError {
     }
 }
 
-impl std::error::Error for PromptError {}
+impl std::error::Error for PromptError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
 
 /// The text of `prompt` under `cfg`, read whole and bounded by `MAX_PROMPT_BYTES`.
 pub fn read(cfg: &Config, prompt: Prompt) -> Result<String, PromptError> {

@@ -13,6 +13,7 @@
 
 use super::client::{CallError, Client};
 use super::message::Outgoing;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
@@ -117,14 +118,49 @@ pub fn was_posting(state_dir: &Path, session: &str) -> bool {
     marker(state_dir, session).exists()
 }
 
+/// Why the marker of a post in flight could not be written, naming the path.
+#[derive(Debug)]
+pub enum MarkError {
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    Write {
+        path: PathBuf,
+        source: sessions::Error,
+    },
+}
+
+impl fmt::Display for MarkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MarkError::CreateDir { dir, source } => write!(f, "{}: {source}", dir.display()),
+            MarkError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for MarkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MarkError::CreateDir { source, .. } => Some(source),
+            MarkError::Write { source, .. } => Some(source),
+        }
+    }
+}
+
 /// Writes the marker, durably, before a post goes out.
-pub fn mark(state_dir: &Path, session: &str) -> Result<(), String> {
+pub fn mark(state_dir: &Path, session: &str) -> Result<(), MarkError> {
     let path = marker(state_dir, session);
     let dir = state_dir.join("honcho");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(MarkError::CreateDir { dir, source });
+    }
     let name = format!("{session}.posting");
     sessions::atomic::write(&dir, &name, b"posting\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|source| MarkError::Write { path, source })
 }
 
 /// Removes the marker once the post's outcome is known. Not synced: a marker a power cut

@@ -437,7 +437,7 @@ impl SessionSync {
                 return Ok(Posted::Halted(o));
             }
             let part = &plan.batch[a..b];
-            flight::mark(ctx.state_dir(), &name).map_err(RoundFailure::local)?;
+            flight::mark(ctx.state_dir(), &name).map_err(|e| RoundFailure::local(e.to_string()))?;
             let wake = ctx.wake.clone();
             let woken = name.clone();
             let sent = flight::post(

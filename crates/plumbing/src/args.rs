@@ -1,5 +1,6 @@
 //! The one command-line shape both daemons share: `[--config PATH] [ARGS…]`.
 
+use std::fmt;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,9 +10,32 @@ pub struct Args {
     pub rest: Vec<String>,
 }
 
+/// Why the words before a daemon's own arguments are not `[--config PATH]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgsError {
+    /// `--config` was the last word.
+    ConfigWithoutPath,
+    /// An option other than `--config` before the daemon's own words.
+    UnknownOption(String),
+}
+
+impl fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgsError::ConfigWithoutPath => f.write_str("--config needs a path"),
+            ArgsError::UnknownOption(arg) => write!(f, "unknown option {arg}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
 /// Parses `argv` (without the program name). `--config=PATH` and `--config PATH` both
 /// work; `--` ends the options so a query may start with a dash.
-pub fn parse(argv: impl IntoIterator<Item = String>, default_config: &str) -> Result<Args, String> {
+pub fn parse(
+    argv: impl IntoIterator<Item = String>,
+    default_config: &str,
+) -> Result<Args, ArgsError> {
     let mut config = PathBuf::from(default_config);
     let mut rest = Vec::new();
     let mut it = argv.into_iter();
@@ -19,11 +43,11 @@ pub fn parse(argv: impl IntoIterator<Item = String>, default_config: &str) -> Re
         if let Some(path) = arg.strip_prefix("--config=") {
             config = PathBuf::from(path);
         } else if arg == "--config" {
-            config = PathBuf::from(it.next().ok_or("--config needs a path")?);
+            config = PathBuf::from(it.next().ok_or(ArgsError::ConfigWithoutPath)?);
         } else if arg == "--" {
             rest.extend(it.by_ref());
         } else if arg.starts_with("--") && rest.is_empty() {
-            return Err(format!("unknown option {arg}"));
+            return Err(ArgsError::UnknownOption(arg));
         } else {
             rest.push(arg);
         }
@@ -35,7 +59,7 @@ pub fn parse(argv: impl IntoIterator<Item = String>, default_config: &str) -> Re
 mod tests {
     use super::*;
 
-    fn p(v: &[&str]) -> Result<Args, String> {
+    fn p(v: &[&str]) -> Result<Args, ArgsError> {
         parse(v.iter().map(|s| s.to_string()), "/d.toml")
     }
 
@@ -46,7 +70,10 @@ mod tests {
         assert_eq!(a.config, PathBuf::from("/x"));
         assert_eq!(a.rest, vec!["recall", "tea", "--x"]);
         assert_eq!(p(&["--config=/y"]).unwrap().config, PathBuf::from("/y"));
-        assert!(p(&["--config"]).is_err());
-        assert!(p(&["--verbose"]).is_err());
+        assert_eq!(p(&["--config"]), Err(ArgsError::ConfigWithoutPath));
+        assert_eq!(
+            p(&["--verbose"]).map_err(|e| e.to_string()),
+            Err("unknown option --verbose".to_string())
+        );
     }
 }

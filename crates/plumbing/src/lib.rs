@@ -1,6 +1,7 @@
 //! `plumbing`: what every boxmaker daemon needs from its host — the listening socket from
 //! systemd or a path, the notify protocol and watchdog, signals as poll events, log lines
-//! the journal understands, and the poll loop that ties them together.
+//! the journal understands, and the poll loop that ties them together; `daemon` is the
+//! start-up both daemons share, from `main` to the loop.
 //!
 //! **Architecture Invariant:** plumbing knows nothing of boxmaker's protocols. It moves
 //! bytes between sockets and a `Service`; what the bytes mean is the daemon's business.
@@ -9,6 +10,7 @@ pub mod args;
 pub mod backoff;
 pub mod bounded;
 pub mod conn;
+pub mod daemon;
 pub mod dial;
 mod flow;
 pub mod limits;

@@ -91,8 +91,11 @@ pub trait Service {
         None
     }
     fn timer(&mut self, _out: &mut Outbox, _now: Instant) {}
+    /// Why a reload was refused: the loop writes it to the journal after "reload refused,
+    /// keeping the old configuration: ".
+    type ReloadError: std::error::Error;
     /// SIGHUP: re-read configuration. An error keeps the old configuration.
-    fn reload(&mut self) -> Result<(), String>;
+    fn reload(&mut self) -> Result<(), Self::ReloadError>;
     /// One line for `systemctl status`.
     fn status(&self) -> String;
 }

@@ -6,52 +6,84 @@ pub(crate) mod channel;
 pub(crate) mod engine;
 pub(crate) mod heartbeat;
 pub mod limits;
-pub(crate) mod matrix;
+pub mod matrix;
 pub(crate) mod redactions;
 pub(crate) mod worker;
 
 use conversation::{forget, inbox, prompts, status, testhook};
-use plumbing::listen::{self, ListenError};
-use plumbing::Server;
+use plumbing::args::ArgsError;
+use plumbing::daemon::{self, DaemonError};
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
+use proto::session_id::BadSessionId;
 use std::fmt;
 use std::sync::Arc;
 
+/// Why loopd did not start, or why its poll loop ended: one line in the journal, and a
+/// failed exit.
 #[derive(Debug)]
 pub enum MainError {
-    Args(String),
+    Args(ArgsError),
+    /// loopd takes no words after its options.
+    Unexpected(String),
     Config(ConfigError),
-    Listen(ListenError),
+    /// The listening socket or the poll loop.
+    Daemon(DaemonError),
     Prompt(prompts::PromptError),
-    Start(String),
+    /// The configured session is not a session id.
+    Session(BadSessionId),
+    /// The turn worker's thread could not be started.
+    Worker(std::io::Error),
+    /// The Matrix store cannot be read: starting empty would answer lines again or lose
+    /// what waits to be sent.
+    MatrixStore(matrix::store::StoreError),
+    /// The Matrix channel's threads could not be started.
+    MatrixThreads(std::io::Error),
     /// The reminders file cannot be read: starting with an empty book would drop them.
     Reminders(remind::BookError),
     /// The inbox file cannot be read: starting with an empty one would drop what waits.
     Inbox(sessions::numbered::StoreError),
-    Serve(std::io::Error),
 }
 
 impl fmt::Display for MainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const USAGE: &str = "usage: loopd [--config PATH]";
         match self {
-            MainError::Args(m) => write!(f, "usage: loopd [--config PATH]: {m}"),
+            MainError::Args(e) => write!(f, "{USAGE}: {e}"),
+            MainError::Unexpected(word) => write!(f, "{USAGE}: unexpected argument {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
-            MainError::Listen(e) => write!(f, "listen: {e}"),
+            MainError::Daemon(e) => e.fmt(f),
             MainError::Prompt(e) => e.fmt(f),
-            MainError::Start(m) => write!(f, "start: {m}"),
+            MainError::Session(e) => write!(f, "start: {e}"),
+            MainError::Worker(e) => write!(f, "start: cannot start the turn worker: {e}"),
+            MainError::MatrixStore(e) => write!(f, "start: {e}"),
+            MainError::MatrixThreads(e) => write!(f, "start: cannot start the matrix threads: {e}"),
             MainError::Reminders(e) => write!(f, "start: {e}"),
             MainError::Inbox(e) => write!(f, "start: {e}"),
-            MainError::Serve(e) => write!(f, "poll loop: {e}"),
         }
     }
 }
 
-impl std::error::Error for MainError {}
+impl std::error::Error for MainError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MainError::Args(e) => Some(e),
+            MainError::Unexpected(_) => None,
+            MainError::Config(e) => Some(e),
+            MainError::Daemon(e) => Some(e),
+            MainError::Prompt(e) => Some(e),
+            MainError::Session(e) => Some(e),
+            MainError::Worker(e) | MainError::MatrixThreads(e) => Some(e),
+            MainError::MatrixStore(e) => Some(e),
+            MainError::Reminders(e) => Some(e),
+            MainError::Inbox(e) => Some(e),
+        }
+    }
+}
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
     if let Some(word) = args.rest.first() {
-        return Err(MainError::Args(format!("unexpected argument {word:?}")));
+        return Err(MainError::Unexpected(word.clone()));
     }
     let cfg = Arc::new(
         Config::load(&args.config, plumbing::bounded::read_text).map_err(MainError::Config)?,
@@ -59,14 +91,14 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     prompts::check(&cfg).map_err(MainError::Prompt)?;
     testhook::warn_if_armed();
     sessions::leftovers::remove_all(&cfg.sessions_dir());
-    let (listener, origin) = listen::listener(&cfg.channel.socket).map_err(MainError::Listen)?;
-    plumbing::info!(
-        "listening ({origin:?}); session {}, llama.cpp at {}, state in {}",
+    let what = format!(
+        "session {}, llama.cpp at {}, state in {}",
         cfg.session,
         cfg.llama.url,
         cfg.state_dir.display()
     );
-    let mut server = Server::new(listener, limits::channel()).map_err(MainError::Serve)?;
+    let mut server =
+        daemon::listen(&cfg.channel.socket, limits::channel(), &what).map_err(MainError::Daemon)?;
     let board = status::Board::default();
     let (events_tx, events_rx) = std::sync::mpsc::channel();
     let notify = worker::Notifier::new(events_tx, server.waker());
@@ -86,7 +118,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
             inbox: inbox.clone(),
         },
     )
-    .map_err(|e| MainError::Start(format!("cannot start the turn worker: {e}")))?;
+    .map_err(MainError::Worker)?;
     let work = channel::work::Threads {
         worker,
         llama,
@@ -96,13 +128,13 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     let mail = channel::broadcast::Mail::new(reminders, inbox, Some(server.waker()));
     let mut service =
         channel::Channel::new(args.config, Arc::clone(&cfg), work, events_rx, board, mail)
-            .map_err(MainError::Start)?;
+            .map_err(MainError::Session)?;
     if cfg.matrix.on() {
         // The store first: a broken one is an error at start, never an empty start that
         // would answer lines again or lose what waits to be sent.
-        let store = matrix::store::Store::load(&cfg.state_dir).map_err(MainError::Start)?;
+        let store = matrix::store::Store::load(&cfg.state_dir).map_err(MainError::MatrixStore)?;
         let link = matrix::start(&cfg.matrix, cfg.state_dir.clone(), server.waker())
-            .map_err(|e| MainError::Start(format!("cannot start the matrix threads: {e}")))?;
+            .map_err(MainError::MatrixThreads)?;
         plumbing::info!(
             "matrix: {} as {}, owners {}",
             cfg.matrix.homeserver,
@@ -115,5 +147,5 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
             plumbing::error!("matrix: waking the poll loop: {e}");
         }
     }
-    server.run(&mut service).map_err(MainError::Serve)
+    daemon::serve(&mut server, &mut service).map_err(MainError::Daemon)
 }

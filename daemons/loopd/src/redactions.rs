@@ -5,6 +5,8 @@
 //! removes a file once its store holds every redaction it names (docs/matrix.md,
 //! 'Forgetting'). Below the worker, which writes them, and the channel, which reads them.
 
+use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The largest pending-redactions file read: a removal names at most a few thousand
@@ -17,17 +19,59 @@ fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("matrix")
 }
 
+/// Why the pending-redactions file of a removal could not be written, naming it.
+#[derive(Debug)]
+pub(crate) enum RedactionsError {
+    CreateDir {
+        dir: PathBuf,
+        source: io::Error,
+    },
+    Encode(serde_json::Error),
+    Write {
+        path: PathBuf,
+        source: sessions::Error,
+    },
+}
+
+impl fmt::Display for RedactionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedactionsError::CreateDir { dir, source } => {
+                write!(f, "cannot create {}: {source}", dir.display())
+            }
+            RedactionsError::Encode(e) => write!(f, "matrix redactions: {e}"),
+            RedactionsError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for RedactionsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RedactionsError::CreateDir { source, .. } => Some(source),
+            RedactionsError::Encode(e) => Some(e),
+            RedactionsError::Write { source, .. } => Some(source),
+        }
+    }
+}
+
 /// Writes what a removal asks to redact, durably, before the removal changes a file.
-pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), String> {
+pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), RedactionsError> {
     let dir = dir(state_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(RedactionsError::CreateDir { dir, source });
+    }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let name = format!("{PENDING}{nanos}.json");
-    let bytes = serde_json::to_vec(lines).map_err(|e| format!("matrix redactions: {e}"))?;
-    sessions::atomic::write(&dir, &name, &bytes)
-        .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
+    let bytes = serde_json::to_vec(lines).map_err(RedactionsError::Encode)?;
+    sessions::atomic::write(&dir, &name, &bytes).map_err(|source| RedactionsError::Write {
+        path: dir.join(&name),
+        source,
+    })
 }
 
 /// The redactions removals asked for that the store may not hold yet, each with its file.

@@ -19,8 +19,9 @@ pub mod query;
 pub(crate) mod service;
 
 use index::{Index, IndexError};
-use plumbing::listen::{self, ListenError};
-use plumbing::{Limits, Server};
+use plumbing::args::ArgsError;
+use plumbing::daemon::{self, DaemonError};
+use plumbing::Limits;
 use proto::config::{Config, ConfigError, DEFAULT_CONFIG};
 use std::fmt;
 use std::io::Write;
@@ -63,30 +64,49 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// second of quiet means the peer is idle or trickling, never mid-request.
 pub const EVICT_QUIET: Duration = Duration::from_secs(1);
 
+/// Why memoryd did not start or `memoryd recall` did not answer, or why the poll loop
+/// ended: one line in the journal (or on stderr), and a failed exit.
 #[derive(Debug)]
 pub enum MainError {
-    Args(String),
+    Args(ArgsError),
+    /// `memoryd recall` without a query.
+    NoQuery,
+    /// A first word that is not a command memoryd knows.
+    UnknownCommand(String),
     Config(ConfigError),
     Index(IndexError),
-    Listen(ListenError),
-    Serve(std::io::Error),
+    /// The listening socket or the poll loop.
+    Daemon(DaemonError),
     Recall(cli::CliError),
 }
 
 impl fmt::Display for MainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const USAGE: &str = "usage: memoryd [--config PATH] [recall QUERY…]";
         match self {
-            MainError::Args(m) => write!(f, "usage: memoryd [--config PATH] [recall QUERY…]: {m}"),
+            MainError::Args(e) => write!(f, "{USAGE}: {e}"),
+            MainError::NoQuery => write!(f, "{USAGE}: recall needs a query"),
+            MainError::UnknownCommand(word) => write!(f, "{USAGE}: unknown command {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Index(e) => write!(f, "opening the index: {e}"),
-            MainError::Listen(e) => write!(f, "listen: {e}"),
-            MainError::Serve(e) => write!(f, "poll loop: {e}"),
+            MainError::Daemon(e) => e.fmt(f),
             MainError::Recall(e) => write!(f, "recall: {e}"),
         }
     }
 }
 
-impl std::error::Error for MainError {}
+impl std::error::Error for MainError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MainError::Args(e) => Some(e),
+            MainError::NoQuery | MainError::UnknownCommand(_) => None,
+            MainError::Config(e) => Some(e),
+            MainError::Index(e) => Some(e),
+            MainError::Daemon(e) => Some(e),
+            MainError::Recall(e) => Some(e),
+        }
+    }
+}
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
@@ -98,7 +118,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
         }
         Some((cmd, words)) if cmd == "recall" => {
             if words.is_empty() {
-                return Err(MainError::Args("recall needs a query".into()));
+                return Err(MainError::NoQuery);
             }
             let cfg = Config::load(&args.config, plumbing::bounded::read_text)
                 .map_err(MainError::Config)?;
@@ -111,7 +131,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
                 _ => Ok(()),
             }
         }
-        Some((word, _)) => Err(MainError::Args(format!("unknown command {word:?}"))),
+        Some((word, _)) => Err(MainError::UnknownCommand(word.clone())),
     }
 }
 
@@ -119,11 +139,6 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     let index = Index::open(&cfg.state_dir, cfg.memory.max_class)
         .map_err(MainError::Index)?
         .with_owner_class(cfg.channel.owner_class);
-    let (listener, origin) = listen::listener(&cfg.memory.socket).map_err(MainError::Listen)?;
-    plumbing::info!(
-        "listening ({origin:?}); index {}",
-        index.db_path().display()
-    );
     let limits = Limits {
         max_clients: MAX_CLIENTS,
         max_input: MAX_INPUT,
@@ -134,7 +149,9 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
         stall_timeout: STALL_TIMEOUT,
         evict_quiet: EVICT_QUIET,
     };
-    let mut server = Server::new(listener, limits).map_err(MainError::Serve)?;
+    let what = format!("index {}", index.db_path().display());
+    let mut server =
+        daemon::listen(&cfg.memory.socket, limits, &what).map_err(MainError::Daemon)?;
     // Changed only by the test hook below.
     #[cfg_attr(not(feature = "testhooks"), allow(unused_mut))]
     let mut service = service::FrameService::new(config_path, cfg, index);
@@ -142,5 +159,5 @@ fn serve(config_path: std::path::PathBuf, cfg: Config) -> Result<(), MainError> 
     if let Some(chunks) = hooks::request_chunks() {
         service.set_request_chunks(chunks);
     }
-    server.run(&mut service).map_err(MainError::Serve)
+    daemon::serve(&mut server, &mut service).map_err(MainError::Daemon)
 }

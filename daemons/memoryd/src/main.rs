@@ -1,14 +1,8 @@
-//! memoryd's entry point; everything it does lives in the library.
+//! memoryd's entry point; everything it does lives in the library, and the start-up both
+//! daemons share in `plumbing::daemon`.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    plumbing::log::init("memoryd");
-    match memoryd::main_with(std::env::args().skip(1)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            plumbing::error!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    plumbing::daemon::main("memoryd", memoryd::main_with)
 }

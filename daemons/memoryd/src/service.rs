@@ -6,13 +6,14 @@
 //! reason.
 
 use crate::embed::vectors::Vectors;
-use crate::index::{Budget, Index, Progress};
+use crate::index::{Budget, Index, IndexError, Progress};
 use fit::encode_fitting;
 use plumbing::{ConnId, Farewell, Outbox, Peer, Service};
-use proto::config::Config;
+use proto::config::{Config, ConfigError};
 use proto::frame::{self, FrameError};
 use proto::memory::{MemoryStatus, Request, Response};
 use proto::SessionId;
+use std::fmt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -259,6 +260,32 @@ impl FrameService {
     }
 }
 
+/// Why a SIGHUP left the old configuration in place: the file did not load, or the index
+/// it names did not open. Shown as the error below it, after the poll loop's own words.
+#[derive(Debug)]
+pub enum ReloadError {
+    Config(ConfigError),
+    Index(IndexError),
+}
+
+impl fmt::Display for ReloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReloadError::Config(e) => e.fmt(f),
+            ReloadError::Index(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReloadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReloadError::Config(e) => Some(e),
+            ReloadError::Index(e) => Some(e),
+        }
+    }
+}
+
 impl Service for FrameService {
     fn accept(&mut self, _out: &mut Outbox, _id: ConnId, _peer: Peer) {}
 
@@ -329,14 +356,16 @@ impl Service for FrameService {
         }
     }
 
-    fn reload(&mut self) -> Result<(), String> {
+    type ReloadError = ReloadError;
+
+    fn reload(&mut self) -> Result<(), ReloadError> {
         let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
-            .map_err(|e| e.to_string())?;
+            .map_err(ReloadError::Config)?;
         let reopen = cfg.state_dir != self.cfg.state_dir
             || cfg.memory.max_class != self.cfg.memory.max_class;
         if reopen {
             self.index = Index::open(&cfg.state_dir, cfg.memory.max_class)
-                .map_err(|e| e.to_string())?
+                .map_err(ReloadError::Index)?
                 .with_owner_class(cfg.channel.owner_class);
             self.pending = Some(Instant::now());
         }

@@ -13,7 +13,8 @@
 //! an environment of `PATH`, `LANG` and the names in `notify.env`, nothing else: loopd's
 //! own variables (`CREDENTIALS_DIRECTORY`, `NOTIFY_SOCKET`, `LISTEN_*`) are not its.
 
-use std::io::Write;
+use std::fmt;
+use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,6 +34,33 @@ const POLL_EVERY: Duration = Duration::from_millis(100);
 pub(crate) enum Outcome {
     Done,
     Failed(String),
+}
+
+/// Why the notify command was not started; shown after the program's name, as in
+/// "notify: PROGRAM could not be started: …".
+#[derive(Debug)]
+pub enum NotifyError {
+    /// `notify.command` is empty.
+    NotSet,
+    Spawn(io::Error),
+}
+
+impl fmt::Display for NotifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotifyError::NotSet => f.write_str("is not set"),
+            NotifyError::Spawn(e) => write!(f, "could not be started: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NotifyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NotifyError::NotSet => None,
+            NotifyError::Spawn(e) => Some(e),
+        }
+    }
 }
 
 /// Counts the commands running and wakes the poll loop when one ends, so the next
@@ -67,7 +95,7 @@ impl Runner {
         timeout: Duration,
         what: String,
         text: String,
-    ) -> Result<(), String> {
+    ) -> Result<(), NotifyError> {
         let child = spawn(argv, env)?;
         plumbing::info!(
             "notify: started {} for {what}",
@@ -115,9 +143,9 @@ pub fn environment(names: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Child, String> {
+fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Child, NotifyError> {
     let Some((program, args)) = argv.split_first() else {
-        return Err("is not set".into());
+        return Err(NotifyError::NotSet);
     };
     Command::new(program)
         .args(args)
@@ -129,7 +157,7 @@ fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Child, String> {
         // Its own process group, so a deadline kills what it started too.
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("could not be started: {e}"))
+        .map_err(NotifyError::Spawn)
 }
 
 /// Feeds a started command `text` and waits for its end or its deadline.
@@ -168,7 +196,7 @@ fn finish(mut child: Child, timeout: Duration, text: &str) -> Outcome {
 fn run(argv: &[String], env: &[(String, String)], timeout: Duration, text: &str) -> Outcome {
     match spawn(argv, env) {
         Ok(child) => finish(child, timeout, text),
-        Err(why) => Outcome::Failed(why),
+        Err(why) => Outcome::Failed(why.to_string()),
     }
 }
 

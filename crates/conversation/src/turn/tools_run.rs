@@ -12,6 +12,7 @@ use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
 use proto::time::now_rfc3339;
 use proto::{Label, Record, ToolCall};
+use std::fmt;
 use tools::guard::{self, Allowed, Offer, Refusal};
 use tools::{self, ToolOutput};
 
@@ -225,6 +226,50 @@ fn hold(session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, FollowU
     (error_output(content), FollowUp::Refused(shown))
 }
 
+/// Why the reminder a held `remind` call asked for cannot be read back from loopd's own
+/// records; each names the `remind` tool first.
+#[derive(Debug)]
+pub(crate) enum HeldAskError {
+    /// No `assistant` record before the result asked for anything.
+    NoAnswer,
+    /// The answer before it holds no `remind` call with this id, or more than one.
+    NoSingleCall { id: String },
+    /// The answer's `time` is not an RFC 3339 time.
+    BadTime {
+        time: String,
+        source: chrono::ParseError,
+    },
+    /// The call's arguments are not a reminder.
+    Ask(tools::remind::AskError),
+}
+
+impl fmt::Display for HeldAskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let remind = tools::REMIND;
+        match self {
+            HeldAskError::NoAnswer => write!(f, "{remind}: no call asked for it"),
+            HeldAskError::NoSingleCall { id } => write!(
+                f,
+                "{remind}: no single call {id:?} in the answer that asked for it"
+            ),
+            HeldAskError::BadTime { time, source } => {
+                write!(f, "{remind}: the answer's time {time:?}: {source}")
+            }
+            HeldAskError::Ask(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HeldAskError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HeldAskError::NoAnswer | HeldAskError::NoSingleCall { .. } => None,
+            HeldAskError::BadTime { source, .. } => Some(source),
+            HeldAskError::Ask(e) => Some(e),
+        }
+    }
+}
+
 /// The reminder a held `remind` call asks for, read from loopd's own records: the call
 /// with id `id` in the last `assistant` record before `records[before]`, its WHEN read
 /// against that record's `time` (so `in 2h` is the same instant whenever it is read
@@ -233,23 +278,23 @@ pub(crate) fn held_ask(
     records: &[Record],
     before: usize,
     id: &str,
-) -> Result<tools::remind::Ask, String> {
+) -> Result<tools::remind::Ask, HeldAskError> {
     let asked = proto::record::last_answer(records.get(..before).unwrap_or(records));
     let Some((time, calls)) = asked else {
-        return Err(format!("{}: no call asked for it", tools::REMIND));
+        return Err(HeldAskError::NoAnswer);
     };
     let mut named = calls
         .iter()
         .filter(|c| c.id == id && c.name == tools::REMIND);
     let (Some(call), None) = (named.next(), named.next()) else {
-        return Err(format!(
-            "{}: no single call {id:?} in the answer that asked for it",
-            tools::REMIND
-        ));
+        return Err(HeldAskError::NoSingleCall { id: id.to_string() });
     };
-    let at = chrono::DateTime::parse_from_rfc3339(time)
-        .map_err(|e| format!("{}: the answer's time {time:?}: {e}", tools::REMIND))?;
-    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc)).map_err(|e| e.to_string())
+    let at =
+        chrono::DateTime::parse_from_rfc3339(time).map_err(|source| HeldAskError::BadTime {
+            time: time.to_string(),
+            source,
+        })?;
+    tools::remind::read(&call.arguments, at.with_timezone(&chrono::Utc)).map_err(HeldAskError::Ask)
 }
 
 /// The start of the `note` a refusal writes for call N. The note is for the owner to
@@ -476,6 +521,7 @@ mod tests {
         let bad_time = [answer("noon", &[("a", r#"{"when":"in 1h","text":"x"}"#)])];
         assert!(held_ask(&bad_time, 1, "a")
             .unwrap_err()
+            .to_string()
             .contains("\"noon\""));
     }
 }

@@ -40,7 +40,8 @@ impl Service for Echo {
     fn farewell(&self, why: &Farewell) -> Vec<u8> {
         format!("bye: {why}\n").into_bytes()
     }
-    fn reload(&mut self) -> Result<(), String> {
+    type ReloadError = std::convert::Infallible;
+    fn reload(&mut self) -> Result<(), Self::ReloadError> {
         Ok(())
     }
     fn status(&self) -> String {
@@ -245,7 +246,8 @@ impl Service for Bulk {
     fn farewell(&self, why: &Farewell) -> Vec<u8> {
         format!("bye: {why}\n").into_bytes()
     }
-    fn reload(&mut self) -> Result<(), String> {
+    type ReloadError = std::convert::Infallible;
+    fn reload(&mut self) -> Result<(), Self::ReloadError> {
         Ok(())
     }
     fn status(&self) -> String {

@@ -9,6 +9,7 @@ pub(crate) mod commands;
 pub(crate) mod lines;
 pub(crate) mod probes;
 pub(crate) mod push;
+pub(crate) mod reload;
 pub(crate) mod reminders;
 pub(crate) mod reply;
 pub(crate) mod rooms;
@@ -120,10 +121,10 @@ impl<W: Work> Channel<W> {
         events: Receiver<Event>,
         board: Board,
         mail: broadcast::Mail,
-    ) -> Result<Channel<W>, String> {
+    ) -> Result<Channel<W>, proto::session_id::BadSessionId> {
         // A new connection starts in `session` (`Service::accept`): refused here, not
         // there, when it is not an id.
-        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+        SessionId::parse(&cfg.session)?;
         let heartbeat = crate::heartbeat::Schedule::new(&cfg, Instant::now());
         Ok(Channel {
             config_path,
@@ -587,14 +588,17 @@ impl<W: Work> Service for Channel<W> {
         self.rooms_flush(out);
     }
 
-    fn reload(&mut self) -> Result<(), String> {
+    type ReloadError = reload::ReloadError;
+
+    fn reload(&mut self) -> Result<(), reload::ReloadError> {
+        use reload::ReloadError;
         let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
-            .map_err(|e| e.to_string())?;
-        conversation::prompts::check(&cfg).map_err(|e| e.to_string())?;
-        SessionId::parse(&cfg.session).map_err(|e| e.to_string())?;
+            .map_err(ReloadError::Config)?;
+        conversation::prompts::check(&cfg).map_err(ReloadError::Prompt)?;
+        SessionId::parse(&cfg.session).map_err(ReloadError::Session)?;
         let cfg = Arc::new(cfg);
         if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
-            return Err("the turn worker has stopped".into());
+            return Err(ReloadError::WorkerStopped);
         }
         self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
         if cfg.matrix != self.cfg.matrix {

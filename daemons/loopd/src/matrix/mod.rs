@@ -10,7 +10,7 @@
 pub(crate) mod blocks;
 pub(crate) mod position;
 mod send;
-pub(crate) mod store;
+pub mod store;
 mod sync;
 mod token;
 

@@ -2,6 +2,7 @@
 //! in'), kept by the sync thread in `<state_dir>/matrix/position.json`, written atomically
 //! and only after the loop said a sync's lines are on disk.
 
+use super::store::StoreError;
 use matrix::Told;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -24,29 +25,31 @@ pub(crate) struct Position {
 impl Position {
     /// The saved position; none at the first start. A file that cannot be read is an
     /// error: syncing from nothing would take no lines until the next message.
-    pub(crate) fn load(state_dir: &Path) -> Result<Position, String> {
+    pub(crate) fn load(state_dir: &Path) -> Result<Position, StoreError> {
         let path = super::store::dir(state_dir).join(FILE);
         if !path.exists() {
             return Ok(Position::default());
         }
-        let text = plumbing::bounded::read_text(&path, MAX_POSITION_BYTES)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{} is not a sync position (line {})",
-                path.display(),
-                e.line()
-            )
-        })
+        let text = match plumbing::bounded::read_text(&path, MAX_POSITION_BYTES) {
+            Ok(text) => text,
+            Err(source) => return Err(StoreError::Read { path, source }),
+        };
+        serde_json::from_str(&text).map_err(|source| StoreError::NotPosition { path, source })
     }
 
-    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), String> {
+    pub(crate) fn save(&self, state_dir: &Path) -> Result<(), StoreError> {
         let dir = super::store::dir(state_dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let bytes = serde_json::to_vec(self).map_err(|e| format!("sync position: {e}"))?;
-        sessions::atomic::write(&dir, FILE, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+        if let Err(source) = std::fs::create_dir_all(&dir) {
+            return Err(StoreError::CreateDir { dir, source });
+        }
+        let bytes = serde_json::to_vec(self).map_err(|source| StoreError::Encode {
+            what: "sync position",
+            source,
+        })?;
+        sessions::atomic::write(&dir, FILE, &bytes).map_err(|source| StoreError::Write {
+            path: dir.join(FILE),
+            source,
+        })
     }
 
     pub(crate) fn told(&self) -> Told {

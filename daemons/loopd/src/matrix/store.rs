@@ -9,6 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The most bytes of the store read at start. It holds lines waiting (each under an
@@ -99,6 +101,93 @@ pub(crate) struct Store {
     pub(crate) cancelled: VecDeque<String>,
 }
 
+/// Why one of the Matrix channel's files (the store, the sync position) could not be read
+/// or written, naming the file.
+#[derive(Debug)]
+pub enum StoreError {
+    CreateDir {
+        dir: PathBuf,
+        source: io::Error,
+    },
+    Read {
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// The store file is not JSON of a store.
+    NotStore {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// The position file is not JSON of a sync position.
+    NotPosition {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// What the file would hold could not be written as JSON; `what` names the file.
+    Encode {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    /// The store would be larger than `max` bytes, which `load` refuses.
+    TooLarge {
+        path: PathBuf,
+        bytes: usize,
+        max: u64,
+    },
+    Write {
+        path: PathBuf,
+        source: sessions::Error,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::CreateDir { dir, source } => {
+                write!(f, "cannot create {}: {source}", dir.display())
+            }
+            StoreError::Read { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            StoreError::NotStore { path, source } => write!(
+                f,
+                "{} is not a matrix store (line {}, column {})",
+                path.display(),
+                source.line(),
+                source.column()
+            ),
+            StoreError::NotPosition { path, source } => write!(
+                f,
+                "{} is not a sync position (line {})",
+                path.display(),
+                source.line()
+            ),
+            StoreError::Encode { what, source } => write!(f, "{what}: {source}"),
+            StoreError::TooLarge { path, bytes, max } => write!(
+                f,
+                "{} would be {bytes} bytes, more than the {max} loopd reads at start; not written",
+                path.display()
+            ),
+            StoreError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::CreateDir { source, .. } | StoreError::Read { source, .. } => Some(source),
+            StoreError::NotStore { source, .. }
+            | StoreError::NotPosition { source, .. }
+            | StoreError::Encode { source, .. } => Some(source),
+            StoreError::Write { source, .. } => Some(source),
+            StoreError::TooLarge { .. } => None,
+        }
+    }
+}
+
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("matrix")
 }
@@ -119,32 +208,34 @@ pub(crate) fn pending_settled(state_dir: &Path, redacted: &VecDeque<String>) {
 impl Store {
     /// The store in `state_dir`; a missing file is a first start. A file that cannot be
     /// read or parsed is an error: starting empty would answer lines again or lose sends.
-    pub(crate) fn load(state_dir: &Path) -> Result<Store, String> {
+    pub(crate) fn load(state_dir: &Path) -> Result<Store, StoreError> {
         let path = dir(state_dir).join(FILE);
         if !path.exists() {
             return Ok(Store::default());
         }
-        let text = plumbing::bounded::read_text(&path, MAX_STORE_BYTES)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{} is not a matrix store (line {}, column {})",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })
+        let text = match plumbing::bounded::read_text(&path, MAX_STORE_BYTES) {
+            Ok(text) => text,
+            Err(source) => return Err(StoreError::Read { path, source }),
+        };
+        serde_json::from_str(&text).map_err(|source| StoreError::NotStore { path, source })
     }
 
     /// Writes the store atomically (a crash leaves the old file or the new one), never
     /// one `load` would refuse: past `MAX_STORE_BYTES` the oldest waiting replies' parts
     /// are replaced by a notice that they wait at the terminal (with a journal line), and
     /// a store still too large is not written at all.
-    pub(crate) fn save(&mut self, state_dir: &Path) -> Result<(), String> {
+    pub(crate) fn save(&mut self, state_dir: &Path) -> Result<(), StoreError> {
         let dir = dir(state_dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let mut bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+        if let Err(source) = std::fs::create_dir_all(&dir) {
+            return Err(StoreError::CreateDir { dir, source });
+        }
+        let encode = |store: &Store| {
+            serde_json::to_vec(store).map_err(|source| StoreError::Encode {
+                what: "matrix store",
+                source,
+            })
+        };
+        let mut bytes = encode(self)?;
         if bytes.len() as u64 > SAVE_BOUND {
             let shed = self.shed(bytes.len() as u64);
             plumbing::warn!(
@@ -152,17 +243,19 @@ impl Store {
                 dir.join(FILE).display(),
                 MAX_STORE_BYTES
             );
-            bytes = serde_json::to_vec(self).map_err(|e| format!("matrix store: {e}"))?;
+            bytes = encode(self)?;
         }
         if bytes.len() as u64 > MAX_STORE_BYTES {
-            return Err(format!(
-                "{} would be {} bytes, more than the {MAX_STORE_BYTES} loopd reads at start; not written",
-                dir.join(FILE).display(),
-                bytes.len()
-            ));
+            return Err(StoreError::TooLarge {
+                path: dir.join(FILE),
+                bytes: bytes.len(),
+                max: MAX_STORE_BYTES,
+            });
         }
-        sessions::atomic::write(&dir, FILE, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(FILE).display()))
+        sessions::atomic::write(&dir, FILE, &bytes).map_err(|source| StoreError::Write {
+            path: dir.join(FILE),
+            source,
+        })
     }
 
     /// Replaces the content of the oldest waiting reply parts by a short notice until the
@@ -284,7 +377,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(super::dir(dir.path())).unwrap();
         std::fs::write(super::dir(dir.path()).join(FILE), "{nope").unwrap();
-        assert!(Store::load(dir.path()).unwrap_err().contains("store.json"));
+        assert!(Store::load(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("store.json"));
     }
 
     /// Regression (it used to be so): `save` writes whatever the store holds, `load` refuses a file over
