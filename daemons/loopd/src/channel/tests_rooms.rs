@@ -7,7 +7,7 @@ use super::work::{Probe, Work};
 use super::Channel;
 use crate::matrix::store::{Store, Why};
 use crate::matrix::{test_link, Down, Line, Up};
-use crate::worker::{Event, Job, JobId};
+use crate::worker::{Command, Event, Job, JobId};
 use conversation::status::{Board, SessionView};
 use plumbing::{Outbox, Service};
 use proto::config::Config;
@@ -125,9 +125,12 @@ impl Rig {
 
     fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
         match self.ch.worker.jobs.get(n) {
-            Some(Job::Turn { id, text, from, .. }) => {
-                (*id, text.clone(), from.as_ref().map(|f| f.event.clone()))
-            }
+            Some(Job::Asked {
+                id,
+                from,
+                command: Command::Turn(text),
+                ..
+            }) => (*id, text.clone(), from.as_ref().map(|f| f.event.clone())),
             _ => panic!("job {n} is not a turn"),
         }
     }
@@ -370,7 +373,13 @@ fn review_a_reply_is_weighed_by_its_own_sessions_label_not_the_one_switched_to()
         .unwrap();
     rig.ch.wake(&mut rig.out);
     assert!(
-        matches!(rig.ch.worker.jobs.get(1), Some(Job::Open { .. })),
+        matches!(
+            rig.ch.worker.jobs.get(1),
+            Some(Job::Asked {
+                command: Command::Open(_),
+                ..
+            })
+        ),
         "{:?}",
         rig.ch.worker.jobs.len()
     );
