@@ -203,8 +203,8 @@ fn refused(session: &Session, call: u64) -> Result<Held, String> {
         None => return old_notes::refused(session, call),
     };
     if !offered {
-        // A refusal not offered for `/allow` says why first, before its `; `.
-        let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
+        // A refusal not offered for `/allow` says why first.
+        let why = tools_run::refusal_why(reason);
         return Err(format!("call {call} was {why}"));
     }
     // The tool the call named, from its `tool_result`: a held reminder has no url.
@@ -249,7 +249,7 @@ fn checked(call: u64, url: &str) -> Result<String, String> {
 mod old_notes {
     use super::{allowed_note_prefix, checked, Held, HTTP_FETCH};
     use crate::open_session::Session;
-    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
+    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix, refusal_why};
     use proto::Record;
 
     pub fn refused(session: &Session, call: u64) -> Result<Held, String> {
@@ -284,8 +284,7 @@ mod old_notes {
                 .ok_or_else(|| format!("call {call} holds no reminder that can be set"));
         }
         let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
-            let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
-            return Err(format!("call {call} was {why}"));
+            return Err(format!("call {call} was {}", refusal_why(rest)));
         };
         // The shown URL is printable ASCII: it ends at the first space.
         checked(call, shown.split(' ').next().unwrap_or_default()).map(Held::Fetch)

@@ -547,7 +547,10 @@ fn a_turns_lines_go_as_notices_or_text_by_the_kind_their_block_wrote() {
         .iter()
         .map(|o| {
             (
-                o.content["msgtype"].as_str().unwrap_or_default().to_string(),
+                o.content["msgtype"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
                 o.content["body"].as_str().unwrap_or_default().to_string(),
             )
         })

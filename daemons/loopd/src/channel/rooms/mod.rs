@@ -3,9 +3,11 @@
 //! are queued, started and answered by the same code as a socket's, one reply block
 //! each, in order, commands included. The blocks rendered for it are taken back out of
 //! the outbox (`Outbox::take_sent`), read into the model's text and loopd's notices
-//! (`crate::matrix::blocks`), planned into events with fixed transaction ids, written to
-//! the store and handed to the send thread. A line leaves the store's waiting lines only
-//! once its reply's events are in the store, so a crash before that runs it again.
+//! (`crate::matrix::blocks`) by the kinds of line their block wrote (`reply::Kinds`,
+//! handed over when a job's block ends), planned into events with fixed transaction
+//! ids, written to the store and handed to the send thread. A line leaves the store's
+//! waiting lines only once its reply's events are in the store, so a crash before that
+//! runs it again.
 
 use super::commands::Command;
 use super::reply::{whole, Kinds, LineKind};
