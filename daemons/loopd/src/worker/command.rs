@@ -2,17 +2,18 @@
 //! with its own parse and apply: a line to answer (a turn), or a command that acts on a
 //! session (`/session NAME`, `/compact`, `/allow N`, `/forget …`). The channel parses a
 //! `/` word with `Command::parse`, hands the result to the worker as one `Job::Asked`,
-//! and the worker runs it with `State::apply`; the bodies of `/session NAME`, `/compact`
-//! and `/allow N` are here, a turn's is `State::turn` and `/forget`'s `worker/forget.rs`.
+//! and the worker runs it with `State::apply`: each one's body is here but `/forget`'s,
+//! which is `worker/forget.rs`.
 
-use super::report::EventSink;
-use super::{Failure, JobId, Reply, State};
+use super::report::{done_line, EventSink};
+use super::{after, Failure, JobId, Reply, State};
 use crate::engine::Engine;
 use conversation::allow::AllowError;
 use conversation::forget::Ask;
 use conversation::open_session::Session;
 use conversation::status::SessionView;
-use proto::{FromMatrix, SessionId};
+use proto::{FromMatrix, Origin, SessionId};
+use std::time::Instant;
 
 /// A request of the owner's the worker runs, its arguments well formed.
 #[derive(Debug, PartialEq, Eq)]
@@ -89,6 +90,63 @@ impl State {
             Command::Compact => self.compact(id, session),
             Command::Allow(call) => self.allow(id, session, call),
             Command::Forget(ask) => self.forget(id, session, ask),
+        }
+    }
+
+    /// A turn answering the owner's `text` in `session_id`: the reply streamed, its `.` as
+    /// soon as the answer is complete, then the after-turn work and Honcho's report.
+    fn turn(
+        &mut self,
+        id: JobId,
+        session_id: &SessionId,
+        text: &str,
+        from: Option<&proto::FromMatrix>,
+    ) {
+        let started = Instant::now();
+        let State {
+            engine,
+            board,
+            notify,
+            sessions,
+            honcho,
+            ..
+        } = self;
+        board.turn_started(session_id.as_str());
+        let session = match sessions.get_or_create(engine.cfg(), session_id) {
+            Ok(s) => s,
+            Err(e) => {
+                plumbing::error!("session {session_id}: {e}");
+                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
+                board.turn_ended();
+                notify.done(
+                    id,
+                    Err(Failure::Session {
+                        session: session_id.clone(),
+                        error: e,
+                    }),
+                );
+                return;
+            }
+        };
+        let mut sink = EventSink { id, notify };
+        let outcome = engine.turn(session, text, Origin::Owner, from, &mut sink);
+        board.set(
+            session_id.as_str(),
+            SessionView::of(session, engine.cfg().channel.owner_class),
+        );
+        let ok = outcome.is_ok();
+        let reply = done_line(session_id, outcome, started.elapsed().as_secs_f64());
+        // The answer is complete: the `.` goes out now, before the after-turn work.
+        notify.done(id, reply);
+        after(engine, session, ok, notify, board);
+        board.set(
+            session_id.as_str(),
+            SessionView::of(session, engine.cfg().channel.owner_class),
+        );
+        board.turn_ended();
+        // After the reply is on its way: reporting never holds up the owner's answer.
+        if let Some(honcho) = honcho {
+            honcho.poke(session_id.as_str());
         }
     }
 

@@ -20,8 +20,8 @@ use conversation::prompts::{self, Prompt, PromptError};
 use conversation::status::{Board, SessionView};
 use mio::Waker;
 use proto::config::Config;
-use proto::{Origin, SessionId};
-use report::{done_line, EventSink, Waiting};
+use proto::SessionId;
+use report::Waiting;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -415,61 +415,6 @@ impl State {
         let view = self.sessions.open_existing(self.engine.cfg(), id);
         self.board.set(id.as_str(), view.clone());
         view
-    }
-
-    fn turn(
-        &mut self,
-        id: JobId,
-        session_id: &SessionId,
-        text: &str,
-        from: Option<&proto::FromMatrix>,
-    ) {
-        let started = Instant::now();
-        let State {
-            engine,
-            board,
-            notify,
-            sessions,
-            honcho,
-            ..
-        } = self;
-        board.turn_started(session_id.as_str());
-        let session = match sessions.get_or_create(engine.cfg(), session_id) {
-            Ok(s) => s,
-            Err(e) => {
-                plumbing::error!("session {session_id}: {e}");
-                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
-                board.turn_ended();
-                notify.done(
-                    id,
-                    Err(Failure::Session {
-                        session: session_id.clone(),
-                        error: e,
-                    }),
-                );
-                return;
-            }
-        };
-        let mut sink = EventSink { id, notify };
-        let outcome = engine.turn(session, text, Origin::Owner, from, &mut sink);
-        board.set(
-            session_id.as_str(),
-            SessionView::of(session, engine.cfg().channel.owner_class),
-        );
-        let ok = outcome.is_ok();
-        let reply = done_line(session_id, outcome, started.elapsed().as_secs_f64());
-        // The answer is complete: the `.` goes out now, before the after-turn work.
-        notify.done(id, reply);
-        after(engine, session, ok, notify, board);
-        board.set(
-            session_id.as_str(),
-            SessionView::of(session, engine.cfg().channel.owner_class),
-        );
-        board.turn_ended();
-        // After the reply is on its way: reporting never holds up the owner's answer.
-        if let Some(honcho) = honcho {
-            honcho.poke(session_id.as_str());
-        }
     }
 }
 
