@@ -100,7 +100,7 @@ impl State {
         id: JobId,
         session_id: &SessionId,
         text: &str,
-        from: Option<&proto::FromMatrix>,
+        from: Option<&FromMatrix>,
     ) {
         let started = Instant::now();
         let State {
