@@ -31,7 +31,7 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // deliver, unrendered.
     &["heartbeat"],
     // The one owner of the client, the slot keeper and the configuration in force: the
-    // whole turn, what follows it (and the `SessionFull` rerun), `/compact` and `/allow`.
+    // whole turn, what follows it (and the `SessionFull` rerun), `/compact`.
     &["engine"],
     // The channel's limits, which the heartbeat bounds its replies by too; the pending
     // redactions file a removal writes (the worker) and the Matrix channel reads.

@@ -273,8 +273,8 @@ fn refused(session: &Session, call: u64) -> Result<Held, Denial> {
         None => return old_notes::refused(session, call),
     };
     if !offered {
-        // A refusal not offered for `/allow` says why first, before its `; `.
-        let why = reason.split_once("; ").map_or(reason, |(why, _)| why);
+        // A refusal not offered for `/allow` says why first.
+        let why = tools_run::refusal_why(reason);
         return Err(Denial::NotOffered {
             call,
             why: why.to_string(),
@@ -320,7 +320,7 @@ fn checked(call: u64, url: &str) -> Result<String, Denial> {
 mod old_notes {
     use super::{allowed_note_prefix, checked, Denial, Held};
     use crate::open_session::Session;
-    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix};
+    use crate::turn::tools_run::{offered_note_prefix, refusal_note_prefix, refusal_why};
     use proto::Record;
 
     pub fn refused(session: &Session, call: u64) -> Result<Held, Denial> {
@@ -355,10 +355,9 @@ mod old_notes {
                 .ok_or(Denial::NoReminder { call, why: None });
         }
         let Some(shown) = rest.strip_prefix(&offered_note_prefix(call)) else {
-            let why = rest.split_once("; ").map_or(rest, |(why, _)| why);
             return Err(Denial::NotOffered {
                 call,
-                why: why.to_string(),
+                why: refusal_why(rest).to_string(),
             });
         };
         // The shown URL is printable ASCII: it ends at the first space.

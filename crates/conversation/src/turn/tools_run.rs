@@ -310,6 +310,19 @@ pub(crate) fn offered_note_prefix(number: u64) -> String {
     format!("/allow {number} fetches ")
 }
 
+/// The `reason` a `refused` record not offered for `/allow` holds, which its note says too:
+/// why it is not offered, then the policy's reason after `; `. `refusal_why` reads the
+/// first part back: the one writer and the one reader of that shape.
+fn not_offered(not: &str, reason: &str) -> String {
+    format!("not offered for /allow: {not}; {reason}")
+}
+
+/// What a refusal's `reason` (or the rest of its note) says first, before its `; `: the
+/// words `/allow N` answers a refusal it cannot allow with.
+pub(crate) fn refusal_why(reason: &str) -> &str {
+    reason.split_once("; ").map_or(reason, |(why, _)| why)
+}
+
 /// A refusal as the owner, the model and the log see it.
 struct Shown {
     /// The `· ` line: what was refused and why, the URL whole (or why it is not offered),
@@ -341,12 +354,8 @@ impl Shown {
             return Shown {
                 line: clipped(&reason),
                 for_model: "Only the owner can run it.".into(),
-                note: format!("{prefix}not offered for /allow: no url; {reason}"),
-                refused: refused(
-                    "",
-                    format!("not offered for /allow: no url; {reason}"),
-                    false,
-                ),
+                note: format!("{prefix}{}", not_offered("no url", &reason)),
+                refused: refused("", not_offered("no url", &reason), false),
             };
         };
         let why = &refusal.why;
@@ -371,12 +380,8 @@ impl Shown {
                     tools::HTTP_FETCH
                 ),
                 for_model: format!("It cannot be allowed: {not}."),
-                note: format!("{prefix}not offered for /allow: {not}; {reason}"),
-                refused: refused(
-                    &shown,
-                    format!("not offered for /allow: {not}; {reason}"),
-                    false,
-                ),
+                note: format!("{prefix}{}", not_offered(&not, &reason)),
+                refused: refused(&shown, not_offered(&not, &reason), false),
             },
         }
     }
@@ -460,7 +465,7 @@ fn clipped(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::held_ask;
+    use super::{held_ask, not_offered, refusal_why};
     use proto::{Record, ToolCall};
 
     fn answer(time: &str, calls: &[(&str, &str)]) -> Record {
@@ -523,5 +528,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("\"noon\""));
+    }
+
+    #[test]
+    fn a_refusal_not_offered_reads_back_as_why_it_is_not_offered() {
+        let reason = not_offered(
+            "it is not a valid url (empty host)",
+            "http_fetch refused: x; y",
+        );
+        assert_eq!(
+            reason,
+            "not offered for /allow: it is not a valid url (empty host); http_fetch refused: x; y"
+        );
+        assert_eq!(
+            refusal_why(&reason),
+            "not offered for /allow: it is not a valid url (empty host)"
+        );
+        assert_eq!(refusal_why("no mark"), "no mark");
     }
 }

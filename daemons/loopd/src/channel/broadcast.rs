@@ -16,7 +16,7 @@
 //! timer and whenever the worker may have gone idle, submitting the beat) and `/inbox`;
 //! what fell due in the reminders' book comes through `super::reminders`.
 
-use super::reply::Block;
+use super::reply::{Block, Part};
 use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
@@ -140,7 +140,7 @@ pub(super) fn local(time: &str) -> String {
 /// Ends the text's last line, if it is open.
 fn end_line(block: &mut Block, out: &mut String) {
     if !out.is_empty() && !out.ends_with('\n') {
-        block.text("\n", out);
+        block.put(Part::Text("\n"), out);
     }
 }
 
@@ -150,7 +150,7 @@ fn shown(messages: &[Message], folded: u64) -> String {
     let mut block = Block::new();
     let mut out = String::new();
     if folded > 0 {
-        block.lines(&format!("· {}", folded_line(folded)), &mut out);
+        block.put(Part::Activity(&folded_line(folded)), &mut out);
     }
     for m in messages {
         let state = if m.delivered.is_some() {
@@ -158,16 +158,16 @@ fn shown(messages: &[Message], folded: u64) -> String {
         } else {
             " (was waiting)"
         };
-        block.lines(
-            &format!("· {} at {}{state}", m.kind.word(), local(&m.time)),
+        block.put(
+            Part::Activity(&format!("{} at {}{state}", m.kind.word(), local(&m.time))),
             &mut out,
         );
         for piece in &m.pieces {
             match piece {
-                Piece::Text(t) => block.text(t, &mut out),
+                Piece::Text(t) => block.put(Part::Text(t), &mut out),
                 Piece::Activity(line) => {
                     end_line(&mut block, &mut out);
-                    block.lines(&format!("· {line}"), &mut out);
+                    block.put(Part::Activity(line), &mut out);
                 }
             }
         }

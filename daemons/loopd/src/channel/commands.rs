@@ -1,24 +1,20 @@
-//! The channel's commands (docs/channel.md): parsing a `/` line into a well-formed
-//! command or the words of what is wrong with it, and the help text. The two commands
-//! that ask other servers run in `probes`.
+//! The channel's commands (docs/channel.md): parsing a line into a well-formed command
+//! or the words of what is wrong with it, and the help text. What the worker runs (a
+//! plain line, `/session NAME`, `/compact`, `/allow N`, `/forget …`) is one
+//! `crate::worker::Command`, parsed by its own `parse`; the two commands that ask other
+//! servers run in `probes`; the rest the channel answers on the spot.
 
-use conversation::forget::Ask;
-use proto::SessionId;
+use crate::worker;
 
-/// A command whose arguments are well formed.
+/// A line whose arguments are well formed.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Command {
     Help,
     Status,
-    Compact,
-    /// `/session` alone shows the current session; with a name it switches.
-    Session(Option<SessionId>),
+    /// `/session` alone: shows the current session.
+    Session,
     /// `/recall QUERY`, never empty.
     Recall(String),
-    /// `/allow N`: the call number.
-    Allow(u64),
-    /// `/forget QUERY` (never empty), `/forget more`, `/forget N…` or `/forget all`.
-    Forget(Ask),
     /// `/remind`, `/remind WHEN TEXT` or `/remind cancel N`: the rest of the line.
     Remind(String),
     Inbox,
@@ -26,36 +22,33 @@ pub(crate) enum Command {
     #[cfg(feature = "testhooks")]
     TestClock(i64),
     Quit,
+    /// A job for the worker: a message, or a command that acts on a session.
+    Worker(worker::Command),
 }
 
-/// The command on `line`, or `None` when the line is a message. A command that is
-/// unknown or whose argument is malformed is the reason, in words, for the error line.
-pub(crate) fn parse(line: &str) -> Option<Result<Command, String>> {
-    let rest = line.strip_prefix('/')?;
+/// What `line` asks: a command, or a message (a line not starting with `/`) as the
+/// worker's turn. A blank line, an unknown command or a malformed argument is the reason,
+/// in words, for the error line.
+pub(crate) fn parse(line: &str) -> Result<Command, String> {
+    if line.trim().is_empty() {
+        return Err("empty line; /help lists the commands".into());
+    }
+    let Some(rest) = line.strip_prefix('/') else {
+        return Ok(Command::Worker(worker::Command::Turn(line.to_string())));
+    };
     let (word, arg) = match rest.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
         None => (rest, ""),
     };
-    Some(match word {
+    if let Some(asked) = worker::Command::parse(word, arg) {
+        return asked.map(Command::Worker);
+    }
+    match word {
         "help" => Ok(Command::Help),
         "status" => Ok(Command::Status),
-        "compact" => Ok(Command::Compact),
-        "session" if arg.is_empty() => Ok(Command::Session(None)),
-        "session" => SessionId::parse(arg)
-            .map(|name| Command::Session(Some(name)))
-            .map_err(|e| e.to_string()),
+        "session" => Ok(Command::Session),
         "recall" if arg.is_empty() => Err("/recall needs a query".into()),
         "recall" => Ok(Command::Recall(arg.to_string())),
-        "allow" => arg
-            .parse()
-            .map(Command::Allow)
-            .map_err(|_| format!("/allow needs the number of a refused call, got {arg:?}")),
-        "forget" => match Ask::parse(arg) {
-            Ask::List(query) if query.is_empty() => {
-                Err("/forget needs a query, numbers from its list, or all".into())
-            }
-            ask => Ok(Command::Forget(ask)),
-        },
         "remind" => Ok(Command::Remind(arg.to_string())),
         "inbox" => Ok(Command::Inbox),
         #[cfg(feature = "testhooks")]
@@ -66,7 +59,7 @@ pub(crate) fn parse(line: &str) -> Option<Result<Command, String>> {
             .map_err(|_| format!("/testclock needs seconds, got {arg:?}")),
         "quit" => Ok(Command::Quit),
         _ => Err(format!("unknown command /{word}; /help lists the commands")),
-    })
+    }
 }
 
 pub(crate) const HELP: &str = "\
@@ -91,49 +84,56 @@ the assistant's text never starts a line that way or spells loopd's error mark."
 #[cfg(test)]
 mod tests {
     use super::*;
+    use conversation::forget::Ask;
+    use proto::SessionId;
+    use worker::Command::{Allow, Forget, Open, Turn};
 
     fn ok(line: &str) -> Option<Command> {
-        parse(line).map(|parsed| parsed.unwrap())
+        match parse(line).unwrap() {
+            Command::Worker(Turn(_)) => None,
+            command => Some(command),
+        }
+    }
+
+    fn asked(command: worker::Command) -> Option<Command> {
+        Some(Command::Worker(command))
     }
 
     #[test]
     fn commands_parse_with_their_arguments() {
-        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("hello"), Ok(Command::Worker(Turn("hello".into()))));
         assert_eq!(ok("/help"), Some(Command::Help));
         assert_eq!(
             ok("/recall  tea time "),
             Some(Command::Recall("tea time".into()))
         );
-        assert_eq!(ok("/session"), Some(Command::Session(None)));
+        assert_eq!(ok("/session"), Some(Command::Session));
         assert_eq!(
             ok("/session work"),
-            Some(Command::Session(Some(SessionId::parse("work").unwrap())))
+            asked(Open(SessionId::parse("work").unwrap()))
         );
-        assert_eq!(ok("/allow 7"), Some(Command::Allow(7)));
+        assert_eq!(ok("/allow 7"), asked(Allow(7)));
         assert_eq!(
             ok("/forget my bank pin"),
-            Some(Command::Forget(Ask::List("my bank pin".into())))
+            asked(Forget(Ask::List("my bank pin".into())))
         );
         assert_eq!(
             ok("/forget 1 3,4"),
-            Some(Command::Forget(Ask::Remove(vec![1, 3, 4])))
+            asked(Forget(Ask::Remove(vec![1, 3, 4])))
         );
-        assert_eq!(ok("/forget all"), Some(Command::Forget(Ask::All)));
+        assert_eq!(ok("/forget all"), asked(Forget(Ask::All)));
         assert_eq!(
             ok("/remind in 2h tea"),
             Some(Command::Remind("in 2h tea".into()))
         );
         assert_eq!(ok("/remind"), Some(Command::Remind(String::new())));
         assert_eq!(ok("/inbox"), Some(Command::Inbox));
-        assert_eq!(
-            ok("/forget 0"),
-            Some(Command::Forget(Ask::List("0".into())))
-        );
+        assert_eq!(ok("/forget 0"), asked(Forget(Ask::List("0".into()))));
     }
 
     #[test]
     fn a_malformed_command_is_refused_by_the_parser_with_what_is_wrong() {
-        let refused = |line: &str| parse(line).unwrap().unwrap_err();
+        let refused = |line: &str| parse(line).unwrap_err();
         assert_eq!(
             refused("/frob x"),
             "unknown command /frob; /help lists the commands"
@@ -152,5 +152,6 @@ mod tests {
             "/forget needs a query, numbers from its list, or all"
         );
         assert!(refused("/session Work").contains("\"Work\""));
+        assert_eq!(refused(" \t"), "empty line; /help lists the commands");
     }
 }

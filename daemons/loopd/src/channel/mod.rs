@@ -28,7 +28,7 @@ use lines::{Framer, LineEvent};
 use plumbing::{ConnId, Outbox, Peer, Service};
 use proto::config::Config;
 use proto::SessionId;
-use reply::{error_line, whole, Block};
+use reply::{failed, whole, Block, Part};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
@@ -45,6 +45,7 @@ pub(crate) const MAX_PENDING_LINES: usize = 16;
 enum Queued {
     /// A line, and the Matrix event it was when it came from a room.
     Line(String, Option<proto::FromMatrix>),
+    /// A line refused before it is read: why, for its error block.
     Error(String),
 }
 
@@ -184,7 +185,7 @@ impl<W: Work> Channel<W> {
             };
             conn.answered = true;
             match item {
-                Queued::Error(e) => out.send(id, whole(&e)),
+                Queued::Error(why) => out.send(id, failed(why)),
                 Queued::Line(line, from) => self.start(out, id, line, from),
             }
         }
@@ -202,32 +203,22 @@ impl<W: Work> Channel<W> {
             return;
         };
         let session = conn.session.clone();
-        if line.trim().is_empty() {
-            return out.send(
-                id,
-                whole(&error_line("empty line; /help lists the commands")),
-            );
-        }
         match commands::parse(&line) {
-            None => {
-                let job = self.begin_on_worker(out, id, None);
-                self.submit(
-                    out,
-                    Job::Turn {
-                        id: job,
-                        session,
-                        text: line,
-                        from,
-                    },
-                );
-            }
-            Some(Err(why)) => out.send(id, whole(&error_line(why))),
-            Some(Ok(command)) => self.command(out, id, session, command),
+            Err(why) => out.send(id, failed(why)),
+            Ok(command) => self.command(out, id, session, from, command),
         }
     }
 
-    /// Answers or starts one well-formed command of a connection in `session`.
-    fn command(&mut self, out: &mut Outbox, id: ConnId, session: SessionId, command: Command) {
+    /// Answers or starts one well-formed command of a connection in `session` (`from`: the
+    /// Matrix event its line was).
+    fn command(
+        &mut self,
+        out: &mut Outbox,
+        id: ConnId,
+        session: SessionId,
+        from: Option<proto::FromMatrix>,
+        command: Command,
+    ) {
         if self.kept_from_room(out, id, &command) {
             return;
         }
@@ -241,40 +232,20 @@ impl<W: Work> Channel<W> {
                 }
                 out.close(id);
             }
-            Command::Session(None) => out.send(id, whole(&format!("session {session}"))),
-            Command::Session(Some(target)) => {
-                let job = self.begin_on_worker(out, id, Some(target.clone()));
+            Command::Session => out.send(id, whole(&format!("session {session}"))),
+            Command::Worker(command) => {
+                let switch_to = command.switches_to();
+                let job = match command.says_what_it_waits_for() {
+                    true => self.begin_on_worker(out, id, switch_to),
+                    false => self.begin(id, switch_to),
+                };
                 self.submit(
                     out,
-                    Job::Open {
-                        id: job,
-                        session: target,
-                    },
-                );
-            }
-            Command::Compact => {
-                let job = self.begin_on_worker(out, id, None);
-                self.submit(out, Job::Compact { id: job, session });
-            }
-            Command::Allow(call) => {
-                let job = self.begin(id, None);
-                self.submit(
-                    out,
-                    Job::Allow {
+                    Job::Asked {
                         id: job,
                         session,
-                        call,
-                    },
-                );
-            }
-            Command::Forget(ask) => {
-                let job = self.begin(id, None);
-                self.submit(
-                    out,
-                    Job::Forget {
-                        id: job,
-                        session,
-                        ask,
+                        from,
+                        command,
                     },
                 );
             }
@@ -327,9 +298,14 @@ impl<W: Work> Channel<W> {
         self.next_job += 1;
         self.jobs.insert(job, id);
         if let Some(conn) = self.conns.get_mut(&id) {
+            // A room's block remembers its lines' kinds, which the room reads it by.
+            let block = match rooms::is_room(id) {
+                true => Block::with_kinds(),
+                false => Block::new(),
+            };
             conn.in_flight = Some(InFlight {
                 job,
-                block: Block::new(),
+                block,
                 switch_to,
                 on_worker: false,
             });
@@ -350,7 +326,7 @@ impl<W: Work> Channel<W> {
             flight.on_worker = true;
             if let Some(what) = &self.waiting {
                 let mut text = String::new();
-                flight.block.lines(&format!("· {what}"), &mut text);
+                flight.block.put(Part::Activity(what), &mut text);
                 out.send(id, text);
             }
         }
@@ -364,7 +340,7 @@ impl<W: Work> Channel<W> {
             for (conn_id, conn) in &mut self.conns {
                 if let Some(flight) = conn.in_flight.as_mut().filter(|f| f.on_worker) {
                     let mut text = String::new();
-                    flight.block.lines(&format!("· {what}"), &mut text);
+                    flight.block.put(Part::Activity(what), &mut text);
                     out.send(*conn_id, text);
                 }
             }
@@ -407,29 +383,40 @@ impl<W: Work> Channel<W> {
         };
         let mut text = String::new();
         let mut switch = None;
+        let mut kinds = None;
         match event {
-            Event::Text { text: t, .. } => flight.block.text(&t, &mut text),
-            Event::Activity { line, .. } => flight.block.lines(&format!("· {line}"), &mut text),
+            Event::Text { text: t, .. } => flight.block.put(Part::Text(&t), &mut text),
+            Event::Activity { line, .. } => flight.block.put(Part::Activity(&line), &mut text),
             Event::HitHeader {
                 tainted,
                 session,
                 time,
                 ..
-            } => flight.block.hit_header(tainted, &session, &time, &mut text),
+            } => flight.block.put(
+                Part::HitHeader {
+                    tainted,
+                    session: &session,
+                    time: &time,
+                },
+                &mut text,
+            ),
             Event::Done { reply, .. } => {
                 if let Some(flight) = conn.in_flight.take() {
                     let mut block = flight.block;
                     match &reply {
-                        Ok(rest) => block.lines(rest, &mut text),
-                        Err(why) => block.lines(&error_line(why), &mut text),
+                        Ok(rest) => block.put(Part::Said(rest), &mut text),
+                        Err(why) => block.put(Part::Error(&why.to_string()), &mut text),
                     }
-                    block.end(&mut text);
+                    kinds = block.end(&mut text);
                     if let (Ok(_), Some(target)) = (reply, flight.switch_to) {
                         switch = Some(target);
                     }
                 }
             }
             Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => {}
+        }
+        if let Some(kinds) = kinds {
+            self.room_block_kinds(conn_id, kinds);
         }
         if let Some(target) = switch {
             // A room's blocks rendered before the switch are weighed by the label of
@@ -450,11 +437,11 @@ impl<W: Work> Channel<W> {
 fn pending_for(event: LineEvent) -> Queued {
     match event {
         LineEvent::Line(line) => Queued::Line(line, None),
-        LineEvent::TooLong => Queued::Error(error_line(format_args!(
+        LineEvent::TooLong => Queued::Error(format!(
             "line over {} bytes; discarded",
             crate::limits::MAX_LINE
-        ))),
-        LineEvent::NotUtf8 => Queued::Error(error_line("line is not valid utf-8")),
+        )),
+        LineEvent::NotUtf8 => Queued::Error("line is not valid utf-8".into()),
     }
 }
 
@@ -470,10 +457,7 @@ impl<W: Work> Service for Channel<W> {
             );
             out.send(
                 id,
-                whole(&error_line(format_args!(
-                    "uid {} may not use this socket",
-                    peer.uid
-                ))),
+                failed(format_args!("uid {} may not use this socket", peer.uid)),
             );
             out.close(id);
             return;
@@ -483,7 +467,7 @@ impl<W: Work> Service for Channel<W> {
         let session = match SessionId::parse(&self.cfg.session) {
             Ok(session) => session,
             Err(e) => {
-                out.send(id, whole(&error_line(e)));
+                out.send(id, failed(e));
                 out.close(id);
                 return;
             }
@@ -543,7 +527,7 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
-        whole(&error_line(why.words("line"))).into_bytes()
+        failed(why.words("line")).into_bytes()
     }
 
     fn closed(&mut self, id: ConnId) {

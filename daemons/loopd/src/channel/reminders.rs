@@ -164,7 +164,7 @@ impl<W: Work> Channel<W> {
             remind::command::run_quoting(b, session.as_str(), arg, clock::now(), owner, &quote)
         });
         match said {
-            Err(e) => super::reply::whole(&super::reply::error_line(e)),
+            Err(e) => super::reply::failed(e),
             Ok(said) => {
                 if let Some(note) = said.note {
                     self.note(session.as_str(), note);

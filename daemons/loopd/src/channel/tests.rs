@@ -4,7 +4,7 @@
 
 use super::work::{Probe, Work};
 use super::{Channel, MAX_PENDING_LINES};
-use crate::worker::{Event, Job, JobId};
+use crate::worker::{Command, Event, Job, JobId};
 use conversation::status::Board;
 use plumbing::{Asked, ConnId, Outbox, Peer, Service};
 use proto::config::Config;
@@ -130,7 +130,11 @@ impl Rig {
     /// The id and text of the `n`th turn submitted.
     fn turn(&self, n: usize) -> (JobId, String) {
         match self.jobs().get(n) {
-            Some(Job::Turn { id, text, .. }) => (*id, text.clone()),
+            Some(Job::Asked {
+                id,
+                command: Command::Turn(text),
+                ..
+            }) => (*id, text.clone()),
             _ => panic!("job {n} is not a turn"),
         }
     }
@@ -277,7 +281,11 @@ fn session_switches_only_once_the_open_succeeded() {
     let mut rig = Rig::new();
     rig.send(ME, "/session work\n");
     let id = match &rig.jobs()[0] {
-        Job::Open { id, session } => {
+        Job::Asked {
+            id,
+            command: Command::Open(session),
+            ..
+        } => {
             assert_eq!(session.as_str(), "work");
             *id
         }
@@ -288,13 +296,21 @@ fn session_switches_only_once_the_open_succeeded() {
     assert!(rig.written(ME).ends_with("session main\n.\n"));
     rig.send(ME, "/session work\n");
     let id = match &rig.jobs()[1] {
-        Job::Open { id, .. } => *id,
+        Job::Asked {
+            id,
+            command: Command::Open(_),
+            ..
+        } => *id,
         _ => panic!("not an open"),
     };
     rig.done(id, "session work", true);
     rig.send(ME, "hello\n");
     match &rig.jobs()[2] {
-        Job::Turn { session, .. } => assert_eq!(session, &SessionId::parse("work").unwrap()),
+        Job::Asked {
+            session,
+            command: Command::Turn(_),
+            ..
+        } => assert_eq!(session, &SessionId::parse("work").unwrap()),
         _ => panic!("not a turn"),
     }
 }
@@ -429,7 +445,11 @@ fn a_client_of_another_session_does_not_get_mains_inbox() {
     rig.ch.accept(&mut rig.out, ME, peer());
     rig.send(ME, "/session other\n");
     let (id, _) = match rig.jobs().first() {
-        Some(Job::Open { id, session }) => (*id, session.clone()),
+        Some(Job::Asked {
+            id,
+            command: Command::Open(session),
+            ..
+        }) => (*id, session.clone()),
         _ => panic!("no open job"),
     };
     rig.done(id, "session other: new", true);

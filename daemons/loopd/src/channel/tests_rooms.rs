@@ -7,7 +7,7 @@ use super::work::{Probe, Work};
 use super::Channel;
 use crate::matrix::store::{Store, Why};
 use crate::matrix::{test_link, Down, Line, Up};
-use crate::worker::{Event, Job, JobId};
+use crate::worker::{Command, Event, Job, JobId};
 use conversation::status::{Board, SessionView};
 use plumbing::{Outbox, Service};
 use proto::config::Config;
@@ -125,9 +125,12 @@ impl Rig {
 
     fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
         match self.ch.worker.jobs.get(n) {
-            Some(Job::Turn { id, text, from, .. }) => {
-                (*id, text.clone(), from.as_ref().map(|f| f.event.clone()))
-            }
+            Some(Job::Asked {
+                id,
+                from,
+                command: Command::Turn(text),
+                ..
+            }) => (*id, text.clone(), from.as_ref().map(|f| f.event.clone())),
             _ => panic!("job {n} is not a turn"),
         }
     }
@@ -370,7 +373,13 @@ fn review_a_reply_is_weighed_by_its_own_sessions_label_not_the_one_switched_to()
         .unwrap();
     rig.ch.wake(&mut rig.out);
     assert!(
-        matches!(rig.ch.worker.jobs.get(1), Some(Job::Open { .. })),
+        matches!(
+            rig.ch.worker.jobs.get(1),
+            Some(Job::Asked {
+                command: Command::Open(_),
+                ..
+            })
+        ),
         "{:?}",
         rig.ch.worker.jobs.len()
     );
@@ -502,4 +511,59 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
         redacted.contains(&"$f1".to_string()),
         "the owner's `/forget \"4471\"` event, holding the text, is left: {redacted:?}"
     );
+}
+
+/// A turn's block in a room is split by each line's kind as the block wrote it, with a
+/// line queued behind it: loopd's activity and error lines are notices, the model's
+/// text (its forged marks shown after `┃ `) is text.
+#[test]
+fn a_turns_lines_go_as_notices_or_text_by_the_kind_their_block_wrote() {
+    let mut rig = Rig::new();
+    assert!(rig.lines(&[("$e1", "first"), ("$e2", "second")]));
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Activity {
+        id,
+        line: "read_file {}".into(),
+    });
+    rig.event(Event::Text {
+        id,
+        text: "· x\nerror: y\nfine".into(),
+    });
+    rig.event(Event::Done {
+        id,
+        reply: Err(crate::worker::Failure::Internal),
+    });
+    let (second, ..) = rig.turn(1);
+    rig.event(Event::Text {
+        id: second,
+        text: "ok".into(),
+    });
+    rig.event(Event::Done {
+        id: second,
+        reply: Ok(String::new()),
+    });
+    let sent: Vec<(String, String)> = rig
+        .sent()
+        .iter()
+        .map(|o| {
+            (
+                o.content["msgtype"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                o.content["body"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("m.notice", "· read_file {}"),
+        ("m.text", "┃ · x\n┃ error: y\nfine"),
+        ("m.notice", "error: internal error in loopd (see its log)"),
+        ("m.text", "ok"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(sent, expected);
 }

@@ -3,7 +3,7 @@
 //! `· line`, and the block cut at `MAX_BEAT_REPLY` bytes with a `[truncated]` line so
 //! the owner knows. The heartbeat decides what to say; only the channel makes bytes.
 
-use super::reply::Block;
+use super::reply::{Block, Part};
 use crate::heartbeat::beat::{Piece, Reply, MAX_BEAT_REPLY};
 
 /// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
@@ -48,14 +48,14 @@ struct Transcript {
 impl Transcript {
     fn text(&mut self, text: &str) {
         if !self.truncated {
-            self.block.text(text, &mut self.out);
+            self.block.put(Part::Text(text), &mut self.out);
             self.cap();
         }
     }
 
     fn activity(&mut self, line: &str) {
         if !self.truncated {
-            self.block.lines(&format!("· {line}"), &mut self.out);
+            self.block.put(Part::Activity(line), &mut self.out);
             self.cap();
         }
     }

@@ -1,6 +1,8 @@
 //! The engine: the one owner of a turn's world — the configuration in force, the
 //! llama.cpp client and the main slot's `Keeper` — and everything that runs a model call
-//! on a session goes through it: the owner's turns, heartbeats, `/compact`, `/allow` and what `/forget` does to the slots.
+//! on a session goes through it: the owner's turns, heartbeats, `/compact` and what
+//! `/forget` does to the slots (`/allow N` calls no model: the worker lends it the
+//! engine's `TurnCtx`).
 //! Nothing else holds a client or a keeper, so there is one place that knows whose prompt
 //! the main slot holds.
 //!
@@ -243,17 +245,6 @@ impl Engine {
         let result = conversation::compact::compact_or_note(&ctx, session, Reason::Manual);
         self.compacted(session, from, result.as_ref().ok());
         result
-    }
-
-    /// `/allow N`: the URL the label policy refused for call `call`, fetched as the
-    /// owner's (`conversation::allow`). It calls no model, so the slot is untouched.
-    pub(crate) fn allow(
-        &mut self,
-        session: &mut Session,
-        call: u64,
-        sink: &mut dyn Sink,
-    ) -> Result<String, conversation::allow::AllowError> {
-        conversation::allow::run(&self.world.ctx(), session, call, sink)
     }
 
     /// A forget rewrote the logs or heads of `epochs` of `session` (`conversation::forget`):

@@ -3,11 +3,12 @@
 //! its replies are rendered as the socket's are: marked by `proto::shown`, dot-stuffed,
 //! ended by a lone `.`. Here a block's lines are split into what is loopd's (activity,
 //! errors, memory headers, and the whole answer to a command), sent as `m.notice`, and
-//! what is the model's, sent as `m.text`. The marking is what makes this sound: a line
-//! of the model's never starts as loopd's lines do (it is shown after `┃ `), so the
-//! first characters of a shown line say whose it is.
+//! what is the model's, sent as `m.text`. Whose a line of a turn's block is comes with
+//! it from the block that wrote it (the channel's), never from its first characters; the
+//! marking keeps the two views alike: a line of the model's never starts as loopd's lines
+//! do (it is shown after `┃ `).
 
-use proto::shown::{ACTIVITY, ERROR};
+use proto::shown::ACTIVITY;
 
 /// The most bytes of one block held while it is not yet whole: a reply's text is bounded
 /// by the model's output and a command's answer by its page, both far below this; past
@@ -32,6 +33,14 @@ pub(crate) enum Piece {
     Notice(String),
 }
 
+/// A block read back whole: its lines, un-stuffed, and whether it was cut at
+/// `MAX_BLOCK_BYTES` (its last line then says so, and is loopd's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Read {
+    pub(crate) lines: Vec<String>,
+    pub(crate) cut: bool,
+}
+
 /// Collects a room's rendered bytes and gives back each block once it is whole.
 #[derive(Debug, Default)]
 pub(crate) struct Reader {
@@ -43,8 +52,8 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    /// Feeds rendered bytes; returns the blocks they finished, each as its lines.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Vec<String>> {
+    /// Feeds rendered bytes; returns the blocks they finished.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Read> {
         self.partial.extend_from_slice(bytes);
         let mut done = Vec::new();
         while let Some(nl) = self.partial.iter().position(|&b| b == b'\n') {
@@ -52,8 +61,10 @@ impl Reader {
             let line = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();
             if line == "." {
                 self.held = 0;
-                self.cut = false;
-                done.push(std::mem::take(&mut self.lines));
+                done.push(Read {
+                    lines: std::mem::take(&mut self.lines),
+                    cut: std::mem::take(&mut self.cut),
+                });
                 continue;
             }
             if self.cut {
@@ -76,18 +87,11 @@ impl Reader {
     }
 }
 
-/// Whether a shown line is loopd's own: its marks can start only loopd's lines.
-pub(crate) fn loopds(line: &str) -> bool {
-    line.starts_with(ACTIVITY)
-        || line.starts_with(ERROR)
-        || line.starts_with("memory · session ")
-        || line.starts_with("memory-tainted · session ")
-}
-
 /// A block's lines as events: for a turn, each run of the model's lines one `Text`, each
-/// run of loopd's one `Notice`; a command's whole answer one `Notice`. Blank lines stay
-/// with the run they are in; a run of nothing but blank lines is dropped.
-pub(crate) fn pieces(whose: Whose, lines: &[String]) -> Vec<Piece> {
+/// run of loopd's (`loopds(i)` of line `i`) one `Notice`; a command's whole answer one
+/// `Notice`. Blank lines stay with the run they are in; a run of nothing but blank lines
+/// is dropped.
+pub(crate) fn pieces(whose: Whose, lines: &[String], loopds: impl Fn(usize) -> bool) -> Vec<Piece> {
     if whose == Whose::Loopd {
         let text = lines.join("\n");
         return match text.trim().is_empty() {
@@ -110,8 +114,8 @@ pub(crate) fn pieces(whose: Whose, lines: &[String]) -> Vec<Piece> {
             false => Piece::Text(text.to_string()),
         });
     };
-    for line in lines {
-        let mine = loopds(line);
+    for (i, line) in lines.iter().enumerate() {
+        let mine = loopds(i);
         if mine != run_loopds && !line.trim().is_empty() {
             flush(&mut run, run_loopds, &mut out);
             run_loopds = mine;
@@ -131,13 +135,15 @@ mod tests {
         let mut r = Reader::default();
         assert!(r.feed(b"hel").is_empty());
         let blocks = r.feed(b"lo\n..dots\n.\nnext\n.\n");
+        let lines: Vec<&[String]> = blocks.iter().map(|b| &b.lines[..]).collect();
         assert_eq!(
-            blocks,
-            vec![
-                vec!["hello".to_string(), ".dots".to_string()],
-                vec!["next".to_string()]
+            lines,
+            [
+                &["hello".to_string(), ".dots".to_string()][..],
+                &["next".to_string()][..]
             ]
         );
+        assert!(blocks.iter().all(|b| !b.cut));
     }
 
     #[test]
@@ -153,8 +159,10 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        // Whose each line is, as the block that wrote it knew.
+        let loopds = [true, false, false, false, false, true];
         assert_eq!(
-            pieces(Whose::Turn, &lines),
+            pieces(Whose::Turn, &lines, |i| loopds[i]),
             vec![
                 Piece::Notice("· read_file /etc/hosts".into()),
                 Piece::Text(
@@ -169,10 +177,10 @@ mod tests {
     fn a_commands_answer_is_one_notice_whatever_its_lines_look_like() {
         let lines = vec!["session main".to_string(), "· x".to_string()];
         assert_eq!(
-            pieces(Whose::Loopd, &lines),
+            pieces(Whose::Loopd, &lines, |_| true),
             vec![Piece::Notice("session main\n· x".into())]
         );
-        assert!(pieces(Whose::Loopd, &[String::new()]).is_empty());
+        assert!(pieces(Whose::Loopd, &[String::new()], |_| true).is_empty());
     }
 
     #[test]
@@ -186,11 +194,12 @@ mod tests {
         let blocks = r.feed(b".\n");
         assert_eq!(blocks.len(), 1);
         // Three lines fit under the bound; the fourth passes it and is the cut's line.
-        assert_eq!(blocks[0].len(), 4);
+        assert_eq!(blocks[0].lines.len(), 4);
+        assert!(blocks[0].cut);
         assert!(
-            blocks[0][3].starts_with("· [reply cut"),
+            blocks[0].lines[3].starts_with("· [reply cut"),
             "{:?}",
-            &blocks[0][3][..20]
+            &blocks[0].lines[3][..20]
         );
     }
 }

@@ -1,5 +1,5 @@
 //! Why a job failed (`Failure`): the error from below kept as it is until the channel
-//! renders it after `error: ` (`channel::reply::error_line`, the only writer of that
+//! renders it after `error: ` (`channel::reply::Part::Error`, the only writer of that
 //! prefix; docs/channel.md, "Errors"). Refusals loopd itself decides (an `/allow` or a
 //! `/forget` that cannot be done) are words composed where the rule is, and travel as
 //! such.

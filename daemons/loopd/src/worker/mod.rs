@@ -8,10 +8,10 @@
 //! arrive meanwhile are told what they wait for. While idle the worker saves the main
 //! slot when `engine::keeper` asks it to.
 
+mod command;
 mod failure;
 mod forget;
 mod forget_honcho;
-mod jobs;
 mod report;
 
 use crate::engine::Engine;
@@ -20,8 +20,8 @@ use conversation::prompts::{self, Prompt, PromptError};
 use conversation::status::{Board, SessionView};
 use mio::Waker;
 use proto::config::Config;
-use proto::{Origin, SessionId};
-use report::{done_line, EventSink, Waiting};
+use proto::SessionId;
+use report::Waiting;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,36 +38,21 @@ pub(crate) type JobId = u64;
 
 /// A job's last words: the rest of its reply, or what went wrong in words. Nothing below
 /// the channel writes `error: `: the channel renders a failure, in one place
-/// (`channel::reply::error_line`), so a script can tell failures apart by that prefix
+/// (`channel::reply::Part::Error`), so a script can tell failures apart by that prefix
 /// and no producer can forget it or write it twice.
 pub(crate) type Reply = Result<String, Failure>;
 
+pub(crate) use command::Command;
 pub(crate) use failure::Failure;
 
 pub(crate) enum Job {
-    /// Run a turn for the owner's `text` in `session`; `from`: the Matrix event it was.
-    Turn {
+    /// What the owner asked in `session` (a line to answer, or a command that acts on a
+    /// session), for the client waiting on job `id`; `from`: the Matrix event the line was.
+    Asked {
         id: JobId,
         session: SessionId,
-        text: String,
         from: Option<proto::FromMatrix>,
-    },
-    /// Open `session` (without creating it) for `/session`.
-    Open { id: JobId, session: SessionId },
-    /// `/compact`: start a new epoch of `session` now.
-    Compact { id: JobId, session: SessionId },
-    /// `/allow N`: fetch the URL the label policy refused for call `call` (`conversation::allow`).
-    Allow {
-        id: JobId,
-        session: SessionId,
-        call: u64,
-    },
-    /// `/forget`: list what holds a text, or remove entries of the last list
-    /// (`worker/forget.rs`).
-    Forget {
-        id: JobId,
-        session: SessionId,
-        ask: conversation::forget::Ask,
+        command: Command,
     },
     /// A reloaded configuration, used from the next job on: the channel's own `Arc`,
     /// shared, not copied.
@@ -83,11 +68,7 @@ impl Job {
     /// The job a client waits on, if any: heartbeats, notes and reloads have none.
     pub(crate) fn id(&self) -> Option<JobId> {
         match self {
-            Job::Turn { id, .. }
-            | Job::Open { id, .. }
-            | Job::Compact { id, .. }
-            | Job::Allow { id, .. }
-            | Job::Forget { id, .. } => Some(*id),
+            Job::Asked { id, .. } => Some(*id),
             Job::Reload(_) | Job::Heartbeat { .. } | Job::Note { .. } => None,
         }
     }
@@ -327,27 +308,12 @@ impl State {
 
     fn handle(&mut self, job: Job) {
         match job {
-            Job::Turn {
+            Job::Asked {
                 id,
                 session,
-                text,
                 from,
-            } => self.turn(id, &session, &text, from.as_ref()),
-            Job::Open { id, session } => {
-                let reply = match self.open(&session) {
-                    SessionView::Open { epoch, records, .. } => Ok(format!(
-                        "session {session}: epoch {epoch}, {records} records"
-                    )),
-                    SessionView::New => Ok(format!(
-                        "session {session}: new; it starts with your first message"
-                    )),
-                    SessionView::Broken(why) => Err(Failure::Unusable { session, why }),
-                };
-                self.notify.done(id, reply);
-            }
-            Job::Compact { id, session } => self.compact(id, &session),
-            Job::Allow { id, session, call } => self.allow(id, &session, call),
-            Job::Forget { id, session, ask } => self.forget(id, &session, ask),
+                command,
+            } => self.apply(id, &session, from, command),
             Job::Reload(cfg) => {
                 self.reload_honcho(&cfg);
                 // Open sessions hold nothing of the configuration: their label reads the
@@ -449,61 +415,6 @@ impl State {
         let view = self.sessions.open_existing(self.engine.cfg(), id);
         self.board.set(id.as_str(), view.clone());
         view
-    }
-
-    fn turn(
-        &mut self,
-        id: JobId,
-        session_id: &SessionId,
-        text: &str,
-        from: Option<&proto::FromMatrix>,
-    ) {
-        let started = Instant::now();
-        let State {
-            engine,
-            board,
-            notify,
-            sessions,
-            honcho,
-            ..
-        } = self;
-        board.turn_started(session_id.as_str());
-        let session = match sessions.get_or_create(engine.cfg(), session_id) {
-            Ok(s) => s,
-            Err(e) => {
-                plumbing::error!("session {session_id}: {e}");
-                board.set(session_id.as_str(), SessionView::Broken(e.to_string()));
-                board.turn_ended();
-                notify.done(
-                    id,
-                    Err(Failure::Session {
-                        session: session_id.clone(),
-                        error: e,
-                    }),
-                );
-                return;
-            }
-        };
-        let mut sink = EventSink { id, notify };
-        let outcome = engine.turn(session, text, Origin::Owner, from, &mut sink);
-        board.set(
-            session_id.as_str(),
-            SessionView::of(session, engine.cfg().channel.owner_class),
-        );
-        let ok = outcome.is_ok();
-        let reply = done_line(session_id, outcome, started.elapsed().as_secs_f64());
-        // The answer is complete: the `.` goes out now, before the after-turn work.
-        notify.done(id, reply);
-        after(engine, session, ok, notify, board);
-        board.set(
-            session_id.as_str(),
-            SessionView::of(session, engine.cfg().channel.owner_class),
-        );
-        board.turn_ended();
-        // After the reply is on its way: reporting never holds up the owner's answer.
-        if let Some(honcho) = honcho {
-            honcho.poke(session_id.as_str());
-        }
     }
 }
 

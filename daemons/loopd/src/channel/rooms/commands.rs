@@ -21,13 +21,14 @@ impl<W: Work> Channel<W> {
         id: ConnId,
         command: &Command,
     ) -> bool {
+        use crate::worker::Command::Forget;
         use conversation::forget::Ask;
         if !is_room(id) || self.cfg.matrix.max_class == proto::DataClass::Secret {
             return false;
         }
         let quotes = matches!(
             command,
-            Command::Recall(_) | Command::Inbox | Command::Forget(Ask::List(_) | Ask::More)
+            Command::Recall(_) | Command::Inbox | Command::Worker(Forget(Ask::List(_) | Ask::More))
         );
         if quotes {
             out.send(

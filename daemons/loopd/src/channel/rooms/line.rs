@@ -3,6 +3,8 @@
 //! written to the store before the line leaves it.
 
 use super::*;
+use crate::channel::reply::ACTIVITY;
+use crate::worker::Command as Asked;
 
 impl<W: Work> Channel<W> {
     /// Queues an owner's line on its room's connection (made on first use).
@@ -36,18 +38,22 @@ impl<W: Work> Channel<W> {
             }
         };
         // `/allow N` runs the refused fetch as a turn: its answer is the model's.
-        let whose = match crate::channel::commands::parse(body) {
-            Some(Ok(Command::Allow(_))) => Whose::Turn,
-            Some(_) => Whose::Loopd,
-            None if body.trim().is_empty() => Whose::Loopd,
-            None => Whose::Turn,
+        let parsed = crate::channel::commands::parse(body);
+        let whose = match &parsed {
+            Ok(Command::Worker(Asked::Turn(_) | Asked::Allow(_))) => Whose::Turn,
+            _ => Whose::Loopd,
         };
-        let quotes = match crate::channel::commands::parse(body) {
-            Some(Ok(Command::Status)) => Quotes::Memory,
+        let quotes = match &parsed {
+            Ok(Command::Status) => Quotes::Memory,
             _ => Quotes::Nothing,
         };
         if let Some(o) = rooms.outs.get_mut(&id) {
-            o.owed.push_back((whose, event.to_string(), quotes));
+            o.owed.push_back(Owed {
+                whose,
+                event: event.to_string(),
+                quotes,
+                kinds: None,
+            });
         }
         if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
@@ -83,6 +89,20 @@ impl<W: Work> Channel<W> {
         self.pump(out, id);
     }
 
+    /// A job's block for room connection `id` ended with these lines' kinds: they go
+    /// with the block the room is owed for the line being answered. Its lines are
+    /// answered in order, one block each, and a line leaves `owed` only once its block is
+    /// read whole, so that line's entry is the last one before those still queued.
+    pub(in crate::channel) fn room_block_kinds(&mut self, id: ConnId, kinds: Kinds) {
+        let queued = self.conns.get(&id).map_or(0, |c| c.pending.len());
+        let Some(o) = self.rooms.as_mut().and_then(|r| r.outs.get_mut(&id)) else {
+            return;
+        };
+        if let Some(owed) = o.owed.iter_mut().rev().nth(queued) {
+            owed.kinds = Some(kinds);
+        }
+    }
+
     /// The blocks rendered for rooms since the last call, planned into events: the store
     /// saved with them before any is handed to the send thread, and each answered line
     /// leaving the waiting lines in the same write.
@@ -101,7 +121,7 @@ impl<W: Work> Channel<W> {
             let done = o.reader.feed(&bytes);
             // A turn still streaming keeps its typing notice on.
             let streaming =
-                done.is_empty() && o.owed.front().is_some_and(|(w, ..)| *w == Whose::Turn);
+                done.is_empty() && o.owed.front().is_some_and(|w| w.whose == Whose::Turn);
             if streaming && o.typing.is_some_and(|t| t.elapsed() >= TYPING_REFRESH) {
                 o.typing = Some(Instant::now());
                 rooms.link.send(Down::Typing {
@@ -110,19 +130,27 @@ impl<W: Work> Channel<W> {
                 });
             }
             let mut owed = Vec::new();
-            for lines in done {
-                let (whose, event, quotes) =
-                    o.owed
-                        .pop_front()
-                        .unwrap_or((Whose::Loopd, String::new(), Quotes::Nothing));
+            for read in done {
+                let Owed {
+                    whose,
+                    event,
+                    quotes,
+                    kinds,
+                } = o.owed.pop_front().unwrap_or(Owed {
+                    whose: Whose::Loopd,
+                    event: String::new(),
+                    quotes: Quotes::Nothing,
+                    kinds: None,
+                });
+                let kinds = line_kinds(&read, kinds.as_ref());
                 let lines = match quotes {
-                    Quotes::Memory => memory_weighed(lines, max_class),
-                    Quotes::Nothing => lines,
+                    Quotes::Memory => memory_weighed(read.lines, max_class),
+                    Quotes::Nothing => read.lines,
                 };
-                owed.push((whose, event, lines));
+                owed.push((whose, event, lines, kinds));
             }
             let session = self.conns.get(&id).map(|c| c.session.clone());
-            for (whose, event, lines) in owed {
+            for (whose, event, lines, kinds) in owed {
                 changed = true;
                 if whose == Whose::Turn {
                     rooms.link.send(Down::Typing {
@@ -146,9 +174,12 @@ impl<W: Work> Channel<W> {
                     // connection to the session gets it (docs/matrix.md, 'Labels').
                     let pieces = lines
                         .iter()
-                        .map(|l| match l.strip_prefix("· ") {
-                            Some(own) => conversation::inbox::Piece::Activity(own.to_string()),
-                            None => conversation::inbox::Piece::Text(format!("{l}\n")),
+                        .zip(&kinds)
+                        .map(|(l, kind)| match (kind, l.strip_prefix(ACTIVITY)) {
+                            (LineKind::Activity, Some(own)) => {
+                                conversation::inbox::Piece::Activity(own.to_string())
+                            }
+                            _ => conversation::inbox::Piece::Text(format!("{l}\n")),
                         })
                         .collect();
                     if let (Some(s), Some(l)) = (&session, label) {
@@ -174,7 +205,11 @@ impl<W: Work> Channel<W> {
                     );
                     rooms.plan_into(&room, (&key, 0), Planned(Style::Notice, "", &words), &why);
                 } else {
-                    for (i, piece) in blocks::pieces(whose, &lines).into_iter().enumerate() {
+                    let loopds = |i: usize| kinds.get(i).copied().is_some_and(marked);
+                    for (i, piece) in blocks::pieces(whose, &lines, loopds)
+                        .into_iter()
+                        .enumerate()
+                    {
                         let (style, text) = match piece {
                             Piece::Text(t) => (Style::Text, t),
                             Piece::Notice(t) => (Style::Notice, t),

@@ -3,12 +3,14 @@
 //! are queued, started and answered by the same code as a socket's, one reply block
 //! each, in order, commands included. The blocks rendered for it are taken back out of
 //! the outbox (`Outbox::take_sent`), read into the model's text and loopd's notices
-//! (`crate::matrix::blocks`), planned into events with fixed transaction ids, written to
-//! the store and handed to the send thread. A line leaves the store's waiting lines only
-//! once its reply's events are in the store, so a crash before that runs it again.
+//! (`crate::matrix::blocks`) by the kinds of line their block wrote (`reply::Kinds`,
+//! handed over when a job's block ends), planned into events with fixed transaction
+//! ids, written to the store and handed to the send thread. A line leaves the store's
+//! waiting lines only once its reply's events are in the store, so a crash before that
+//! runs it again.
 
 use super::commands::Command;
-use super::reply::whole;
+use super::reply::{whole, Kinds, LineKind};
 use super::work::Work;
 use super::{Channel, Conn, Queued};
 use crate::matrix::blocks::{self, Piece, Whose};
@@ -45,9 +47,44 @@ pub(crate) fn is_room(id: ConnId) -> bool {
 struct RoomOut {
     room: String,
     reader: blocks::Reader,
-    owed: VecDeque<(Whose, String, Quotes)>,
+    owed: VecDeque<Owed>,
     /// When the typing notice was last sent on for the turn being answered.
     typing: Option<Instant>,
+}
+
+/// A block a room is owed for one of its lines.
+struct Owed {
+    whose: Whose,
+    /// The Matrix event of the line.
+    event: String,
+    quotes: Quotes,
+    /// Each line's kind, from the block that wrote it (a job's, once it ended).
+    kinds: Option<Kinds>,
+}
+
+/// Each line of the block `read` as `kinds` (from the block that wrote it) says: the
+/// reader's cut line is an activity line. Were a turn's kinds missing, every line would
+/// be taken as the model's, which can send loopd's words as text but never the model's
+/// as loopd's.
+fn line_kinds(read: &blocks::Read, kinds: Option<&Kinds>) -> Vec<LineKind> {
+    let mut each = kinds.into_iter().flat_map(Kinds::lines);
+    let mut out: Vec<LineKind> = read
+        .lines
+        .iter()
+        .map(|_| each.next().unwrap_or(LineKind::Model))
+        .collect();
+    if let (true, Some(last)) = (read.cut, out.last_mut()) {
+        *last = LineKind::Activity;
+    }
+    out
+}
+
+/// Whether a line of this kind starts with one of loopd's marks: those go as notices.
+fn marked(kind: LineKind) -> bool {
+    matches!(
+        kind,
+        LineKind::Activity | LineKind::Error | LineKind::HitHeader
+    )
 }
 
 /// What stored text a command's answer quotes, to be weighed in a room before it leaves.

@@ -20,7 +20,7 @@ impl<W: Work> Channel<W> {
             .outs
             .iter()
             .filter(|(id, _)| self.conns.get(id).is_some_and(|c| c.in_flight.is_some()))
-            .filter_map(|(_, o)| o.owed.front().map(|(_, event, _)| event.clone()))
+            .filter_map(|(_, o)| o.owed.front().map(|owed| owed.event.clone()))
             .find(|event| rooms.store.forgets.contains(event));
         lines.extend(
             rooms
