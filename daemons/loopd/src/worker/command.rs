@@ -95,13 +95,7 @@ impl State {
 
     /// A turn answering the owner's `text` in `session_id`: the reply streamed, its `.` as
     /// soon as the answer is complete, then the after-turn work and Honcho's report.
-    fn turn(
-        &mut self,
-        id: JobId,
-        session_id: &SessionId,
-        text: &str,
-        from: Option<&FromMatrix>,
-    ) {
+    fn turn(&mut self, id: JobId, session_id: &SessionId, text: &str, from: Option<&FromMatrix>) {
         let started = Instant::now();
         let State {
             engine,
