@@ -223,3 +223,34 @@ fn a_recalled_untrusted_hit_makes_a_composed_url_refused_in_a_private_context() 
     );
     assert!(refused.is_err());
 }
+
+/// The passages an earlier line brought are found in their memory record before the
+/// server is asked to neutralise them: asking for every hit of every line was most of
+/// what memory in the turn cost loopd.
+#[test]
+fn a_passage_already_in_a_memory_record_is_not_asked_of_the_server_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    let brought = hit(
+        "the spare key is under the blue pot",
+        FULLY_RELEVANT,
+        private(),
+    );
+    let (_, text) = rendered(brought.clone());
+    s.append(Record::Memory {
+        time: T.into(),
+        content: text,
+        class: DataClass::Private,
+        untrusted: false,
+    })
+    .unwrap();
+    let fresh = hit("another thing", FULLY_RELEVANT, private());
+    let mut asked = Vec::new();
+    let chosen = choose_by(vec![brought, fresh], &s, 3, rendered, |text: String| {
+        asked.push(text.clone());
+        text
+    });
+    assert_eq!(texts(chosen), ["another thing"]);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("another thing"), "{asked:?}");
+}
