@@ -177,30 +177,22 @@ fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit
 }
 
 /// The hits worth bringing, each as `passage` makes it (clipped to the passage around what
-/// matched, rendered as the memory record will hold it): memoryd's first `max` hits that
-/// are neither the record nor that passage already in the epoch's prompt and that may
-/// come (`proto::memory::may_come`: untrusted text needs the floor on its own), when one
-/// of them reaches the relevance floor (`proto::memory::worth_bringing`); none otherwise.
-/// memoryd's ranking says which, the floor says whether (docs/turn.md, 'Memory in the
-/// turn'). The passage is checked as rendered because that is the form an earlier memory
-/// record holds it in: a clipped or multi-line hit never equals its record's whole text,
-/// so checking the text alone would bring the same passage back on every turn that asks
-/// for it, growing the epoch until memory itself made it compact.
-pub fn choose(
-    hits: Vec<Hit>,
-    session: &Session,
-    max: usize,
-    passage: impl FnMut(Hit) -> (Hit, String),
-) -> Vec<(Hit, String)> {
-    choose_by(hits, session, max, passage, |text| text)
-}
-
-/// `choose`, with the passage made ready for the model (`for_model`: neutralised against
-/// the served model's own special tokens, which asks the server) only when it is not
-/// already in an earlier memory record. A passage inside one is ready as it is: that
-/// record was neutralised when it was written, every span the server read as special
-/// in it broken, so a passage within it holds none and `for_model` would hand it back
-/// unchanged, already in the prompt. Most lines find the passages an earlier line
+/// matched, rendered as the memory record will hold it) and `for_model` makes it ready for
+/// the model (neutralised against the served model's own special tokens, which asks the
+/// server): memoryd's first `max` hits that are neither the record nor that passage
+/// already in the epoch's prompt and that may come (`proto::memory::may_come`: untrusted
+/// text needs the floor on its own), when one of them reaches the relevance floor
+/// (`proto::memory::worth_bringing`); none otherwise. memoryd's ranking says which, the
+/// floor says whether (docs/turn.md, 'Memory in the turn'). The passage is checked as
+/// rendered because that is the form an earlier memory record holds it in: a clipped or
+/// multi-line hit never equals its record's whole text, so checking the text alone would
+/// bring the same passage back on every turn that asks for it, growing the epoch until
+/// memory itself made it compact.
+///
+/// `for_model` is asked only for a passage not already in an earlier memory record. A
+/// passage inside one is ready as it is: that record was neutralised when it was
+/// written, every span the server read as special in it broken, so a passage within it
+/// holds none and `for_model` would hand it back unchanged, already in the prompt. Most lines find the passages an earlier line
 /// brought, and asking the server about each was most of what memory in the turn cost
 /// loopd (docs/turn.md, 'Memory in the turn').
 pub fn choose_by(

@@ -32,6 +32,16 @@ fn untrusted(text: &str, relevance: u16) -> Hit {
     hit(text, relevance, Label::new(DataClass::Public, true))
 }
 
+/// `choose_by` with passages ready for the model as they are rendered.
+fn choose(
+    hits: Vec<Hit>,
+    session: &Session,
+    max: usize,
+    passage: impl FnMut(Hit) -> (Hit, String),
+) -> Vec<(Hit, String)> {
+    choose_by(hits, session, max, passage, |text| text)
+}
+
 fn texts(chosen: Vec<(Hit, String)>) -> Vec<String> {
     chosen.into_iter().map(|(h, _)| h.text).collect()
 }
