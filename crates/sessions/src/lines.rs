@@ -113,11 +113,22 @@ const CRC_BLOCK: usize = 256 * 1024;
 /// does), or `None` when the file is now shorter than that or gone. Reads `len` bytes:
 /// a reader calls it only when a log's size or time changed.
 pub fn prefix_crc(path: &Path, len: u64) -> Result<Option<u32>, Error> {
+    range_crc(path, 0, len)
+}
+
+/// The CRC-32 of the `len` bytes from byte `from` of the log at `path`, as `prefix_crc`
+/// reads them: `None` when the file now ends before `from + len` or is gone. A reader
+/// that remembers the last bytes it read checks them with this instead of the whole part.
+pub fn range_crc(path: &Path, from: u64, len: u64) -> Result<Option<u32>, Error> {
     let mut file = match open_regular(OpenOptions::new().read(true), path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("open", path)(e)),
     };
+    if from > 0 {
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| read_error(path, e))?;
+    }
     let mut hasher = crc32fast::Hasher::new();
     let mut buf = vec![0u8; CRC_BLOCK];
     let mut left = len;

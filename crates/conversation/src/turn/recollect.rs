@@ -88,10 +88,11 @@ pub(crate) fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Opt
         };
     let passage = |mut hit: Hit| {
         clip_to_passage(&mut hit, line, cfg.hit_chars as usize);
-        let text = neutralise_for_model(ctx.client, &render_hits(std::slice::from_ref(&hit)));
+        let text = render_hits(std::slice::from_ref(&hit));
         (hit, text)
     };
-    let fresh = choose(hits, session, cfg.auto_hits as usize, passage);
+    let for_model = |text: String| neutralise_for_model(ctx.client, &text);
+    let fresh = choose_by(hits, session, cfg.auto_hits as usize, passage, for_model);
     if fresh.is_empty() {
         return None;
     }
@@ -176,28 +177,44 @@ fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit
 }
 
 /// The hits worth bringing, each as `passage` makes it (clipped to the passage around what
-/// matched, rendered as the memory record will hold it): memoryd's first `max` hits that
-/// are neither the record nor that passage already in the epoch's prompt and that may
-/// come (`proto::memory::may_come`: untrusted text needs the floor on its own), when one
-/// of them reaches the relevance floor (`proto::memory::worth_bringing`); none otherwise.
-/// memoryd's ranking says which, the floor says whether (docs/turn.md, 'Memory in the
-/// turn'). The passage is checked as rendered because that is the form an earlier memory
-/// record holds it in: a clipped or multi-line hit never equals its record's whole text,
-/// so checking the text alone would bring the same passage back on every turn that asks
-/// for it, growing the epoch until memory itself made it compact.
-pub fn choose(
+/// matched, rendered as the memory record will hold it) and `for_model` makes it ready for
+/// the model (neutralised against the served model's own special tokens, which asks the
+/// server): memoryd's first `max` hits that are neither the record nor that passage
+/// already in the epoch's prompt and that may come (`proto::memory::may_come`: untrusted
+/// text needs the floor on its own), when one of them reaches the relevance floor
+/// (`proto::memory::worth_bringing`); none otherwise. memoryd's ranking says which, the
+/// floor says whether (docs/turn.md, 'Memory in the turn'). The passage is checked as
+/// rendered because that is the form an earlier memory record holds it in: a clipped or
+/// multi-line hit never equals its record's whole text, so checking the text alone would
+/// bring the same passage back on every turn that asks for it, growing the epoch until
+/// memory itself made it compact.
+///
+/// `for_model` is asked only for a passage not already in an earlier memory record. A
+/// passage inside one is ready as it is: that record was neutralised when it was
+/// written, every span the server read as special in it broken, so a passage within it
+/// holds none and `for_model` would hand it back unchanged, already in the prompt. Most lines find the passages an earlier line
+/// brought, and asking the server about each was most of what memory in the turn cost
+/// loopd (docs/turn.md, 'Memory in the turn').
+pub fn choose_by(
     hits: Vec<Hit>,
     session: &Session,
     max: usize,
-    passage: impl FnMut(Hit) -> (Hit, String),
+    mut passage: impl FnMut(Hit) -> (Hit, String),
+    mut for_model: impl FnMut(String) -> String,
 ) -> Vec<(Hit, String)> {
     let prompt = PromptText::of(session);
     let chosen: Vec<(Hit, String)> = hits
         .into_iter()
         .filter(may_come)
         .filter(|h| !prompt.holds(&h.text))
-        .map(passage)
-        .filter(|(_, text)| !prompt.holds(text))
+        .filter_map(|h| {
+            let (hit, text) = passage(h);
+            if prompt.in_memory(&text) {
+                return None;
+            }
+            let text = for_model(text);
+            (!prompt.holds(&text)).then_some((hit, text))
+        })
         .take(max)
         .collect();
     let hits: Vec<&Hit> = chosen.iter().map(|(h, _)| h).collect();
@@ -212,18 +229,23 @@ pub fn choose(
 /// replay sends, so a hit the model can already read is not sent twice.
 struct PromptText<'a> {
     parts: Vec<&'a str>,
+    /// The contents of the epoch's `memory` records (also in `parts`).
+    memory: Vec<&'a str>,
 }
 
 impl<'a> PromptText<'a> {
     fn of(session: &'a Session) -> PromptText<'a> {
         let mut parts: Vec<&str> = Vec::new();
+        let mut memory: Vec<&str> = Vec::new();
         if let Some(carry) = session.carry() {
             parts.push(carry);
         }
         for record in session.records() {
             match record {
-                Record::User { content, .. } | Record::Memory { content, .. } => {
-                    parts.push(content)
+                Record::User { content, .. } => parts.push(content),
+                Record::Memory { content, .. } => {
+                    parts.push(content);
+                    memory.push(content);
                 }
                 Record::Assistant {
                     content: Some(content),
@@ -239,16 +261,31 @@ impl<'a> PromptText<'a> {
                 | Record::Allowed { .. } => {}
             }
         }
-        PromptText { parts }
+        PromptText { parts, memory }
     }
 
     fn holds(&self, text: &str) -> bool {
-        let text = text.trim();
-        // The heading never stands for a hit: a record may quote it.
-        !text.is_empty()
-            && text != CARRY_HEADING
-            && self.parts.iter().any(|part| part.contains(text))
+        held_in(&self.parts, text)
     }
+
+    /// Whether an earlier `memory` record holds `text`.
+    fn in_memory(&self, text: &str) -> bool {
+        held_in(&self.memory, text)
+    }
+}
+
+/// Whether one of `parts` holds `text` (trimmed).
+fn held_in(parts: &[&str], text: &str) -> bool {
+    let text = text.trim();
+    // The heading never stands for a hit: a record may quote it.
+    if text.is_empty() || text == CARRY_HEADING {
+        return false;
+    }
+    // A part shorter than the text cannot hold it; asking each would set up a search
+    // for the whole text every time, and a hit is up to a row's 32 KiB.
+    parts
+        .iter()
+        .any(|part| part.len() >= text.len() && part.contains(text))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 
 use super::budget::{Budget, Progress};
 use super::ingest::{settled_mtime, FileState, LogFile, Outcome, Signature};
+use super::verified::{self, Stand};
 use super::{class_of_rank, Index, IndexError};
 use proto::head::log_file_name;
 use proto::label::Label;
@@ -24,6 +25,7 @@ use rusqlite::params;
 use sessions::lines::Identity;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::Path;
+use std::time::Instant;
 
 /// Sessions a recall looks into besides a changed `sessions/`: the ones nudged, created
 /// or grown most lately. loopd serves a handful of sessions at once; 32 covers them with
@@ -50,6 +52,20 @@ pub(super) struct Pass {
     keep_unseen: bool,
 }
 
+/// Why a log is looked at, which says how much of it is checked when it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Look {
+    /// A whole pass: a changed log's indexed part is checked whole.
+    Pass,
+    /// A recall's or a nudge's look at a session active lately: a log that grew from
+    /// where the index stands, checked whole lately, has only its last indexed bytes
+    /// checked (`verified`).
+    Request,
+    /// A forget named it, or it looks rewritten: its indexed part is checked whole even
+    /// when its size and time say nothing changed.
+    Verify,
+}
+
 /// What a check of one log decided.
 enum Verdict {
     /// Nothing new.
@@ -74,7 +90,7 @@ impl Index {
             };
             if let Some(file) = pass.files.pop_front() {
                 pass.seen.insert(file.rel.clone());
-                if self.check(&file, &mut budget, &mut started, false)? == Outcome::More {
+                if self.check(&file, &mut budget, &mut started, Look::Pass)? == Outcome::More {
                     if let Some(pass) = self.pass.as_mut() {
                         pass.files.push_front(file);
                     }
@@ -179,7 +195,7 @@ impl Index {
             self.drop_file(id)?;
         }
         for file in &files {
-            if self.check(file, budget, started, false)? == Outcome::More {
+            if self.check(file, budget, started, Look::Request)? == Outcome::More {
                 return Ok(Progress::More);
             }
         }
@@ -256,16 +272,18 @@ impl Index {
             .collect()
     }
 
-    /// Looks at one log and reads what is new in it, within `budget`. With `verify`, the
-    /// indexed prefix's CRC is checked even when size and time say nothing changed (a
-    /// `Forget` names a log that was just rewritten).
+    /// Looks at one log and reads what is new in it, within `budget`; `look` says how
+    /// much of a changed log is checked. With `Look::Verify`, the indexed prefix's CRC is
+    /// checked even when size and time say nothing changed (a `Forget` names a log that
+    /// was just rewritten).
     pub(super) fn check(
         &mut self,
         file: &LogFile,
         budget: &mut Budget,
         started: &mut bool,
-        verify: bool,
+        look: Look,
     ) -> Result<Outcome, IndexError> {
+        let verify = look == Look::Verify;
         let id = match Identity::at(&file.path) {
             Ok(Some(id)) => id,
             // Gone since the listing: the next look at its session drops it.
@@ -290,7 +308,7 @@ impl Index {
                     Some(label) => Verdict::Read(fresh(Some(k.id), label)),
                     None => return Ok(Outcome::Skipped),
                 },
-                None => self.compare(file, k, id, verify)?,
+                None => self.compare(file, k, id, look)?,
             },
             None => match self.head_label(file) {
                 Some(label) => Verdict::Read(fresh(None, label)),
@@ -301,9 +319,22 @@ impl Index {
             Verdict::Same => Ok(Outcome::CaughtUp),
             Verdict::Read(state) => {
                 let rows = state.rows;
+                // When the whole part before where reading starts was last checked: now
+                // for a log read from its start, as remembered otherwise.
+                let whole_at = match state.id {
+                    _ if state.offset == 0 => Some(Instant::now()),
+                    Some(id) => self.verified.whole_at(id, stand(&state)),
+                    None => None,
+                };
                 let outcome = self.ingest(file, state, sig, budget, started)?;
-                if self.rows_of(&file.rel)? != rows {
+                let now = self.known_file(&file.rel)?;
+                if now.as_ref().map_or(0, |k| k.state.rows) != rows {
                     self.touch(&file.session);
+                }
+                if let (Some(k), Some(at)) = (now, whole_at) {
+                    if k.broken.is_none() {
+                        self.verified.note(k.id, &file.path, stand(&k.state), at);
+                    }
                 }
                 Ok(outcome)
             }
@@ -317,8 +348,9 @@ impl Index {
         file: &LogFile,
         k: Known,
         now: Identity,
-        verify: bool,
+        look: Look,
     ) -> Result<Verdict, IndexError> {
+        let verify = look == Look::Verify;
         let st = &k.state;
         let replaced = (st.dev, st.ino) != (now.dev, now.ino);
         let shorter = now.size < st.offset;
@@ -329,14 +361,17 @@ impl Index {
             Some("shrank below what was indexed")
         } else if untouched && !verify {
             return Ok(Verdict::Same);
-        } else if st.offset > 0 && !self.prefix_same(file, st.offset, st.crc) {
+        } else if st.offset > 0 && !self.indexed_part_same(file, k.id, stand(st), look) {
             Some("changed in the part already indexed")
         } else {
             None
         };
         let Some(why) = why else {
             if now.size == st.offset {
-                self.settle(k.id, now.mtime_ns)?;
+                // A time still too young to trust is stored as unknown, as it already is.
+                if settled_mtime(now.mtime_ns) != st.mtime_ns {
+                    self.settle(k.id, now.mtime_ns)?;
+                }
                 return Ok(Verdict::Same);
             }
             return Ok(Verdict::Read(k.state));
@@ -352,6 +387,24 @@ impl Index {
             Some(label) => Verdict::Read(fresh(None, label)),
             None => Verdict::Same,
         })
+    }
+
+    /// Whether the part of the log before where the index stands (`at`) is as indexed.
+    /// A request's look at a log remembered standing there and checked whole lately
+    /// checks only its last bytes (`verified`); otherwise the whole part is read, and a
+    /// log found the same is remembered as checked whole now.
+    fn indexed_part_same(&mut self, file: &LogFile, id: i64, at: Stand, look: Look) -> bool {
+        if look == Look::Request {
+            if let Some(tail) = self.verified.tail_to_check(id, at) {
+                return verified::tail_same(&file.path, at.offset, tail);
+            }
+        }
+        let checked = Instant::now();
+        let same = self.prefix_same(file, at.offset, at.crc);
+        if same {
+            self.verified.note(id, &file.path, at, checked);
+        }
+        same
     }
 
     /// Whether the first `len` bytes of the log still have CRC-32 `crc`.
@@ -416,20 +469,6 @@ impl Index {
             rows.collect()
         };
         run().map_err(|e| self.sql(e))
-    }
-
-    fn rows_of(&self, rel: &str) -> Result<u64, IndexError> {
-        let n: Option<i64> = self
-            .conn
-            .query_row("SELECT rows FROM files WHERE path = ?1", [rel], |r| {
-                r.get(0)
-            })
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })
-            .map_err(|e| self.sql(e))?;
-        Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
     }
 
     /// The file at `rel` as the index knows it.
@@ -503,6 +542,7 @@ impl Index {
         // Rows went: a group once common may not be now, and their words are not kept.
         self.common.forget();
         self.kept.forget();
+        self.verified.forget();
         run(&mut self.conn).map_err(|e| self.sql(e))?;
         self.purge_pending = true;
         Ok(())
@@ -525,6 +565,16 @@ enum KnownBy<'a> {
     All,
     Session(&'a str),
     Path(&'a str),
+}
+
+/// Where the index stands in a log as `state` says.
+fn stand(state: &FileState) -> Stand {
+    Stand {
+        dev: state.dev,
+        ino: state.ino,
+        offset: state.offset,
+        crc: state.crc,
+    }
 }
 
 fn fresh(id: Option<i64>, label: Label) -> FileState {

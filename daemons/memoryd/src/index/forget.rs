@@ -10,6 +10,7 @@
 //! it (`reread_rewritten`).
 
 use super::budget::Budget;
+use super::catchup::Look;
 use super::ingest::{LogFile, Outcome};
 use super::{Index, IndexError};
 use proto::head::log_file_name;
@@ -61,7 +62,7 @@ impl Index {
             if rewritten {
                 let mut budget = Budget::UNLIMITED;
                 let mut started = false;
-                self.check(&file, &mut budget, &mut started, true)?;
+                self.check(&file, &mut budget, &mut started, Look::Verify)?;
                 changed = true;
             }
         }
@@ -79,7 +80,7 @@ impl Index {
             let before = self.known_file(&file.rel)?.map_or(0, |k| k.state.rows);
             let mut budget = Budget::UNLIMITED;
             let mut started = false;
-            let outcome = self.check(&file, &mut budget, &mut started, true)?;
+            let outcome = self.check(&file, &mut budget, &mut started, Look::Verify)?;
             if outcome == Outcome::Skipped && !file.path.exists() {
                 if let Some(k) = self.known_file(&file.rel)? {
                     self.drop_file(k.id)?;

@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// File times tick coarsely (a few milliseconds), so a log rewritten within the same tick
 /// as the write indexed last would show the same time; a time this recent is stored as
 /// unknown, and the next catch-up checks the indexed prefix's CRC instead.
-const MTIME_SETTLED: Duration = Duration::from_secs(2);
+pub(super) const MTIME_SETTLED: Duration = Duration::from_secs(2);
 
 /// Bytes of log read per transaction. Large enough that commits (each an fsync of the
 /// WAL at checkpoints) are a small share of the work, small enough that one chunk's
@@ -217,6 +217,7 @@ impl Index {
         // Rows went: a group once common may not be now, and their words are not kept.
         self.common.forget();
         self.kept.forget();
+        self.verified.forget();
         run(&mut self.conn).map_err(|e| self.sql(e))
     }
 }

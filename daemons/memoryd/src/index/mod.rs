@@ -26,6 +26,7 @@ mod rowid;
 mod schema;
 mod select;
 mod tidy;
+mod verified;
 
 use proto::label::DataClass;
 use proto::memory::MemoryStatus;
@@ -107,6 +108,9 @@ pub struct Index {
     common: common_words::Common,
     /// Long rows' words kept between recalls (`kept_words`).
     kept: kept_words::Kept,
+    /// The logs verified lately, so a growing one is not checksummed whole at every look
+    /// (`verified`).
+    verified: verified::Verified,
     /// Matches past which a group is common: `common_words::COMMON_ROWS` but for measuring.
     common_rows: u32,
     /// The whole pass over `sessions/` under way, kept between slices (see `catchup`).
@@ -154,6 +158,7 @@ impl Index {
             rebuild,
             common: common_words::Common::default(),
             kept: kept_words::Kept::default(),
+            verified: verified::Verified::default(),
             common_rows: common_words::COMMON_ROWS,
             pass: None,
             hot: std::collections::VecDeque::new(),

@@ -174,3 +174,4 @@ fn recall_ranks_by_bm25_then_recency_and_honours_the_callers_class() {
 mod common_words;
 mod near;
 mod recall;
+mod verified;

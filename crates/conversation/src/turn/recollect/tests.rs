@@ -32,6 +32,16 @@ fn untrusted(text: &str, relevance: u16) -> Hit {
     hit(text, relevance, Label::new(DataClass::Public, true))
 }
 
+/// `choose_by` with passages ready for the model as they are rendered.
+fn choose(
+    hits: Vec<Hit>,
+    session: &Session,
+    max: usize,
+    passage: impl FnMut(Hit) -> (Hit, String),
+) -> Vec<(Hit, String)> {
+    choose_by(hits, session, max, passage, |text| text)
+}
+
 fn texts(chosen: Vec<(Hit, String)>) -> Vec<String> {
     chosen.into_iter().map(|(h, _)| h.text).collect()
 }
@@ -222,4 +232,35 @@ fn a_recalled_untrusted_hit_makes_a_composed_url_refused_in_a_private_context() 
         s.records(),
     );
     assert!(refused.is_err());
+}
+
+/// The passages an earlier line brought are found in their memory record before the
+/// server is asked to neutralise them: asking for every hit of every line was most of
+/// what memory in the turn cost loopd.
+#[test]
+fn a_passage_already_in_a_memory_record_is_not_asked_of_the_server_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(dir.path());
+    let brought = hit(
+        "the spare key is under the blue pot",
+        FULLY_RELEVANT,
+        private(),
+    );
+    let (_, text) = rendered(brought.clone());
+    s.append(Record::Memory {
+        time: T.into(),
+        content: text,
+        class: DataClass::Private,
+        untrusted: false,
+    })
+    .unwrap();
+    let fresh = hit("another thing", FULLY_RELEVANT, private());
+    let mut asked = Vec::new();
+    let chosen = choose_by(vec![brought, fresh], &s, 3, rendered, |text: String| {
+        asked.push(text.clone());
+        text
+    });
+    assert_eq!(texts(chosen), ["another thing"]);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("another thing"), "{asked:?}");
 }
