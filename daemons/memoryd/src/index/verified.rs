@@ -30,10 +30,10 @@ pub(super) const TAIL_BYTES: u64 = 4096;
 /// judged by its time, as before.
 pub(super) const FULL_EVERY: Duration = super::ingest::MTIME_SETTLED;
 
-/// Logs remembered at most: the sessions a recall looks into (`catchup::MAX_HOT`), a
-/// current epoch each, twice over. Past it everything is forgotten and logs are checked
-/// whole again at their next look.
-const MAX_REMEMBERED: usize = 2 * super::catchup::MAX_HOT;
+/// Logs remembered at most: the sessions a recall looks into (catch-up's hot sessions,
+/// 32), a current epoch each, twice over. Past it everything is forgotten and logs are
+/// checked whole again at their next look. A test keeps it at twice the hot sessions.
+pub(super) const MAX_REMEMBERED: usize = 64;
 
 /// One log as last verified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

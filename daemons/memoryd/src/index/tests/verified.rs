@@ -102,3 +102,11 @@ fn rows_dropped_forget_every_log_verified() {
     ix.catch_up(Budget::UNLIMITED).unwrap();
     assert!(!ix.verified.remembers(1));
 }
+
+#[test]
+fn the_logs_remembered_cover_every_hot_session_twice() {
+    assert_eq!(
+        crate::index::verified::MAX_REMEMBERED,
+        2 * crate::index::catchup::MAX_HOT
+    );
+}
