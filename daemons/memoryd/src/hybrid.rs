@@ -85,6 +85,10 @@ pub struct Calibration {
     /// alike: the strength is the relevance. Only the strength moves; `Hit::relevance`
     /// and the rules reading the relevance (`unrelated`, `majority`) keep the plain share.
     pub rarity: f32,
+    /// The head start late interaction gives a candidate for its place among the vector
+    /// side's own nearest, as a share of what the merge's place gives (`late::FUSED`):
+    /// a candidate counts the better of the two. 0: only the merge's place counts.
+    pub own_slots: f32,
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -103,6 +107,12 @@ pub struct Calibration {
 /// `cap` below 1 keeps the words' first hit first when it holds every word of the
 /// question, whatever meaning alone finds; `both` lifts what both halves found over what
 /// only one did.
+/// `own_slots` 1 gives the vector side's nearest the head start in late interaction the
+/// merge's places give: in a year of small talk naming each friend 150 times, the words
+/// half fills the merge with turns that only name the person, and the record that says
+/// where they live, nearest in meaning, started behind all of them (docs/memoryd.md,
+/// "The vector side's own places"). 1.5 and 2 find a little more there and lose
+/// multi-message answers at 5.
 pub const CALIBRATION: Calibration = Calibration {
     background_rank: 8,
     margin_floor: 0.03,
@@ -114,6 +124,7 @@ pub const CALIBRATION: Calibration = Calibration {
     unrelated: 0.5,
     majority: 0.5,
     rarity: 0.5,
+    own_slots: 1.0,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -285,6 +296,13 @@ fn fuse(
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
+    // Each row's place among the vector side's nearest, for late interaction's head start.
+    let near_place: HashMap<i64, usize> = near
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, n)| (n.id, i))
+        .collect();
     // Read once, for the merge and for late interaction.
     let cues = Cues {
         codes: Codes::of(query),
@@ -334,6 +352,8 @@ fn fuse(
                 pieces,
                 cosine: &cosine,
                 background: cues.background,
+                near_place: &near_place,
+                own_slots: cal.own_slots,
                 codes: &cues.codes,
                 first,
                 span: cues.span.as_ref(),

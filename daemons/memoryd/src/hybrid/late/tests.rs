@@ -148,6 +148,8 @@ impl Embedded {
             pieces: &pieces,
             cosine: &HashMap::new(),
             background: 0.0,
+            near_place: &HashMap::new(),
+            own_slots: 0.0,
             codes: &Codes::default(),
             first: None,
             span: None,
