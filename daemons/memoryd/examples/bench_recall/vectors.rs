@@ -347,11 +347,16 @@ impl VecWorld {
     pub fn sweep(&self, depth: usize) -> Vec<System<'_>> {
         let base = hybrid::CALIBRATION;
         let own = |own_slots: f32| hybrid::Calibration { own_slots, ..base };
+        let always = |own_slots: f32| hybrid::Calibration {
+            own_slots,
+            own_when_common: false,
+            ..base
+        };
         let cals = [
             ("own slots 0 (before)", own(0.0)),
-            ("own slots 0.5", own(0.5)),
-            ("own slots 1.5", own(1.5)),
-            ("own slots 2", own(2.0)),
+            ("own slots 0.5 always", always(0.5)),
+            ("own slots 1 always", always(1.0)),
+            ("own slots 1.5 when common", own(1.5)),
         ];
         // Words only, read as the fusion's word half reads them: the index asked for
         // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`

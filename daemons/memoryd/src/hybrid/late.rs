@@ -12,9 +12,10 @@
 //! - its place: `FUSED / (FUSED_RANK + place)`, for the better of its place in the
 //!   merge, so what words and meaning agreed on keeps a head start (names, time cues and
 //!   rare words all weigh there), and its place among the vector side's own nearest
-//!   (times `hybrid::Calibration::own_slots`), so the words half cannot push the
-//!   nearest in meaning back by filling the merge with records that share only a common
-//!   word with the question;
+//!   (times `own_slots`: `hybrid::Calibration::own_slots` weighed by how common what
+//!   the words' first hit holds is), so the words half cannot push the nearest in
+//!   meaning back by filling the merge with records that share only a common word with
+//!   the question;
 //! - how far its sentence vector stands above the question's background, times
 //!   `COSINE` (a paraphrase in a varied history);
 //!

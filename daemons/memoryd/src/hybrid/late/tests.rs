@@ -10,7 +10,7 @@ use crate::embed::store::{Near, Store};
 use crate::embed::table;
 use crate::embed::vectors::MIN_COSINE;
 use crate::fixture::{user_at, World};
-use crate::hybrid::{recall_calibrated, recall_late, recall_with, Calibration, Seen, CALIBRATION, CANDIDATES};
+use crate::hybrid::{recall_late, recall_with, CANDIDATES};
 use crate::index::{class_rank, Budget};
 use crate::query::time;
 use std::sync::OnceLock;
@@ -599,44 +599,4 @@ fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
     );
 }
 
-/// Regression: in a long history naming a friend in dozens of messages of small talk,
-/// the words half filled the merge's places with them (each holds the question's one
-/// shared word, the name) and the record saying the birthday, nearest in meaning,
-/// entered late interaction with no head start at all (docs/memoryd.md, "The vector
-/// side's own places").
-#[test]
-fn the_nearest_in_meaning_keeps_a_head_start_when_word_hits_share_only_a_name() {
-    let Some(m) = model() else { return };
-    let birthday = "Viktor turns 40 on 3 May.";
-    let cities = [
-        "Tallinn", "Ghent", "Lyon", "Utrecht", "Bologna", "Graz", "Brno", "Nantes", "Porto",
-        "Malmo", "Krakow", "Leeds", "Bergen", "Turin", "Seville", "Aarhus",
-    ];
-    let mut talk: Vec<String> = Vec::new();
-    for (i, city) in cities.iter().enumerate() {
-        talk.push(format!("Viktor is back from a trip to {city}."));
-        talk.push(format!("Viktor and I argued about films for an hour, again ({i})."));
-        talk.push(format!("Viktor sent me a ridiculous video of a goat in {city}."));
-        talk.push(format!("Viktor is thinking about getting a cat, says the {i}th time."));
-    }
-    let mut texts: Vec<&str> = talk.iter().map(String::as_str).collect();
-    texts.insert(texts.len() / 2, birthday);
-    let e = embedded(m, &[("main", 0, &texts)]);
-    let q = "When should I send Viktor a card?";
-    let (near, pieces) = e.ask(q, DataClass::Private);
-    let seen = |own_slots: f32| {
-        let cal = Calibration {
-            own_slots,
-            ..CALIBRATION
-        };
-        let s = Seen {
-            near: &near,
-            pieces: Some(&pieces),
-            embedded: &|_| true,
-        };
-        let hits = recall_calibrated(cal, &e.ix, s, q, DataClass::Private, 10, NOW).unwrap();
-        hits.into_iter().map(|h| h.text).collect::<Vec<_>>()
-    };
-    let now = seen(CALIBRATION.own_slots);
-    assert!(at(&now, birthday) < 3, "{now:?}");
-}
+mod own_places;
