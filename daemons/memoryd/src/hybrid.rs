@@ -533,15 +533,17 @@ fn merge(
 
 /// How common what the words' first hit holds is, 0 to 1: 0 when its rarest group is
 /// in at most `CANDIDATES` rows (the words half can list every row holding it, so its
-/// order says something), `1 - CANDIDATES / rows` beyond (a name said in 150 messages of
-/// small talk: 2/3), 1 when the words found nothing.
+/// order says something), `(1 - CANDIDATES / rows)²` beyond (a name said in 150 messages
+/// of small talk: 0.44; squared, LoCoMo keeps a multi-hop answer at 5 that the plain
+/// ratio lost, docs/measurements/memoryd.md, "The vector side's own places"), 1 when the
+/// words found nothing.
 fn common_share(lexical: &Words) -> f32 {
     lexical
         .hits
         .first()
         .map_or(Some(u32::MAX), |r| lexical.rarity.rows_holding(r.held))
         .map_or(0.0, |rows| {
-            1.0 - (CANDIDATES as f32 / rows.max(1) as f32).min(1.0)
+            (1.0 - (CANDIDATES as f32 / rows.max(1) as f32).min(1.0)).powi(2)
         })
 }
 

@@ -19,16 +19,20 @@ fn the_nearest_in_meaning_keeps_a_head_start_when_word_hits_share_only_a_name() 
     ];
     let mut talk: Vec<String> = Vec::new();
     for (i, city) in cities.iter().enumerate() {
-        talk.push(format!("Viktor is back from a trip to {city}."));
-        talk.push(format!(
-            "Viktor and I argued about films for an hour, again ({i})."
-        ));
-        talk.push(format!(
-            "Viktor sent me a ridiculous video of a goat in {city}."
-        ));
-        talk.push(format!(
-            "Viktor is thinking about getting a cat, says the {i}th time."
-        ));
+        for round in 0..3 {
+            talk.push(format!(
+                "Viktor is back from a trip to {city}, round {round}."
+            ));
+            talk.push(format!(
+                "Viktor and I argued about films for an hour ({i}, {round})."
+            ));
+            talk.push(format!(
+                "Viktor sent me a ridiculous video of a goat in {city} ({round})."
+            ));
+            talk.push(format!(
+                "Viktor is thinking about getting a cat, take {i}.{round}."
+            ));
+        }
     }
     let mut texts: Vec<&str> = talk.iter().map(String::as_str).collect();
     texts.insert(texts.len() / 2, birthday);
@@ -49,5 +53,8 @@ fn the_nearest_in_meaning_keeps_a_head_start_when_word_hits_share_only_a_name() 
         hits.into_iter().map(|h| h.text).collect::<Vec<_>>()
     };
     let now = seen(CALIBRATION.own_slots);
-    assert!(at(&now, birthday) < 3, "{now:?}");
+    assert!(at(&now, birthday) < 10, "{now:?}");
+    // Without the head start, the small talk holds all the first places.
+    let before = seen(0.0);
+    assert!(at(&before, birthday) > at(&now, birthday), "{before:?}");
 }
