@@ -340,24 +340,143 @@ impl VecWorld {
         ]
     }
 
-    /// Other calibrations, for `--sweep`: one column each, late interaction included as
-    /// in the default. Each changes how much a candidate's place among the vector side's
-    /// own nearest counts in late interaction (`own_slots`; 0 is the default before it,
-    /// where only the merge's place counted).
+    /// Other calibrations, for `--sweep`: one column each. The first two are the fixed
+    /// cosine scales used before the background (a background rank past every candidate
+    /// puts it at `MIN_COSINE`, 0.25): 0.35..0.75 and 0.5..1.0; these and the merge's
+    /// other constants are measured on the merge alone. The last columns change how much
+    /// a candidate's place among the vector side's own nearest counts in late interaction
+    /// (`own_slots`; 0 is the default before it), late interaction included.
     pub fn sweep(&self, depth: usize) -> Vec<System<'_>> {
         let base = hybrid::CALIBRATION;
+        let fixed = |floor: f32, full: f32| hybrid::Calibration {
+            background_rank: usize::MAX,
+            margin_floor: floor - MIN_COSINE,
+            margin_full: full - MIN_COSINE,
+            cap: f32::INFINITY,
+            both: 0.0,
+            unrelated: 1.0,
+            majority: f32::INFINITY,
+            rarity: 0.0,
+            ..base
+        };
+        let merged = [
+            ("fixed 0.35..0.75", fixed(0.35, 0.75)),
+            ("fixed 0.5..1.0", fixed(0.5, 1.0)),
+            (
+                "background 4th",
+                hybrid::Calibration {
+                    background_rank: 4,
+                    ..base
+                },
+            ),
+            (
+                "background 14th",
+                hybrid::Calibration {
+                    background_rank: 14,
+                    ..base
+                },
+            ),
+            (
+                "background 16th",
+                hybrid::Calibration {
+                    background_rank: 16,
+                    ..base
+                },
+            ),
+            (
+                "margin 0..0.2",
+                hybrid::Calibration {
+                    margin_floor: 0.0,
+                    margin_full: 0.2,
+                    ..base
+                },
+            ),
+            (
+                "margin 0.05..0.3",
+                hybrid::Calibration {
+                    margin_floor: 0.05,
+                    margin_full: 0.3,
+                    ..base
+                },
+            ),
+            (
+                "no cap",
+                hybrid::Calibration {
+                    cap: f32::INFINITY,
+                    ..base
+                },
+            ),
+            ("both +0", hybrid::Calibration { both: 0.0, ..base }),
+            (
+                "unrelated ×1",
+                hybrid::Calibration {
+                    unrelated: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "majority off",
+                hybrid::Calibration {
+                    majority: f32::INFINITY,
+                    ..base
+                },
+            ),
+            (
+                "names ×1",
+                hybrid::Calibration {
+                    name_missing: 1.0,
+                    ..base
+                },
+            ),
+            // A word hit's strength weighed by how rare the words it holds are (the
+            // default: the square root of each group's rarity), or not at all.
+            (
+                "rarity off",
+                hybrid::Calibration {
+                    rarity: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^0.75",
+                hybrid::Calibration {
+                    rarity: 0.75,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^1",
+                hybrid::Calibration {
+                    rarity: 1.0,
+                    ..base
+                },
+            ),
+            (
+                "rarity ^2",
+                hybrid::Calibration {
+                    rarity: 2.0,
+                    ..base
+                },
+            ),
+        ];
         let own = |own_slots: f32| hybrid::Calibration { own_slots, ..base };
         let always = |own_slots: f32| hybrid::Calibration {
             own_slots,
             own_when_common: false,
             ..base
         };
-        let cals = [
+        let own_places = [
             ("own slots 0 (before)", own(0.0)),
             ("own slots 0.5 always", always(0.5)),
             ("own slots 1 always", always(1.0)),
             ("own slots 1.5 when common", own(1.5)),
         ];
+        // The merge's constants are measured on the merge alone (as when they were chosen);
+        // the vector side's own places only count in late interaction.
+        let cals = merged
+            .into_iter()
+            .map(|(name, cal)| (name, cal, false))
+            .chain(own_places.into_iter().map(|(name, cal)| (name, cal, true)));
         // Words only, read as the fusion's word half reads them: the index asked for
         // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`
         // kept. How much of the default's lead over words only is the deeper pool.
@@ -374,7 +493,7 @@ impl VecWorld {
             }),
         };
         std::iter::once(deep)
-            .chain(cals.into_iter().map(|(name, cal)| System {
+            .chain(cals.map(|(name, cal, late)| System {
                 name,
                 ask: Box::new(move |q| {
                     let (near, pieces) = self.ask(q);
@@ -383,7 +502,7 @@ impl VecWorld {
                         &self.index,
                         hybrid::Seen {
                             near: &near,
-                            pieces: Some(&*pieces),
+                            pieces: late.then_some(&*pieces),
                             embedded: &|_| true,
                         },
                         q,
