@@ -85,6 +85,14 @@ pub struct Calibration {
     /// alike: the strength is the relevance. Only the strength moves; `Hit::relevance`
     /// and the rules reading the relevance (`unrelated`, `majority`) keep the plain share.
     pub rarity: f32,
+    /// The head start late interaction gives a candidate for its place among the vector
+    /// side's own nearest, as a share of what the merge's place gives (`late::FUSED`):
+    /// a candidate counts the better of the two. 0: only the merge's place counts.
+    /// Given in full when the words found nothing; otherwise times how common what the
+    /// words' first hit holds is (`common_share`).
+    pub own_slots: f32,
+    /// Whether `own_slots` is weighed by `common_share` (false: always in full).
+    pub own_when_common: bool,
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -103,6 +111,13 @@ pub struct Calibration {
 /// `cap` below 1 keeps the words' first hit first when it holds every word of the
 /// question, whatever meaning alone finds; `both` lifts what both halves found over what
 /// only one did.
+/// `own_slots` 1 gives the vector side's nearest the head start in late interaction the
+/// merge's places give: in a year of small talk naming each friend 150 times, the words
+/// half fills the merge with turns that only name the person, and the record that says
+/// where they live, nearest in meaning, started behind all of them (docs/memoryd.md,
+/// "The vector side's own places"). Given always, it cost LoCoMo's multi-hop, temporal
+/// and open-domain questions, whose words' first hit holds a word of a few turns: so it
+/// is weighed by how common that is (`own_when_common`).
 pub const CALIBRATION: Calibration = Calibration {
     background_rank: 8,
     margin_floor: 0.03,
@@ -114,6 +129,8 @@ pub const CALIBRATION: Calibration = Calibration {
     unrelated: 0.5,
     majority: 0.5,
     rarity: 0.5,
+    own_slots: 1.0,
+    own_when_common: true,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -285,6 +302,20 @@ fn fuse(
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
+    // How much of its head start the vector side's own places give: in full when the
+    // words' first hit holds only what too many rows hold for the words half to list.
+    let own_slots = if cal.own_when_common {
+        cal.own_slots * common_share(&lexical)
+    } else {
+        cal.own_slots
+    };
+    // Each row's place among the vector side's nearest, for late interaction's head start.
+    let near_place: HashMap<i64, usize> = near
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, n)| (n.id, i))
+        .collect();
     // Read once, for the merge and for late interaction.
     let cues = Cues {
         codes: Codes::of(query),
@@ -334,6 +365,8 @@ fn fuse(
                 pieces,
                 cosine: &cosine,
                 background: cues.background,
+                near_place: &near_place,
+                own_slots,
                 codes: &cues.codes,
                 first,
                 span: cues.span.as_ref(),
@@ -496,6 +529,22 @@ fn merge(
         }
     }
     out
+}
+
+/// How common what the words' first hit holds is, 0 to 1: 0 when its rarest group is
+/// in at most `CANDIDATES` rows (the words half can list every row holding it, so its
+/// order says something), `(1 - CANDIDATES / rows)²` beyond (a name said in 150 messages
+/// of small talk: 0.44; squared, LoCoMo keeps a multi-hop answer at 5 that the plain
+/// ratio lost, docs/measurements/memoryd.md, "The vector side's own places"), 1 when the
+/// words found nothing.
+fn common_share(lexical: &Words) -> f32 {
+    lexical
+        .hits
+        .first()
+        .map_or(Some(u32::MAX), |r| lexical.rarity.rows_holding(r.held))
+        .map_or(0.0, |rows| {
+            (1.0 - (CANDIDATES as f32 / rows.max(1) as f32).min(1.0)).powi(2)
+        })
 }
 
 /// The word hits in their order, except that within a run of equally relevant hits the

@@ -342,7 +342,10 @@ impl VecWorld {
 
     /// Other calibrations, for `--sweep`: one column each. The first two are the fixed
     /// cosine scales used before the background (a background rank past every candidate
-    /// puts it at `MIN_COSINE`, 0.25): 0.35..0.75 and 0.5..1.0.
+    /// puts it at `MIN_COSINE`, 0.25): 0.35..0.75 and 0.5..1.0; these and the merge's
+    /// other constants are measured on the merge alone. The last columns change how much
+    /// a candidate's place among the vector side's own nearest counts in late interaction
+    /// (`own_slots`; 0 is the default before it), late interaction included.
     pub fn sweep(&self, depth: usize) -> Vec<System<'_>> {
         let base = hybrid::CALIBRATION;
         let fixed = |floor: f32, full: f32| hybrid::Calibration {
@@ -356,7 +359,7 @@ impl VecWorld {
             rarity: 0.0,
             ..base
         };
-        let cals = [
+        let merged = [
             ("fixed 0.35..0.75", fixed(0.35, 0.75)),
             ("fixed 0.5..1.0", fixed(0.5, 1.0)),
             (
@@ -456,6 +459,24 @@ impl VecWorld {
                 },
             ),
         ];
+        let own = |own_slots: f32| hybrid::Calibration { own_slots, ..base };
+        let always = |own_slots: f32| hybrid::Calibration {
+            own_slots,
+            own_when_common: false,
+            ..base
+        };
+        let own_places = [
+            ("own slots 0 (before)", own(0.0)),
+            ("own slots 0.5 always", always(0.5)),
+            ("own slots 1 always", always(1.0)),
+            ("own slots 1.5 when common", own(1.5)),
+        ];
+        // The merge's constants are measured on the merge alone (as when they were chosen);
+        // the vector side's own places only count in late interaction.
+        let cals = merged
+            .into_iter()
+            .map(|(name, cal)| (name, cal, false))
+            .chain(own_places.into_iter().map(|(name, cal)| (name, cal, true)));
         // Words only, read as the fusion's word half reads them: the index asked for
         // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`
         // kept. How much of the default's lead over words only is the deeper pool.
@@ -472,15 +493,16 @@ impl VecWorld {
             }),
         };
         std::iter::once(deep)
-            .chain(cals.into_iter().map(|(name, cal)| System {
+            .chain(cals.map(|(name, cal, late)| System {
                 name,
                 ask: Box::new(move |q| {
+                    let (near, pieces) = self.ask(q);
                     hybrid::recall_calibrated(
                         cal,
                         &self.index,
                         hybrid::Seen {
-                            near: &self.near(q),
-                            pieces: None,
+                            near: &near,
+                            pieces: late.then_some(&*pieces),
                             embedded: &|_| true,
                         },
                         q,

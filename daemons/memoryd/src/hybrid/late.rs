@@ -9,9 +9,13 @@
 //!   pieces, or `NEIGHBOUR` times the best among its neighbouring turns' (`ANSWERED`
 //!   times for the turn just before it: the answer "Yes! It was amazing" is matched
 //!   through the question it answers), averaged over the question's pieces;
-//! - its place in the merge: `FUSED / (FUSED_RANK + place)`, so what words and
-//!   meaning agreed on keeps a head start (names, time cues and rare words all weigh
-//!   there);
+//! - its place: `FUSED / (FUSED_RANK + place)`, for the better of its place in the
+//!   merge, so what words and meaning agreed on keeps a head start (names, time cues and
+//!   rare words all weigh there), and its place among the vector side's own nearest
+//!   (times `own_slots`: `hybrid::Calibration::own_slots` weighed by how common what
+//!   the words' first hit holds is), so the words half cannot push the nearest in
+//!   meaning back by filling the merge with records that share only a common word with
+//!   the question;
 //! - how far its sentence vector stands above the question's background, times
 //!   `COSINE` (a paraphrase in a varied history);
 //!
@@ -82,6 +86,11 @@ pub struct Asked<'a> {
     pub cosine: &'a HashMap<i64, f32>,
     /// The question's background cosine (`hybrid::Calibration`).
     pub background: f32,
+    /// Each row's place among the vector side's nearest (from 0).
+    pub near_place: &'a HashMap<i64, usize>,
+    /// The head start a place there gives, as a share of the merge's
+    /// (`hybrid::Calibration::own_slots`).
+    pub own_slots: f32,
     /// The question's exact codes.
     pub codes: &'a Codes,
     /// The words' first hit, when it holds every group of the question: it stays first
@@ -139,9 +148,12 @@ pub(super) fn rerank(
         } else {
             best.iter().sum::<f32>() / best.len() as f32
         };
-        if let Some(place) = place {
-            score += FUSED / (FUSED_RANK + place as f32);
-        }
+        let merged = place.map_or(0.0, |p| FUSED / (FUSED_RANK + p as f32));
+        let own = asked
+            .near_place
+            .get(&id)
+            .map_or(0.0, |&p| asked.own_slots * FUSED / (FUSED_RANK + p as f32));
+        score += merged.max(own);
         if let Some(&c) = asked.cosine.get(&id) {
             score += COSINE * (c - asked.background).max(0.0);
         }

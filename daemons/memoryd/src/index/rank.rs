@@ -152,6 +152,8 @@ pub struct Words {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rarity {
     idf: Vec<f32>,
+    /// Each group's matching rows as counted (up to `COMMON_ROWS + 1`).
+    rows: Vec<u32>,
 }
 
 /// The rows a rarity is measured against (see `Rarity`).
@@ -165,7 +167,19 @@ impl Rarity {
                 .iter()
                 .map(|&df| (1.0 + RARITY_SCALE / f64::from(df.max(1))).ln() as f32)
                 .collect(),
+            rows: frequencies.to_vec(),
         }
+    }
+
+    /// The most rows that can hold every group of `held`: the count of its rarest group
+    /// (a group no row holds counts as one row). `None` when `held` names no group.
+    pub fn rows_holding(&self, held: u32) -> Option<u32> {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| held & (1 << i) != 0)
+            .map(|(_, &n)| n.max(1))
+            .min()
     }
 
     /// The share of the question a text holding the groups `held` holds, each group

@@ -148,6 +148,8 @@ impl Embedded {
             pieces: &pieces,
             cosine: &HashMap::new(),
             background: 0.0,
+            near_place: &HashMap::new(),
+            own_slots: 0.0,
             codes: &Codes::default(),
             first: None,
             span: None,
@@ -596,3 +598,5 @@ fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
         "{hits:?}"
     );
 }
+
+mod own_places;
