@@ -192,9 +192,9 @@ fn fit(ctx: &TurnCtx<'_>, passages: Vec<(Hit, String)>, budget: u64) -> Vec<(Hit
 /// `for_model` is asked only for a passage not already in an earlier memory record. A
 /// passage inside one is ready as it is: that record was neutralised when it was
 /// written, every span the server read as special in it broken, so a passage within it
-/// holds none and `for_model` would hand it back unchanged, already in the prompt. Most lines find the passages an earlier line
-/// brought, and asking the server about each was most of what memory in the turn cost
-/// loopd (docs/turn.md, 'Memory in the turn').
+/// holds none and `for_model` would hand it back unchanged, already in the prompt. Most
+/// lines find the passages an earlier line brought, and asking the server about each was
+/// most of what memory in the turn cost loopd (docs/turn.md, 'Memory in the turn').
 pub fn choose_by(
     hits: Vec<Hit>,
     session: &Session,
