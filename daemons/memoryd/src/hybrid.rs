@@ -93,6 +93,19 @@ pub struct Calibration {
     pub own_slots: f32,
     /// Whether `own_slots` is weighed by `common_share` (false: always in full).
     pub own_when_common: bool,
+    /// The words found little: their first hit holds at most this share of the
+    /// question's groups (or there is none) and the question's background is at most
+    /// `sparse`. Late interaction then orders the candidates by their places alone, the
+    /// vector side's counting `little_own` of the merge's, and its nearest below
+    /// `MIN_COSINE` are candidates too (docs/memoryd.md, "When the words found little").
+    /// Below 0 turns the rule off.
+    pub little: f32,
+    /// The most the question's background may be for `little`: above it, the history
+    /// holds a topic near the question, where the word pieces' match tells its turns apart.
+    pub sparse: f32,
+    /// The vector side's places' head start when the words found little, as a share of
+    /// the merge's.
+    pub little_own: f32,
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -118,6 +131,13 @@ pub struct Calibration {
 /// "The vector side's own places"). Given always, it cost LoCoMo's multi-hop, temporal
 /// and open-domain questions, whose words' first hit holds a word of a few turns: so it
 /// is weighed by how common that is (`own_when_common`).
+/// `little` 0.25 and `sparse` 0.37: a remark that only makes sense with an earlier one in
+/// mind ("I ended up volunteering for that project, and now I'm totally overwhelmed.")
+/// shares a word or two with long turns about something else, and the piece match ranks
+/// those above the short earlier remark the vector side found; a quarter of the question
+/// and a background of 0.37 take in most of LoCoMo-Plus's triggers and none of LoCoMo's
+/// questions that the rule would lose (0.38 loses one; docs/memoryd.md, "When the words
+/// found little").
 pub const CALIBRATION: Calibration = Calibration {
     background_rank: 8,
     margin_floor: 0.03,
@@ -131,6 +151,9 @@ pub const CALIBRATION: Calibration = Calibration {
     rarity: 0.5,
     own_slots: 1.0,
     own_when_common: true,
+    little: 0.25,
+    sparse: 0.37,
+    little_own: 2.0,
 };
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
@@ -182,7 +205,7 @@ pub fn recall_beside(
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
     let (asked, lexical) = beside::beside(
-        || asker.ask(query, max_rank, CANDIDATES as usize),
+        || asker.ask_down_to(query, max_rank, CANDIDATES as usize, LITTLE_FLOOR),
         || index.search_words(query, max_class, CANDIDATES, request.now),
     );
     let Some(asked) = asked else {
@@ -196,10 +219,16 @@ pub fn recall_beside(
     fuse(CALIBRATION, index, lexical?, seen, request)
 }
 
+/// How near the vector side's rows a recall asks for may be: all of them (a cosine below
+/// zero is no nearer than zero). Those below `MIN_COSINE` count only when the words found
+/// little (`Calibration::little`).
+pub const LITTLE_FLOOR: f32 = 0.0;
+
 /// What the vector side saw of a question.
 #[derive(Clone, Copy)]
 pub struct Seen<'a> {
-    /// The rows nearest to it, best first.
+    /// The rows nearest to it, best first (those below `MIN_COSINE` count only when the
+    /// words found little).
     pub near: &'a [Near],
     /// Its pieces for late interaction (`late`); `None`: the merge's order is final.
     pub pieces: Option<&'a Question>,
@@ -289,22 +318,47 @@ fn fuse(
         now,
     } = request;
     let limit = limit.min(MAX_HITS);
-    let near = seen.near;
-    let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
+    // The rows near enough to be recalled by meaning (best first, so a prefix); the
+    // rest count only when the words found little.
+    let near_all = seen.near;
+    let near = &near_all[..near_all.partition_point(|n| n.score >= MIN_COSINE)];
+    let ids: Vec<i64> = near_all.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
-    let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
-    let by_meaning: Vec<(i64, Hit, f32)> = index
+    let cosine_all: HashMap<i64, f32> = near_all.iter().map(|n| (n.id, n.score)).collect();
+    let by_meaning_all: Vec<(i64, Hit, f32)> = index
         .hits_by_ids(&ids, max_class)?
         .into_iter()
-        .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (id, hit, c)))
+        .filter_map(|(id, hit)| cosine_all.get(&id).map(|&c| (id, hit, c)))
+        .collect();
+    let by_meaning: Vec<(i64, Hit, f32)> = by_meaning_all
+        .iter()
+        .filter(|(_, _, c)| *c >= MIN_COSINE)
+        .cloned()
         .collect();
     // Fewer than asked for: the vector side returned every record it found near, of
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
+    // Read once, for the merge and for late interaction.
+    let cues = Cues {
+        codes: Codes::of(query),
+        span: time::cue(query, now),
+        background: background(cal, &by_meaning),
+    };
+    // The words found little of the question, in a history holding nothing near it:
+    // late interaction goes by the places, the vector side's nearest all counted.
+    let little = found_little(cal, &lexical, cues.background);
+    let (near, by_meaning_late) = if little {
+        (near_all, by_meaning_all)
+    } else {
+        (near, by_meaning.clone())
+    };
+    let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
     // How much of its head start the vector side's own places give: in full when the
     // words' first hit holds only what too many rows hold for the words half to list.
-    let own_slots = if cal.own_when_common {
+    let own_slots = if little {
+        cal.little_own
+    } else if cal.own_when_common {
         cal.own_slots * common_share(&lexical)
     } else {
         cal.own_slots
@@ -316,12 +370,6 @@ fn fuse(
         .rev()
         .map(|(i, n)| (n.id, i))
         .collect();
-    // Read once, for the merge and for late interaction.
-    let cues = Cues {
-        codes: Codes::of(query),
-        span: time::cue(query, now),
-        background: background(cal, &by_meaning),
-    };
     // With the question's pieces, the merge orders every candidate and late interaction
     // (`late`) chooses the hits from them; without, the merge's first hits are the hits.
     let pieces = seen.pieces.filter(|p| !p.is_empty());
@@ -336,7 +384,7 @@ fn fuse(
             .hits
             .iter()
             .map(|r| (r.rowid, r.hit.clone()))
-            .chain(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())))
+            .chain(by_meaning_late.into_iter().map(|(id, h, _)| (id, h)))
             .collect(),
         None => Vec::new(),
     };
@@ -367,6 +415,7 @@ fn fuse(
                 background: cues.background,
                 near_place: &near_place,
                 own_slots,
+                match_weight: if little { 0.0 } else { 1.0 },
                 codes: &cues.codes,
                 first,
                 span: cues.span.as_ref(),
@@ -545,6 +594,15 @@ fn common_share(lexical: &Words) -> f32 {
         .map_or(0.0, |rows| {
             (1.0 - (CANDIDATES as f32 / rows.max(1) as f32).min(1.0)).powi(2)
         })
+}
+
+/// Whether the words found little of the question: their first hit holds at most
+/// `Calibration::little` of its groups (or there is none), and its `background` is at
+/// most `Calibration::sparse`, so nothing in the history is about what it asks.
+fn found_little(cal: Calibration, lexical: &Words, background: f32) -> bool {
+    cal.little >= 0.0
+        && background <= cal.sparse
+        && lexical.hits.first().is_none_or(|r| r.relevance <= cal.little)
 }
 
 /// The word hits in their order, except that within a run of equally relevant hits the

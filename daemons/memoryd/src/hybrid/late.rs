@@ -91,6 +91,9 @@ pub struct Asked<'a> {
     /// The head start a place there gives, as a share of the merge's
     /// (`hybrid::Calibration::own_slots`).
     pub own_slots: f32,
+    /// What the match counts (times): 1, or 0 when the words found little
+    /// (`hybrid::Calibration::little`) and the places alone decide.
+    pub match_weight: f32,
     /// The question's exact codes.
     pub codes: &'a Codes,
     /// The words' first hit, when it holds every group of the question: it stays first
@@ -146,7 +149,7 @@ pub(super) fn rerank(
         let mut score = if best.is_empty() {
             0.0
         } else {
-            best.iter().sum::<f32>() / best.len() as f32
+            asked.match_weight * best.iter().sum::<f32>() / best.len() as f32
         };
         let merged = place.map_or(0.0, |p| FUSED / (FUSED_RANK + p as f32));
         let own = asked

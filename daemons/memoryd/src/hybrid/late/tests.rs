@@ -150,6 +150,7 @@ impl Embedded {
             background: 0.0,
             near_place: &HashMap::new(),
             own_slots: 0.0,
+            match_weight: 1.0,
             codes: &Codes::default(),
             first: None,
             span: None,
