@@ -602,7 +602,10 @@ fn common_share(lexical: &Words) -> f32 {
 fn found_little(cal: Calibration, lexical: &Words, background: f32) -> bool {
     cal.little >= 0.0
         && background <= cal.sparse
-        && lexical.hits.first().is_none_or(|r| r.relevance <= cal.little)
+        && lexical
+            .hits
+            .first()
+            .is_none_or(|r| r.relevance <= cal.little)
 }
 
 /// The word hits in their order, except that within a run of equally relevant hits the

@@ -279,9 +279,12 @@ impl VecWorld {
             return n.clone();
         }
         let (v, pieces) = self.model.embed_question(q).unwrap();
-        let n = self
-            .store
-            .nearest(&quant::encode(&v), 1, CANDIDATES as usize, hybrid::LITTLE_FLOOR);
+        let n = self.store.nearest(
+            &quant::encode(&v),
+            1,
+            CANDIDATES as usize,
+            hybrid::LITTLE_FLOOR,
+        );
         let asked = (n, Rc::new(pieces));
         self.asked.borrow_mut().insert(q.to_string(), asked.clone());
         asked

@@ -546,9 +546,7 @@ impl<'a> Asker<'a> {
     pub fn ask_down_to(&self, query: &str, max_class: u8, k: usize, floor: f32) -> Option<Asked> {
         match self.model.embed_question(query) {
             Ok((v, pieces)) => Some(Asked {
-                near: self
-                    .store
-                    .nearest(&quant::encode(&v), max_class, k, floor),
+                near: self.store.nearest(&quant::encode(&v), max_class, k, floor),
                 pieces,
             }),
             Err(e) => {

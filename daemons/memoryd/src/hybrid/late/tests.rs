@@ -600,4 +600,5 @@ fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
     );
 }
 
+mod little;
 mod own_places;
