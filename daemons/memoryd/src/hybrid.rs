@@ -239,7 +239,9 @@ fn fuse(
     // The words found little of the question, in a history holding nothing near it:
     // late interaction goes by the places, the vector side's nearest all counted.
     let little = found_little(cal, &lexical, cues.background);
-    let (near, by_meaning_late) = if little {
+    // Below the floor only beside what the words found: a question about nothing in the
+    // history still recalls no noise.
+    let (near, by_meaning_late) = if little && !lexical.hits.is_empty() {
         (near_all, by_meaning_all)
     } else {
         (near, by_meaning.clone())

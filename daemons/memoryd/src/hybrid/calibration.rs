@@ -52,8 +52,9 @@ pub struct Calibration {
     /// The words found little: their first hit holds at most this share of the
     /// question's groups (or there is none) and the question's background is at most
     /// `sparse`. Late interaction then orders the candidates by their places alone, the
-    /// vector side's counting `little_own` of the merge's, and its nearest below
-    /// `MIN_COSINE` are candidates too (docs/memoryd.md, "When the words found little").
+    /// vector side's counting `little_own` of the merge's, and, when the words found
+    /// anything at all, its nearest below `MIN_COSINE` are candidates too (docs/memoryd.md,
+    /// "When the words found little").
     /// Below 0 turns the rule off.
     pub little: f32,
     /// The most the question's background may be for `little`: above it, the history

@@ -25,8 +25,16 @@ const LONG_TURNS: [&str; 4] = [
 /// The recall of `TRIGGER` under `cal` in a history of `texts`, the vector side asked
 /// as a recall asks it (down to `LITTLE_FLOOR`).
 fn recalled(m: &'static Embedder, texts: &[&str], cal: Calibration) -> Vec<String> {
+    hits_of(m, texts, TRIGGER, cal)
+        .into_iter()
+        .map(|h| h.text)
+        .collect()
+}
+
+/// The hits of `q` under `cal` in a history of `texts`, as `recalled`.
+fn hits_of(m: &'static Embedder, texts: &[&str], q: &str, cal: Calibration) -> Vec<Hit> {
     let e = embedded(m, &[("main", 0, texts)]);
-    let (v, pieces) = m.embed_question(TRIGGER).unwrap();
+    let (v, pieces) = m.embed_question(q).unwrap();
     let near = e.store.nearest(
         &quant::encode(&v),
         u8::MAX,
@@ -38,8 +46,7 @@ fn recalled(m: &'static Embedder, texts: &[&str], cal: Calibration) -> Vec<Strin
         pieces: Some(&pieces),
         embedded: &|_| true,
     };
-    let hits = recall_calibrated(cal, &e.ix, s, TRIGGER, DataClass::Private, 10, NOW).unwrap();
-    hits.into_iter().map(|h| h.text).collect()
+    recall_calibrated(cal, &e.ix, s, q, DataClass::Private, 10, NOW).unwrap()
 }
 
 /// Regression: a remark recalled by a later one that shares none of its words ranked
@@ -77,4 +84,17 @@ fn a_record_below_the_floor_is_no_hit_when_the_words_found_the_question() {
     let hits = recalled(m, &texts, CALIBRATION);
     assert_eq!(at(&hits, whole), 0, "{hits:?}");
     assert_eq!(at(&hits, CUE), usize::MAX, "{hits:?}");
+}
+
+/// The floor still keeps a question about nothing in the history from recalling noise:
+/// with no word of it found, the rows below `MIN_COSINE` are no hits.
+#[test]
+fn a_question_sharing_no_word_with_the_history_recalls_nothing_below_the_floor() {
+    let Some(m) = model() else { return };
+    let mut texts: Vec<&str> = LONG_TURNS.to_vec();
+    texts.insert(2, CUE);
+    let q = "Why am I so exhausted after agreeing to everything?";
+    let hits = hits_of(m, &texts, q, CALIBRATION);
+    let floor = (MIN_COSINE * f32::from(proto::memory::FULLY_RELEVANT)).round() as u16;
+    assert!(hits.iter().all(|h| h.relevance >= floor), "{hits:?}");
 }
