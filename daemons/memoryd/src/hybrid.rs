@@ -112,7 +112,8 @@ pub fn recall_beside(
 
 /// How near the vector side's rows a recall asks for may be: all of them (a cosine below
 /// zero is no nearer than zero). Those below `MIN_COSINE` count only when the words found
-/// little (`Calibration::little`).
+/// little, and something (`Calibration::little`): a question about nothing in the history
+/// recalls no noise.
 pub const LITTLE_FLOOR: f32 = 0.0;
 
 /// What the vector side saw of a question.
