@@ -21,7 +21,9 @@
 //!
 //! and the sum counts `IN_SPAN` times for a candidate from the time the question names,
 //! and `QUESTION` of itself for a record that is only a question (asking again is not an
-//! answer).
+//! answer). When the words found little of the question in a history holding nothing
+//! near it (`hybrid::Calibration::little`), the match counts nothing (`match_weight`)
+//! and the places decide (docs/memoryd.md, "When the words found little").
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`codes`)
 //! come first in the merge's order, as the merge puts them, those saying something
