@@ -34,6 +34,7 @@ use crate::embed::store::Near;
 use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
 use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
+pub use calibration::{Calibration, CALIBRATION};
 use codes::{Codes, Pin};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
@@ -45,93 +46,6 @@ const HALF: f32 = 0.5;
 /// Candidates taken from each half: enough that a hit ranked low by one half and high by
 /// the other is still seen.
 pub const CANDIDATES: u32 = MAX_HITS;
-
-/// How a meaning hit's cosine is put on the words' relevance scale.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Calibration {
-    /// The rank (from 1) among the question's nearest records whose cosine is its
-    /// background; with fewer candidates, `MIN_COSINE` (all the rest are below it).
-    pub background_rank: usize,
-    /// A cosine this far above the background counts nothing...
-    pub margin_floor: f32,
-    /// ...and this far above it as much as holding every word of the question.
-    pub margin_full: f32,
-    /// The most a hit found by meaning alone can count.
-    pub cap: f32,
-    /// How much a meaning hit naming none of the question's names is worth (times).
-    pub name_missing: f32,
-    /// How much a meaning hit from the time the question names is worth (times).
-    pub in_span: f32,
-    /// A word hit meaning found too counts its better strength plus this: being among
-    /// the nearest of a long history is evidence of its own. When the meaning side
-    /// returned every record it found near (fewer than it asked for), being among them
-    /// says only that the cosine cleared `MIN_COSINE`, and the bonus is at most the
-    /// hit's own meaning strength.
-    pub both: f32,
-    /// A word hit holding less than half of the question, which the meaning side would
-    /// have returned had it been near (its list is not full) and did not, counts this
-    /// much times its strength, and goes after the word hits as relevant as it: the
-    /// model calls it unrelated, as "run" in "when does my travel document run out"
-    /// matches a record about running. 1 turns the rule off.
-    pub unrelated: f32,
-    /// A word hit holding more than this share of the question's groups is passed by a
-    /// hit found by meaning alone only when that hit counts `cap`, the most it can: most
-    /// of the question's words in one record is evidence a near neighbour in meaning
-    /// does not outweigh unless it is as near as any.
-    pub majority: f32,
-    /// How much a word hit's strength weighs the question's groups by how rare they are
-    /// in the index (`index::Rarity`): its strength is the share of the question it
-    /// holds with each group weighed by its rarity to this power. 0 weighs every group
-    /// alike: the strength is the relevance. Only the strength moves; `Hit::relevance`
-    /// and the rules reading the relevance (`unrelated`, `majority`) keep the plain share.
-    pub rarity: f32,
-    /// The head start late interaction gives a candidate for its place among the vector
-    /// side's own nearest, as a share of what the merge's place gives (`late::FUSED`):
-    /// a candidate counts the better of the two. 0: only the merge's place counts.
-    /// Given in full when the words found nothing; otherwise times how common what the
-    /// words' first hit holds is (`common_share`).
-    pub own_slots: f32,
-    /// Whether `own_slots` is weighed by `common_share` (false: always in full).
-    pub own_when_common: bool,
-}
-
-/// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
-/// in docs/measurements/memoryd.md, "Calibrating the fusion"). Eight records make the
-/// background: on LoCoMo's long two-person conversations it sits at 0.45 to 0.55, so
-/// only a record that clearly stands out from the topic's other turns can pass a word hit, and the fusion
-/// is at least words alone in every category; in a small varied history the eighth
-/// nearest is below `MIN_COSINE`, and a paraphrase at 0.35 goes ahead of word hits
-/// holding a third of the question (our paraphrases as vectors alone find them). A
-/// later rank (14) lets more paraphrases through in a large history of other talk, and
-/// costs LoCoMo two evidence turns: the trade is written down there.
-/// `rarity` 0.5 (each group weighed by the square root of its rarity) lets a paraphrase
-/// pass word hits holding only the question's common word in a large history of other
-/// talk, and keeps every LoCoMo cell at or above words alone; 1 lets more through and
-/// costs LoCoMo's adversarial questions one first hit.
-/// `cap` below 1 keeps the words' first hit first when it holds every word of the
-/// question, whatever meaning alone finds; `both` lifts what both halves found over what
-/// only one did.
-/// `own_slots` 1 gives the vector side's nearest the head start in late interaction the
-/// merge's places give: in a year of small talk naming each friend 150 times, the words
-/// half fills the merge with turns that only name the person, and the record that says
-/// where they live, nearest in meaning, started behind all of them (docs/memoryd.md,
-/// "The vector side's own places"). Given always, it cost LoCoMo's multi-hop, temporal
-/// and open-domain questions, whose words' first hit holds a word of a few turns: so it
-/// is weighed by how common that is (`own_when_common`).
-pub const CALIBRATION: Calibration = Calibration {
-    background_rank: 8,
-    margin_floor: 0.03,
-    margin_full: 0.25,
-    cap: 0.9,
-    name_missing: 0.5,
-    in_span: 1.5,
-    both: 0.2,
-    unrelated: 0.5,
-    majority: 0.5,
-    rarity: 0.5,
-    own_slots: 1.0,
-    own_when_common: true,
-};
 
 /// The best `limit` hits for `query`: both halves merged when the vector side is ready,
 /// the text index alone otherwise. Time cues count from today.
@@ -182,7 +96,7 @@ pub fn recall_beside(
     }
     let max_rank = u8::try_from(class_rank(max_class)).unwrap_or(0);
     let (asked, lexical) = beside::beside(
-        || asker.ask(query, max_rank, CANDIDATES as usize),
+        || asker.ask_down_to(query, max_rank, CANDIDATES as usize, LITTLE_FLOOR),
         || index.search_words(query, max_class, CANDIDATES, request.now),
     );
     let Some(asked) = asked else {
@@ -196,10 +110,17 @@ pub fn recall_beside(
     fuse(CALIBRATION, index, lexical?, seen, request)
 }
 
+/// How near the vector side's rows a recall asks for may be: all of them (a cosine below
+/// zero is no nearer than zero). Those below `MIN_COSINE` count only when the words found
+/// little, and something (`Calibration::little`): a question about nothing in the history
+/// recalls no noise.
+pub const LITTLE_FLOOR: f32 = 0.0;
+
 /// What the vector side saw of a question.
 #[derive(Clone, Copy)]
 pub struct Seen<'a> {
-    /// The rows nearest to it, best first.
+    /// The rows nearest to it, best first (those below `MIN_COSINE` count only when the
+    /// words found little).
     pub near: &'a [Near],
     /// Its pieces for late interaction (`late`); `None`: the merge's order is final.
     pub pieces: Option<&'a Question>,
@@ -289,22 +210,49 @@ fn fuse(
         now,
     } = request;
     let limit = limit.min(MAX_HITS);
-    let near = seen.near;
-    let ids: Vec<i64> = near.iter().map(|n| n.id).collect();
+    // The rows near enough to be recalled by meaning (best first, so a prefix); the
+    // rest count only when the words found little.
+    let near_all = seen.near;
+    let near = &near_all[..near_all.partition_point(|n| n.score >= MIN_COSINE)];
+    let ids: Vec<i64> = near_all.iter().map(|n| n.id).collect();
     // Rows gone or above the class are left out: each hit comes back with its id.
-    let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
-    let by_meaning: Vec<(i64, Hit, f32)> = index
+    let cosine_all: HashMap<i64, f32> = near_all.iter().map(|n| (n.id, n.score)).collect();
+    let by_meaning_all: Vec<(i64, Hit, f32)> = index
         .hits_by_ids(&ids, max_class)?
         .into_iter()
-        .filter_map(|(id, hit)| cosine.get(&id).map(|&c| (id, hit, c)))
+        .filter_map(|(id, hit)| cosine_all.get(&id).map(|&c| (id, hit, c)))
+        .collect();
+    let by_meaning: Vec<(i64, Hit, f32)> = by_meaning_all
+        .iter()
+        .filter(|(_, _, c)| *c >= MIN_COSINE)
+        .cloned()
         .collect();
     // Fewer than asked for: the vector side returned every record it found near, of
     // those with a vector.
     let exhaustive = near.len() < CANDIDATES as usize;
     let absent_means_unrelated = |id: i64| exhaustive && (seen.embedded)(id);
+    // Read once, for the merge and for late interaction.
+    let cues = Cues {
+        codes: Codes::of(query),
+        span: time::cue(query, now),
+        background: background(cal, &by_meaning),
+    };
+    // The words found little of the question, in a history holding nothing near it:
+    // late interaction goes by the places, the vector side's nearest all counted.
+    let little = found_little(cal, &lexical, cues.background);
+    // Below the floor only beside what the words found: a question about nothing in the
+    // history still recalls no noise.
+    let (near, by_meaning_late) = if little && !lexical.hits.is_empty() {
+        (near_all, by_meaning_all)
+    } else {
+        (near, by_meaning.clone())
+    };
+    let cosine: HashMap<i64, f32> = near.iter().map(|n| (n.id, n.score)).collect();
     // How much of its head start the vector side's own places give: in full when the
     // words' first hit holds only what too many rows hold for the words half to list.
-    let own_slots = if cal.own_when_common {
+    let own_slots = if little {
+        cal.little_own
+    } else if cal.own_when_common {
         cal.own_slots * common_share(&lexical)
     } else {
         cal.own_slots
@@ -316,12 +264,6 @@ fn fuse(
         .rev()
         .map(|(i, n)| (n.id, i))
         .collect();
-    // Read once, for the merge and for late interaction.
-    let cues = Cues {
-        codes: Codes::of(query),
-        span: time::cue(query, now),
-        background: background(cal, &by_meaning),
-    };
     // With the question's pieces, the merge orders every candidate and late interaction
     // (`late`) chooses the hits from them; without, the merge's first hits are the hits.
     let pieces = seen.pieces.filter(|p| !p.is_empty());
@@ -336,7 +278,7 @@ fn fuse(
             .hits
             .iter()
             .map(|r| (r.rowid, r.hit.clone()))
-            .chain(by_meaning.iter().map(|(id, h, _)| (*id, h.clone())))
+            .chain(by_meaning_late.into_iter().map(|(id, h, _)| (id, h)))
             .collect(),
         None => Vec::new(),
     };
@@ -367,6 +309,7 @@ fn fuse(
                 background: cues.background,
                 near_place: &near_place,
                 own_slots,
+                match_weight: if little { 0.0 } else { 1.0 },
                 codes: &cues.codes,
                 first,
                 span: cues.span.as_ref(),
@@ -547,6 +490,18 @@ fn common_share(lexical: &Words) -> f32 {
         })
 }
 
+/// Whether the words found little of the question: their first hit holds at most
+/// `Calibration::little` of its groups (or there is none), and its `background` is at
+/// most `Calibration::sparse`, so nothing in the history is about what it asks.
+fn found_little(cal: Calibration, lexical: &Words, background: f32) -> bool {
+    cal.little >= 0.0
+        && background <= cal.sparse
+        && lexical
+            .hits
+            .first()
+            .is_none_or(|r| r.relevance <= cal.little)
+}
+
 /// The word hits in their order, except that within a run of equally relevant hits the
 /// ones meaning calls unrelated go last: the index could not tell them apart by the
 /// question's words, and the model can.
@@ -594,6 +549,7 @@ fn similarity(cosine: f32) -> u16 {
 }
 
 mod beside;
+mod calibration;
 mod codes;
 mod late;
 #[cfg(test)]

@@ -279,9 +279,12 @@ impl VecWorld {
             return n.clone();
         }
         let (v, pieces) = self.model.embed_question(q).unwrap();
-        let n = self
-            .store
-            .nearest(&quant::encode(&v), 1, CANDIDATES as usize, MIN_COSINE);
+        let n = self.store.nearest(
+            &quant::encode(&v),
+            1,
+            CANDIDATES as usize,
+            hybrid::LITTLE_FLOOR,
+        );
         let asked = (n, Rc::new(pieces));
         self.asked.borrow_mut().insert(q.to_string(), asked.clone());
         asked
@@ -465,11 +468,19 @@ impl VecWorld {
             own_when_common: false,
             ..base
         };
+        let little = |little: f32, sparse: f32| hybrid::Calibration {
+            little,
+            sparse,
+            ..base
+        };
         let own_places = [
-            ("own slots 0 (before)", own(0.0)),
-            ("own slots 0.5 always", always(0.5)),
+            ("own slots 0", own(0.0)),
             ("own slots 1 always", always(1.0)),
-            ("own slots 1.5 when common", own(1.5)),
+            ("words found little off (before)", little(-1.0, base.sparse)),
+            ("little, background 0.36", little(base.little, 0.36)),
+            ("little, background 0.38", little(base.little, 0.38)),
+            ("little, background any", little(base.little, f32::INFINITY)),
+            ("little 0.34", little(0.34, base.sparse)),
         ];
         // The merge's constants are measured on the merge alone (as when they were chosen);
         // the vector side's own places only count in late interaction.

@@ -537,11 +537,16 @@ impl<'a> Asker<'a> {
     /// first, and the question's pieces for late interaction (`late`); `None`, logged,
     /// when the model fails on it.
     pub fn ask(&self, query: &str, max_class: u8, k: usize) -> Option<Asked> {
+        self.ask_down_to(query, max_class, k, MIN_COSINE)
+    }
+
+    /// `ask` with the rows down to cosine `floor` rather than `MIN_COSINE`: a recall
+    /// takes them all and counts those below `MIN_COSINE` only where the words found
+    /// little of the question (`hybrid::Calibration::little`).
+    pub fn ask_down_to(&self, query: &str, max_class: u8, k: usize, floor: f32) -> Option<Asked> {
         match self.model.embed_question(query) {
             Ok((v, pieces)) => Some(Asked {
-                near: self
-                    .store
-                    .nearest(&quant::encode(&v), max_class, k, MIN_COSINE),
+                near: self.store.nearest(&quant::encode(&v), max_class, k, floor),
                 pieces,
             }),
             Err(e) => {

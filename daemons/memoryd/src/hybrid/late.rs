@@ -21,7 +21,9 @@
 //!
 //! and the sum counts `IN_SPAN` times for a candidate from the time the question names,
 //! and `QUESTION` of itself for a record that is only a question (asking again is not an
-//! answer).
+//! answer). When the words found little of the question in a history holding nothing
+//! near it (`hybrid::Calibration::little`), the match counts nothing (`match_weight`)
+//! and the places decide (docs/memoryd.md, "When the words found little").
 //!
 //! Exact codes keep winning: the candidates holding a code of the question (`codes`)
 //! come first in the merge's order, as the merge puts them, those saying something
@@ -91,6 +93,9 @@ pub struct Asked<'a> {
     /// The head start a place there gives, as a share of the merge's
     /// (`hybrid::Calibration::own_slots`).
     pub own_slots: f32,
+    /// What the match counts (times): 1, or 0 when the words found little
+    /// (`hybrid::Calibration::little`) and the places alone decide.
+    pub match_weight: f32,
     /// The question's exact codes.
     pub codes: &'a Codes,
     /// The words' first hit, when it holds every group of the question: it stays first
@@ -146,7 +151,7 @@ pub(super) fn rerank(
         let mut score = if best.is_empty() {
             0.0
         } else {
-            best.iter().sum::<f32>() / best.len() as f32
+            asked.match_weight * best.iter().sum::<f32>() / best.len() as f32
         };
         let merged = place.map_or(0.0, |p| FUSED / (FUSED_RANK + p as f32));
         let own = asked

@@ -150,6 +150,7 @@ impl Embedded {
             background: 0.0,
             near_place: &HashMap::new(),
             own_slots: 0.0,
+            match_weight: 1.0,
             codes: &Codes::default(),
             first: None,
             span: None,
@@ -599,4 +600,5 @@ fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
     );
 }
 
+mod little;
 mod own_places;
