@@ -35,6 +35,7 @@ use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
 use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use codes::{Codes, Pin};
+pub use newer::{Newer, NEWER};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
@@ -193,7 +194,7 @@ pub fn recall_beside(
         pieces: Some(&asked.pieces),
         embedded,
     };
-    fuse(CALIBRATION, index, lexical?, seen, request)
+    fuse(CALIBRATION, NEWER, index, lexical?, seen, request)
 }
 
 /// What the vector side saw of a question.
@@ -263,6 +264,22 @@ pub fn recall_calibrated(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
+    recall_newer(cal, NEWER, index, seen, query, max_class, limit, now)
+}
+
+/// `recall_calibrated` with newer tellings first as `newer` says (`newer`), for
+/// measuring the stage (`scripts/bench recall --sweep`).
+#[allow(clippy::too_many_arguments)]
+pub fn recall_newer(
+    cal: Calibration,
+    newer: Newer,
+    index: &Index,
+    seen: Seen<'_>,
+    query: &str,
+    max_class: DataClass,
+    limit: u32,
+    now: time::Day,
+) -> Result<Vec<Hit>, IndexError> {
     let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
     let request = Request {
         query,
@@ -270,13 +287,14 @@ pub fn recall_calibrated(
         limit,
         now,
     };
-    fuse(cal, index, lexical, seen, request)
+    fuse(cal, newer, index, lexical, seen, request)
 }
 
 /// The merge of the words' candidates (`lexical`) with what the vector side saw, and
 /// late interaction over them when it gave the question's pieces.
 fn fuse(
     cal: Calibration,
+    newer: Newer,
     index: &Index,
     lexical: Words,
     seen: Seen<'_>,
@@ -358,6 +376,12 @@ fn fuse(
         &cues,
         depth,
     );
+    // Each candidate's row id by what it says, for the last stage (`newer`).
+    let id_of: HashMap<(String, String), i64> = fused
+        .iter()
+        .chain(&others)
+        .map(|(id, h)| (said(h), *id))
+        .collect();
     match pieces {
         Some(pieces) => late::rerank(
             index,
@@ -374,8 +398,15 @@ fn fuse(
             },
             fused,
             others,
-            limit as usize,
-        ),
+            newer.reach.max(limit as usize),
+        )
+        .and_then(|ranked| {
+            let ranked = ranked
+                .into_iter()
+                .filter_map(|h| id_of.get(&said(&h)).map(|&id| (id, h)))
+                .collect();
+            newer::newer_first(newer, index, pieces, query, cues.span.as_ref(), ranked, limit as usize)
+        }),
         None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
     }
 }
@@ -596,5 +627,6 @@ fn similarity(cosine: f32) -> u16 {
 mod beside;
 mod codes;
 mod late;
+pub mod newer;
 #[cfg(test)]
 mod tests;
