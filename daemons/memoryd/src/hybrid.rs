@@ -405,7 +405,15 @@ fn fuse(
                 .into_iter()
                 .filter_map(|h| id_of.get(&said(&h)).map(|&id| (id, h)))
                 .collect();
-            newer::newer_first(newer, index, pieces, query, cues.span.as_ref(), ranked, limit as usize)
+            newer::newer_first(
+                newer,
+                index,
+                pieces,
+                query,
+                cues.span.as_ref(),
+                ranked,
+                limit as usize,
+            )
         }),
         None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
     }

@@ -73,19 +73,33 @@ const NOW: &[&str] = &[
     "anymore",
 ];
 
-/// Pairs of words that do: "these days", "at the moment", "at present", "in the end",
-/// "end up", "ended up".
-const NOW_PAIRS: &[(&str, &str)] = &[
-    ("these", "days"),
-    ("the", "moment"),
-    ("at", "present"),
-    ("the", "end"),
-    ("end", "up"),
-    ("ended", "up"),
+/// Runs of words that do. "in the end", not "the end": "towards the end of summer" names a
+/// time, not the present.
+const NOW_PHRASES: &[&[&str]] = &[
+    &["these", "days"],
+    &["at", "the", "moment"],
+    &["at", "present"],
+    &["in", "the", "end"],
+    &["end", "up"],
+    &["ended", "up"],
 ];
 
-/// Whether the question asks about the present in so many words (`NOW`, `NOW_PAIRS`) and
-/// names no time (`span`): then of two tellings of one thing, the later is the answer.
+/// Runs of words that ask how long something has lasted: answered by the telling of when
+/// it began, which a later telling of the same thing does not supersede ("How long has
+/// Caroline had her current group of friends?").
+const SINCE: &[&[&str]] = &[&["how", "long"], &["since", "when"]];
+
+fn holds_run(words: &[String], runs: &[&[&str]]) -> bool {
+    runs.iter().any(|run| {
+        words
+            .windows(run.len())
+            .any(|w| w.iter().zip(*run).all(|(a, b)| a == b))
+    })
+}
+
+/// Whether the question asks about the present in so many words (`NOW`, `NOW_PHRASES`),
+/// not how long it has lasted (`SINCE`), and names no time (`span`): then of two tellings
+/// of one thing, the later is the answer.
 /// A question without such words may ask about any time ("Where did Ines settle?" is
 /// answered by the telling, not by a later turn that names her), and the ranking stands.
 pub fn about_now(query: &str, span: Option<&Span>) -> bool {
@@ -93,10 +107,8 @@ pub fn about_now(query: &str, span: Option<&Span>) -> bool {
         return false;
     }
     let words = query::words(query);
-    words.iter().any(|w| NOW.contains(&w.as_str()))
-        || words
-            .windows(2)
-            .any(|p| NOW_PAIRS.contains(&(p[0].as_str(), p[1].as_str())))
+    (words.iter().any(|w| NOW.contains(&w.as_str())) || holds_run(&words, NOW_PHRASES))
+        && !holds_run(&words, SINCE)
 }
 
 /// What the stage knows of one hit: its time, the question's groups it holds, its pieces

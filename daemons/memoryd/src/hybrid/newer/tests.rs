@@ -50,7 +50,13 @@ fn asking(of: &[Bits]) -> Question {
         .take(2)
         .map(|p| {
             (0..DIM)
-                .map(|i| if p[i / 64] >> (i % 64) & 1 == 1 { 1.0 } else { -1.0 })
+                .map(|i| {
+                    if p[i / 64] >> (i % 64) & 1 == 1 {
+                        1.0
+                    } else {
+                        -1.0
+                    }
+                })
                 .collect()
         })
         .collect();
@@ -97,7 +103,9 @@ fn ranked(ix: &Index, texts: &[&str]) -> Vec<(i64, Hit)> {
         .unwrap()
         .into_iter()
         .collect();
-    ids.iter().map(|id| (*id, by_id.remove(id).unwrap())).collect()
+    ids.iter()
+        .map(|id| (*id, by_id.remove(id).unwrap()))
+        .collect()
 }
 
 /// The stage's order of `texts` for `q` asked with `question`'s pieces.
@@ -198,6 +206,8 @@ fn about_now_reads_the_present_in_so_many_words() {
         "Where does Farah live?",
         "What town did Ines settle in?",
         "When is Ledgerly due?",
+        "What happened towards the end of summer?",
+        "How long has Caroline had her current group of friends for?",
     ] {
         assert!(!about_now(q, None), "{q}");
     }
@@ -220,7 +230,10 @@ fn a_later_telling_about_another_subject_supersedes_nothing() {
         "Had to move Ledgerly's finish date, it's 18 June now.",
         "Had to move Lantern's finish date, it's 2 August now.",
     );
-    let (_w, ix) = index_of(&[(JAN, ledgerly, date.clone()), (MAR, lantern, retold(&date, 1))]);
+    let (_w, ix) = index_of(&[
+        (JAN, ledgerly, date.clone()),
+        (MAR, lantern, retold(&date, 1)),
+    ]);
     assert_eq!(
         order(
             &ix,
