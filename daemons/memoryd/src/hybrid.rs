@@ -35,7 +35,7 @@ use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
 use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 use codes::{Codes, Pin};
-pub use newer::{Newer, NEWER};
+pub use newer::{recall_newer, Newer, NEWER};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
@@ -267,29 +267,6 @@ pub fn recall_calibrated(
     recall_newer(cal, NEWER, index, seen, query, max_class, limit, now)
 }
 
-/// `recall_calibrated` with newer tellings first as `newer` says (`newer`), for
-/// measuring the stage (`scripts/bench recall --sweep`).
-#[allow(clippy::too_many_arguments)]
-pub fn recall_newer(
-    cal: Calibration,
-    newer: Newer,
-    index: &Index,
-    seen: Seen<'_>,
-    query: &str,
-    max_class: DataClass,
-    limit: u32,
-    now: time::Day,
-) -> Result<Vec<Hit>, IndexError> {
-    let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
-    let request = Request {
-        query,
-        max_class,
-        limit,
-        now,
-    };
-    fuse(cal, newer, index, lexical, seen, request)
-}
-
 /// The merge of the words' candidates (`lexical`) with what the vector side saw, and
 /// late interaction over them when it gave the question's pieces.
 fn fuse(
@@ -376,12 +353,8 @@ fn fuse(
         &cues,
         depth,
     );
-    // Each candidate's row id by what it says, for the last stage (`newer`).
-    let id_of: HashMap<(String, String), i64> = fused
-        .iter()
-        .chain(&others)
-        .map(|(id, h)| (said(h), *id))
-        .collect();
+    // Each candidate's row id, for the last stage (`newer`).
+    let ids = newer::Ids::new(&fused, &others);
     match pieces {
         Some(pieces) => late::rerank(
             index,
@@ -401,19 +374,8 @@ fn fuse(
             newer.reach.max(limit as usize),
         )
         .and_then(|ranked| {
-            let ranked = ranked
-                .into_iter()
-                .filter_map(|h| id_of.get(&said(&h)).map(|&id| (id, h)))
-                .collect();
-            newer::newer_first(
-                newer,
-                index,
-                pieces,
-                query,
-                cues.span.as_ref(),
-                ranked,
-                limit as usize,
-            )
+            let (ranked, span) = (ids.of(ranked), cues.span.as_ref());
+            newer::newer_first(newer, index, pieces, query, span, ranked, limit as usize)
         }),
         None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
     }

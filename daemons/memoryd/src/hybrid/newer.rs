@@ -16,12 +16,14 @@
 //! order, never which come back. Nothing else moves. A hit without stored pieces (the
 //! backfill has not reached it) supersedes nothing and is superseded by nothing.
 
+use super::{Calibration, Request, Seen, CANDIDATES};
 use crate::embed::bits::{distance, Bits};
 use crate::embed::late::Question;
 use crate::embed::table;
 use crate::embed::DIM;
-use crate::index::{Index, IndexError};
-use crate::query::{self, time::Span};
+use crate::index::{said, Index, IndexError};
+use crate::query::{self, time, time::Span};
+use proto::label::DataClass;
 use proto::memory::Hit;
 use std::collections::HashMap;
 
@@ -109,6 +111,51 @@ pub fn about_now(query: &str, span: Option<&Span>) -> bool {
     let words = query::words(query);
     (words.iter().any(|w| NOW.contains(&w.as_str())) || holds_run(&words, NOW_PHRASES))
         && !holds_run(&words, SINCE)
+}
+
+/// `recall_calibrated` with newer tellings first as `newer` says, for measuring the
+/// stage (`scripts/bench recall --sweep`).
+#[allow(clippy::too_many_arguments)]
+pub fn recall_newer(
+    cal: Calibration,
+    newer: Newer,
+    index: &Index,
+    seen: Seen<'_>,
+    query: &str,
+    max_class: DataClass,
+    limit: u32,
+    now: time::Day,
+) -> Result<Vec<Hit>, IndexError> {
+    let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
+    let request = Request {
+        query,
+        max_class,
+        limit,
+        now,
+    };
+    super::fuse(cal, newer, index, lexical, seen, request)
+}
+
+/// Each candidate's row id by what it says, as late interaction returns hits without
+/// their ids.
+pub(super) struct Ids(HashMap<(String, String), i64>);
+
+impl Ids {
+    /// The ids of the merge's candidates and each half's own.
+    pub(super) fn new(fused: &[(i64, Hit)], others: &[(i64, Hit)]) -> Ids {
+        Ids(fused
+            .iter()
+            .chain(others)
+            .map(|(id, h)| (said(h), *id))
+            .collect())
+    }
+
+    /// `hits` with their ids (every candidate has one).
+    pub(super) fn of(&self, hits: Vec<Hit>) -> Vec<(i64, Hit)> {
+        hits.into_iter()
+            .filter_map(|h| self.0.get(&said(&h)).map(|&id| (id, h)))
+            .collect()
+    }
 }
 
 /// What the stage knows of one hit: its time, the question's groups it holds, its pieces
