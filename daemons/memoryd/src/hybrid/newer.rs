@@ -40,12 +40,12 @@ pub struct Newer {
     pub reach: usize,
 }
 
-/// The setting every recall uses, measured on the synthetic year (docs/measurements/
-/// memoryd.md, "Newer tellings first"). `same` 0.3: of sign-coded pieces, unrelated turns
-/// stand at 0.1 to 0.2 and a turn naming the same friend at 0.25 to 0.35; a later telling
-/// of the same fact at 0.3 to 0.65 (the model's sentence vectors do not tell the two
-/// apart better: a move and a lunch with the same friend are as near to where she
-/// lived). `slack` 0.05: a later telling says the new value in other words, so it
+/// The setting every recall uses, measured on the synthetic year
+/// (docs/measurements/memoryd.md, "Newer tellings first"). `same` 0.3: of sign-coded
+/// pieces, unrelated turns stand at 0.1 to 0.2 and a turn naming the same friend at 0.25
+/// to 0.35; a later telling of the same fact at 0.22 to 0.65 (the model's sentence
+/// vectors do not tell the two apart better: a move and a lunch with the same friend are
+/// about as near to where she lived). `slack` 0.05: a later telling says the new value in other words, so it
 /// matches the question a little less well than the first telling ("moved to Bologna"
 /// against "lives in Valencia" for "where does Farah live now"). `reach` 0: only the
 /// hits asked for trade places, so the stage never changes which hits come back. Looking

@@ -11,9 +11,9 @@ use crate::fixture::{user_at, World};
 use crate::index::Budget;
 use proto::label::DataClass;
 
-/// Pieces of one made-up meaning: `n` codes drawn from `seed`.
-fn pieces(seed: u64, n: usize) -> Vec<Bits> {
-    let mut x = seed
+/// Pieces of one made-up meaning: `n` codes drawn from `start`.
+fn pieces(start: u64, n: usize) -> Vec<Bits> {
+    let mut x = start
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
     (0..n)
