@@ -36,6 +36,7 @@ use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words
 use crate::query::{self, time};
 pub use calibration::{Calibration, CALIBRATION};
 use codes::{Codes, Pin};
+pub use newer::{recall_newer, Newer, NEWER};
 use proto::label::DataClass;
 use proto::memory::{Hit, MAX_HITS};
 use std::collections::{HashMap, HashSet};
@@ -107,7 +108,7 @@ pub fn recall_beside(
         pieces: Some(&asked.pieces),
         embedded,
     };
-    fuse(CALIBRATION, index, lexical?, seen, request)
+    fuse(CALIBRATION, NEWER, index, lexical?, seen, request)
 }
 
 /// How near the vector side's rows a recall asks for may be: all of them (a cosine below
@@ -184,20 +185,14 @@ pub fn recall_calibrated(
     limit: u32,
     now: time::Day,
 ) -> Result<Vec<Hit>, IndexError> {
-    let lexical = index.search_words(query, max_class, CANDIDATES, now)?;
-    let request = Request {
-        query,
-        max_class,
-        limit,
-        now,
-    };
-    fuse(cal, index, lexical, seen, request)
+    recall_newer(cal, NEWER, index, seen, query, max_class, limit, now)
 }
 
 /// The merge of the words' candidates (`lexical`) with what the vector side saw, and
 /// late interaction over them when it gave the question's pieces.
 fn fuse(
     cal: Calibration,
+    newer: Newer,
     index: &Index,
     lexical: Words,
     seen: Seen<'_>,
@@ -300,6 +295,8 @@ fn fuse(
         &cues,
         depth,
     );
+    // Each candidate's row id, for the last stage (`newer`).
+    let ids = newer::Ids::new(&fused, &others);
     match pieces {
         Some(pieces) => late::rerank(
             index,
@@ -317,8 +314,12 @@ fn fuse(
             },
             fused,
             others,
-            limit as usize,
-        ),
+            newer.reach.max(limit as usize),
+        )
+        .and_then(|ranked| {
+            let (ranked, span) = (ids.of(ranked), cues.span.as_ref());
+            newer::newer_first(newer, index, pieces, query, span, ranked, limit as usize)
+        }),
         None => Ok(fused.into_iter().map(|(_, h)| h).collect()),
     }
 }
@@ -552,5 +553,6 @@ mod beside;
 mod calibration;
 mod codes;
 mod late;
+pub mod newer;
 #[cfg(test)]
 mod tests;

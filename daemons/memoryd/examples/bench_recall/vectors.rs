@@ -486,8 +486,38 @@ impl VecWorld {
         // the vector side's own places only count in late interaction.
         let cals = merged
             .into_iter()
-            .map(|(name, cal)| (name, cal, false))
-            .chain(own_places.into_iter().map(|(name, cal)| (name, cal, true)));
+            .map(|(name, cal)| (name, cal, hybrid::NEWER, false))
+            .chain(
+                own_places
+                    .into_iter()
+                    .map(|(name, cal)| (name, cal, hybrid::NEWER, true)),
+            );
+        // Newer tellings first (`hybrid::newer`): left out (the default before it), or
+        // with another likeness, slack or reach (30: a later telling the ranking put
+        // below the hits asked for is brought in).
+        let newer = |same: f32, slack: f32| hybrid::Newer {
+            same,
+            slack,
+            ..hybrid::NEWER
+        };
+        let newer_first = [
+            ("newer off (before)", hybrid::newer::OFF),
+            ("newer alike 0.25", newer(0.25, hybrid::NEWER.slack)),
+            ("newer alike 0.35", newer(0.35, hybrid::NEWER.slack)),
+            ("newer slack 0.1", newer(hybrid::NEWER.same, 0.1)),
+            (
+                "newer reach 30",
+                hybrid::Newer {
+                    reach: 30,
+                    ..hybrid::NEWER
+                },
+            ),
+        ];
+        let cals = cals.chain(
+            newer_first
+                .into_iter()
+                .map(|(name, n)| (name, base, n, true)),
+        );
         // Words only, read as the fusion's word half reads them: the index asked for
         // `CANDIDATES` hits (so its ranking draws on more candidates), the first `depth`
         // kept. How much of the default's lead over words only is the deeper pool.
@@ -504,12 +534,13 @@ impl VecWorld {
             }),
         };
         std::iter::once(deep)
-            .chain(cals.map(|(name, cal, late)| System {
+            .chain(cals.map(|(name, cal, newer, late)| System {
                 name,
                 ask: Box::new(move |q| {
                     let (near, pieces) = self.ask(q);
-                    hybrid::recall_calibrated(
+                    hybrid::recall_newer(
                         cal,
+                        newer,
                         &self.index,
                         hybrid::Seen {
                             near: &near,
