@@ -282,10 +282,28 @@ fn held_in(parts: &[&str], text: &str) -> bool {
         return false;
     }
     // A part shorter than the text cannot hold it; asking each would set up a search
-    // for the whole text every time, and a hit is up to a row's 32 KiB.
+    // for the whole text every time, and a hit is up to a row's 32 KiB. Nor can a part
+    // without the text's first bytes: a search for those is set up in a few steps, one
+    // for the whole passage in as many as it has bytes, for every earlier memory record
+    // (docs/turn.md, 'Memory in the turn').
+    let head = &text[..floor_char_boundary(text, HEAD_BYTES)];
     parts
         .iter()
-        .any(|part| part.len() >= text.len() && part.contains(text))
+        .any(|part| part.len() >= text.len() && part.contains(head) && part.contains(text))
+}
+
+/// Bytes of a text looked for first in each part (`held_in`): a rendered hit's header
+/// (`memory · session …` and its time, some 55 bytes) and the first of who said it,
+/// which most records of other hits do not hold.
+const HEAD_BYTES: usize = 64;
+
+/// The largest character boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 #[cfg(test)]

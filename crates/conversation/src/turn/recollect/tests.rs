@@ -264,3 +264,24 @@ fn a_passage_already_in_a_memory_record_is_not_asked_of_the_server_again() {
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(asked[0].contains("another thing"), "{asked:?}");
 }
+
+#[test]
+fn a_part_is_searched_for_a_passage_only_when_it_holds_the_passages_first_bytes_and_finds_it_as_before(
+) {
+    // A head that ends inside a character, a part holding the head but not the text,
+    // a part holding it all, and a text no longer than the head.
+    let text = format!("{}é{}", "a".repeat(HEAD_BYTES - 1), "x".repeat(80));
+    assert!(!text.is_char_boundary(HEAD_BYTES));
+    assert_eq!(floor_char_boundary(&text, HEAD_BYTES), HEAD_BYTES - 1);
+    let head_only = format!("{}…", &text[..floor_char_boundary(&text, HEAD_BYTES)]);
+    let holding = format!("From memory:\n\n{text}\nmore");
+    let padded = format!("{head_only}{}", " ".repeat(text.len()));
+    assert!(!held_in(&[padded.as_str()], &text));
+    assert!(held_in(&[padded.as_str(), holding.as_str()], &text));
+    assert!(held_in(&["  tea at four  "], "tea at four"));
+    assert!(!held_in(&["tea at five"], "tea at four"));
+    for at in 0..text.len() + 2 {
+        let b = floor_char_boundary(&text, at);
+        assert!(b <= at && text.is_char_boundary(b) && (at > text.len() || b + 4 > at));
+    }
+}
