@@ -207,15 +207,22 @@ pub(super) fn newer_first(
         };
         told.insert(*id, t);
     }
-    let supersedes = |old: &Told, new: &Told| {
+    // Each pair's likeness is counted once: a place is looked at again after each swap,
+    // and the same later hits are weighed against the same earlier ones.
+    let mut likeness: HashMap<(i64, i64), f32> = HashMap::new();
+    let mut supersedes = |old_id: i64, old: &Told, new_id: i64, new: &Told| {
         new.when > old.when
             && new.held & old.held == old.held
             && new.matched >= old.matched - newer.slack
-            && alike(&old.pieces, &new.pieces) >= newer.same
+            && *likeness
+                .entry((old_id, new_id))
+                .or_insert_with(|| alike(&old.pieces, &new.pieces))
+                >= newer.same
     };
     let mut at = 0;
     while at < limit.min(ranked.len()) {
-        let Some(Some(old)) = told.get(&ranked[at].0) else {
+        let old_id = ranked[at].0;
+        let Some(Some(old)) = told.get(&old_id) else {
             at += 1;
             continue;
         };
@@ -226,7 +233,7 @@ pub(super) fn newer_first(
             .enumerate()
             .skip(at + 1)
             .filter_map(|(j, (id, _))| match told.get(id) {
-                Some(Some(new)) if supersedes(old, new) => Some((j, new.when)),
+                Some(Some(new)) if supersedes(old_id, old, *id, new) => Some((j, new.when)),
                 _ => None,
             })
             .max_by_key(|&(j, when)| (when, std::cmp::Reverse(j)));
