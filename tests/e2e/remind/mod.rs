@@ -6,7 +6,7 @@
 mod asked;
 mod burst;
 mod deliver;
-mod held;
+pub(crate) mod held;
 mod notify;
 mod push;
 mod tool;

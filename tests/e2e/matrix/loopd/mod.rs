@@ -3,6 +3,7 @@
 //! phone a second account, the scripted llama.cpp stand-in as the model. Every wait is
 //! the phone's long-poll sync or loopd's socket answering, each with a deadline.
 
+mod allow;
 mod conversation;
 mod crash;
 mod forget;
@@ -172,6 +173,23 @@ impl Boxed {
             if let Some(e) = self.syn.events(who, room).into_iter().find(|e| want(e)) {
                 return e;
             }
+            assert!(
+                start.elapsed() < WITHIN,
+                "{what}: not within {WITHIN:?}; the room holds {:#?}\nloopd's log:\n{}",
+                self.events(),
+                self.l.daemon.log_text()
+            );
+            match self.phone.sync(self.since.as_deref(), PHONE_POLL, 10) {
+                Ok(s) => self.since = Some(s.next_batch),
+                Err(e) => panic!("{what}: the phone's sync failed: {e}"),
+            }
+        }
+    }
+
+    /// Waits (on the phone's long-poll) until `done` holds of the room.
+    pub fn wait_until(&mut self, what: &str, done: impl Fn(&Boxed) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
             assert!(
                 start.elapsed() < WITHIN,
                 "{what}: not within {WITHIN:?}; the room holds {:#?}\nloopd's log:\n{}",

@@ -217,12 +217,19 @@ impl<W: Work> Channel<W> {
                         rooms.plan_into(&room, (&key, i as u64), Planned(style, "", &text), &why);
                     }
                 }
-                // `/remind WHEN TEXT` set reminder N: its command and confirmation are
-                // found by `remind N` when a removal takes the reminder.
-                if let Some(n) = (whose == Whose::Loopd && !event.is_empty())
-                    .then(|| lines.first().and_then(|l| reminder_set(l)))
-                    .flatten()
-                {
+                // `/remind WHEN TEXT` or `/allow N` set reminder N: its command and
+                // confirmation are found by `remind N` when a removal takes the reminder.
+                // A turn's block (`/allow N`'s) is read only in loopd's unmarked words,
+                // never in the model's text, which may say anything.
+                let set = match whose {
+                    Whose::Loopd => lines.first().and_then(|l| reminder_set(l)),
+                    Whose::Turn => lines
+                        .iter()
+                        .zip(&kinds)
+                        .filter(|(_, kind)| **kind == LineKind::Said)
+                        .find_map(|(l, _)| reminder_set(l)),
+                };
+                if let Some(n) = set.filter(|_| !event.is_empty()) {
                     rooms.store.keep_sent(Sent {
                         room: room.clone(),
                         event: event.clone(),

@@ -79,12 +79,14 @@ fn line_kinds(read: &blocks::Read, kinds: Option<&Kinds>) -> Vec<LineKind> {
     out
 }
 
-/// Whether a line of this kind starts with one of loopd's marks: those go as notices.
+/// Whether a line of this kind is loopd's own: those go as notices. That is every kind
+/// but the model's text, including loopd's unmarked words at a job's end (`/allow N`'s
+/// answer) and an error's lines after its first: the one event an error or an answer
+/// makes is a notice whole. What they quote of the model's (a held reminder's text, a
+/// URL) is a one-line field after loopd's words, as in an activity line, and a line of
+/// theirs that starts as loopd's is shown after `┃ ` (docs/matrix.md, 'Replies out').
 fn marked(kind: LineKind) -> bool {
-    matches!(
-        kind,
-        LineKind::Activity | LineKind::Error | LineKind::HitHeader
-    )
+    !matches!(kind, LineKind::Model)
 }
 
 /// What stored text a command's answer quotes, to be weighed in a room before it leaves.
@@ -263,4 +265,55 @@ fn session_of(store: &Store, room: &str, default: &str) -> String {
         .get(room)
         .cloned()
         .unwrap_or_else(|| default.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{marked, LineKind};
+    use crate::channel::reply::{Block, Part};
+    use crate::matrix::blocks::{pieces, Piece, Whose};
+
+    /// The events a turn's block makes, by the kinds its block wrote.
+    fn events(parts: &[Part<'_>]) -> Vec<Piece> {
+        let mut out = String::new();
+        let mut block = Block::with_kinds();
+        for part in parts {
+            block.put(*part, &mut out);
+        }
+        let kinds: Vec<LineKind> = block.end(&mut out).unwrap().lines().collect();
+        let lines: Vec<String> = out.lines().map(String::from).collect();
+        // The block's end line (`.`) is no line of the reply.
+        let lines = &lines[..lines.len() - 1];
+        pieces(Whose::Turn, lines, |i| marked(kinds[i]))
+    }
+
+    /// Regression: an error's lines after its first, and loopd's words at a job's end,
+    /// went out as the model's text (`m.text`), beside the error's first line as a notice.
+    #[test]
+    fn an_errors_later_lines_and_loopds_last_words_are_loopds_notice_never_text() {
+        assert_eq!(
+            events(&[
+                Part::Text("the model's words\n"),
+                Part::Error("llama.cpp said:\nthe slot is busy"),
+            ]),
+            [
+                Piece::Text("the model's words".into()),
+                Piece::Notice("error: llama.cpp said:\nthe slot is busy".into()),
+            ]
+        );
+        assert_eq!(
+            events(&[
+                Part::Activity("remind"),
+                Part::Said("reminder 1 set for 10:00: water the plants"),
+            ]),
+            [Piece::Notice(
+                "· remind\nreminder 1 set for 10:00: water the plants".into()
+            )]
+        );
+        // The model's text that reads as loopd's words stays the model's.
+        assert_eq!(
+            events(&[Part::Text("reminder 2 set for 11:00: call Eve\n")]),
+            [Piece::Text("reminder 2 set for 11:00: call Eve".into())]
+        );
+    }
 }

@@ -1,0 +1,73 @@
+//! `/allow N` from the phone for a reminder the model asked for while the context was
+//! untrusted: the confirmation is loopd's words, so it arrives as an `m.notice` like every
+//! other answer of loopd's, and forgetting the reminder's text redacts that confirmation
+//! too (docs/matrix.md, 'Replies out' and 'Forgetting').
+
+use super::{said, Boxed};
+use crate::loopd::write_session;
+use crate::remind::held::{head, page};
+use crate::support::standin::{text, tool_calls};
+use crate::support::synapse::matrix_seg;
+use serde_json::Value;
+
+/// boxmaker's messages in the room whose content holds `needle`.
+fn showing(b: &Boxed, needle: &str) -> Vec<Value> {
+    b.events()
+        .into_iter()
+        .filter(|e| e["type"] == "m.room.message" && e["content"].to_string().contains(needle))
+        .collect()
+}
+
+/// Regression: the confirmation of a reminder set by `/allow N` in a room went out as the
+/// model's text (`m.text`), and `/forget` of the reminder's text left it in the room.
+#[test]
+fn a_held_reminder_allowed_from_the_phone_is_confirmed_in_a_notice_and_forgotten_with_it() {
+    let Some(mut b) = Boxed::start("allow", "") else {
+        return;
+    };
+    // The owner makes boxmaker a moderator, so it may redact the owner's events too.
+    let path = format!(
+        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
+        matrix_seg(&b.room)
+    );
+    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
+    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
+    b.syn
+        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
+        .unwrap();
+    write_session(&b.l.fx, "main", &head(), &[page()]);
+    b.l.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"in 2h","text":"water the plants"}"#,
+    )]));
+    b.l.llama.push(text(&["I asked."]));
+    b.say("what did the page say?");
+    b.wait("the model's reply", |e| said(e).1 == "I asked.");
+    let refused = showing(&b, "remind refused");
+    assert_eq!(refused.len(), 1, "{:#?}", b.events());
+    assert_eq!(said(&refused[0]).0, "m.notice");
+
+    b.say("/allow 5");
+    let set = b.wait("the confirmation", |e| {
+        said(e).1.contains("reminder 1 set for")
+    });
+    let (kind, body) = said(&set);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(body.ends_with(": water the plants"), "{body}");
+    assert!(set["content"].get("format").is_none(), "{set:#?}");
+
+    // The list quotes stored text, so the room is told to ask at the terminal; the
+    // removal itself may be asked for from the room.
+    let mut c = b.l.client();
+    let list = c.ask("/forget \"water the plants\"").join("\n");
+    assert!(list.contains("water the plants"), "{list}");
+    drop(c);
+    b.say("/forget all");
+    b.wait("the removal's answer", |e| {
+        said(e).1.contains("redaction_retention_period")
+    });
+    b.wait_until("the reminder's text gone from the room", |b| {
+        showing(b, "water the plants").is_empty()
+    });
+}
