@@ -35,6 +35,13 @@ pub(crate) fn allow_call_id(call: u64) -> String {
     format!("allow-{call}")
 }
 
+/// The `N` of `/allow N` whose fetch a tool call id names, if it is one: how `/forget`
+/// finds the room events of the `/allow N` that wrote a record (docs/matrix.md,
+/// 'Forgetting'). A model's call given such an id only makes more events go.
+pub(crate) fn allowed_call(id: &str) -> Option<u64> {
+    id.strip_prefix("allow-")?.parse().ok()
+}
+
 /// The start of the `note` saying the owner allowed call N, which also makes a second
 /// `/allow N` an error.
 fn allowed_note_prefix(call: u64) -> String {

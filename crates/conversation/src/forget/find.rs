@@ -60,6 +60,10 @@ pub struct Found {
     /// came from a room: what `/forget` redacts there, with loopd's replies to it
     /// (docs/matrix.md, 'Forgetting').
     pub event: Option<String>,
+    /// The call `N` whose `/allow N` wrote the record (its fetch and the page it read, or
+    /// the note saying what it set), when one did: a room that `/allow N` was answered in
+    /// showed what it fetched or set, so its events go too (docs/matrix.md, 'Forgetting').
+    pub allowed: Option<u64>,
 }
 
 /// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
@@ -201,6 +205,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                 label: head.carry_label,
                 call: None,
                 event: None,
+                allowed: None,
             });
         }
         // Read as every reader of the logs reads them (`sessions::lines`): one bounded
@@ -213,6 +218,9 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
         let mut rolling = head.carry_label;
         // The Matrix event of the turn being read: set at each user record.
         let mut turn_event: Option<String> = None;
+        // The call of an `allowed` record just read: the note right after it is that
+        // `/allow N`'s, saying what it fetched or set.
+        let mut just_allowed: Option<u64> = None;
         loop {
             let line = reader.lines();
             let (at, len, record) = match reader.next_line() {
@@ -227,6 +235,18 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
             if let Record::User { matrix, .. } = &record {
                 turn_event = matrix.as_ref().map(|m| m.event.clone());
             }
+            let allowed = match &record {
+                Record::Assistant { tool_calls, .. } => tool_calls
+                    .iter()
+                    .find_map(|c| crate::allow::allowed_call(&c.id)),
+                Record::ToolResult { tool_call_id, .. } => crate::allow::allowed_call(tool_call_id),
+                Record::Note { .. } => just_allowed,
+                _ => None,
+            };
+            just_allowed = match &record {
+                Record::Allowed { call, .. } => Some(*call),
+                _ => None,
+            };
             if record_holds(&record, query) {
                 found.push(Found {
                     session: session.clone(),
@@ -239,6 +259,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     label: rolling,
                     call: record.call(),
                     event: turn_event.clone(),
+                    allowed,
                 });
             }
         }

@@ -94,6 +94,7 @@ impl Mail {
                     },
                     call: None,
                     event: None,
+                    allowed: None,
                 })
                 .collect()
         });
@@ -124,6 +125,7 @@ impl Mail {
                         },
                         call: None,
                         event: None,
+                        allowed: None,
                     })
                 })
                 .collect::<Vec<_>>()

@@ -340,3 +340,68 @@ fn a_refused_url_holding_the_text_is_found() {
     let found = find(&dir, "quokka7731", DataClass::Private).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
 }
+
+/// Regression: a record `/allow N` wrote (its fetch, the page, the note of what it did)
+/// was found as part of the turn before it only, so a room's `/allow N` confirmation,
+/// which names what was fetched or set, stayed after `/forget` (docs/matrix.md,
+/// 'Forgetting'). Only those records name the command; the next note does not.
+#[test]
+fn the_records_allow_wrote_name_the_call_it_allowed() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("sessions").join("main");
+    std::fs::create_dir_all(&dir).unwrap();
+    head(&dir, 0, None);
+    let time = "2026-12-01T10:00:00.000Z".to_string();
+    let url = "https://heron.example/blue";
+    let note = |text: &str| Record::Note {
+        time: time.clone(),
+        text: text.into(),
+    };
+    log(
+        &dir,
+        0,
+        &[
+            user("blue heron pages please"),
+            Record::Assistant {
+                cut: false,
+                time: time.clone(),
+                content: None,
+                tool_calls: vec![proto::ToolCall {
+                    id: crate::allow::allow_call_id(3),
+                    name: "http_fetch".into(),
+                    arguments: format!("{{\"url\":\"{url}\"}}"),
+                }],
+            },
+            Record::ToolResult {
+                time: time.clone(),
+                call: 4,
+                tool_call_id: crate::allow::allow_call_id(3),
+                name: "http_fetch".into(),
+                content: "a blue heron page".into(),
+                class: DataClass::Public,
+                untrusted: true,
+            },
+            Record::Allowed {
+                time: time.clone(),
+                call: 3,
+            },
+            note(&format!(
+                "the owner allowed call 3: fetched {url} as call 4"
+            )),
+            note("blue heron seen again"),
+        ],
+        "",
+    );
+    let found = find(&dir, "blue heron", DataClass::Private).unwrap();
+    let allowed: Vec<_> = found.iter().map(|f| (f.kind, f.allowed)).collect();
+    assert_eq!(
+        allowed,
+        [
+            ("user", None),
+            ("assistant", Some(3)),
+            ("tool_result", Some(3)),
+            ("note", Some(3)),
+            ("note", None),
+        ]
+    );
+}

@@ -149,6 +149,16 @@ impl State {
                 redact.push(event);
             }
         }
+        // An `/allow N` that wrote a record holding the text: the room events of that
+        // command (its confirmation names what it fetched or set) are found by this.
+        for f in &in_files {
+            if let Some(n) = f.allowed {
+                let key = format!("allow {} {n}", f.session);
+                if !redact.contains(&key) {
+                    redact.push(key);
+                }
+            }
+        }
         // Reminders and inbox messages removed: the room events that showed them (the
         // owner's `/remind`, its confirmation, the delivered message) are found by these.
         redact.extend(taken.reminders.iter().map(|n| format!("remind {n}")));

@@ -18,13 +18,10 @@ fn showing(b: &Boxed, needle: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Regression: the confirmation of a reminder set by `/allow N` in a room went out as the
-/// model's text (`m.text`), and `/forget` of the reminder's text left it in the room.
-#[test]
-fn a_held_reminder_allowed_from_the_phone_is_confirmed_in_a_notice_and_forgotten_with_it() {
-    let Some(mut b) = Boxed::start("allow", "") else {
-        return;
-    };
+/// A room whose session holds a fetched page, where the model asked for a reminder that
+/// was held and the phone allowed it: the confirmation event, once it arrived.
+fn allowed_from_the_phone(test: &str) -> Option<(Boxed, Value)> {
+    let mut b = Boxed::start(test, "")?;
     // The owner makes boxmaker a moderator, so it may redact the owner's events too.
     let path = format!(
         "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
@@ -47,17 +44,16 @@ fn a_held_reminder_allowed_from_the_phone_is_confirmed_in_a_notice_and_forgotten
     let refused = showing(&b, "remind refused");
     assert_eq!(refused.len(), 1, "{:#?}", b.events());
     assert_eq!(said(&refused[0]).0, "m.notice");
-
     b.say("/allow 5");
     let set = b.wait("the confirmation", |e| {
         said(e).1.contains("reminder 1 set for")
     });
-    let (kind, body) = said(&set);
-    assert_eq!(kind, "m.notice", "{body}");
-    assert!(body.ends_with(": water the plants"), "{body}");
-    assert!(set["content"].get("format").is_none(), "{set:#?}");
+    Some((b, set))
+}
 
-    // The list quotes stored text, so the room is told to ask at the terminal; the
+/// The owner forgets the reminder's text: listed at the terminal, removed from the room.
+fn forget_the_text(b: &mut Boxed) {
+    // The list quotes stored text, so a room is told to ask at the terminal; the
     // removal itself may be asked for from the room.
     let mut c = b.l.client();
     let list = c.ask("/forget \"water the plants\"").join("\n");
@@ -70,4 +66,33 @@ fn a_held_reminder_allowed_from_the_phone_is_confirmed_in_a_notice_and_forgotten
     b.wait_until("the reminder's text gone from the room", |b| {
         showing(b, "water the plants").is_empty()
     });
+}
+
+/// Regression: the confirmation of a reminder set by `/allow N` in a room went out as the
+/// model's text (`m.text`), and `/forget` of the reminder's text left it in the room.
+#[test]
+fn a_held_reminder_allowed_from_the_phone_is_confirmed_in_a_notice_and_forgotten_with_it() {
+    let Some((mut b, set)) = allowed_from_the_phone("allow") else {
+        return;
+    };
+    let (kind, body) = said(&set);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(body.ends_with(": water the plants"), "{body}");
+    assert!(set["content"].get("format").is_none(), "{set:#?}");
+    forget_the_text(&mut b);
+}
+
+/// Regression: with the reminder already gone from the book (cancelled), nothing but the
+/// session's records held its text, and `/forget` left `/allow N`'s confirmation in the
+/// room: the records `/allow N` wrote now name the command whose events go with them.
+#[test]
+fn the_confirmation_of_an_allowed_reminder_goes_with_its_records_after_a_cancel() {
+    let Some((mut b, _)) = allowed_from_the_phone("allow-cancel") else {
+        return;
+    };
+    let mut c = b.l.client();
+    let cancelled = c.ask("/remind cancel 1").join("\n");
+    assert!(cancelled.contains("cancel"), "{cancelled}");
+    drop(c);
+    forget_the_text(&mut b);
 }

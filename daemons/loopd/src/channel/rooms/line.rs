@@ -37,7 +37,8 @@ impl<W: Work> Channel<W> {
                 id
             }
         };
-        // `/allow N` runs the refused fetch as a turn: its answer is the model's.
+        // `/allow N` is answered as a turn is (docs/matrix.md, 'Labels'): typing on,
+        // its block weighed by the session's label, its lines read by kind.
         let parsed = crate::channel::commands::parse(body);
         let whose = match &parsed {
             Ok(Command::Worker(Asked::Turn(_) | Asked::Allow(_))) => Whose::Turn,
@@ -47,12 +48,17 @@ impl<W: Work> Channel<W> {
             Ok(Command::Status) => Quotes::Memory,
             _ => Quotes::Nothing,
         };
+        let allow = match &parsed {
+            Ok(Command::Worker(Asked::Allow(n))) => Some(*n),
+            _ => None,
+        };
         if let Some(o) = rooms.outs.get_mut(&id) {
             o.owed.push_back(Owed {
                 whose,
                 event: event.to_string(),
                 quotes,
                 kinds: None,
+                allow,
             });
         }
         if body.starts_with("/forget") {
@@ -136,21 +142,23 @@ impl<W: Work> Channel<W> {
                     event,
                     quotes,
                     kinds,
+                    allow,
                 } = o.owed.pop_front().unwrap_or(Owed {
                     whose: Whose::Loopd,
                     event: String::new(),
                     quotes: Quotes::Nothing,
                     kinds: None,
+                    allow: None,
                 });
                 let kinds = line_kinds(&read, kinds.as_ref());
                 let lines = match quotes {
                     Quotes::Memory => memory_weighed(read.lines, max_class),
                     Quotes::Nothing => read.lines,
                 };
-                owed.push((whose, event, lines, kinds));
+                owed.push((whose, event, lines, kinds, allow));
             }
             let session = self.conns.get(&id).map(|c| c.session.clone());
-            for (whose, event, lines, kinds) in owed {
+            for (whose, event, lines, kinds, allow) in owed {
                 changed = true;
                 if whose == Whose::Turn {
                     rooms.link.send(Down::Typing {
@@ -234,6 +242,14 @@ impl<W: Work> Channel<W> {
                         room: room.clone(),
                         event: event.clone(),
                         line: format!("remind {n}"),
+                    });
+                }
+                // `/allow N` in this session: found again by what it fetched or set.
+                if let (Some(n), Some(s), false) = (allow, &session, event.is_empty()) {
+                    rooms.store.keep_sent(Sent {
+                        room: room.clone(),
+                        event: event.clone(),
+                        line: format!("allow {s} {n}"),
                     });
                 }
                 if !event.is_empty() {

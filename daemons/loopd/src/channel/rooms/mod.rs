@@ -60,6 +60,9 @@ struct Owed {
     quotes: Quotes,
     /// Each line's kind, from the block that wrote it (a job's, once it ended).
     kinds: Option<Kinds>,
+    /// The line is `/allow N`: its events are kept as `allow SESSION N`, for a removal
+    /// of what that command fetched or set to find them.
+    allow: Option<u64>,
 }
 
 /// Each line of the block `read` as `kinds` (from the block that wrote it) says: the

@@ -30,14 +30,17 @@ impl<W: Work> Channel<W> {
                 .filter(|f| Some(f) != current.as_ref()),
         );
         rooms.store.forgets.extend(current);
-        // A reminder or an inbox message stands for the room events that showed it, and
-        // an owner's `/remind` event for its confirmation too.
+        // A reminder or an inbox message stands for the room events that showed it, an
+        // owner's `/remind` event for its confirmation too, and `/allow N` in a session
+        // for the owner's command and its answer.
         let shown_by: Vec<String> = rooms
             .store
             .sent
             .iter()
             .filter(|s| {
-                (s.line.starts_with("remind ") || s.line.starts_with("inbox "))
+                (s.line.starts_with("remind ")
+                    || s.line.starts_with("inbox ")
+                    || s.line.starts_with("allow "))
                     && lines.contains(&s.line)
             })
             .map(|s| s.event.clone())
