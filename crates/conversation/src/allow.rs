@@ -22,25 +22,13 @@
 
 use crate::open_session::{Session, SessionError};
 use crate::prompt::TurnCtx;
-use crate::turn::tools_run;
+use crate::turn::tools_run::{self, allow_call_id};
 use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
 use remind::{self, By};
 use std::fmt;
 use tools::{self, guard, HTTP_FETCH};
-
-/// The tool call id of the fetch `/allow N` makes.
-pub(crate) fn allow_call_id(call: u64) -> String {
-    format!("allow-{call}")
-}
-
-/// The `N` of `/allow N` whose fetch a tool call id names, if it is one: how `/forget`
-/// finds the room events of the `/allow N` that wrote a record (docs/matrix.md,
-/// 'Forgetting'). A model's call given such an id only makes more events go.
-pub(crate) fn allowed_call(id: &str) -> Option<u64> {
-    id.strip_prefix("allow-")?.parse().ok()
-}
 
 /// The start of the `note` saying the owner allowed call N, which also makes a second
 /// `/allow N` an error.

@@ -238,8 +238,10 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
             let allowed = match &record {
                 Record::Assistant { tool_calls, .. } => tool_calls
                     .iter()
-                    .find_map(|c| crate::allow::allowed_call(&c.id)),
-                Record::ToolResult { tool_call_id, .. } => crate::allow::allowed_call(tool_call_id),
+                    .find_map(|c| crate::turn::tools_run::allowed_call(&c.id)),
+                Record::ToolResult { tool_call_id, .. } => {
+                    crate::turn::tools_run::allowed_call(tool_call_id)
+                }
                 Record::Note { .. } => just_allowed,
                 _ => None,
             };

@@ -367,7 +367,7 @@ fn the_records_allow_wrote_name_the_call_it_allowed() {
                 time: time.clone(),
                 content: None,
                 tool_calls: vec![proto::ToolCall {
-                    id: crate::allow::allow_call_id(3),
+                    id: crate::turn::tools_run::allow_call_id(3),
                     name: "http_fetch".into(),
                     arguments: format!("{{\"url\":\"{url}\"}}"),
                 }],
@@ -375,7 +375,7 @@ fn the_records_allow_wrote_name_the_call_it_allowed() {
             Record::ToolResult {
                 time: time.clone(),
                 call: 4,
-                tool_call_id: crate::allow::allow_call_id(3),
+                tool_call_id: crate::turn::tools_run::allow_call_id(3),
                 name: "http_fetch".into(),
                 content: "a blue heron page".into(),
                 class: DataClass::Public,

@@ -16,6 +16,18 @@ use std::fmt;
 use tools::guard::{self, Allowed, Offer, Refusal};
 use tools::{self, ToolOutput};
 
+/// The tool call id of the fetch `/allow N` makes.
+pub(crate) fn allow_call_id(call: u64) -> String {
+    format!("allow-{call}")
+}
+
+/// The `N` of `/allow N` whose fetch a tool call id names, if it is one: how `/forget`
+/// finds the room events of the `/allow N` that wrote a record (docs/matrix.md,
+/// 'Forgetting'). A model's call given such an id only makes more events go.
+pub(crate) fn allowed_call(id: &str) -> Option<u64> {
+    id.strip_prefix("allow-")?.parse().ok()
+}
+
 /// Characters of a call's arguments shown on its `· ` activity line. Enough to see
 /// which file or URL; a long argument is elided rather than flooding the reply. A refused
 /// URL is shown whole on the refusal's own line (up to `guard::offer::MAX_OFFERED_URL`).
