@@ -23,19 +23,25 @@
 //! answer, then lists. Either way it posts only the messages of the batch whose
 //! `boxmaker_record` Honcho does not hold. A record Honcho holds twice is warned about,
 //! with how the owner can see it, and counted for `/status`.
+//!
+//! This file holds the round itself; posting a planned batch is `post`'s, settling a
+//! doubt before it `settle`'s.
+
+mod post;
+mod settle;
 
 use super::client::{CallError, Client};
 use super::cursor::{self, Cursor};
-use super::flight::{self, Flight, Sent};
+use super::flight::{self, Flight};
 use super::label::{Classes, Labeller};
-use super::message::{self, NextBatch, Peers, MAX_BATCH};
+use super::message::{self, Peers, MAX_BATCH};
 use super::pause::Gate;
 use super::peer::{self, PeerSetup};
-use super::refused::{rejection_line, sort_rejection, Rejection};
 use super::scan;
+use post::Posted;
 use proto::config::Config;
 use std::cell::Cell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
@@ -204,16 +210,6 @@ fn halt(ctx: &Ctx) -> Option<Outcome> {
     } else {
         None
     }
-}
-
-/// How posting one planned batch ended, when Honcho took or passed over all of it.
-enum Posted {
-    /// Every message is either held by Honcho or passed over for good.
-    All(usize),
-    /// Honcho refused a piece as too long: `ctx.max_chars` is lower now, and the rest of
-    /// the batch is planned again from the cursor. The count is what went out before.
-    Recut(usize),
-    Halted(Outcome),
 }
 
 /// What the reporter keeps in memory about one session. It can all be thrown away: the
@@ -417,119 +413,6 @@ impl SessionSync {
         }
     }
 
-    /// Posts `plan.batch`, narrowing a refused batch down to the message at fault: halves
-    /// are posted in order, so the cursor only ever moves past a prefix Honcho took or
-    /// passed over. A batch that goes through whole costs one request, as before.
-    fn post_plan(
-        &mut self,
-        ctx: &Ctx,
-        target: &str,
-        cursor_path: &Path,
-        plan: &NextBatch,
-    ) -> Result<Posted, RoundFailure> {
-        let name = self.name.clone();
-        let n = plan.batch.len();
-        let mut posted = 0;
-        // Ranges still to post, the next one on top.
-        let mut todo = vec![(0, n)];
-        while let Some((a, b)) = todo.pop() {
-            if let Some(o) = halt(ctx) {
-                return Ok(Posted::Halted(o));
-            }
-            let part = &plan.batch[a..b];
-            flight::mark(ctx.state_dir(), &name).map_err(|e| RoundFailure::local(e.to_string()))?;
-            let wake = ctx.wake.clone();
-            let woken = name.clone();
-            let sent = flight::post(
-                &ctx.client,
-                target,
-                &name,
-                part,
-                ctx.request_timeout,
-                move || {
-                    let _ = wake.send(super::Msg::Landed(woken));
-                },
-            );
-            let answer = match sent {
-                Sent::Answered(answer) => answer,
-                Sent::Waiting(f) => {
-                    let count = f.count;
-                    self.doubt = Doubt::InFlight(f);
-                    return Err(waiting(count, ctx.request_timeout));
-                }
-            };
-            match answer {
-                Ok(()) => {
-                    posted += part.len();
-                    match ctx.after_post {
-                        AfterPost::Continue => {}
-                        #[cfg(any(test, feature = "test-support"))]
-                        AfterPost::ExitThread => return Ok(Posted::Halted(Outcome::Exit)),
-                        AfterPost::Abort => std::process::abort(),
-                    }
-                    if b < n {
-                        self.save(cursor_path, plan.ends[b - 1])?;
-                    }
-                }
-                Err(CallError::Status {
-                    status: status @ (413 | 422),
-                    ..
-                }) if part.len() > 1 => {
-                    let mid = a + part.len() / 2;
-                    plumbing::info!(
-                        "honcho: session {name}: Honcho refused a batch of {} messages with HTTP {status}; sending it in halves to find the one at fault",
-                        part.len()
-                    );
-                    todo.push((mid, b));
-                    todo.push((a, mid));
-                }
-                Err(CallError::Status {
-                    status: status @ (413 | 422),
-                    body,
-                    retry_after,
-                }) => {
-                    let m = &plan.batch[a];
-                    match sort_rejection(status, &body, m.content.chars().count()) {
-                        Rejection::TooLong(limit) => {
-                            plumbing::warn!(
-                                "honcho: session {name}: Honcho refused message {} ({} characters) as too long; texts are cut to {limit} characters from now on",
-                                m.id,
-                                m.content.chars().count()
-                            );
-                            ctx.max_chars.set(limit.min(ctx.max_chars.get()));
-                            return Ok(Posted::Recut(posted));
-                        }
-                        Rejection::Message => {
-                            plumbing::warn!("{}", rejection_line(&name, m, status, &body));
-                            if b < n {
-                                self.save(cursor_path, plan.ends[a])?;
-                            }
-                        }
-                        Rejection::Request => {
-                            return Err(RoundFailure::call(&CallError::Status {
-                                status,
-                                body,
-                                retry_after,
-                            }))
-                        }
-                    }
-                }
-                Err(e) => {
-                    // Honcho may have stored the batch before the answer was lost, or may
-                    // still be storing it, so the next round checks with it first. Nothing
-                    // sent, or refused before storing: nothing to check.
-                    if e.outcome_unknown() {
-                        self.doubt = Doubt::Unknown { fenced: None };
-                    } else {
-                        flight::unmark(ctx.state_dir(), &name);
-                    }
-                    return Err(RoundFailure::call(&e));
-                }
-            }
-        }
-        Ok(Posted::All(posted))
-    }
-
     fn save(&mut self, path: &Path, c: Cursor) -> Result<(), RoundFailure> {
         if let Err(e) = cursor::store(path, &c) {
             self.doubt = Doubt::Unknown { fenced: None };
@@ -537,135 +420,5 @@ impl SessionSync {
         }
         self.cursor = Some(c);
         Ok(())
-    }
-
-    /// `plan` once what Honcho holds of it is known, without the messages it holds; until
-    /// then a [`Cut`] saying when to look again. A post still waiting for its answer holds
-    /// the session; one answered (by a status Honcho gives only once the create has ended)
-    /// lets a list be believed at once; otherwise Honcho is asked to answer a write that
-    /// passes the same session set-up (the fence), and a list is believed
-    /// [`COMMIT_WINDOW`] after that answer.
-    fn settled(&mut self, ctx: &Ctx, target: &str, plan: NextBatch) -> Result<NextBatch, Cut> {
-        loop {
-            match &self.doubt {
-                Doubt::Sure => return Ok(plan),
-                Doubt::InFlight(f) => match f.landed() {
-                    None => {
-                        return Err(Cut::Failed(RoundFailure {
-                            kind: "waiting".into(),
-                            message: format!(
-                                "a post of {} messages has waited {} s for Honcho's answer; nothing more is posted until it comes, since Honcho may still store it",
-                                f.count,
-                                f.since.elapsed().as_secs()
-                            ),
-                            retry_after: None,
-                        }))
-                    }
-                    // Honcho's own answer comes once the create has committed or failed;
-                    // a 5xx may be a proxy's, and no answer says nothing.
-                    Some(Ok(())) => self.doubt = Doubt::Ended,
-                    // A 408 is a timeout, not Honcho's end of the create: as any answer
-                    // that leaves the outcome open, it goes through the fence.
-                    Some(Err(e)) if !e.outcome_unknown() => self.doubt = Doubt::Ended,
-                    Some(Err(_)) => self.doubt = Doubt::Unknown { fenced: None },
-                },
-                Doubt::Ended => return self.unheld(ctx, target, plan),
-                Doubt::Start | Doubt::Unknown { fenced: None } => {
-                    let peers = ctx.peers();
-                    match ctx.client.fence(target, [peers.owner, peers.assistant]) {
-                        Ok(()) => {}
-                        // Refused before any set-up (a token that may not, say): the answer
-                        // still says Honcho runs, and the window is counted from it.
-                        Err(CallError::Status { status, .. }) if status < 500 => {}
-                        Err(e) => return Err(Cut::Failed(RoundFailure::call(&e))),
-                    }
-                    self.doubt = Doubt::Unknown {
-                        fenced: Some(Instant::now()),
-                    };
-                    return Err(Cut::Settle(ctx.commit_window));
-                }
-                Doubt::Unknown { fenced: Some(t) } => {
-                    let ripe = *t + ctx.commit_window;
-                    let now = Instant::now();
-                    if now < ripe {
-                        return Err(Cut::Settle(ripe - now));
-                    }
-                    return self.unheld(ctx, target, plan);
-                }
-            }
-        }
-    }
-
-    /// Warns once per record Honcho holds more than once among `recent`, and counts it
-    /// for `/status`.
-    fn warn_duplicates(&mut self, ctx: &Ctx, target: &str, recent: &[(String, String)]) {
-        let name = &self.name;
-        let mut held: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for (record, id) in recent {
-            held.entry(record).or_default().push(id);
-        }
-        for (record, ids) in held.iter().filter(|(_, ids)| ids.len() > 1) {
-            if self.warned.insert(record.to_string()) {
-                ctx.duplicates.set(ctx.duplicates.get() + 1);
-                plumbing::warn!(
-                    "honcho: session {name}: Honcho holds message {record} {} times (Honcho ids {}): a post was stored more than once; Honcho cannot delete a message. See them with POST {}/v3/workspaces/{}/sessions/{target}/messages/list and {{\"filters\": {{\"metadata\": {{\"boxmaker_record\": \"{record}\"}}}}}}",
-                    ids.len(),
-                    ids.join(", "),
-                    ctx.client.base(),
-                    ctx.client.workspace(),
-                );
-            }
-        }
-    }
-
-    /// `plan` without the messages Honcho holds, asking it for the session's newest
-    /// messages (one request) and believing the answer.
-    fn unheld(&mut self, ctx: &Ctx, target: &str, plan: NextBatch) -> Result<NextBatch, Cut> {
-        let name = self.name.clone();
-        let recent = ctx
-            .client
-            .recent(target, &name)
-            .map_err(|e| RoundFailure::call(&e))?;
-        self.warn_duplicates(ctx, target, &recent);
-        let held: BTreeSet<&str> = recent.iter().map(|(r, _)| r.as_str()).collect();
-        let mut kept = NextBatch {
-            batch: Vec::new(),
-            ends: Vec::new(),
-            after: plan.after,
-        };
-        let mut skipped = 0;
-        for (m, end) in plan.batch.into_iter().zip(plan.ends) {
-            if held.contains(m.record.as_str()) {
-                skipped += 1;
-            } else {
-                kept.batch.push(m);
-                kept.ends.push(end);
-            }
-        }
-        if skipped > 0 {
-            plumbing::notice!(
-                "honcho: session {name}: Honcho already holds {skipped} of the {} messages at the cursor; only the others are posted",
-                skipped + kept.batch.len()
-            );
-        }
-        self.doubt = Doubt::Sure;
-        self.verify = true;
-        // The post marker stays until the caller has stored the cursor past what Honcho
-        // holds: a cursor that cannot be stored (a full disk) or a stop between the two
-        // must leave the marker, or the next start posts the batch again.
-        Ok(kept)
-    }
-}
-
-/// The failure a round ends with when a post was not answered within `timeout`: it keeps
-/// waiting on its own thread, and the session with it.
-fn waiting(count: usize, timeout: Duration) -> RoundFailure {
-    RoundFailure {
-        kind: "waiting".into(),
-        message: format!(
-            "Honcho has not answered a post of {count} messages within {:.1} s; loopd waits for its answer and posts nothing more of this session until it comes, since Honcho may still store it",
-            timeout.as_secs_f32()
-        ),
-        retry_after: None,
     }
 }

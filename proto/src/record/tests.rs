@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::Value;
 
 const T: &str = "2026-11-30T06:00:00.000Z";
 

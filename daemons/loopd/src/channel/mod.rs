@@ -2,7 +2,8 @@
 //! queued and answered strictly one at a time, in order: a line is not started until
 //! the one before it has its whole reply block, so a script can pair lines and blocks.
 //! Messages become turns on the worker; `/status` and `/recall` run on short threads;
-//! the rest are answered on the spot. Replies stream back through `wake`.
+//! the rest are answered on the spot. Replies stream back through `wake`. This file holds
+//! the connections' queues and the jobs; plumbing's calls into the channel are `service`'s.
 
 pub(crate) mod broadcast;
 pub(crate) mod commands;
@@ -13,6 +14,7 @@ pub(crate) mod reload;
 pub(crate) mod reminders;
 pub(crate) mod reply;
 pub(crate) mod rooms;
+mod service;
 pub(crate) mod unasked;
 pub(crate) mod work;
 
@@ -24,8 +26,8 @@ mod tests_rooms;
 use crate::worker::{Event, Job, JobId};
 use commands::Command;
 use conversation::status::Board;
-use lines::{Framer, LineEvent};
-use plumbing::{ConnId, Outbox, Peer, Service};
+use lines::Framer;
+use plumbing::{ConnId, Outbox};
 use proto::config::Config;
 use proto::SessionId;
 use reply::{failed, whole, Block, Part};
@@ -430,176 +432,5 @@ impl<W: Work> Channel<W> {
         }
         out.send(conn_id, text);
         self.pump(out, conn_id);
-    }
-}
-
-/// What one framed line becomes in the connection's queue.
-fn pending_for(event: LineEvent) -> Queued {
-    match event {
-        LineEvent::Line(line) => Queued::Line(line, None),
-        LineEvent::TooLong => Queued::Error(format!(
-            "line over {} bytes; discarded",
-            crate::limits::MAX_LINE
-        )),
-        LineEvent::NotUtf8 => Queued::Error("line is not valid utf-8".into()),
-    }
-}
-
-impl<W: Work> Service for Channel<W> {
-    fn accept(&mut self, out: &mut Outbox, id: ConnId, peer: Peer) {
-        let allowed = &self.cfg.channel.allow_uids;
-        if !allowed.is_empty() && !allowed.contains(&peer.uid) {
-            plumbing::warn!(
-                "refusing client {} (uid {}, pid {}): not in channel.allow_uids",
-                id.0,
-                peer.uid,
-                peer.pid
-            );
-            out.send(
-                id,
-                failed(format_args!("uid {} may not use this socket", peer.uid)),
-            );
-            out.close(id);
-            return;
-        }
-        // `new` and `reload` keep only a configuration whose `session` is an id, so
-        // this refusal is for a channel built in code with a bad one.
-        let session = match SessionId::parse(&self.cfg.session) {
-            Ok(session) => session,
-            Err(e) => {
-                out.send(id, failed(e));
-                out.close(id);
-                return;
-            }
-        };
-        self.conns.insert(
-            id,
-            Conn {
-                session,
-                framer: Framer::default(),
-                pending: VecDeque::new(),
-                in_flight: None,
-                input_closed: false,
-                answered: false,
-                inbox_checked: false,
-                room: false,
-            },
-        );
-    }
-
-    fn input(&mut self, out: &mut Outbox, id: ConnId, input: &mut Vec<u8>) {
-        let Some(conn) = self.conns.get_mut(&id) else {
-            // A refused client: nothing it sends is read.
-            input.clear();
-            return;
-        };
-        let room = MAX_PENDING_LINES.saturating_sub(conn.pending.len());
-        let mut found = Vec::new();
-        conn.framer.feed(input, &mut found, room);
-        for event in found {
-            self.enqueue(id, pending_for(event));
-        }
-        self.pump(out, id);
-    }
-
-    fn input_closed(&mut self, out: &mut Outbox, id: ConnId, rest: &mut Vec<u8>) {
-        let Some(conn) = self.conns.get_mut(&id) else {
-            rest.clear();
-            return out.close(id);
-        };
-        if let Some(last) = conn.framer.finish(rest) {
-            conn.pending.push_back(pending_for(last));
-        }
-        conn.input_closed = true;
-        self.pump(out, id);
-    }
-
-    fn wants_input(&self, id: ConnId) -> bool {
-        self.conns
-            .get(&id)
-            .is_none_or(|c| c.pending.len() < MAX_PENDING_LINES)
-    }
-
-    fn busy(&self, id: ConnId) -> bool {
-        self.conns
-            .get(&id)
-            .is_some_and(|c| c.in_flight.is_some() || !c.pending.is_empty())
-    }
-
-    fn farewell(&self, why: &plumbing::Farewell) -> Vec<u8> {
-        failed(why.words("line")).into_bytes()
-    }
-
-    fn closed(&mut self, id: ConnId) {
-        self.conns.remove(&id);
-        self.mail_closed(id);
-    }
-
-    fn drained(&mut self, _out: &mut Outbox, id: ConnId) {
-        self.mail_drained(id);
-    }
-
-    fn wake(&mut self, out: &mut Outbox) {
-        while let Ok(event) = self.events.try_recv() {
-            match event {
-                Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
-                Event::Waiting(what) => self.waiting_changed(out, what),
-                Event::Redact(events) => self.matrix_redact(&events),
-                other => self.on_event(out, other),
-            }
-        }
-        // The worker may have gone idle, which a waiting heartbeat is waiting for.
-        self.heartbeat_poll(Instant::now());
-        // A notify command may have ended, which a message waiting its turn waits for.
-        self.notify_pump();
-        // The Matrix threads' news, and what was rendered for rooms.
-        self.matrix_wake(out);
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        match (
-            self.heartbeat.deadline(&self.cfg),
-            self.reminders_deadline(),
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    fn timer(&mut self, out: &mut Outbox, now: Instant) {
-        self.heartbeat_poll(now);
-        self.reminders_due(out);
-        self.rooms_flush(out);
-    }
-
-    type ReloadError = reload::ReloadError;
-
-    fn reload(&mut self) -> Result<(), reload::ReloadError> {
-        use reload::ReloadError;
-        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
-            .map_err(ReloadError::Config)?;
-        conversation::prompts::check(&cfg).map_err(ReloadError::Prompt)?;
-        SessionId::parse(&cfg.session).map_err(ReloadError::Session)?;
-        let cfg = Arc::new(cfg);
-        if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
-            return Err(ReloadError::WorkerStopped);
-        }
-        self.heartbeat.reloaded(&self.cfg, &cfg, Instant::now());
-        if cfg.matrix != self.cfg.matrix {
-            plumbing::warn!("matrix: a changed [matrix] table takes effect at loopd's next start");
-        }
-        self.matrix_hangup();
-        self.cfg = cfg;
-        Ok(())
-    }
-
-    fn status(&self) -> String {
-        let line = self
-            .board
-            .status_line(&self.cfg.session, self.cfg.expect.n_ctx);
-        match &self.rooms {
-            Some(rooms) => format!("{line}; matrix: {}", rooms.state()),
-            None => line,
-        }
     }
 }

@@ -1,63 +1,26 @@
-//! `/forget` on the worker (docs/forgetting.md): the list a query finds, kept per session
-//! until the owner picks from it, and a removal carried through every place that holds
-//! the text — the files (`conversation::forget`), the open session reloaded from them, the
-//! slots (`Engine::forget`), memoryd, and Honcho's hook — then logged as a `note` and
+//! `/forget` on the worker (docs/forgetting.md): a query listed (its pages are
+//! `forget_list`'s), and a removal carried through every place that holds the text — the
+//! files (`conversation::forget`), the open session reloaded from them, the slots
+//! (`Engine::forget`), memoryd and Honcho (`forget_places`) — then logged as a `note` and
 //! answered with what was removed where. At start, a removal a crash cut short is
 //! finished from its plan the same way.
 
 use super::forget_honcho;
+pub(super) use super::forget_list::Lists;
+use super::forget_list::{render_page, Listed};
+use super::forget_places::{file_places, honcho_forget, memoryd_forget};
 use super::{Failure, JobId, Reply, State};
-use conversation::forget::find::{find_all, Found, Place};
+use conversation::forget::find::{find_all, Found};
 use conversation::forget::plan::{self, Plan};
 use conversation::forget::{apply, Ask};
 use conversation::status::SessionView;
 use conversation::testhook::abort_at;
-use honcho::derived::Derived;
 use honcho::pause::Paused;
 use honcho::Reporter;
-use proto::memory::LogRef;
 use proto::{Record, SessionId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The most entries one page of a list shows: the reply stays readable, `/forget more`
-/// shows the next page, and `/forget all` still removes every match, shown or not.
-pub(crate) const MAX_SHOWN: usize = 50;
-
-/// The most characters of one entry's text a list shows: a fetched page can be megabytes,
-/// and the owner needs to see what matched, not all of it. The part around the first
-/// match is shown.
-pub(crate) const MAX_ENTRY_CHARS: usize = 1200;
-
-/// The most bytes of one page of a list: well under the channel's backpressure limit
-/// (`crate::limits::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
-/// hold.
-pub(crate) const MAX_PAGE_BYTES: usize = 256 * 1024;
-
-/// Each asking session's last list.
-#[derive(Default)]
-pub(crate) struct Lists {
-    last: HashMap<SessionId, Listed>,
-}
-
-struct Listed {
-    query: String,
-    found: Vec<Found>,
-    /// What Honcho derived that holds the query, numbered after `found`.
-    honcho: Vec<Derived>,
-    /// Why Honcho could not be searched to the end, if it could not.
-    honcho_failed: Option<String>,
-    /// How many entries the pages so far have shown.
-    shown: usize,
-}
-
-impl Listed {
-    /// Every entry: the box's and Honcho's.
-    fn total(&self) -> usize {
-        self.found.len() + self.honcho.len()
-    }
-}
 
 impl State {
     pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask) {
@@ -447,94 +410,6 @@ impl State {
     }
 }
 
-/// Each rewritten place of the session's files, in words.
-fn file_places(plan: &Plan) -> Vec<String> {
-    let mut places = Vec::new();
-    for log in &plan.logs {
-        let lines: Vec<String> = log.lines.iter().map(|l| (l.line + 1).to_string()).collect();
-        places.push(format!(
-            "session log of epoch {}: line {} replaced by a forgotten record (file rewritten)",
-            log.epoch,
-            lines.join(", ")
-        ));
-    }
-    for c in &plan.carries {
-        places.push(format!(
-            "carried summary of epoch {}: redacted (head rewritten)",
-            c.epoch
-        ));
-    }
-    places
-}
-
-/// memoryd told to drop its rows of the session's `epochs`, in words; when it cannot be
-/// told, it re-reads the rewritten logs at its next catch-up.
-fn memoryd_forget(cfg: &proto::config::Config, session: &SessionId, epochs: &[u64]) -> String {
-    let logs = epochs
-        .iter()
-        .map(|&epoch| LogRef {
-            session: session.to_string(),
-            epoch,
-        })
-        .collect();
-    match conversation::memory::forget(&cfg.memory.socket, logs) {
-        Ok(rows) => format!("memoryd: {rows} rows removed from its index"),
-        Err(e) => {
-            plumbing::warn!("session {session}: forget: memoryd: {e}");
-            format!("memoryd was not told ({e}): it re-reads the rewritten logs when it next catches up")
-        }
-    }
-}
-
-/// Honcho's part of a removal: the reporter's cursor moved with the rewritten lines
-/// (once, however often the plan is applied), then what Honcho's API allows done for the
-/// forgotten records (`honcho::forget`), each by the offset it had when it was reported.
-/// Returns the sentences for the reply and whether the cursor is where it should be.
-/// The calls are blocking, each bounded by the Honcho client's timeouts.
-fn honcho_forget(
-    cfg: &proto::config::Config,
-    session: &SessionId,
-    plan: &Plan,
-    words: Option<&str>,
-    paused: Option<&Paused>,
-) -> (Vec<String>, bool) {
-    let mut said = Vec::new();
-    let moved = match honcho::moved::move_cursor(&cfg.state_dir, session.as_str(), &plan.rewrite())
-    {
-        Ok(_) => {
-            if let Some(p) = paused {
-                p.reload(session.as_str());
-            }
-            true
-        }
-        Err(e) => {
-            plumbing::error!("session {session}: forget: {e}");
-            said.push(format!(
-                "Honcho reports of this session wait: the report cursor could not be moved past the rewritten lines ({e}); loopd tries again at its next start"
-            ));
-            false
-        }
-    };
-    if let Some(done) =
-        honcho::forget::forget(&cfg.honcho, session.as_str(), &plan.reported(), words)
-    {
-        plumbing::info!(
-            "session {session}: forget: Honcho keeps {} messages of it{}",
-            done.messages_left.len(),
-            if done.failed.is_some() {
-                ", not finished"
-            } else {
-                ""
-            }
-        );
-        said.push(done.sentence());
-        if honcho::post_under_way(&cfg.state_dir, session.as_str()) {
-            said.push("A report of this session to Honcho had not been answered yet: what it carries may still reach Honcho (the reporter never posts it twice, and never posts what is forgotten from now on).".to_string());
-        }
-    }
-    (said, moved)
-}
-
 /// What a removal took, box-wide.
 #[derive(Default)]
 struct Removed {
@@ -596,88 +471,8 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
         .collect()
 }
 
-/// The next page of `listed`: numbered entries, each naming its session, each text cut
-/// to the part around its first match when long, the page bounded in entries and bytes.
-fn render_page(listed: &mut Listed) -> String {
-    let total = listed.total();
-    let first = listed.shown;
-    let mut out = if first > 0 {
-        format!("entries {} and on of {total}:", first + 1)
-    } else if listed.honcho.is_empty() {
-        format!("{total} entries on the box hold that:")
-    } else {
-        format!(
-            "{total} entries hold that: {} on the box and {} in Honcho (what Honcho derived is deleted there only if you choose it):",
-            listed.found.len(),
-            listed.honcho.len()
-        )
-    };
-    let mut n = first;
-    while n < total && n - first < MAX_SHOWN {
-        let entry = match listed.found.get(n) {
-            Some(f) => render_entry(n + 1, f, &listed.query),
-            None => forget_honcho::render_entry(n + 1, &listed.honcho[n - listed.found.len()]),
-        };
-        // One entry always goes out, so a page never shows nothing.
-        if n > first && out.len() + entry.len() > MAX_PAGE_BYTES {
-            break;
-        }
-        out.push_str(&entry);
-        n += 1;
-    }
-    listed.shown = n;
-    if n < total {
-        out.push_str(&format!(
-            "\n… {} more; /forget more shows the next page, /forget all removes them too",
-            total - n
-        ));
-    }
-    if let Some(why) = &listed.honcho_failed {
-        out.push_str(&forget_honcho::unsearched(why));
-    }
-    out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
-    out
-}
-
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn render_entry(n: usize, f: &Found, query: &str) -> String {
-    let place = match f.place {
-        Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
-        Place::Carry { epoch } => format!("epoch {epoch} head"),
-        Place::Reminder { n } => format!("reminders.json, reminder {n}"),
-        Place::Inbox { n } => format!("inbox.json, message {n}"),
-    };
-    let mut out = format!(
-        "\n{n}. session {}: {} ({place}, {}):",
-        f.session, f.kind, f.time
-    );
-    for line in excerpt(&f.text, query).lines() {
-        out.push_str("\n   ");
-        out.push_str(line);
-    }
-    out
-}
-
-/// `text` whole when short, else the `MAX_ENTRY_CHARS` around the first match (or its
-/// start when the match is in a decoded form only), marked with what was left out.
-fn excerpt(text: &str, query: &str) -> String {
-    let chars = text.chars().count();
-    if chars <= MAX_ENTRY_CHARS {
-        return text.to_string();
-    }
-    let at_byte = proto::query::Query::parse(query).first(text).unwrap_or(0);
-    let at = text[..at_byte].chars().count();
-    let start = at.saturating_sub(MAX_ENTRY_CHARS / 2);
-    let end = (start + MAX_ENTRY_CHARS).min(chars);
-    let part: String = text.chars().skip(start).take(end - start).collect();
-    format!(
-        "{}{part}{}\n({chars} characters in all; the part around the match is shown)",
-        if start > 0 { "…" } else { "" },
-        if end < chars { "…" } else { "" }
-    )
 }
 
 fn forget_failed(

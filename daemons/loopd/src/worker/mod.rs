@@ -12,6 +12,8 @@ mod command;
 mod failure;
 mod forget;
 mod forget_honcho;
+mod forget_list;
+mod forget_places;
 mod report;
 
 use crate::engine::Engine;

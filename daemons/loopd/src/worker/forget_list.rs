@@ -1,0 +1,127 @@
+//! A `/forget` list (docs/forgetting.md): what a query found, on the box and in Honcho,
+//! kept per asking session until the owner picks from it, and shown a page at a time, each
+//! entry naming its place and cut to the part around its match.
+
+use super::forget_honcho;
+use conversation::forget::find::{Found, Place};
+use honcho::derived::Derived;
+use proto::SessionId;
+use std::collections::HashMap;
+
+/// The most entries one page of a list shows: the reply stays readable, `/forget more`
+/// shows the next page, and `/forget all` still removes every match, shown or not.
+pub(crate) const MAX_SHOWN: usize = 50;
+
+/// The most characters of one entry's text a list shows: a fetched page can be megabytes,
+/// and the owner needs to see what matched, not all of it. The part around the first
+/// match is shown.
+pub(crate) const MAX_ENTRY_CHARS: usize = 1200;
+
+/// The most bytes of one page of a list: well under the channel's backpressure limit
+/// (`crate::limits::MAX_OUTPUT`), so a long list is paged, never a reply the connection cannot
+/// hold.
+pub(crate) const MAX_PAGE_BYTES: usize = 256 * 1024;
+
+/// Each asking session's last list.
+#[derive(Default)]
+pub(crate) struct Lists {
+    pub(super) last: HashMap<SessionId, Listed>,
+}
+
+pub(super) struct Listed {
+    pub(super) query: String,
+    pub(super) found: Vec<Found>,
+    /// What Honcho derived that holds the query, numbered after `found`.
+    pub(super) honcho: Vec<Derived>,
+    /// Why Honcho could not be searched to the end, if it could not.
+    pub(super) honcho_failed: Option<String>,
+    /// How many entries the pages so far have shown.
+    pub(super) shown: usize,
+}
+
+impl Listed {
+    /// Every entry: the box's and Honcho's.
+    pub(super) fn total(&self) -> usize {
+        self.found.len() + self.honcho.len()
+    }
+}
+
+/// The next page of `listed`: numbered entries, each naming its session, each text cut
+/// to the part around its first match when long, the page bounded in entries and bytes.
+pub(super) fn render_page(listed: &mut Listed) -> String {
+    let total = listed.total();
+    let first = listed.shown;
+    let mut out = if first > 0 {
+        format!("entries {} and on of {total}:", first + 1)
+    } else if listed.honcho.is_empty() {
+        format!("{total} entries on the box hold that:")
+    } else {
+        format!(
+            "{total} entries hold that: {} on the box and {} in Honcho (what Honcho derived is deleted there only if you choose it):",
+            listed.found.len(),
+            listed.honcho.len()
+        )
+    };
+    let mut n = first;
+    while n < total && n - first < MAX_SHOWN {
+        let entry = match listed.found.get(n) {
+            Some(f) => render_entry(n + 1, f, &listed.query),
+            None => forget_honcho::render_entry(n + 1, &listed.honcho[n - listed.found.len()]),
+        };
+        // One entry always goes out, so a page never shows nothing.
+        if n > first && out.len() + entry.len() > MAX_PAGE_BYTES {
+            break;
+        }
+        out.push_str(&entry);
+        n += 1;
+    }
+    listed.shown = n;
+    if n < total {
+        out.push_str(&format!(
+            "\n… {} more; /forget more shows the next page, /forget all removes them too",
+            total - n
+        ));
+    }
+    if let Some(why) = &listed.honcho_failed {
+        out.push_str(&forget_honcho::unsearched(why));
+    }
+    out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
+    out
+}
+
+fn render_entry(n: usize, f: &Found, query: &str) -> String {
+    let place = match f.place {
+        Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
+        Place::Carry { epoch } => format!("epoch {epoch} head"),
+        Place::Reminder { n } => format!("reminders.json, reminder {n}"),
+        Place::Inbox { n } => format!("inbox.json, message {n}"),
+    };
+    let mut out = format!(
+        "\n{n}. session {}: {} ({place}, {}):",
+        f.session, f.kind, f.time
+    );
+    for line in excerpt(&f.text, query).lines() {
+        out.push_str("\n   ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// `text` whole when short, else the `MAX_ENTRY_CHARS` around the first match (or its
+/// start when the match is in a decoded form only), marked with what was left out.
+fn excerpt(text: &str, query: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= MAX_ENTRY_CHARS {
+        return text.to_string();
+    }
+    let at_byte = proto::query::Query::parse(query).first(text).unwrap_or(0);
+    let at = text[..at_byte].chars().count();
+    let start = at.saturating_sub(MAX_ENTRY_CHARS / 2);
+    let end = (start + MAX_ENTRY_CHARS).min(chars);
+    let part: String = text.chars().skip(start).take(end - start).collect();
+    format!(
+        "{}{part}{}\n({chars} characters in all; the part around the match is shown)",
+        if start > 0 { "…" } else { "" },
+        if end < chars { "…" } else { "" }
+    )
+}

@@ -1,0 +1,272 @@
+//! A long recalled record cut to the passage around what best matched the question: the
+//! window holding the most of the question's words, marked with `CUT` where text was left
+//! out.
+
+use super::Hit;
+
+/// The marker put where a passage was cut out of its record.
+pub const CUT: char = '…';
+
+/// Query words shorter than this do not steer where a passage is cut: "is", "my", "at"
+/// are in every passage.
+const MIN_STEER_WORD: usize = 3;
+
+/// Letters two word forms must share from their start to count as one word when choosing
+/// a passage ("appointment", "appointments"): the index's stemmer is memoryd's, not
+/// proto's, and a passage only needs to be near what matched.
+const SHARED_STEM: usize = 5;
+
+/// Query words a passage's window counts, the first of a long query: a question is a
+/// handful of words, and a pasted paragraph as the query steers by its first ones.
+const STEERING_COUNTED: usize = 64;
+
+/// Cuts `hit`'s text to the passage of at most `max_chars` characters around what best
+/// matches `query` (docs/turn.md, 'Memory in the turn'), cut at word boundaries and
+/// marked with `CUT` where it was cut, followed by a line saying how long the record is.
+/// A text that fits is left whole. Returns the record's length in characters when it was
+/// cut.
+pub fn clip_to_passage(hit: &mut Hit, query: &str, max_chars: usize) -> Option<usize> {
+    let total = hit.text.chars().count();
+    if total <= max_chars {
+        return None;
+    }
+    let passage = passage(&hit.text, query, max_chars);
+    hit.text = format!("{passage}\n(a passage of a record of {total} characters)");
+    Some(total)
+}
+
+/// The lower-case words of `text` that steer a passage.
+fn steering_words(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in query.split(|c: char| !c.is_alphanumeric()) {
+        if w.chars().count() < MIN_STEER_WORD {
+            continue;
+        }
+        let w = w.to_lowercase();
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// Whether word `w` (lower-case) is a form of query word `q`.
+fn same_word(w: &str, q: &str) -> bool {
+    if w == q {
+        return true;
+    }
+    let long = |s: &str| s.chars().nth(SHARED_STEM - 1).is_some();
+    long(w) && long(q) && w.chars().take(SHARED_STEM).eq(q.chars().take(SHARED_STEM))
+}
+
+/// `steering_matches` of an ASCII `text`, read byte by byte: a word is a run of ASCII
+/// letters and digits, and a byte is a character. Cutting pasted text into pieces a
+/// character at a time was most of what is left of a passage's time.
+fn ascii_steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    // Each query word's bytes, and its first `SHARED_STEM` bytes when it has that many
+    // characters and they are ASCII (an ASCII word can share them only then): what
+    // `same_ascii_word` finds out again for every word of the text.
+    let prepared: Vec<(&[u8], Option<&[u8]>)> = wanted
+        .iter()
+        .map(|q| {
+            let qb = q.as_bytes();
+            let stem = (q.chars().nth(SHARED_STEM - 1).is_some() && qb[..SHARED_STEM].is_ascii())
+                .then(|| &qb[..SHARED_STEM]);
+            (qb, stem)
+        })
+        .collect();
+    let same = |w: &[u8], (qb, stem): &(&[u8], Option<&[u8]>)| {
+        w.eq_ignore_ascii_case(qb)
+            || (w.len() >= SHARED_STEM
+                && stem.is_some_and(|st| w[..SHARED_STEM].eq_ignore_ascii_case(st)))
+    };
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        let word = &bytes[start..at];
+        if let Some(q) = prepared.iter().position(|q| same(word, q)) {
+            found.push((start, q));
+        }
+    }
+    found
+}
+
+/// `same_word` of an ASCII word `w` as it is written (any case) and query word `q`
+/// (lower-case): the same answer as `same_word(&w.to_lowercase(), q)`, without the copy.
+fn same_ascii_word(w: &str, q: &str) -> bool {
+    let (w, qb) = (w.as_bytes(), q.as_bytes());
+    if w.eq_ignore_ascii_case(qb) {
+        return true;
+    }
+    // An ASCII word has as many characters as bytes; `q` shares its first `SHARED_STEM`
+    // characters only when they are ASCII too, so its bytes there are those characters.
+    w.len() >= SHARED_STEM
+        && qb.len() >= SHARED_STEM
+        && q.chars().nth(SHARED_STEM - 1).is_some()
+        && w[..SHARED_STEM].eq_ignore_ascii_case(&qb[..SHARED_STEM])
+}
+
+/// Where the passage's window starts: the window of `room` characters (of `total`),
+/// starting a quarter before a matching word so the words leading up to it come along,
+/// that holds the most distinct query words of `found` (each match's character and which
+/// of the `wanted` query words it is, in text order), the earliest such; 0 when none.
+fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize) -> usize {
+    // The windows' starts only move forward with the words they start from, so the
+    // words inside are kept as a sliding range with a count per query word: each word
+    // enters and leaves once, where counting every window afresh was quadratic in the
+    // matches of a long record.
+    let lead = room / 4;
+    let mut best = (0usize, 0usize);
+    let mut count = vec![0usize; wanted];
+    let (mut lo, mut hi, mut distinct) = (0usize, 0usize, 0usize);
+    for &(at, _) in found {
+        let start = at.saturating_sub(lead).min(total - room);
+        while hi < found.len() && found[hi].0 < start + room {
+            let q = found[hi].1;
+            if q < STEERING_COUNTED {
+                count[q] += 1;
+                if count[q] == 1 {
+                    distinct += 1;
+                }
+            }
+            hi += 1;
+        }
+        while lo < hi && found[lo].0 < start {
+            let q = found[lo].1;
+            if q < STEERING_COUNTED {
+                count[q] -= 1;
+                if count[q] == 0 {
+                    distinct -= 1;
+                }
+            }
+            lo += 1;
+        }
+        if distinct > best.1 {
+            best = (start, distinct);
+        }
+    }
+    best.0
+}
+
+/// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
+/// character's index and which query word it is, in text order.
+fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    // The text's ASCII start up to its last separator (a stored row cut short ends in a
+    // marker that is not ASCII, a pasted page may hold a few such characters late): its
+    // bytes are its characters and no word there runs on past it.
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let cut = if ascii == text.len() {
+        ascii
+    } else {
+        text.as_bytes()[..ascii]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphanumeric())
+            .map_or(0, |at| at + 1)
+    };
+    let mut found = ascii_steering_matches(&text[..cut], wanted);
+    let mut ch = cut;
+    let text = &text[cut..];
+    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let end = piece
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(piece.len(), |(i, _)| i);
+        let word = &piece[..end];
+        // An ASCII word is compared in place: lower-casing it into a new string for
+        // every word of a long record was most of the passage's time.
+        let q = if word.is_ascii() {
+            wanted.iter().position(|q| same_ascii_word(word, q))
+        } else {
+            let word = word.to_lowercase();
+            wanted.iter().position(|q| same_word(&word, q))
+        };
+        if let Some(q) = q {
+            found.push((ch, q));
+        }
+        ch += if piece.is_ascii() {
+            piece.len()
+        } else {
+            piece.chars().count()
+        };
+    }
+    found
+}
+
+/// The passage of `text` (longer than `max_chars` characters) of at most `max_chars`
+/// characters that holds the most distinct words of `query`, the earliest such; the
+/// start of the text when none is held. Cut at whitespace, `CUT` marking each cut end.
+pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
+    // Each character's byte, kept only from the first that takes more than one: in
+    // ASCII text (most of what is pasted) the two are the same, and the list was a
+    // word's worth of work for every character of a long record.
+    let ascii = text
+        .bytes()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(text.len());
+    let starts: Vec<usize> = text[ascii..]
+        .char_indices()
+        .map(|(i, _)| ascii + i)
+        .collect();
+    let total = ascii + starts.len();
+    if total <= max_chars {
+        return text.to_string();
+    }
+    let byte_at = |ch: usize| {
+        if ch < ascii {
+            ch
+        } else {
+            starts.get(ch - ascii).copied().unwrap_or(text.len())
+        }
+    };
+    // Room for a marker at each end.
+    let room = max_chars.saturating_sub(2).max(1);
+    let wanted = steering_words(query);
+    let found = steering_matches(text, &wanted);
+    // A window starts a quarter before a matching word, so the words that lead up to it
+    // come along; the best holds the most distinct query words.
+    let best = best_start(&found, wanted.len(), room, total);
+    let (mut start, mut end) = (best, (best + room).min(total));
+    // Word boundaries: a cut start moves forward past the word it fell in, a cut end
+    // back to the last whitespace, unless the window is one unbroken word.
+    if start > 0 {
+        let window = &text[byte_at(start)..byte_at(end)];
+        if let Some(ws) = window.find(char::is_whitespace) {
+            start += window[..ws].chars().count();
+            let rest = &text[byte_at(start)..byte_at(end)];
+            start += rest.chars().take_while(|c| c.is_whitespace()).count();
+        }
+    }
+    if end < total {
+        let window = &text[byte_at(start)..byte_at(end)];
+        if let Some(ws) = window.rfind(char::is_whitespace) {
+            let kept = window[..ws].trim_end();
+            if !kept.is_empty() {
+                end = start + kept.chars().count();
+            }
+        }
+    }
+    let mut out = String::with_capacity(byte_at(end) - byte_at(start) + 8);
+    if start > 0 {
+        out.push(CUT);
+    }
+    out.push_str(&text[byte_at(start)..byte_at(end)]);
+    if end < total {
+        out.push(CUT);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! Where a long record is cut: around what matched, at word boundaries, the window found
+//! by the sliding count as by counting every window afresh, and the words matched in place
+//! as they would be lower-cased.
+
+use super::*;
+use crate::label::{DataClass, Label};
+
+/// Every window counted afresh, as passages were chosen before the sliding count: the
+/// reference it must equal.
+fn best_start_by_every_window(found: &[(usize, usize)], room: usize, total: usize) -> usize {
+    let lead = room / 4;
+    let mut best = (0usize, 0usize);
+    for &(at, _) in found {
+        let start = at.saturating_sub(lead).min(total - room);
+        let mut held = 0u64;
+        for &(w, q) in found {
+            if w >= start && w < start + room && q < 64 {
+                held |= 1 << q;
+            }
+        }
+        let n = held.count_ones() as usize;
+        if n > best.1 {
+            best = (start, n);
+        }
+    }
+    best.0
+}
+
+#[test]
+fn the_sliding_count_chooses_the_window_every_window_counted_afresh_chooses() {
+    let mut seed: u64 = 42;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    for round in 0..200 {
+        let total = 200 + next(3000);
+        let room = 20 + next(600).min(total - 20);
+        let wanted = 1 + next(8);
+        let mut at = 0;
+        let mut found = Vec::new();
+        while at < total {
+            found.push((at, next(wanted)));
+            at += 1 + next(40);
+        }
+        assert_eq!(
+            best_start(&found, wanted, room, total),
+            best_start_by_every_window(&found, room, total),
+            "round {round}"
+        );
+    }
+}
+
+fn hit(role: &str, untrusted: bool) -> Hit {
+    let label = Label::new(DataClass::Private, untrusted);
+    crate::test_records::hit(role, "tea at four", label)
+}
+
+/// Every word lower-cased into a string of its own, as the matches were found before
+/// ASCII words were compared in place: the reference `steering_matches` must equal.
+fn steering_matches_lower_cased(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut ch = 0usize;
+    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let word: String = piece
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect::<String>()
+            .to_lowercase();
+        if let Some(q) = wanted.iter().position(|q| same_word(&word, q)) {
+            found.push((ch, q));
+        }
+        ch += piece.chars().count();
+    }
+    found
+}
+
+#[test]
+fn matches_compared_in_place_are_the_matches_lower_cased() {
+    let text = "Dentist appointments: Zoë's APPOINTMENT at the Électricité office, \
+        then the dentists (appoi.) and Σίσυφος; ΣΊΣΥΦΟΣ\tnew-line\nstraße STRASSE \
+        \u{212a}elvin kelvins électricity 42 x-ray X-RAYS — appointment.";
+    let ascii = "Dentist appointments: my APPOINTMENT at the office, then the \
+        dentists (appoi.) and x-ray;\tnew-line\nkelvins 42 X-RAYS -- appointment.";
+    let late = format!("{}Zoë appointments…", ascii.repeat(7));
+    let split = format!("{}é{}", ascii.repeat(3), ascii.repeat(3));
+    let inside = format!("{}dentisté appointments", ascii.repeat(3));
+    for text in [text.repeat(7), ascii.repeat(7), late, split, inside] {
+        for q in [
+            "when is my dentist appointment?",
+            "Zoë électricité",
+            "sisyphus ΣΊΣΥΦΟΣ straße",
+            "kelvin x-ray 42",
+            "dentist appointments for the x-rays",
+            "",
+        ] {
+            let wanted = steering_words(q);
+            assert_eq!(
+                steering_matches(&text, &wanted),
+                steering_matches_lower_cased(&text, &wanted),
+                "{q}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_ascii_word_compared_in_place_is_the_same_word_lower_cased() {
+    let words = [
+        "",
+        "a",
+        "Appointment",
+        "APPOINTMENTS",
+        "appoi",
+        "Appo",
+        "dentist",
+        "Dentists",
+        "x",
+        "ZOE",
+        "Zoë",
+        "électricité",
+        "electricity",
+        "ÉLECTRICITY",
+        "straße",
+        "STRASSE",
+        "Σίσυφος",
+        "ΣΊΣΥΦΟΣ",
+        "k",
+        "\u{212a}elvin",
+        "kelvin",
+        "Kelvins",
+    ];
+    for w in words.iter().filter(|w| w.is_ascii()) {
+        for q in &words {
+            let q = q.to_lowercase();
+            assert_eq!(
+                same_ascii_word(w, &q),
+                same_word(&w.to_lowercase(), &q),
+                "{w} against {q}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_record_is_clipped_to_the_passage_around_what_matched() {
+    let filler = "lorem ipsum dolor sit amet ".repeat(400);
+    let text = format!("{filler}my zebra collection has eleven zebras {filler}");
+    let mut h = hit("owner", false);
+    h.text = text.clone();
+    let total = clip_to_passage(&mut h, "tell me about my zebra collection", 600);
+    assert_eq!(total, Some(text.chars().count()));
+    let (passage, note) = h.text.split_once('\n').unwrap();
+    assert!(
+        passage.chars().count() <= 600,
+        "{}",
+        passage.chars().count()
+    );
+    assert!(
+        passage.contains("my zebra collection has eleven zebras"),
+        "{passage}"
+    );
+    assert!(
+        passage.starts_with(CUT) && passage.ends_with(CUT),
+        "{passage}"
+    );
+    // Cut at word boundaries: the words beside the marks are whole.
+    let inner = passage.trim_matches(CUT);
+    assert!(filler.contains(inner.split("my zebra").next().unwrap().trim_start()));
+    assert!(
+        inner.split_whitespace().all(|w| {
+            "lorem ipsum dolor sit amet my zebra collection has eleven zebras".contains(w)
+        }),
+        "{inner}"
+    );
+    assert_eq!(
+        note,
+        format!(
+            "(a passage of a record of {} characters)",
+            text.chars().count()
+        )
+    );
+}
+
+#[test]
+fn a_record_that_fits_is_left_whole() {
+    let mut h = hit("owner", false);
+    assert_eq!(clip_to_passage(&mut h, "tea", 600), None);
+    assert_eq!(h.text, "tea at four");
+    // Without a matching word the passage is the record's start.
+    let text = "word ".repeat(300);
+    let p = passage(&text, "zebra", 100);
+    assert!(
+        p.starts_with("word") && p.ends_with(CUT) && p.chars().count() <= 100,
+        "{p}"
+    );
+    // One unbroken word longer than the passage is cut inside it, still bounded.
+    let p = passage(&"é".repeat(1000), "x", 50);
+    assert!(p.chars().count() <= 50, "{p}");
+}
