@@ -155,6 +155,7 @@ impl Embedded {
             first: None,
             span: None,
             max_class,
+            distinct: crate::hybrid::distinct::DISTINCT,
         };
         rerank(&self.ix, asked, fused, Vec::new(), n)
             .unwrap()
@@ -600,5 +601,6 @@ fn the_only_record_holding_a_code_stays_first_even_when_it_is_a_question() {
     );
 }
 
+mod distinct;
 mod little;
 mod own_places;
