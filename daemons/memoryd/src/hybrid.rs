@@ -311,6 +311,7 @@ fn fuse(
                 first,
                 span: cues.span.as_ref(),
                 max_class,
+                distinct: cal.distinct,
             },
             fused,
             others,
@@ -552,6 +553,7 @@ fn similarity(cosine: f32) -> u16 {
 mod beside;
 mod calibration;
 mod codes;
+pub mod distinct;
 mod late;
 pub mod newer;
 #[cfg(test)]

@@ -375,6 +375,12 @@ fn root_of(word: &str) -> Option<String> {
     (root.len() >= MIN_ROOT).then(|| root.to_string())
 }
 
+/// `base` for the fusion's stages (`hybrid::distinct`): a word's form as the ranking
+/// folds it.
+pub(crate) fn base_form(word: &str) -> &str {
+    base(word)
+}
+
 /// A word without its inflection, for telling "lives" and "live" or "sisters" and
 /// "sister" are one word when ranking (the index's porter does this for matching).
 fn base(word: &str) -> &str {

@@ -21,6 +21,10 @@
 //! category: recall@1/5/10, MRR@10, and the share of a question's evidence found in the
 //! first 5 and 10 hits.
 //!
+//! `--sweep` adds a column per other calibration; with `BOXMAKER_SWEEP_ONLY=a,b` only
+//! those whose names hold `a` or `b` (each column asks every question again, and LoCoMo's
+//! whole sweep takes many minutes on a small machine).
+//!
 //! `--asked` instead asks LoCoMo's questions one after another in the owner's own session,
 //! each logged with a reply repeating it before the next (`asked`).
 
@@ -92,7 +96,11 @@ fn main() {
             if let Some(v) = &vec_world {
                 systems.extend(v.systems(DEPTH));
                 if std::env::args().any(|a| a == "--sweep") {
-                    systems.extend(v.sweep(DEPTH));
+                    let only = std::env::var("BOXMAKER_SWEEP_ONLY").ok();
+                    systems.extend(v.sweep(DEPTH).into_iter().filter(|s| {
+                        only.as_deref()
+                            .is_none_or(|o| o.split(',').any(|o| s.name.contains(o)))
+                    }));
                 }
             }
             // Columns in the order the tables use: words, vectors, fusion, FTS5s.

@@ -482,6 +482,22 @@ impl VecWorld {
             ("little, background any", little(base.little, f32::INFINITY)),
             ("little 0.34", little(0.34, base.sparse)),
         ];
+        // Hits that say something else first (`hybrid::distinct`): left out (the default
+        // before it), or with another share of words in common.
+        let distinct = |share: f32| hybrid::Calibration {
+            distinct: hybrid::distinct::Distinct { share },
+            ..base
+        };
+        let distinct_first = [
+            (
+                "distinct off (before)",
+                distinct(hybrid::distinct::OFF.share),
+            ),
+            ("distinct 0.6", distinct(0.6)),
+            ("distinct 0.7", distinct(0.7)),
+            ("distinct 0.9", distinct(0.9)),
+        ];
+        let own_places = own_places.into_iter().chain(distinct_first);
         // The merge's constants are measured on the merge alone (as when they were chosen);
         // the vector side's own places only count in late interaction.
         let cals = merged

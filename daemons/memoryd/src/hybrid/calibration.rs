@@ -2,6 +2,8 @@
 //! measuring the evaluation sets (`CALIBRATION`; docs/measurements/memoryd.md,
 //! "Calibrating the fusion").
 
+use super::distinct::{Distinct, DISTINCT};
+
 /// How a meaning hit's cosine is put on the words' relevance scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {
@@ -63,6 +65,10 @@ pub struct Calibration {
     /// The vector side's places' head start when the words found little, as a share of
     /// the merge's.
     pub little_own: f32,
+    /// When late interaction's candidate says what a better one says and goes after
+    /// those saying something else (`distinct`; docs/memoryd.md, "Hits that say
+    /// something else").
+    pub distinct: Distinct,
 }
 
 /// Chosen by measuring the evaluation sets (`scripts/bench recall --sweep`; the table is
@@ -95,6 +101,10 @@ pub struct Calibration {
 /// and a background of 0.37 take in most of LoCoMo-Plus's triggers and none of LoCoMo's
 /// questions that the rule would lose (0.38 loses one; docs/memoryd.md, "When the words
 /// found little").
+/// `distinct` 0.8: the copies of a few everyday remarks took every place of the hits in a
+/// long history of small talk; four fifths of the shorter record's words in common
+/// moves them and nothing on LoCoMo, seven tenths cost a LoCoMo temporal question
+/// (docs/memoryd.md, "Hits that say something else").
 pub const CALIBRATION: Calibration = Calibration {
     background_rank: 8,
     margin_floor: 0.03,
@@ -111,4 +121,5 @@ pub const CALIBRATION: Calibration = Calibration {
     little: 0.25,
     sparse: 0.37,
     little_own: 2.0,
+    distinct: DISTINCT,
 };

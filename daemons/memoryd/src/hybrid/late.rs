@@ -31,8 +31,13 @@
 //! group of the question, which nothing found by meaning passes. When any candidate has
 //! no pieces stored (the backfill has not reached it), the merge's order is kept: a row
 //! without pieces cannot be weighed against rows with them.
+//!
+//! The last pick: a candidate saying what a better one already says, in nearly the same
+//! words, goes after those saying something else (`distinct`; docs/memoryd.md, "Hits
+//! that say something else").
 
 use super::codes::Codes;
+use super::distinct::{self, Distinct};
 use crate::embed::bits::Bits;
 use crate::embed::late::Question;
 use crate::embed::table;
@@ -105,6 +110,8 @@ pub struct Asked<'a> {
     /// score, as in the words' ranking and the merge (docs/memoryd.md, 'Time cues').
     pub span: Option<&'a Span>,
     pub max_class: DataClass,
+    /// When a candidate says what a better one says (`distinct`).
+    pub distinct: Distinct,
 }
 
 /// The best `limit` of the candidates: `fused` (the merge's order) then `others` (each
@@ -184,7 +191,16 @@ pub(super) fn rerank(
             b.0.total_cmp(&a.0).then(a.2.cmp(&b.2))
         })
     });
-    Ok(scored.into_iter().take(limit).map(|s| s.3).collect())
+    // Then a candidate saying what one before it says goes after those saying something
+    // else; codes and the whole-question first hit stay where they are.
+    let texts: Vec<&str> = scored.iter().map(|s| s.3.text.as_str()).collect();
+    let places = distinct::order(asked.distinct, &texts, &|i| scored[i].1 > 0, limit);
+    let mut scored: Vec<Option<Hit>> = scored.into_iter().map(|s| Some(s.3)).collect();
+    Ok(places
+        .into_iter()
+        .take(limit)
+        .filter_map(|i| scored[i].take())
+        .collect())
 }
 
 /// Each row's best cosine per question piece, read and computed once a recall.

@@ -159,6 +159,7 @@ impl Embedded {
             first: None,
             span: None,
             max_class,
+            distinct: crate::hybrid::distinct::DISTINCT,
         };
         rerank(&self.ix, asked, fused, Vec::new(), n)
             .unwrap()
@@ -177,6 +178,7 @@ const Q_TRIP: &str = "How was Nate's trip to the Grand Canyon?";
 const ASKED: &str = "How was your trip to the Grand Canyon, Nate?";
 const ANSWER: &str = "Yes! It was amazing.";
 
+mod distinct;
 mod little;
 mod neighbours;
 mod own_places;
