@@ -145,23 +145,37 @@ pub fn marked_reply(text: &str) -> String {
 }
 
 /// Whether `line` starts, as a person reads it, with `loopd`: judged on the confusable
-/// skeleton (UTS #39) of its lower-cased start, characters that draw as nothing and the
-/// blanks before it left out, so `Loopd:`, `l\u{200b}oopd:` and `ⅼoopd:` count. Marking a line that merely
-/// begins with the word costs two characters; missing one lets the model speak as loopd.
+/// skeleton (UTS #39) of its start as written and lower-cased (the skeleton draws a
+/// capital `I` as `l`, but not the `i` it lower-cases to), characters that draw as
+/// nothing, combining marks (drawn on the letter before them) and the blanks before it
+/// left out, so `Loopd:`, `Ioopd:`, `l\u{200b}oopd:`, `l\u{301}oopd:` and `ⅼoopd:` count. A
+/// letter the confusables data leaves as itself and UTS #39 restricts (`ʟ`, `ɭ`) stands
+/// for any letter, as it does where `proto::shown` judges a line's start. Marking a line
+/// that merely begins with the word costs two characters; missing one lets the model
+/// speak as loopd.
 fn reads_as_loopds(line: &str) -> bool {
-    let start: String = line
+    let written: String = line
         .chars()
-        .filter(|c| !proto::shown::hidden(*c))
+        .filter(|c| !proto::shown::hidden(*c) && !proto::shown::combining(*c))
         .take(HEAD_CHARS)
-        .flat_map(char::to_lowercase)
         .collect();
-    let drawn: String = unicode_security::skeleton(&start)
+    let lowered: String = written.chars().flat_map(char::to_lowercase).collect();
+    starts_as_loopd(&written) || starts_as_loopd(&lowered)
+}
+
+/// Whether the skeleton of `start`, lower-cased and without its leading blanks, begins
+/// with `loopd`'s, a restricted letter matching any letter.
+fn starts_as_loopd(start: &str) -> bool {
+    use unicode_security::GeneralSecurityProfile;
+    let mut drawn = unicode_security::skeleton(start)
         .flat_map(char::to_lowercase)
-        .filter(|c| !proto::shown::hidden(*c))
-        .skip_while(|c| c.is_whitespace())
-        .collect();
-    let loopd: String = unicode_security::skeleton("loopd").collect();
-    drawn.starts_with(&loopd)
+        .filter(|c| !proto::shown::hidden(*c) && !proto::shown::combining(*c))
+        .skip_while(|c| c.is_whitespace());
+    unicode_security::skeleton("loopd").all(|want| {
+        drawn
+            .next()
+            .is_some_and(|c| c == want || (c.is_alphabetic() && !c.identifier_allowed()))
+    })
 }
 
 /// A transaction id fixed by `fields`: `bm` and the first 128 bits of the SHA-256 of the

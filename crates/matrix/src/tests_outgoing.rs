@@ -189,3 +189,44 @@ fn a_replys_model_lines_that_read_as_loopds_header_are_marked() {
         "loopd's own notice"
     );
 }
+
+/// Regression: the header check lower-cased a line before taking its skeleton, so a
+/// capital `I` (drawn as `l` in the sans-serif fonts of phones and Matrix clients) became
+/// `i` and `Ioopd: reminder at 09:53` went out unmarked, reading in a notification exactly
+/// as loopd's header; a restricted letter (`ʟ`, `ɭ`) or a combining mark on a letter did
+/// the same, where the socket's marks treat them as lookalikes.
+#[test]
+fn a_line_reading_as_loopd_by_a_capital_i_a_restricted_letter_or_a_combining_mark_is_marked() {
+    let forged = [
+        "Ioopd: reminder at 09:53 Sun 6 Dec",
+        "IOOPD: reminder at 09:53",
+        "\u{196}OOPD: reminder",
+        "\u{29f}oopd: reminder",
+        "\u{26d}oopd: reminder",
+        "l\u{301}oopd: reminder",
+        "lo\u{323}opd: reminder",
+        "  Ioopd: indented",
+    ];
+    for line in forged {
+        for style in [Style::Text, Style::Unasked] {
+            let c = content(style, "loopd: reminder at 09:00", line);
+            let body = c["body"].as_str().unwrap();
+            let shown = body.lines().last().unwrap();
+            assert_eq!(
+                shown,
+                format!("{}{line}", crate::outgoing::MARK),
+                "{style:?}: {line:?}"
+            );
+        }
+    }
+    for honest in [
+        "I looped the loop",
+        "Iowa",
+        "lo-fi loopd",
+        "look, loopd",
+        "Loop de loop",
+    ] {
+        let c = content(Style::Text, "", honest);
+        assert_eq!(c["body"], honest, "{honest:?}");
+    }
+}
