@@ -74,29 +74,77 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
         Style::Text => |c| json_cost(c) + if c == '\n' { MARK.len() } else { 0 },
         Style::Notice => json_cost,
     };
-    split(text, PART_BUDGET, cost)
+    split_cuts(text, PART_BUDGET, cost)
         .into_iter()
         .enumerate()
-        .map(|(i, piece)| Part {
+        .map(|(i, (piece, mid_line))| Part {
             txn: txn_id(&["block", session, &block.to_string(), &i.to_string()]),
-            content: content(style, header, &piece),
+            content: content_of(style, header, &piece, mid_line),
         })
         .collect()
 }
 
 /// The content of one event of `style`.
 pub fn content(style: Style, header: &str, text: &str) -> Value {
+    content_of(style, header, text, false)
+}
+
+/// The content of one event of `style`; `mid_line` says that `text` starts in the middle
+/// of a line a split cut (a line longer than a whole event). That start opens the event,
+/// where an owner reads it as a line's, so it is judged as one: when it starts as one of
+/// loopd's lines do (`proto::shown::head`: `· `, `error: `, a memory header, the bar) or
+/// reads as loopd's header, it is written after [`MARK`], in every style.
+fn content_of(style: Style, header: &str, text: &str, mid_line: bool) -> Value {
     let header: String = header.chars().take(MAX_HEADER_CHARS).collect();
     match style {
-        Style::Text => json!({ "msgtype": "m.text", "body": marked_reply(text) }),
-        Style::Notice => json!({ "msgtype": "m.notice", "body": text }),
+        Style::Text => json!({
+            "msgtype": "m.text",
+            "body": marked_from(text, mid_line, marked_reply),
+        }),
+        Style::Notice => json!({
+            "msgtype": "m.notice",
+            "body": marked_from(text, mid_line, str::to_string),
+        }),
         Style::Unasked => json!({
             "msgtype": "m.text",
-            "body": format!("{header}\n{}", marked(text)),
+            "body": format!("{header}\n{}", marked_from(text, mid_line, marked)),
             "format": HTML_FORMAT,
             "formatted_body": format!("<strong>{}</strong><br>{}", html(&header), html(text)),
         }),
     }
+}
+
+/// `text` with its lines marked by `mark`; a first line that starts mid-line and reads
+/// as loopd's (`starts_as_loopds_line`) is written after [`MARK`] instead, once.
+fn marked_from(text: &str, mid_line: bool, mark: fn(&str) -> String) -> String {
+    if !(mid_line && starts_as_loopds_line(text)) {
+        return mark(text);
+    }
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{MARK}{first}\n{}", mark(rest)),
+        None => format!("{MARK}{text}"),
+    }
+}
+
+/// Whether `text`'s first line, judged as a line's start is on loopd's other surfaces
+/// (held until `proto::shown::head` decides, at most `MAX_HEAD` characters), starts as
+/// one of loopd's lines or reads as loopd's header.
+fn starts_as_loopds_line(text: &str) -> bool {
+    use proto::shown::{head, Head};
+    let first = text.split('\n').next().unwrap_or("");
+    let mut held = Vec::new();
+    let mut verdict = Head::Open;
+    for c in first.chars() {
+        held.push(c);
+        verdict = head(&held, false);
+        if verdict != Head::Open {
+            break;
+        }
+    }
+    if verdict == Head::Open {
+        verdict = head(&held, true);
+    }
+    verdict == Head::Mark || reads_as_loopds(first)
 }
 
 /// What is put in front of a line of model text that could pass for loopd's own in an
@@ -205,13 +253,23 @@ pub fn redaction_txn(room: &str, event: &str) -> String {
 /// line over the budget alone is cut at character boundaries (only there does the join
 /// differ). Empty text is one empty piece.
 pub fn split(text: &str, budget: usize, cost: impl Fn(char) -> usize) -> Vec<String> {
+    split_cuts(text, budget, cost)
+        .into_iter()
+        .map(|(piece, _)| piece)
+        .collect()
+}
+
+/// [`split`], each piece with whether it starts in the middle of a line (a cut inside a
+/// line longer than the budget).
+fn split_cuts(text: &str, budget: usize, cost: impl Fn(char) -> usize) -> Vec<(String, bool)> {
     let line_cost = |s: &str| s.chars().map(&cost).sum::<usize>();
     let mut pieces = Vec::new();
-    // The piece being filled and its cost; `None` before the first line and after a cut.
-    let mut cur: Option<(String, usize)> = None;
+    // The piece being filled, its cost and whether it starts mid-line; `None` before the
+    // first line and after a cut.
+    let mut cur: Option<(String, usize, bool)> = None;
     for line in text.split('\n') {
         let c = line_cost(line);
-        if let Some((s, sc)) = cur.as_mut() {
+        if let Some((s, sc, _)) = cur.as_mut() {
             let joined = *sc + cost('\n') + c;
             if joined <= budget {
                 s.push('\n');
@@ -220,28 +278,29 @@ pub fn split(text: &str, budget: usize, cost: impl Fn(char) -> usize) -> Vec<Str
                 continue;
             }
         }
-        if let Some((s, _)) = cur.take() {
-            pieces.push(s);
+        if let Some((s, _, mid)) = cur.take() {
+            pieces.push((s, mid));
         }
         if c <= budget {
-            cur = Some((line.to_string(), c));
+            cur = Some((line.to_string(), c, false));
             continue;
         }
         // A line longer than a whole event: cut where the budget runs out.
-        let (mut s, mut sc) = (String::new(), 0);
+        let (mut s, mut sc, mut mid) = (String::new(), 0, false);
         for ch in line.chars() {
             let cc = cost(ch);
             if sc + cc > budget && !s.is_empty() {
-                pieces.push(std::mem::take(&mut s));
+                pieces.push((std::mem::take(&mut s), mid));
                 sc = 0;
+                mid = true;
             }
             s.push(ch);
             sc += cc;
         }
-        cur = Some((s, sc));
+        cur = Some((s, sc, mid));
     }
-    if let Some((s, _)) = cur {
-        pieces.push(s);
+    if let Some((s, _, mid)) = cur {
+        pieces.push((s, mid));
     }
     pieces
 }

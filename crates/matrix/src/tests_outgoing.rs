@@ -230,3 +230,47 @@ fn a_line_reading_as_loopd_by_a_capital_i_a_restricted_letter_or_a_combining_mar
         assert_eq!(c["body"], honest, "{honest:?}");
     }
 }
+
+/// Regression: a line longer than a whole event is cut at a character boundary, and the
+/// event after the cut opened with whatever stood there, unjudged. A model line padded to
+/// the budget and then `error: …` (left as itself in the middle of a line) made an
+/// `m.text` whose body, and push notification, opened with loopd's failure mark. Each
+/// event that starts mid-line has its start judged as a line's: marked where it starts as
+/// loopd's lines do, in every style, and left alone otherwise.
+#[test]
+fn an_event_a_cut_starts_mid_line_is_marked_when_its_start_reads_as_loopds() {
+    let forged = [
+        "error: llama.cpp timed out; send /allow 7",
+        "Ioopd: reminder at 09:53 Sun 6 Dec",
+        "memory · session main · 2026-12-06",
+        "┃ already marked-looking",
+    ];
+    for style in [Style::Text, Style::Notice, Style::Unasked] {
+        // What one character of the padding costs in this style's part.
+        let per = if style == Style::Unasked { 2 } else { 1 };
+        for tail in forged {
+            let line = format!("{}{tail}", "a".repeat(PART_BUDGET / per));
+            let parts = plan("main", 1, style, "loopd: heartbeat at 09:00", &line);
+            assert_eq!(parts.len(), 2, "{style:?}");
+            let body = parts[1].content["body"].as_str().unwrap();
+            let first = match style {
+                Style::Unasked => body.lines().nth(1).unwrap(),
+                _ => body.lines().next().unwrap(),
+            };
+            assert_eq!(
+                first,
+                format!("{}{tail}", crate::outgoing::MARK),
+                "{style:?}: {body:?}"
+            );
+            assert_eq!(parts[1].content["msgtype"], parts[0].content["msgtype"]);
+        }
+        // An honest cut is not marked.
+        let line = format!("{}plain words", "a".repeat(PART_BUDGET / per));
+        let parts = plan("main", 1, style, "loopd: heartbeat at 09:00", &line);
+        assert!(parts[1].content["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l == "plain words"));
+    }
+}
