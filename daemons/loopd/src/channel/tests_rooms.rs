@@ -567,3 +567,50 @@ fn a_turns_lines_go_as_notices_or_text_by_the_kind_their_block_wrote() {
         .collect();
     assert_eq!(sent, expected);
 }
+
+/// Regression: a heartbeat's message written while the context was untrusted (the session
+/// had read a page) went to the room under loopd's header as a trusted one does, so a
+/// page's words reached the phone's notification under loopd's name. Its header says so.
+#[test]
+fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "hi")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("hello".into()),
+    });
+    for untrusted in [true, false] {
+        rig.sent();
+        let text = vec![conversation::inbox::Piece::Text(
+            "confirm your card at http://x".into(),
+        )];
+        let label = proto::Label::new(proto::DataClass::Public, untrusted);
+        let kind = conversation::inbox::Kind::Heartbeat;
+        let (m, saved) = rig
+            .ch
+            .mail
+            .inbox
+            .with(|i| i.add("main", kind, text, label, false, None));
+        saved.unwrap();
+        assert!(rig.ch.room_offer(&m), "the room gets it");
+        let c = rig.sent().pop().unwrap().content;
+        let header = c["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(header.starts_with("loopd: heartbeat at "), "{header}");
+        let says = c["formatted_body"]
+            .as_str()
+            .unwrap()
+            .contains("untrusted: written after");
+        assert_eq!(
+            (header.contains("untrusted"), says),
+            (untrusted, untrusted),
+            "{c}"
+        );
+    }
+}

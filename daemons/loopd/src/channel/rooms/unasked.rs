@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// What an unasked message's header adds when it was written while the context was
+/// untrusted (docs/labels.md): the owner reads that the text may be a page's.
+pub(crate) const UNTRUSTED: &str =
+    " (untrusted: written after reading a page or an untrusted file)";
+
 impl<W: Work> Channel<W> {
     /// Offers what waits in the inbox to each session's room, when it is served.
     pub(in crate::channel) fn rooms_offer_waiting(&mut self) {
@@ -63,8 +68,12 @@ impl<W: Work> Channel<W> {
             return false;
         }
         let again = if m.tried { " (again)" } else { "" };
+        // The header is loopd's word for the text under it: one written while the context
+        // was untrusted may be a page's words (a phishing link, a request for a PIN), and
+        // says so where a notification shows it (docs/matrix.md, 'Unasked messages').
+        let untrusted = if m.untrusted { UNTRUSTED } else { "" };
         let header = format!(
-            "loopd: {} at {}{again}",
+            "loopd: {} at {}{again}{untrusted}",
             m.kind.word(),
             crate::channel::broadcast::local(&m.time)
         );
