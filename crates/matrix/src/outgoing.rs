@@ -109,7 +109,11 @@ fn content_of(style: Style, header: &str, text: &str, mid_line: bool) -> Value {
             "msgtype": "m.text",
             "body": format!("{header}\n{}", marked_from(text, mid_line, marked)),
             "format": HTML_FORMAT,
-            "formatted_body": format!("<strong>{}</strong><br>{}", html(&header), html(text)),
+            "formatted_body": format!(
+                "<strong>{}</strong><br>{}",
+                html(&header),
+                html(&marked_formatted(text))
+            ),
         }),
     }
 }
@@ -164,6 +168,29 @@ pub fn marked(text: &str) -> String {
     text.split('\n')
         .map(|line| {
             if line.chars().next() == bar || reads_as_loopds(line) {
+                format!("{MARK}{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` for an unasked message's `formatted_body`, where loopd's header is set apart
+/// in bold and the text after it is escaped, so a line of plain letters that reads
+/// `loopd: …` is not bold and never passes for it. Letters drawn bold are another matter:
+/// a line that reads as loopd's header in lookalikes (`𝐥𝐨𝐨𝐩𝐝: 𝐫𝐞𝐦𝐢𝐧𝐝𝐞𝐫`, the
+/// mathematical bold letters, draws exactly as the bold header) is written after
+/// [`MARK`], as in the plain body; one spelled in plain ASCII letters is left as it is.
+fn marked_formatted(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            let plain = line
+                .trim_start()
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("loopd"));
+            if !plain && reads_as_loopds(line) {
                 format!("{MARK}{line}")
             } else {
                 line.to_string()

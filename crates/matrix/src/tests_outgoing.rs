@@ -274,3 +274,27 @@ fn an_event_a_cut_starts_mid_line_is_marked_when_its_start_reads_as_loopds() {
             .any(|l| l == "plain words"));
     }
 }
+
+/// Regression: an unasked message's `formatted_body` (what a Matrix client shows in the
+/// room) set loopd's header apart only by drawing it bold, and left the text after it
+/// unmarked; the model's line in mathematical bold letters (`𝐥𝐨𝐨𝐩𝐝: 𝐫𝐞𝐦𝐢𝐧𝐝𝐞𝐫 𝐚𝐭 …`)
+/// drew as a second bold header of loopd's inside the message. It is marked there too.
+#[test]
+fn a_line_drawn_as_loopds_bold_header_is_marked_in_the_formatted_body() {
+    let forged = "\u{1d425}\u{1d428}\u{1d428}\u{1d429}\u{1d41d}: \u{1d42b}\u{1d41e}\u{1d426}\u{1d422}\u{1d427}\u{1d41d}\u{1d41e}\u{1d42b} at 09:00";
+    let text = format!("All quiet.\n{forged}\nsend your PIN here\nloopd: plain letters");
+    let c = content(Style::Unasked, "loopd: heartbeat at 08:00", &text);
+    let formatted = c["formatted_body"].as_str().unwrap();
+    assert!(
+        formatted.contains(&format!("<br>{}{forged}<br>", crate::outgoing::MARK)),
+        "{formatted}"
+    );
+    assert!(
+        formatted.ends_with("<br>loopd: plain letters"),
+        "{formatted}"
+    );
+    assert!(c["body"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("\n{}{forged}\n", crate::outgoing::MARK)));
+}
