@@ -155,7 +155,8 @@ fn starts_as_loopds_line(text: &str) -> bool {
 /// unasked message's plain body: the mark loopd's other surfaces use (`proto::shown`).
 pub const MARK: &str = proto::shown::MARK;
 
-/// How many characters of a line's start are compared with loopd's header.
+/// How many characters of a line's start, past its blanks, are compared with loopd's
+/// header.
 const HEAD_CHARS: usize = 64;
 
 /// `text` for an unasked message's plain `body`, where loopd's header is one line above
@@ -232,10 +233,20 @@ fn reads_as_loopds(line: &str) -> bool {
     let written: String = line
         .chars()
         .filter(|c| !proto::shown::hidden(*c) && !proto::shown::combining(*c))
+        // However many blanks come first: a notification shows the body without them.
+        .skip_while(|c| blank(*c))
         .take(HEAD_CHARS)
         .collect();
     let lowered: String = written.chars().flat_map(char::to_lowercase).collect();
     starts_as_loopd(&written) || starts_as_loopd(&lowered)
+}
+
+/// Whether `c` draws as blank: white space, or a character whose skeleton is (the blank
+/// Braille pattern).
+fn blank(c: char) -> bool {
+    let mut buf = [0u8; 4];
+    c.is_whitespace()
+        || unicode_security::skeleton(c.encode_utf8(&mut buf)).all(char::is_whitespace)
 }
 
 /// Whether the skeleton of `start`, lower-cased and without its leading blanks, begins

@@ -298,3 +298,24 @@ fn a_line_drawn_as_loopds_bold_header_is_marked_in_the_formatted_body() {
         .unwrap()
         .contains(&format!("\n{}{forged}\n", crate::outgoing::MARK)));
 }
+
+/// Regression: the header check looked at a line's first 64 characters, blanks included,
+/// so a model line of 64 spaces (or ideographic spaces, or blank Braille patterns) and
+/// then `loopd: reminder at …` went out unmarked; a phone's notification, which does not
+/// show a body's leading blanks, read it as loopd's header. Blanks are looked through,
+/// however many.
+#[test]
+fn a_line_reading_as_loopds_header_after_any_run_of_blanks_is_marked() {
+    for blank in [" ", "\u{3000}", "\u{2800}", "\t"] {
+        let line = format!("{}loopd: reminder at 09:53 Sun 6 Dec", blank.repeat(200));
+        for style in [Style::Text, Style::Unasked] {
+            let c = content(style, "loopd: reminder at 09:00", &line);
+            let body = c["body"].as_str().unwrap();
+            assert_eq!(
+                body.lines().last().unwrap(),
+                format!("{}{line}", crate::outgoing::MARK),
+                "{style:?}: {blank:?}"
+            );
+        }
+    }
+}
