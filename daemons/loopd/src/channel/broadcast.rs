@@ -385,8 +385,13 @@ impl<W: Work> Channel<W> {
         }
         for m in &waiting {
             let again = if m.tried { " (again)" } else { "" };
+            let untrusted = if m.untrusted {
+                super::unasked::UNTRUSTED
+            } else {
+                ""
+            };
             let mut pieces = vec![Piece::Activity(format!(
-                "while you were away: {} at {}{again}",
+                "while you were away: {} at {}{again}{untrusted}",
                 m.kind.word(),
                 local(&m.time)
             ))];

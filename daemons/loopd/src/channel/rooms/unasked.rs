@@ -2,11 +2,7 @@
 //! wrote in for their session, or a notice that one waits at the terminal.
 
 use super::*;
-
-/// What an unasked message's header adds when it was written while the context was
-/// untrusted (docs/labels.md): the owner reads that the text may be a page's.
-pub(crate) const UNTRUSTED: &str =
-    " (untrusted: written after reading a page or an untrusted file)";
+use crate::channel::unasked::UNTRUSTED;
 
 impl<W: Work> Channel<W> {
     /// Offers what waits in the inbox to each session's room, when it is served.
