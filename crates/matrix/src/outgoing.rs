@@ -23,7 +23,8 @@ pub const MAX_CONTENT_BYTES: usize = MAX_EVENT_BYTES - ENVELOPE_RESERVE;
 
 /// The content's own fields around the text (`msgtype`, `format`, the keys, quotes) and
 /// an unasked message's header twice (plain, and escaped in `<strong>`): the fields and
-/// tags take about 120 bytes (and the mark of the first line of the text, four), 256 are kept; a header character takes at most 6 bytes as
+/// tags take about 120 bytes (and the marks of the first line of the text, four each in
+/// the body and in the formatted body), 256 are kept; a header character takes at most 6 bytes as
 /// JSON and 6 more escaped as HTML in JSON.
 pub const FIELDS_RESERVE: usize = 256 + 12 * MAX_HEADER_CHARS;
 
@@ -67,9 +68,10 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
     let cost: fn(char) -> usize = match style {
         // The text twice (plain, and escaped as HTML), and on each line the mark the plain
         // body may put in front of it (`marked`).
-        Style::Unasked => {
-            |c| json_cost(c) + json_cost_str(&html_char(c)) + if c == '\n' { MARK.len() } else { 0 }
-        }
+        // The mark may be put there in the formatted body too (`marked_formatted`).
+        Style::Unasked => |c| {
+            json_cost(c) + json_cost_str(&html_char(c)) + if c == '\n' { 2 * MARK.len() } else { 0 }
+        },
         // The mark a line reading as loopd's header gets (`marked_reply`).
         Style::Text => |c| json_cost(c) + if c == '\n' { MARK.len() } else { 0 },
         Style::Notice => json_cost,

@@ -319,3 +319,16 @@ fn a_line_reading_as_loopds_header_after_any_run_of_blanks_is_marked() {
         }
     }
 }
+
+/// Lines marked in both the plain and the formatted body, as many as fit, still leave
+/// every part inside one event.
+#[test]
+fn an_unasked_part_of_lines_marked_twice_still_fits_one_event() {
+    let line = "\u{1d425}\u{1d428}\u{1d428}\u{1d429}\u{1d41d}";
+    let text = vec![line; PART_BUDGET].join("\n");
+    let parts = plan("main", 1, Style::Unasked, &"<".repeat(200), &text);
+    assert!(parts.len() > 1);
+    for p in &parts {
+        assert!(json_len(&p.content) <= MAX_CONTENT_BYTES);
+    }
+}
