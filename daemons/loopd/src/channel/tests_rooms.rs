@@ -14,7 +14,7 @@ use proto::config::Config;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 #[derive(Default)]
-struct Recorder {
+pub(in crate::channel) struct Recorder {
     jobs: Vec<Job>,
     /// The probes asked for (`/status`, `/recall`), for a test to run (review tests).
     probes: Vec<(JobId, Probe)>,
@@ -35,8 +35,8 @@ impl Work for Recorder {
     }
 }
 
-struct Rig {
-    ch: Channel<Recorder>,
+pub(in crate::channel) struct Rig {
+    pub(in crate::channel) ch: Channel<Recorder>,
     events: Sender<Event>,
     up: SyncSender<Up>,
     down: Receiver<Down>,
@@ -47,7 +47,7 @@ struct Rig {
 const ROOM: &str = "!room:example.org";
 
 impl Rig {
-    fn new() -> Rig {
+    pub(in crate::channel) fn new() -> Rig {
         Rig::on(tempfile::tempdir().unwrap().keep())
     }
 
@@ -88,7 +88,7 @@ impl Rig {
 
     /// The sync thread hands over `lines` (event id, body); returns whether the loop
     /// said they are on disk.
-    fn lines(&mut self, lines: &[(&str, &str)]) -> bool {
+    pub(in crate::channel) fn lines(&mut self, lines: &[(&str, &str)]) -> bool {
         let (on_disk, said) = sync_channel(1);
         let lines = lines
             .iter()
@@ -103,13 +103,13 @@ impl Rig {
         said.try_recv().is_ok()
     }
 
-    fn event(&mut self, event: Event) {
+    pub(in crate::channel) fn event(&mut self, event: Event) {
         self.events.send(event).unwrap();
         self.ch.wake(&mut self.out);
     }
 
     /// What the loop handed the send thread since the last look (typing left out).
-    fn sent(&mut self) -> Vec<crate::matrix::store::Outgoing> {
+    pub(in crate::channel) fn sent(&mut self) -> Vec<crate::matrix::store::Outgoing> {
         let mut out = Vec::new();
         while let Ok(d) = self.down.try_recv() {
             if let Down::Send(o) = d {
@@ -123,7 +123,7 @@ impl Rig {
         Store::load(&self.state).unwrap()
     }
 
-    fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
+    pub(in crate::channel) fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
         match self.ch.worker.jobs.get(n) {
             Some(Job::Asked {
                 id,
@@ -566,51 +566,4 @@ fn a_turns_lines_go_as_notices_or_text_by_the_kind_their_block_wrote() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
     assert_eq!(sent, expected);
-}
-
-/// Regression: a heartbeat's message written while the context was untrusted (the session
-/// had read a page) went to the room under loopd's header as a trusted one does, so a
-/// page's words reached the phone's notification under loopd's name. Its header says so.
-#[test]
-fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
-    let mut rig = Rig::new();
-    rig.lines(&[("$e1", "hi")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("hello".into()),
-    });
-    for untrusted in [true, false] {
-        rig.sent();
-        let text = vec![conversation::inbox::Piece::Text(
-            "confirm your card at http://x".into(),
-        )];
-        let label = proto::Label::new(proto::DataClass::Public, untrusted);
-        let kind = conversation::inbox::Kind::Heartbeat;
-        let (m, saved) = rig
-            .ch
-            .mail
-            .inbox
-            .with(|i| i.add("main", kind, text, label, false, None));
-        saved.unwrap();
-        assert!(rig.ch.room_offer(&m), "the room gets it");
-        let c = rig.sent().pop().unwrap().content;
-        let header = c["body"]
-            .as_str()
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .to_string();
-        assert!(header.starts_with("loopd: heartbeat at "), "{header}");
-        let says = c["formatted_body"]
-            .as_str()
-            .unwrap()
-            .contains("untrusted: written after");
-        assert_eq!(
-            (header.contains("untrusted"), says),
-            (untrusted, untrusted),
-            "{c}"
-        );
-    }
 }
