@@ -91,3 +91,14 @@ fn a_reminder_above_max_class_is_told_in_the_room_as_an_unasked_message_that_buz
         .unwrap()
         .starts_with("<strong>loopd: reminder at "));
 }
+
+/// The longest header a room's unasked message gets is not cut.
+#[test]
+fn the_longest_unasked_header_fits_uncut() {
+    let longest = format!(
+        "loopd: {} at 09:12 Wed 30 Dec (again){}",
+        conversation::inbox::Kind::Held.word(),
+        crate::channel::unasked::UNTRUSTED
+    );
+    assert!(longest.chars().count() <= ::matrix::outgoing::MAX_HEADER_CHARS);
+}
