@@ -158,8 +158,17 @@ fn shown(messages: &[Message], folded: u64) -> String {
         } else {
             " (was waiting)"
         };
+        let untrusted = if m.untrusted {
+            super::unasked::UNTRUSTED
+        } else {
+            ""
+        };
         block.put(
-            Part::Activity(&format!("{} at {}{state}", m.kind.word(), local(&m.time))),
+            Part::Activity(&format!(
+                "{} at {}{state}{untrusted}",
+                m.kind.word(),
+                local(&m.time)
+            )),
             &mut out,
         );
         for piece in &m.pieces {

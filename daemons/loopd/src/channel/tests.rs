@@ -505,4 +505,14 @@ fn an_untrusted_waiting_message_is_said_to_be_untrusted_by_the_line_above_it() {
     assert_eq!(heads.len(), 2, "{text}");
     assert!(heads[0].ends_with(super::unasked::UNTRUSTED), "{text}");
     assert!(!heads[1].contains("untrusted"), "{text}");
+    // `/inbox` shows them again, each under a line that says the same.
+    rig.send(ME, "/inbox\n");
+    let again = rig.written(ME);
+    let heads: Vec<&str> = again
+        .lines()
+        .filter(|l| l.starts_with("· heartbeat at "))
+        .collect();
+    assert_eq!(heads.len(), 2, "{again}");
+    assert!(heads[0].ends_with(super::unasked::UNTRUSTED), "{again}");
+    assert!(!heads[1].contains("untrusted"), "{again}");
 }
