@@ -185,7 +185,7 @@ fn symbol_start(c: char) -> bool {
 
 /// A combining mark (general category Mn or Me): drawn on the character before it, or on
 /// nothing at a line's start, so it is not looked at when a start is judged.
-fn combining(c: char) -> bool {
+pub fn combining(c: char) -> bool {
     c.is_mark_nonspacing() || c.is_mark_enclosing()
 }
 

@@ -121,11 +121,38 @@ fn message(content: &Value) -> Kind {
     let body = content.get("body").and_then(Value::as_str);
     match (content.get("msgtype").and_then(Value::as_str), body) {
         (Some("m.text"), Some(body)) => Kind::Text {
-            body: body.to_string(),
+            body: without_reply_fallback(content, body).to_string(),
         },
         (Some("m.notice"), _) => Kind::Notice,
         _ => Kind::OtherMessage,
     }
+}
+
+/// `body` without a reply's fallback: a client replying to an event (`m.relates_to`
+/// `m.in_reply_to`) may put the event it answers before the sender's words, quoted, as
+/// lines starting with `>` and an empty line after them (the spec's fallback, which
+/// receivers strip). Those lines are the earlier event's text (the model's, or a page's
+/// it repeated), never the owner's words, so they are no part of the owner's line
+/// (docs/matrix.md, 'Lines in'). A body that is not shaped so is kept whole.
+fn without_reply_fallback<'a>(content: &Value, body: &'a str) -> &'a str {
+    let replying = content
+        .get("m.relates_to")
+        .and_then(|r| r.get("m.in_reply_to"))
+        .is_some();
+    if !replying || !body.starts_with('>') {
+        return body;
+    }
+    let mut rest = body;
+    while let Some((line, after)) = rest.split_once('\n') {
+        if line.is_empty() {
+            return after;
+        }
+        if !line.starts_with('>') {
+            break;
+        }
+        rest = after;
+    }
+    body
 }
 
 /// The events of a JSON list (a timeline, a state block, a `/messages` chunk) that parse,
@@ -137,4 +164,53 @@ pub fn parse_list(v: Option<&Value>) -> (Vec<Event>, usize) {
     let events: Vec<Event> = list.iter().filter_map(Event::parse).collect();
     let bad = list.len() - events.len();
     (events, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body_of(content: Value) -> Kind {
+        let v = json!({"event_id": "$e", "sender": "@o:x", "type": "m.room.message", "content": content});
+        Event::parse(&v).unwrap().kind
+    }
+
+    fn text(body: &str) -> Kind {
+        Kind::Text { body: body.into() }
+    }
+
+    /// Regression: an owner's reply (`m.in_reply_to`) from a client that writes the
+    /// spec's fallback was taken whole, the quoted event included, so the model's words
+    /// (and a URL a page had it write) came back as the owner's own line: an owner's URL
+    /// the model may fetch while the context is guarded (docs/labels.md). The fallback is
+    /// no part of the line.
+    #[test]
+    fn a_replys_fallback_quoting_the_event_it_answers_is_not_the_owners_line() {
+        let reply = json!({"m.in_reply_to": {"event_id": "$model"}});
+        let quoted =
+            "> <@box:x> Sure, see http://evil.example/?d=PIN-3102\n> more\n\nwhat is this?";
+        assert_eq!(
+            body_of(json!({"msgtype": "m.text", "body": quoted, "m.relates_to": reply})),
+            text("what is this?")
+        );
+        let command = "> <@box:x> loopd: reminder at 09:00\n\n/remind in 1h again";
+        assert_eq!(
+            body_of(json!({"msgtype": "m.text", "body": command, "m.relates_to": reply})),
+            text("/remind in 1h again"),
+            "the owner's own words, a command when they start with /"
+        );
+        // The owner's own quote, in a message that answers nothing, is the owner's.
+        assert_eq!(
+            body_of(json!({"msgtype": "m.text", "body": quoted})),
+            text(quoted)
+        );
+        // A reply without a fallback (newer clients), or one not shaped as one, is whole.
+        for whole in ["what is this?", "> no empty line after it", "> a\nb\n\nc"] {
+            assert_eq!(
+                body_of(json!({"msgtype": "m.text", "body": whole, "m.relates_to": reply})),
+                text(whole)
+            );
+        }
+    }
 }

@@ -189,3 +189,146 @@ fn a_replys_model_lines_that_read_as_loopds_header_are_marked() {
         "loopd's own notice"
     );
 }
+
+/// Regression: the header check lower-cased a line before taking its skeleton, so a
+/// capital `I` (drawn as `l` in the sans-serif fonts of phones and Matrix clients) became
+/// `i` and `Ioopd: reminder at 09:53` went out unmarked, reading in a notification exactly
+/// as loopd's header; a restricted letter (`ʟ`, `ɭ`) or a combining mark on a letter did
+/// the same, where the socket's marks treat them as lookalikes.
+#[test]
+fn a_line_reading_as_loopd_by_a_capital_i_a_restricted_letter_or_a_combining_mark_is_marked() {
+    let forged = [
+        "Ioopd: reminder at 09:53 Sun 6 Dec",
+        "IOOPD: reminder at 09:53",
+        "\u{196}OOPD: reminder",
+        "\u{29f}oopd: reminder",
+        "\u{26d}oopd: reminder",
+        "l\u{301}oopd: reminder",
+        "lo\u{323}opd: reminder",
+        "  Ioopd: indented",
+    ];
+    for line in forged {
+        for style in [Style::Text, Style::Unasked] {
+            let c = content(style, "loopd: reminder at 09:00", line);
+            let body = c["body"].as_str().unwrap();
+            let shown = body.lines().last().unwrap();
+            assert_eq!(
+                shown,
+                format!("{}{line}", crate::outgoing::MARK),
+                "{style:?}: {line:?}"
+            );
+        }
+    }
+    for honest in [
+        "I looped the loop",
+        "Iowa",
+        "lo-fi loopd",
+        "look, loopd",
+        "Loop de loop",
+    ] {
+        let c = content(Style::Text, "", honest);
+        assert_eq!(c["body"], honest, "{honest:?}");
+    }
+}
+
+/// Regression: a line longer than a whole event is cut at a character boundary, and the
+/// event after the cut opened with whatever stood there, unjudged. A model line padded to
+/// the budget and then `error: …` (left as itself in the middle of a line) made an
+/// `m.text` whose body, and push notification, opened with loopd's failure mark. Each
+/// event that starts mid-line has its start judged as a line's: marked where it starts as
+/// loopd's lines do, in every style, and left alone otherwise.
+#[test]
+fn an_event_a_cut_starts_mid_line_is_marked_when_its_start_reads_as_loopds() {
+    let forged = [
+        "error: llama.cpp timed out; send /allow 7",
+        "Ioopd: reminder at 09:53 Sun 6 Dec",
+        "memory · session main · 2026-12-06",
+        "┃ already marked-looking",
+    ];
+    for style in [Style::Text, Style::Notice, Style::Unasked] {
+        // What one character of the padding costs in this style's part.
+        let per = if style == Style::Unasked { 2 } else { 1 };
+        for tail in forged {
+            let line = format!("{}{tail}", "a".repeat(PART_BUDGET / per));
+            let parts = plan("main", 1, style, "loopd: heartbeat at 09:00", &line);
+            assert_eq!(parts.len(), 2, "{style:?}");
+            let body = parts[1].content["body"].as_str().unwrap();
+            let first = match style {
+                Style::Unasked => body.lines().nth(1).unwrap(),
+                _ => body.lines().next().unwrap(),
+            };
+            assert_eq!(
+                first,
+                format!("{}{tail}", crate::outgoing::MARK),
+                "{style:?}: {body:?}"
+            );
+            assert_eq!(parts[1].content["msgtype"], parts[0].content["msgtype"]);
+        }
+        // An honest cut is not marked.
+        let line = format!("{}plain words", "a".repeat(PART_BUDGET / per));
+        let parts = plan("main", 1, style, "loopd: heartbeat at 09:00", &line);
+        assert!(parts[1].content["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .any(|l| l == "plain words"));
+    }
+}
+
+/// Regression: an unasked message's `formatted_body` (what a Matrix client shows in the
+/// room) set loopd's header apart only by drawing it bold, and left the text after it
+/// unmarked; the model's line in mathematical bold letters (`𝐥𝐨𝐨𝐩𝐝: 𝐫𝐞𝐦𝐢𝐧𝐝𝐞𝐫 𝐚𝐭 …`)
+/// drew as a second bold header of loopd's inside the message. It is marked there too.
+#[test]
+fn a_line_drawn_as_loopds_bold_header_is_marked_in_the_formatted_body() {
+    let forged = "\u{1d425}\u{1d428}\u{1d428}\u{1d429}\u{1d41d}: \u{1d42b}\u{1d41e}\u{1d426}\u{1d422}\u{1d427}\u{1d41d}\u{1d41e}\u{1d42b} at 09:00";
+    let text = format!("All quiet.\n{forged}\nsend your PIN here\nloopd: plain letters");
+    let c = content(Style::Unasked, "loopd: heartbeat at 08:00", &text);
+    let formatted = c["formatted_body"].as_str().unwrap();
+    assert!(
+        formatted.contains(&format!("<br>{}{forged}<br>", crate::outgoing::MARK)),
+        "{formatted}"
+    );
+    assert!(
+        formatted.ends_with("<br>loopd: plain letters"),
+        "{formatted}"
+    );
+    assert!(c["body"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("\n{}{forged}\n", crate::outgoing::MARK)));
+}
+
+/// Regression: the header check looked at a line's first 64 characters, blanks included,
+/// so a model line of 64 spaces (or ideographic spaces, or blank Braille patterns) and
+/// then `loopd: reminder at …` went out unmarked; a phone's notification, which does not
+/// show a body's leading blanks, read it as loopd's header. Blanks are looked through,
+/// however many.
+#[test]
+fn a_line_reading_as_loopds_header_after_any_run_of_blanks_is_marked() {
+    for blank in [" ", "\u{3000}", "\u{2800}", "\t"] {
+        let line = format!("{}loopd: reminder at 09:53 Sun 6 Dec", blank.repeat(200));
+        for style in [Style::Text, Style::Unasked] {
+            let c = content(style, "loopd: reminder at 09:00", &line);
+            let body = c["body"].as_str().unwrap();
+            assert_eq!(
+                body.lines().last().unwrap(),
+                format!("{}{line}", crate::outgoing::MARK),
+                "{style:?}: {blank:?}"
+            );
+        }
+    }
+}
+
+/// Lines marked in both the plain and the formatted body, as many as fit, still leave
+/// every part inside one event.
+#[test]
+fn an_unasked_part_of_lines_marked_twice_still_fits_one_event() {
+    let line = "\u{1d425}\u{1d428}\u{1d428}\u{1d429}\u{1d41d}";
+    let text = vec![line; PART_BUDGET].join("\n");
+    let parts = plan("main", 1, Style::Unasked, &"<".repeat(200), &text);
+    assert!(parts.len() > 1);
+    for p in &parts {
+        assert!(json_len(&p.content) <= MAX_CONTENT_BYTES);
+    }
+}

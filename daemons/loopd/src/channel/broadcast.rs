@@ -158,8 +158,17 @@ fn shown(messages: &[Message], folded: u64) -> String {
         } else {
             " (was waiting)"
         };
+        let untrusted = if m.untrusted {
+            super::unasked::UNTRUSTED
+        } else {
+            ""
+        };
         block.put(
-            Part::Activity(&format!("{} at {}{state}", m.kind.word(), local(&m.time))),
+            Part::Activity(&format!(
+                "{} at {}{state}{untrusted}",
+                m.kind.word(),
+                local(&m.time)
+            )),
             &mut out,
         );
         for piece in &m.pieces {
@@ -385,8 +394,13 @@ impl<W: Work> Channel<W> {
         }
         for m in &waiting {
             let again = if m.tried { " (again)" } else { "" };
+            let untrusted = if m.untrusted {
+                super::unasked::UNTRUSTED
+            } else {
+                ""
+            };
             let mut pieces = vec![Piece::Activity(format!(
-                "while you were away: {} at {}{again}",
+                "while you were away: {} at {}{again}{untrusted}",
                 m.kind.word(),
                 local(&m.time)
             ))];

@@ -385,10 +385,15 @@ fn a_failed_job_is_written_with_the_error_prefix_once_by_the_channel() {
 
 /// A message in the inbox of `main`, as one that reached nobody leaves it.
 fn waiting(rig: &mut Rig, text: &str) {
+    waiting_as(rig, text, false);
+}
+
+/// `waiting`, written while the context was `untrusted` or not.
+fn waiting_as(rig: &mut Rig, text: &str, untrusted: bool) {
     let pieces = vec![conversation::inbox::Piece::Text(text.into())];
     let label = proto::Label {
         class: proto::DataClass::Private,
-        untrusted: false,
+        untrusted,
     };
     let (_, saved) = rig.ch.mail.inbox.with(|i| {
         i.add(
@@ -480,4 +485,34 @@ fn a_waiting_message_is_delivered_only_once_written_and_comes_again_marked_after
     );
     rig.ch.drained(&mut rig.out, OTHER);
     assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 0);
+}
+
+/// Regression: a heartbeat's message written while the context was untrusted came under
+/// loopd's `· while you were away: heartbeat at …` exactly as a trusted one, so loopd's
+/// own line vouched for what may be a page's words. The line says it is untrusted.
+#[test]
+fn an_untrusted_waiting_message_is_said_to_be_untrusted_by_the_line_above_it() {
+    let mut rig = Rig::with(Config::default());
+    waiting_as(&mut rig, "confirm your card at http://x", true);
+    waiting(&mut rig, "news from the night");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/session\n");
+    let text = rig.written(ME);
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("· while you were away"))
+        .collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    assert!(heads[0].ends_with(super::unasked::UNTRUSTED), "{text}");
+    assert!(!heads[1].contains("untrusted"), "{text}");
+    // `/inbox` shows them again, each under a line that says the same.
+    rig.send(ME, "/inbox\n");
+    let again = rig.written(ME);
+    let heads: Vec<&str> = again
+        .lines()
+        .filter(|l| l.starts_with("· heartbeat at "))
+        .collect();
+    assert_eq!(heads.len(), 2, "{again}");
+    assert!(heads[0].ends_with(super::unasked::UNTRUSTED), "{again}");
+    assert!(!heads[1].contains("untrusted"), "{again}");
 }

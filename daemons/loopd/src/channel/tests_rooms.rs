@@ -14,7 +14,7 @@ use proto::config::Config;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 #[derive(Default)]
-struct Recorder {
+pub(in crate::channel) struct Recorder {
     jobs: Vec<Job>,
     /// The probes asked for (`/status`, `/recall`), for a test to run (review tests).
     probes: Vec<(JobId, Probe)>,
@@ -35,8 +35,8 @@ impl Work for Recorder {
     }
 }
 
-struct Rig {
-    ch: Channel<Recorder>,
+pub(in crate::channel) struct Rig {
+    pub(in crate::channel) ch: Channel<Recorder>,
     events: Sender<Event>,
     up: SyncSender<Up>,
     down: Receiver<Down>,
@@ -47,7 +47,7 @@ struct Rig {
 const ROOM: &str = "!room:example.org";
 
 impl Rig {
-    fn new() -> Rig {
+    pub(in crate::channel) fn new() -> Rig {
         Rig::on(tempfile::tempdir().unwrap().keep())
     }
 
@@ -88,7 +88,7 @@ impl Rig {
 
     /// The sync thread hands over `lines` (event id, body); returns whether the loop
     /// said they are on disk.
-    fn lines(&mut self, lines: &[(&str, &str)]) -> bool {
+    pub(in crate::channel) fn lines(&mut self, lines: &[(&str, &str)]) -> bool {
         let (on_disk, said) = sync_channel(1);
         let lines = lines
             .iter()
@@ -103,13 +103,13 @@ impl Rig {
         said.try_recv().is_ok()
     }
 
-    fn event(&mut self, event: Event) {
+    pub(in crate::channel) fn event(&mut self, event: Event) {
         self.events.send(event).unwrap();
         self.ch.wake(&mut self.out);
     }
 
     /// What the loop handed the send thread since the last look (typing left out).
-    fn sent(&mut self) -> Vec<crate::matrix::store::Outgoing> {
+    pub(in crate::channel) fn sent(&mut self) -> Vec<crate::matrix::store::Outgoing> {
         let mut out = Vec::new();
         while let Ok(d) = self.down.try_recv() {
             if let Down::Send(o) = d {
@@ -123,7 +123,7 @@ impl Rig {
         Store::load(&self.state).unwrap()
     }
 
-    fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
+    pub(in crate::channel) fn turn(&self, n: usize) -> (JobId, String, Option<String>) {
         match self.ch.worker.jobs.get(n) {
             Some(Job::Asked {
                 id,

@@ -6,6 +6,14 @@
 use super::reply::{Block, Part};
 use crate::heartbeat::beat::{Piece, Reply, MAX_BEAT_REPLY};
 
+/// What the line loopd puts above an unasked message (a room's header, the socket's
+/// `· while you were away: …`) adds when the message was written while the context was
+/// untrusted (docs/labels.md): loopd's line does not vouch for a text that may be a
+/// page's words (a phishing link, a request for a PIN). Short enough that the longest
+/// room header (`loopd: reply held back from Matrix at … (again)` and this) stays within
+/// `matrix::outgoing::MAX_HEADER_CHARS`.
+pub(crate) const UNTRUSTED: &str = " (untrusted: written after reading a page or file)";
+
 /// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
 pub(crate) const TRUNCATED: &str = "[truncated]";
 

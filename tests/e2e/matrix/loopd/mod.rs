@@ -7,6 +7,7 @@ mod allow;
 mod conversation;
 mod crash;
 mod forget;
+mod kinds;
 mod review;
 mod unasked;
 

@@ -31,6 +31,8 @@ mod commands;
 mod line;
 mod redact;
 mod status;
+#[cfg(test)]
+mod tests_unasked;
 mod unasked;
 
 /// Where the rooms' connection ids start: far above any socket's (the poll loop numbers

@@ -2,6 +2,7 @@
 //! wrote in for their session, or a notice that one waits at the terminal.
 
 use super::*;
+use crate::channel::unasked::UNTRUSTED;
 
 impl<W: Work> Channel<W> {
     /// Offers what waits in the inbox to each session's room, when it is served.
@@ -22,8 +23,9 @@ impl<W: Work> Channel<W> {
     }
 
     /// Plans an unasked message for the served room an owner last wrote in for its
-    /// session (docs/matrix.md, 'Unasked messages'); above `matrix.max_class`, a notice
-    /// that it waits at the terminal instead. Returns whether a room will get it.
+    /// session (docs/matrix.md, 'Unasked messages'); above `matrix.max_class`, an unasked
+    /// message of loopd's own that it waits at the terminal instead. Returns whether a
+    /// room will get it.
     pub(in crate::channel) fn room_offer(&mut self, m: &Message) -> bool {
         let max_class = self.cfg.matrix.max_class;
         let Some(rooms) = self.rooms.as_mut() else {
@@ -43,18 +45,23 @@ impl<W: Work> Channel<W> {
             if rooms.store.held.contains(&m.n) {
                 return false;
             }
-            let words = format!(
-                "loopd: a {} from {} waits at the terminal: it is labelled {}, above matrix.max_class ({}). /inbox there shows it.",
+            // Nobody asked for it either, so it is unasked too: an `m.text` under loopd's
+            // header, which the phone's default push rules let buzz (a notice would not,
+            // and a reminder is for its time).
+            let header = format!(
+                "loopd: {} at {}",
                 m.kind.word(),
-                crate::channel::broadcast::local(&m.time),
+                crate::channel::broadcast::local(&m.time)
+            );
+            let words = format!(
+                "it is labelled {}, above matrix.max_class ({max_class}): it is not sent here. It waits at the terminal: /inbox there shows it.",
                 m.class,
-                max_class
             );
             let key = format!("held\n{}", m.n);
             rooms.plan_into(
                 &room,
                 (&key, 0),
-                Planned(Style::Notice, "", &words),
+                Planned(Style::Unasked, &header, &words),
                 &Why::Notice,
             );
             rooms.store.keep_held(m.n);
@@ -63,8 +70,12 @@ impl<W: Work> Channel<W> {
             return false;
         }
         let again = if m.tried { " (again)" } else { "" };
+        // The header is loopd's word for the text under it: one written while the context
+        // was untrusted may be a page's words (a phishing link, a request for a PIN), and
+        // says so where a notification shows it (docs/matrix.md, 'Unasked messages').
+        let untrusted = if m.untrusted { UNTRUSTED } else { "" };
         let header = format!(
-            "loopd: {} at {}{again}",
+            "loopd: {} at {}{again}{untrusted}",
             m.kind.word(),
             crate::channel::broadcast::local(&m.time)
         );

@@ -1,0 +1,104 @@
+//! Unasked messages as a room gets them (docs/matrix.md, 'Unasked messages', 'Labels'):
+//! the header that says a message is untrusted, and the word that one labelled above
+//! `matrix.max_class` waits, sent so that the phone buzzes. The rig is the rooms' tests'.
+
+use crate::channel::tests_rooms::Rig;
+use crate::worker::Event;
+
+/// Regression: a heartbeat's message written while the context was untrusted (the session
+/// had read a page) went to the room under loopd's header as a trusted one does, so a
+/// page's words reached the phone's notification under loopd's name. Its header says so.
+#[test]
+fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "hi")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("hello".into()),
+    });
+    for untrusted in [true, false] {
+        rig.sent();
+        let text = vec![conversation::inbox::Piece::Text(
+            "confirm your card at http://x".into(),
+        )];
+        let label = proto::Label::new(proto::DataClass::Public, untrusted);
+        let kind = conversation::inbox::Kind::Heartbeat;
+        let (m, saved) = rig
+            .ch
+            .mail
+            .inbox
+            .with(|i| i.add("main", kind, text, label, false, None));
+        saved.unwrap();
+        assert!(rig.ch.room_offer(&m), "the room gets it");
+        let c = rig.sent().pop().unwrap().content;
+        let header = c["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(header.starts_with("loopd: heartbeat at "), "{header}");
+        let says = c["formatted_body"]
+            .as_str()
+            .unwrap()
+            .contains("untrusted: written after");
+        assert_eq!(
+            (header.contains("untrusted"), says),
+            (untrusted, untrusted),
+            "{c}"
+        );
+    }
+}
+
+/// Regression: a reminder labelled above `matrix.max_class` was replaced in the room by
+/// an `m.notice`, which the phone's default push rules keep silent, so the owner was not
+/// told at the reminder's time that it waits at the terminal. Nobody asked for that word
+/// either: it is an unasked message of loopd's, `m.text` under loopd's header.
+#[test]
+fn a_reminder_above_max_class_is_told_in_the_room_as_an_unasked_message_that_buzzes() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "hi")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("hello".into()),
+    });
+    rig.sent();
+    let text = vec![conversation::inbox::Piece::Text("the PIN is 4471".into())];
+    let label = proto::Label::new(proto::DataClass::Secret, false);
+    let kind = conversation::inbox::Kind::Reminder;
+    let (m, saved) = rig
+        .ch
+        .mail
+        .inbox
+        .with(|i| i.add("main", kind, text, label, false, None));
+    saved.unwrap();
+    assert!(!rig.ch.room_offer(&m), "the message itself waits");
+    let sent = rig.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let c = &sent[0].content;
+    assert_eq!(c["msgtype"], "m.text", "{c}");
+    let body = c["body"].as_str().unwrap();
+    assert!(body.starts_with("loopd: reminder at "), "{body}");
+    assert!(
+        body.contains("waits at the terminal") && !body.contains("4471"),
+        "{body}"
+    );
+    assert!(c["formatted_body"]
+        .as_str()
+        .unwrap()
+        .starts_with("<strong>loopd: reminder at "));
+}
+
+/// The longest header a room's unasked message gets is not cut.
+#[test]
+fn the_longest_unasked_header_fits_uncut() {
+    let longest = format!(
+        "loopd: {} at 09:12 Wed 30 Dec (again){}",
+        conversation::inbox::Kind::Held.word(),
+        crate::channel::unasked::UNTRUSTED
+    );
+    assert!(longest.chars().count() <= ::matrix::outgoing::MAX_HEADER_CHARS);
+}
