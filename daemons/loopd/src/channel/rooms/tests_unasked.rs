@@ -1,6 +1,6 @@
 //! Unasked messages as a room gets them (docs/matrix.md, 'Unasked messages', 'Labels'):
-//! the header that says a message is untrusted, and the word that one labelled above
-//! `matrix.max_class` waits, sent so that the phone buzzes. The rig is the rooms' tests'.
+//! the header that says a message is untrusted, and the notice that one labelled above
+//! `matrix.max_class` waits at the terminal. The rig is the rooms' tests'.
 
 use crate::channel::tests_rooms::Rig;
 use crate::worker::Event;
@@ -52,12 +52,11 @@ fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
     }
 }
 
-/// Regression: a reminder labelled above `matrix.max_class` was replaced in the room by
-/// an `m.notice`, which the phone's default push rules keep silent, so the owner was not
-/// told at the reminder's time that it waits at the terminal. Nobody asked for that word
-/// either: it is an unasked message of loopd's, `m.text` under loopd's header.
+/// A reminder labelled above `matrix.max_class` is replaced in the room by loopd's
+/// notice that it waits at the terminal: its text never leaves, and loopd's word is an
+/// `m.notice`, which the model never produces.
 #[test]
-fn a_reminder_above_max_class_is_told_in_the_room_as_an_unasked_message_that_buzzes() {
+fn a_reminder_above_max_class_is_a_notice_that_it_waits_at_the_terminal() {
     let mut rig = Rig::new();
     rig.lines(&[("$e1", "hi")]);
     let (id, ..) = rig.turn(0);
@@ -79,17 +78,15 @@ fn a_reminder_above_max_class_is_told_in_the_room_as_an_unasked_message_that_buz
     let sent = rig.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
     let c = &sent[0].content;
-    assert_eq!(c["msgtype"], "m.text", "{c}");
+    assert_eq!(c["msgtype"], "m.notice", "{c}");
     let body = c["body"].as_str().unwrap();
-    assert!(body.starts_with("loopd: reminder at "), "{body}");
+    assert!(body.starts_with("loopd: a reminder from "), "{body}");
     assert!(
         body.contains("waits at the terminal") && !body.contains("4471"),
         "{body}"
     );
-    assert!(c["formatted_body"]
-        .as_str()
-        .unwrap()
-        .starts_with("<strong>loopd: reminder at "));
+    assert!(!rig.ch.room_offer(&m), "told once");
+    assert!(rig.sent().is_empty(), "told once");
 }
 
 /// The longest header a room's unasked message gets is not cut.

@@ -23,9 +23,8 @@ impl<W: Work> Channel<W> {
     }
 
     /// Plans an unasked message for the served room an owner last wrote in for its
-    /// session (docs/matrix.md, 'Unasked messages'); above `matrix.max_class`, an unasked
-    /// message of loopd's own that it waits at the terminal instead. Returns whether a
-    /// room will get it.
+    /// session (docs/matrix.md, 'Unasked messages'); above `matrix.max_class`, a notice
+    /// that it waits at the terminal instead. Returns whether a room will get it.
     pub(in crate::channel) fn room_offer(&mut self, m: &Message) -> bool {
         let max_class = self.cfg.matrix.max_class;
         let Some(rooms) = self.rooms.as_mut() else {
@@ -45,23 +44,18 @@ impl<W: Work> Channel<W> {
             if rooms.store.held.contains(&m.n) {
                 return false;
             }
-            // Nobody asked for it either, so it is unasked too: an `m.text` under loopd's
-            // header, which the phone's default push rules let buzz (a notice would not,
-            // and a reminder is for its time).
-            let header = format!(
-                "loopd: {} at {}",
-                m.kind.word(),
-                crate::channel::broadcast::local(&m.time)
-            );
             let words = format!(
-                "it is labelled {}, above matrix.max_class ({max_class}): it is not sent here. It waits at the terminal: /inbox there shows it.",
+                "loopd: a {} from {} waits at the terminal: it is labelled {}, above matrix.max_class ({}). /inbox there shows it.",
+                m.kind.word(),
+                crate::channel::broadcast::local(&m.time),
                 m.class,
+                max_class
             );
             let key = format!("held\n{}", m.n);
             rooms.plan_into(
                 &room,
                 (&key, 0),
-                Planned(Style::Unasked, &header, &words),
+                Planned(Style::Notice, "", &words),
                 &Why::Notice,
             );
             rooms.store.keep_held(m.n);
