@@ -292,8 +292,38 @@ fn a_crash_before_a_push_was_marked_hands_it_over_again_marked_as_a_repeat() {
     let _d = spawn(&fx, offset, &[]);
     let pushed = messages(&got, 1);
     assert!(
-        pushed.starts_with("· (again: this message may have been handed over before loopd restarted)\n· reminder 1 (late: "),
+        pushed.starts_with("· (again) this message may have been handed over before loopd restarted\n· reminder 1 (late: "),
         "{pushed}"
     );
     assert!(pushed.ends_with("\nburst 1\n---\n"), "{pushed}");
+}
+
+/// Regression: a notify command that could not be started (not installed yet) marked the
+/// message handed over, so it never reached the command, not even after the command was
+/// installed and loopd restarted. It stays unmarked, and the next start hands it over
+/// (docs/reminders.md, 'The notify command').
+#[test]
+fn a_message_a_missing_command_could_not_take_is_handed_over_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let llama = Standin::start(N_CTX);
+    let fx = Fixture::new("");
+    let missing = format!(
+        "[notify]\ncommand = [\"{}\"]\ntimeout_s = 20\n",
+        dir.path().join("not-installed").display()
+    );
+    write_config(&fx, &llama.url, "retries = 2", "", &missing);
+    write_book(&fx, 1);
+    let offset = past_due();
+    let d = spawn(&fx, offset, &[]);
+    let deadline = Instant::now() + WAIT;
+    while count(&d, "offered to the command again when loopd next starts") == 0 {
+        assert!(Instant::now() < deadline, "{}", d.log_text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(d);
+    write_config(&fx, &llama.url, "retries = 2", "", &notify_to(&got));
+    let _d = spawn(&fx, offset, &[]);
+    let pushed = messages(&got, 1);
+    assert!(pushed.contains("\nburst 1\n---\n"), "{pushed}");
 }

@@ -16,13 +16,19 @@ use std::time::Duration;
 
 /// What the notify command reads for message `m` when its text may not leave the box:
 /// one line saying a message waits, with its kind and time only.
-fn waits_line(m: &Message) -> String {
+/// `again` adds the repeat's mark to that one line rather than a line of its own.
+fn waits_line(m: &Message, again: bool) -> String {
     format!(
-        "· a {} message from {} waits in the inbox\n",
+        "· a {} message from {} waits in the inbox{}\n",
         m.kind.word(),
-        local(&m.time)
+        local(&m.time),
+        if again { " (again)" } else { "" }
     )
 }
+
+/// The first line of a message that may have been handed over before a restart: the
+/// same `(again)` mark the socket's and the room's headers carry.
+const AGAIN: &str = "· (again) this message may have been handed over before loopd restarted\n";
 
 impl<W: Work> Channel<W> {
     /// Puts message `n` in line for `notify.command` and starts what may start.
@@ -64,35 +70,35 @@ impl<W: Work> Channel<W> {
                 plumbing::error!("inbox: {e}; message {n} is not handed to notify.command");
                 continue;
             }
-            let again = if message.notify_tried {
-                "· (again: this message may have been handed over before loopd restarted)\n"
-            } else {
-                ""
-            };
+            let again = message.notify_tried;
             let over = message.class > notify.max_class;
-            let body = if over || message.untrusted {
+            let text = if over || message.untrusted {
                 plumbing::info!(
                     "notify: {what} is {}{} (notify.max_class is {}); only a line saying it waits is handed over",
                     message.class,
                     if message.untrusted { " and untrusted" } else { "" },
                     notify.max_class
                 );
-                waits_line(&message)
+                waits_line(&message, again)
             } else {
-                super::unasked::screen_text(&message.pieces)
+                let body = super::unasked::screen_text(&message.pieces);
+                format!("{}{body}", if again { AGAIN } else { "" })
             };
-            let text = format!("{again}{body}");
             let env = notify::environment(&notify.env);
             let timeout = Duration::from_secs(notify.timeout_s);
+            // A command that could not be started was not handed the message: it stays
+            // unmarked, waits in the inbox, and is offered again at the next start
+            // (the command may be installed by then).
             if let Err(why) =
                 self.mail
                     .runner
                     .start(&notify.command, &env, timeout, what.clone(), text)
             {
                 plumbing::warn!(
-                    "notify: {} {why} for {what}; the message waits in the inbox",
+                    "notify: {} {why} for {what}; the message waits in the inbox and is offered to the command again when loopd next starts",
                     notify.command[0]
                 );
+                continue;
             }
             if let Err(e) = self.mail.inbox.with(|i| i.notified(n)) {
                 plumbing::error!(
