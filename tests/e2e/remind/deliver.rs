@@ -2,6 +2,7 @@
 //! its first reply block, when nobody was there; late, once, after loopd was down.
 
 use super::{notes, spawn, start};
+use crate::support::prereq::tool;
 
 #[test]
 fn bad_whens_get_an_error_naming_what_could_not_be_read() {
@@ -195,4 +196,43 @@ fn a_heartbeat_nobody_heard_waits_in_the_inbox_for_the_next_connection() {
     let shown = owner.ask("/inbox");
     assert!(shown[0].starts_with("· heartbeat at "), "{shown:?}");
     assert_eq!(shown[1], "The backup finished overnight.");
+}
+
+/// Regression: a connection that half-closed after its line (`printf '…\n' | socat`, the
+/// contract's own example of a client) was taken for a script and never got what waited,
+/// though it is the next connection and reads until loopd closes.
+#[test]
+fn a_piped_socat_connection_gets_what_waited_after_its_reply() {
+    if !tool("socat") {
+        return;
+    }
+    let lp = start("", 0);
+    let mut setter = lp.client();
+    setter.ask("/remind in 1m water the plants");
+    drop(setter);
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    lp.daemon
+        .wait_log("reminder for nobody connected; it waits in the inbox");
+    // socat's -t: how long it keeps reading after its input ended.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "printf '/session\\n' | socat -t 30 - UNIX-CONNECT:{}",
+            lp.fx.loopd_sock.display()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("session main\n.\n· while you were away: reminder at "),
+        "{text}"
+    );
+    assert!(text.ends_with("\nwater the plants\n.\n"), "{text}");
+    let status = lp.client().ask("/status");
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
 }

@@ -247,7 +247,7 @@ impl<W: Work> Channel<W> {
     pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
         self.conns
             .iter()
-            .filter(|(_, c)| &c.session == session && !c.input_closed && !c.room)
+            .filter(|(_, c)| &c.session == session && !c.room)
             .map(|(&id, _)| id)
             .collect()
     }

@@ -168,8 +168,9 @@ impl<W: Work> Channel<W> {
                 return;
             }
             // After its first reply block, a connection gets what waited in the inbox for
-            // its session (docs/reminders.md); a half-closed one is a script, left out.
-            if conn.answered && !conn.inbox_checked && !conn.input_closed {
+            // its session (docs/reminders.md), a half-closed one too: it is the next
+            // connection, and reads until loopd closes.
+            if conn.answered && !conn.inbox_checked {
                 conn.inbox_checked = true;
                 let session = conn.session.clone();
                 self.inbox_release(out, id, &session);

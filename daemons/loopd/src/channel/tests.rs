@@ -432,15 +432,24 @@ fn what_waited_in_the_inbox_comes_after_the_first_reply_block_once() {
     assert_eq!(rig.written(ME), "session main\n.\n");
 }
 
+/// The next connection gets what waited even when it half-closed after its line
+/// (`printf '/session\n' | socat …`): it reads until loopd closes, and the message is
+/// delivered once its block was written whole.
 #[test]
-fn a_script_that_half_closed_leaves_the_inbox_for_a_person() {
+fn a_client_that_half_closed_gets_what_waited_after_its_first_reply_then_the_close() {
     let mut rig = Rig::with(Config::default());
     waiting(&mut rig, "news");
     rig.ch.accept(&mut rig.out, ME, peer());
     let mut rest = b"/session\n".to_vec();
     rig.ch.input_closed(&mut rig.out, ME, &mut rest);
-    assert_eq!(rig.written(ME), "session main\n.\n<closed>");
-    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
+    let text = rig.written(ME);
+    assert!(
+        text.starts_with("session main\n.\n· while you were away: heartbeat at "),
+        "{text}"
+    );
+    assert!(text.ends_with("\nnews\n.\n<closed>"), "{text}");
+    rig.ch.drained(&mut rig.out, ME);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 0);
 }
 
 #[test]
