@@ -1,5 +1,5 @@
 //! Commands as a room answers them: a SIGHUP's token re-read, the lists that quote
-//! stored text kept for the terminal, `/quit` that closes nothing.
+//! stored text kept for the terminal, `/quit` that does nothing.
 
 use super::*;
 
@@ -42,15 +42,14 @@ impl<W: Work> Channel<W> {
         quotes
     }
 
-    /// `/quit` in a room closes nothing: the room stays served.
+    /// `/quit` in a room does nothing (docs/matrix.md, 'Lines in'): the room stays served
+    /// and nothing is sent. Its block is empty, so the room's next line is still answered
+    /// by its own block, and an empty block is no event.
     pub(in crate::channel) fn quit_in_room(&self, out: &mut Outbox, id: ConnId) -> bool {
         if !is_room(id) {
             return false;
         }
-        out.send(
-            id,
-            whole("/quit closes a terminal's connection; this room stays served (leave the room to stop)"),
-        );
+        out.send(id, whole(""));
         true
     }
 }
