@@ -38,7 +38,9 @@ cases = [
  ("Explain what an HTTP GET request is.", None),
 ]
 FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.S)
-TAG = re.compile(r"^<tool_call>\s*(.*?)\s*</tool_call>$", re.S)
+# The tag is built from pieces: no source file holds a chat-template tag whole.
+OPEN, CLOSE = "<" + "tool_call>", "</" + "tool_call>"
+TAG = re.compile("^" + re.escape(OPEN) + r"\s*(.*?)\s*" + re.escape(CLOSE) + "$", re.S)
 def recover(text):
     t = text.strip()
     for rx in (FENCE, TAG):

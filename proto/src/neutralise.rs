@@ -1,6 +1,6 @@
 //! `neutralise`: makes text from a tool unable to act as a chat-template control sequence.
 //!
-//! A tokenizer turns `<|im_start|>` or a think/tool-call tag into a special token only when
+//! A tokenizer turns a ChatML turn opener (`<|`, `im_start`, `|>` run together) or a think/tool-call tag into a special token only when
 //! it sees the exact characters. Putting a zero-width joiner right after the `<` leaves the
 //! text readable to a person and to the model, but it can no longer open a turn, fake a
 //! tool call or close the model's reasoning. No source file holds such a tag whole, so the

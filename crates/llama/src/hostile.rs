@@ -163,7 +163,11 @@ fn the_wedge_a_500_the_same_request_would_get_again_is_asked_once_not_retried() 
 fn a_server_error_quoting_the_conversation_is_described_by_length_not_quoted() {
     // Regression: llama.cpp's 500 quotes the model's output, and loopd's log line and
     // the turn's error repeated it where no forget reaches.
-    let body = r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <tool_call>{\"password\":\"PRIVATE:QUOKKA7731\"}","type":"server_error"}}"#;
+    // The tag is built from pieces: no source file holds a chat-template tag whole.
+    let body = concat!(
+        r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <"#,
+        r#"tool_call>{\"password\":\"PRIVATE:QUOKKA7731\"}","type":"server_error"}}"#
+    );
     let s = serve(move |stream, _| {
         let _ = write!(
             stream,

@@ -3,7 +3,7 @@
 //! model is served, beyond the static list in `proto::neutralise`.
 //!
 //! `POST /tokenize` with `with_pieces: true` returns each token's id and text; with
-//! `parse_special: true` a control sequence such as `<|im_start|>` or SmolLM2's
+//! `parse_special: true` a control sequence such as ChatML's turn opener (`<|` `im_start` `|>`) or SmolLM2's
 //! `<filename>` comes back as one token, with `parse_special: false` as plain pieces
 //! (docs/llama-api.md). A token of the first answer whose id is not in the second is a
 //! special token; its piece is the span to break. What a model is found to treat as

@@ -152,7 +152,11 @@ fn a_list_longer_than_a_reply_is_paged_and_the_connection_stays() {
 fn a_server_error_quoting_the_conversation_stays_out_of_the_log_lines() {
     let (l, m) = start(None);
     let mut c = l.client();
-    let body = r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <tool_call>{\"password\":\"PRIVATE:QUOKKA7731\"}","type":"server_error"}}"#;
+    // The tag is built from pieces: no source file holds a chat-template tag whole.
+    let body = concat!(
+        r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <"#,
+        r#"tool_call>{\"password\":\"PRIVATE:QUOKKA7731\"}","type":"server_error"}}"#
+    );
     for _ in 0..3 {
         l.llama.push(Reply::Status(500, body.to_string()));
     }

@@ -351,7 +351,7 @@ fn a_restart_of_loopd_between_a_real_call_and_its_result_leaves_a_session_that_a
 #[test]
 fn a_real_call_cut_mid_arguments_is_followed_by_a_line_that_is_answered() {
     // n_predict 24 stops the answer inside the call's arguments (`{"path": "/tmp/…`): the
-    // worked examples take the model through `<tool_call>` and the name in about 14 tokens.
+    // worked examples take the model through the tool-call tag and the name in about 14 tokens.
     let Some(server) = tool_llama_cut_at(24) else {
         return;
     };

@@ -1,6 +1,6 @@
 //! The real llama.cpp server made to stream real tool calls: SmolLM2 behind a
 //! Hermes-style chat template (`hermes_tools.jinja`, Qwen2.5's form: the tool schemas in
-//! the system message, each call as `<tool_call>` JSON), at temperature 0, with a
+//! the system message, each call as JSON in a tool-call tag), at temperature 0, with a
 //! system prompt of worked examples written as turns (`tool_system.md`; why they are
 //! turns, and in that order: docs/llama-api.md, 'Tools'). With these the model answers
 //! "Read /a/b.txt" with a `read_file` call, which llama.cpp parses and streams as
