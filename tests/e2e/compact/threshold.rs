@@ -145,6 +145,37 @@ fn a_failed_summary_call_leaves_a_note_an_error_line_and_the_next_turn_tries_aga
     assert_eq!(head(&l, 1).unwrap()["carry"], "now a summary");
 }
 
+/// Regression: a 500 on the summary call of a compaction loopd started itself was taken
+/// for a history the server cannot render and started a new epoch on the fallback; only
+/// the owner's `/compact` does that. Here it is a failure like any other: a note, an
+/// error line, no new epoch, and the next turn tries again.
+#[test]
+fn a_server_error_on_the_threshold_summary_is_a_failure_and_the_next_turn_tries_again() {
+    let l = Loopd::start("");
+    l.llama.push(text_with(&["one"], OVER));
+    l.llama
+        .push(Reply::Status(500, error_json("server_error", "boom")));
+    l.llama.push(text_with(&["two"], OVER));
+    l.llama.push(text(&["now a summary"]));
+    let mut c = l.client();
+    assert_eq!(answer(c.ask("first")), ["one"], "the turn itself succeeded");
+    l.daemon
+        .wait_log("compaction of epoch 0 (threshold) failed: summary call");
+    assert!(head(&l, 1).is_none(), "no new epoch");
+    let note = epoch_records(&l, 0).pop().unwrap();
+    assert_eq!(note["type"], "note");
+    assert!(
+        note["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("compaction failed: summary call: llama.cpp answered 500"),
+        "{note}"
+    );
+    assert_eq!(answer(c.ask("second")), ["two"]);
+    l.llama.wait_chats(4);
+    assert_eq!(head(&l, 1).unwrap()["carry"], "now a summary");
+}
+
 #[test]
 fn an_empty_summary_is_a_failure_not_an_empty_carry() {
     let l = Loopd::start("");

@@ -15,7 +15,7 @@ use crate::open_session::Session;
 use crate::prompt::cap_chars;
 use crate::prompt::{replay, TurnCtx, THINKING};
 use llama::{ChatRequest, LlamaError, Message};
-use proto::head::{Head, SummarySource};
+use proto::head::{Head, Reason, SummarySource};
 use proto::{neutralise, Record};
 
 /// The summary request: the replayed epoch plus one user message holding `prompt`.
@@ -46,9 +46,11 @@ pub(crate) fn carry_text(answer: &str, summary_chars: usize) -> String {
 
 /// Makes the carry: the summary of the session's epoch, where it came from, and, when
 /// the fallback stands in for the model's summary, why (for the epoch's `note`).
+/// `reason` decides what a server refusal does (below).
 pub fn make(
     ctx: &TurnCtx<'_>,
     session: &Session,
+    reason: Reason,
 ) -> Result<(String, SummarySource, Option<String>), CompactError> {
     let prompt = crate::prompts::read(ctx.cfg, crate::prompts::Prompt::Compact).map_err(
         |crate::prompts::PromptError { path, source }| CompactError::Prompt { path, source },
@@ -106,13 +108,16 @@ pub fn make(
         Err(LlamaError::ContextFull(m)) => {
             Ok(fallback(format!("the summary call is context-full ({m})")))
         }
-        // The server could not take the epoch's own history (llama.cpp answers 500 when
-        // rendering or parsing it fails): asking again would fail the same way, and a
-        // fresh epoch is the owner's only way out, so the summary is made without the
-        // model. A 4xx is a request the server calls malformed: a failure, as any other.
-        Err(e @ LlamaError::Refused { status: 500.., .. }) => Ok(fallback(format!(
-            "the server refused the summary call: {e}"
-        ))),
+        // The owner's `/compact` on a history the server cannot take (llama.cpp answers
+        // 500 when rendering or parsing it fails): asking again would fail the same way,
+        // and a fresh epoch is the owner's way out of a wedged session, so the summary is
+        // made without the model. A compaction loopd started itself fails instead (a
+        // note, an error line, no new epoch; the next turn tries again), and the failed
+        // turns tell the owner to `/compact`. A 4xx is a request the server calls
+        // malformed: a failure, as any other.
+        Err(e @ LlamaError::Refused { status: 500.., .. }) if reason == Reason::Manual => Ok(
+            fallback(format!("the server refused the summary call: {e}")),
+        ),
         Err(e) => Err(CompactError::Summary(e)),
     }
 }

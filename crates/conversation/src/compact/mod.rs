@@ -111,7 +111,7 @@ pub fn compact(
     // Read before the summary call, so a missing file does not waste one.
     let system = prompts::read(ctx.cfg, Prompt::System)
         .map_err(|PromptError { path, source }| CompactError::Prompt { path, source })?;
-    let (carry, source, why) = carry::make(ctx, session)?;
+    let (carry, source, why) = carry::make(ctx, session, reason)?;
     if let Some(why) = why {
         // Written in the old epoch, which the owner reads to see why the new one
         // carries their own words rather than a summary.
