@@ -306,3 +306,39 @@ fn no_benchmark_hides_in_the_test_binary_as_an_ignored_test() {
         found.join("\n")
     );
 }
+
+/// Chat-template tags that `neutralise` breaks, each built from pieces here too.
+fn whole_tags() -> Vec<String> {
+    let special = ["im_start", "im_end", "endoftext"].map(|t| format!("<|{t}|>"));
+    let tags = ["think", "tool_call", "tool_response"]
+        .into_iter()
+        .flat_map(|t| [format!("<{t}>"), format!("</{t}>")]);
+    special.into_iter().chain(tags).collect()
+}
+
+/// No source file or script holds a chat-template tag whole (docs/turn.md, 'The prompt
+/// and replay'): such a file read by a tool, or quoted in a test's prompt, would carry
+/// a live control sequence. Templates and the model's worked examples (`.jinja`, `.md`)
+/// are data the server and model must read whole.
+#[test]
+fn no_source_file_holds_a_chat_template_tag_whole() {
+    let tags = whole_tags();
+    let mut found = Vec::new();
+    for (rel, text) in text_files() {
+        let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let script = rel.starts_with("scripts") || rel.starts_with(".ci");
+        if !(matches!(ext, "rs" | "py" | "sh") || (script && ext.is_empty())) {
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
+            if let Some(tag) = tags.iter().find(|t| line.contains(t.as_str())) {
+                found.push(format!("{}:{}: {tag}", rel.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "chat-template tags written whole (build them from pieces):\n{}",
+        found.join("\n")
+    );
+}
