@@ -20,18 +20,25 @@ const SHARED_STEM: usize = 5;
 /// handful of words, and a pasted paragraph as the query steers by its first ones.
 const STEERING_COUNTED: usize = 64;
 
-/// Cuts `hit`'s text to the passage of at most `max_chars` characters around what best
-/// matches `query` (docs/turn.md, 'Memory in the turn'), cut at word boundaries and
-/// marked with `CUT` where it was cut, followed by a line saying how long the record is.
-/// A text that fits is left whole. Returns the record's length in characters when it was
-/// cut.
+/// Cuts `hit`'s text to the passage around what best matches `query` (docs/turn.md,
+/// 'Memory in the turn'), cut at word boundaries and marked with `CUT` where it was cut,
+/// followed by a line saying how long the record is: the two together at most
+/// `max_chars` characters, the bound a hit is promised. Where that line would take more
+/// than half of `max_chars`, it is left out and the passage has them all. A text that
+/// fits is left whole. Returns the record's length in characters when it was cut.
 pub fn clip_to_passage(hit: &mut Hit, query: &str, max_chars: usize) -> Option<usize> {
     let total = hit.text.chars().count();
     if total <= max_chars {
         return None;
     }
-    let passage = passage(&hit.text, query, max_chars);
-    hit.text = format!("{passage}\n(a passage of a record of {total} characters)");
+    let note = format!("\n(a passage of a record of {total} characters)");
+    let note_chars = note.chars().count();
+    hit.text = if 2 * note_chars <= max_chars {
+        let passage = passage(&hit.text, query, max_chars - note_chars);
+        format!("{passage}{note}")
+    } else {
+        passage(&hit.text, query, max_chars)
+    };
     Some(total)
 }
 

@@ -152,12 +152,9 @@ fn a_long_record_is_clipped_to_the_passage_around_what_matched() {
     h.text = text.clone();
     let total = clip_to_passage(&mut h, "tell me about my zebra collection", 600);
     assert_eq!(total, Some(text.chars().count()));
+    // The whole hit, the note saying how long the record is included, keeps the bound.
+    assert!(h.text.chars().count() <= 600, "{}", h.text.chars().count());
     let (passage, note) = h.text.split_once('\n').unwrap();
-    assert!(
-        passage.chars().count() <= 600,
-        "{}",
-        passage.chars().count()
-    );
     assert!(
         passage.contains("my zebra collection has eleven zebras"),
         "{passage}"
@@ -199,4 +196,19 @@ fn a_record_that_fits_is_left_whole() {
     // One unbroken word longer than the passage is cut inside it, still bounded.
     let p = passage(&"é".repeat(1000), "x", 50);
     assert!(p.chars().count() <= 50, "{p}");
+}
+
+/// Where the note saying how long the record is would take over half the bound, the
+/// passage has the whole bound and the note is left out: the hit still keeps it.
+#[test]
+fn a_small_bound_keeps_the_passage_and_leaves_the_note_out() {
+    let mut h = hit("owner", false);
+    h.text = format!("{}my zebra collection", "lorem ipsum ".repeat(40));
+    assert!(clip_to_passage(&mut h, "zebra", 80).is_some());
+    assert!(h.text.chars().count() <= 80, "{}", h.text);
+    assert!(
+        !h.text.contains('\n') && h.text.contains("zebra"),
+        "{}",
+        h.text
+    );
 }
