@@ -13,7 +13,7 @@ pub const BREAKER: char = '\u{200D}';
 
 /// Tag names (after `<`, with an optional `/`) that chat templates give meaning to, ending
 /// in `>`. Matched without regard to ASCII case, since some templates vary the case.
-const TAG_NAMES: &[&str] = &[
+pub const TAG_NAMES: &[&str] = &[
     "think",
     "thinking",
     "tool_call",

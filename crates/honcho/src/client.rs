@@ -183,7 +183,9 @@ impl Client {
         )
     }
 
-    /// The token, read at each call so that a rotated token file takes effect.
+    /// The token, read at each call so that a rotated token file takes effect (under
+    /// systemd the file is loopd's credential copy, made at its start: there a new
+    /// token takes a restart, docs/honcho.md).
     fn token(&self) -> Result<Option<String>, CallError> {
         if self.token_file.as_os_str().is_empty() {
             return Ok(None);

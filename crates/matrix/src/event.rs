@@ -133,13 +133,16 @@ fn message(content: &Value) -> Kind {
 /// lines starting with `>` and an empty line after them (the spec's fallback, which
 /// receivers strip). Those lines are the earlier event's text (the model's, or a page's
 /// it repeated), never the owner's words, so they are no part of the owner's line
-/// (docs/matrix.md, 'Lines in'). A body that is not shaped so is kept whole.
+/// (docs/matrix.md, 'Lines in'). The fallback's first line names the sender
+/// (`> <@user:server> …`, `> * <@user:server> …` for an emote); a body that is not
+/// shaped so, an owner's own quote in a reply without a fallback among them, is kept
+/// whole.
 fn without_reply_fallback<'a>(content: &Value, body: &'a str) -> &'a str {
     let replying = content
         .get("m.relates_to")
         .and_then(|r| r.get("m.in_reply_to"))
         .is_some();
-    if !replying || !body.starts_with('>') {
+    if !replying || !(body.starts_with("> <@") || body.starts_with("> * <@")) {
         return body;
     }
     let mut rest = body;
@@ -206,7 +209,12 @@ mod tests {
             text(quoted)
         );
         // A reply without a fallback (newer clients), or one not shaped as one, is whole.
-        for whole in ["what is this?", "> no empty line after it", "> a\nb\n\nc"] {
+        for whole in [
+            "what is this?",
+            "> no empty line after it",
+            "> a\nb\n\nc",
+            "> the owner's own quote\n\nand their words",
+        ] {
             assert_eq!(
                 body_of(json!({"msgtype": "m.text", "body": whole, "m.relates_to": reply})),
                 text(whole)

@@ -307,13 +307,30 @@ fn no_benchmark_hides_in_the_test_binary_as_an_ignored_test() {
     );
 }
 
-/// Chat-template tags that `neutralise` breaks, each built from pieces here too.
+/// The chat-template tags `neutralise` breaks, as a line would hold them whole: each of
+/// its tag names opened and closed (in lower case, as templates write them).
 fn whole_tags() -> Vec<String> {
-    let special = ["im_start", "im_end", "endoftext"].map(|t| format!("<|{t}|>"));
-    let tags = ["think", "tool_call", "tool_response"]
-        .into_iter()
-        .flat_map(|t| [format!("<{t}>"), format!("</{t}>")]);
-    special.into_iter().chain(tags).collect()
+    proto::neutralise::TAG_NAMES
+        .iter()
+        .flat_map(|t| [format!("<{t}>"), format!("</{t}>")])
+        .collect()
+}
+
+/// Whether `line` holds a special token whole: `<|`, a name of lower-case letters, digits
+/// and `_`, then `|>`.
+fn special_token(line: &str) -> Option<&str> {
+    let mut rest = line;
+    while let Some(at) = rest.find("<|") {
+        let after = &rest[at + 2..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len > 0 && after[name_len..].starts_with("|>") {
+            return Some(&rest[at..at + 2 + name_len + 2]);
+        }
+        rest = after;
+    }
+    None
 }
 
 /// No source file or script holds a chat-template tag whole (docs/turn.md, 'The prompt
@@ -331,7 +348,12 @@ fn no_source_file_holds_a_chat_template_tag_whole() {
             continue;
         }
         for (i, line) in text.lines().enumerate() {
-            if let Some(tag) = tags.iter().find(|t| line.contains(t.as_str())) {
+            let tag = tags
+                .iter()
+                .map(String::as_str)
+                .find(|t| line.contains(t))
+                .or_else(|| special_token(line));
+            if let Some(tag) = tag {
                 found.push(format!("{}:{}: {tag}", rel.display(), i + 1));
             }
         }

@@ -78,11 +78,12 @@ pub fn tools_template() -> String {
     let start = concat!("<|", "im_start|>");
     let end = concat!("<|", "im_end|>");
     let (call, call_end) = (concat!("<", "tool_call>"), concat!("</", "tool_call>"));
+    let (tools, tools_end) = (concat!("<", "tools>"), concat!("</", "tools>"));
     format!(
         "{{%- for m in messages %}}\n\
          {{%- if loop.first and m.role == 'system' %}}{start}system\n{{{{ m.content }}}}\
-         {{% if tools %}}\n\nTools you can call:\n<tools>{{% for t in tools %}}\n{{{{ t | tojson }}}}\
-         {{% endfor %}}\n</tools>{{% endif %}}{end}\n\
+         {{% if tools %}}\n\nTools you can call:\n{tools}{{% for t in tools %}}\n{{{{ t | tojson }}}}\
+         {{% endfor %}}\n{tools_end}{{% endif %}}{end}\n\
          {{% else %}}{start}{{{{ m.role }}}}\n{{% if m.content %}}{{{{ m.content }}}}{{% endif %}}\
          {{% if m.tool_calls %}}{{% for c in m.tool_calls %}}{call}{{{{ c.function.name }}}} \
          {{{{ c.function.arguments }}}}{call_end}{{% endfor %}}{{% endif %}}{end}\n{{% endif %}}\n\

@@ -399,6 +399,15 @@ impl Inbox {
         self.save()
     }
 
+    /// The notify command could not be started with message `n`: it was not handed over,
+    /// so its next try is no repeat.
+    pub fn notify_untried(&mut self, n: u64) -> Result<(), StoreError> {
+        if let Some(m) = self.file.messages.iter_mut().find(|m| m.n == n) {
+            m.notify_tried = false;
+        }
+        self.save()
+    }
+
     /// Waiting messages not yet handed to the notify command, oldest first.
     pub fn unnotified(&self) -> Vec<Message> {
         self.file

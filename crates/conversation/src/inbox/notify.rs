@@ -85,9 +85,10 @@ impl Runner {
     }
 
     /// Starts `argv` with `text` on its standard input and `env` as its whole
-    /// environment; a thread of its own feeds it and waits, and `what` names the message
-    /// in log lines (never its text), where the outcome is told. An error when it could
-    /// not be started: the message was not handed over.
+    /// environment, and writes `text` to it before returning; a thread of its own waits
+    /// for it, and `what` names the message in log lines (never its text), where the
+    /// outcome is told. An error when it could not be started: the message was not
+    /// handed over.
     pub fn start(
         &self,
         argv: &[String],
@@ -96,7 +97,10 @@ impl Runner {
         what: String,
         text: String,
     ) -> Result<(), NotifyError> {
-        let child = spawn(argv, env)?;
+        let mut child = spawn(argv, env)?;
+        // Fed here, not by the waiting thread: once this returns the command has the
+        // message, whether or not that thread could be started.
+        feed(&mut child, &text);
         plumbing::info!(
             "notify: started {} for {what}",
             argv.first().map_or("", String::as_str)
@@ -106,7 +110,7 @@ impl Runner {
         let wake = self.wake.clone();
         let program = argv.first().cloned().unwrap_or_default();
         let feed = move || {
-            match finish(child, timeout, &text) {
+            match finish(child, timeout) {
                 Outcome::Done => plumbing::info!("notify: {what} handed to {program}"),
                 Outcome::Failed(why) => plumbing::warn!(
                     "notify: {program} {why} for {what}; the message waits in the inbox"
@@ -123,8 +127,8 @@ impl Runner {
             .name("notify".into())
             .spawn(feed)
         {
-            // The child was started and is left to itself; nothing feeds it, so it reads
-            // end of file. The message counts as handed over: it was started with it.
+            // The child has the message and is left to itself: nothing waits for it or
+            // enforces its deadline. The message counts as handed over.
             self.running.fetch_sub(1, Ordering::SeqCst);
             plumbing::warn!("notify: cannot start a thread to wait for the command: {e}");
         }
@@ -160,14 +164,18 @@ fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Child, NotifyError
         .map_err(NotifyError::Spawn)
 }
 
-/// Feeds a started command `text` and waits for its end or its deadline.
-fn finish(mut child: Child, timeout: Duration, text: &str) -> Outcome {
+/// Writes `text` to a started command's standard input and closes it. The message is at
+/// most `inbox::MAX_MESSAGE_BYTES`, well under a pipe's buffer, so the write never waits
+/// on the command reading; one that exits without reading makes it fail with a broken
+/// pipe, which is the command's business.
+fn feed(child: &mut Child, text: &str) {
     if let Some(mut stdin) = child.stdin.take() {
-        // The message is at most `inbox::MAX_MESSAGE_BYTES`, well under a pipe's buffer,
-        // so this write never waits on the command reading. A command that exits without
-        // reading makes it fail with a broken pipe, which is the command's business.
         let _ = stdin.write_all(text.as_bytes());
     }
+}
+
+/// Waits for a started command's end or its deadline.
+fn finish(mut child: Child, timeout: Duration) -> Outcome {
     let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
@@ -195,7 +203,10 @@ fn finish(mut child: Child, timeout: Duration, text: &str) -> Outcome {
 #[cfg(test)]
 fn run(argv: &[String], env: &[(String, String)], timeout: Duration, text: &str) -> Outcome {
     match spawn(argv, env) {
-        Ok(child) => finish(child, timeout, text),
+        Ok(mut child) => {
+            feed(&mut child, text);
+            finish(child, timeout)
+        }
         Err(why) => Outcome::Failed(why.to_string()),
     }
 }

@@ -1,9 +1,10 @@
 //! Messages nobody asked for (docs/channel.md, docs/reminders.md): a heartbeat's news and
 //! a reminder, in one place. Each goes to every client of its session, but only between
 //! reply blocks, as a block of its own. A client waiting on or streaming a reply gets it
-//! right after that block ends, before its next line starts. Clients that half-closed
-//! their input are left out: they are scripts waiting for the replies to the lines they
-//! sent, and an extra block would break their pairing of lines and blocks.
+//! right after that block ends, before its next line starts. A client that half-closed
+//! its input after its lines is a client too, until loopd closes it once its replies
+//! are out: it gets them as any client does (docs/channel.md, 'End of input and
+//! disconnects').
 //!
 //! Delivery keeps its word (docs/reminders.md, 'Delivery keeps its word'): every message
 //! is in the inbox (`conversation::inbox`) before its block is queued, marked `tried`, and it is

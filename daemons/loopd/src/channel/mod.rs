@@ -232,6 +232,8 @@ impl<W: Work> Channel<W> {
                 out.send(id, whole("bye"));
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.pending.clear();
+                    // Leaving: what waits in the inbox stays for the next connection.
+                    conn.inbox_checked = true;
                 }
                 out.close(id);
             }

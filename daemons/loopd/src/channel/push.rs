@@ -98,6 +98,11 @@ impl<W: Work> Channel<W> {
                     "notify: {} {why} for {what}; the message waits in the inbox and is offered to the command again when loopd next starts",
                     notify.command[0]
                 );
+                if let Err(e) = self.mail.inbox.with(|i| i.notify_untried(n)) {
+                    plumbing::error!(
+                        "inbox: {e}; message {n} may be marked as a repeat when it is handed over"
+                    );
+                }
                 continue;
             }
             if let Err(e) = self.mail.inbox.with(|i| i.notified(n)) {

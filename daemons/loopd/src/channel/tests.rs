@@ -452,6 +452,31 @@ fn a_client_that_half_closed_gets_what_waited_after_its_first_reply_then_the_clo
     assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 0);
 }
 
+/// A client that half-closed and still waits for its reply is one of the session's
+/// clients: a message nobody asked for that comes meanwhile goes to it too.
+#[test]
+fn a_half_closed_client_waiting_for_its_reply_is_a_target_of_unasked_messages() {
+    let mut rig = Rig::with(Config::default());
+    rig.ch.accept(&mut rig.out, ME, peer());
+    let mut rest = b"a question\n".to_vec();
+    rig.ch.input_closed(&mut rig.out, ME, &mut rest);
+    assert_eq!(rig.jobs().len(), 1, "its turn runs");
+    let session = SessionId::parse("main").unwrap();
+    assert_eq!(rig.ch.targets(&session), vec![ME]);
+}
+
+/// Regression: `/quit` as a connection's first line was answered `bye`, and then what
+/// waited in the inbox was sent after it, to a connection leaving. It stays for the next.
+#[test]
+fn quit_as_the_first_line_leaves_the_inbox_for_the_next_connection() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/quit\n");
+    assert_eq!(rig.written(ME), "bye\n.\n<closed>");
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
+}
+
 #[test]
 fn a_client_of_another_session_does_not_get_mains_inbox() {
     let mut rig = Rig::with(Config::default());

@@ -46,12 +46,14 @@ pub const MIN_SHARED: usize = 3;
 pub const MAX_BYTES: usize = 2048;
 
 /// What a record says, as the rule compares it: its content words (its words as the
-/// index cuts them, function words left out, each by its base form, `query::base_form`)
-/// and, of those, its names (`names`).
+/// index cuts them, function words left out, each by its base form, `query::base_form`),
+/// of those its names (`names`), and its first word when that may be its subject
+/// (`subject`).
 #[derive(Default)]
 pub(crate) struct Said {
     words: HashSet<String>,
     names: HashSet<String>,
+    subject: Option<String>,
 }
 
 pub(crate) fn content(text: &str) -> Said {
@@ -63,7 +65,22 @@ pub(crate) fn content(text: &str) -> Said {
             .map(|w| form(&w))
             .collect(),
         names: names(text).iter().map(|w| form(w)).collect(),
+        subject: subject(text).map(|w| form(&w)),
     }
+}
+
+/// The record's first word, lower-cased, when it may be who or what the record is about:
+/// a content word standing alone ("Priya has a flat in Glasgow"), not a greeting or an
+/// aside that punctuation sets off ("Morning!", "Hmm,", "Decided:"). `names` cannot tell
+/// a name there from any other first word, as every first word has its capital.
+fn subject(text: &str) -> Option<String> {
+    let raw = text.split_whitespace().next()?;
+    if !raw.chars().last().is_some_and(char::is_alphanumeric) {
+        return None;
+    }
+    let mut words = query::words(raw);
+    let word = words.pop().filter(|_| words.is_empty())?;
+    (!query::is_stop_word(&word)).then_some(word)
 }
 
 /// The words of `text` written with a capital where a sentence does not start (not first,
@@ -86,8 +103,9 @@ fn names(text: &str) -> Vec<String> {
 }
 
 /// Whether records saying `a` and `b` say the same thing under `d`: mostly the same
-/// words, and no name in one that the other lacks ("Priya has a flat in Glasgow" and
-/// "Zainab has a flat in Glasgow" are two facts).
+/// words, no name in one that the other lacks, and not each about a first word the other
+/// lacks ("Priya has a flat in Glasgow" and "Zainab has a flat in Glasgow" are two facts,
+/// whether their names stand first or later).
 pub(crate) fn same(d: Distinct, a: &Said, b: &Said) -> bool {
     let (small, large) = if a.words.len() <= b.words.len() {
         (a, b)
@@ -102,6 +120,8 @@ pub(crate) fn same(d: Distinct, a: &Said, b: &Said) -> bool {
         && shared as f32 / small.words.len() as f32 >= d.share
         && a.names.iter().all(|n| b.words.contains(n))
         && b.names.iter().all(|n| a.words.contains(n))
+        && !matches!((&a.subject, &b.subject), (Some(x), Some(y))
+            if !b.words.contains(x) && !a.words.contains(y))
 }
 
 /// The places of `texts` (best first) in the order the rule gives: each text that says
