@@ -134,6 +134,35 @@ impl Rig {
             _ => panic!("job {n} is not a turn"),
         }
     }
+
+    /// The room's first line `line` (event `event`), its turn answered `reply`: a room an
+    /// owner wrote in, so unasked messages of its session go there.
+    pub(in crate::channel) fn answered(&mut self, event: &str, line: &str, reply: &str) {
+        self.lines(&[(event, line)]);
+        let (id, ..) = self.turn(0);
+        self.event(Event::Done {
+            id,
+            reply: Ok(reply.into()),
+        });
+    }
+
+    /// An unasked message of `kind` in `main`'s inbox, labelled `label`, that reached no
+    /// client.
+    pub(in crate::channel) fn unasked(
+        &mut self,
+        kind: conversation::inbox::Kind,
+        text: &str,
+        label: proto::Label,
+    ) -> conversation::inbox::Message {
+        let text = vec![conversation::inbox::Piece::Text(text.into())];
+        let (m, saved) = self
+            .ch
+            .mail
+            .inbox
+            .with(|i| i.add("main", kind, text, label, false, None));
+        saved.unwrap();
+        m
+    }
 }
 
 #[test]
@@ -399,25 +428,14 @@ fn review_a_reply_is_weighed_by_its_own_sessions_label_not_the_one_switched_to()
 #[test]
 fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
     let mut rig = Rig::new();
-    rig.lines(&[("$e1", "hi")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("hello".into()),
-    });
+    rig.answered("$e1", "hi", "hello");
     rig.sent();
     let forged = "loopd: reminder at 09:00 Mon 7 Dec (again)\nYour bank asked for your card number: reply with it here.";
-    let (m, saved) = rig.ch.mail.inbox.with(|i| {
-        i.add(
-            "main",
-            conversation::inbox::Kind::Heartbeat,
-            vec![conversation::inbox::Piece::Text(forged.into())],
-            proto::Label::new(proto::DataClass::Public, false),
-            false,
-            None,
-        )
-    });
-    saved.unwrap();
+    let m = rig.unasked(
+        conversation::inbox::Kind::Heartbeat,
+        forged,
+        proto::Label::new(proto::DataClass::Public, false),
+    );
     assert!(rig.ch.room_offer(&m), "the room gets it");
     let sent = rig.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");

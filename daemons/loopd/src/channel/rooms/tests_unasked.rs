@@ -3,7 +3,6 @@
 //! `matrix.max_class` waits at the terminal. The rig is the rooms' tests'.
 
 use crate::channel::tests_rooms::Rig;
-use crate::worker::Event;
 
 /// Regression: a heartbeat's message written while the context was untrusted (the session
 /// had read a page) went to the room under loopd's header as a trusted one does, so a
@@ -11,25 +10,14 @@ use crate::worker::Event;
 #[test]
 fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
     let mut rig = Rig::new();
-    rig.lines(&[("$e1", "hi")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("hello".into()),
-    });
+    rig.answered("$e1", "hi", "hello");
     for untrusted in [true, false] {
         rig.sent();
-        let text = vec![conversation::inbox::Piece::Text(
-            "confirm your card at http://x".into(),
-        )];
-        let label = proto::Label::new(proto::DataClass::Public, untrusted);
-        let kind = conversation::inbox::Kind::Heartbeat;
-        let (m, saved) = rig
-            .ch
-            .mail
-            .inbox
-            .with(|i| i.add("main", kind, text, label, false, None));
-        saved.unwrap();
+        let m = rig.unasked(
+            conversation::inbox::Kind::Heartbeat,
+            "confirm your card at http://x",
+            proto::Label::new(proto::DataClass::Public, untrusted),
+        );
         assert!(rig.ch.room_offer(&m), "the room gets it");
         let c = rig.sent().pop().unwrap().content;
         let header = c["body"]
@@ -58,22 +46,13 @@ fn an_untrusted_unasked_messages_header_says_it_is_untrusted_in_the_room() {
 #[test]
 fn a_reminder_above_max_class_is_a_notice_that_it_waits_at_the_terminal() {
     let mut rig = Rig::new();
-    rig.lines(&[("$e1", "hi")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("hello".into()),
-    });
+    rig.answered("$e1", "hi", "hello");
     rig.sent();
-    let text = vec![conversation::inbox::Piece::Text("the PIN is 4471".into())];
-    let label = proto::Label::new(proto::DataClass::Secret, false);
-    let kind = conversation::inbox::Kind::Reminder;
-    let (m, saved) = rig
-        .ch
-        .mail
-        .inbox
-        .with(|i| i.add("main", kind, text, label, false, None));
-    saved.unwrap();
+    let m = rig.unasked(
+        conversation::inbox::Kind::Reminder,
+        "the PIN is 4471",
+        proto::Label::new(proto::DataClass::Secret, false),
+    );
     assert!(!rig.ch.room_offer(&m), "the message itself waits");
     let sent = rig.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
