@@ -2,6 +2,7 @@
 //! its first reply block, when nobody was there; late, once, after loopd was down.
 
 use super::{notes, spawn, start};
+use crate::loopd::Loopd;
 use crate::support::prereq::tool;
 
 #[test]
@@ -82,9 +83,8 @@ fn a_cancelled_reminder_is_never_delivered() {
     assert!(c.ask("/inbox").iter().all(|l| l != "one"));
 }
 
-#[test]
-fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply() {
-    let lp = start("", 0);
+/// "water the plants", due while nobody of `main` is connected: it waits in the inbox.
+fn reminder_for_nobody(lp: &Loopd) {
     let mut setter = lp.client();
     setter.ask("/remind in 1m water the plants");
     drop(setter);
@@ -94,6 +94,12 @@ fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply()
     elsewhere.ask("/testclock 61");
     lp.daemon
         .wait_log("reminder for nobody connected; it waits in the inbox");
+}
+
+#[test]
+fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply() {
+    let lp = start("", 0);
+    reminder_for_nobody(&lp);
 
     let mut owner = lp.client();
     let status = owner.ask("/status");
@@ -207,14 +213,7 @@ fn a_piped_socat_connection_gets_what_waited_after_its_reply() {
         return;
     }
     let lp = start("", 0);
-    let mut setter = lp.client();
-    setter.ask("/remind in 1m water the plants");
-    drop(setter);
-    let mut elsewhere = lp.client();
-    elsewhere.ask("/session other");
-    elsewhere.ask("/testclock 61");
-    lp.daemon
-        .wait_log("reminder for nobody connected; it waits in the inbox");
+    reminder_for_nobody(&lp);
     // socat's -t: how long it keeps reading after its input ended.
     let out = std::process::Command::new("sh")
         .arg("-c")

@@ -7,7 +7,6 @@ use super::{said, Boxed};
 use crate::loopd::write_session;
 use crate::remind::held::{head, page};
 use crate::support::standin::{text, tool_calls};
-use crate::support::synapse::matrix_seg;
 use serde_json::Value;
 
 /// boxmaker's messages in the room whose content holds `needle`.
@@ -23,15 +22,7 @@ fn showing(b: &Boxed, needle: &str) -> Vec<Value> {
 fn allowed_from_the_phone(test: &str) -> Option<(Boxed, Value)> {
     let mut b = Boxed::start(test, "")?;
     // The owner makes boxmaker a moderator, so it may redact the owner's events too.
-    let path = format!(
-        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
-        matrix_seg(&b.room)
-    );
-    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
-    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
-    b.syn
-        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
-        .unwrap();
+    b.make_moderator();
     write_session(&b.l.fx, "main", &head(), &[page()]);
     b.l.llama.push(tool_calls(&[(
         "c1",

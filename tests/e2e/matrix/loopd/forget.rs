@@ -4,7 +4,6 @@
 
 use super::{said, Boxed};
 use crate::support::standin::text;
-use crate::support::synapse::matrix_seg;
 use serde_json::Value;
 
 /// Whether the room still shows `needle` in a message's content.
@@ -21,15 +20,7 @@ fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
         return;
     };
     // The owner makes boxmaker a moderator, so it may redact the owner's events too.
-    let path = format!(
-        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
-        matrix_seg(&b.room)
-    );
-    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
-    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
-    b.syn
-        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
-        .unwrap();
+    b.make_moderator();
     b.l.llama.push(text(&["Noted: your PIN is 4471."]));
     b.say("my PIN is 4471");
     b.wait_box("the reply holding the PIN", 1);

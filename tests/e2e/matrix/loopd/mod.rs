@@ -169,10 +169,23 @@ impl Boxed {
         what: &str,
         want: impl Fn(&Value) -> bool,
     ) -> Value {
+        self.poll(what, |b| {
+            b.syn.events(who, room).into_iter().find(|e| want(e))
+        })
+    }
+
+    /// Waits (on the phone's long-poll) until `done` holds of the room.
+    pub fn wait_until(&mut self, what: &str, done: impl Fn(&Boxed) -> bool) {
+        self.poll(what, |b| done(b).then_some(()))
+    }
+
+    /// What `found` finds, asked again after each of the phone's long-polls, within
+    /// `WITHIN`; past it the test fails showing the room and loopd's log.
+    fn poll<T>(&mut self, what: &str, found: impl Fn(&Boxed) -> Option<T>) -> T {
         let start = Instant::now();
         loop {
-            if let Some(e) = self.syn.events(who, room).into_iter().find(|e| want(e)) {
-                return e;
+            if let Some(t) = found(self) {
+                return t;
             }
             assert!(
                 start.elapsed() < WITHIN,
@@ -187,21 +200,21 @@ impl Boxed {
         }
     }
 
-    /// Waits (on the phone's long-poll) until `done` holds of the room.
-    pub fn wait_until(&mut self, what: &str, done: impl Fn(&Boxed) -> bool) {
-        let start = Instant::now();
-        while !done(self) {
-            assert!(
-                start.elapsed() < WITHIN,
-                "{what}: not within {WITHIN:?}; the room holds {:#?}\nloopd's log:\n{}",
-                self.events(),
-                self.l.daemon.log_text()
-            );
-            match self.phone.sync(self.since.as_deref(), PHONE_POLL, 10) {
-                Ok(s) => self.since = Some(s.next_batch),
-                Err(e) => panic!("{what}: the phone's sync failed: {e}"),
-            }
-        }
+    /// The owner makes boxmaker a moderator of the room (power 50), so it may redact the
+    /// owner's events too.
+    pub fn make_moderator(&mut self) {
+        let path = format!(
+            "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
+            crate::support::synapse::matrix_seg(&self.room)
+        );
+        let mut levels = self
+            .syn
+            .as_user(&self.cast.phone, "GET", &path, None)
+            .unwrap();
+        levels["users"][self.cast.boxmaker.user_id.as_str()] = 50.into();
+        self.syn
+            .as_user(&self.cast.phone, "PUT", &path, Some(levels))
+            .unwrap();
     }
 
     /// Waits for boxmaker's `n`th message (counting from 1) in the room; returns them all.

@@ -27,16 +27,8 @@ fn review_forget_redacts_a_reminders_text_in_the_room() {
     let Some(mut b) = Boxed::start("rv-forget-remind", "") else {
         return;
     };
-    // boxmaker a moderator, so it may redact the owner's events too.
-    let path = format!(
-        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
-        matrix_seg(&b.room)
-    );
-    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
-    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
-    b.syn
-        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
-        .unwrap();
+    // The owner makes boxmaker a moderator, so it may redact the owner's events too.
+    b.make_moderator();
     b.say("/remind in 1h call the bank, card PIN 4471");
     b.wait_box("the reminder set", 1);
     b.say("/testclock 3700");
@@ -227,15 +219,8 @@ fn review_a_forget_cut_short_by_a_crash_still_redacts_the_room() {
     let Some(mut b) = Boxed::start("rv-forget-crash", "") else {
         return;
     };
-    let path = format!(
-        "/_matrix/client/v3/rooms/{}/state/m.room.power_levels/",
-        matrix_seg(&b.room)
-    );
-    let mut levels = b.syn.as_user(&b.cast.phone, "GET", &path, None).unwrap();
-    levels["users"][b.cast.boxmaker.user_id.as_str()] = 50.into();
-    b.syn
-        .as_user(&b.cast.phone, "PUT", &path, Some(levels))
-        .unwrap();
+    // The owner makes boxmaker a moderator, so it may redact the owner's events too.
+    b.make_moderator();
     b.restart_with(&[("BOXMAKER_TEST_ABORT_AT", "forget-after-heads")]);
     b.l.llama.push(text(&["Noted: your PIN is 4471."]));
     b.say("my PIN is 4471");
