@@ -43,6 +43,8 @@ pub enum NotifyError {
     /// `notify.command` is empty.
     NotSet,
     Spawn(io::Error),
+    /// The thread that feeds and waits for it could not be started.
+    Thread(io::Error),
 }
 
 impl fmt::Display for NotifyError {
@@ -50,6 +52,9 @@ impl fmt::Display for NotifyError {
         match self {
             NotifyError::NotSet => f.write_str("is not set"),
             NotifyError::Spawn(e) => write!(f, "could not be started: {e}"),
+            NotifyError::Thread(e) => {
+                write!(f, "was not given the message: no thread to feed it: {e}")
+            }
         }
     }
 }
@@ -58,7 +63,7 @@ impl std::error::Error for NotifyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             NotifyError::NotSet => None,
-            NotifyError::Spawn(e) => Some(e),
+            NotifyError::Spawn(e) | NotifyError::Thread(e) => Some(e),
         }
     }
 }
@@ -85,10 +90,10 @@ impl Runner {
     }
 
     /// Starts `argv` with `text` on its standard input and `env` as its whole
-    /// environment, and writes `text` to it before returning; a thread of its own waits
-    /// for it, and `what` names the message in log lines (never its text), where the
-    /// outcome is told. An error when it could not be started: the message was not
-    /// handed over.
+    /// environment; a thread of its own feeds it and waits (so the poll loop never waits
+    /// on a command that does not read), and `what` names the message in log lines (never
+    /// its text), where the outcome is told. An error when it could not be started, or
+    /// its thread could not: the message was not handed over.
     pub fn start(
         &self,
         argv: &[String],
@@ -97,10 +102,8 @@ impl Runner {
         what: String,
         text: String,
     ) -> Result<(), NotifyError> {
-        let mut child = spawn(argv, env)?;
-        // Fed here, not by the waiting thread: once this returns the command has the
-        // message, whether or not that thread could be started.
-        feed(&mut child, &text);
+        let child = spawn(argv, env)?;
+        let pid = child.id();
         plumbing::info!(
             "notify: started {} for {what}",
             argv.first().map_or("", String::as_str)
@@ -110,6 +113,8 @@ impl Runner {
         let wake = self.wake.clone();
         let program = argv.first().cloned().unwrap_or_default();
         let feed = move || {
+            let mut child = child;
+            feed(&mut child, &text);
             match finish(child, timeout) {
                 Outcome::Done => plumbing::info!("notify: {what} handed to {program}"),
                 Outcome::Failed(why) => plumbing::warn!(
@@ -127,10 +132,15 @@ impl Runner {
             .name("notify".into())
             .spawn(feed)
         {
-            // The child has the message and is left to itself: nothing waits for it or
-            // enforces its deadline. The message counts as handed over.
+            // Nothing would feed the command or wait for it: it is killed before it
+            // reads anything, and the message was not handed over.
             self.running.fetch_sub(1, Ordering::SeqCst);
-            plumbing::warn!("notify: cannot start a thread to wait for the command: {e}");
+            kill_group(pid);
+            if let Ok(pid) = i32::try_from(pid) {
+                // SIGKILL ends it at once; reaped so no zombie is left.
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+            }
+            return Err(NotifyError::Thread(e));
         }
         Ok(())
     }
