@@ -66,6 +66,11 @@ fn forget_removes_a_reminder_a_waiting_inbox_message_and_their_notes() {
             .any(|l| l == "inbox.json: 1 messages removed (1)"),
         "{done:?}"
     );
+    // Regression: the answer told of Matrix redactions on a box with no Matrix room.
+    assert!(
+        !done.iter().any(|l| l.contains("Matrix")),
+        "no rooms, nothing redacted: {done:?}"
+    );
 
     assert_eq!(
         files_holding(&lp.fx.state_dir, P),

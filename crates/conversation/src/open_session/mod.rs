@@ -146,7 +146,7 @@ impl Session {
         let owner_spoke = records.iter().any(is_owners);
         let max_call = records
             .iter()
-            .filter_map(Record::call)
+            .filter_map(numbered)
             .fold(earlier_max_call, u64::max);
         Session {
             id,
@@ -246,6 +246,21 @@ fn is_owners(record: &Record) -> bool {
     )
 }
 
+/// The largest call number `record` shows: its `call`, or for an answer the `N` of each
+/// `call-N` id loopd gave a call the server sent without one. A call of an answer cut
+/// at its token limit never runs, so no record but the answer holds its number, and
+/// counting only `call` fields would hand that number (and its id) out again after a
+/// restart (docs/sessions.md, 'Call numbers').
+fn numbered(record: &Record) -> Option<u64> {
+    match record {
+        Record::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .filter_map(|c| c.id.strip_prefix("call-")?.parse::<u64>().ok())
+            .max(),
+        other => other.call(),
+    }
+}
+
 /// The largest `call` in the logs of epochs before `epoch`. Those epochs are closed and
 /// were checked when they were current; a line that no longer parses (or is over the line
 /// limit, and so is skipped without being held) is reported and passed over here, since it
@@ -264,7 +279,9 @@ fn max_call_before(dir: &Path, epoch: u64) -> u64 {
         };
         loop {
             match reader.next_line() {
-                Ok(Line::Record { record, .. }) => max = record.call().map_or(max, |c| c.max(max)),
+                Ok(Line::Record { record, .. }) => {
+                    max = numbered(&record).map_or(max, |c| c.max(max))
+                }
                 Ok(Line::Torn { .. } | Line::End) => break,
                 Err(err @ sessions::Error::BadLine { .. }) => {
                     plumbing::warn!("{err}; passed over")

@@ -217,3 +217,29 @@ fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count
     assert_eq!(s.epoch(), 1);
     assert_eq!(s.take_call(), 13);
 }
+
+/// Regression: a cut answer's calls (numbered `call-7`, `call-8` for want of the server's
+/// ids) never run, so no `tool_result` holds their numbers; after a restart the session
+/// handed 7 out again, and a later call without an id got the id `call-7` a second time.
+#[test]
+fn a_cut_answers_call_numbers_are_not_handed_out_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(tool_result(6, "read_file", "x", DataClass::Public, false))
+        .unwrap();
+    let call = |id: &str| proto::record::ToolCall {
+        id: id.into(),
+        name: "read_file".into(),
+        arguments: "{}".into(),
+    };
+    s.append(Record::Assistant {
+        time: T.into(),
+        content: None,
+        tool_calls: vec![call("call-7"), call("call-8"), call("server-id-99")],
+        cut: true,
+    })
+    .unwrap();
+    drop(s);
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.take_call(), 9);
+}

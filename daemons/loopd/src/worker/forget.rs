@@ -112,6 +112,9 @@ impl State {
                 redact.push(event);
             }
         }
+        // The owner's room messages among them, for the answer's count; the other keys
+        // stand for events loopd itself showed (a reminder, an inbox message, `/allow`).
+        let room_lines = redact.len();
         // An `/allow N` that wrote a record holding the text: the room events of that
         // command (its confirmation names what it fetched or set) are found by this.
         for f in &in_files {
@@ -187,12 +190,9 @@ impl State {
                 "\nHoncho: {honcho_kept} of the list's entries there were not chosen and stay; /forget with the words lists them again."
             ));
         }
-        if !redact.is_empty() {
-            reply.push_str(&format!(
-                "\nMatrix: {} from a room, and loopd's replies to {}, are being redacted on the homeserver. It may keep a redacted event's content for its redaction_retention_period (7 days by default in Synapse), and copies already on your devices are out of reach. Your own messages are redacted only where boxmaker may redact others' events in the room; otherwise delete them in your client.",
-                plural(redact.len(), "message", "messages"),
-                if redact.len() == 1 { "it" } else { "them" }
-            ));
+        // Only with rooms to redact in: without Matrix no event ever held the text.
+        if !redact.is_empty() && cfg.matrix.on() {
+            reply.push_str(&matrix_said(room_lines));
         }
         Ok(reply)
     }
@@ -469,6 +469,25 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
             Some((owner, Plan::build(name, time.clone(), &chosen, query)))
         })
         .collect()
+}
+
+/// What the answer to a removal says of the rooms (docs/matrix.md, 'Forgetting'): how
+/// many of the owner's room messages held the text (`room_lines`), and what the homeserver
+/// may still keep.
+fn matrix_said(room_lines: usize) -> String {
+    let what = if room_lines == 0 {
+        "any room event that showed it (a reminder, an inbox message, an /allow answer) is"
+            .to_string()
+    } else {
+        format!(
+            "{} from a room, loopd's replies to {}, and any room event that showed a removed reminder or inbox message are",
+            plural(room_lines, "message", "messages"),
+            if room_lines == 1 { "it" } else { "them" }
+        )
+    };
+    format!(
+        "\nMatrix: {what} being redacted on the homeserver. It may keep a redacted event's content for its redaction_retention_period (7 days by default in Synapse), and copies already on your devices are out of reach. Your own messages are redacted only where boxmaker may redact others' events in the room; otherwise delete them in your client."
+    )
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
