@@ -110,3 +110,45 @@ fn a_message_above_notify_max_class_is_handed_over_as_one_line_that_it_waits() {
         "{notes:?}"
     );
 }
+
+/// Regression: a reminder that fell due while its session's only client waited on a
+/// reply was held for the end of that block; the client left first, and the reminder
+/// never reached the notify command, and the next connection got it marked `(again)`
+/// though nobody had seen it.
+#[test]
+fn a_reminder_held_for_a_client_that_leaves_mid_turn_goes_to_notify_and_comes_as_new() {
+    use crate::support::standin::{text, Gate, Reply};
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let lp = start(&notify_to(&got), 0);
+    let mut owner = lp.client();
+    owner.ask("/remind in 1m ring the garage");
+    // Switched before the turn starts: `/session` waits for the worker.
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    let gate = Gate::new();
+    lp.llama
+        .push(Reply::Held(gate.clone(), Box::new(text(&["too late"]))));
+    owner.send("a question the model is slow on");
+    lp.llama.wait_chats(1);
+    elsewhere.ask("/testclock 61");
+    lp.daemon
+        .wait_log("reminder 1 delivered: to 1 connected clients");
+    // Gone for good: loopd learns it when the reply cannot be written.
+    drop(owner);
+    gate.open();
+    lp.daemon
+        .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    let text = std::fs::read_to_string(&got).unwrap();
+    assert!(text.contains("ring the garage"), "{text}");
+    assert!(!text.contains("(again)"), "{text}");
+    let mut next = lp.client();
+    next.ask("/session");
+    let waited = next.block();
+    assert!(
+        waited[0].starts_with("· while you were away: reminder at "),
+        "{waited:?}"
+    );
+    assert!(!waited[0].contains("(again)"), "nobody saw it: {waited:?}");
+    assert_eq!(waited.last().unwrap(), "ring the garage");
+}

@@ -363,6 +363,19 @@ impl Inbox {
         (folded, self.save())
     }
 
+    /// Message `n`'s block is about to be queued for a client, having waited for that
+    /// client to finish a reply block: marked `tried` (shown again marked as a repeat after
+    /// a crash), the file written when that changed it.
+    pub fn tried(&mut self, n: u64) -> Result<(), StoreError> {
+        match self.file.messages.iter_mut().find(|m| m.n == n) {
+            Some(m) if !m.tried => {
+                m.tried = true;
+                self.save()
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Marks messages delivered now and writes the file.
     pub fn delivered(&mut self, numbers: &[u64]) -> Result<(), StoreError> {
         let now = proto::time::now_rfc3339();

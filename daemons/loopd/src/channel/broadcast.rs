@@ -105,24 +105,32 @@ pub(crate) struct Deferred {
 }
 
 impl Deferred {
-    pub(crate) fn hold(&mut self, id: ConnId, n: u64, block: Arc<str>) {
+    /// Holds `block` for `id`; returns the number of the message let go to make room,
+    /// which then waits in the inbox as one that reached nobody.
+    pub(crate) fn hold(&mut self, id: ConnId, n: u64, block: Arc<str>) -> Option<u64> {
         let queue = self.blocks.entry(id).or_default();
+        let mut let_go = None;
         if queue.len() >= MAX_HELD {
-            queue.pop_front();
+            let_go = queue.pop_front().map(|(n, _)| n);
             plumbing::warn!(
                 "client {}: more than {MAX_HELD} unasked blocks held; the oldest waits in the inbox",
                 id.0
             );
         }
         queue.push_back((n, block));
+        let_go
     }
 
     fn holds(&self, n: u64) -> bool {
         self.blocks.values().flatten().any(|(m, _)| *m == n)
     }
 
-    pub(crate) fn forget(&mut self, id: ConnId) {
-        self.blocks.remove(&id);
+    /// Lets go of what was held for `id` (it is gone): the messages' numbers.
+    pub(crate) fn forget(&mut self, id: ConnId) -> Vec<u64> {
+        self.blocks
+            .remove(&id)
+            .map(|q| q.into_iter().map(|(n, _)| n).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -230,7 +238,7 @@ impl<W: Work> Channel<W> {
                 Kind::Heartbeat,
                 reply.pieces.clone(),
                 label,
-                !targets.is_empty(),
+                self.some_between_blocks(&targets),
                 None,
             )
         });
@@ -251,6 +259,14 @@ impl<W: Work> Channel<W> {
             .filter(|(_, c)| &c.session == session && !c.room)
             .map(|(&id, _)| id)
             .collect()
+    }
+
+    /// Whether some of `targets` is between reply blocks, so a message is queued for it
+    /// now (marked `tried` when added) rather than held until its block ends.
+    pub(super) fn some_between_blocks(&self, targets: &[ConnId]) -> bool {
+        targets
+            .iter()
+            .any(|id| self.conns.get(id).is_some_and(|c| c.in_flight.is_none()))
     }
 
     /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
@@ -278,7 +294,9 @@ impl<W: Work> Channel<W> {
             if busy {
                 // Held blocks share the one copy; each client's own output buffer gets its
                 // copy only when the block is sent.
-                self.held.hold(id, message.n, Arc::clone(&block));
+                if let Some(n) = self.held.hold(id, message.n, Arc::clone(&block)) {
+                    self.hand_over(n);
+                }
             } else {
                 self.send_queued(out, id, message.n, false, block.as_bytes());
             }
@@ -303,6 +321,10 @@ impl<W: Work> Channel<W> {
         };
         for (n, block) in queue {
             if self.mail.inbox.with(|i| i.get(n).is_some()) {
+                // In the inbox as tried before its block is queued, as when it came.
+                if let Err(e) = self.mail.inbox.with(|i| i.tried(n)) {
+                    plumbing::error!("inbox: {e}");
+                }
                 self.send_queued(out, id, n, false, block.as_bytes());
             }
         }
@@ -344,14 +366,14 @@ impl<W: Work> Channel<W> {
 
     /// Connection `id` is gone: what was queued for it and not written whole still
     /// waits (marked `tried`, so it comes again marked as a repeat), and goes to the
-    /// notify command if it has not.
+    /// notify command if it has not; so does what was held for it until its reply block
+    /// ended, which it never saw (not marked `tried`: the next connection gets it as
+    /// new).
     pub(super) fn mail_closed(&mut self, id: ConnId) {
-        self.held.forget(id);
-        let Some(queued) = self.mail.queued.remove(&id) else {
-            return;
-        };
-        for q in queued {
-            self.hand_over(q.n);
+        let held = self.held.forget(id);
+        let queued = self.mail.queued.remove(&id).unwrap_or_default();
+        for n in held.into_iter().chain(queued.into_iter().map(|q| q.n)) {
+            self.hand_over(n);
         }
     }
 

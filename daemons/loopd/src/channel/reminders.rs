@@ -127,7 +127,7 @@ impl<W: Work> Channel<W> {
                 Kind::Reminder,
                 pieces,
                 label,
-                !targets.is_empty(),
+                self.some_between_blocks(&targets),
                 Some(source),
             );
             if let Err(e) = saved {
@@ -139,6 +139,10 @@ impl<W: Work> Channel<W> {
             } else {
                 format!("to {} connected clients", targets.len())
             };
+            plumbing::info!(
+                "session {session}: reminder {} delivered{late}: {whom}",
+                r.n
+            );
             // The note names the reminder, never its text: the text is in the note of
             // its setting, which `/forget` finds, and a note written now could bring
             // back text a removal running on the worker has just taken.
