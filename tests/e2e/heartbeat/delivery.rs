@@ -129,3 +129,26 @@ fn a_heartbeat_that_used_a_tool_delivers_its_activity_and_answer_and_an_ack_afte
     lp.daemon.wait_log("heartbeat: nothing to report");
     assert_eq!(client.ask("/session"), ["session main"]);
 }
+
+/// Regression: a beat that set a reminder and then acknowledged was silent whole, so the
+/// owner never saw the `· reminder N set …` line every reminder the model sets is shown
+/// by; the reminder only turned up in `/remind`.
+#[test]
+fn a_heartbeat_that_sets_a_reminder_and_acknowledges_still_shows_the_reminder_line() {
+    let lp = start(EVERY, "", |llama| {
+        llama.push(tool_calls(&[(
+            "c1",
+            "remind",
+            r#"{"when":"in 3h","text":"stretch your legs"}"#,
+        )]));
+        llama.push(text(&["HEARTBEAT_OK"]));
+        llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    });
+    let mut client = lp.client();
+    let block = client.block();
+    assert_eq!(block.len(), 1, "only the reminder's line: {block:?}");
+    assert!(block[0].starts_with("· reminder 1 set for "), "{block:?}");
+    assert!(block[0].contains("stretch your legs"), "{block:?}");
+    lp.daemon.wait_log("heartbeat: nothing to report");
+    assert_eq!(client.ask("/session"), ["session main"]);
+}

@@ -26,6 +26,12 @@ pub trait Sink {
     fn text(&mut self, text: &str);
     /// One line of tool activity, shown as `· …`.
     fn activity(&mut self, line: &str);
+    /// A `· ` line the owner must read even when nothing else of the turn is shown (a
+    /// heartbeat answered with its acknowledgement): a reminder the model set, or held
+    /// for `/allow N` (docs/reminders.md, 'The remind tool').
+    fn must_show(&mut self, line: &str) {
+        self.activity(line);
+    }
 }
 
 #[derive(Debug)]

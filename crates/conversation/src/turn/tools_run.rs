@@ -54,7 +54,7 @@ pub(crate) fn run_call(
         ..output
     };
     append_result(session, call, number, output)?;
-    after.record(session, sink)?;
+    after.record(session, sink, reminded)?;
     Ok(reminded)
 }
 
@@ -68,12 +68,23 @@ enum FollowUp {
 }
 
 impl FollowUp {
-    fn record(self, session: &mut Session, sink: &mut dyn Sink) -> Result<(), SessionError> {
+    /// Writes what follows the result; `reminded`: the line is a reminder set or held,
+    /// which the owner must see whatever the turn's answer.
+    fn record(
+        self,
+        session: &mut Session,
+        sink: &mut dyn Sink,
+        reminded: bool,
+    ) -> Result<(), SessionError> {
         let text = match self {
             FollowUp::Nothing => return Ok(()),
             FollowUp::OwnerFetched(note) => note,
             FollowUp::Refused(shown) => {
-                sink.activity(&shown.line);
+                if reminded {
+                    sink.must_show(&shown.line);
+                } else {
+                    sink.activity(&shown.line);
+                }
                 if let Some(refused) = shown.refused {
                     session.append(refused)?;
                 }

@@ -22,6 +22,9 @@ use std::sync::Arc;
 /// must cut.
 pub(crate) const MAX_BEAT_REPLY: usize = crate::limits::HARD_OUTPUT / 8;
 
+/// The line standing for reminder lines past `MAX_BEAT_REPLY` in an acknowledged beat.
+const MORE_REMINDERS: &str = "more reminders were set; /remind lists them";
+
 /// One piece of a turn's visible output, as the turn streamed it: the inbox's piece, so
 /// news nobody was there to read waits in the same shape it would have been shown.
 pub(crate) use conversation::inbox::Piece;
@@ -76,8 +79,23 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     // The final answer is what the model said after its last tool activity: taken from
     // the stream rather than the log, which a `SessionFull` rerun moved to a new epoch.
     if ack::is_ack(&sink.last) {
-        plumbing::info!("session {id}: heartbeat: nothing to report; logged, not delivered");
-        return (Beat::Quiet, true);
+        // The model may say nothing and still have set a reminder: its line is shown
+        // all the same, alone (docs/reminders.md, 'The remind tool').
+        if sink.must.is_empty() {
+            plumbing::info!("session {id}: heartbeat: nothing to report; logged, not delivered");
+            return (Beat::Quiet, true);
+        }
+        plumbing::info!(
+            "session {id}: heartbeat: acknowledged; delivering its {} reminder lines",
+            sink.must.len()
+        );
+        let pieces = sink.must.into_iter().map(Piece::Activity).collect();
+        let beat = Beat::Deliver {
+            session: id,
+            reply: Arc::new(Reply { pieces }),
+            label: session.label(engine.cfg().channel.owner_class),
+        };
+        return (beat, true);
     }
     if sink.is_blank() {
         plumbing::warn!("session {id}: heartbeat: the model answered nothing; nothing delivered");
@@ -103,6 +121,9 @@ struct Collector {
     kept: usize,
     /// The text streamed since the last activity line: the last round's answer.
     last: String,
+    /// The lines the owner must read even when the answer is an acknowledgement, each
+    /// bounded as an activity piece is.
+    must: Vec<String>,
 }
 
 impl Collector {
@@ -137,6 +158,17 @@ impl Sink for Collector {
     fn activity(&mut self, line: &str) {
         self.keep(line, Piece::Activity);
         self.last.clear();
+    }
+
+    fn must_show(&mut self, line: &str) {
+        self.activity(line);
+        // Bounded as the reply is; past it `/remind` lists the rest.
+        let held: usize = self.must.iter().map(String::len).sum();
+        if held + line.len() <= MAX_BEAT_REPLY {
+            self.must.push(line.to_string());
+        } else if !self.must.last().is_some_and(|l| l == MORE_REMINDERS) {
+            self.must.push(MORE_REMINDERS.to_string());
+        }
     }
 }
 
