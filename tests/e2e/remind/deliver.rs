@@ -133,6 +133,35 @@ fn with_nobody_connected_a_reminder_waits_for_the_next_connections_first_reply()
     );
 }
 
+/// Regression: lines sent together (`printf '/session\n/status\n/inbox\n'`) were
+/// answered before the poll loop had written the inbox's blocks released after the
+/// first reply, so `/status` counted them as waiting and `/inbox` listed them
+/// "(was waiting)" right below the blocks delivering them.
+#[test]
+fn status_and_inbox_sent_with_the_first_line_do_not_count_what_is_on_its_way_as_waiting() {
+    let lp = start("", 0);
+    reminder_for_nobody(&lp);
+
+    let mut owner = lp.client();
+    owner.send("/session");
+    owner.send("/status");
+    owner.send("/inbox");
+    assert_eq!(owner.block(), ["session main"]);
+    let waited = owner.block();
+    assert!(
+        waited[0].starts_with("· while you were away: reminder at "),
+        "{waited:?}"
+    );
+    let status = owner.block();
+    assert!(
+        status.contains(&"inbox: 0 messages waiting (/inbox shows the last ones)".to_string()),
+        "{status:?}"
+    );
+    let inbox = owner.block();
+    assert!(inbox[0].starts_with("· reminder at "), "{inbox:?}");
+    assert!(!inbox[0].contains("(was waiting)"), "{inbox:?}");
+}
+
 #[test]
 fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
     let mut lp = start("", 0);

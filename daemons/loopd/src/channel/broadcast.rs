@@ -154,15 +154,16 @@ fn end_line(block: &mut Block, out: &mut String) {
 }
 
 /// The text of a list of messages for `/inbox`: each under a `· ` line saying what and
-/// when, and whether it was waiting.
-fn shown(messages: &[Message], folded: u64) -> String {
+/// when, and whether it was waiting (one whose block is already on its way to a client,
+/// `on_its_way`, was not).
+fn shown(messages: &[Message], folded: u64, on_its_way: &dyn Fn(u64) -> bool) -> String {
     let mut block = Block::new();
     let mut out = String::new();
     if folded > 0 {
         block.put(Part::Activity(&folded_line(folded)), &mut out);
     }
     for m in messages {
-        let state = if m.delivered.is_some() {
+        let state = if m.delivered.is_some() || on_its_way(m.n) {
             ""
         } else {
             " (was waiting)"
@@ -443,20 +444,31 @@ impl<W: Work> Channel<W> {
         if last.is_empty() && folded == 0 {
             return super::reply::whole(&format!("the inbox of session {session} is empty"));
         }
+        // Blocks already queued (or held) for a client are on their way, not waiting:
+        // lines sent together can ask before the poll loop has written them.
+        let on_its_way: Vec<u64> = last
+            .iter()
+            .filter(|m| m.delivered.is_none() && self.mail.in_flight(m.n, &self.held))
+            .map(|m| m.n)
+            .collect();
         for m in last.iter().filter(|m| m.delivered.is_none()) {
             self.mail.queued.entry(id).or_default().push(Queued {
                 n: m.n,
                 released: false,
             });
         }
-        shown(&last, folded)
+        shown(&last, folded, &|n| on_its_way.contains(&n))
     }
 
     /// What `/status` says of the inbox and the reminders of `session`.
     pub(super) fn mail_status(&self, session: &SessionId) -> String {
+        // What is queued (or held) for a client is on its way, not waiting.
         let (waiting, folded) = self.mail.inbox.with(|i| {
             (
-                i.waiting(session.as_str()).len(),
+                i.waiting(session.as_str())
+                    .iter()
+                    .filter(|m| !self.mail.in_flight(m.n, &self.held))
+                    .count(),
                 i.folded(session.as_str()),
             )
         });
