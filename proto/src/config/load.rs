@@ -32,10 +32,7 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::Read { path, message } => write!(f, "{}: {message}", path.display()),
-            ConfigError::Parse { path, message } => {
-                // toml's message spans lines (a caret under the key); keep it, trimmed.
-                write!(f, "{}: {}", path.display(), message.trim_end())
-            }
+            ConfigError::Parse { path, message } => write!(f, "{}: {message}", path.display()),
             ConfigError::Invalid { path, key, message } => {
                 write!(f, "{}: key `{key}` {message}", path.display())
             }
@@ -44,6 +41,24 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// A parse error as the owner reads it, on one line: the dotted key it is about, when it
+/// is about a key (a value of the wrong type: `key `llama.retries`: invalid type: string
+/// "three", expected u32`), what is wrong, and the line of the file.
+fn parse_message(text: &str, e: serde_path_to_error::Error<toml::de::Error>) -> String {
+    let key = e.path().to_string();
+    let inner = e.into_inner();
+    let what = inner.message().trim_end().replace('\n', " ");
+    let line = inner
+        .span()
+        .and_then(|s| text.get(..s.start))
+        .map(|before| format!(" (line {})", before.matches('\n').count() + 1))
+        .unwrap_or_default();
+    match key.as_str() {
+        "" | "." => format!("{what}{line}"),
+        _ => format!("key `{key}`: {what}{line}"),
+    }
+}
 
 /// The largest config file either daemon reads. A config is a page of TOML; this leaves
 /// room for long comments while keeping a reload on the poll loop from reading something
@@ -80,10 +95,13 @@ impl Config {
 
     /// Parses and validates `text`, naming `path` in every error.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let cfg: Config =
+            serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+                ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: parse_message(text, e),
+                }
+            })?;
         cfg.validate(path)?;
         Ok(cfg)
     }
@@ -116,6 +134,24 @@ impl Config {
         if !self.memory.embed_model.as_os_str().is_empty() && !self.memory.embed_model.is_absolute()
         {
             return bad("memory.embed_model", "must be an absolute path or empty");
+        }
+        // A relative path would be resolved against whatever directory the daemon was
+        // started in, and an empty socket path binds Linux's unreachable abstract address.
+        for (key, path) in [
+            ("channel.socket", &self.channel.socket),
+            ("memory.socket", &self.memory.socket),
+            ("baseline.system", &self.baseline.system),
+        ] {
+            if !path.is_absolute() {
+                return bad(
+                    key,
+                    format!("{:?} is not an absolute path", path.display().to_string()),
+                );
+            }
+        }
+        let honcho_token = &self.honcho.token_file;
+        if !honcho_token.as_os_str().is_empty() && !honcho_token.is_absolute() {
+            return bad("honcho.token_file", "must be an absolute path or empty");
         }
         Ok(())
     }

@@ -69,6 +69,12 @@ fn bad_values_are_refused_naming_the_key() {
             "heartbeat.active_hours",
         ),
         ("state_dir = \"rel\"\n", "state_dir"),
+        ("[channel]\nsocket = \"\"\n", "channel.socket"),
+        ("[memory]\nsocket = \"rel.sock\"\n", "memory.socket"),
+        ("[baseline]\nsystem = \"p/system.md\"\n", "baseline.system"),
+        ("[honcho]\ntoken_file = \"t\"\n", "honcho.token_file"),
+        ("[llama]\nretries = \"three\"\n", "key `llama.retries`"),
+        ("[compact]\nthreshold = \"x\"\n", "key `compact.threshold`"),
         ("[expect]\nn_ctx = -1\n", "n_ctx"),
         (
             "[compact]\nsummary_chars = 200001\n",
