@@ -20,6 +20,7 @@ pub fn main<E: fmt::Display>(
     run: impl FnOnce(std::iter::Skip<std::env::Args>) -> Result<(), E>,
 ) -> ExitCode {
     crate::log::init(name);
+    listen::keep_inherited_from_children();
     match run(std::env::args().skip(1)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

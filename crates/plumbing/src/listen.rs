@@ -133,6 +133,29 @@ fn check_listener(fd: OwnedFd) -> Result<UnixListener, ListenError> {
     Ok(listener)
 }
 
+/// Marks every descriptor this process inherited above standard error close-on-exec, so
+/// no child it starts (the notify command) inherits what the parent left open: a
+/// descriptor passed on without `FD_CLOEXEC` by a shell or a supervisor would reach
+/// every child otherwise (docs/systemd.md, 'Descriptors'). Run first thing in `main`,
+/// before anything is opened; the process keeps using them all as before. A descriptor
+/// that cannot be read or changed is left as it is: this narrows what children see and
+/// never stops a start.
+pub fn keep_inherited_from_children() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        if let Ok(flags) = fcntl(fd, FcntlArg::F_GETFD) {
+            let flags = FdFlag::from_bits_truncate(flags) | FdFlag::FD_CLOEXEC;
+            let _ = fcntl(fd, FcntlArg::F_SETFD(flags));
+        }
+    }
+}
+
 /// Sets `FD_CLOEXEC` on `fd`, keeping its other descriptor flags.
 pub fn close_on_exec(fd: &impl AsFd) -> nix::Result<()> {
     let flags = fcntl(fd.as_fd().as_raw_fd(), FcntlArg::F_GETFD)?;

@@ -248,14 +248,11 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
     elsewhere.ask("/testclock 61");
     d.wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
     let listing = std::fs::read_to_string(&fds).unwrap();
-    let mut seen: Vec<&str> = listing
-        .lines()
-        .filter_map(|l| l.split_once(" -> "))
-        .filter(|(_, target)| !(target.starts_with("/proc/") && target.ends_with("/fd")))
-        .filter_map(|(head, _)| head.split_whitespace().last())
-        .collect();
-    seen.sort_unstable();
-    assert_eq!(seen, ["0", "1", "2"], "no inherited descriptor:\n{listing}");
+    assert_eq!(
+        descriptors(&listing),
+        ["0", "1", "2"],
+        "no inherited descriptor:\n{listing}"
+    );
     let env = std::fs::read_to_string(&env).unwrap();
     let mut names: Vec<&str> = env
         .lines()
@@ -266,6 +263,50 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
     names.sort_unstable();
     assert_eq!(names, ["LANG", "NTFY_TOPIC", "PATH"], "{env}");
     assert!(!env.contains("s3cret"));
+    assert!(d.stop().success());
+}
+
+/// The descriptors in an `ls -l /proc/self/fd` listing, without the one `ls` opened to
+/// read the directory.
+fn descriptors(listing: &str) -> Vec<&str> {
+    let mut seen: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.split_once(" -> "))
+        .filter(|(_, target)| !(target.starts_with("/proc/") && target.ends_with("/fd")))
+        .filter_map(|(head, _)| head.split_whitespace().last())
+        .collect();
+    seen.sort_unstable();
+    seen
+}
+
+/// Regression: a descriptor loopd inherited without close-on-exec from whatever started
+/// it (here a shell's `7</dev/null`; a supervisor can leak one the same way) reached the
+/// notify command, which is to hold its standard input, output and error only.
+#[test]
+fn a_descriptor_loopd_inherited_from_its_parent_does_not_reach_the_notify_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let fds = dir.path().join("fds");
+    let llama = Standin::start(N_CTX);
+    let fx = Fixture::new("");
+    let script = format!("exec ls -l /proc/self/fd > '{}'", fds.display());
+    let table = format!("[notify]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\n");
+    write_config(&fx, &llama.url, "retries = 2", "", &table);
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg("exec 7</dev/null; exec \"$0\" --config \"$1\"")
+        .arg(crate::support::bin("loopd"))
+        .arg(&fx.config);
+    let mut d = Daemon::spawn(cmd, &fx);
+    d.ready();
+    let mut owner = LineClient::connect(&fx.loopd_sock);
+    owner.ask("/remind in 1m look at the descriptors");
+    drop(owner);
+    let mut elsewhere = LineClient::connect(&fx.loopd_sock);
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    d.wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    let listing = std::fs::read_to_string(&fds).unwrap();
+    assert_eq!(descriptors(&listing), ["0", "1", "2"], "{listing}");
     assert!(d.stop().success());
 }
 
