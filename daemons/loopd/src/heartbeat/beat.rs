@@ -166,7 +166,7 @@ impl Sink for Collector {
         let held: usize = self.must.iter().map(String::len).sum();
         if held + line.len() <= MAX_BEAT_REPLY {
             self.must.push(line.to_string());
-        } else if !self.must.last().is_some_and(|l| l == MORE_REMINDERS) {
+        } else if self.must.last().is_none_or(|l| l != MORE_REMINDERS) {
             self.must.push(MORE_REMINDERS.to_string());
         }
     }
