@@ -108,6 +108,9 @@ impl Index {
                 if !keep {
                     self.drop_unseen(&seen)?;
                 }
+                // A pass reads logs without marking their sessions (a first index of a
+                // whole history): the newest become the ones a recall looks into.
+                self.warm_hot()?;
                 break Progress::Done;
             }
             // A listing or a check is progress too: the time limit may stop the pass
@@ -165,6 +168,30 @@ impl Index {
             }
         }
         Ok(Progress::Done)
+    }
+
+    /// The sessions whose logs changed last, as the index last saw them, become the ones
+    /// active lately, behind only those already marked: a recall must see what is
+    /// written before it in any session loopd is using (read-your-writes), and a session
+    /// the index already knew is otherwise marked only when loopd nudges it or it grows
+    /// under a recall's look, which after a restart, or for a log that gave no rows when
+    /// first read, would be never.
+    pub(super) fn warm_hot(&mut self) -> Result<(), IndexError> {
+        let run = || -> rusqlite::Result<Vec<String>> {
+            // A time stored as 0 is one too recent to trust yet (`settled_mtime`): newest.
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT session FROM files GROUP BY session \
+                 ORDER BY MAX(mtime = 0) DESC, MAX(mtime) DESC LIMIT ?1",
+            )?;
+            let rows = stmt.query_map([MAX_HOT as i64], |r| r.get::<_, String>(0))?;
+            rows.collect()
+        };
+        let newest = run().map_err(|e| self.sql(e))?;
+        let lately: Vec<String> = self.hot.iter().cloned().collect();
+        for session in newest.iter().rev().chain(lately.iter().rev()) {
+            self.touch(session);
+        }
+        Ok(())
     }
 
     /// Marks `session` as active lately (see `MAX_HOT`).

@@ -145,7 +145,7 @@ impl Index {
         // A WAL left by a crash may hold pages of rows dropped since; emptying it at
         // open costs little and leaves only what the database holds.
         purge::checkpoint(&conn).map_err(sql)?;
-        Ok(Index {
+        let mut index = Index {
             rowids,
             conn,
             db_path,
@@ -164,7 +164,11 @@ impl Index {
             hot: std::collections::VecDeque::new(),
             sessions_mtime: None,
             purge_pending,
-        })
+        };
+        // The sessions the index knows, newest first, are looked into before a recall
+        // from the start: after a restart nothing has been nudged or grown yet.
+        index.warm_hot()?;
+        Ok(index)
     }
 
     /// The index with the owner's words labelled `owner_class` (`channel.owner_class`,

@@ -110,3 +110,27 @@ fn the_logs_remembered_cover_every_hot_session_twice() {
         2 * crate::index::catchup::MAX_HOT
     );
 }
+
+/// Regression: after a restart, a session the index already knew was looked into before
+/// a recall only once loopd nudged it, so a line written to it just before the recall was
+/// not found (read-your-writes); nor was a line in a session whose log gave no rows when
+/// first read (only a tool result).
+#[test]
+fn a_recall_after_a_restart_sees_a_line_written_to_a_session_the_index_knew() {
+    let w = World::new();
+    w.append("main", 0, &user("the first line").to_line());
+    w.append(
+        "tools",
+        0,
+        &proto::test_records::tool_result(1, "read_file", "x", DataClass::Public, false).to_line(),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    w.append("tools", 0, &user("a mango in the tools session").to_line());
+    assert_eq!(recalled(&mut ix, "mango"), ["a mango in the tools session"]);
+    drop(ix);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    w.append("main", 0, &user("the plumber number is 4471").to_line());
+    assert_eq!(recalled(&mut ix, "plumber"), ["the plumber number is 4471"]);
+}
