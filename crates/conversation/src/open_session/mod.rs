@@ -250,7 +250,7 @@ fn is_owners(record: &Record) -> bool {
 /// `call-N` id loopd gave a call the server sent without one. A call of an answer cut
 /// at its token limit never runs, so no record but the answer holds its number, and
 /// counting only `call` fields would hand that number (and its id) out again after a
-/// restart (docs/sessions.md, 'Call numbers').
+/// restart (docs/sessions.md, 'Records').
 fn numbered(record: &Record) -> Option<u64> {
     match record {
         Record::Assistant { tool_calls, .. } => tool_calls
