@@ -75,7 +75,7 @@ pub fn run_quoting(
                     r.n,
                     shown(at.due),
                     from_now(now, at.due),
-                    r.text
+                    text_or_why(&r, quote)
                 ),
                 note: Some(super::set_note(&r)),
                 changed: true,

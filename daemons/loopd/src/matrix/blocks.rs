@@ -123,8 +123,17 @@ pub(crate) fn pieces(whose: Whose, lines: &[String], loopds: impl Fn(usize) -> b
         run.push(line);
     }
     flush(&mut run, run_loopds, &mut out);
+    // Every owner message gets one reply: a turn whose answer was blank (the socket's
+    // block is then blank lines, or nothing) says so rather than leave the room with
+    // only a typing notice that came and went.
+    if out.is_empty() {
+        out.push(Piece::Notice(format!("{ACTIVITY}{EMPTY_ANSWER}")));
+    }
     out
 }
+
+/// loopd's line for a turn whose answer held nothing to show.
+pub(crate) const EMPTY_ANSWER: &str = "the model's answer was empty";
 
 #[cfg(test)]
 mod tests {
@@ -181,6 +190,22 @@ mod tests {
             vec![Piece::Notice("session main\n· x".into())]
         );
         assert!(pieces(Whose::Loopd, &[String::new()], |_| true).is_empty());
+    }
+
+    /// Regression: a turn whose answer was blank sent the room nothing (typing came and
+    /// went), though every owner message gets one reply; a command with nothing to say
+    /// (`/quit`) still sends nothing.
+    #[test]
+    fn a_blank_answer_is_said_in_a_notice() {
+        let blank = vec![String::new(), "   ".to_string()];
+        assert_eq!(
+            pieces(Whose::Turn, &blank, |_| false),
+            vec![Piece::Notice(format!("{ACTIVITY}{EMPTY_ANSWER}"))]
+        );
+        assert_eq!(
+            pieces(Whose::Turn, &[], |_| false),
+            vec![Piece::Notice(format!("{ACTIVITY}{EMPTY_ANSWER}"))]
+        );
     }
 
     #[test]

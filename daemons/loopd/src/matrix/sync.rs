@@ -37,15 +37,20 @@ pub(super) fn run(reach: Reach) {
     reach.tell(Up::Rooms);
     let mut backoff =
         plumbing::backoff::Backoff::new(Duration::from_secs(1), token::MAX_UNREACHABLE_WAIT);
+    // The first round of a run (and after a new token) does not wait for news: what
+    // waits to be sent goes out only once a round has said which rooms are served, and
+    // an idle long-poll would hold it for the whole `SYNC_TIMEOUT`.
+    let mut timeout = Duration::ZERO;
     loop {
         let before = token::now(&reach);
-        let round = matrix::next(&client, &mut machine, SYNC_TIMEOUT);
+        let round = matrix::next(&client, &mut machine, timeout);
         let failed = match round {
             Ok(round) => {
                 token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
                 match take(&reach, &client, &mut machine, round) {
                     Ok(()) => {
                         backoff.reset();
+                        timeout = SYNC_TIMEOUT;
                         continue;
                     }
                     Err(Stop::LoopGone) => return,
@@ -57,6 +62,7 @@ pub(super) fn run(reach: Reach) {
         if token::refused(&failed) {
             token::refused_wait(&reach, &held, &before);
             (client, held) = token::connect(&reach);
+            timeout = Duration::ZERO;
             continue;
         }
         token::state(
@@ -148,7 +154,10 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                 }
             }
             Action::SetUp { room } => {
-                let may_tell = !encrypted.contains(room);
+                // A room not served hears one notice saying so, nothing more: the
+                // previews' notice waits for the room to be served again.
+                let served = !stops.contains(&room) && !machine.told().stopped.contains(room);
+                let may_tell = served && !encrypted.contains(room);
                 done(previews_off(client, room, may_tell), room, "set up")?;
             }
             Action::Notice { room, notice } => {
@@ -159,7 +168,12 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                     Notice::Stopped { others } => plumbing::warn!(
                         "matrix: room {room} has {others} members (joined or invited) besides the owners and boxmaker, or no owner; it is not served until that changes"
                     ),
-                    Notice::Resumed => plumbing::info!("matrix: room {room} is served again"),
+                    Notice::Resumed => {
+                        plumbing::info!("matrix: room {room} is served again");
+                        // What a room not served was not told (its transaction id is
+                        // fixed by the room, so one told already is not told twice).
+                        done(previews_off(client, room, true), room, "set up")?;
+                    }
                     Notice::Encrypted => plumbing::warn!(
                         "matrix: room {room} is encrypted; loopd cannot encrypt and does not serve it"
                     ),
