@@ -306,3 +306,42 @@ fn a_phone_conversation_reads_text_for_the_model_and_notices_for_loopd() {
         .expect("the reminder");
     assert_eq!(said(&reminder).0, "m.text", "{transcript}");
 }
+
+/// Regression: invited into a room a stranger had already joined, boxmaker told the room
+/// how to turn URL previews off before saying it had stopped there: two events the
+/// stranger read where the room was to get one notice. The previews' notice now waits
+/// until the room is served again.
+#[test]
+fn a_room_joined_with_a_stranger_in_it_hears_one_notice_and_the_previews_once_served() {
+    let Some(mut b) = Boxed::start("joined-stopped", "") else {
+        return;
+    };
+    let me = b.cast.boxmaker.user_id.clone();
+    let (phone, stranger) = (b.cast.phone.clone(), b.cast.stranger.clone());
+    let crowded = b.syn.create_room(&phone, &[&stranger]);
+    b.syn.join(&stranger, &crowded);
+    b.syn.invite(&phone, &crowded, &me);
+    let from_box =
+        |e: &serde_json::Value| e["sender"] == me.as_str() && e["type"] == "m.room.message";
+    let stopped = b.wait_in(&crowded, &phone, "the notice that it stopped", |e| {
+        from_box(e) && said(e).1.contains("has stopped here")
+    });
+    assert_eq!(said(&stopped).0, "m.notice");
+    let said_there: Vec<_> = b
+        .syn
+        .events(&phone, &crowded)
+        .into_iter()
+        .filter(|e| from_box(e))
+        .collect();
+    assert_eq!(said_there.len(), 1, "one notice: {said_there:#?}");
+    let leave = format!(
+        "/_matrix/client/v3/rooms/{}/leave",
+        crate::support::synapse::matrix_seg(&crowded)
+    );
+    b.syn
+        .as_user(&stranger, "POST", &leave, Some(serde_json::json!({})))
+        .unwrap();
+    b.wait_in(&crowded, &phone, "the previews' notice once served", |e| {
+        from_box(e) && said(e).1.starts_with(super::PREVIEWS)
+    });
+}
