@@ -370,11 +370,15 @@ impl<W: Work> Channel<W> {
     /// notify command if it has not; so does what was held for it until its reply block
     /// ended, which it never saw (not marked `tried`: the next connection gets it as
     /// new).
+    /// One still on its way to another client is left to that client (handed over in
+    /// turn if that one goes too).
     pub(super) fn mail_closed(&mut self, id: ConnId) {
         let held = self.held.forget(id);
         let queued = self.mail.queued.remove(&id).unwrap_or_default();
         for n in held.into_iter().chain(queued.into_iter().map(|q| q.n)) {
-            self.hand_over(n);
+            if !self.mail.in_flight(n, &self.held) {
+                self.hand_over(n);
+            }
         }
     }
 
