@@ -238,15 +238,10 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
         .arg(&fx.config);
     let mut d = Daemon::spawn_with(cmd, notify);
     wait_for_listener(&fx.loopd_sock);
-    let mut owner = LineClient::connect(&fx.loopd_sock);
+    let owner = LineClient::connect(&fx.loopd_sock);
     d.ready();
     d.wait_log("listening (Systemd)");
-    owner.ask("/remind in 1m look at the descriptors");
-    drop(owner);
-    let mut elsewhere = LineClient::connect(&fx.loopd_sock);
-    elsewhere.ask("/session other");
-    elsewhere.ask("/testclock 61");
-    d.wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    reminder_to_notify(&d, &fx.loopd_sock, owner);
     let listing = std::fs::read_to_string(&fds).unwrap();
     assert_eq!(
         descriptors(&listing),
@@ -264,6 +259,18 @@ fn under_socket_activation_the_notify_command_sees_no_descriptor_but_0_to_2_and_
     assert_eq!(names, ["LANG", "NTFY_TOPIC", "PATH"], "{env}");
     assert!(!env.contains("s3cret"));
     assert!(d.stop().success());
+}
+
+/// `owner` (of session `main`) sets a reminder and leaves; a client of another session
+/// moves the clock past it, so it reaches nobody; returns once it was handed to the
+/// notify command.
+fn reminder_to_notify(d: &Daemon, sock: &Path, mut owner: LineClient) {
+    owner.ask("/remind in 1m look at the descriptors");
+    drop(owner);
+    let mut elsewhere = LineClient::connect(sock);
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    d.wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
 }
 
 /// The descriptors in an `ls -l /proc/self/fd` listing, without the one `ls` opened to
@@ -298,13 +305,8 @@ fn a_descriptor_loopd_inherited_from_its_parent_does_not_reach_the_notify_comman
         .arg(&fx.config);
     let mut d = Daemon::spawn(cmd, &fx);
     d.ready();
-    let mut owner = LineClient::connect(&fx.loopd_sock);
-    owner.ask("/remind in 1m look at the descriptors");
-    drop(owner);
-    let mut elsewhere = LineClient::connect(&fx.loopd_sock);
-    elsewhere.ask("/session other");
-    elsewhere.ask("/testclock 61");
-    d.wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    let owner = LineClient::connect(&fx.loopd_sock);
+    reminder_to_notify(&d, &fx.loopd_sock, owner);
     let listing = std::fs::read_to_string(&fds).unwrap();
     assert_eq!(descriptors(&listing), ["0", "1", "2"], "{listing}");
     assert!(d.stop().success());
