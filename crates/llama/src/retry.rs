@@ -7,9 +7,11 @@
 //! - 4xx are the request's fault (bad JSON, a template that cannot render it, tools
 //!   without `--jinja`, a prompt over the slot's context): the same request, the same
 //!   answer. 408 and 429 are a busy peer (a proxy in front), worth another try.
-//! - 500 is an exception thrown while reading the request or rendering its template
-//!   (`Failed to parse tool call arguments as JSON` is one): the same again, except the
-//!   few failures of the decode itself, which depend on what else the server is doing.
+//! - 500 is retried as any 5xx is, except the messages of an exception thrown while
+//!   reading the request or rendering its template (`Failed to parse tool call arguments
+//!   as JSON`, a template error): those the same request gets again. llama.cpp answers
+//!   500 for any other exception too, and a proxy or a restarting server for anything;
+//!   a 500 that is not known to repeat costs `llama.retries` tries, never a wedge.
 //! - 501 is a feature the server was started without: the same again.
 //! - 502, 503 (the model is loading), 504 and other 5xx, connection refused or reset:
 //!   the server is restarting or a proxy lost it; retried with doubling backoff.
@@ -27,13 +29,17 @@ pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 /// a minute, which is as long as a person at the socket should be kept waiting.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
-/// Parts of llama.cpp's 500 messages that come from the decode step rather than from
-/// the request: the KV cache had no room at that moment (other slots' work), or the
-/// backend failed a batch. Another try may find room.
-const TRANSIENT_500: [&str; 3] = [
-    "failed to find a memory slot",
-    "failed to decode",
-    "compute error",
+/// Parts of llama.cpp's 500 messages (lower-cased) thrown while reading the request or
+/// rendering the chat template: the same request throws the same again (docs/llama-api.md,
+/// 'Errors'). The decode step's own failures (`failed to find a memory slot`, `Compute
+/// error.`) are not among them: they depend on what else the server is doing.
+const REQUEST_500: [&str; 6] = [
+    "failed to parse",
+    "json.exception",
+    "template",
+    "jinja",
+    "not supported",
+    "unsupported",
 ];
 
 /// The wait before retry number `n` (1 for the first retry).
@@ -48,7 +54,7 @@ pub fn status_repeats(status: u16, message: &str) -> bool {
         400..=499 | 501 => true,
         500 => {
             let m = message.to_ascii_lowercase();
-            !TRANSIENT_500.iter().any(|t| m.contains(t))
+            REQUEST_500.iter().any(|t| m.contains(t))
         }
         _ => false,
     }
@@ -109,6 +115,19 @@ mod tests {
         assert!(status_repeats(
             501,
             "This server does not support slots action"
+        ));
+    }
+
+    /// Regression: any 500 but the decode step's was taken for one the same request gets
+    /// again, so a server (or a proxy) failing once failed the turn at the first try.
+    #[test]
+    fn a_500_not_known_to_repeat_is_retried() {
+        assert!(!status_repeats(500, "boom"));
+        assert!(!status_repeats(500, "Internal Server Error"));
+        assert!(status_repeats(500, "Failed to parse input at pos 12"));
+        assert!(status_repeats(
+            500,
+            "Error rendering the chat template: Unknown method"
         ));
     }
 

@@ -153,8 +153,11 @@ fn a_failed_summary_call_leaves_a_note_an_error_line_and_the_next_turn_tries_aga
 fn a_server_error_on_the_threshold_summary_is_a_failure_and_the_next_turn_tries_again() {
     let l = Loopd::start("");
     l.llama.push(text_with(&["one"], OVER));
-    l.llama
-        .push(Reply::Status(500, error_json("server_error", "boom")));
+    // Every try of the summary call (`llama.retries` is 2 here).
+    for _ in 0..3 {
+        l.llama
+            .push(Reply::Status(500, error_json("server_error", "boom")));
+    }
     l.llama.push(text_with(&["two"], OVER));
     l.llama.push(text(&["now a summary"]));
     let mut c = l.client();
@@ -165,14 +168,13 @@ fn a_server_error_on_the_threshold_summary_is_a_failure_and_the_next_turn_tries_
     let note = epoch_records(&l, 0).pop().unwrap();
     assert_eq!(note["type"], "note");
     assert!(
-        note["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("compaction failed: summary call: llama.cpp answered 500"),
+        note["text"].as_str().unwrap().starts_with(
+            "compaction failed: summary call: llama.cpp failed 3 times; last: HTTP 500"
+        ),
         "{note}"
     );
     assert_eq!(answer(c.ask("second")), ["two"]);
-    l.llama.wait_chats(4);
+    l.llama.wait_chats(6);
     assert_eq!(head(&l, 1).unwrap()["carry"], "now a summary");
 }
 

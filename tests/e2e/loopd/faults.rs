@@ -73,6 +73,21 @@ fn answering_503_twice_then_200_is_retried_to_an_answer() {
     assert_eq!(l.kinds("main"), ["user", "assistant", "usage"]);
 }
 
+/// Regression: a 500 not known to repeat (here a proxy's or a server's passing failure)
+/// failed the turn at the first try, though 5xx are retried.
+#[test]
+fn a_500_then_200_is_retried_to_an_answer() {
+    let l = Loopd::start("");
+    l.llama.push(Reply::Status(
+        500,
+        crate::support::standin::error_json("server_error", "boom"),
+    ));
+    l.llama.push(text(&["fine now"]));
+    assert_eq!(l.client().ask("hi"), ["fine now"]);
+    assert_eq!(l.llama.chats().len(), 2);
+    assert_eq!(l.kinds("main"), ["user", "assistant", "usage"]);
+}
+
 #[test]
 fn a_stream_that_dies_midway_fails_the_turn_and_the_next_turn_works() {
     let l = Loopd::start("");
