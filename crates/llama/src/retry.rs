@@ -31,7 +31,7 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
 /// Parts of llama.cpp's 500 messages (lower-cased) thrown while reading the request or
 /// rendering the chat template: the same request throws the same again (docs/llama-api.md,
-/// 'Errors'). The decode step's own failures (`failed to find a memory slot`, `Compute
+/// 'Errors, and which ones the same request gets again'). The decode step's own failures (`failed to find a memory slot`, `Compute
 /// error.`) are not among them: they depend on what else the server is doing.
 const REQUEST_500: [&str; 6] = [
     "failed to parse",
