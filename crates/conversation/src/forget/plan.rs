@@ -190,14 +190,17 @@ impl Plan {
     }
 }
 
-/// `carry` with every occurrence of each word and phrase of `query` (as
-/// `proto::query` matches them) replaced by a redaction mark; words of it next to each
-/// other, with only spaces between, under one mark. Should the text still hold the query
-/// after that, the whole carry goes.
+/// `carry` with every sentence (or line) holding a word or phrase of `query` (as
+/// `proto::query` matches them) replaced by a redaction mark; sentences side by side,
+/// with only white space between, under one mark. The whole sentence goes, not only the
+/// query's words: a summary says the forgotten thing in a sentence ("the locker code is
+/// PELICAN 9931"), and the words beside the query's are as much of it. Should the text
+/// still hold the query after that, the whole carry goes.
 pub(crate) fn redact(carry: &str, query: &str) -> String {
-    // Spans overlapping or apart by spaces only become one.
+    // Sentences overlapping or apart by white space only become one.
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for (start, end) in proto::query::Query::parse(query).spans(carry) {
+        let (start, end) = sentence_around(carry, start, end);
         match runs.last_mut() {
             Some(last) if start <= last.1 || carry[last.1..start].trim().is_empty() => {
                 last.1 = last.1.max(end);
@@ -217,6 +220,36 @@ pub(crate) fn redact(carry: &str, query: &str) -> String {
         return redaction(carry.chars().count());
     }
     out
+}
+
+/// The sentence of `text` holding bytes `start..end`: back to just after the last
+/// sentence end (`.`, `!`, `?` or `;` followed by white space: a clause after a
+/// semicolon is a fact of its own) or line break before it, on to
+/// the next sentence end (kept) or line break (not kept); the text's ends otherwise.
+fn sentence_around(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let ends_sentence = |i: usize| {
+        matches!(bytes[i], b'.' | b'!' | b'?' | b';')
+            && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace())
+    };
+    let mut from = start;
+    while from > 0 {
+        let i = from - 1;
+        if bytes[i] == b'\n' || (bytes[i].is_ascii_whitespace() && i > 0 && ends_sentence(i - 1)) {
+            break;
+        }
+        from = i;
+    }
+    let mut to = end;
+    while to < bytes.len() && bytes[to] != b'\n' {
+        if ends_sentence(to) {
+            to += 1;
+            break;
+        }
+        to += 1;
+    }
+    // Both ends are ASCII bytes or the text's ends, so both are character boundaries.
+    (from, to)
 }
 
 pub fn dir(state_dir: &Path) -> PathBuf {

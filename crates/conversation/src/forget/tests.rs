@@ -170,7 +170,7 @@ fn a_removal_leaves_the_text_nowhere_and_every_other_record_as_it_was() {
     let h = sessions::head::read(&dir, 1).unwrap();
     assert_eq!(
         h.carry.as_deref(),
-        Some("The owner's code is [forgotten: 10 characters] 7731. They like tea.")
+        Some("[forgotten: 36 characters] They like tea.")
     );
     assert!(plan::left(state.path()).is_empty());
 }
@@ -206,18 +206,44 @@ fn a_plan_naming_a_line_past_the_end_is_refused_naming_the_log() {
     assert!(e.to_string().contains("epoch-000000.jsonl line 100"), "{e}");
 }
 
+/// Regression (in part): only the query's words were redacted, so "the locker code is
+/// PELICAN 9931" kept the code beside the mark and the model still read it. The whole
+/// sentence, or line, that holds them goes.
 #[test]
-fn redaction_replaces_each_occurrence_and_drops_a_carry_it_cannot_place() {
+fn redaction_takes_each_sentence_or_line_holding_the_query() {
     assert_eq!(
-        redact("a PIN 12 and pin 12.", "pin 12"),
-        "a [forgotten: 6 characters] and [forgotten: 6 characters]."
+        redact(
+            "They like tea. The locker code is PELICAN 9931. Ask first!",
+            "pelican"
+        ),
+        "They like tea. [forgotten: 32 characters] Ask first!"
+    );
+    assert_eq!(
+        redact(
+            "- likes tea\n- locker: PELICAN 9931\n- cat named Tom",
+            "pelican"
+        ),
+        "- likes tea\n[forgotten: 22 characters]\n- cat named Tom"
+    );
+    // A clause after a semicolon is a sentence of its own.
+    assert_eq!(
+        redact("The code is PELICAN 9931; the bike is red.", "pelican"),
+        "[forgotten: 25 characters] the bike is red."
+    );
+    // Two sentences side by side go under one mark; a decimal point ends no sentence.
+    assert_eq!(
+        redact("Pin 12 at 3.5 pm. The pin 12 again. Done.", "pin 12"),
+        "[forgotten: 35 characters] Done."
     );
     // 'ẞ' lowercases to 'ß' only outside ASCII: the word is still found and placed.
-    assert_eq!(redact("STRAẞE 5", "straße"), "[forgotten: 6 characters] 5");
+    assert_eq!(
+        redact("Lives on STRAẞE 5. Nice.", "straße"),
+        "[forgotten: 18 characters] Nice."
+    );
     // A word inside another is not the word.
     assert_eq!(
-        redact("a cat in education", "cat"),
-        "a [forgotten: 3 characters] in education"
+        redact("The cat sat. Education matters.", "cat"),
+        "[forgotten: 12 characters] Education matters."
     );
 }
 
