@@ -36,6 +36,20 @@ fn forget_finds_and_removes_copies_in_another_session() {
     );
     let done = c.ask("/forget all").join("\n");
     assert!(done.contains("session b:"), "{done}");
+    // Regression: a removal that changed nothing of the asking session's own was logged
+    // nowhere it was asked; forgetting is logged as a note, counts only.
+    let notes: Vec<String> = l
+        .records("main")
+        .iter()
+        .filter(|r| r["type"] == "note")
+        .map(|r| r["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("forgotten by the owner from this session: 1 records")),
+        "{notes:?}"
+    );
     let b = l.session_dir("b");
     let held: Vec<PathBuf> = walk(&b)
         .into_iter()

@@ -141,6 +141,20 @@ impl State {
             self.notify.send(super::Event::Redact(redact.clone()));
         }
         self.note_mail_forgotten(&cfg, session, &taken);
+        // Logged where it was asked even when nothing of this session's own changed
+        // (the copies were in other sessions, or only in Honcho): counts only.
+        if !removed.touched.contains(session) && taken.lines().is_empty() {
+            self.append_note(
+                &cfg,
+                session,
+                format!(
+                    "forgotten by the owner from this session: {} records and {} carried summaries in other sessions, {} entries in Honcho",
+                    removed.records,
+                    removed.carries,
+                    in_honcho.len()
+                ),
+            );
+        }
         for line in taken.lines() {
             removed.reply.push('\n');
             removed.reply.push_str(&line);
@@ -355,11 +369,17 @@ impl State {
             return;
         }
         let note = format!("forgotten by the owner: {}", lines.join("; "));
+        self.append_note(cfg, session, note);
+    }
+
+    /// Appends `text` to `session` as a `note`; a failure is logged (the removal itself
+    /// is done).
+    fn append_note(&mut self, cfg: &proto::config::Config, session: &SessionId, text: String) {
         match self.sessions.get_or_create(cfg, session) {
             Ok(s) => {
                 if let Err(e) = s.append(Record::Note {
                     time: proto::time::now_rfc3339(),
-                    text: note,
+                    text,
                 }) {
                     plumbing::error!("session {session}: forget: {e}");
                 }
