@@ -259,7 +259,9 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     offset: at,
                     len,
                     label: rolling,
-                    call: record.call(),
+                    // An answer's `call-N` ids count too: the `forgotten` record keeps the
+                    // number, so it is never handed out again.
+                    call: crate::open_session::numbered(&record),
                     event: turn_event.clone(),
                     allowed,
                 });

@@ -431,3 +431,29 @@ fn the_records_allow_wrote_name_the_call_it_allowed() {
         ]
     );
 }
+
+/// Regression: a forgotten answer whose calls loopd had numbered `call-7` (the server sent
+/// no ids) left no number behind, so the session reopened from its rewritten log handed
+/// 7 (and the id `call-7`) out again.
+#[test]
+fn a_forgotten_answer_keeps_its_call_numbers_from_being_used_again() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("sessions").join("main");
+    std::fs::create_dir_all(&dir).unwrap();
+    head(&dir, 0, None);
+    let call = proto::record::ToolCall {
+        id: "call-7".into(),
+        name: "read_file".into(),
+        arguments: r#"{"path":"/zanzibar"}"#.into(),
+    };
+    let answer = Record::Assistant {
+        time: proto::test_records::T.into(),
+        content: None,
+        tool_calls: vec![call],
+        cut: true,
+    };
+    log(&dir, 0, &[user("hello"), answer], "");
+    let found = find(&dir, "zanzibar", DataClass::Private).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].call, Some(7));
+}

@@ -251,7 +251,7 @@ fn is_owners(record: &Record) -> bool {
 /// at its token limit never runs, so no record but the answer holds its number, and
 /// counting only `call` fields would hand that number (and its id) out again after a
 /// restart (docs/sessions.md, 'Records').
-fn numbered(record: &Record) -> Option<u64> {
+pub(crate) fn numbered(record: &Record) -> Option<u64> {
     match record {
         Record::Assistant { tool_calls, .. } => tool_calls
             .iter()
