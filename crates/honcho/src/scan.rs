@@ -184,6 +184,9 @@ fn scan_log(
     }
     let mut safe = offset;
     let mut pending: Option<(Origin, Said)> = None;
+    // The pending turn's last answer that asked for tools: what it is reported with if
+    // it ends without one that does not (its rounds ran out).
+    let mut asked_tools: Option<Said> = None;
     // A torn tail is still being written (or was torn by a crash and will be cut by
     // loopd): it is not read, and neither is anything after it.
     while let Line::Record {
@@ -198,23 +201,49 @@ fn scan_log(
                 origin,
                 ..
             } => {
+                // The turn before ended without an answer free of tool calls (its
+                // rounds ran out): finished all the same, so the owner's message is
+                // reported with its last answer's text. A turn with no answer at all
+                // failed, and is not reported.
+                if let (Some((origin, user)), Some(answer)) = (pending.take(), asked_tools.take()) {
+                    turns.push(Turn {
+                        epoch,
+                        origin,
+                        user,
+                        answer,
+                        end: start,
+                    });
+                    if turns.len() >= max_turns {
+                        return Ok((start, true));
+                    }
+                }
                 let said = Said {
                     offset: start,
                     time,
                     text: content,
                 };
                 pending = Some((origin, said));
+                asked_tools = None;
                 safe = start;
             }
             Record::Assistant {
                 time,
                 content,
                 tool_calls,
-                ..
+                cut,
             } => {
-                if !tool_calls.is_empty() {
-                    // A round that asked for tools: the turn goes on.
+                // A round that asked for tools: the turn goes on, unless the answer was
+                // cut (its calls are never run, so it is the turn's last).
+                if !tool_calls.is_empty() && !cut {
+                    if pending.is_some() {
+                        asked_tools = Some(Said {
+                            offset: start,
+                            time,
+                            text: content.unwrap_or_default(),
+                        });
+                    }
                 } else if let Some((origin, user)) = pending.take() {
+                    asked_tools = None;
                     // An answer without text still ends the turn; it is reported as empty
                     // so the owner's message is not lost with it.
                     turns.push(Turn {

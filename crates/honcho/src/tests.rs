@@ -107,6 +107,32 @@ fn an_unfinished_turn_waits_for_its_final_answer_and_a_torn_line_is_not_read() {
     server.with(|st| assert_eq!(got(st), want));
 }
 
+/// Regression: a turn whose rounds ran out (its last answer still asked for tools, so it
+/// has none free of them) was dropped when the next line came, and the owner's message
+/// never reached Honcho. It is reported with its last answer's text once the next line
+/// shows it finished; a turn with no answer at all (it failed) is not.
+#[test]
+fn a_turn_whose_rounds_ran_out_is_reported_with_its_last_answer() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let t1 = logs.user(0, "look it up", Origin::Owner);
+    let a1 = logs.assistant(0, Some("still looking"), true);
+    logs.user(0, "a turn that failed", Origin::Owner);
+    let t2 = logs.user(0, "thanks", Origin::Owner);
+    let a2 = logs.assistant(0, Some("welcome"), false);
+    let reporter = start(&config(state.path(), &server));
+    reporter.poke("main");
+    settle(&reporter, &server, "main", 4);
+    let want = vec![
+        ("owner".to_string(), "look it up".to_string(), t1),
+        ("assistant".to_string(), "still looking".to_string(), a1),
+        ("owner".to_string(), "thanks".to_string(), t2),
+        ("assistant".to_string(), "welcome".to_string(), a2),
+    ];
+    server.with(|st| assert_eq!(got(st), want));
+}
+
 #[test]
 fn a_turn_rerun_in_the_next_epoch_is_reported_once_and_the_carry_never() {
     let server = Standin::start();
