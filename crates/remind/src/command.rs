@@ -189,4 +189,40 @@ mod tests {
             .to_string()
             .contains("needs a text"));
     }
+
+    /// Regression: where the text may not be quoted (a room whose `matrix.max_class` is
+    /// below the reminder's label), `/remind WHEN TEXT` was still confirmed with it,
+    /// though the list and `/remind cancel` keep it at the terminal.
+    #[test]
+    fn a_reminder_not_to_be_quoted_is_confirmed_without_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Book::load(dir.path()).unwrap();
+        let now = crate::clock::now();
+        let quote = |r: &super::super::Reminder| r.class <= DataClass::Public;
+        let set = run_quoting(
+            &mut book,
+            "main",
+            "in 1h ring the locksmith about 4471",
+            now,
+            DataClass::Private,
+            &quote,
+        )
+        .unwrap();
+        assert!(
+            set.reply.starts_with("reminder 1 set for "),
+            "{}",
+            set.reply
+        );
+        assert!(!set.reply.contains("4471"), "{}", set.reply);
+        assert!(
+            set.reply
+                .ends_with("(labelled private: its text is shown at the terminal)"),
+            "{}",
+            set.reply
+        );
+        assert!(
+            set.note.unwrap().contains("4471"),
+            "the session's note is whole"
+        );
+    }
 }

@@ -322,22 +322,6 @@ fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
     );
 }
 
-/// Regression: `/remind WHEN TEXT` in a room whose `matrix.max_class` is public
-/// confirmed the reminder with its text, the owner's words (private), though the list,
-/// `/remind cancel` and the reminder itself once due keep that text at the terminal.
-#[test]
-fn remind_in_a_room_above_max_class_is_confirmed_without_its_text() {
-    let mut rig = Rig::new();
-    let mut cfg = (*rig.ch.cfg).clone();
-    cfg.matrix.max_class = proto::DataClass::Public;
-    rig.ch.cfg = std::sync::Arc::new(cfg);
-    rig.lines(&[("$r1", "/remind in 1h ring the locksmith about 4471")]);
-    let sent = texts(&rig.sent());
-    assert!(sent.contains("reminder 1 set for "), "{sent}");
-    assert!(!sent.contains("4471"), "{sent}");
-    assert!(sent.contains("its text is shown at the terminal"), "{sent}");
-}
-
 /// Regression (it used to be so): `/status` in a room quotes "last turn from memory", the text memoryd brought
 /// into the session's last turn (from any session, any label up to `memory.max_class`),
 /// as one `m.notice`, never weighed against `matrix.max_class`. The probe run here is the

@@ -14,6 +14,7 @@ mod byid;
 mod catchup;
 pub mod common_words;
 mod forget;
+mod hot;
 mod ingest;
 mod kept_words;
 mod near;

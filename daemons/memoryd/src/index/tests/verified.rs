@@ -107,7 +107,7 @@ fn rows_dropped_forget_every_log_verified() {
 fn the_logs_remembered_cover_every_hot_session_twice() {
     assert_eq!(
         crate::index::verified::MAX_REMEMBERED,
-        2 * crate::index::catchup::MAX_HOT
+        2 * crate::index::hot::MAX_HOT
     );
 }
 
