@@ -121,6 +121,27 @@ fn a_stream_line_trickled_a_byte_at_a_time_is_cut_at_the_deadline() {
     );
 }
 
+/// Regression: a stream that ended or broke before any of the answer (the role chunk
+/// only, or no body at all) failed the turn at once; nothing had reached the owner, so it
+/// is a connection error like any other, and retried.
+#[test]
+fn a_stream_cut_before_any_of_the_answer_is_retried() {
+    let s = serve(|stream, _| {
+        let _ = stream.write_all(SSE_HEAD.as_bytes());
+        let _ = stream.write_all(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        );
+    });
+    let e = chat(&client(&s.url, 30)).unwrap_err();
+    assert!(matches!(e, LlamaError::GaveUp { attempts: 4, .. }), "{e:?}");
+    assert!(e.to_string().contains("before any of the answer"), "{e}");
+    assert_eq!(
+        s.requests.load(Ordering::SeqCst),
+        4,
+        "tried again, 3 retries"
+    );
+}
+
 #[test]
 fn a_500_whose_body_trickles_is_read_within_the_deadline_and_not_retried() {
     let s = serve(|stream, _| {

@@ -298,7 +298,21 @@ impl Client {
                 .set("Content-Type", "application/json")
                 .send_string(body);
             let why = match classify(outcome, &deadline) {
-                Ok(response) => return read_answer(response, on_delta, &deadline),
+                Ok(response) => {
+                    // Nothing is retried once any of the answer reached the caller; a
+                    // stream that broke or ended before that is a connection error.
+                    let mut started = false;
+                    let mut tracked = |d: Delta<'_>| {
+                        started |= !delta_is_empty(&d);
+                        on_delta(d);
+                    };
+                    match read_answer(response, &mut tracked, &deadline) {
+                        Err(LlamaError::Stream(
+                            e @ (sse::StreamError::Io(_) | sse::StreamError::Truncated),
+                        )) if !started => format!("{e}, before any of the answer"),
+                        other => return other,
+                    }
+                }
                 Err(Attempt::Fail(e)) => return Err(e),
                 Err(Attempt::Retry(why)) => why,
             };
@@ -338,6 +352,15 @@ impl Client {
     /// `GET /props`: the served model, its chat template and what the template can do.
     pub fn props(&self) -> Result<serde_json::Value, ProbeError> {
         probe::get(self.agent(), &format!("{}/props", self.settings().base))
+    }
+}
+
+/// Whether `d` carries nothing of the answer (llama.cpp's first chunk may hold an empty
+/// `content`).
+fn delta_is_empty(d: &Delta<'_>) -> bool {
+    match d {
+        Delta::Content(t) | Delta::Reasoning(t) => t.is_empty(),
+        Delta::ToolCall { .. } => false,
     }
 }
 

@@ -18,6 +18,7 @@
 //!
 //! Nothing is retried once the answer has started streaming, since its text has
 //! already reached the client, and nothing past the call's deadline (`llama.timeout_s`).
+//! A stream that broke or ended before any of the answer is a connection error.
 
 use std::time::Duration;
 
