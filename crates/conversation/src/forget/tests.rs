@@ -38,11 +38,17 @@ fn log(dir: &Path, epoch: u64, records: &[Record], tail: &str) {
     std::fs::write(dir.join(log_file_name(epoch)), text).unwrap();
 }
 
-/// A session `main` of two epochs: the secret told, read from a file and carried.
-fn session(state: &Path) -> std::path::PathBuf {
+/// Session `main`'s directory under `state`, with the head of its epoch 0.
+fn new_session(state: &Path) -> std::path::PathBuf {
     let dir = state.join("sessions").join("main");
     std::fs::create_dir_all(&dir).unwrap();
     head(&dir, 0, None);
+    dir
+}
+
+/// A session `main` of two epochs: the secret told, read from a file and carried.
+fn session(state: &Path) -> std::path::PathBuf {
+    let dir = new_session(state);
     log(
         &dir,
         0,
@@ -268,9 +274,7 @@ fn a_quoted_query_is_always_a_query_and_more_pages() {
 #[test]
 fn a_forgotten_record_keeps_the_label_the_context_had_so_no_label_goes_down() {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("main");
-    std::fs::create_dir_all(&dir).unwrap();
-    head(&dir, 0, None);
+    let dir = new_session(state.path());
     let page = Record::ToolResult {
         time: "2026-12-01T10:00:01.000Z".into(),
         call: 7,
@@ -311,9 +315,7 @@ fn a_forgotten_record_keeps_the_label_the_context_had_so_no_label_goes_down() {
 #[test]
 fn every_field_and_escaped_form_of_a_tool_call_is_found() {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("main");
-    std::fs::create_dir_all(&dir).unwrap();
-    head(&dir, 0, None);
+    let dir = new_session(state.path());
     let call = Record::Assistant {
         time: "2026-12-01T10:00:01.000Z".into(),
         content: None,
@@ -344,9 +346,7 @@ fn every_field_and_escaped_form_of_a_tool_call_is_found() {
 #[test]
 fn a_refused_url_holding_the_text_is_found() {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("main");
-    std::fs::create_dir_all(&dir).unwrap();
-    head(&dir, 0, None);
+    let dir = new_session(state.path());
     let refused = Record::Refused {
         time: "2026-12-01T10:00:01.000Z".into(),
         call: 1,
@@ -374,9 +374,7 @@ fn a_refused_url_holding_the_text_is_found() {
 #[test]
 fn the_records_allow_wrote_name_the_call_it_allowed() {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("main");
-    std::fs::create_dir_all(&dir).unwrap();
-    head(&dir, 0, None);
+    let dir = new_session(state.path());
     let time = "2026-12-01T10:00:00.000Z".to_string();
     let url = "https://heron.example/blue";
     let note = |text: &str| Record::Note {
@@ -438,9 +436,7 @@ fn the_records_allow_wrote_name_the_call_it_allowed() {
 #[test]
 fn a_forgotten_answer_keeps_its_call_numbers_from_being_used_again() {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("main");
-    std::fs::create_dir_all(&dir).unwrap();
-    head(&dir, 0, None);
+    let dir = new_session(state.path());
     let call = proto::record::ToolCall {
         id: "call-7".into(),
         name: "read_file".into(),
