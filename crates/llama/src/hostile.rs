@@ -94,6 +94,14 @@ fn chat(c: &Client) -> Result<Completion, LlamaError> {
 
 const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
 
+/// Answers every request with an event stream of `events` alone, then closes.
+fn stream_then_close(events: &'static [u8]) -> Hostile {
+    serve(move |stream, _| {
+        let _ = stream.write_all(SSE_HEAD.as_bytes());
+        let _ = stream.write_all(events);
+    })
+}
+
 fn assert_timeout(e: &LlamaError, secs: u64) {
     assert!(
         matches!(e, LlamaError::Timeout { secs: s } if *s == secs),
@@ -126,12 +134,7 @@ fn a_stream_line_trickled_a_byte_at_a_time_is_cut_at_the_deadline() {
 /// is a connection error like any other, and retried.
 #[test]
 fn a_stream_cut_before_any_of_the_answer_is_retried() {
-    let s = serve(|stream, _| {
-        let _ = stream.write_all(SSE_HEAD.as_bytes());
-        let _ = stream.write_all(
-            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
-        );
-    });
+    let s = stream_then_close(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n");
     let e = chat(&client(&s.url, 30)).unwrap_err();
     assert!(matches!(e, LlamaError::GaveUp { attempts: 4, .. }), "{e:?}");
     assert!(e.to_string().contains("before any of the answer"), "{e}");
@@ -257,12 +260,7 @@ fn a_socket_held_open_after_done_does_not_hold_the_answer() {
 
 #[test]
 fn an_error_field_reporting_a_context_overflow_is_context_full() {
-    let s = serve(|stream, _| {
-        let _ = stream.write_all(SSE_HEAD.as_bytes());
-        let _ = stream.write_all(
-            b"error: {\"code\":500,\"message\":\"context shift is disabled\",\"type\":\"server_error\"}\n\n",
-        );
-    });
+    let s = stream_then_close(b"error: {\"code\":500,\"message\":\"context shift is disabled\",\"type\":\"server_error\"}\n\n");
     let e = chat(&client(&s.url, 30)).unwrap_err();
     assert!(matches!(e, LlamaError::ContextFull(_)), "{e:?}");
 }
