@@ -87,6 +87,15 @@ fn ascii_steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> 
             || (w.len() >= SHARED_STEM
                 && stem.is_some_and(|st| w[..SHARED_STEM].eq_ignore_ascii_case(st)))
     };
+    // The bytes a matching word can start with, in either case: most words of a record
+    // start otherwise and are passed without comparing them to each query word.
+    let mut opens = [false; 256];
+    for q in wanted {
+        if let Some(&b) = q.as_bytes().first() {
+            opens[usize::from(b.to_ascii_lowercase())] = true;
+            opens[usize::from(b.to_ascii_uppercase())] = true;
+        }
+    }
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut at = 0;
@@ -98,6 +107,9 @@ fn ascii_steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> 
         let start = at;
         while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
             at += 1;
+        }
+        if !opens[usize::from(bytes[start])] {
+            continue;
         }
         let word = &bytes[start..at];
         if let Some(q) = prepared.iter().position(|q| same(word, q)) {

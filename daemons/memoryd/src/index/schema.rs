@@ -52,6 +52,13 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// memoryd's memory bound.
 pub(crate) const CACHE_KIB: i64 = 16 * 1024;
 
+/// Prepared statements a connection keeps for reuse. rusqlite keeps 16; a recall alone
+/// runs more kinds than that (each search's variants, the rows' reads, the neighbours'
+/// field, the logs looked into before it), so the oldest were thrown away and prepared
+/// again on every recall, a twentieth of its time among pasted documents. Each kept
+/// statement is a few KiB.
+const STATEMENTS: usize = 64;
+
 /// The FTS5 tokenizer of `docs`: porter stems over `unicode61` words with diacritics
 /// removed, so "meetings" finds "meeting" and "reuniao" finds "reunião". Measured on the
 /// evaluation set (`scripts/bench recall`) against `unicode61` alone: recall@1 0.776 vs
@@ -154,6 +161,7 @@ pub(super) fn open(
 /// dropped from the index (a forgotten record, see `purge`) is not still on disk.
 pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENTS);
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "secure_delete", "ON")?;
     // Negative: a size in KiB rather than in pages.
