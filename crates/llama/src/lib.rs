@@ -148,6 +148,25 @@ pub fn described(message: &str) -> String {
     )
 }
 
+/// Characters a server's error kind (`error.type`) may have to be quoted: llama.cpp's are
+/// a word or two (`server_error`, `invalid_request_error`), and the kind stands inside
+/// loopd's own one-line `error:` (docs/llama-api.md, 'Errors, and which ones the same request
+/// gets again').
+const MAX_KIND_CHARS: usize = 40;
+
+/// A server's `error.type` as loopd quotes it: a short word of letters, digits, `_`, `-`
+/// or `.`; anything else (a newline that would start a line of its own inside loopd's
+/// error, a page of text) is `unknown`. The server's text, not loopd's, must never make
+/// a line of loopd's reply.
+pub(crate) fn error_kind(kind: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if !kind.is_empty() && kind.chars().count() <= MAX_KIND_CHARS && kind.chars().all(plain) {
+        kind.to_string()
+    } else {
+        "unknown".to_string()
+    }
+}
+
 /// A failed attempt, before any of the answer streamed.
 enum Attempt {
     Retry(String),
@@ -421,7 +440,10 @@ fn error_body(response: ureq::Response) -> Result<(String, String), body::BodyEr
     let text = String::from_utf8_lossy(&bytes);
     Ok(match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(v) => (
-            v["error"]["type"].as_str().unwrap_or("").to_string(),
+            v["error"]["type"]
+                .as_str()
+                .map(error_kind)
+                .unwrap_or_default(),
             v["error"]["message"]
                 .as_str()
                 .map(|m| m.chars().take(MAX_MESSAGE_CHARS).collect())

@@ -294,7 +294,7 @@ fn error_object(err: &Value) -> StreamError {
         other => other.to_string(),
     };
     StreamError::Server {
-        kind: err["type"].as_str().unwrap_or("unknown").to_string(),
+        kind: super::error_kind(err["type"].as_str().unwrap_or("")),
         message,
     }
 }

@@ -264,3 +264,35 @@ fn a_piped_socat_connection_gets_what_waited_after_its_reply() {
         "{status:?}"
     );
 }
+
+#[test]
+fn a_reminder_the_inbox_could_not_take_stays_in_the_book_through_a_kill() {
+    // Regression: a failed write of `inbox.json` was logged and the reminder taken out of
+    // the book anyway, so it was on disk nowhere and the next start lost it.
+    let mut lp = start("", 0);
+    let mut setter = lp.client();
+    setter.ask("/remind in 1m water the plants");
+    drop(setter);
+    // The inbox's file cannot be written: its temporary file's name is a directory's.
+    let blocker = lp.fx.state_dir.join("inbox.json.tmp");
+    std::fs::create_dir_all(blocker.join("x")).unwrap();
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    lp.daemon
+        .wait_log("reminder 1 stays in the book and is tried again in 10 s");
+    drop(elsewhere);
+    // kill -9, the disk freed, and loopd again with its clock past the due time.
+    let _ = lp.daemon.child.kill();
+    let _ = lp.daemon.child.wait();
+    std::fs::remove_dir_all(&blocker).unwrap();
+    lp.daemon = spawn(&lp.fx, 61);
+    let mut owner = lp.client();
+    assert_eq!(owner.ask("/session"), ["session main"]);
+    let waited = owner.block();
+    assert!(
+        waited[0].starts_with("· while you were away: "),
+        "{waited:?}"
+    );
+    assert_eq!(waited.last().unwrap(), "water the plants", "{waited:?}");
+}

@@ -135,7 +135,7 @@ pub struct Message {
     pub source: Option<String>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     next: u64,
@@ -259,6 +259,30 @@ impl Inbox {
         let message = self.push(session, kind, pieces, label, tried, source);
         self.trim();
         (message, self.save())
+    }
+
+    /// `add`, all or nothing: when the file cannot be written, the inbox is left as it
+    /// was and the error returned. For a message whose only other copy is about to go (a
+    /// reminder leaving the book): it must be on disk here before it leaves there, or a
+    /// restart loses it (docs/reminders.md, 'The inbox').
+    pub fn add_saved(
+        &mut self,
+        session: &str,
+        kind: Kind,
+        pieces: Vec<Piece>,
+        label: Label,
+        tried: bool,
+        source: Option<String>,
+    ) -> Result<Message, StoreError> {
+        let before = self.file.clone();
+        let (message, saved) = self.add(session, kind, pieces, label, tried, source);
+        match saved {
+            Ok(()) => Ok(message),
+            Err(e) => {
+                self.file = before;
+                Err(e)
+            }
+        }
     }
 
     fn push(

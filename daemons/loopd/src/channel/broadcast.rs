@@ -58,6 +58,9 @@ pub(crate) struct Mail {
     pub(super) started: DateTime<Utc>,
     /// Waiting messages were offered to the notify command since start.
     pub(super) offered: bool,
+    /// A write of the inbox failed while due reminders were taken: they stay in the book
+    /// and are tried again from then (`reminders::INBOX_RETRY`).
+    pub(super) retry_at: Option<Instant>,
     /// An instant already past, the deadline of work due now. A deadline of
     /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
     /// so the timer would never fire and the loop would spin.
@@ -80,6 +83,7 @@ impl Mail {
             queued: HashMap::new(),
             started: clock::now(),
             offered: false,
+            retry_at: None,
             born: Instant::now(),
         }
     }

@@ -22,6 +22,12 @@ pub(crate) const REMINDER_RECHECK: Duration = Duration::from_secs(60);
 /// in the next turns, right after this one's blocks went out.
 pub(crate) const MAX_DUE_PER_TURN: usize = 32;
 
+/// How long after a failed write of the inbox the due reminders are tried again. They
+/// stay in the book meanwhile (a reminder leaves it only once the inbox holds it on
+/// disk); a disk that filled is often freed within seconds of the journal's error, and
+/// trying every ten seconds keeps that error to a few lines a minute.
+pub(crate) const INBOX_RETRY: Duration = Duration::from_secs(10);
+
 impl<W: Work> Channel<W> {
     /// When the poll loop should next look at the reminders.
     pub(super) fn reminders_deadline(&self) -> Option<Instant> {
@@ -30,11 +36,14 @@ impl<W: Work> Channel<W> {
         }
         let next = self.mail.reminders.with(|b| b.next_due())?;
         let now = clock::now();
-        // Asked on every turn of the loop: the inbox is counted only when one is due.
-        if next <= now
-            && self.mail.inbox.with(|i| i.waiting_reminders()) < inbox::MAX_WAITING_REMINDERS
-        {
-            return Some(self.mail.born);
+        if next <= now {
+            if let Some(at) = self.mail.retry_at.filter(|&at| at > Instant::now()) {
+                return Some(at);
+            }
+            // Asked on every turn of the loop: the inbox is counted only when one is due.
+            if self.mail.inbox.with(|i| i.waiting_reminders()) < inbox::MAX_WAITING_REMINDERS {
+                return Some(self.mail.born);
+            }
         }
         Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))
     }
@@ -50,6 +59,10 @@ impl<W: Work> Channel<W> {
                 self.hand_over(message.n);
             }
         }
+        if self.mail.retry_at.is_some_and(|at| at > Instant::now()) {
+            return;
+        }
+        self.mail.retry_at = None;
         let reminders = self.mail.reminders.clone();
         let inbox = self.mail.inbox.clone();
         // The book, then the inbox, held together (as `/forget` takes them): a reminder a
@@ -75,8 +88,9 @@ impl<W: Work> Channel<W> {
     }
 
     /// Adds each due reminder to the inbox (one the inbox has from before a crash is not
-    /// added again), while the inbox has room for waiting reminders; the rest stay in the
-    /// book. Returns each reminder taken, its message and the clients it goes to.
+    /// added again), while the inbox has room for waiting reminders and its file can be
+    /// written; the rest stay in the book (after a failed write, until `INBOX_RETRY` has
+    /// passed). Returns each reminder taken, its message and the clients it goes to.
     fn reminders_to_inbox(
         &mut self,
         inbox: &mut inbox::Inbox,
@@ -122,7 +136,7 @@ impl<W: Work> Channel<W> {
                 class: r.class,
                 untrusted: false,
             };
-            let (message, saved) = inbox.add(
+            let added = inbox.add_saved(
                 session.as_str(),
                 Kind::Reminder,
                 pieces,
@@ -130,9 +144,18 @@ impl<W: Work> Channel<W> {
                 self.some_between_blocks(&targets),
                 Some(source),
             );
-            if let Err(e) = saved {
-                plumbing::error!("inbox: {e}");
-            }
+            let message = match added {
+                Ok(message) => message,
+                Err(e) => {
+                    plumbing::error!(
+                        "inbox: {e}; reminder {} stays in the book and is tried again in {} s",
+                        r.n,
+                        INBOX_RETRY.as_secs()
+                    );
+                    self.mail.retry_at = Some(Instant::now() + INBOX_RETRY);
+                    break;
+                }
+            };
             let late = if late { " late" } else { "" };
             let whom = if targets.is_empty() {
                 "nobody was connected; it waits in the inbox".to_string()
