@@ -3,7 +3,7 @@
 
 use super::{epoch_records, with_memoryd};
 use crate::loopd::{messages, Loopd};
-use crate::support::standin::text;
+use crate::support::standin::{context_full, text};
 
 const FACT: &str = "my dentist appointment is on Thursday at 3pm with Dr. Alvarez";
 
@@ -321,4 +321,22 @@ fn a_passage_already_in_the_epoch_is_not_brought_back_twice() {
     let records = epoch_records(&l, "main", 0);
     let memories = records.iter().filter(|r| r["type"] == "memory").count();
     assert_eq!(memories, 1, "{again:?}");
+}
+
+#[test]
+fn a_line_rerun_after_context_full_is_not_brought_back_as_its_own_memory() {
+    // Regression: the rerun in the new epoch asked memoryd with the line, which by then
+    // had indexed the line's `user` record in the old epoch: the memory record held the
+    // owner's line, sent twice right after the context had run out.
+    let (l, _m) = with_memoryd("");
+    let mut c = l.client();
+    l.llama.push(context_full());
+    l.llama
+        .push(text(&["The owner is about to ask about the dentist."]));
+    l.llama.push(text(&["Thursday at 3pm."]));
+    let reply = c.ask(FACT);
+    assert_eq!(reply.last().unwrap(), "Thursday at 3pm.", "{reply:?}");
+    let records = epoch_records(&l, "main", 1);
+    assert_eq!(records[0]["type"], "user", "{records:?}");
+    assert!(records.iter().all(|r| r["type"] != "memory"), "{records:?}");
 }

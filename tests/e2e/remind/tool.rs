@@ -78,3 +78,26 @@ fn an_untrusted_contexts_remind_call_is_held_for_allow() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn a_remind_call_that_could_not_be_saved_is_shown_as_failed() {
+    // Regression: the owner saw only the call and the model's "I have set your
+    // reminder"; that nothing was set was only in the tool result.
+    let lp = start("", 0);
+    // The book's file cannot be written: its temporary file's name is a directory's.
+    std::fs::create_dir_all(lp.fx.state_dir.join("reminders.json.tmp").join("x")).unwrap();
+    lp.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"in 2h","text":"stretch your legs"}"#,
+    )]));
+    lp.llama.push(text(&["I have set your reminder."]));
+    let reply = lp.client().ask("remind me to stretch in two hours");
+    assert!(
+        reply
+            .iter()
+            .any(|l| l.starts_with("· remind failed, nothing was set: ")),
+        "{reply:?}"
+    );
+    assert!(lp.client().ask("/remind")[0].starts_with("no reminders"));
+}

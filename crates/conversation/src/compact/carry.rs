@@ -12,7 +12,7 @@
 use super::policy::{fallback_summary, repeats};
 use super::CompactError;
 use crate::open_session::Session;
-use crate::prompt::cap_chars;
+use crate::prompt::{cap_chars, cap_chars_from_end};
 use crate::prompt::{replay, TurnCtx, THINKING};
 use llama::{ChatRequest, LlamaError, Message};
 use proto::head::{Head, Reason, SummarySource};
@@ -69,7 +69,13 @@ pub fn make(
             session.id(),
             session.epoch()
         );
+        // The owner's own lines, but a carry all the same: replayed at the head of every
+        // prompt of the next epoch, so broken against special tokens as a model summary
+        // is (docs/turn.md, 'Compaction'), then cut again from the start, keeping the
+        // newest, since breaking a token lengthens the text.
         let text = fallback_summary(session.records(), cfg.compact.summary_chars);
+        let text = llama::tokenize::neutralise_for_model(ctx.client, &neutralise(&text));
+        let text = cap_chars_from_end(&text, cfg.compact.summary_chars).to_string();
         (text, SummarySource::Fallback, Some(why))
     };
     match ctx.client.chat(&req, &mut |_| {}) {
@@ -101,6 +107,13 @@ pub fn make(
             let answer = llama::tokenize::neutralise_for_model(ctx.client, answer);
             let text = carry_text(&answer, cfg.compact.summary_chars);
             if text.is_empty() {
+                // The owner's `/compact` is the way out of a wedged session, so it always
+                // makes an epoch: a model that answers the summary request with a tool
+                // call only, or with blanks, would otherwise refuse it every time. A
+                // compaction loopd started itself fails, and the next turn tries again.
+                if reason == Reason::Manual {
+                    return Ok(fallback("the model's summary was empty".into()));
+                }
                 return Err(CompactError::EmptySummary);
             }
             Ok((text, SummarySource::Model, None))

@@ -86,6 +86,10 @@ pub(crate) fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Opt
                 return None;
             }
         };
+    // The owner's line itself, said before (a line run again in a new epoch after the
+    // context ran out, whose first `user` record memoryd has indexed by now, or the same
+    // question asked again): the model reads it in the line already.
+    let hits: Vec<Hit> = hits.into_iter().filter(|h| !is_the_line(h, line)).collect();
     let passage = |mut hit: Hit| {
         clip_to_passage(&mut hit, line, cfg.hit_chars as usize);
         let text = render_hits(std::slice::from_ref(&hit));
@@ -126,6 +130,11 @@ pub(crate) fn recollect(ctx: &TurnCtx<'_>, session: &Session, line: &str) -> Opt
             .map(|h| (h.session.clone(), day_of(&h.time).to_string()))
             .collect(),
     })
+}
+
+/// Whether `hit` is the owner's `line` itself, as said before.
+fn is_the_line(hit: &Hit, line: &str) -> bool {
+    hit.role == "owner" && hit.text.trim() == line.trim()
 }
 
 /// The date part of an RFC 3339 time, or the whole text when it has none.

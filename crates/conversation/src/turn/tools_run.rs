@@ -179,10 +179,20 @@ fn remind(
         )
     });
     match set {
-        Err(e) => (
-            error_output(format!("error: remind: {e}")),
-            FollowUp::Nothing,
-        ),
+        // The owner is told in loopd's words: the model's answer after an error may
+        // still say the reminder is set.
+        Err(e) => {
+            let shown = Shown {
+                line: format!("{} failed, nothing was set: {e}", tools::REMIND),
+                for_model: String::new(),
+                note: format!("{} failed, nothing was set: {e}", tools::REMIND),
+                refused: None,
+            };
+            (
+                error_output(format!("error: remind: {e}")),
+                FollowUp::Refused(shown),
+            )
+        }
         Ok(reminder) => {
             book.changed();
             let line = format!(
