@@ -103,7 +103,7 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
     }
     plumbing::info!(
         "session {id}: heartbeat: delivering {} characters",
-        sink.last.chars().count()
+        sink.text_chars()
     );
     let beat = Beat::Deliver {
         session: id,
@@ -138,6 +138,19 @@ impl Collector {
         }
         self.kept += cut;
         self.reply.pieces.push(piece(text[..cut].to_string()));
+    }
+
+    /// Characters of text kept, every round's: what is delivered (the last round's
+    /// answer alone is empty when a line, such as the answer's cut, followed it).
+    fn text_chars(&self) -> usize {
+        self.reply
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.chars().count(),
+                Piece::Activity(_) => 0,
+            })
+            .sum()
     }
 
     /// Whether there is nothing to show but white space (activity lines are something).
