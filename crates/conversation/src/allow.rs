@@ -26,7 +26,6 @@ use crate::turn::tools_run::{self, allow_call_id};
 use crate::turn::Sink;
 use proto::time::now_rfc3339;
 use proto::{Record, ToolCall};
-use remind::{self, By};
 use std::fmt;
 use tools::{self, guard, HTTP_FETCH};
 
@@ -150,7 +149,9 @@ fn set_held(
         )));
     }
     let class = session.label(ctx.cfg.channel.owner_class).class;
-    let set = book.with(|b| b.add(session.id().as_str(), due, text, By::Assistant, class));
+    // Allowed, not vouched for: the words are still what the model wrote after reading
+    // untrusted text, and are delivered as such.
+    let set = book.with(|b| b.add_untrusted(session.id().as_str(), due, text, class));
     let reminder = set.map_err(AllowError::Reminders)?;
     book.changed();
     allowed(session, call, &remind::set_note(&reminder))?;

@@ -59,6 +59,11 @@ pub struct Reminder {
     pub by: By,
     /// The label class of the text: the owner's class, or the context's for the model's.
     pub class: DataClass,
+    /// Written by the model while its context was untrusted, and set by the owner's
+    /// `/allow N`: the owner allowed the reminder, but its words may be a page's, so it
+    /// is delivered as untrusted text is (docs/reminders.md, 'The remind tool').
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
 }
 
 impl Reminder {
@@ -137,6 +142,30 @@ impl Book {
         by: By,
         class: DataClass,
     ) -> Result<Reminder, BookError> {
+        self.insert(session, due, text, by, class, false)
+    }
+
+    /// `add` for a reminder the model wrote while its context was untrusted, which the
+    /// owner's `/allow N` sets: its text is delivered as untrusted.
+    pub fn add_untrusted(
+        &mut self,
+        session: &str,
+        due: DateTime<Utc>,
+        text: &str,
+        class: DataClass,
+    ) -> Result<Reminder, BookError> {
+        self.insert(session, due, text, By::Assistant, class, true)
+    }
+
+    fn insert(
+        &mut self,
+        session: &str,
+        due: DateTime<Utc>,
+        text: &str,
+        by: By,
+        class: DataClass,
+        untrusted: bool,
+    ) -> Result<Reminder, BookError> {
         if self.file.reminders.len() >= MAX_REMINDERS {
             return Err(BookError::Full);
         }
@@ -148,6 +177,7 @@ impl Book {
             set: proto::time::now_rfc3339(),
             by,
             class,
+            untrusted,
         };
         self.file.next += 1;
         self.file.reminders.push(reminder.clone());

@@ -4,7 +4,7 @@
 //! before held reminders had a `refused` record still works from its note
 //! (docs/labels.md, 'Refusals and `/allow N`').
 
-use super::{notes, spawn, start};
+use super::{notes, notify_to, spawn, start};
 use crate::loopd::{write_session, Loopd};
 use crate::support::standin::{text, tool_calls};
 use serde_json::{json, Value};
@@ -182,4 +182,41 @@ fn allow_of_a_held_reminder_whose_time_has_passed_sets_nothing_and_says_so() {
     assert!(booked(&lp).is_empty(), "nothing in the book");
     assert!(c.ask("/remind")[0].starts_with("no reminders"));
     assert!(c.ask("/inbox")[0].contains("is empty"), "nothing fired");
+}
+
+/// Regression: a held reminder the owner allowed was set as trusted text, so when it fell
+/// due with nobody connected the notify command got the page's words whole, and the
+/// next connection's header did not say they were written after reading a page.
+#[test]
+fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let lp = start(&notify_to(&got), 0);
+    write_session(&lp.fx, "main", &head(), &[page()]);
+    lp.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"in 1m","text":"click http://evil.example/login now"}"#,
+    )]));
+    lp.llama.push(text(&["I asked."]));
+    let mut c = lp.client();
+    c.ask("what did the page say?");
+    let allowed = c.ask("/allow 5");
+    assert!(allowed[0].starts_with("reminder 1 set for "), "{allowed:?}");
+    drop(c);
+    let mut elsewhere = lp.client();
+    elsewhere.ask("/session other");
+    elsewhere.ask("/testclock 61");
+    lp.daemon
+        .wait_log("notify: inbox message 1 (reminder) of session main handed to /bin/sh");
+    let handed = std::fs::read_to_string(&got).unwrap();
+    assert!(!handed.contains("evil.example"), "{handed}");
+    assert!(handed.ends_with(" waits in the inbox\n---\n"), "{handed}");
+    let mut owner = lp.client();
+    owner.ask("/session");
+    let waited = owner.block();
+    assert!(
+        waited[0].contains("(untrusted: written after reading a page or file)"),
+        "{waited:?}"
+    );
 }

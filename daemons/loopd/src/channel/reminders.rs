@@ -134,7 +134,7 @@ impl<W: Work> Channel<W> {
             let targets = self.targets(&session);
             let label = Label {
                 class: r.class,
-                untrusted: false,
+                untrusted: r.untrusted,
             };
             let added = inbox.add_saved(
                 session.as_str(),
