@@ -145,6 +145,106 @@ fn a_stream_cut_before_any_of_the_answer_is_retried() {
     );
 }
 
+/// The role chunk llama.cpp streams first, which carries none of the answer.
+const ROLE_CHUNK: &str =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n";
+
+/// A client with `retries` retries and a deadline long enough for their waits.
+fn client_retrying(url: &str, retries: u32) -> Client {
+    Client::new(&proto::config::Llama {
+        url: url.to_string(),
+        retries,
+        timeout_s: 30,
+        slot_save_idle_s: 0,
+        slot_keep_days: 0,
+    })
+}
+
+/// Answers every request with the role chunk, then `error` as the stream's next event.
+fn role_then(error: impl Into<String>) -> Hostile {
+    let error = error.into();
+    serve(move |stream, _| {
+        let _ = stream.write_all(SSE_HEAD.as_bytes());
+        let _ = stream.write_all(ROLE_CHUNK.as_bytes());
+        let _ = stream.write_all(error.as_bytes());
+    })
+}
+
+/// Regression: an error the server sent inside its 200 stream before any of the answer
+/// (the decode step's "failed to find a memory slot", in either form llama.cpp writes
+/// it) failed the turn at the first try, though the same 500 before the stream, or a
+/// stream cut at that point, is retried: nothing of the answer had reached the owner.
+#[test]
+fn an_error_in_the_stream_before_any_of_the_answer_is_retried() {
+    const FAILED: &str = r#"{"code":500,"message":"failed to find a memory slot for batch of size 512","type":"server_error"}"#;
+    let as_data = format!("data: {{\"error\":{FAILED}}}\n\n");
+    let as_field = format!("error: {FAILED}\n\n");
+    for error in [as_data, as_field] {
+        let s = role_then(error.as_str());
+        let e = chat(&client_retrying(&s.url, 1)).unwrap_err();
+        assert!(
+            matches!(e, LlamaError::GaveUp { attempts: 2, .. }),
+            "{error}: {e:?}"
+        );
+        assert!(!e.repeats(), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("server_error"), "{text}");
+        assert!(text.contains("before any of the answer"), "{text}");
+        assert!(
+            !text.contains("memory slot"),
+            "the message is described, not quoted: {text}"
+        );
+        assert_eq!(
+            s.requests.load(Ordering::SeqCst),
+            2,
+            "{error}: tried again, 1 retry"
+        );
+    }
+}
+
+#[test]
+fn an_error_in_the_stream_the_same_request_gets_again_is_not_retried() {
+    let s = role_then(
+        "data: {\"error\":{\"code\":500,\"message\":\"Failed to parse tool call arguments as JSON\",\"type\":\"server_error\"}}\n\n",
+    );
+    let e = chat(&client_retrying(&s.url, 1)).unwrap_err();
+    assert_eq!(s.requests.load(Ordering::SeqCst), 1, "{e:?}");
+    assert!(e.repeats(), "{e:?}");
+    assert!(
+        matches!(e, LlamaError::Refused { status: 500, .. }),
+        "{e:?}"
+    );
+
+    let s = role_then(
+        "data: {\"error\":{\"code\":400,\"message\":\"full\",\"type\":\"exceed_context_size_error\"}}\n\n",
+    );
+    let e = chat(&client_retrying(&s.url, 1)).unwrap_err();
+    assert_eq!(s.requests.load(Ordering::SeqCst), 1, "{e:?}");
+    assert!(matches!(e, LlamaError::ContextFull(_)), "{e:?}");
+}
+
+#[test]
+fn an_error_in_the_stream_after_some_of_the_answer_is_not_retried() {
+    let s = role_then(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half\"}}]}\n\n\
+         data: {\"error\":{\"code\":500,\"message\":\"Compute error.\",\"type\":\"server_error\"}}\n\n",
+    );
+    let e = chat(&client_retrying(&s.url, 1)).unwrap_err();
+    assert_eq!(s.requests.load(Ordering::SeqCst), 1, "{e:?}");
+    assert!(
+        matches!(e, LlamaError::Stream(sse::StreamError::Server { .. })),
+        "{e:?}"
+    );
+
+    // A tool call's first fragment is part of the answer too.
+    let s = role_then(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"recall\",\"arguments\":\"{\"}}]}}]}\n\n\
+         error: {\"code\":500,\"message\":\"Compute error.\",\"type\":\"server_error\"}\n\n",
+    );
+    let e = chat(&client_retrying(&s.url, 1)).unwrap_err();
+    assert_eq!(s.requests.load(Ordering::SeqCst), 1, "{e:?}");
+}
+
 #[test]
 fn a_500_whose_body_trickles_is_read_within_the_deadline_and_not_retried() {
     let s = serve(|stream, _| {

@@ -319,7 +319,9 @@ impl Client {
             let why = match classify(outcome, &deadline) {
                 Ok(response) => {
                     // Nothing is retried once any of the answer reached the caller; a
-                    // stream that broke or ended before that is a connection error.
+                    // stream that broke or ended before that is a connection error, and
+                    // an error the server put in the stream before that is taken as the
+                    // same error answered before the stream.
                     let mut started = false;
                     let mut tracked = |d: Delta<'_>| {
                         started |= !delta_is_empty(&d);
@@ -329,6 +331,22 @@ impl Client {
                         Err(LlamaError::Stream(
                             e @ (sse::StreamError::Io(_) | sse::StreamError::Truncated),
                         )) if !started => format!("{e}, before any of the answer"),
+                        Err(LlamaError::Stream(sse::StreamError::Server {
+                            code,
+                            kind,
+                            message,
+                        })) if !started => {
+                            let status = code
+                                .filter(|c| (400..=599).contains(c))
+                                .unwrap_or(STREAM_ERROR_STATUS);
+                            let said = format!(
+                                "an error in the stream before any of the answer, code {status}: "
+                            );
+                            match by_status(status, kind, message, said) {
+                                Attempt::Retry(why) => why,
+                                Attempt::Fail(e) => return Err(e),
+                            }
+                        }
                         other => return other,
                     }
                 }
@@ -405,21 +423,7 @@ fn classify(
                 Err(body::BodyError::TimedOut) => return Err(Attempt::Fail(deadline.error())),
                 Err(e) => (String::new(), e.to_string()),
             };
-            if is_context_full(&kind, &message) {
-                Err(Attempt::Fail(LlamaError::ContextFull(message)))
-            } else if retry::status_repeats(status, &message) {
-                Err(Attempt::Fail(LlamaError::Refused { status, message }))
-            } else {
-                Err(Attempt::Retry(format!(
-                    "HTTP {status}: {}{}",
-                    if kind.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{kind}, ")
-                    },
-                    described(&message)
-                )))
-            }
+            Err(by_status(status, kind, message, format!("HTTP {status}: ")))
         }
         Err(ureq::Error::Transport(t)) => {
             if retry::transport_is_retryable(&t) {
@@ -430,6 +434,32 @@ fn classify(
                 Err(Attempt::Fail(LlamaError::Transport(t.to_string())))
             }
         }
+    }
+}
+
+/// The status an error inside a 200 stream is taken to have when its `code` is missing
+/// or not an error status: an error after the stream started is the task's own failure,
+/// which llama.cpp reports as a 500 `server_error` unless it knows better.
+const STREAM_ERROR_STATUS: u16 = 500;
+
+/// What a server's error with `status` means for the call: context full or an error the
+/// same request gets again fail at once, anything else is worth another try (`retry`'s
+/// rules). `said` opens the retry's reason: how and where the server said it.
+fn by_status(status: u16, kind: String, message: String, said: String) -> Attempt {
+    if is_context_full(&kind, &message) {
+        Attempt::Fail(LlamaError::ContextFull(message))
+    } else if retry::status_repeats(status, &message) {
+        Attempt::Fail(LlamaError::Refused { status, message })
+    } else {
+        Attempt::Retry(format!(
+            "{said}{}{}",
+            if kind.is_empty() {
+                String::new()
+            } else {
+                format!("{kind}, ")
+            },
+            described(&message)
+        ))
     }
 }
 
@@ -476,7 +506,7 @@ fn read_answer(
     // closed, not pooled; on loopback a new one costs well under a millisecond.
     sse::read_stream_until(reader, on_delta, Some(deadline.at)).map_err(|e| match e {
         e if e.is_timeout() => deadline.error(),
-        sse::StreamError::Server { kind, message } if is_context_full(&kind, &message) => {
+        sse::StreamError::Server { kind, message, .. } if is_context_full(&kind, &message) => {
             LlamaError::ContextFull(message)
         }
         other => LlamaError::Stream(other),

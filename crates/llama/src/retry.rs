@@ -18,7 +18,9 @@
 //!
 //! Nothing is retried once the answer has started streaming, since its text has
 //! already reached the client, and nothing past the call's deadline (`llama.timeout_s`).
-//! A stream that broke or ended before any of the answer is a connection error.
+//! A stream that broke or ended before any of the answer is a connection error; an error
+//! the server sent in the stream before any of the answer is judged by these rules as if
+//! it had come before the stream, its `code` taken as the status.
 
 use std::time::Duration;
 

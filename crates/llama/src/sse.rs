@@ -99,7 +99,10 @@ pub enum StreamError {
     /// The deadline passed (between lines, or a read waited it out).
     TimedOut,
     /// The server reported an error in the stream (see the module doc for the forms).
+    /// `code` is the error's own `code` (llama.cpp puts the HTTP status the error would
+    /// have had there), when it has one that is an HTTP status.
     Server {
+        code: Option<u16>,
         kind: String,
         message: String,
     },
@@ -142,7 +145,7 @@ impl fmt::Display for StreamError {
             StreamError::Malformed(m) => write!(f, "malformed stream: {m}"),
             StreamError::Truncated => f.write_str("the stream ended before data: [DONE]"),
             StreamError::TimedOut => f.write_str("the answer did not finish in time"),
-            StreamError::Server { kind, message } => {
+            StreamError::Server { kind, message, .. } => {
                 write!(f, "server error {kind}: {}", super::described(message))
             }
         }
@@ -278,6 +281,7 @@ fn server_error(text: &str) -> StreamError {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => error_object(v.get("error").unwrap_or(&v)),
         Err(_) => StreamError::Server {
+            code: None,
             kind: "unknown".into(),
             message: text.chars().take(500).collect(),
         },
@@ -294,6 +298,10 @@ fn error_object(err: &Value) -> StreamError {
         other => other.to_string(),
     };
     StreamError::Server {
+        code: err["code"]
+            .as_u64()
+            .and_then(|c| u16::try_from(c).ok())
+            .filter(|c| (100..=599).contains(c)),
         kind: super::error_kind(err["type"].as_str().unwrap_or("")),
         message,
     }

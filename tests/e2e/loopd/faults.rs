@@ -2,7 +2,10 @@
 //! log. Each ends with a clear error (and a `note` on disk) and a loopd that goes on.
 
 use super::{records_in, write_config, Loopd, N_CTX};
-use crate::support::standin::{cut, malformed, text, unavailable, Gate, Reply, Standin};
+use crate::support::standin::{
+    cut, error_chunk_in_stream, error_field_in_stream, malformed, text, unavailable, Gate, Reply,
+    Standin,
+};
 use crate::support::{Daemon, Fixture};
 use nix::sys::signal::Signal;
 
@@ -85,6 +88,22 @@ fn a_500_then_200_is_retried_to_an_answer() {
     l.llama.push(text(&["fine now"]));
     assert_eq!(l.client().ask("hi"), ["fine now"]);
     assert_eq!(l.llama.chats().len(), 2);
+    assert_eq!(l.kinds("main"), ["user", "assistant", "usage"]);
+}
+
+/// Regression: an error llama.cpp sent inside its 200 stream before any of the answer (the
+/// decode step's passing "failed to find a memory slot", in either form) failed the turn
+/// at the first try, though the same 500 before the stream is retried.
+#[test]
+fn an_error_in_the_stream_before_any_text_is_retried_to_an_answer() {
+    let l = Loopd::start("");
+    let failed = "failed to find a memory slot for batch of size 512";
+    l.llama.push(error_chunk_in_stream(failed));
+    l.llama.push(error_field_in_stream(failed));
+    l.llama.push(text(&["fine now"]));
+    assert_eq!(l.client().ask("hi"), ["fine now"]);
+    assert_eq!(l.llama.chats().len(), 3);
+    l.daemon.wait_log("retry 2 of 2");
     assert_eq!(l.kinds("main"), ["user", "assistant", "usage"]);
 }
 

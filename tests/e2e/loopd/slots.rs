@@ -70,6 +70,39 @@ fn a_session_pushed_off_the_main_slot_is_restored_and_a_restore_that_did_not_tak
     l.daemon.wait_log("did not take");
 }
 
+/// Regression: a restore after a server restart that loaded nothing (the file replaced by
+/// an empty slot's) or that the server refused (the file deleted: a 400) logged nothing,
+/// though the turn read its whole prompt again; only a restore that loaded tokens was
+/// judged by the next turn's `cache_n`.
+#[test]
+fn a_restore_of_a_file_emptied_or_deleted_behind_loopds_back_is_a_warning() {
+    for (tokens, said) in [
+        (
+            Some(0),
+            "the server loaded 0 tokens from main-epoch-000000.bin",
+        ),
+        (
+            None,
+            "the server refused main-epoch-000000.bin with HTTP 400",
+        ),
+    ] {
+        let l = start_saving();
+        l.llama.push(text_with(&["one"], (0, 90, 10)));
+        // The server reused nothing: the whole prompt was read again.
+        l.llama.push(text_with(&["two"], (0, 95, 3)));
+        let mut c = l.client();
+        assert_eq!(c.ask("first"), ["one"]);
+        l.daemon
+            .wait_log("saved slot 0 to main-epoch-000000.bin: 100 tokens");
+        l.llama.replace_slot_file("main-epoch-000000.bin", tokens);
+        l.llama.restart_slots();
+        assert_eq!(c.ask("second"), ["two"]);
+        l.daemon.wait_log(&format!(
+            "session main: the restore of slot 0 (epoch 0, {SAVED_TOKENS} tokens) did not take: {said}"
+        ));
+    }
+}
+
 #[test]
 fn the_slot_is_not_restored_while_it_holds_the_sessions_prompt() {
     let l = start_saving();

@@ -164,6 +164,16 @@ impl Standin {
         self.shared.slots.lock().unwrap().main_used = false;
     }
 
+    /// Changes saved file `name` behind loopd's back: `Some(n)` makes it hold `n` tokens
+    /// (0: an empty slot's file), `None` deletes it.
+    pub fn replace_slot_file(&self, name: &str, tokens: Option<u64>) {
+        let files = &mut self.shared.slots.lock().unwrap().files;
+        match tokens {
+            Some(n) => files.insert(name.to_string(), n),
+            None => files.remove(name),
+        };
+    }
+
     /// The tokens in saved file `name`, if it exists.
     pub fn slot_file(&self, name: &str) -> Option<u64> {
         self.shared.slots.lock().unwrap().files.get(name).copied()

@@ -181,7 +181,12 @@ fn an_error_field_is_the_servers_error_not_a_malformed_stream() {
     let body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n\
                 error: {\"code\":500,\"message\":\"context shift is disabled\",\"type\":\"server_error\"}\n\n";
     match run(body).0 {
-        Err(StreamError::Server { kind, message }) => {
+        Err(StreamError::Server {
+            code,
+            kind,
+            message,
+        }) => {
+            assert_eq!(code, Some(500));
             assert_eq!(kind, "server_error");
             assert_eq!(message, "context shift is disabled");
         }
@@ -193,7 +198,7 @@ fn an_error_field_is_the_servers_error_not_a_malformed_stream() {
 fn an_error_event_is_the_servers_error() {
     let body = "event: error\ndata: {\"error\":{\"code\":400,\"type\":\"exceed_context_size_error\",\"message\":\"full\"}}\n\n";
     match run(body).0 {
-        Err(StreamError::Server { kind, message }) => {
+        Err(StreamError::Server { kind, message, .. }) => {
             assert_eq!(
                 (kind.as_str(), message.as_str()),
                 ("exceed_context_size_error", "full")

@@ -120,6 +120,23 @@ pub fn unavailable() -> Reply {
     )
 }
 
+/// A 200 stream holding only the role chunk and then `message` as a `server_error`, as
+/// llama.cpp reports a task that failed after the stream started: today as a data chunk
+/// `data: {"error": …}`.
+pub fn error_chunk_in_stream(message: &str) -> Reply {
+    Reply::Sse(vec![
+        opening(),
+        format!("data: {}\n\n", error_json("server_error", message)),
+    ])
+}
+
+/// The same as `error_chunk_in_stream` in the form older llama.cpp wrote: an SSE field
+/// `error: {…}` holding the bare error object.
+pub fn error_field_in_stream(message: &str) -> Reply {
+    let v: Value = serde_json::from_str(&error_json("server_error", message)).unwrap();
+    Reply::Sse(vec![opening(), format!("error: {}\n\n", v["error"])])
+}
+
 /// A stream with a line that is not JSON in the middle of it.
 pub fn malformed() -> Reply {
     Reply::Sse(vec![

@@ -26,9 +26,11 @@ use proto::SessionId;
 use std::time::Duration;
 
 /// A restore "took" when the next completion reused at least this fraction of the
-/// restored tokens. The last prompt token is always evaluated again and a re-tokenised
-/// answer may differ by a few tokens, so a restore that worked is close to 1; one that
-/// did not (a file from another model, a server that dropped it) is near 0.
+/// restored tokens (or, when the server loaded none, of the tokens the ledger says were
+/// saved). The last prompt token is always evaluated again and a re-tokenised answer may
+/// differ by a few tokens, so a restore that worked is close to 1; one that did not (a
+/// file from another model, a file deleted or emptied, a server that dropped it) is
+/// near 0.
 pub(crate) const TOOK_FRACTION: f64 = 0.5;
 
 /// Seconds in a day, for `llama.slot_keep_days`.
@@ -102,8 +104,20 @@ pub(crate) struct Keeper {
     dirty: bool,
     /// The files written, and for which epoch: only those are ever restored.
     saved: Ledger,
-    /// Tokens a restore brought back, until the next completion says whether it took.
-    restored: Option<(Owner, u64)>,
+    /// A restore before the turn, until the next completion says whether it took.
+    restored: Option<Restore>,
+}
+
+/// A restore, as the next completion judges it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Restore {
+    of: Owner,
+    /// The tokens the slot should hold: what the server loaded, or, when it loaded none
+    /// or refused the file, what the ledger says was saved.
+    tokens: u64,
+    /// What the server did instead of loading them, for the warning; `None` when it
+    /// loaded them.
+    instead: Option<String>,
 }
 
 /// How a turn on the main slot ended, as far as the slot is concerned.
@@ -246,7 +260,8 @@ impl Keeper {
         let main = cfg.slots.main;
         let file = of.file();
         match outcome {
-            Ok(0) => {}
+            // An empty slot's file (the epoch's file emptied, or replaced): nothing loaded.
+            Ok(0) => self.not_loaded(of, format!("the server loaded 0 tokens from {file}")),
             Ok(n) => {
                 plumbing::info!(
                     "session {}: restored slot {main} from {file}: {n} tokens in {} ms",
@@ -255,18 +270,43 @@ impl Keeper {
                 );
                 self.owner = Some(of.clone());
                 self.dirty = false;
-                self.restored = Some((of, n));
+                self.restored = Some(Restore {
+                    of,
+                    tokens: n,
+                    instead: None,
+                });
             }
             Err(SlotError::NoSavePath) => {
                 self.server_says_no_save_path(cfg);
             }
-            // A file that is not there (never saved, or overwritten empty) is a 400.
-            Err(SlotError::Refused { status: 400, .. }) => {}
+            // llama.cpp answers 400 to a file it cannot load: not there, damaged, or
+            // written by another model (docs/llama-api.md, "Slot save and restore").
+            Err(SlotError::Refused { status: 400, .. }) => self.not_loaded(
+                of,
+                format!(
+                    "the server refused {file} with HTTP 400 (a file missing, damaged or written by another model)"
+                ),
+            ),
             Err(e) => plumbing::warn!(
                 "session {}: restoring slot {main} from {file}: {e}; the turn reads its whole prompt",
                 of.session
             ),
         }
+    }
+
+    /// A restore of `of`'s file loaded nothing (`instead` says what the server did): the
+    /// next completion is judged against the tokens the ledger says were saved, so that a
+    /// restore that lost them is told like one whose tokens were not reused.
+    fn not_loaded(&mut self, of: Owner, instead: String) {
+        self.restored = self
+            .saved
+            .get(&of.session)
+            .filter(|s| s.epoch == of.epoch)
+            .map(|s| Restore {
+                of,
+                tokens: s.tokens,
+                instead: Some(instead),
+            });
     }
 
     /// After a turn of `session`'s `epoch` on the main slot: whose prompt it now holds.
@@ -281,18 +321,23 @@ impl Keeper {
     ) -> Option<bool> {
         let verdict = match (self.restored.take(), end) {
             (
-                Some((owner, n)),
+                Some(Restore {
+                    of,
+                    tokens,
+                    instead,
+                }),
                 TurnEnd::Ran {
                     cache_n: Some(cache_n),
                 },
             ) => {
-                let took = took(n, cache_n);
+                let took = took(tokens, cache_n);
                 if !took {
+                    let instead = instead.map(|i| format!("{i}; ")).unwrap_or_default();
                     plumbing::warn!(
-                        "session {}: the restore of slot {} (epoch {}, {n} tokens) did not take: the next turn reused only {cache_n} tokens",
-                        owner.session,
+                        "session {}: the restore of slot {} (epoch {}, {tokens} tokens) did not take: {instead}the next turn reused only {cache_n} tokens",
+                        of.session,
                         cfg.slots.main,
-                        owner.epoch,
+                        of.epoch,
                     );
                 }
                 Some(took)

@@ -207,19 +207,56 @@ fn a_restore_that_did_not_take_is_told_by_the_next_completion() {
     assert_eq!(k.after_turn(&cfg, &id("main"), 0, ran(3)), None);
 }
 
+/// Regression: a restore the server refused (400: the file deleted, damaged or written by
+/// another model) or that loaded 0 tokens (the file replaced by an empty slot's) was
+/// never judged, so the turn that read its whole prompt again went by without the
+/// warning a restore that loaded tokens gets. The ledger says what was saved.
 #[test]
-fn a_restore_the_server_refused_leaves_the_slot_to_the_turn() {
+fn a_restore_refused_or_loading_nothing_did_not_take_when_the_ledger_names_tokens() {
+    let cfg = saving();
+    let refused = || {
+        Err(SlotError::Refused {
+            status: 400,
+            message:
+                "Unable to restore slot, no available space in KV cache or invalid slot save file"
+                    .into(),
+        })
+    };
+    for outcome in [Ok(0), refused()] {
+        let mut k = Keeper::new(Ledger::default());
+        turn(&mut k, &cfg, "main", 0);
+        save(&mut k, &cfg, "main", 0, 100, 10);
+        // A restarted server.
+        assert_eq!(
+            k.slots(&cfg, owner("main", 0), slots(false)),
+            [
+                SlotAction::Restore {
+                    slot: 0,
+                    of: owner("main", 0)
+                },
+                SlotAction::CheckServer
+            ]
+        );
+        k.restored(&cfg, owner("main", 0), outcome, MS);
+        assert_eq!(k.after_turn(&cfg, &id("main"), 0, ran(0)), Some(false));
+        // The turn read the whole prompt: the slot holds it now, to be saved again.
+        assert_eq!(k.idle_timeout(&cfg), Some(Duration::from_secs(1)));
+    }
+}
+
+#[test]
+fn a_restore_that_loaded_nothing_is_judged_against_what_the_ledger_names() {
+    // The turn after it reused most of the saved prompt all the same: it took.
     let cfg = saving();
     let mut k = Keeper::new(Ledger::default());
     turn(&mut k, &cfg, "main", 0);
     save(&mut k, &cfg, "main", 0, 100, 10);
-    let missing = SlotError::Refused {
-        status: 400,
-        message: "failed to open".into(),
-    };
-    k.restored(&cfg, owner("main", 0), Err(missing), MS);
+    k.restored(&cfg, owner("main", 0), Ok(0), MS);
+    assert_eq!(k.after_turn(&cfg, &id("main"), 0, ran(99)), Some(true));
+    // Without a ledger entry for the epoch there is nothing to judge by.
+    let mut k = Keeper::new(Ledger::default());
+    k.restored(&cfg, owner("main", 0), Ok(0), MS);
     assert_eq!(k.after_turn(&cfg, &id("main"), 0, ran(0)), None);
-    assert_eq!(k.idle_timeout(&cfg), Some(Duration::from_secs(1)));
 }
 
 #[test]
