@@ -148,6 +148,46 @@ pub fn described(message: &str) -> String {
     )
 }
 
+/// A transport failure in words, each part once and in lower case, without the URL
+/// (every caller names what it asked): ureq's own text repeats the URL its caller
+/// named, often its kind as its message (`Network Error: Network Error`), and quotes the
+/// OS's error in title case. The parts: the kind, the message, then each underlying
+/// error.
+pub(crate) fn transport_words(t: &ureq::Transport) -> String {
+    let mut parts: Vec<String> = vec![t.kind().to_string()];
+    parts.extend(t.message().map(str::to_string));
+    let mut source = std::error::Error::source(t);
+    while let Some(e) = source {
+        parts.push(e.to_string());
+        source = e.source();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for part in parts {
+        let part = lower_case_words(part.trim());
+        if !part.is_empty() && !out.contains(&part) {
+            out.push(part);
+        }
+    }
+    out.join(": ")
+}
+
+/// `text` with each word written in title case (`Connection Failed`) in lower case;
+/// acronyms (`DNS`, `TLS`) and names in other cases are left as they are.
+fn lower_case_words(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let mut chars = w.chars();
+            match chars.next() {
+                Some(first) if first.is_uppercase() && chars.all(|c| !c.is_uppercase()) => {
+                    w.to_lowercase()
+                }
+                _ => w.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Characters a server's error kind (`error.type`) may have to be quoted: llama.cpp's are
 /// a word or two (`server_error`, `invalid_request_error`), and the kind stands inside
 /// loopd's own one-line `error:` (docs/llama-api.md, 'Errors, and which ones the same request
@@ -426,12 +466,16 @@ fn classify(
             Err(by_status(status, kind, message, format!("HTTP {status}: ")))
         }
         Err(ureq::Error::Transport(t)) => {
+            let said = match t.url() {
+                Some(url) => format!("{url}: {}", transport_words(&t)),
+                None => transport_words(&t),
+            };
             if retry::transport_is_retryable(&t) {
-                Err(Attempt::Retry(t.to_string()))
+                Err(Attempt::Retry(said))
             } else if retry::is_timeout(&t) {
                 Err(Attempt::Fail(deadline.error()))
             } else {
-                Err(Attempt::Fail(LlamaError::Transport(t.to_string())))
+                Err(Attempt::Fail(LlamaError::Transport(said)))
             }
         }
     }

@@ -72,7 +72,32 @@ pub fn get<T: serde::de::DeserializeOwned>(
         }),
         Err(ureq::Error::Transport(t)) => Err(ProbeError::Transport {
             url: url_owned(),
-            why: t.to_string(),
+            why: super::transport_words(&t),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_probe_names_its_url_once_in_lower_case() {
+        // Regression: ureq's text was quoted whole after the URL loopd named, so the URL
+        // came twice and the rest in title case ("…/health: …/health: Connection Failed").
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}/health");
+        let e = get::<serde_json::Value>(&ureq::agent(), &url)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e.matches(&url).count(), 1, "{e}");
+        assert!(
+            e.starts_with(&format!("GET {url}: connection failed: ")),
+            "{e}"
+        );
+        assert!(e.contains("connection refused"), "{e}");
     }
 }

@@ -171,7 +171,10 @@ impl Client {
                 }),
             },
             Err(ureq::Error::Transport(t)) if super::retry::is_timeout(&t) => Err(timed_out),
-            Err(ureq::Error::Transport(t)) => Err(SlotError::Transport(format!("POST {url}: {t}"))),
+            Err(ureq::Error::Transport(t)) => Err(SlotError::Transport(format!(
+                "POST {url}: {}",
+                super::transport_words(&t)
+            ))),
         }
     }
 }
