@@ -43,6 +43,18 @@ fn the_starter_config_parses() {
     assert_eq!(cfg.session, "main");
 }
 
+// Regression: the starter said "every key below is the default" while two were not; its
+// header now names those two, and this keeps the rest at their defaults.
+#[test]
+fn the_starter_config_is_the_default_but_for_the_two_keys_its_header_names() {
+    let mut cfg = parse(include_str!("../../../config/boxmaker.toml")).unwrap();
+    assert!(!cfg.memory.embed_model.as_os_str().is_empty());
+    assert!(!cfg.tools.read_file.class.is_empty());
+    cfg.memory.embed_model = Config::default().memory.embed_model;
+    cfg.tools.read_file.class.clear();
+    assert_eq!(cfg, Config::default());
+}
+
 #[test]
 fn unknown_keys_are_refused_by_name() {
     let e = parse("[llama]\nurll = \"http://x\"\n").unwrap_err();
