@@ -73,6 +73,10 @@ pub struct Turn {
     pub max_rounds: u32,
 }
 
+/// The tools loopd offers the model, by name: what `compact.summarise` may name. The
+/// `tools` crate holds their schemas, and a test there keeps the two lists the same.
+pub const TOOL_NAMES: [&str; 4] = ["read_file", "http_fetch", "recall", "remind"];
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Compact {

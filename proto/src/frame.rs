@@ -40,6 +40,9 @@ pub enum FrameError {
     Malformed(String),
     /// The payload decoded, but bytes were left over after the message.
     Trailing,
+    /// The length prefix was 0: no version mark and no message. No release ever sent
+    /// one, so it is not called a version.
+    Empty,
     /// The peer speaks another version of the wire (`peer` 1: before versions).
     Version {
         peer: u16,
@@ -61,6 +64,9 @@ impl fmt::Display for FrameError {
             }
             FrameError::Malformed(e) => write!(f, "malformed frame: {e}"),
             FrameError::Trailing => f.write_str("frame has trailing bytes after its message"),
+            FrameError::Empty => f.write_str(
+                "empty frame: its length is 0, so it holds neither the version mark nor a message",
+            ),
             FrameError::Version { peer, ours } => write!(
                 f,
                 "the peer speaks wire version {peer} and this daemon speaks version {ours}: \
@@ -125,6 +131,17 @@ pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
     if payload.len() > MAX_FRAME as usize {
         return Err(FrameError::TooLarge(payload.len() as u64));
+    }
+    if payload.is_empty() {
+        return Err(FrameError::Empty);
+    }
+    // The start of the mark and no more is a frame cut short, not an older peer: before
+    // versions a payload began with a small enum tag, never `b`.
+    if payload.len() < MARK && WIRE_MAGIC.starts_with(&payload[..payload.len().min(2)]) {
+        return Err(FrameError::Malformed(format!(
+            "{} bytes, shorter than the {MARK}-byte version mark",
+            payload.len()
+        )));
     }
     let body = match payload.split_first_chunk::<MARK>() {
         Some(([m0, m1, v0, v1], body)) if [*m0, *m1] == WIRE_MAGIC => {

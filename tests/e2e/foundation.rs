@@ -197,6 +197,37 @@ fn a_bad_config_is_refused_at_start_naming_the_key() {
     }
 }
 
+// Regression: `--help` was refused as an unknown option, with a usage error and exit 1.
+#[test]
+fn help_prints_the_usage_to_stdout_and_exits_0() {
+    for (name, usage) in [
+        ("loopd", "usage: loopd [--config PATH]\n"),
+        (
+            "memoryd",
+            "usage: memoryd [--config PATH] [recall QUERY…]\n",
+        ),
+    ] {
+        // No config is read: /nonexistent would fail the start.
+        let out = Command::new(crate::support::bin(name))
+            .args(["--config", "/nonexistent/boxmaker.toml", "--help"])
+            .env_remove("JOURNAL_STREAM")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), usage, "{name}");
+        assert!(out.stderr.is_empty(), "{name}: {out:?}");
+        // The usage error starts with the same line.
+        let bad = Command::new(crate::support::bin(name))
+            .arg("--frob")
+            .env_remove("JOURNAL_STREAM")
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(1), "{name}: {bad:?}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(usage.trim_end()), "{name}: {err}");
+    }
+}
+
 #[test]
 fn journal_lines_carry_a_priority_prefix() {
     let fx = Fixture::new("[compact]\nthreshold = 2.0\n");

@@ -344,6 +344,12 @@ mod tests {
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert!(seen[1].contains("line 2: not valid json"), "{seen:?}");
         assert_eq!(r.lines(), 3);
+        // An unknown type is named as such, not as the `time` such a line lacks.
+        let (seen, _) = read_all(format!("{GOOD}\n{{\"type\":\"bogus\"}}\n{GOOD}\n").as_bytes());
+        assert!(
+            seen[1].contains("line 2: unknown record type \"bogus\""),
+            "{seen:?}"
+        );
         // A whole last line that is JSON but not a record is damage too, not a torn tail.
         let (seen, _) = read_all(format!("{GOOD}\n{{\"type\":\"user\"}}\n").as_bytes());
         assert!(seen[1].starts_with("bad:"), "{seen:?}");

@@ -47,6 +47,18 @@ fn schemas_name_four_functions_each_with_its_first_required_string_argument() {
 }
 
 #[test]
+fn the_schemas_name_exactly_the_tools_the_config_accepts_in_compact_summarise() {
+    let s = schemas();
+    let names: Vec<&str> = s
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, proto::config::TOOL_NAMES);
+}
+
+#[test]
 fn schemas_are_byte_stable() {
     assert_eq!(schemas().to_string(), schemas().to_string());
 }

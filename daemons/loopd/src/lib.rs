@@ -25,6 +25,8 @@ pub enum MainError {
     Args(ArgsError),
     /// loopd takes no words after its options.
     Unexpected(String),
+    /// `--help`, and the usage could not be printed.
+    Help(std::io::Error),
     Config(ConfigError),
     /// The listening socket or the poll loop.
     Daemon(DaemonError),
@@ -44,12 +46,15 @@ pub enum MainError {
     Inbox(sessions::numbered::StoreError),
 }
 
+/// loopd's command line: printed for `--help`, and at the start of a usage error.
+pub const USAGE: &str = "usage: loopd [--config PATH]";
+
 impl fmt::Display for MainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const USAGE: &str = "usage: loopd [--config PATH]";
         match self {
             MainError::Args(e) => write!(f, "{USAGE}: {e}"),
             MainError::Unexpected(word) => write!(f, "{USAGE}: unexpected argument {word:?}"),
+            MainError::Help(e) => write!(f, "cannot print the usage: {e}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Daemon(e) => e.fmt(f),
             MainError::Prompt(e) => e.fmt(f),
@@ -68,6 +73,7 @@ impl std::error::Error for MainError {
         match self {
             MainError::Args(e) => Some(e),
             MainError::Unexpected(_) => None,
+            MainError::Help(e) => Some(e),
             MainError::Config(e) => Some(e),
             MainError::Daemon(e) => Some(e),
             MainError::Prompt(e) => Some(e),
@@ -82,6 +88,9 @@ impl std::error::Error for MainError {
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
+    if args.help {
+        return plumbing::args::print_usage(USAGE).map_err(MainError::Help);
+    }
     if let Some(word) = args.rest.first() {
         return Err(MainError::Unexpected(word.clone()));
     }

@@ -71,6 +71,8 @@ pub enum MainError {
     Args(ArgsError),
     /// `memoryd recall` without a query.
     NoQuery,
+    /// `--help`, and the usage could not be printed.
+    Help(std::io::Error),
     /// A first word that is not a command memoryd knows.
     UnknownCommand(String),
     Config(ConfigError),
@@ -80,12 +82,15 @@ pub enum MainError {
     Recall(cli::CliError),
 }
 
+/// memoryd's command line: printed for `--help`, and at the start of a usage error.
+pub const USAGE: &str = "usage: memoryd [--config PATH] [recall QUERY…]";
+
 impl fmt::Display for MainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const USAGE: &str = "usage: memoryd [--config PATH] [recall QUERY…]";
         match self {
             MainError::Args(e) => write!(f, "{USAGE}: {e}"),
             MainError::NoQuery => write!(f, "{USAGE}: recall needs a query"),
+            MainError::Help(e) => write!(f, "cannot print the usage: {e}"),
             MainError::UnknownCommand(word) => write!(f, "{USAGE}: unknown command {word:?}"),
             MainError::Config(e) => write!(f, "config: {e}"),
             MainError::Index(e) => write!(f, "opening the index: {e}"),
@@ -100,6 +105,7 @@ impl std::error::Error for MainError {
         match self {
             MainError::Args(e) => Some(e),
             MainError::NoQuery | MainError::UnknownCommand(_) => None,
+            MainError::Help(e) => Some(e),
             MainError::Config(e) => Some(e),
             MainError::Index(e) => Some(e),
             MainError::Daemon(e) => Some(e),
@@ -110,6 +116,9 @@ impl std::error::Error for MainError {
 
 pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError> {
     let args = plumbing::args::parse(argv, DEFAULT_CONFIG).map_err(MainError::Args)?;
+    if args.help {
+        return plumbing::args::print_usage(USAGE).map_err(MainError::Help);
+    }
     match args.rest.split_first() {
         None => {
             let cfg = Config::load(&args.config, plumbing::bounded::read_text)

@@ -4,7 +4,7 @@
 
 use super::{
     honcho_name, matrix_user_id, Config, MAX_AUTO_HITS, MAX_HIT_CHARS, MAX_HONCHO_NAME,
-    MAX_MATRIX_OWNERS, MAX_NOTIFY_RUNNING, MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS,
+    MAX_MATRIX_OWNERS, MAX_NOTIFY_RUNNING, MAX_NOTIFY_TIMEOUT_S, MIN_HIT_CHARS, TOOL_NAMES,
 };
 use crate::session_id::SessionId;
 use std::fmt;
@@ -46,8 +46,13 @@ impl std::error::Error for ConfigError {}
 /// is about a key (a value of the wrong type: `key `llama.retries`: invalid type: string
 /// "three", expected u32`), what is wrong, and the line of the file.
 fn parse_message(text: &str, e: serde_path_to_error::Error<toml::de::Error>) -> String {
-    let key = e.path().to_string();
+    let mut key = e.path().to_string();
     let inner = e.into_inner();
+    if matches!(key.as_str(), "" | ".") {
+        if let Some(found) = inner.span().and_then(|s| key_at(text, s)) {
+            key = found;
+        }
+    }
     let what = inner.message().trim_end().replace('\n', " ");
     let line = inner
         .span()
@@ -58,6 +63,27 @@ fn parse_message(text: &str, e: serde_path_to_error::Error<toml::de::Error>) -> 
         "" | "." => format!("{what}{line}"),
         _ => format!("key `{key}`: {what}{line}"),
     }
+}
+
+/// The dotted key whose value starts at `span`, for an error the TOML reader raises before
+/// serde knows the key (an integer too large for i64: `heartbeat.every_s =
+/// 18446744073709551615`). The value's word is swapped for a date-time, a type no key
+/// takes, and the text read again: the type error that gives names the key, when it is at
+/// the same place. None when it is not, so a message never names a key it is not about.
+fn key_at(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    const NO_KEY_TAKES: &str = "1979-05-27T00:00:00Z";
+    let rest = text.get(span.start..)?;
+    // The reader's span marks only the value's first character; a number (signs, `_`,
+    // `0x` and the like included) runs to the first character no number has.
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.')))
+        .unwrap_or(rest.len());
+    let end = span.start + len.max(span.len());
+    let probe = [text.get(..span.start)?, NO_KEY_TAKES, text.get(end..)?].concat();
+    let e = serde_path_to_error::deserialize::<_, Config>(toml::Deserializer::new(&probe)).err()?;
+    let key = e.path().to_string();
+    let same_place = e.inner().span().is_some_and(|s| s.start == span.start);
+    (same_place && !matches!(key.as_str(), "" | ".")).then_some(key)
 }
 
 /// The largest config file either daemon reads. A config is a page of TOML; this leaves
@@ -227,6 +253,20 @@ impl Config {
                 format!("must be 1 to {MAX_SUMMARY_CHARS}"),
             );
         }
+        if let Some(name) = self
+            .compact
+            .summarise
+            .iter()
+            .find(|n| !TOOL_NAMES.contains(&n.as_str()))
+        {
+            return bad(
+                "compact.summarise",
+                format!(
+                    "{name:?} is not a tool (the tools are {})",
+                    TOOL_NAMES.join(", ")
+                ),
+            );
+        }
         Ok(())
     }
 
@@ -247,6 +287,13 @@ impl Config {
                     format!("{} is not an absolute path", rule.prefix.display()),
                 );
             }
+        }
+        // With 0 every file over 0 bytes is refused and every page comes back empty.
+        if self.tools.read_file.max_bytes == 0 {
+            return bad("tools.read_file.max_bytes", "must be above 0, got 0");
+        }
+        if self.tools.http_fetch.max_bytes == 0 {
+            return bad("tools.http_fetch.max_bytes", "must be above 0, got 0");
         }
         if self.tools.http_fetch.timeout_s == 0 {
             return bad("tools.http_fetch.timeout_s", "must be above 0");

@@ -43,6 +43,18 @@ fn the_starter_config_parses() {
     assert_eq!(cfg.session, "main");
 }
 
+// Regression: the starter said "every key below is the default" while two were not; its
+// header now names those two, and this keeps the rest at their defaults.
+#[test]
+fn the_starter_config_is_the_default_but_for_the_two_keys_its_header_names() {
+    let mut cfg = parse(include_str!("../../../config/boxmaker.toml")).unwrap();
+    assert!(!cfg.memory.embed_model.as_os_str().is_empty());
+    assert!(!cfg.tools.read_file.class.is_empty());
+    cfg.memory.embed_model = Config::default().memory.embed_model;
+    cfg.tools.read_file.class.clear();
+    assert_eq!(cfg, Config::default());
+}
+
 #[test]
 fn unknown_keys_are_refused_by_name() {
     let e = parse("[llama]\nurll = \"http://x\"\n").unwrap_err();
@@ -174,4 +186,74 @@ fn the_matrix_table_is_off_by_default_and_checked_when_on() {
         let e = parse(&text).unwrap_err();
         assert!(e.contains(key), "{text}: {e}");
     }
+}
+
+// Regression: an integer too large for i64 was refused by the TOML reader before serde knew
+// the key, as `number too large to fit in target type (line 2)`, with no key named.
+#[test]
+fn an_integer_too_large_for_i64_is_refused_naming_its_key_and_line() {
+    let cases = [
+        (
+            "[heartbeat]\nevery_s = 18446744073709551615\n",
+            "key `heartbeat.every_s`",
+            "(line 2)",
+        ),
+        (
+            "session = \"main\"\n\n[llama]\nslot_keep_days = 9223372036854775808\n",
+            "key `llama.slot_keep_days`",
+            "(line 4)",
+        ),
+        (
+            "[channel]\nallow_uids = [1, 99999999999999999999]\n",
+            "key `channel.allow_uids",
+            "(line 2)",
+        ),
+    ];
+    for (text, key, line) in cases {
+        let e = parse(text).unwrap_err();
+        assert!(
+            e.contains(key) && e.contains(line) && e.contains("too large"),
+            "{text}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_syntax_error_names_no_key() {
+    let e = parse("[heartbeat]\nevery_s = = 3\n").unwrap_err();
+    assert!(!e.contains("key `"), "{e}");
+    assert!(e.contains("(line 2)"), "{e}");
+}
+
+// Regression: a `compact.summarise` naming no tool (a typo such as "htp_fetch") and a
+// `max_bytes` of 0 for read_file or http_fetch were accepted without a word; the typo left
+// nothing summarised and 0 made every read and fetch fail.
+#[test]
+fn an_unknown_tool_to_summarise_and_a_zero_max_bytes_are_refused_naming_key_and_value() {
+    let cases = [
+        (
+            "[compact]\nsummarise = [\"http_fetch\", \"htp_fetch\"]\n",
+            "key `compact.summarise`",
+            "\"htp_fetch\"",
+        ),
+        (
+            "[tools.read_file]\nmax_bytes = 0\n",
+            "key `tools.read_file.max_bytes`",
+            "got 0",
+        ),
+        (
+            "[tools.http_fetch]\nmax_bytes = 0\n",
+            "key `tools.http_fetch.max_bytes`",
+            "got 0",
+        ),
+    ];
+    for (text, key, value) in cases {
+        let e = parse(text).unwrap_err();
+        assert!(e.contains(key) && e.contains(value), "{text}: {e}");
+    }
+    let every_tool =
+        "[compact]\nsummarise = [\"read_file\", \"http_fetch\", \"recall\", \"remind\"]\n";
+    assert_eq!(parse(every_tool).unwrap().compact.summarise.len(), 4);
+    assert!(parse("[compact]\nsummarise = []\n").is_ok());
+    assert!(parse("[tools.read_file]\nmax_bytes = 1\n[tools.http_fetch]\nmax_bytes = 1\n").is_ok());
 }

@@ -96,6 +96,26 @@ fn a_peer_of_another_version_is_named_in_words_not_malformed() {
     );
 }
 
+// Regression: a zero-length frame was answered as "the peer speaks wire version 1", as if
+// an older release had sent it; it is an empty frame, and a frame holding only the start
+// of the mark is malformed.
+#[test]
+fn an_empty_frame_is_called_empty_and_a_cut_mark_malformed_not_an_old_version() {
+    let mut d = FrameDecoder::new();
+    d.push(&[0, 0, 0, 0]);
+    let payload = d.next_payload().unwrap().unwrap();
+    let words = decode::<Request>(&payload).unwrap_err().to_string();
+    assert!(
+        words.starts_with("empty frame") && !words.contains("version 1"),
+        "{words}"
+    );
+    for cut in [&b"b"[..], b"bx", b"bx\0"] {
+        let e = decode::<Request>(cut).unwrap_err();
+        assert!(matches!(e, FrameError::Malformed(_)), "{cut:?}: {e:?}");
+        assert!(e.to_string().contains("version mark"), "{e}");
+    }
+}
+
 #[test]
 fn trailing_bytes_are_refused() {
     let mut bytes = encode(&Request::Status).unwrap();

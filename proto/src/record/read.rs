@@ -21,10 +21,12 @@ impl Record {
             prefix: String::new(),
         };
         let kind = f.string("type")?;
-        let time = f.string("time")?;
+        // Read in each known type's arm, so a line of an unknown type is refused for its
+        // type, not for a field that type might not have had.
+        let time = || f.string("time");
         Ok(match kind.as_str() {
             "user" => Record::User {
-                time,
+                time: time()?,
                 content: f.string("content")?,
                 origin: match f.string("origin")?.as_str() {
                     "owner" => Origin::Owner,
@@ -39,19 +41,19 @@ impl Record {
                 matrix: f.via()?,
             },
             "assistant" => Record::Assistant {
-                time,
+                time: time()?,
                 content: f.opt_string("content")?,
                 tool_calls: f.tool_calls("tool_calls")?,
                 cut: f.opt_bool("cut")?.unwrap_or(false),
             },
             "memory" => Record::Memory {
-                time,
+                time: time()?,
                 content: f.string("content")?,
                 class: f.class("class")?,
                 untrusted: f.bool("untrusted")?,
             },
             "tool_result" => Record::ToolResult {
-                time,
+                time: time()?,
                 call: f.u64("call")?,
                 tool_call_id: f.string("tool_call_id")?,
                 name: f.string("name")?,
@@ -60,7 +62,7 @@ impl Record {
                 untrusted: f.bool("untrusted")?,
             },
             "tool_summary" => Record::ToolSummary {
-                time,
+                time: time()?,
                 call: f.u64("call")?,
                 tool_call_id: f.string("tool_call_id")?,
                 content: f.string("content")?,
@@ -68,7 +70,7 @@ impl Record {
                 untrusted: f.bool("untrusted")?,
             },
             "usage" => Record::Usage {
-                time,
+                time: time()?,
                 slot: f.u32("slot")?,
                 tokens: Tokens {
                     cache_n: f.u64("cache_n")?,
@@ -77,11 +79,11 @@ impl Record {
                 },
             },
             "note" => Record::Note {
-                time,
+                time: time()?,
                 text: f.string("text")?,
             },
             "forgotten" => Record::Forgotten {
-                time,
+                time: time()?,
                 records: f.u64("records")?,
                 chars: f.u64("chars")?,
                 class: f.class("class")?,
@@ -89,14 +91,14 @@ impl Record {
                 call: f.opt_u64("call")?,
             },
             "refused" => Record::Refused {
-                time,
+                time: time()?,
                 call: f.u64("call")?,
                 url: f.string("url")?,
                 reason: f.string("reason")?,
                 offered: f.bool("offered")?,
             },
             "allowed" => Record::Allowed {
-                time,
+                time: time()?,
                 call: f.u64("call")?,
             },
             other => return Err(RecordError::UnknownType(other.to_string())),

@@ -203,6 +203,21 @@ fn non_records_are_clear_errors() {
     );
 }
 
+// Regression: a line whose type is unknown and that has no `time` (`{"type":"bogus"}`) was
+// refused as "field `time` is missing", pointing away from the real fault, its type.
+#[test]
+fn an_unknown_type_is_named_before_any_missing_field() {
+    assert_eq!(err(r#"{"type":"bogus"}"#), "unknown record type \"bogus\"");
+    assert_eq!(
+        err(r#"{"type":"bogus","time":7}"#),
+        "unknown record type \"bogus\""
+    );
+    assert_eq!(
+        err(r#"{"type":"note","text":"x"}"#),
+        "field `time` is missing"
+    );
+}
+
 #[test]
 fn a_usage_line_is_flat_in_the_specs_order() {
     // docs/sessions.md: the counts sit beside `slot`, not under a key of their own.

@@ -64,6 +64,8 @@ fn each_bad_frame_gets_an_error_and_a_close_and_others_are_unaffected() {
             "wire version 1",
         ),
         ("trailing bytes", framed(&trailing), "trailing bytes"),
+        // Regression: an empty frame was answered "the peer speaks wire version 1".
+        ("a zero-length frame", framed(&[]), "empty frame"),
     ];
     // A client mid-conversation on another connection must not notice any of it.
     let mut bystander = connect(&fx);
