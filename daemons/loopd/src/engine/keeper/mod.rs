@@ -280,7 +280,8 @@ impl Keeper {
                 self.server_says_no_save_path(cfg);
             }
             // llama.cpp answers 400 to a file it cannot load: not there, damaged, or
-            // written by another model (docs/llama-api.md, "Slot save and restore").
+            // written by another model (docs/llama-api.md, the slot save and restore
+            // section).
             Err(SlotError::Refused { status: 400, .. }) => self.not_loaded(
                 of,
                 format!(
