@@ -44,10 +44,24 @@ pub enum TurnError {
     Store(SessionError),
 }
 
+/// Statuses that refuse where loopd asks (a login wanted, no such route), not the
+/// session's history: for these, `/compact` is no way out.
+const NOT_THE_HISTORY: [u16; 4] = [401, 403, 404, 405];
+
 impl fmt::Display for TurnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TurnError::SessionFull(m) => write!(f, "context full: {m}"),
+            // Refusals of where loopd asks, not of what it sends: a fresh epoch would be
+            // refused the same way.
+            TurnError::Llama(e @ LlamaError::Refused { status, .. })
+                if NOT_THE_HISTORY.contains(status) =>
+            {
+                write!(
+                    f,
+                    "{e}; the server refuses the request whatever it holds: check llama.url, and that a llama.cpp server answers there without a login"
+                )
+            }
             TurnError::Llama(e) if e.repeats() => write!(
                 f,
                 "{e}; the server refuses this session's history as it is: send /compact to start a fresh epoch"
@@ -373,5 +387,29 @@ mod resume_tests {
         assert_eq!(answer_after(&records[6..]), None);
         // The next line's answer is not this line's.
         assert_eq!(answer_after(&[user("next"), assistant("x")]), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_of_where_loopd_asks_does_not_send_the_owner_to_compact() {
+        // Regression: a 401, 403 or 404 (a wrong llama.url, a proxy wanting a login) was
+        // told "send /compact", which the server refuses the same way.
+        let refused = |status| {
+            TurnError::Llama(LlamaError::Refused {
+                status,
+                message: "no".into(),
+            })
+            .to_string()
+        };
+        for status in [401, 403, 404] {
+            let said = refused(status);
+            assert!(!said.contains("/compact"), "{said}");
+            assert!(said.contains("check llama.url"), "{said}");
+        }
+        assert!(refused(400).contains("send /compact"));
     }
 }
