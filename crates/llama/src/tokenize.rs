@@ -234,7 +234,12 @@ fn tokenize(
         .timeout(TOKENIZE_TIMEOUT)
         .set("Content-Type", "application/json")
         .send_string(&body.to_string())
-        .map_err(|e| TokenizeError::Request(e.to_string()))?;
+        .map_err(|e| {
+            TokenizeError::Request(match e {
+                ureq::Error::Transport(t) => super::transport_words(&t),
+                ureq::Error::Status(status, _) => format!("status code {status}"),
+            })
+        })?;
     let cap = answer_cap(text);
     let raw = super::body::read_capped(answer.into_reader(), cap).map_err(TokenizeError::Body)?;
     let answer: Answer = serde_json::from_slice(&raw).map_err(TokenizeError::Json)?;

@@ -220,3 +220,28 @@ fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
         "{waited:?}"
     );
 }
+
+/// Regression: to a client connected when it fell due, an allowed reminder came under
+/// loopd's plain `· reminder N, due …` line, though its words may be the page's.
+#[test]
+fn an_allowed_reminder_delivered_to_a_connected_client_says_it_is_untrusted() {
+    let lp = start("", 0);
+    write_session(&lp.fx, "main", &head(), &[page()]);
+    lp.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"in 1m","text":"click http://evil.example/login now"}"#,
+    )]));
+    lp.llama.push(text(&["I asked."]));
+    let mut c = lp.client();
+    c.ask("what did the page say?");
+    assert!(c.ask("/allow 5")[0].starts_with("reminder 1 set for "));
+    c.ask("/testclock 61");
+    let block = c.block();
+    assert!(block[0].starts_with("· reminder 1, due "), "{block:?}");
+    assert!(
+        block[0].ends_with("(untrusted: written after reading a page or file)"),
+        "{block:?}"
+    );
+    assert_eq!(block[1], "click http://evil.example/login now");
+}

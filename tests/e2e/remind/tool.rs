@@ -101,3 +101,32 @@ fn a_remind_call_that_could_not_be_saved_is_shown_as_failed() {
     );
     assert!(lp.client().ask("/remind")[0].starts_with("no reminders"));
 }
+
+#[test]
+fn a_remind_call_loopd_cannot_read_is_shown_as_failed_and_the_words_still_get_their_command() {
+    // Regression: a call whose WHEN loopd could not read showed only the call; and a call
+    // that failed counted as a reminder set, so the line offering `/remind …` for a
+    // reminder asked in words was left out.
+    let lp = start("", 0);
+    lp.llama.push(tool_calls(&[(
+        "c1",
+        "remind",
+        r#"{"when":"at teatime","text":"call the plumber"}"#,
+    )]));
+    lp.llama.push(text(&["I have set your reminder."]));
+    let reply = lp
+        .client()
+        .ask("remind me to call the plumber at 5pm tomorrow");
+    assert!(
+        reply
+            .iter()
+            .any(|l| l.starts_with("· remind failed, nothing was set: ")),
+        "{reply:?}"
+    );
+    assert!(
+        reply
+            .iter()
+            .any(|l| l.starts_with("· no reminder was set; ")),
+        "{reply:?}"
+    );
+}

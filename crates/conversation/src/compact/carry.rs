@@ -9,7 +9,7 @@
 //! summary call re-reads only `compact.md`. The model may in principle answer with a
 //! tool call; its calls are ignored and only its text is the summary.
 
-use super::policy::{fallback_summary, repeats};
+use super::policy::{fallback_keeping_carry, fallback_summary, repeats};
 use super::CompactError;
 use crate::open_session::Session;
 use crate::prompt::{cap_chars, cap_chars_from_end};
@@ -63,7 +63,8 @@ pub fn make(
         &prompt,
         cfg.slots.main,
     );
-    let fallback = |why: String| {
+    // `keep_carry`: the epoch's own carry goes first (`fallback_keeping_carry`).
+    let fallback = |why: String, keep_carry: bool| {
         plumbing::warn!(
             "session {}: {why}; epoch {} carries the owner's messages instead",
             session.id(),
@@ -73,7 +74,15 @@ pub fn make(
         // prompt of the next epoch, so broken against special tokens as a model summary
         // is (docs/turn.md, 'Compaction'), then cut again from the start, keeping the
         // newest, since breaking a token lengthens the text.
-        let text = fallback_summary(session.records(), cfg.compact.summary_chars);
+        let text = if keep_carry {
+            fallback_keeping_carry(
+                session.carry(),
+                session.records(),
+                cfg.compact.summary_chars,
+            )
+        } else {
+            fallback_summary(session.records(), cfg.compact.summary_chars)
+        };
         let text = llama::tokenize::neutralise_for_model(ctx.client, &neutralise(&text));
         let text = cap_chars_from_end(&text, cfg.compact.summary_chars).to_string();
         (text, SummarySource::Fallback, Some(why))
@@ -97,10 +106,11 @@ pub fn make(
             if c.cut() {
                 return Ok(fallback(
                     "the model's summary was cut at the server's token limit".into(),
+                    false,
                 ));
             }
             if repeats(answer) {
-                return Ok(fallback("the model's summary repeats itself".into()));
+                return Ok(fallback("the model's summary repeats itself".into(), false));
             }
             // Broken against the served model's own special tokens too: the carry is
             // replayed at the head of every prompt of the next epoch (docs/turn.md).
@@ -112,15 +122,16 @@ pub fn make(
                 // call only, or with blanks, would otherwise refuse it every time. A
                 // compaction loopd started itself fails, and the next turn tries again.
                 if reason == Reason::Manual {
-                    return Ok(fallback("the model's summary was empty".into()));
+                    return Ok(fallback("the model's summary was empty".into(), true));
                 }
                 return Err(CompactError::EmptySummary);
             }
             Ok((text, SummarySource::Model, None))
         }
-        Err(LlamaError::ContextFull(m)) => {
-            Ok(fallback(format!("the summary call is context-full ({m})")))
-        }
+        Err(LlamaError::ContextFull(m)) => Ok(fallback(
+            format!("the summary call is context-full ({m})"),
+            false,
+        )),
         // The owner's `/compact` on a history the server cannot take (llama.cpp answers
         // 500 when rendering or parsing it fails): asking again would fail the same way,
         // and a fresh epoch is the owner's way out of a wedged session, so the summary is
@@ -129,7 +140,7 @@ pub fn make(
         // turns tell the owner to `/compact`. A 4xx is a request the server calls
         // malformed: a failure, as any other.
         Err(e @ LlamaError::Refused { status: 500.., .. }) if reason == Reason::Manual => Ok(
-            fallback(format!("the server refused the summary call: {e}")),
+            fallback(format!("the server refused the summary call: {e}"), true),
         ),
         Err(e) => Err(CompactError::Summary(e)),
     }

@@ -88,9 +88,26 @@ pub(crate) fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64
 /// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
 /// character boundary) so that the newest is kept (docs/turn.md).
 pub(crate) fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
-    let texts: Vec<&str> = records
-        .iter()
-        .filter_map(|r| match r {
+    fallback_after(None, records, summary_chars)
+}
+
+/// `fallback_summary` with the epoch's own carry as its oldest text: for a fallback the
+/// rules above do not call for (the owner's `/compact` answered with an empty summary),
+/// where the old epoch would otherwise have stayed current with its carry, so nothing
+/// the carry held is lost by compacting.
+pub(crate) fn fallback_keeping_carry(
+    carry: Option<&str>,
+    records: &[Record],
+    summary_chars: usize,
+) -> String {
+    fallback_after(carry, records, summary_chars)
+}
+
+fn fallback_after(carry: Option<&str>, records: &[Record], summary_chars: usize) -> String {
+    let texts: Vec<&str> = carry
+        .into_iter()
+        .filter(|c| !c.trim().is_empty())
+        .chain(records.iter().filter_map(|r| match r {
             Record::User { content, .. } => Some(content.as_str()),
             Record::Assistant { .. }
             | Record::ToolResult { .. }
@@ -101,7 +118,7 @@ pub(crate) fn fallback_summary(records: &[Record], summary_chars: usize) -> Stri
             | Record::Forgotten { .. }
             | Record::Refused { .. }
             | Record::Allowed { .. } => None,
-        })
+        }))
         .collect();
     cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()
 }

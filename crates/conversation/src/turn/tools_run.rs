@@ -45,7 +45,10 @@ pub(crate) fn run_call(
 ) -> Result<bool, SessionError> {
     sink.activity(&activity_line(call));
     let (output, after) = outcome(ctx, session, call, number);
+    // A reminder set or held: the line asking in words has nothing to offer.
     let reminded = call.name == tools::REMIND && matches!(after, FollowUp::Refused(_));
+    // Shown whatever the turn's answer: what was set or held, or that nothing was.
+    let must = reminded || matches!(after, FollowUp::Failed(_));
     // Broken here, once, where the record is made: the server is asked which spans its
     // model reads as special, and the answer is kept in the record, so replay stays a pure
     // function of the records however the server answers later.
@@ -54,7 +57,7 @@ pub(crate) fn run_call(
         ..output
     };
     append_result(session, call, number, output)?;
-    after.record(session, sink, reminded)?;
+    after.record(session, sink, must)?;
     Ok(reminded)
 }
 
@@ -65,6 +68,9 @@ enum FollowUp {
     OwnerFetched(String),
     /// A `· ` line and a `note`: a refusal's, or a reminder the model set.
     Refused(Shown),
+    /// A `· ` line and a `note` the owner must read: a reminder the model asked for and
+    /// did not get (nothing was set, whatever its answer says).
+    Failed(Shown),
 }
 
 impl FollowUp {
@@ -79,7 +85,7 @@ impl FollowUp {
         let text = match self {
             FollowUp::Nothing => return Ok(()),
             FollowUp::OwnerFetched(note) => note,
-            FollowUp::Refused(shown) => {
+            FollowUp::Refused(shown) | FollowUp::Failed(shown) => {
                 if reminded {
                     sink.must_show(&shown.line);
                 } else {
@@ -162,7 +168,7 @@ fn remind(
     }
     let ask = match tools::remind::read(&call.arguments, remind::clock::now()) {
         Ok(ask) => ask,
-        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
+        Err(e) => return (error_output(format!("error: {e}")), remind_failed(&e)),
     };
     let shown_due = remind::shown(ask.due);
     let Some(book) = ctx.reminders else {
@@ -181,18 +187,10 @@ fn remind(
     match set {
         // The owner is told in loopd's words: the model's answer after an error may
         // still say the reminder is set.
-        Err(e) => {
-            let shown = Shown {
-                line: format!("{} failed, nothing was set: {e}", tools::REMIND),
-                for_model: String::new(),
-                note: format!("{} failed, nothing was set: {e}", tools::REMIND),
-                refused: None,
-            };
-            (
-                error_output(format!("error: remind: {e}")),
-                FollowUp::Refused(shown),
-            )
-        }
+        Err(e) => (
+            error_output(format!("error: remind: {e}")),
+            remind_failed(&e),
+        ),
         Ok(reminder) => {
             book.changed();
             let line = format!(
@@ -212,6 +210,18 @@ fn remind(
             (output, FollowUp::Refused(shown))
         }
     }
+}
+
+/// The owner's line, and its `note`, for a `remind` call that set nothing: the model reads
+/// the error, but its answer may still say the reminder is set.
+fn remind_failed(why: &dyn std::fmt::Display) -> FollowUp {
+    let line = format!("{} failed, nothing was set: {why}", tools::REMIND);
+    FollowUp::Failed(Shown {
+        note: line.clone(),
+        line,
+        for_model: String::new(),
+        refused: None,
+    })
 }
 
 /// Holds a `remind` call made while the context is untrusted for the owner's `/allow N`

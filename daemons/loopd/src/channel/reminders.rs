@@ -44,6 +44,9 @@ impl<W: Work> Channel<W> {
             if self.mail.inbox.with(|i| i.waiting_reminders()) < inbox::MAX_WAITING_REMINDERS {
                 return Some(self.mail.born);
             }
+            // Due, and the inbox full of waiting reminders: looked at again in a minute.
+            // The time until a due time is 0, and a deadline of now never fires.
+            return Some(Instant::now() + REMINDER_RECHECK);
         }
         Some(Instant::now() + clock::until(now, next).min(REMINDER_RECHECK))
     }
@@ -129,6 +132,13 @@ impl<W: Work> Channel<W> {
                 )
             } else {
                 format!("reminder {}, due {}", r.n, remind::shown(r.due_at()))
+            };
+            // An allowed reminder's words may be a page's: loopd's line above them says
+            // so, as every other way the message is shown does.
+            let header = if r.untrusted {
+                format!("{header}{}", super::unasked::UNTRUSTED)
+            } else {
+                header
             };
             let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
             let targets = self.targets(&session);
