@@ -113,6 +113,11 @@ fn list(
     let mut out = String::new();
     for r in list {
         let by = match (r.by, quote(&r)) {
+            // Allowed by the owner, written after untrusted text: said as the delivery
+            // says it.
+            (By::Assistant, true) if r.untrusted => {
+                " (set by the assistant; untrusted: written after reading a page or file)"
+            }
             (By::Assistant, true) => " (set by the assistant)",
             _ => "",
         };
@@ -188,6 +193,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs a text"));
+    }
+
+    /// Regression: a reminder the owner allowed from a held call was listed only as "set
+    /// by the assistant", though its words were written after reading untrusted text.
+    #[test]
+    fn an_allowed_untrusted_reminder_is_listed_as_untrusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut book = Book::load(dir.path()).unwrap();
+        let now = crate::clock::now();
+        let due = now + chrono::Duration::hours(1);
+        book.add_untrusted("main", due, "click the link", DataClass::Public)
+            .unwrap();
+        let listed = run(&mut book, "main", "", now, DataClass::Private)
+            .unwrap()
+            .reply;
+        assert!(
+            listed.contains(
+                "click the link (set by the assistant; untrusted: written after reading a page or file)"
+            ),
+            "{listed}"
+        );
     }
 
     /// Regression: where the text may not be quoted (a room whose `matrix.max_class` is
