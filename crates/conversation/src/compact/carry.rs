@@ -9,7 +9,7 @@
 //! summary call re-reads only `compact.md`. The model may in principle answer with a
 //! tool call; its calls are ignored and only its text is the summary.
 
-use super::policy::{fallback_keeping_carry, fallback_summary, repeats};
+use super::policy::{fallback_summary, keeping_carry, repeats};
 use super::CompactError;
 use crate::open_session::Session;
 use crate::prompt::{cap_chars, cap_chars_from_end};
@@ -63,7 +63,8 @@ pub fn make(
         &prompt,
         cfg.slots.main,
     );
-    // `keep_carry`: the epoch's own carry goes first (`fallback_keeping_carry`).
+    // `keep_carry`: the epoch's own carry stays, whole, before the owner's lines
+    // (`policy::keeping_carry`).
     let fallback = |why: String, keep_carry: bool| {
         plumbing::warn!(
             "session {}: {why}; epoch {} carries the owner's messages instead",
@@ -73,18 +74,14 @@ pub fn make(
         // The owner's own lines, but a carry all the same: replayed at the head of every
         // prompt of the next epoch, so broken against special tokens as a model summary
         // is (docs/turn.md, 'Compaction'), then cut again from the start, keeping the
-        // newest, since breaking a token lengthens the text.
-        let text = if keep_carry {
-            fallback_keeping_carry(
-                session.carry(),
-                session.records(),
-                cfg.compact.summary_chars,
-            )
-        } else {
-            fallback_summary(session.records(), cfg.compact.summary_chars)
+        // newest, since breaking a token lengthens the text. A kept carry was broken
+        // when it was made.
+        let lines = fallback_summary(session.records(), cfg.compact.summary_chars);
+        let lines = llama::tokenize::neutralise_for_model(ctx.client, &neutralise(&lines));
+        let text = match session.carry().filter(|_| keep_carry) {
+            Some(carry) => keeping_carry(carry, &lines, cfg.compact.summary_chars),
+            None => cap_chars_from_end(&lines, cfg.compact.summary_chars).to_string(),
         };
-        let text = llama::tokenize::neutralise_for_model(ctx.client, &neutralise(&text));
-        let text = cap_chars_from_end(&text, cfg.compact.summary_chars).to_string();
         (text, SummarySource::Fallback, Some(why))
     };
     match ctx.client.chat(&req, &mut |_| {}) {

@@ -2,7 +2,7 @@
 //! new epoch carries. No I/O, so the pinned numbers (docs/turn.md, 'Compaction') are unit
 //! tests.
 
-use crate::prompt::cap_chars_from_end;
+use crate::prompt::{cap_chars, cap_chars_from_end};
 use proto::Record;
 
 /// Words in a run that, seen again and again, mark a summary as a loop: long enough that
@@ -88,26 +88,9 @@ pub(crate) fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64
 /// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
 /// character boundary) so that the newest is kept (docs/turn.md).
 pub(crate) fn fallback_summary(records: &[Record], summary_chars: usize) -> String {
-    fallback_after(None, records, summary_chars)
-}
-
-/// `fallback_summary` with the epoch's own carry as its oldest text: for a fallback the
-/// rules above do not call for (the owner's `/compact` answered with an empty summary),
-/// where the old epoch would otherwise have stayed current with its carry, so nothing
-/// the carry held is lost by compacting.
-pub(crate) fn fallback_keeping_carry(
-    carry: Option<&str>,
-    records: &[Record],
-    summary_chars: usize,
-) -> String {
-    fallback_after(carry, records, summary_chars)
-}
-
-fn fallback_after(carry: Option<&str>, records: &[Record], summary_chars: usize) -> String {
-    let texts: Vec<&str> = carry
-        .into_iter()
-        .filter(|c| !c.trim().is_empty())
-        .chain(records.iter().filter_map(|r| match r {
+    let texts: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match r {
             Record::User { content, .. } => Some(content.as_str()),
             Record::Assistant { .. }
             | Record::ToolResult { .. }
@@ -118,14 +101,50 @@ fn fallback_after(carry: Option<&str>, records: &[Record], summary_chars: usize)
             | Record::Forgotten { .. }
             | Record::Refused { .. }
             | Record::Allowed { .. } => None,
-        }))
+        })
         .collect();
     cap_chars_from_end(&texts.join("\n\n"), summary_chars).to_string()
+}
+
+/// The carry of a fallback that keeps the epoch's own carry, for one the rules above do
+/// not call for (the owner's `/compact` answered with an empty or refused summary), where
+/// the old epoch would otherwise have stayed current with its carry: the carry whole
+/// (it was cut to `summary_chars` when it was made), then a blank line and as much of
+/// `lines`, the fallback of the epoch's own texts, newest kept, as the room left holds.
+pub(crate) fn keeping_carry(carry: &str, lines: &str, summary_chars: usize) -> String {
+    let carry = cap_chars(carry.trim(), summary_chars);
+    if carry.is_empty() {
+        return cap_chars_from_end(lines, summary_chars).to_string();
+    }
+    let room = summary_chars.saturating_sub(carry.chars().count() + 2);
+    let lines = cap_chars_from_end(lines.trim(), room).trim_start();
+    if lines.is_empty() {
+        carry.to_string()
+    } else {
+        format!("{carry}\n\n{lines}")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_carry_kept_by_the_fallback_stays_whole_and_the_oldest_lines_give_way() {
+        // Regression: the carry went first into a text cut from its start, so a long
+        // epoch's lines, or a long carry, cut the carry away.
+        let carry = "c".repeat(90);
+        let lines = format!("{}\n\n{}", "old".repeat(10), "new".repeat(2));
+        let kept = keeping_carry(&carry, &lines, 100);
+        assert_eq!(kept, format!("{carry}\n\nnewnew"));
+        assert_eq!(keeping_carry(&carry, "", 100), carry);
+        assert_eq!(keeping_carry("", &lines, 6), "newnew");
+        // A carry filling the room keeps it all.
+        assert_eq!(
+            keeping_carry(&"c".repeat(100), &lines, 100),
+            "c".repeat(100)
+        );
+    }
     use proto::record::context_label;
     use proto::test_records::{note, tool_result, usage, user};
     use proto::{DataClass, Label};

@@ -212,9 +212,19 @@ fn remind(
     }
 }
 
+/// Characters of why a `remind` call failed that its `· ` line quotes: the reason, and a
+/// little of what the model wrote, on one line.
+const MAX_FAILED_WHY: usize = 200;
+
 /// The owner's line, and its `note`, for a `remind` call that set nothing: the model reads
 /// the error, but its answer may still say the reminder is set.
 fn remind_failed(why: &dyn std::fmt::Display) -> FollowUp {
+    // The error may quote the model's words (an unreadable WHEN): a line's worth of them.
+    let why = why.to_string();
+    let why = why
+        .strip_prefix(&format!("{}: ", tools::REMIND))
+        .unwrap_or(&why);
+    let why = crate::prompt::cap_chars(why, MAX_FAILED_WHY);
     let line = format!("{} failed, nothing was set: {why}", tools::REMIND);
     FollowUp::Failed(Shown {
         note: line.clone(),
@@ -233,7 +243,13 @@ fn hold(session: &Session, call: &ToolCall, number: u64) -> (ToolOutput, FollowU
     let records = session.records();
     let ask = match held_ask(records, records.len(), &call.id) {
         Ok(ask) => ask,
-        Err(e) => return (error_output(format!("error: {e}")), FollowUp::Nothing),
+        // Nothing of the call is quoted: a page may have written it.
+        Err(e) => {
+            return (
+                error_output(format!("error: {e}")),
+                remind_failed(&"its arguments could not be read"),
+            )
+        }
     };
     let shown_due = remind::shown(ask.due);
     let due = ask.due.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
