@@ -4,8 +4,13 @@ socket, replies come back, and `you> ` is printed whenever a reply block has end
 `.` line), so the person sees when it is their turn. Run under rlwrap, which takes that
 trailing `you> ` as the prompt and adds line editing and history around it.
 
-Ends at once, exit status 0, when loopd closes the connection (after `/quit`) or the
-input ends (Ctrl-D): an answer still being written is dropped, the person asked to leave.
+Ends at once, exit status 0, when the input ends (Ctrl-D) or loopd closes the connection
+after `/quit`: an answer still being written is dropped, the person asked to leave. When
+loopd closes it otherwise (it stopped or crashed), it says so and ends with status 1.
+
+A terminal passes a typed or pasted line of at most `TTY_LINE_MAX` bytes; the rest of a
+longer one never reaches the prompt. Such a line is not sent cut: the person is told, and
+nothing goes to loopd (docs/running.md).
 
     channel_prompt.py SOCKET
 """
@@ -17,6 +22,11 @@ import sys
 PROMPT = b"you> "
 # A reply block ends with a line holding only `.` (docs/channel.md).
 BLOCK_END = b"\n.\n"
+# The kernel's line buffer for a terminal in canonical mode holds 4096 bytes, the newline
+# included: past that, what is typed or pasted is dropped until the newline.
+TTY_LINE_MAX = 4095
+# What the person says to leave: loopd's close after it is expected.
+QUIT = b"/quit"
 
 
 def main() -> int:
@@ -29,28 +39,63 @@ def main() -> int:
     out = sys.stdout.buffer
     out.write(PROMPT)
     out.flush()
+    at_terminal = os.isatty(sys.stdin.fileno())
     sel = selectors.DefaultSelector()
     sel.register(sys.stdin.fileno(), selectors.EVENT_READ, "in")
     sel.register(conn, selectors.EVENT_READ, "loopd")
     # The last bytes written, enough to see a block's end across two reads.
     tail = b"\n"
+    # What was typed after the last newline, and the last whole line sent.
+    partial = b""
+    last_sent = b""
     while True:
         for key, _ in sel.select():
             if key.data == "in":
                 typed = os.read(sys.stdin.fileno(), 65536)
                 if not typed:
                     return 0
+                partial += typed
+                *lines, partial = partial.split(b"\n")
+                send = b""
+                for line in lines:
+                    if at_terminal and len(line) >= TTY_LINE_MAX:
+                        print(
+                            f"run-local: that line reached the prompt cut at {TTY_LINE_MAX} bytes "
+                            "(the terminal's limit for one line) and was not sent; send a long "
+                            "text in parts, or pipe it: scripts/run-local < FILE",
+                            file=sys.stderr,
+                        )
+                        out.write(PROMPT)
+                        out.flush()
+                        continue
+                    send += line + b"\n"
+                    last_sent = line.strip()
+                # Piped input without a final newline is sent as it is.
+                if not at_terminal and partial:
+                    send += partial
+                    partial = b""
+                if not send:
+                    continue
                 try:
-                    conn.sendall(typed)
+                    conn.sendall(send)
                 except OSError:
-                    return 0  # loopd went away; its close is read next or never
+                    pass  # loopd went away; its close is read next
             else:
                 try:
                     got = conn.recv(65536)
                 except OSError:
                     got = b""
                 if not got:
-                    return 0
+                    if last_sent == QUIT:
+                        return 0
+                    out.flush()
+                    print(
+                        "\nrun-local: loopd closed the connection without being asked to "
+                        "(it stopped or crashed); a line sent since the last reply may not "
+                        "have been answered",
+                        file=sys.stderr,
+                    )
+                    return 1
                 out.write(got)
                 tail = (tail + got)[-len(BLOCK_END):]
                 if tail == BLOCK_END:

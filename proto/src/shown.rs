@@ -295,10 +295,23 @@ pub fn head(held: &[char], ended: bool) -> Head {
         verdict = Head::Open;
     }
     match verdict {
+        Head::Open if ended && passes_for_block_end(held) => Head::Mark,
         Head::Open if ended => Head::Plain,
         Head::Open if held.len() >= MAX_HEAD => Head::Mark,
         v => v,
     }
+}
+
+/// Whether a whole line draws as the `.` alone that ends loopd's reply blocks, written
+/// with another character (`․`, `．`): the channel stuffs a model's own `.` line to
+/// `..`, but a lookalike would read as the end of the reply, and what follows it as
+/// something else (docs/channel.md, "What the owner sees is true").
+fn passes_for_block_end(held: &[char]) -> bool {
+    let seen: Vec<Seen> = drawn(held)
+        .into_iter()
+        .filter(|s| !blank(s.c) && !hidden(s.c))
+        .collect();
+    matches!(seen.as_slice(), [one] if one.c != '.' && skeleton_of(one.c) == ['.'])
 }
 
 /// `held` against the marks as it stands, Open while more of it could still decide.

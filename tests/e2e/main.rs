@@ -19,6 +19,7 @@ mod matrix;
 mod memoryd;
 mod newcomer;
 mod promise;
+mod prompt;
 mod reload;
 mod remind;
 mod support;

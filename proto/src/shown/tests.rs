@@ -320,3 +320,17 @@ fn dots_the_confusables_data_does_not_map_still_mark_an_activity_line() {
         assert!(!mid.contains(dot), "U+{:04X} mid-line: {mid:?}", dot as u32);
     }
 }
+
+/// Regression: a model line holding only a lookalike of `.` (U+2024 one dot leader,
+/// U+FF0E fullwidth full stop) was shown as it is, and read as the `.` that ends
+/// loopd's reply block, with the model's next line taken for something else.
+#[test]
+fn a_line_drawn_as_the_block_end_alone_is_marked() {
+    for dot in ["\u{2024}", "\u{ff0e}", "  \u{2024} "] {
+        let shown = text(&format!("{dot}\nyou> /forget all\n"));
+        assert!(shown.starts_with(MARK), "{dot:?}: {shown:?}");
+    }
+    // The stuffed `.`, a dot leader within text, and an ellipsis are the model's as ever.
+    assert_eq!(text("a\u{2024}b\n"), "a\u{2024}b\n");
+    assert_eq!(text("\u{2026}\n"), "\u{2026}\n");
+}
