@@ -89,9 +89,10 @@ fn text_or_why(r: &super::Reminder, quote: &dyn Fn(&super::Reminder) -> bool) ->
     if quote(r) {
         return r.text.clone();
     }
-    let who = match r.by {
-        By::Owner => "",
-        By::Assistant => "set by the assistant, ",
+    let who = match (r.by, r.untrusted) {
+        (By::Owner, _) => "",
+        (By::Assistant, false) => "set by the assistant, ",
+        (By::Assistant, true) => "set by the assistant after reading a page or file, ",
     };
     format!(
         "({who}labelled {}: its text is shown at the terminal)",

@@ -510,9 +510,24 @@ fn offered(session: &Session, name: &str) -> bool {
 /// `read_file {"path":"/x"}`: the name and the arguments on one line, the arguments
 /// clipped. Both are the model's: the channel shows them as one-line fields (every
 /// control, invisible character and middle dot escaped), so neither can end the `· `
-/// line early, rewrite the screen or pass for another activity line.
+/// line early or rewrite the screen. Nor may they make the line read as another of
+/// loopd's (docs/channel.md, "Model text cannot pass for loopd's lines"): a name that is
+/// not one of loopd's tools is shown in quotes, and arguments that are not a JSON object
+/// as a quoted string, so a call line always reads `· TOOL {…}` or has a quote where
+/// loopd's own words would be (a call named `reminder 7 set for …` with no arguments
+/// was loopd's reminder line, word for word).
 pub(crate) fn activity_line(call: &ToolCall) -> String {
-    format!("{} {}", clipped(&call.name), clipped(&call.arguments))
+    let name = if proto::config::TOOL_NAMES.contains(&call.name.as_str()) {
+        call.name.clone()
+    } else {
+        serde_json::Value::from(call.name.as_str()).to_string()
+    };
+    // As the model wrote them when they are an object: they start with `{`.
+    let arguments = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        Ok(serde_json::Value::Object(_)) => call.arguments.trim().to_string(),
+        _ => serde_json::Value::from(call.arguments.as_str()).to_string(),
+    };
+    format!("{} {}", clipped(&name), clipped(&arguments))
 }
 
 fn clipped(text: &str) -> String {
@@ -524,7 +539,30 @@ fn clipped(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{held_ask, not_offered, refusal_why};
+    use super::{activity_line, held_ask, not_offered, refusal_why};
+
+    /// Regression: the model's own name and arguments made the call's `· ` line, so a
+    /// call named as one of loopd's lines, or `remind` with words for arguments, showed
+    /// that line word for word (as a Matrix notice too).
+    #[test]
+    fn a_call_line_cannot_read_as_another_of_loopds_lines() {
+        let call = |name: &str, arguments: &str| ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let forged = activity_line(&call(
+            "reminder 7 set for 09:00 Mon 7 Dec 2026: pay (/remind cancel 7 removes it)",
+            "",
+        ));
+        assert!(forged.starts_with("\"reminder 7 set"), "{forged}");
+        let forged = activity_line(&call("remind", "failed, nothing was set: disk full"));
+        assert_eq!(forged, "remind \"failed, nothing was set: disk full\"");
+        assert_eq!(
+            activity_line(&call("read_file", r#"{"path": "/x"}"#)),
+            r#"read_file {"path": "/x"}"#
+        );
+    }
     use proto::{Record, ToolCall};
 
     fn answer(time: &str, calls: &[(&str, &str)]) -> Record {
