@@ -130,6 +130,11 @@ pub struct Message {
     /// marked `(again)`.
     #[serde(default)]
     pub notify_tried: bool,
+    /// Planned into the session's Matrix room before it was marked delivered: planned
+    /// again after a crash, the room may have it already, so it comes marked `(again)`
+    /// there. The room's own first copy is never marked, whatever a socket client got.
+    #[serde(default)]
+    pub room_tried: bool,
     /// What it came from, e.g. `reminder 7`: a reminder delivered again after a crash
     /// finds its message here and is not added twice.
     pub source: Option<String>,
@@ -306,6 +311,7 @@ impl Inbox {
             notified: false,
             tried,
             notify_tried: false,
+            room_tried: false,
             source,
         };
         self.file.next += 1;
@@ -394,6 +400,18 @@ impl Inbox {
         match self.file.messages.iter_mut().find(|m| m.n == n) {
             Some(m) if !m.tried => {
                 m.tried = true;
+                self.save()
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Marks message `n` planned into its session's room and writes the file (a no-op
+    /// when it was).
+    pub fn room_tried(&mut self, n: u64) -> Result<(), StoreError> {
+        match self.file.messages.iter_mut().find(|m| m.n == n) {
+            Some(m) if !m.room_tried => {
+                m.room_tried = true;
                 self.save()
             }
             _ => Ok(()),

@@ -78,3 +78,43 @@ fn the_longest_unasked_header_fits_uncut() {
     );
     assert!(longest.chars().count() <= ::matrix::outgoing::MAX_HEADER_CHARS);
 }
+
+/// Regression: a reminder whose block was queued for a socket client (marked `tried`)
+/// reached the room marked `(again)`, the room's first and only copy. `(again)` in a room
+/// is the room's own repeat: a message planned there again after a crash.
+#[test]
+fn the_rooms_first_copy_is_not_marked_again_whatever_a_socket_client_got() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    rig.sent();
+    let header = |rig: &mut Rig, m: &conversation::inbox::Message| {
+        assert!(rig.ch.room_offer(m), "the room gets it");
+        let c = rig.sent().pop().unwrap().content;
+        c["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut m = rig.unasked(
+        conversation::inbox::Kind::Reminder,
+        "water the plants",
+        proto::Label::new(proto::DataClass::Public, false),
+    );
+    m.tried = true;
+    let first = header(&mut rig, &m);
+    assert!(!first.contains("(again)"), "{first}");
+    let stored = rig.ch.mail.inbox.with(|i| i.get(m.n).cloned()).unwrap();
+    assert!(stored.room_tried, "planned into the room is on disk");
+    // Planned again after a crash: the room may have it, and is told so.
+    let mut again = rig.unasked(
+        conversation::inbox::Kind::Reminder,
+        "water the plants",
+        proto::Label::new(proto::DataClass::Public, false),
+    );
+    again.room_tried = true;
+    let second = header(&mut rig, &again);
+    assert!(second.contains("(again)"), "{second}");
+}

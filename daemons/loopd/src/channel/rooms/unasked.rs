@@ -63,7 +63,9 @@ impl<W: Work> Channel<W> {
             rooms.hand_over();
             return false;
         }
-        let again = if m.tried { " (again)" } else { "" };
+        // The room's own repeat, not a socket client's: the first copy a room gets is
+        // never marked, and one planned again after a crash is.
+        let again = if m.room_tried { " (again)" } else { "" };
         // The header is loopd's word for the text under it: one written while the context
         // was untrusted may be a page's words (a phishing link, a request for a PIN), and
         // says so where a notification shows it (docs/matrix.md, 'Unasked messages').
@@ -99,6 +101,11 @@ impl<W: Work> Channel<W> {
         rooms.plan_into(&room, (&key, m.n), planned, &why);
         rooms.save();
         rooms.hand_over();
+        // After the plan is on disk: a crash before this mark leaves the plan, which is
+        // sent with its own transaction id and so never twice.
+        if let Err(e) = self.mail.inbox.with(|i| i.room_tried(m.n)) {
+            plumbing::error!("inbox: {e}");
+        }
         true
     }
 }
