@@ -184,14 +184,9 @@ fn allow_of_a_held_reminder_whose_time_has_passed_sets_nothing_and_says_so() {
     assert!(c.ask("/inbox")[0].contains("is empty"), "nothing fired");
 }
 
-/// Regression: a held reminder the owner allowed was set as trusted text, so when it fell
-/// due with nobody connected the notify command got the page's words whole, and the
-/// next connection's header did not say they were written after reading a page.
-#[test]
-fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let got = dir.path().join("got");
-    let lp = start(&notify_to(&got), 0);
+/// Session main with a page in its context, the model's reminder (a minute ahead, a
+/// page's words) held, and the owner's `/allow 5` setting it: the client that allowed it.
+fn allowed_from_a_page(lp: &Loopd) -> crate::support::LineClient {
     write_session(&lp.fx, "main", &head(), &[page()]);
     lp.llama.push(tool_calls(&[(
         "c1",
@@ -203,7 +198,18 @@ fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
     c.ask("what did the page say?");
     let allowed = c.ask("/allow 5");
     assert!(allowed[0].starts_with("reminder 1 set for "), "{allowed:?}");
-    drop(c);
+    c
+}
+
+/// Regression: a held reminder the owner allowed was set as trusted text, so when it fell
+/// due with nobody connected the notify command got the page's words whole, and the
+/// next connection's header did not say they were written after reading a page.
+#[test]
+fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let got = dir.path().join("got");
+    let lp = start(&notify_to(&got), 0);
+    drop(allowed_from_a_page(&lp));
     let mut elsewhere = lp.client();
     elsewhere.ask("/session other");
     elsewhere.ask("/testclock 61");
@@ -226,16 +232,7 @@ fn an_allowed_reminder_is_still_delivered_as_untrusted_text() {
 #[test]
 fn an_allowed_reminder_delivered_to_a_connected_client_says_it_is_untrusted() {
     let lp = start("", 0);
-    write_session(&lp.fx, "main", &head(), &[page()]);
-    lp.llama.push(tool_calls(&[(
-        "c1",
-        "remind",
-        r#"{"when":"in 1m","text":"click http://evil.example/login now"}"#,
-    )]));
-    lp.llama.push(text(&["I asked."]));
-    let mut c = lp.client();
-    c.ask("what did the page say?");
-    assert!(c.ask("/allow 5")[0].starts_with("reminder 1 set for "));
+    let mut c = allowed_from_a_page(&lp);
     c.ask("/testclock 61");
     let block = c.block();
     assert!(block[0].starts_with("· reminder 1, due "), "{block:?}");
