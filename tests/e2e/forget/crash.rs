@@ -30,6 +30,18 @@ fn killed_at_then_restarted(point: &str) {
         .log_text()
         .to_lowercase()
         .contains(&PHRASE.to_lowercase()));
+    // The line that asked, run again (as a room runs a line a crash cut short), is
+    // answered with what the start finished, once; the phrase is not in the answer.
+    // Regression: it was "nothing listed to forget", as if nothing had happened.
+    let again = l.client().ask("/forget all").join("\n");
+    assert!(
+        again.starts_with("a removal a restart cut short was finished when loopd started:"),
+        "{again}"
+    );
+    assert!(again.contains("session main: "), "{again}");
+    assert!(!again.to_lowercase().contains(&PHRASE.to_lowercase()));
+    let twice = l.client().ask("/forget all");
+    assert!(twice[0].starts_with("error: nothing listed"), "{twice:?}");
     l.llama.push(text(&["Still here."]));
     assert_eq!(l.client().ask("hello again"), ["Still here."]);
 }

@@ -82,6 +82,13 @@ impl State {
     }
 
     fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
+        // A removal a crash cut short was finished at start: the line asking for it,
+        // run again, is answered with what it took, not told nothing was listed.
+        if !self.forgets.last.contains_key(session) {
+            if let Some(done) = self.forgets.finished.take() {
+                return Ok(done);
+            }
+        }
         let listed = self.take_list(session, numbers.as_deref())?;
         // The removal is of what is there now: the files are searched again, with the
         // Honcho reporter held still from before the plans are written until they are
@@ -406,13 +413,27 @@ impl State {
             let paused = self.honcho.as_ref().map(Reporter::pause);
             match apply::files(&cfg.sessions_dir(), &plan) {
                 Ok(()) => {
-                    self.forget_rest(
+                    let places = self.forget_rest(
                         &session,
                         &plan,
                         "by the owner (finished at start)",
                         None,
                         paused.as_ref(),
                     );
+                    let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
+                    let done = self.forgets.finished.get_or_insert_with(|| {
+                        "a removal a restart cut short was finished when loopd started:"
+                            .to_string()
+                    });
+                    done.push_str(&format!(
+                        "\nsession {session}: {} and {}",
+                        plural(records, "record", "records"),
+                        plural(plan.carries.len(), "carried summary", "carried summaries")
+                    ));
+                    for p in places {
+                        done.push_str("\n- ");
+                        done.push_str(&p);
+                    }
                     drop(paused);
                     if let Some(r) = &self.honcho {
                         r.poke(session.as_str());
@@ -425,6 +446,13 @@ impl State {
                 Err(e) => plumbing::error!(
                     "session {session}: finishing a forget cut short: {e}; tried again at the next start"
                 ),
+            }
+        }
+        // The room events that showed the text are redacted from the list written before
+        // the crash (`redactions`): the answer says so, as the removal's own would have.
+        if cfg.matrix.on() {
+            if let Some(done) = self.forgets.finished.as_mut() {
+                done.push_str(&matrix_said(0));
             }
         }
     }
