@@ -8,9 +8,10 @@ Ends at once, exit status 0, when the input ends (Ctrl-D) or loopd closes the co
 after `/quit`: an answer still being written is dropped, the person asked to leave. When
 loopd closes it otherwise (it stopped or crashed), it says so and ends with status 1.
 
-A terminal passes a typed or pasted line of at most `TTY_LINE_MAX` bytes; the rest of a
-longer one never reaches the prompt. Such a line is not sent cut: the person is told, and
-nothing goes to loopd (docs/running.md).
+A terminal passes a typed or pasted line of fewer than 4096 bytes, the newline included;
+the rest of a longer one never reaches the prompt. A line of `TTY_LINE_MAX` bytes or more
+may have been cut, so it is not sent: the person is told, and nothing goes to loopd
+(docs/running.md).
 
     channel_prompt.py SOCKET
 """
@@ -47,7 +48,9 @@ def main() -> int:
     tail = b"\n"
     # What was typed after the last newline, and the last whole line sent.
     partial = b""
-    last_sent = b""
+    # `/quit` was sent (loopd reads a command's first word: `/quit now` quits too, and
+    # lines pasted after it are never read): loopd's close is expected from then on.
+    quit_sent = False
     while True:
         for key, _ in sel.select():
             if key.data == "in":
@@ -69,7 +72,8 @@ def main() -> int:
                         out.flush()
                         continue
                     send += line + b"\n"
-                    last_sent = line.strip()
+                    words = line.split()
+                    quit_sent = quit_sent or (bool(words) and words[0] == QUIT)
                 # Piped input without a final newline is sent as it is.
                 if not at_terminal and partial:
                     send += partial
@@ -86,7 +90,7 @@ def main() -> int:
                 except OSError:
                     got = b""
                 if not got:
-                    if last_sent == QUIT:
+                    if quit_sent:
                         return 0
                     out.flush()
                     print(

@@ -85,8 +85,9 @@ pub fn run(
         name: HTTP_FETCH.into(),
         arguments,
     };
+    // loopd's words first: a model's call line, clipped, cannot end as this one starts.
     sink.activity(&format!(
-        "{} (allowed by the owner: /allow {call})",
+        "allowed by the owner (/allow {call}): {}",
         crate::turn::tools_run::activity_line(&fetch)
     ));
     let number = session.take_call();

@@ -33,6 +33,11 @@ fn killed_at_then_restarted(point: &str) {
     // The line that asked, run again (as a room runs a line a crash cut short), is
     // answered with what the start finished, once; the phrase is not in the answer.
     // Regression: it was "nothing listed to forget", as if nothing had happened.
+    // Not in a session the removal did not change.
+    let mut elsewhere = l.client();
+    elsewhere.ask("/session elsewhere");
+    let there = elsewhere.ask("/forget all");
+    assert!(there[0].starts_with("error: nothing listed"), "{there:?}");
     let again = l.client().ask("/forget all").join("\n");
     assert!(
         again.starts_with("a removal a restart cut short was finished when loopd started:"),

@@ -85,7 +85,9 @@ impl State {
         // A removal a crash cut short was finished at start: the line asking for it,
         // run again, is answered with what it took, not told nothing was listed.
         if !self.forgets.last.contains_key(session) {
-            if let Some(done) = self.forgets.finished.take() {
+            if let Some(done) = self.forgets.finished.remove(session) {
+                // Said once, wherever it is asked first.
+                self.forgets.finished.retain(|_, d| *d != done);
                 return Ok(done);
             }
         }
@@ -398,6 +400,9 @@ impl State {
     /// At start: every removal a crash cut short is finished from its plan.
     pub(super) fn finish_forgets(&mut self) {
         let cfg = Arc::clone(self.engine.cfg());
+        // What was finished, in words, and the sessions it was in.
+        let mut finished: Option<String> = None;
+        let mut sessions: Vec<SessionId> = Vec::new();
         for plan in plan::left(&cfg.state_dir) {
             let plan = match plan {
                 Ok(plan) => plan,
@@ -421,10 +426,11 @@ impl State {
                         paused.as_ref(),
                     );
                     let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
-                    let done = self.forgets.finished.get_or_insert_with(|| {
+                    let done = finished.get_or_insert_with(|| {
                         "a removal a restart cut short was finished when loopd started:"
                             .to_string()
                     });
+                    sessions.push(session.clone());
                     done.push_str(&format!(
                         "\nsession {session}: {} and {}",
                         plural(records, "record", "records"),
@@ -450,9 +456,12 @@ impl State {
         }
         // The room events that showed the text are redacted from the list written before
         // the crash (`redactions`): the answer says so, as the removal's own would have.
-        if cfg.matrix.on() {
-            if let Some(done) = self.forgets.finished.as_mut() {
+        if let Some(mut done) = finished {
+            if cfg.matrix.on() {
                 done.push_str(&matrix_said(0));
+            }
+            for session in sessions {
+                self.forgets.finished.insert(session, done.clone());
             }
         }
     }

@@ -26,11 +26,11 @@ pub(crate) const MAX_PAGE_BYTES: usize = 256 * 1024;
 #[derive(Default)]
 pub(crate) struct Lists {
     pub(super) last: HashMap<SessionId, Listed>,
-    /// What the removals a crash cut short, finished at this start, took, in words: the
-    /// answer to the `/forget all` or `/forget N` that asked for them when it comes
-    /// again (a room runs a line a crash cut short again), once, in place of "nothing
-    /// listed".
-    pub(super) finished: Option<String>,
+    /// What the removals a crash cut short, finished at this start, took, in words, by
+    /// each session whose files they changed: the answer to the `/forget all` or
+    /// `/forget N` that asked for them when it comes again in one of those sessions (a
+    /// room runs a line a crash cut short again), once, in place of "nothing listed".
+    pub(super) finished: HashMap<SessionId, String>,
 }
 
 pub(super) struct Listed {

@@ -38,6 +38,9 @@ impl<W: Work> Channel<W> {
         }
         let why = Why::Inbox { n: m.n };
         if rooms.store.outbox.iter().any(|o| o.why == why) {
+            // Planned before a crash that came before its mark: marked now, so a repeat
+            // after the next one says so.
+            self.mark_room_tried(m.n);
             return true;
         }
         if m.class > max_class {
@@ -103,9 +106,14 @@ impl<W: Work> Channel<W> {
         rooms.hand_over();
         // After the plan is on disk: a crash before this mark leaves the plan, which is
         // sent with its own transaction id and so never twice.
-        if let Err(e) = self.mail.inbox.with(|i| i.room_tried(m.n)) {
+        self.mark_room_tried(m.n);
+        true
+    }
+
+    /// Records that inbox message `n` was planned into its room (`Message::room_tried`).
+    fn mark_room_tried(&mut self, n: u64) {
+        if let Err(e) = self.mail.inbox.with(|i| i.room_tried(n)) {
             plumbing::error!("inbox: {e}");
         }
-        true
     }
 }
