@@ -397,21 +397,21 @@ impl Inbox {
     /// client to finish a reply block: marked `tried` (shown again marked as a repeat after
     /// a crash), the file written when that changed it.
     pub fn tried(&mut self, n: u64) -> Result<(), StoreError> {
-        match self.file.messages.iter_mut().find(|m| m.n == n) {
-            Some(m) if !m.tried => {
-                m.tried = true;
-                self.save()
-            }
-            _ => Ok(()),
-        }
+        self.mark(n, |m| &mut m.tried)
     }
 
     /// Marks message `n` planned into its session's room and writes the file (a no-op
     /// when it was).
     pub fn room_tried(&mut self, n: u64) -> Result<(), StoreError> {
-        match self.file.messages.iter_mut().find(|m| m.n == n) {
-            Some(m) if !m.room_tried => {
-                m.room_tried = true;
+        self.mark(n, |m| &mut m.room_tried)
+    }
+
+    /// Sets the mark `flag` picks on message `n`, writing the file only when that changed
+    /// it.
+    fn mark(&mut self, n: u64, flag: fn(&mut Message) -> &mut bool) -> Result<(), StoreError> {
+        match self.file.messages.iter_mut().find(|m| m.n == n).map(flag) {
+            Some(set) if !*set => {
+                *set = true;
                 self.save()
             }
             _ => Ok(()),
