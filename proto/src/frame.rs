@@ -163,6 +163,11 @@ pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
     };
     options().deserialize(body).map_err(|e| match *e {
         bincode::ErrorKind::Custom(ref m) if m.contains("bytes remaining") => FrameError::Trailing,
+        // bincode reads from a slice: its only I/O error is the slice running out, a
+        // length inside the frame larger than what follows it (its own words are empty).
+        bincode::ErrorKind::Io(_) => {
+            FrameError::Malformed("a length inside the frame runs past its end".into())
+        }
         other => FrameError::Malformed(other.to_string()),
     })
 }

@@ -11,7 +11,7 @@ pub use choice::{choose as choose_to_bring, may_come, worth_bringing, RELEVANCE_
 mod passage;
 pub use passage::{clip_to_passage, passage, CUT};
 mod render;
-pub use render::{push_indented, render_hits};
+pub use render::{push_indented, render_hits, render_hits_for_person};
 
 /// The most hits a recall may ask for. Each hit is at most a record's text, so this bounds
 /// a response well under the frame limit for ordinary texts, and memoryd trims further

@@ -14,10 +14,18 @@ pub struct BadSessionId(pub String);
 
 impl fmt::Display for BadSessionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Quoted up to one character past the longest id: a frame or a line can carry a
+        // megabyte of anything here, and this message reaches the journal.
+        let n = self.0.chars().count();
+        let shown: String = self.0.chars().take(MAX_SESSION_ID + 1).collect();
+        let cut = if n > MAX_SESSION_ID + 1 {
+            format!("… ({n} characters)")
+        } else {
+            String::new()
+        };
         write!(
             f,
-            "session id {:?} must be 1 to {MAX_SESSION_ID} of a-z, 0-9 and '-', not starting with '-'",
-            self.0
+            "session id {shown:?}{cut} must be 1 to {MAX_SESSION_ID} of a-z, 0-9 and '-', not starting with '-'"
         )
     }
 }
@@ -62,5 +70,15 @@ mod tests {
         for bad in ["", "-a", "Main", "a/b", "..", "a b", &"a".repeat(64), "é"] {
             assert!(SessionId::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Guards the journal: a client's megabyte "id" is not quoted whole.
+    #[test]
+    fn a_long_bad_id_is_quoted_only_in_part() {
+        let said = SessionId::parse(&"A".repeat(200_000))
+            .unwrap_err()
+            .to_string();
+        assert!(said.len() < 200, "{said}");
+        assert!(said.contains("(200000 characters)"), "{said}");
     }
 }

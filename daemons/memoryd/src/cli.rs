@@ -4,7 +4,7 @@
 use plumbing::dial::DialError;
 use proto::config::Config;
 use proto::frame::{read_frame, write_frame, FrameError};
-use proto::memory::{render_hits, Request, Response};
+use proto::memory::{render_hits_for_person, Request, Response};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -97,7 +97,7 @@ pub fn recall(cfg: &Config, words: &[String]) -> Result<String, CliError> {
         source,
     })?;
     match response {
-        Response::Hits(hits) => Ok(render_hits(&hits)),
+        Response::Hits(hits) => Ok(render_hits_for_person(&hits)),
         Response::Error { message } => Err(CliError::Refused { message }),
         Response::Status(_) | Response::Forgot { .. } => Err(CliError::Unexpected),
     }

@@ -381,20 +381,47 @@ pub(crate) fn base_form(word: &str) -> &str {
     base(word)
 }
 
-/// A word without its inflection, for telling "lives" and "live" or "sisters" and
-/// "sister" are one word when ranking (the index's porter does this for matching).
+/// A word without its inflection, for telling "lives" and "live", "sisters" and
+/// "sister", "meetings" and "meeting", "running" and "run", "studies" and "study" are one
+/// word when ranking. The index's porter joins these forms when matching; a record it
+/// finds by one form must count as holding the word, or it is found and scored as if it
+/// held nothing of it. A slice of the word, so a consonant's `y` goes where `ies` does
+/// ("stud"), and a consonant doubled before `ing` or `ed` is single ("runn" is "run";
+/// never `l`, `s` or `z`, which English doubles in the word itself: "fall", "miss").
 fn base(word: &str) -> &str {
     let w = word;
-    let cut = if w.len() > 5 && w.ends_with("ing") {
-        &w[..w.len() - 3]
-    } else if w.len() > 4 && (w.ends_with("ed") || w.ends_with("es")) {
-        &w[..w.len() - 2]
+    let (cut, inflected) = if w.len() > 6 && w.ends_with("ings") {
+        (&w[..w.len() - 4], true)
+    } else if w.len() > 5 && w.ends_with("ing") {
+        (&w[..w.len() - 3], true)
+    } else if w.len() > 4 && (w.ends_with("ies") || w.ends_with("ied")) {
+        return &w[..w.len() - 3];
+    } else if w.len() > 4 && w.ends_with("ed") {
+        (&w[..w.len() - 2], true)
+    } else if w.len() > 4 && w.ends_with("es") {
+        (&w[..w.len() - 2], false)
     } else if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
-        &w[..w.len() - 1]
+        (&w[..w.len() - 1], false)
     } else {
-        w
+        (w, false)
     };
+    let b = cut.as_bytes();
+    if b.len() > 2 && b[b.len() - 1] == b'y' && !is_vowel(b[b.len() - 2]) {
+        return &cut[..cut.len() - 1];
+    }
+    if inflected
+        && b.len() >= 4
+        && b[b.len() - 1] == b[b.len() - 2]
+        && !is_vowel(b[b.len() - 1])
+        && !matches!(b[b.len() - 1], b'l' | b's' | b'z')
+    {
+        return &cut[..cut.len() - 1];
+    }
     cut.strip_suffix('e').unwrap_or(cut)
+}
+
+fn is_vowel(b: u8) -> bool {
+    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
 }
 
 /// The lower-case, diacritic-free runs of letters and digits of `text`, as the index's

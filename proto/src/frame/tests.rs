@@ -69,6 +69,23 @@ fn a_garbage_payload_is_malformed() {
     ));
 }
 
+/// Regression: a length inside the frame past its end was "malformed frame: io error: ",
+/// bincode's empty words for its slice running out.
+#[test]
+fn a_length_past_the_frames_end_is_said_in_words() {
+    for body in [
+        &[0x00, 0x05, b'a', b'b'][..],
+        &[0x00, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+    ] {
+        let e = decode::<Request>(&marked(body)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "malformed frame: a length inside the frame runs past its end",
+            "{body:?}"
+        );
+    }
+}
+
 #[test]
 fn a_peer_of_another_version_is_named_in_words_not_malformed() {
     // An unversioned frame, as loopd and memoryd sent before the mark existed: a bare

@@ -4,12 +4,30 @@
 use super::Hit;
 use crate::neutralise::neutralise;
 
-/// Renders hits for a person or the model: a header line per hit, then who said what.
-/// Every further line of a hit's text is indented by two spaces, so nothing inside a hit
-/// (a forged header, a forged `the owner said:`) can start a line of its own
-/// (docs/memoryd.md, 'Recall'). Untrusted text is neutralised again here, since the model
-/// reads this output.
+/// Renders hits for the model (memory in the turn, the `recall` tool): a header line per
+/// hit, then who said what. Every further line of a hit's text is indented by two
+/// spaces, so nothing inside a hit (a forged header, a forged `the owner said:`) can
+/// start a line of its own (docs/memoryd.md, 'Recall'). Untrusted text is neutralised
+/// again here, since the model reads this output.
 pub fn render_hits(hits: &[Hit]) -> String {
+    render(hits, |header| header.to_string(), |body| body)
+}
+
+/// The same hits for a person at a terminal (`memoryd recall`). A hit may hold a page's
+/// words, and a terminal obeys what the model's tokenizer ignores: a backspace or a
+/// cursor move before an indented line would undo its indent on screen and draw a
+/// forged header. So the header's fields are shown as one line and each hit's text as
+/// the owner is shown the model's (`shown`: control characters escaped, a line starting
+/// as one of loopd's would marked), as loopd's `/recall` does.
+pub fn render_hits_for_person(hits: &[Hit]) -> String {
+    render(hits, crate::shown::one_line, |body| {
+        crate::shown::text(&body)
+    })
+}
+
+/// `render_hits` with each header field passed through `field` and each hit's body
+/// (`the owner said: …` and its indented lines) through `body`.
+fn render(hits: &[Hit], field: impl Fn(&str) -> String, body: impl Fn(String) -> String) -> String {
     let mut out = String::new();
     for (i, hit) in hits.iter().enumerate() {
         if i > 0 {
@@ -31,11 +49,14 @@ pub fn render_hits(hits: &[Hit]) -> String {
             std::borrow::Cow::Borrowed(hit.text.as_str())
         };
         out.push_str(&format!(
-            "{tag} · session {} · {}\n{who}: ",
-            hit.session, hit.time
+            "{tag} · session {} · {}\n",
+            field(&hit.session),
+            field(&hit.time)
         ));
-        push_indented(&mut out, &text);
-        out.push('\n');
+        let mut said = format!("{who}: ");
+        push_indented(&mut said, &text);
+        said.push('\n');
+        out.push_str(&body(said));
     }
     out
 }
