@@ -202,3 +202,39 @@ fn forget_all_removes_a_copy_made_after_the_list_was_shown_and_says_so() {
         ["nothing on the box holds that (every session searched)"]
     );
 }
+
+/// Regression: one session whose files loopd cannot read (a head that is not JSON, a
+/// log that is a FIFO) made every `/forget` an error, so nothing anywhere could be
+/// forgotten until the owner found that file. The rest of the box is searched and
+/// cleaned, and the reply names the session passed over.
+#[test]
+fn a_damaged_session_is_named_and_does_not_stop_forgetting_elsewhere() {
+    let (l, _m) = start(None);
+    let mut c = l.client();
+    l.llama.push(text(&["Noted."]));
+    c.ask("my password is QUOKKA7731");
+    let broken = l.fx.state_dir.join("sessions").join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("epoch-000000.head.json"), "garbage{{{").unwrap();
+    let list = c.ask("/forget quokka7731").join("\n");
+    assert!(list.contains("session main: user"), "{list}");
+    assert!(
+        list.contains("session broken could not be searched")
+            && list.contains("epoch-000000.head.json"),
+        "{list}"
+    );
+    let done = c.ask("/forget all").join("\n");
+    assert!(done.starts_with("forgot 1 record"), "{done}");
+    assert!(
+        done.contains("session broken could not be searched"),
+        "{done}"
+    );
+    let nothing = c.ask("/forget quokka7731").join("\n");
+    assert!(
+        nothing.starts_with("nothing in the sessions that could be read holds that"),
+        "{nothing}"
+    );
+    assert!(!walk(&l.session_dir("main"))
+        .iter()
+        .any(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).contains("QUOKKA7731")));
+}

@@ -158,15 +158,16 @@ pub(crate) fn record_holds(record: &Record, query: &str) -> bool {
 }
 
 /// Everything on the box under `sessions_dir` that holds `query`: every session, by name,
-/// each in the order written. The owner's words are labelled `owner_class`.
+/// each in the order written, and the sessions that could not be read. The owner's words
+/// are labelled `owner_class`.
 pub fn find_all(
     sessions_dir: &Path,
     query: &str,
     owner_class: DataClass,
-) -> Result<Vec<Found>, ForgetError> {
+) -> Result<Searched, ForgetError> {
     let entries = match std::fs::read_dir(sessions_dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Searched::default()),
         Err(e) => return Err(super::io("list", sessions_dir)(e)),
     };
     let mut names: Vec<String> = entries
@@ -176,11 +177,34 @@ pub fn find_all(
         .filter(|n| SessionId::parse(n).is_ok())
         .collect();
     names.sort();
-    let mut found = Vec::new();
+    let mut searched = Searched::default();
     for name in names {
-        found.extend(find(&sessions_dir.join(&name), query, owner_class)?);
+        // One damaged session (a head that is not JSON, a log that is a FIFO or a
+        // symlink) must not keep the owner from forgetting in every other: it is passed
+        // over and named, and the owner decides about its files.
+        match find(&sessions_dir.join(&name), query, owner_class) {
+            Ok(found) => searched.found.extend(found),
+            Err(error) => searched.unread.push(Unread {
+                session: name,
+                error,
+            }),
+        }
     }
-    Ok(found)
+    Ok(searched)
+}
+
+/// What `find_all` found, and the sessions it could not search.
+#[derive(Debug, Default)]
+pub struct Searched {
+    pub found: Vec<Found>,
+    pub unread: Vec<Unread>,
+}
+
+/// A session whose files could not be read to the end, and why.
+#[derive(Debug)]
+pub struct Unread {
+    pub session: String,
+    pub error: ForgetError,
 }
 
 /// Everything in the session directory `dir` that holds `query`.

@@ -10,7 +10,7 @@ pub(super) use super::forget_list::Lists;
 use super::forget_list::{render_page, Listed};
 use super::forget_places::{file_places, honcho_forget, memoryd_forget};
 use super::{Failure, JobId, Reply, State};
-use conversation::forget::find::{find_all, Found};
+use conversation::forget::find::{find_all, Found, Searched, Unread};
 use conversation::forget::plan::{self, Plan};
 use conversation::forget::{apply, Ask};
 use conversation::status::SessionView;
@@ -35,10 +35,10 @@ impl State {
 
     fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
         let cfg = Arc::clone(self.engine.cfg());
-        let mut found = match find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class) {
-            Ok(found) => found,
-            Err(error) => return Err(forget_failed(session, error, false)),
-        };
+        let Searched { mut found, unread } =
+            find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class)
+                .map_err(|error| forget_failed(session, error, false))?;
+        let unread = unread_said(session, &unread);
         // Reminders and inbox messages are copies too, entries of their own kind.
         found.extend(self.mail.find(&query));
         plumbing::info!(
@@ -48,7 +48,11 @@ impl State {
         let (honcho, honcho_failed) = forget_honcho::search(&cfg, &query);
         if found.is_empty() && honcho.is_empty() {
             self.forgets.last.remove(session);
-            let mut reply = "nothing on the box holds that (every session searched)".to_string();
+            let mut reply = if unread.is_empty() {
+                "nothing on the box holds that (every session searched)".to_string()
+            } else {
+                format!("nothing in the sessions that could be read holds that{unread}")
+            };
             if let Some(why) = &honcho_failed {
                 reply.push_str(&forget_honcho::unsearched(why));
             }
@@ -59,6 +63,7 @@ impl State {
             found,
             honcho,
             honcho_failed,
+            unread,
             shown: 0,
         };
         let reply = render_page(&mut listed);
@@ -98,8 +103,12 @@ impl State {
         let started = Instant::now();
         let paused = self.honcho.as_ref().map(Reporter::pause);
         let cfg = Arc::clone(self.engine.cfg());
-        let mut now = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
+        let Searched {
+            found: mut now,
+            unread,
+        } = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
             .map_err(|error| forget_failed(session, error, false))?;
+        let unread = unread_said(session, &unread);
         now.extend(self.mail.find(&listed.query));
         let (ours, in_honcho) =
             forget_honcho::split(numbers.as_deref(), listed.found.len(), &listed.honcho);
@@ -217,6 +226,7 @@ impl State {
         if !redact.is_empty() && cfg.matrix.on() {
             reply.push_str(&matrix_said(room_lines));
         }
+        reply.push_str(&unread);
         Ok(reply)
     }
 
@@ -549,6 +559,25 @@ fn matrix_said(room_lines: usize) -> String {
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The sessions `find_all` could not read, each logged and named for the owner: what
+/// they hold was neither listed nor removed, and only the owner can mend or move their
+/// files. Empty when every session was read.
+fn unread_said(session: &SessionId, unread: &[Unread]) -> String {
+    let mut said = String::new();
+    for u in unread {
+        plumbing::warn!(
+            "session {session}: /forget could not search session {}: {}",
+            u.session,
+            u.error
+        );
+        said.push_str(&format!(
+            "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
+            u.session, u.error
+        ));
+    }
+    said
 }
 
 fn forget_failed(

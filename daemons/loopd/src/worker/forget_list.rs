@@ -40,6 +40,9 @@ pub(super) struct Listed {
     pub(super) honcho: Vec<Derived>,
     /// Why Honcho could not be searched to the end, if it could not.
     pub(super) honcho_failed: Option<String>,
+    /// The sessions that could not be searched, as the owner is told of them (empty when
+    /// every one was).
+    pub(super) unread: String,
     /// How many entries the pages so far have shown.
     pub(super) shown: usize,
 }
@@ -90,6 +93,7 @@ pub(super) fn render_page(listed: &mut Listed) -> String {
     if let Some(why) = &listed.honcho_failed {
         out.push_str(&forget_honcho::unsearched(why));
     }
+    out.push_str(&listed.unread);
     out.push_str("\n/forget N… removes those entries, /forget all every one; nothing is removed until you do.");
     out
 }
