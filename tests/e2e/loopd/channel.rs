@@ -113,6 +113,47 @@ fn a_client_that_disconnects_mid_turn_still_has_its_turn_logged() {
     assert_eq!(recs[2]["type"], "usage");
 }
 
+/// Regression: lines read from a client that then went away (a socat without `-t`
+/// closes half a second after its input ends) were thrown away with the connection when
+/// writing its first answer failed: they ran or not by timing, without a word.
+#[test]
+fn lines_read_from_a_client_that_went_away_still_run_in_turn() {
+    let l = Loopd::start("");
+    let gate = Gate::new();
+    l.llama
+        .push(Reply::Held(gate.clone(), Box::new(text(&["first answer"]))));
+    l.llama.push(text(&["second answer"]));
+    l.llama.push(text(&["third answer"]));
+    l.llama.push(text(&["next"]));
+    let mut c = l.client();
+    c.send("line one\nline two\nline three");
+    l.llama.wait_chats(1);
+    drop(c);
+    gate.open();
+    l.daemon
+        .wait_log("went away with 2 lines read and not yet run");
+    assert_eq!(l.client().ask("again"), ["next"]);
+    let said: Vec<String> = l
+        .records("main")
+        .iter()
+        .filter(|r| r["type"] == "user" || r["type"] == "assistant")
+        .map(|r| r["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "line one",
+            "first answer",
+            "line two",
+            "second answer",
+            "line three",
+            "third answer",
+            "again",
+            "next"
+        ]
+    );
+}
+
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
 }

@@ -210,6 +210,62 @@ fn a_reminder_due_while_loopd_was_down_is_delivered_late_once_at_start() {
     );
 }
 
+/// Regression: the connection that starts loopd under socket activation has its line
+/// read before the late reminders fire at start; the reminder went out at once, before
+/// that line's reply block, and a script pairing lines with blocks took it as the answer.
+#[test]
+fn a_late_reminder_comes_after_the_first_reply_of_the_connection_that_started_loopd() {
+    use crate::support::channel::LineClient;
+    use crate::support::notify::NotifySocket;
+    use crate::support::Daemon;
+    use std::time::{Duration, Instant};
+    if !tool("systemd-socket-activate") {
+        return;
+    }
+    let mut lp = start("", 0);
+    lp.client().ask("/remind in 1h ring the bank");
+    lp.settle();
+    assert!(lp.daemon.stop().success());
+    let notify = NotifySocket::bind(&lp.fx.path());
+    let mut cmd = std::process::Command::new("systemd-socket-activate");
+    for var in [
+        format!("NOTIFY_SOCKET={}", notify.path.display()),
+        "BOXMAKER_TEST_CLOCK_OFFSET_S=7200".to_string(),
+        format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+    ] {
+        cmd.arg("-E").arg(var);
+    }
+    cmd.arg("-l")
+        .arg(&lp.fx.loopd_sock)
+        .arg(crate::support::bin("loopd"))
+        .arg("--config")
+        .arg(&lp.fx.config);
+    lp.daemon = Daemon::spawn_with(cmd, notify);
+    // The first connection starts loopd; its line waits in the socket meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        match std::os::unix::net::UnixStream::connect(&lp.fx.loopd_sock) {
+            Ok(stream) => break stream,
+            Err(e) => assert!(Instant::now() < deadline, "the socket never listened: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut owner = LineClient::over(first);
+    owner.send("/session");
+    assert_eq!(
+        owner.block(),
+        ["session main"],
+        "the line's own answer first"
+    );
+    let late = owner.block();
+    assert!(
+        late.iter()
+            .any(|l| l.starts_with("· reminder 1 (late: due ")),
+        "{late:?}"
+    );
+    assert!(late.contains(&"ring the bank".to_string()), "{late:?}");
+}
+
 #[test]
 fn a_heartbeat_nobody_heard_waits_in_the_inbox_for_the_next_connection() {
     use crate::support::standin::text;

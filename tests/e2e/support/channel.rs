@@ -13,7 +13,11 @@ pub struct LineClient {
 
 impl LineClient {
     pub fn connect(path: &Path) -> LineClient {
-        let stream = UnixStream::connect(path).unwrap();
+        LineClient::over(UnixStream::connect(path).unwrap())
+    }
+
+    /// A client on a connection already made.
+    pub fn over(stream: UnixStream) -> LineClient {
         stream.set_read_timeout(Some(HANG)).unwrap();
         let reader = BufReader::new(stream.try_clone().unwrap());
         LineClient { stream, reader }

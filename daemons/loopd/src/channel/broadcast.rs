@@ -19,7 +19,7 @@
 
 use super::reply::{Block, Part};
 use super::work::Work;
-use super::Channel;
+use super::{Channel, Conn};
 use crate::heartbeat::beat::{Beat, Reply};
 use crate::heartbeat::hours;
 use crate::worker::Job;
@@ -261,7 +261,7 @@ impl<W: Work> Channel<W> {
     pub(super) fn targets(&self, session: &SessionId) -> Vec<ConnId> {
         self.conns
             .iter()
-            .filter(|(_, c)| &c.session == session && !c.room)
+            .filter(|(_, c)| &c.session == session && !c.room && !c.gone)
             .map(|(&id, _)| id)
             .collect()
     }
@@ -271,7 +271,7 @@ impl<W: Work> Channel<W> {
     pub(super) fn some_between_blocks(&self, targets: &[ConnId]) -> bool {
         targets
             .iter()
-            .any(|id| self.conns.get(id).is_some_and(|c| c.in_flight.is_none()))
+            .any(|id| self.conns.get(id).is_some_and(|c| !c.owes_a_block()))
     }
 
     /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
@@ -295,7 +295,7 @@ impl<W: Work> Channel<W> {
         })
         .into();
         for &id in targets {
-            let busy = self.conns.get(&id).is_some_and(|c| c.in_flight.is_some());
+            let busy = self.conns.get(&id).is_some_and(Conn::owes_a_block);
             if busy {
                 // Held blocks share the one copy; each client's own output buffer gets its
                 // copy only when the block is sent.

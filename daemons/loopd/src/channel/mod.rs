@@ -74,9 +74,21 @@ struct Conn {
     inbox_checked: bool,
     /// A Matrix room's connection: unasked messages reach it through `rooms`, not here.
     room: bool,
+    /// The client went away with lines read and not yet run: they still run in turn,
+    /// their answers only in the session's log, and then the connection is dropped
+    /// (docs/channel.md, 'End of input and disconnects').
+    gone: bool,
 }
 
 impl Conn {
+    /// A line of this connection has been read and its reply block is not finished (it
+    /// runs, or waits its turn). An unasked block then waits for that reply block's
+    /// end: a script pairs each line with the next block, so nothing may come before a
+    /// line's answer (docs/channel.md, 'Unasked blocks').
+    fn owes_a_block(&self) -> bool {
+        self.in_flight.is_some() || !self.pending.is_empty()
+    }
+
     /// A Matrix room's connection (`rooms`): no socket, no framing; what waits in the
     /// inbox reaches the room through its own path, not after a first block.
     fn room(session: SessionId) -> Conn {
@@ -89,6 +101,7 @@ impl Conn {
             answered: true,
             inbox_checked: true,
             room: true,
+            gone: false,
         }
     }
 }
@@ -164,24 +177,31 @@ impl<W: Work> Channel<W> {
             }
             // A client that is not reading gets no new block until it does; the loop
             // calls `input` again once its output has drained.
-            if !out.has_room(id) {
+            if !conn.gone && !out.has_room(id) {
                 return;
             }
             // After its first reply block, a connection gets what waited in the inbox for
             // its session (docs/reminders.md), a half-closed one too: it is the next
             // connection, and reads until loopd closes.
+            // Between reply blocks: heartbeat replies held for this client go out now,
+            // but never before the first line's own block (a connection that sent its
+            // line before loopd was ready to read it).
+            let between = conn.answered || conn.pending.is_empty();
             if conn.answered && !conn.inbox_checked {
                 conn.inbox_checked = true;
                 let session = conn.session.clone();
                 self.inbox_release(out, id, &session);
             }
-            // Between reply blocks: heartbeat replies held for this client go out now.
-            self.release_held(out, id);
+            if between {
+                self.release_held(out, id);
+            }
             let Some(conn) = self.conns.get_mut(&id) else {
                 return;
             };
             let Some(item) = conn.pending.pop_front() else {
-                if conn.input_closed {
+                if conn.gone {
+                    self.conns.remove(&id);
+                } else if conn.input_closed {
                     out.close(id);
                 }
                 return;

@@ -141,7 +141,14 @@ impl<W: Work> Channel<W> {
                 header
             };
             let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
-            let targets = self.targets(&session);
+            let mut targets = self.targets(&session);
+            if late {
+                // Due while loopd was down, it fires as loopd starts, when a connection
+                // may have sent a line loopd has not read yet (the one that started it,
+                // under socket activation): it goes to such a connection as waiting
+                // mail does, after that line's reply block, never before it.
+                targets.retain(|id| self.conns.get(id).is_some_and(|c| c.answered));
+            }
             let label = Label {
                 class: r.class,
                 untrusted: r.untrusted,

@@ -66,6 +66,7 @@ impl<W: Work> Service for Channel<W> {
                 answered: false,
                 inbox_checked: false,
                 room: false,
+                gone: false,
             },
         );
     }
@@ -114,8 +115,26 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn closed(&mut self, id: ConnId) {
-        self.conns.remove(&id);
         self.mail_closed(id);
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        // Lines loopd read are lines the client sent: its going away cancels none of
+        // them, as it does not cancel the turn in flight. They run in turn; only the
+        // error blocks meant for the client itself go with it.
+        conn.pending.retain(|q| matches!(q, Queued::Line(..)));
+        if conn.pending.is_empty() {
+            self.conns.remove(&id);
+            return;
+        }
+        conn.gone = true;
+        conn.inbox_checked = true;
+        plumbing::info!(
+            "session {}: client {} went away with {} lines read and not yet run; they run in turn, answered in the session's log",
+            conn.session,
+            id.0,
+            conn.pending.len()
+        );
     }
 
     fn drained(&mut self, _out: &mut Outbox, id: ConnId) {
@@ -140,6 +159,14 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn deadline(&self) -> Option<Instant> {
+        // A client gone with lines waiting and nothing in flight: `timer` starts them.
+        if self
+            .conns
+            .values()
+            .any(|c| c.gone && c.in_flight.is_none() && !c.pending.is_empty())
+        {
+            return Some(Instant::now());
+        }
         match (
             self.heartbeat.deadline(&self.cfg),
             self.reminders_deadline(),
@@ -150,6 +177,15 @@ impl<W: Work> Service for Channel<W> {
     }
 
     fn timer(&mut self, out: &mut Outbox, now: Instant) {
+        let stalled: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.gone && c.in_flight.is_none())
+            .map(|(&id, _)| id)
+            .collect();
+        for id in stalled {
+            self.pump(out, id);
+        }
         self.heartbeat_poll(now);
         self.reminders_due(out);
         self.rooms_flush(out);
