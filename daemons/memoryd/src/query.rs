@@ -24,6 +24,8 @@ mod passages;
 pub(crate) mod stop;
 pub mod time;
 
+use std::borrow::Cow;
+
 pub(crate) use passages::TextWords;
 pub(crate) use stop::{is_stop_word, is_stop_word_in};
 
@@ -377,7 +379,7 @@ fn root_of(word: &str) -> Option<String> {
 
 /// `base` for the fusion's stages (`hybrid::distinct`): a word's form as the ranking
 /// folds it.
-pub(crate) fn base_form(word: &str) -> &str {
+pub(crate) fn base_form(word: &str) -> Cow<'_, str> {
     base(word)
 }
 
@@ -385,17 +387,17 @@ pub(crate) fn base_form(word: &str) -> &str {
 /// "sister", "meetings" and "meeting", "running" and "run", "studies" and "study" are one
 /// word when ranking. The index's porter joins these forms when matching; a record it
 /// finds by one form must count as holding the word, or it is found and scored as if it
-/// held nothing of it. A slice of the word, so a consonant's `y` goes where `ies` does
-/// ("stud"), and a consonant doubled before `ing` or `ed` is single ("runn" is "run";
-/// never `l`, `s` or `z`, which English doubles in the word itself: "fall", "miss").
-fn base(word: &str) -> &str {
+/// held nothing of it. As porter does, a consonant's final `y` is `i` ("study",
+/// "studies", "studied" are all "studi"; "party" is not "part", nor "Billy" "Bill"), and
+/// a consonant doubled before `ing` or `ed` is single ("runn" is "run"; never `l`, `s` or
+/// `z`, which English doubles in the word itself: "fall", "miss"). Only ASCII letters are
+/// folded: a word of another script is itself.
+fn base(word: &str) -> Cow<'_, str> {
     let w = word;
     let (cut, inflected) = if w.len() > 6 && w.ends_with("ings") {
         (&w[..w.len() - 4], true)
     } else if w.len() > 5 && w.ends_with("ing") {
         (&w[..w.len() - 3], true)
-    } else if w.len() > 4 && (w.ends_with("ies") || w.ends_with("ied")) {
-        return &w[..w.len() - 3];
     } else if w.len() > 4 && w.ends_with("ed") {
         (&w[..w.len() - 2], true)
     } else if w.len() > 4 && w.ends_with("es") {
@@ -406,22 +408,20 @@ fn base(word: &str) -> &str {
         (w, false)
     };
     let b = cut.as_bytes();
-    if b.len() > 2 && b[b.len() - 1] == b'y' && !is_vowel(b[b.len() - 2]) {
-        return &cut[..cut.len() - 1];
+    let n = b.len();
+    if n > 2 && b[n - 1] == b'y' && is_consonant(b[n - 2]) {
+        return Cow::Owned(format!("{}i", &cut[..n - 1]));
     }
-    if inflected
-        && b.len() >= 4
-        && b[b.len() - 1] == b[b.len() - 2]
-        && !is_vowel(b[b.len() - 1])
-        && !matches!(b[b.len() - 1], b'l' | b's' | b'z')
-    {
-        return &cut[..cut.len() - 1];
+    let doubled = inflected && n >= 4 && b[n - 1] == b[n - 2] && is_consonant(b[n - 1]);
+    if doubled && !matches!(b[n - 1], b'l' | b's' | b'z') {
+        return Cow::Borrowed(&cut[..n - 1]);
     }
-    cut.strip_suffix('e').unwrap_or(cut)
+    Cow::Borrowed(cut.strip_suffix('e').unwrap_or(cut))
 }
 
-fn is_vowel(b: u8) -> bool {
-    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
+/// An ASCII consonant letter (`y` counts as one, as in "study").
+fn is_consonant(b: u8) -> bool {
+    b.is_ascii_lowercase() && !matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
 }
 
 /// The lower-case, diacritic-free runs of letters and digits of `text`, as the index's

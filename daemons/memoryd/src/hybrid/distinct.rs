@@ -57,7 +57,7 @@ pub(crate) struct Said {
 }
 
 pub(crate) fn content(text: &str) -> Said {
-    let form = |w: &str| query::base_form(w).to_owned();
+    let form = |w: &str| query::base_form(w).into_owned();
     Said {
         words: query::words(text)
             .into_iter()

@@ -8,6 +8,7 @@ use super::{
     base, for_each_word, is_stop_word, Coverage, Group, Passage, Query, LIST_STOP_SHARE,
     PASSAGE_WORDS,
 };
+use std::borrow::Cow;
 
 /// One place a group, or a pair of neighbouring groups side by side, matches: tokens
 /// `from..to` of the text, and which (bit `i` for group `i`, or for the pair `i, i + 1`).
@@ -26,7 +27,7 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
     let mut pairs: Vec<Match> = Vec::new();
     // A word group's base form, and each token's, made once (`Group::matches_at` makes
     // both for every token it is asked about).
-    let bases: Vec<Option<&str>> = query
+    let bases: Vec<Option<Cow<'_, str>>> = query
         .groups
         .iter()
         .map(|g| match g {
@@ -35,22 +36,22 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
         })
         .collect();
     let matches_at = |i: usize, at: usize, token_base: &str| -> Option<usize> {
-        match (&query.groups[i], bases[i]) {
+        match (&query.groups[i], &bases[i]) {
             (Group::Word { word, root }, Some(word_base)) => {
                 let t = tokens.get(at)?;
                 let hit = t == word
-                    || token_base == word_base
+                    || token_base == word_base.as_ref()
                     || root.as_deref().is_some_and(|r| t.starts_with(r));
                 hit.then_some(1)
             }
             (g, _) => g.matches_at(tokens, at),
         }
     };
-    let token_bases: Vec<&str> = tokens.iter().map(|t| base(t)).collect();
+    let token_bases: Vec<Cow<'_, str>> = tokens.iter().map(|t| base(t)).collect();
     let mut lens: Vec<Option<usize>> = vec![None; groups];
     for from in 0..tokens.len() {
         for (i, len) in lens.iter_mut().enumerate() {
-            *len = matches_at(i, from, token_bases[from]);
+            *len = matches_at(i, from, &token_bases[from]);
         }
         for (i, len) in lens.iter().enumerate() {
             let Some(len) = *len else {
@@ -62,7 +63,7 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
                 bit: 1 << i,
             });
             if i + 1 < groups {
-                let next_base = token_bases.get(from + len).copied().unwrap_or("");
+                let next_base = token_bases.get(from + len).map_or("", |b| b.as_ref());
                 if let Some(len2) = matches_at(i + 1, from + len, next_base) {
                     pairs.push(Match {
                         from,
@@ -112,9 +113,12 @@ pub(super) fn best_window(query: &Query, tokens: &[String]) -> (Coverage, usize)
     ))
 }
 
+/// A word group as `mask_of` tries it: the word, its base form and its root.
+type WordGroup<'q> = (&'q str, Cow<'q, str>, Option<&'q str>);
+
 /// The query's groups when every one is a word (no exact token of several parts): each
 /// word, its base form and its root; `None` otherwise.
-fn word_groups(query: &Query) -> Option<Vec<(&str, &str, Option<&str>)>> {
+fn word_groups(query: &Query) -> Option<Vec<WordGroup<'_>>> {
     let mut words = Vec::with_capacity(query.groups.len());
     for g in &query.groups {
         match g {
@@ -126,7 +130,7 @@ fn word_groups(query: &Query) -> Option<Vec<(&str, &str, Option<&str>)>> {
 }
 
 /// Which of `words` (`word_groups`) the text's word `t` matches, a bit each.
-fn mask_of(words: &[(&str, &str, Option<&str>)], t: &str) -> u32 {
+fn mask_of(words: &[WordGroup<'_>], t: &str) -> u32 {
     let token_base = base(t);
     words
         .iter()
