@@ -12,7 +12,7 @@ pub fn read(dir: &Path, epoch: u64) -> Result<Head, Error> {
         plumbing::bounded::read_text(&path, MAX_HEAD_BYTES).map_err(Error::io("read", &path))?;
     let head: Head = serde_json::from_str(&text).map_err(|e| Error::BadHead {
         path: path.clone(),
-        message: e.to_string(),
+        message: json_error_words(&e),
     })?;
     if head.epoch != epoch {
         return Err(Error::BadHead {
@@ -24,6 +24,21 @@ pub fn read(dir: &Path, epoch: u64) -> Result<Head, Error> {
         });
     }
     Ok(head)
+}
+
+/// What is wrong with a head's JSON, never quoting a value from it: serde's words for a
+/// value of the wrong type quote the value (`invalid type: string "…"`), which may be a
+/// carried summary's text, and this reaches the journal and the owner's screen.
+fn json_error_words(e: &serde_json::Error) -> String {
+    let said = e.to_string();
+    if !said.contains('"') {
+        return said;
+    }
+    format!(
+        "a field has a value of the wrong type at line {} column {}",
+        e.line(),
+        e.column()
+    )
 }
 
 /// Writes `head` as `epoch-NNNNNN.head.json` in `dir`, atomically.
@@ -76,5 +91,23 @@ mod tests {
         let e = read(dir.path(), 2).unwrap_err().to_string();
         assert!(e.contains("epoch-000002.head.json"), "{e}");
         assert!(e.contains("file name says 2"), "{e}");
+    }
+
+    /// Guards the journal and the owner's screen: serde's words for a wrong type quote
+    /// the value, which in a damaged head may be conversation text.
+    #[test]
+    fn a_damaged_head_is_described_without_quoting_its_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&to_bytes(&head(0)).unwrap()).unwrap();
+        v["started"] = serde_json::json!(["my pin is 4471"]);
+        v["epoch"] = serde_json::json!("my pin is 4471");
+        std::fs::write(dir.path().join(head_file_name(0)), v.to_string()).unwrap();
+        let e = read(dir.path(), 0).unwrap_err().to_string();
+        assert!(!e.contains("4471"), "{e}");
+        assert!(e.contains("wrong type at line 1"), "{e}");
+        std::fs::write(dir.path().join(head_file_name(0)), "garbage{{{").unwrap();
+        let e = read(dir.path(), 0).unwrap_err().to_string();
+        assert!(e.contains("expected value at line 1 column 1"), "{e}");
     }
 }

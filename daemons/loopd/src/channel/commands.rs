@@ -26,6 +26,30 @@ pub(crate) enum Command {
     Worker(worker::Command),
 }
 
+impl Command {
+    /// Whether running it leaves something behind besides its reply block: a turn, a
+    /// session switch, a compaction, an allowed call, a removal, a reminder set or
+    /// cancelled, a `/quit` (which ends what follows it). A line of a client that went away
+    /// runs only then: a reply nobody reads is work for nothing, and `/inbox` would count
+    /// messages as shown to a connection that is not there.
+    pub(crate) fn acts(&self) -> bool {
+        match self {
+            Command::Worker(worker::Command::Forget(
+                conversation::forget::Ask::List(_) | conversation::forget::Ask::More,
+            )) => false,
+            Command::Worker(_) | Command::Quit => true,
+            Command::Remind(arg) => !arg.trim().is_empty(),
+            #[cfg(feature = "testhooks")]
+            Command::TestClock(_) => true,
+            Command::Help
+            | Command::Status
+            | Command::Session
+            | Command::Recall(_)
+            | Command::Inbox => false,
+        }
+    }
+}
+
 /// What `line` asks: a command, or a message (a line not starting with `/`) as the
 /// worker's turn. A blank line, an unknown command or a malformed argument is the reason,
 /// in words, for the error line.

@@ -44,6 +44,13 @@ use work::{Probe, Work};
 /// most this many lines (of up to `MAX_LINE` each) for it.
 pub(crate) const MAX_PENDING_LINES: usize = 16;
 
+/// Clients gone with lines read and not yet run (`Conn::gone`) that loopd keeps running.
+/// Each holds at most `MAX_PENDING_LINES` lines, and they no longer count against the
+/// connection limit; as many as loopd serves at once bounds them the same way. Past it,
+/// a departing client's lines are not run, and the journal and the session's log say how
+/// many.
+pub(crate) const MAX_GONE: usize = 64;
+
 enum Queued {
     /// A line, and the Matrix event it was when it came from a room.
     Line(String, Option<proto::FromMatrix>),
@@ -201,14 +208,19 @@ impl<W: Work> Channel<W> {
             let Some(item) = conn.pending.pop_front() else {
                 if conn.gone {
                     self.conns.remove(&id);
+                    // What a command of its own queued for it can never be written now.
+                    self.mail_closed(id);
                 } else if conn.input_closed {
                     out.close(id);
                 }
                 return;
             };
             conn.answered = true;
+            let gone = conn.gone;
             match item {
                 Queued::Error(why) => out.send(id, failed(why)),
+                Queued::Line(line, _)
+                    if gone && !commands::parse(&line).is_ok_and(|c| c.acts()) => {}
                 Queued::Line(line, from) => self.start(out, id, line, from),
             }
         }

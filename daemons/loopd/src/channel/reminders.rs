@@ -142,6 +142,7 @@ impl<W: Work> Channel<W> {
             };
             let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
             let mut targets = self.targets(&session);
+            let connected = targets.len();
             if late {
                 // Due while loopd was down, it fires as loopd starts, when a connection
                 // may have sent a line loopd has not read yet (the one that started it,
@@ -149,6 +150,7 @@ impl<W: Work> Channel<W> {
                 // mail does, after that line's reply block, never before it.
                 targets.retain(|id| self.conns.get(id).is_some_and(|c| c.answered));
             }
+            let unanswered = connected - targets.len();
             let label = Label {
                 class: r.class,
                 untrusted: r.untrusted,
@@ -174,7 +176,11 @@ impl<W: Work> Channel<W> {
                 }
             };
             let late = if late { " late" } else { "" };
-            let whom = if targets.is_empty() {
+            let whom = if targets.is_empty() && unanswered > 0 {
+                format!(
+                    "it waits in the inbox for the first reply block of the {unanswered} connections not yet answered"
+                )
+            } else if targets.is_empty() {
                 "nobody was connected; it waits in the inbox".to_string()
             } else {
                 format!("to {} connected clients", targets.len())

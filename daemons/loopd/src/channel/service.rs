@@ -7,7 +7,7 @@ use super::lines::{Framer, LineEvent};
 use super::reload;
 use super::reply::failed;
 use super::work::Work;
-use super::{Channel, Conn, Queued, MAX_PENDING_LINES};
+use super::{Channel, Conn, Queued, MAX_GONE, MAX_PENDING_LINES};
 use crate::worker::{Event, Job};
 use plumbing::{ConnId, Outbox, Peer, Service};
 use proto::config::Config;
@@ -127,13 +127,31 @@ impl<W: Work> Service for Channel<W> {
             self.conns.remove(&id);
             return;
         }
+        let lines = conn.pending.len();
+        let gone = self.conns.values().filter(|c| c.gone).count();
+        if gone >= MAX_GONE {
+            if let Some(conn) = self.conns.remove(&id) {
+                plumbing::warn!(
+                    "session {}: client {} went away with {lines} lines read and not yet run; {MAX_GONE} departed clients' lines wait already, so these are not run",
+                    conn.session,
+                    id.0
+                );
+                self.note(
+                    conn.session.as_str(),
+                    format!("{lines} lines read from a client that went away were not run: {MAX_GONE} departed clients' lines waited already"),
+                );
+            }
+            return;
+        }
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
         conn.gone = true;
         conn.inbox_checked = true;
         plumbing::info!(
-            "session {}: client {} went away with {} lines read and not yet run; they run in turn, answered in the session's log",
+            "session {}: client {} went away with {lines} lines read and not yet run; those that act (a message, /compact, /remind …) run in turn",
             conn.session,
-            id.0,
-            conn.pending.len()
+            id.0
         );
     }
 
@@ -165,7 +183,9 @@ impl<W: Work> Service for Channel<W> {
             .values()
             .any(|c| c.gone && c.in_flight.is_none() && !c.pending.is_empty())
         {
-            return Some(Instant::now());
+            // Already past, so the loop's `now` is at or after it: `Instant::now()` here
+            // would be later than that `now`, never due, and the loop would spin.
+            return Some(self.mail.born);
         }
         match (
             self.heartbeat.deadline(&self.cfg),

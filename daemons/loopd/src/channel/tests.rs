@@ -11,6 +11,8 @@ use proto::config::Config;
 use proto::SessionId;
 use std::sync::mpsc::{channel, Sender};
 
+mod gone;
+
 /// Records what the channel asked for; `stopped` plays a worker thread that has died.
 #[derive(Default)]
 struct Recorder {

@@ -202,8 +202,13 @@ impl State {
                 plural(taken.inbox.len(), "inbox message", "inbox messages")
             )
         };
+        let place = if unread.is_empty() {
+            "on the box"
+        } else {
+            "in the sessions that could be read"
+        };
         let mut head = format!(
-            "forgot {} and {}{mail} on the box:",
+            "forgot {} and {}{mail} {place}:",
             plural(removed.records, "record", "records"),
             plural(removed.carries, "carried summary", "carried summaries")
         );
@@ -212,7 +217,12 @@ impl State {
                 " {copied_since} of them were copied since the list was shown and are removed too;"
             ));
         }
-        let mut reply = head + &removed.reply;
+        // A session passed over is said first: the rest of the reply is about where the
+        // text is gone, and that is not everywhere.
+        let mut reply = match unread.strip_prefix('\n') {
+            Some(first) => format!("{first}\n{head}{}", removed.reply),
+            None => head + &removed.reply,
+        };
         if let Some(said) = honcho_deleted {
             reply.push('\n');
             reply.push_str(&said);
@@ -226,7 +236,6 @@ impl State {
         if !redact.is_empty() && cfg.matrix.on() {
             reply.push_str(&matrix_said(room_lines));
         }
-        reply.push_str(&unread);
         Ok(reply)
     }
 
