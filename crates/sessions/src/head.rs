@@ -30,15 +30,20 @@ pub fn read(dir: &Path, epoch: u64) -> Result<Head, Error> {
 /// value of the wrong type quote the value (`invalid type: string "…"`), which may be a
 /// carried summary's text, and this reaches the journal and the owner's screen.
 fn json_error_words(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
     let said = e.to_string();
-    if !said.contains('"') {
-        return said;
+    match e.classify() {
+        // What JSON's grammar expected, or that the file ended: no value of the file's.
+        Category::Syntax | Category::Eof | Category::Io => said,
+        // A field of the head's own named: the name is ours.
+        Category::Data if said.starts_with("missing field `") => said,
+        // A wrong type, value or variant: serde's words quote the value.
+        Category::Data => format!(
+            "a field has a value of the wrong type or kind at line {} column {}",
+            e.line(),
+            e.column()
+        ),
     }
-    format!(
-        "a field has a value of the wrong type at line {} column {}",
-        e.line(),
-        e.column()
-    )
 }
 
 /// Writes `head` as `epoch-NNNNNN.head.json` in `dir`, atomically.
@@ -98,14 +103,19 @@ mod tests {
     #[test]
     fn a_damaged_head_is_described_without_quoting_its_values() {
         let dir = tempfile::tempdir().unwrap();
-        let mut v: serde_json::Value =
-            serde_json::from_slice(&to_bytes(&head(0)).unwrap()).unwrap();
-        v["started"] = serde_json::json!(["my pin is 4471"]);
-        v["epoch"] = serde_json::json!("my pin is 4471");
-        std::fs::write(dir.path().join(head_file_name(0)), v.to_string()).unwrap();
-        let e = read(dir.path(), 0).unwrap_err().to_string();
-        assert!(!e.contains("4471"), "{e}");
-        assert!(e.contains("wrong type at line 1"), "{e}");
+        let v: serde_json::Value = serde_json::from_slice(&to_bytes(&head(0)).unwrap()).unwrap();
+        for (field, value) in [
+            ("epoch", serde_json::json!("my pin is 4471")),
+            ("reason", serde_json::json!("my pin is 4471")),
+            ("epoch", serde_json::json!(4471.5)),
+        ] {
+            let mut v = v.clone();
+            v[field] = value;
+            std::fs::write(dir.path().join(head_file_name(0)), v.to_string()).unwrap();
+            let e = read(dir.path(), 0).unwrap_err().to_string();
+            assert!(!e.contains("4471"), "{e}");
+            assert!(e.contains("wrong type or kind at line 1"), "{e}");
+        }
         std::fs::write(dir.path().join(head_file_name(0)), "garbage{{{").unwrap();
         let e = read(dir.path(), 0).unwrap_err().to_string();
         assert!(e.contains("expected value at line 1 column 1"), "{e}");

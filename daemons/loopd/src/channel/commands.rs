@@ -28,15 +28,14 @@ pub(crate) enum Command {
 
 impl Command {
     /// Whether running it leaves something behind besides its reply block: a turn, a
-    /// session switch, a compaction, an allowed call, a removal, a reminder set or
-    /// cancelled, a `/quit` (which ends what follows it). A line of a client that went away
+    /// session switch, a compaction, an allowed call, a `/forget` list or removal, a
+    /// reminder set or cancelled, a `/quit` (which ends what follows it). A line of a client that went away
     /// runs only then: a reply nobody reads is work for nothing, and `/inbox` would count
     /// messages as shown to a connection that is not there.
     pub(crate) fn acts(&self) -> bool {
         match self {
-            Command::Worker(worker::Command::Forget(
-                conversation::forget::Ask::List(_) | conversation::forget::Ask::More,
-            )) => false,
+            // `/forget QUERY` and `/forget more` too: the list they leave is what a
+            // `/forget N…` or `/forget all` after them removes.
             Command::Worker(_) | Command::Quit => true,
             Command::Remind(arg) => !arg.trim().is_empty(),
             #[cfg(feature = "testhooks")]

@@ -130,15 +130,13 @@ impl<W: Work> Service for Channel<W> {
         let lines = conn.pending.len();
         let gone = self.conns.values().filter(|c| c.gone).count();
         if gone >= MAX_GONE {
+            // Said in the journal only: a note a departure would let a flood of them
+            // write the session's log without bound.
             if let Some(conn) = self.conns.remove(&id) {
                 plumbing::warn!(
                     "session {}: client {} went away with {lines} lines read and not yet run; {MAX_GONE} departed clients' lines wait already, so these are not run",
                     conn.session,
                     id.0
-                );
-                self.note(
-                    conn.session.as_str(),
-                    format!("{lines} lines read from a client that went away were not run: {MAX_GONE} departed clients' lines waited already"),
                 );
             }
             return;

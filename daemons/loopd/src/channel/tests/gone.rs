@@ -47,3 +47,22 @@ fn departed_clients_past_the_limit_have_their_lines_not_run() {
     assert_eq!(rig.ch.conns.values().filter(|c| c.gone).count(), MAX_GONE);
     assert!(!rig.ch.conns.contains_key(&ConnId(100 + MAX_GONE)));
 }
+
+/// Regression: `/forget QUERY` was taken for a reply-only command and passed over, so the
+/// departed client's `/forget all` removed whatever the session had listed before.
+#[test]
+fn a_gone_clients_forget_list_runs_before_its_removal() {
+    use conversation::forget::Ask;
+    let mut rig = Rig::new();
+    rig.out.set_room(ME, 0);
+    rig.send(ME, "/forget bank pin\n/forget all\n");
+    rig.ch.closed(ME);
+    rig.ch.timer(&mut rig.out, Instant::now());
+    match rig.jobs().first() {
+        Some(Job::Asked {
+            command: Command::Forget(Ask::List(query)),
+            ..
+        }) => assert_eq!(query, "bank pin"),
+        _ => panic!("the list runs first"),
+    }
+}
