@@ -12,6 +12,7 @@ use proto::SessionId;
 use std::sync::mpsc::{channel, Sender};
 
 mod gone;
+mod order;
 
 /// Records what the channel asked for; `stopped` plays a worker thread that has died.
 #[derive(Default)]
