@@ -47,8 +47,7 @@ pub(crate) const MAX_PENDING_LINES: usize = 16;
 /// Clients gone with lines read and not yet run (`Conn::gone`) that loopd keeps running.
 /// Each holds at most `MAX_PENDING_LINES` lines, and they no longer count against the
 /// connection limit; as many as loopd serves at once bounds them the same way. Past it,
-/// a departing client's lines are not run, and the journal and the session's log say how
-/// many.
+/// a departing client's lines are not run, and the journal says how many.
 pub(crate) const MAX_GONE: usize = 64;
 
 enum Queued {
@@ -187,18 +186,18 @@ impl<W: Work> Channel<W> {
             if !conn.gone && !out.has_room(id) {
                 return;
             }
+            // Between reply blocks, but never before the reply to a line already read (a
+            // connection that sent its first line while loopd was starting).
+            let between = conn.answered || conn.pending.is_empty();
             // After its first reply block, a connection gets what waited in the inbox for
             // its session (docs/reminders.md), a half-closed one too: it is the next
             // connection, and reads until loopd closes.
-            // Between reply blocks: heartbeat replies held for this client go out now,
-            // but never before the first line's own block (a connection that sent its
-            // line before loopd was ready to read it).
-            let between = conn.answered || conn.pending.is_empty();
             if conn.answered && !conn.inbox_checked {
                 conn.inbox_checked = true;
                 let session = conn.session.clone();
                 self.inbox_release(out, id, &session);
             }
+            // Unasked blocks held for this client go out now.
             if between {
                 self.release_held(out, id);
             }
