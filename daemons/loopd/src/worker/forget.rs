@@ -7,10 +7,10 @@
 
 use super::forget_honcho;
 pub(super) use super::forget_list::Lists;
-use super::forget_list::{render_page, Listed};
+use super::forget_list::{render_page, unread_said, Listed};
 use super::forget_places::{file_places, honcho_forget, memoryd_forget};
 use super::{Failure, JobId, Reply, State};
-use conversation::forget::find::{find_all, Found, Searched, Unread};
+use conversation::forget::find::{find_all, Found, Searched};
 use conversation::forget::plan::{self, Plan};
 use conversation::forget::{apply, Ask};
 use conversation::status::SessionView;
@@ -568,25 +568,6 @@ fn matrix_said(room_lines: usize) -> String {
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The sessions `find_all` could not read, each logged and named for the owner: what
-/// they hold was neither listed nor removed, and only the owner can mend or move their
-/// files. Empty when every session was read.
-fn unread_said(session: &SessionId, unread: &[Unread]) -> String {
-    let mut said = String::new();
-    for u in unread {
-        plumbing::warn!(
-            "session {session}: /forget could not search session {}: {}",
-            u.session,
-            u.error
-        );
-        said.push_str(&format!(
-            "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
-            u.session, u.error
-        ));
-    }
-    said
 }
 
 fn forget_failed(

@@ -1,9 +1,10 @@
 //! A `/forget` list (docs/forgetting.md): what a query found, on the box and in Honcho,
 //! kept per asking session until the owner picks from it, and shown a page at a time, each
-//! entry naming its place and cut to the part around its match.
+//! entry naming its place and cut to the part around its match; and the sessions that
+//! could not be searched, as the owner is told of them.
 
 use super::forget_honcho;
-use conversation::forget::find::{Found, Place};
+use conversation::forget::find::{Found, Place, Unread};
 use honcho::derived::Derived;
 use proto::SessionId;
 use std::collections::HashMap;
@@ -133,4 +134,23 @@ fn excerpt(text: &str, query: &str) -> String {
         if start > 0 { "…" } else { "" },
         if end < chars { "…" } else { "" }
     )
+}
+
+/// The sessions `find_all` could not read, each logged and named for the owner: what
+/// they hold was neither listed nor removed, and only the owner can mend or move their
+/// files. Empty when every session was read.
+pub(super) fn unread_said(session: &SessionId, unread: &[Unread]) -> String {
+    let mut said = String::new();
+    for u in unread {
+        plumbing::warn!(
+            "session {session}: /forget could not search session {}: {}",
+            u.session,
+            u.error
+        );
+        said.push_str(&format!(
+            "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
+            u.session, u.error
+        ));
+    }
+    said
 }
