@@ -257,7 +257,8 @@ impl Record {
             Record::ToolResult {
                 untrusted, name, ..
             } => *untrusted || always_untrusted(name),
-            Record::Memory { untrusted, .. } | Record::Forgotten { untrusted, .. } => *untrusted,
+            Record::Memory { untrusted, .. }
+            | Record::Forgotten { untrusted, .. } => *untrusted,
             Record::Note { text, .. } => is_unlabelled_forget_note(text),
             Record::User { .. }
             | Record::Assistant { .. }
