@@ -220,12 +220,9 @@ impl Record {
     pub fn label(&self) -> Option<Label> {
         match self {
             Record::ToolResult {
-                class,
-                untrusted,
-                name,
-                ..
-            } => Some(Label::new(*class, *untrusted || always_untrusted(name))),
-            Record::ToolSummary {
+                class, untrusted, ..
+            }
+            | Record::ToolSummary {
                 class, untrusted, ..
             }
             | Record::Memory {
@@ -254,10 +251,8 @@ impl Record {
     /// steered the model), or an unlabelled forgetting note from an older log.
     pub fn taints(&self) -> bool {
         match self {
-            Record::ToolResult {
-                untrusted, name, ..
-            } => *untrusted || always_untrusted(name),
-            Record::Memory { untrusted, .. }
+            Record::ToolResult { untrusted, .. }
+            | Record::Memory { untrusted, .. }
             | Record::Forgotten { untrusted, .. } => *untrusted,
             Record::Note { text, .. } => is_unlabelled_forget_note(text),
             Record::User { .. }
@@ -294,13 +289,6 @@ impl Record {
         line.push('\n');
         line
     }
-}
-
-/// Whether a tool's results are untrusted whatever their record says: a fetched page is
-/// the web's words (docs/labels.md), so a log edited on disk to call one trusted is not
-/// believed. Only raises a label.
-fn always_untrusted(tool: &str) -> bool {
-    tool == "http_fetch"
 }
 
 /// Whether `text` is the note an older loopd put where a forgotten record stood ("forgotten

@@ -310,16 +310,3 @@ fn a_line_from_matrix_keeps_its_event_and_old_lines_still_read() {
         assert!(e.contains("via") || e.contains("event"), "{bad}: {e}");
     }
 }
-
-/// Guards against a log edited on disk: a fetched page's result that says it is trusted
-/// still taints the context and every record after it.
-#[test]
-fn a_fetch_result_is_untrusted_whatever_its_line_says() {
-    let line = format!(
-        r#"{{"type":"tool_result","time":"{T}","call":1,"tool_call_id":"c1","name":"http_fetch","content":"page","class":"public","untrusted":false}}"#
-    );
-    let record = Record::from_line(&line).unwrap();
-    assert_eq!(record.label(), Some(Label::new(DataClass::Public, true)));
-    assert!(record.taints());
-    assert!(context_label_after(Label::PUBLIC, &record, DataClass::Private).untrusted);
-}
