@@ -27,15 +27,18 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    /// Whether running it leaves something behind besides its reply block: a turn, a
-    /// session switch, a compaction, an allowed call, a `/forget` list or removal, a
-    /// reminder set or cancelled, a `/quit` (which ends what follows it). A line of a client that went away
+    /// Whether running it leaves something behind besides its reply block, and may run
+    /// with nobody to read that: a turn, a session switch, a compaction, an allowed call,
+    /// a reminder set or cancelled, a `/quit` (which ends what follows it). A line of a client that went away
     /// runs only then: a reply nobody reads is work for nothing, and `/inbox` would count
     /// messages as shown to a connection that is not there.
     pub(crate) fn acts(&self) -> bool {
         match self {
-            // `/forget QUERY` and `/forget more` too: the list they leave is what a
-            // `/forget N…` or `/forget all` after them removes.
+            // Not `/forget`, list or removal: a list is kept per session, so a departed
+            // client's list would replace a live client's, and a removal's answer (what
+            // the homeserver and Honcho keep) is for someone to read. The text stays
+            // until the owner asks again, which takes nothing away.
+            Command::Worker(worker::Command::Forget(_)) => false,
             Command::Worker(_) | Command::Quit => true,
             Command::Remind(arg) => !arg.trim().is_empty(),
             #[cfg(feature = "testhooks")]

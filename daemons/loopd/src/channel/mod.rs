@@ -95,6 +95,12 @@ impl Conn {
         self.in_flight.is_some() || !self.pending.is_empty()
     }
 
+    /// Whether an unasked block offered now is held until a reply block ends, rather than
+    /// written at once: while it owes one, and, with `hold_unanswered`, until its first.
+    fn holds_unasked(&self, hold_unanswered: bool) -> bool {
+        self.owes_a_block() || (hold_unanswered && !self.answered)
+    }
+
     /// A Matrix room's connection (`rooms`): no socket, no framing; what waits in the
     /// inbox reaches the room through its own path, not after a first block.
     fn room(session: SessionId) -> Conn {
@@ -186,9 +192,10 @@ impl<W: Work> Channel<W> {
             if !conn.gone && !out.has_room(id) {
                 return;
             }
-            // Between reply blocks, but never before the reply to a line already read (a
-            // connection that sent its first line while loopd was starting).
-            let between = conn.answered || conn.pending.is_empty();
+            // Between reply blocks, never before a connection's first: a block is held
+            // for a connection with no reply yet only while its first line may still be
+            // coming (read or not), so it waits for that line's reply.
+            let between = conn.answered;
             // After its first reply block, a connection gets what waited in the inbox for
             // its session (docs/reminders.md), a half-closed one too: it is the next
             // connection, and reads until loopd closes.

@@ -77,33 +77,34 @@ impl<W: Work> Channel<W> {
                 return Vec::new();
             }
             let offered = inbox.with(|inbox| self.reminders_to_inbox(inbox, due));
-            let done: Vec<u64> = offered.iter().map(|(n, _, _)| *n).collect();
+            let done: Vec<u64> = offered.iter().map(|(n, ..)| *n).collect();
             if let Err(e) = book.remove(&done) {
                 // The inbox knows they were delivered; they are not delivered again.
                 plumbing::error!("reminders: {e}");
             }
             offered
         });
-        for (_, message, targets) in offered {
+        for (_, message, targets, late) in offered {
             let Some(message) = message else { continue };
-            self.offer(out, &targets, &message);
+            self.offer(out, &targets, &message, late);
         }
     }
 
     /// Adds each due reminder to the inbox (one the inbox has from before a crash is not
     /// added again), while the inbox has room for waiting reminders and its file can be
     /// written; the rest stay in the book (after a failed write, until `INBOX_RETRY` has
-    /// passed). Returns each reminder taken, its message and the clients it goes to.
+    /// passed). Returns each reminder taken, its message, the clients it goes to and
+    /// whether it is late (held for a client not yet answered).
     fn reminders_to_inbox(
         &mut self,
         inbox: &mut inbox::Inbox,
         due: Vec<remind::Reminder>,
-    ) -> Vec<(u64, Option<Message>, Vec<ConnId>)> {
+    ) -> Vec<(u64, Option<Message>, Vec<ConnId>, bool)> {
         let mut taken = Vec::new();
         for r in due {
             let source = format!("reminder {}", r.n);
             if inbox.has_source(&source) {
-                taken.push((r.n, None, Vec::new()));
+                taken.push((r.n, None, Vec::new(), false));
                 continue;
             }
             let Ok(session) = SessionId::parse(&r.session) else {
@@ -112,7 +113,7 @@ impl<W: Work> Channel<W> {
                     r.n,
                     r.session
                 );
-                taken.push((r.n, None, Vec::new()));
+                taken.push((r.n, None, Vec::new(), false));
                 continue;
             };
             if inbox.waiting_reminders() >= inbox::MAX_WAITING_REMINDERS {
@@ -141,16 +142,19 @@ impl<W: Work> Channel<W> {
                 header
             };
             let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
-            let mut targets = self.targets(&session);
-            let connected = targets.len();
-            if late {
-                // Due while loopd was down, it fires as loopd starts, when a connection
-                // may have sent a line loopd has not read yet (the one that started it,
-                // under socket activation): it goes to such a connection as waiting
-                // mail does, after that line's reply block, never before it.
-                targets.retain(|id| self.conns.get(id).is_some_and(|c| c.answered));
-            }
-            let unanswered = connected - targets.len();
+            let targets = self.targets(&session);
+            // Due while loopd was down, it fires as loopd starts, when a connection may
+            // have sent a line loopd has not read yet (the one that started it, under
+            // socket activation): such a connection gets it after its first reply
+            // block, never before it (`offer`'s `hold_unanswered`).
+            let unanswered = if late {
+                targets
+                    .iter()
+                    .filter(|id| self.conns.get(id).is_some_and(|c| !c.answered))
+                    .count()
+            } else {
+                0
+            };
             let label = Label {
                 class: r.class,
                 untrusted: r.untrusted,
@@ -160,7 +164,7 @@ impl<W: Work> Channel<W> {
                 Kind::Reminder,
                 pieces,
                 label,
-                self.some_between_blocks(&targets),
+                self.some_between_blocks(&targets, late),
                 Some(source),
             );
             let message = match added {
@@ -175,13 +179,15 @@ impl<W: Work> Channel<W> {
                     break;
                 }
             };
+            let was_late = late;
             let late = if late { " late" } else { "" };
-            let whom = if targets.is_empty() && unanswered > 0 {
-                format!(
-                    "it waits in the inbox for the first reply block of the {unanswered} connections not yet answered"
-                )
-            } else if targets.is_empty() {
+            let whom = if targets.is_empty() {
                 "nobody was connected; it waits in the inbox".to_string()
+            } else if unanswered > 0 {
+                format!(
+                    "to {} connected clients, after the first reply block of the {unanswered} not yet answered",
+                    targets.len()
+                )
             } else {
                 format!("to {} connected clients", targets.len())
             };
@@ -196,7 +202,7 @@ impl<W: Work> Channel<W> {
                 session.as_str(),
                 format!("reminder {} delivered{late}: {whom}", r.n),
             );
-            taken.push((r.n, Some(message), targets));
+            taken.push((r.n, Some(message), targets, was_late));
         }
         taken
     }
