@@ -243,7 +243,7 @@ impl<W: Work> Channel<W> {
                 Kind::Heartbeat,
                 reply.pieces.clone(),
                 label,
-                self.some_between_blocks(&targets, false),
+                self.some_between_blocks(&targets),
                 None,
             )
         });
@@ -254,7 +254,7 @@ impl<W: Work> Channel<W> {
             "session {session}: heartbeat reply for {} connected clients",
             targets.len()
         );
-        self.offer(out, &targets, &message, false);
+        self.offer(out, &targets, &message);
     }
 
     /// The clients of `session` an unasked message goes to.
@@ -268,26 +268,15 @@ impl<W: Work> Channel<W> {
 
     /// Whether some of `targets` is between reply blocks, so a message is queued for it
     /// now (marked `tried` when added) rather than held until its block ends.
-    pub(super) fn some_between_blocks(&self, targets: &[ConnId], hold_unanswered: bool) -> bool {
-        targets.iter().any(|id| {
-            self.conns
-                .get(id)
-                .is_some_and(|c| !c.holds_unasked(hold_unanswered))
-        })
+    pub(super) fn some_between_blocks(&self, targets: &[ConnId]) -> bool {
+        targets
+            .iter()
+            .any(|id| self.conns.get(id).is_some_and(|c| !c.owes_a_block()))
     }
 
     /// Queues `message` (already in the inbox) for `targets`, each now or, inside a reply
     /// block, once it ends; with no target, it waits and goes to the notify command.
-    ///
-    /// `hold_unanswered`: a connection that has had no reply block yet is treated as
-    /// inside one (a late reminder at start, when its first line may be unread still).
-    pub(super) fn offer(
-        &mut self,
-        out: &mut Outbox,
-        targets: &[ConnId],
-        message: &Message,
-        hold_unanswered: bool,
-    ) {
+    pub(super) fn offer(&mut self, out: &mut Outbox, targets: &[ConnId], message: &Message) {
         // The session's Matrix room gets it too, and marks it delivered when the
         // homeserver acknowledged it (docs/matrix.md, 'Unasked messages').
         self.room_offer(message);
@@ -306,10 +295,7 @@ impl<W: Work> Channel<W> {
         })
         .into();
         for &id in targets {
-            let busy = self
-                .conns
-                .get(&id)
-                .is_some_and(|c| c.holds_unasked(hold_unanswered));
+            let busy = self.conns.get(&id).is_some_and(|c| c.owes_a_block());
             if busy {
                 // Held blocks share the one copy; each client's own output buffer gets its
                 // copy only when the block is sent.

@@ -95,12 +95,6 @@ impl Conn {
         self.in_flight.is_some() || !self.pending.is_empty()
     }
 
-    /// Whether an unasked block offered now is held until a reply block ends, rather than
-    /// written at once: while it owes one, and, with `hold_unanswered`, until its first.
-    fn holds_unasked(&self, hold_unanswered: bool) -> bool {
-        self.owes_a_block() || (hold_unanswered && !self.answered)
-    }
-
     /// A Matrix room's connection (`rooms`): no socket, no framing; what waits in the
     /// inbox reaches the room through its own path, not after a first block.
     fn room(session: SessionId) -> Conn {
@@ -193,8 +187,8 @@ impl<W: Work> Channel<W> {
                 return;
             }
             // Between reply blocks, never before a connection's first: a block is held
-            // for a connection with no reply yet only while its first line may still be
-            // coming (read or not), so it waits for that line's reply.
+            // for a connection with no reply yet only while its first line is read and
+            // not answered, so it waits for that line's reply.
             let between = conn.answered;
             // After its first reply block, a connection gets what waited in the inbox for
             // its session (docs/reminders.md), a half-closed one too: it is the next
@@ -223,10 +217,19 @@ impl<W: Work> Channel<W> {
             };
             conn.answered = true;
             let gone = conn.gone;
+            let session = conn.session.clone();
             match item {
                 Queued::Error(why) => out.send(id, failed(why)),
-                Queued::Line(line, _)
-                    if gone && !commands::parse(&line).is_ok_and(|c| c.acts()) => {}
+                Queued::Line(line, from) if gone => match commands::parse(&line) {
+                    Ok(c) if c.acts() => self.start(out, id, line, from),
+                    Ok(Command::Worker(crate::worker::Command::Forget(_))) => {
+                        plumbing::warn!(
+                            "session {session}: a /forget from client {}, which went away, was not run; the owner can ask again",
+                            id.0
+                        );
+                    }
+                    _ => {}
+                },
                 Queued::Line(line, from) => self.start(out, id, line, from),
             }
         }

@@ -84,27 +84,26 @@ impl<W: Work> Channel<W> {
             }
             offered
         });
-        for (_, message, targets, late) in offered {
+        for (_, message, targets) in offered {
             let Some(message) = message else { continue };
-            self.offer(out, &targets, &message, late);
+            self.offer(out, &targets, &message);
         }
     }
 
     /// Adds each due reminder to the inbox (one the inbox has from before a crash is not
     /// added again), while the inbox has room for waiting reminders and its file can be
     /// written; the rest stay in the book (after a failed write, until `INBOX_RETRY` has
-    /// passed). Returns each reminder taken, its message, the clients it goes to and
-    /// whether it is late (held for a client not yet answered).
+    /// passed). Returns each reminder taken, its message and the clients it goes to.
     fn reminders_to_inbox(
         &mut self,
         inbox: &mut inbox::Inbox,
         due: Vec<remind::Reminder>,
-    ) -> Vec<(u64, Option<Message>, Vec<ConnId>, bool)> {
+    ) -> Vec<(u64, Option<Message>, Vec<ConnId>)> {
         let mut taken = Vec::new();
         for r in due {
             let source = format!("reminder {}", r.n);
             if inbox.has_source(&source) {
-                taken.push((r.n, None, Vec::new(), false));
+                taken.push((r.n, None, Vec::new()));
                 continue;
             }
             let Ok(session) = SessionId::parse(&r.session) else {
@@ -113,7 +112,7 @@ impl<W: Work> Channel<W> {
                     r.n,
                     r.session
                 );
-                taken.push((r.n, None, Vec::new(), false));
+                taken.push((r.n, None, Vec::new()));
                 continue;
             };
             if inbox.waiting_reminders() >= inbox::MAX_WAITING_REMINDERS {
@@ -142,19 +141,18 @@ impl<W: Work> Channel<W> {
                 header
             };
             let pieces = vec![Piece::Activity(header), Piece::Text(r.text.clone())];
-            let targets = self.targets(&session);
-            // Due while loopd was down, it fires as loopd starts, when a connection may
-            // have sent a line loopd has not read yet (the one that started it, under
-            // socket activation): such a connection gets it after its first reply
-            // block, never before it (`offer`'s `hold_unanswered`).
-            let unanswered = if late {
-                targets
-                    .iter()
-                    .filter(|id| self.conns.get(id).is_some_and(|c| !c.answered))
-                    .count()
-            } else {
-                0
-            };
+            let mut targets = self.targets(&session);
+            let connected = targets.len();
+            if late {
+                // Due while loopd was down, it fires as loopd starts, when a connection
+                // may have sent a line loopd has not read yet (the one that started it,
+                // under socket activation): it reaches such a connection as waiting mail
+                // does, after that line's reply block, never before it. Held for it
+                // instead, it would wait without end for a connection that only listens,
+                // out of `/status`'s count and the notify command's reach.
+                targets.retain(|id| self.conns.get(id).is_some_and(|c| c.answered));
+            }
+            let unanswered = connected - targets.len();
             let label = Label {
                 class: r.class,
                 untrusted: r.untrusted,
@@ -164,7 +162,7 @@ impl<W: Work> Channel<W> {
                 Kind::Reminder,
                 pieces,
                 label,
-                self.some_between_blocks(&targets, late),
+                self.some_between_blocks(&targets),
                 Some(source),
             );
             let message = match added {
@@ -179,15 +177,13 @@ impl<W: Work> Channel<W> {
                     break;
                 }
             };
-            let was_late = late;
             let late = if late { " late" } else { "" };
-            let whom = if targets.is_empty() {
-                "nobody was connected; it waits in the inbox".to_string()
-            } else if unanswered > 0 {
+            let whom = if targets.is_empty() && unanswered > 0 {
                 format!(
-                    "to {} connected clients, after the first reply block of the {unanswered} not yet answered",
-                    targets.len()
+                    "it waits in the inbox for the first reply block of the {unanswered} connections not yet answered"
                 )
+            } else if targets.is_empty() {
+                "nobody was connected; it waits in the inbox".to_string()
             } else {
                 format!("to {} connected clients", targets.len())
             };
@@ -202,7 +198,7 @@ impl<W: Work> Channel<W> {
                 session.as_str(),
                 format!("reminder {} delivered{late}: {whom}", r.n),
             );
-            taken.push((r.n, Some(message), targets, was_late));
+            taken.push((r.n, Some(message), targets));
         }
         taken
     }
