@@ -29,9 +29,9 @@ pub(crate) enum Command {
 impl Command {
     /// Whether running it leaves something behind besides its reply block, and may run
     /// with nobody to read that: a turn, a session switch, a compaction, an allowed call,
-    /// a reminder set or cancelled, a `/quit` (which ends what follows it). A line of a client that went away
-    /// runs only then: a reply nobody reads is work for nothing, and `/inbox` would count
-    /// messages as shown to a connection that is not there.
+    /// a reminder set or cancelled, a `/quit` (which ends what follows it). A line of a
+    /// client that went away runs only then: a reply nobody reads is work for nothing,
+    /// and `/inbox` would count messages as shown to a connection that is not there.
     pub(crate) fn acts(&self) -> bool {
         match self {
             // Not `/forget`, list or removal: a list is kept per session, so a departed

@@ -80,17 +80,17 @@ struct Conn {
     inbox_checked: bool,
     /// A Matrix room's connection: unasked messages reach it through `rooms`, not here.
     room: bool,
-    /// The client went away with lines read and not yet run: they still run in turn,
-    /// their answers only in the session's log, and then the connection is dropped
-    /// (docs/channel.md, 'End of input and disconnects').
+    /// The client went away with lines read and not yet run: those that act still run
+    /// in turn (`Command::acts`), and then the connection is dropped (docs/channel.md,
+    /// 'End of input and disconnects').
     gone: bool,
 }
 
 impl Conn {
     /// A line of this connection has been read and its reply block is not finished (it
-    /// runs, or waits its turn). An unasked block then waits for that reply block's
-    /// end: a script pairs each line with the next block, so nothing may come before a
-    /// line's answer (docs/channel.md, 'Unasked blocks').
+    /// runs, or waits its turn). An unasked block then waits for that reply block's end:
+    /// a script pairs each line with the next block, so nothing unasked comes inside a
+    /// reply block or before a connection's first (docs/channel.md, 'Unasked blocks').
     fn owes_a_block(&self) -> bool {
         self.in_flight.is_some() || !self.pending.is_empty()
     }
@@ -217,14 +217,15 @@ impl<W: Work> Channel<W> {
             };
             conn.answered = true;
             let gone = conn.gone;
-            let session = conn.session.clone();
             match item {
                 Queued::Error(why) => out.send(id, failed(why)),
                 Queued::Line(line, from) if gone => match commands::parse(&line) {
                     Ok(c) if c.acts() => self.start(out, id, line, from),
                     Ok(Command::Worker(crate::worker::Command::Forget(_))) => {
+                        let session = self.conns.get(&id).map(|c| c.session.to_string());
                         plumbing::warn!(
-                            "session {session}: a /forget from client {}, which went away, was not run; the owner can ask again",
+                            "session {}: a /forget from client {}, which went away, was not run; the owner can ask again",
+                            session.unwrap_or_default(),
                             id.0
                         );
                     }
