@@ -300,6 +300,17 @@ pub fn held_note_prefix(call: u64) -> String {
     format!("/allow {call} sets a reminder for ")
 }
 
+/// The reminder a `note` of loopd's names, when it says one was set or cancelled
+/// (`set_note`, the cancelling and `/allow N` notes): `/forget` finds the events that
+/// showed that reminder in a Matrix room by its number.
+pub fn noted(text: &str) -> Option<u64> {
+    let rest = text.strip_prefix("reminder ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    (rest.starts_with("set ") || rest.starts_with("cancelled "))
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
 /// The `note` logged in the reminder's session when it is set.
 pub fn set_note(r: &Reminder) -> String {
     let who = match r.by {
@@ -318,6 +329,18 @@ pub fn set_note(r: &Reminder) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_notes_of_a_reminder_name_its_number() {
+        assert_eq!(
+            noted("reminder 12 set by the owner for 17:30 (x): tea"),
+            Some(12)
+        );
+        assert_eq!(noted("reminder 3 set for 17:30 Mon: tea"), Some(3));
+        assert_eq!(noted("reminder 4 cancelled by the owner: tea"), Some(4));
+        assert_eq!(noted("reminder 5 delivered: to 1 connected clients"), None);
+        assert_eq!(noted("reminders are nice"), None);
+    }
 
     #[test]
     fn a_book_survives_a_reload_and_numbers_are_never_reused() {

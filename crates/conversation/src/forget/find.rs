@@ -64,6 +64,10 @@ pub struct Found {
     /// the note saying what it set), when one did: a room that `/allow N` was answered in
     /// showed what it fetched or set, so its events go too (docs/matrix.md, 'Forgetting').
     pub allowed: Option<u64>,
+    /// The reminder a `note` says was set or cancelled: a room showed its command and
+    /// confirmation, found by its number (docs/matrix.md, 'Forgetting'). A note is
+    /// loopd's, never part of the turn before it, so it has no `event` of its own.
+    pub reminder: Option<u64>,
 }
 
 /// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
@@ -230,6 +234,7 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                 call: None,
                 event: None,
                 allowed: None,
+                reminder: None,
             });
         }
         // Read as every reader of the logs reads them (`sessions::lines`): one bounded
@@ -286,8 +291,15 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     // An answer's `call-N` ids count too: the `forgotten` record keeps the
                     // number, so it is never handed out again.
                     call: crate::open_session::numbered(&record),
-                    event: turn_event.clone(),
+                    event: match record {
+                        Record::Note { .. } => None,
+                        _ => turn_event.clone(),
+                    },
                     allowed,
+                    reminder: match &record {
+                        Record::Note { text, .. } => remind::noted(text),
+                        _ => None,
+                    },
                 });
             }
         }

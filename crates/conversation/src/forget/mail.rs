@@ -95,6 +95,7 @@ impl Mail {
                     call: None,
                     event: None,
                     allowed: None,
+                    reminder: None,
                 })
                 .collect()
         });
@@ -126,6 +127,7 @@ impl Mail {
                         call: None,
                         event: None,
                         allowed: None,
+                        reminder: None,
                     })
                 })
                 .collect::<Vec<_>>()

@@ -453,3 +453,48 @@ fn a_forgotten_answer_keeps_its_call_numbers_from_being_used_again() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].call, Some(7));
 }
+
+/// Regression: a note loopd wrote for a command (`/remind …`, `/remind cancel N`) was
+/// found as part of the room turn before it, so `/forget` redacted that unrelated turn
+/// and left the room events that held the reminder's words. A note has no turn of its
+/// own; one naming a reminder is found by its number.
+#[test]
+fn a_reminders_note_names_the_reminder_not_the_turn_before_it() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = new_session(state.path());
+    let time = "2026-12-01T10:00:00.000Z".to_string();
+    let note = |text: &str| Record::Note {
+        time: time.clone(),
+        text: text.into(),
+    };
+    log(
+        &dir,
+        0,
+        &[
+            Record::User {
+                time: time.clone(),
+                content: "pelican8 in the garden plan".into(),
+                origin: proto::Origin::Owner,
+                matrix: Some(proto::FromMatrix {
+                    event: "$turn".into(),
+                }),
+            },
+            note("reminder 7 set by the owner for 17:30 Mon (in 1h): feed pelican8"),
+            note("reminder 7 cancelled by the owner: feed pelican8"),
+        ],
+        "",
+    );
+    let found = find(&dir, "pelican8", DataClass::Private).unwrap();
+    let seen: Vec<_> = found
+        .iter()
+        .map(|f| (f.kind, f.event.as_deref(), f.reminder))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("user", Some("$turn"), None),
+            ("note", None, Some(7)),
+            ("note", None, Some(7)),
+        ]
+    );
+}

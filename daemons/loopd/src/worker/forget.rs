@@ -143,6 +143,16 @@ impl State {
                 }
             }
         }
+        // A reminder a removed note says was set or cancelled, though the book no longer
+        // holds it: the room events of its command and confirmation hold its words.
+        for f in &in_files {
+            if let Some(n) = f.reminder {
+                let key = format!("remind {n}");
+                if !redact.contains(&key) {
+                    redact.push(key);
+                }
+            }
+        }
         // Reminders and inbox messages removed: the room events that showed them (the
         // owner's `/remind`, its confirmation, the delivered message) are found by these.
         redact.extend(taken.reminders.iter().map(|n| format!("remind {n}")));

@@ -69,3 +69,43 @@ fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
         std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl")).unwrap();
     assert!(!log.contains("4471"), "{log}");
 }
+
+/// Regression: the notes loopd writes for `/remind …` and `/remind cancel N` were taken
+/// for part of the room's turn before them: `/forget` redacted that unrelated turn, and
+/// the owner's `/remind` message and the two confirmations, which held the words, stayed.
+#[test]
+fn forgetting_a_cancelled_reminders_words_redacts_its_events_not_the_turn_before() {
+    let Some(mut b) = Boxed::start("forget-cancelled", "") else {
+        return;
+    };
+    b.make_moderator();
+    b.l.llama.push(text(&["Sounds good."]));
+    b.say("unrelated garden plan");
+    b.wait_box("the reply", 1);
+    b.say("/remind in 1h feed PELICAN8");
+    b.wait_box("the reminder set", 2);
+    b.say("/remind cancel 1");
+    b.wait_box("the reminder cancelled", 3);
+    let mut c = b.l.client();
+    let list = c.ask("/forget \"PELICAN8\"").join("\n");
+    assert!(list.contains("PELICAN8"), "{list}");
+    let answer = c.ask("/forget all").join("\n");
+    drop(c);
+    let start = std::time::Instant::now();
+    while !shows(&b, "PELICAN8").is_empty() && start.elapsed() < crate::matrix::WITHIN {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        shows(&b, "PELICAN8").is_empty(),
+        "after /forget ({answer}) the room still shows {:#?}",
+        shows(&b, "PELICAN8").iter().map(said).collect::<Vec<_>>()
+    );
+    assert!(
+        !shows(&b, "unrelated garden plan").is_empty(),
+        "the turn before was redacted"
+    );
+    assert!(
+        !shows(&b, "Sounds good.").is_empty(),
+        "its reply was redacted"
+    );
+}

@@ -251,11 +251,12 @@ fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String
     out
 }
 
-/// The number of the reminder a `/remind` confirmation (`reminder N set for …`) names.
+/// The number of the reminder a `/remind` confirmation names: `reminder N set for …`, or
+/// `reminder N cancelled: …`, which quotes its text too.
 fn reminder_set(line: &str) -> Option<u64> {
     let rest = line.strip_prefix("reminder ")?;
     let (n, rest) = rest.split_once(' ')?;
-    rest.starts_with("set for ")
+    (rest.starts_with("set for ") || rest.starts_with("cancelled: "))
         .then(|| n.parse().ok())
         .flatten()
 }
