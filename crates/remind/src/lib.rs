@@ -301,14 +301,22 @@ pub fn held_note_prefix(call: u64) -> String {
 }
 
 /// The reminder a `note` of loopd's names, when it says one was set or cancelled
-/// (`set_note`, the cancelling and `/allow N` notes): `/forget` finds the events that
-/// showed that reminder in a Matrix room by its number.
+/// (`set_note` and the cancelling note): `/forget` finds the events that showed that
+/// reminder in a Matrix room by its number.
 pub fn noted(text: &str) -> Option<u64> {
     let rest = text.strip_prefix("reminder ")?;
     let (n, rest) = rest.split_once(' ')?;
     (rest.starts_with("set ") || rest.starts_with("cancelled "))
         .then(|| n.parse().ok())
         .flatten()
+}
+
+/// Whether a `note` is the owner's own `/remind WHEN TEXT` or `/remind cancel N`: written
+/// for a command, between turns, never as part of the turn before it (the model's
+/// `remind` call writes `set by the assistant`, inside its turn).
+pub fn noted_for_the_owner(text: &str) -> bool {
+    noted(text).is_some()
+        && (text.contains(" set by the owner for ") || text.contains(" cancelled by the owner: "))
 }
 
 /// The `note` logged in the reminder's session when it is set.
@@ -340,6 +348,15 @@ mod tests {
         assert_eq!(noted("reminder 4 cancelled by the owner: tea"), Some(4));
         assert_eq!(noted("reminder 5 delivered: to 1 connected clients"), None);
         assert_eq!(noted("reminders are nice"), None);
+        assert!(noted_for_the_owner(
+            "reminder 12 set by the owner for 17:30 (x): tea"
+        ));
+        assert!(noted_for_the_owner(
+            "reminder 4 cancelled by the owner: tea"
+        ));
+        assert!(!noted_for_the_owner(
+            "reminder 2 set by the assistant for 17:30 (x): tea"
+        ));
     }
 
     #[test]

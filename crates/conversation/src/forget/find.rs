@@ -65,8 +65,9 @@ pub struct Found {
     /// showed what it fetched or set, so its events go too (docs/matrix.md, 'Forgetting').
     pub allowed: Option<u64>,
     /// The reminder a `note` says was set or cancelled: a room showed its command and
-    /// confirmation, found by its number (docs/matrix.md, 'Forgetting'). A note is
-    /// loopd's, never part of the turn before it, so it has no `event` of its own.
+    /// confirmation, found by its number (docs/matrix.md, 'Forgetting'). The owner's
+    /// `/remind` and `/remind cancel N` notes are written for a command, not as part of
+    /// the turn before them, so they have no `event`.
     pub reminder: Option<u64>,
 }
 
@@ -291,8 +292,8 @@ pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found
                     // An answer's `call-N` ids count too: the `forgotten` record keeps the
                     // number, so it is never handed out again.
                     call: crate::open_session::numbered(&record),
-                    event: match record {
-                        Record::Note { .. } => None,
+                    event: match &record {
+                        Record::Note { text, .. } if remind::noted_for_the_owner(text) => None,
                         _ => turn_event.clone(),
                     },
                     allowed,

@@ -481,6 +481,8 @@ fn a_reminders_note_names_the_reminder_not_the_turn_before_it() {
             },
             note("reminder 7 set by the owner for 17:30 Mon (in 1h): feed pelican8"),
             note("reminder 7 cancelled by the owner: feed pelican8"),
+            // The model's `remind` call notes inside its turn: that turn showed it.
+            note("reminder 8 set by the assistant for 18:00 Mon (in 2h): pelican8 again"),
         ],
         "",
     );
@@ -495,6 +497,7 @@ fn a_reminders_note_names_the_reminder_not_the_turn_before_it() {
             ("user", Some("$turn"), None),
             ("note", None, Some(7)),
             ("note", None, Some(7)),
+            ("note", Some("$turn"), Some(8)),
         ]
     );
 }
