@@ -146,6 +146,27 @@ impl Rig {
         });
     }
 
+    /// The homeserver acknowledged the event of transaction `txn` as `event`.
+    pub(in crate::channel) fn acked(&mut self, txn: &str, event: &str) {
+        self.up
+            .send(Up::Sent {
+                txn: txn.into(),
+                room: ROOM.into(),
+                event: event.into(),
+            })
+            .unwrap();
+        self.ch.wake(&mut self.out);
+    }
+
+    /// The events the store keeps for `/forget`, as (event, key).
+    pub(in crate::channel) fn kept(&self) -> Vec<(String, String)> {
+        self.store()
+            .sent
+            .iter()
+            .map(|s| (s.event.clone(), s.line.clone()))
+            .collect()
+    }
+
     /// An unasked message of `kind` in `main`'s inbox, labelled `label`, that reached no
     /// client.
     pub(in crate::channel) fn unasked(

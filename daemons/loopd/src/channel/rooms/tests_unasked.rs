@@ -118,3 +118,35 @@ fn the_rooms_first_copy_is_not_marked_again_whatever_a_socket_client_got() {
     let second = header(&mut rig, &again);
     assert!(second.contains("(again)"), "{second}");
 }
+
+/// Regression: a reminder delivered to a room was kept for `/forget` only under its inbox
+/// message, which the inbox trims once newer ones are delivered; forgetting the reminder's
+/// words then left the delivered event in the room. It is kept under its number too.
+#[test]
+fn a_reminder_delivered_to_the_room_is_found_by_its_number() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    rig.sent();
+    let text = vec![conversation::inbox::Piece::Text("feed the cat".into())];
+    let (m, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            conversation::inbox::Kind::Reminder,
+            text,
+            proto::Label::new(proto::DataClass::Public, false),
+            false,
+            Some("reminder 5".into()),
+        )
+    });
+    saved.unwrap();
+    assert!(rig.ch.room_offer(&m), "the room gets it");
+    let sent = rig.sent().pop().unwrap();
+    rig.acked(&sent.txn, "$delivered");
+    let kept = rig.kept();
+    for key in [format!("inbox {}", m.n), "remind 5".to_string()] {
+        assert!(
+            kept.contains(&("$delivered".to_string(), key.clone())),
+            "{key}: {kept:?}"
+        );
+    }
+}
