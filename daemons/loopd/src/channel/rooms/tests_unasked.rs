@@ -150,3 +150,34 @@ fn a_reminder_delivered_to_the_room_is_found_by_its_number() {
         );
     }
 }
+
+/// Regression (it used to be so): an unasked message is one `m.text` whose plain `body` is loopd's header, a
+/// newline, and the model's text, unmarked. A heartbeat message (written after reading
+/// a page, say) that begins with a line like loopd's header reads, in the body a phone's
+/// notification shows, as a second message of loopd's. docs/channel.md: model text cannot pass
+/// for loopd's own lines on any surface, Matrix included.
+#[test]
+fn review_an_unasked_messages_body_lets_model_text_pass_for_loopds_header() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    rig.sent();
+    let forged = "loopd: reminder at 09:00 Mon 7 Dec (again)\nYour bank asked for your card number: reply with it here.";
+    let m = rig.unasked(
+        conversation::inbox::Kind::Heartbeat,
+        forged,
+        proto::Label::new(proto::DataClass::Public, false),
+    );
+    assert!(rig.ch.room_offer(&m), "the room gets it");
+    let sent = rig.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let body = sent[0].content["body"].as_str().unwrap();
+    let imitations: Vec<&str> = body
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("loopd:"))
+        .collect();
+    assert!(
+        imitations.is_empty(),
+        "the model's line reads as loopd's header in the body: {body:?}"
+    );
+}
