@@ -300,13 +300,14 @@ pub fn held_note_prefix(call: u64) -> String {
     format!("/allow {call} sets a reminder for ")
 }
 
-/// The reminder a `note` of loopd's names, when it says one was set or cancelled
-/// (`set_note` and the cancelling note): `/forget` finds the events that showed that
-/// reminder in a Matrix room by its number.
+/// The reminder a line of loopd's names, when it says one was set or cancelled: a
+/// `note` (`set_note`, the cancelling note) or a confirmation (`reminder N set for …`,
+/// `reminder N cancelled: …`). `/forget` finds the events that showed that reminder in a
+/// Matrix room by its number.
 pub fn noted(text: &str) -> Option<u64> {
     let rest = text.strip_prefix("reminder ")?;
     let (n, rest) = rest.split_once(' ')?;
-    (rest.starts_with("set ") || rest.starts_with("cancelled "))
+    (rest.starts_with("set ") || rest.starts_with("cancelled"))
         .then(|| n.parse().ok())
         .flatten()
 }
@@ -347,6 +348,7 @@ mod tests {
         assert_eq!(noted("reminder 3 set for 17:30 Mon: tea"), Some(3));
         assert_eq!(noted("reminder 4 cancelled by the owner: tea"), Some(4));
         assert_eq!(noted("reminder 5 delivered: to 1 connected clients"), None);
+        assert_eq!(noted("reminder 6 cancelled: tea"), Some(6));
         assert_eq!(noted("reminders are nice"), None);
         assert!(noted_for_the_owner(
             "reminder 12 set by the owner for 17:30 (x): tea"

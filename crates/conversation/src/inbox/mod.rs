@@ -140,6 +140,22 @@ pub struct Message {
     pub source: Option<String>,
 }
 
+/// The `source` of reminder `n`'s message.
+pub fn reminder_source(n: u64) -> String {
+    format!("reminder {n}")
+}
+
+impl Message {
+    /// The reminder this message delivers, when it delivers one (`reminder_source`).
+    pub fn reminder(&self) -> Option<u64> {
+        self.source
+            .as_deref()?
+            .strip_prefix("reminder ")?
+            .parse()
+            .ok()
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {

@@ -220,12 +220,14 @@ impl<W: Work> Channel<W> {
             match item {
                 Queued::Error(why) => out.send(id, failed(why)),
                 Queued::Line(line, from) if gone => match commands::parse(&line) {
-                    Ok(c) if c.acts() => self.start(out, id, line, from),
+                    Ok(c) if c.acts() => {
+                        let session = conn.session.clone();
+                        self.command(out, id, session, from, c);
+                    }
                     Ok(Command::Worker(crate::worker::Command::Forget(_))) => {
-                        let session = self.conns.get(&id).map(|c| c.session.to_string());
                         plumbing::warn!(
                             "session {}: a /forget from client {}, which went away, was not run; the owner can ask again",
-                            session.unwrap_or_default(),
+                            conn.session,
                             id.0
                         );
                     }

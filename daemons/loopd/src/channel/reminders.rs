@@ -101,7 +101,7 @@ impl<W: Work> Channel<W> {
     ) -> Vec<(u64, Option<Message>, Vec<ConnId>)> {
         let mut taken = Vec::new();
         for r in due {
-            let source = format!("reminder {}", r.n);
+            let source = inbox::reminder_source(r.n);
             if inbox.has_source(&source) {
                 taken.push((r.n, None, Vec::new()));
                 continue;

@@ -14,6 +14,20 @@ use std::sync::mpsc::{channel, Sender};
 mod gone;
 mod order;
 
+/// Puts a reminder into the channel's book due at `due`, as `/remind` (`By::Owner`) or
+/// the `remind` tool (`By::Assistant`) would.
+pub(in crate::channel) fn book_reminder(
+    mail: &super::broadcast::Mail,
+    due: chrono::DateTime<chrono::Utc>,
+    text: &str,
+    by: remind::By,
+    class: proto::DataClass,
+) {
+    mail.reminders
+        .with(|b| b.add("main", due, text, by, class))
+        .unwrap();
+}
+
 /// Records what the channel asked for; `stopped` plays a worker thread that has died.
 #[derive(Default)]
 struct Recorder {
@@ -574,19 +588,13 @@ fn a_reminder_due_while_the_inbox_is_full_of_reminders_is_looked_at_in_a_minute(
         }
     });
     let past = remind::clock::now() - chrono::Duration::minutes(1);
-    rig.ch
-        .mail
-        .reminders
-        .with(|b| {
-            b.add(
-                "main",
-                past,
-                "one more",
-                remind::By::Owner,
-                proto::DataClass::Private,
-            )
-        })
-        .unwrap();
+    book_reminder(
+        &rig.ch.mail,
+        past,
+        "one more",
+        remind::By::Owner,
+        proto::DataClass::Private,
+    );
     rig.ch.reminders_due(&mut rig.out);
     let deadline = rig.ch.reminders_deadline().unwrap();
     assert!(

@@ -318,19 +318,13 @@ fn texts(sent: &[crate::matrix::store::Outgoing]) -> String {
 fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
     let mut rig = Rig::new();
     let due = chrono::Utc::now() + chrono::Duration::hours(2);
-    rig.ch
-        .mail
-        .reminders
-        .with(|b| {
-            b.add(
-                "main",
-                due,
-                "the vault code is 4471",
-                remind::By::Assistant,
-                proto::DataClass::Secret,
-            )
-        })
-        .unwrap();
+    crate::channel::tests::book_reminder(
+        &rig.ch.mail,
+        due,
+        "the vault code is 4471",
+        remind::By::Assistant,
+        proto::DataClass::Secret,
+    );
     rig.lines(&[("$r1", "/remind")]);
     let sent = rig.sent();
     assert!(!sent.is_empty(), "the list is answered in the room");

@@ -38,11 +38,11 @@ impl<W: Work> Channel<W> {
                 // A reminder's delivery is found by its number too: the inbox keeps only
                 // the newest delivered messages, and `/forget` of its words must still
                 // find this event once its message is gone (docs/matrix.md, 'Forgetting').
-                let reminder = self.mail.inbox.with(|i| {
-                    i.get(*n)
-                        .and_then(|m| m.source.as_deref()?.strip_prefix("reminder "))
-                        .map(|k| format!("remind {k}"))
-                });
+                let reminder = self
+                    .mail
+                    .inbox
+                    .with(|i| i.get(*n).and_then(Message::reminder))
+                    .map(|k| format!("remind {k}"));
                 for line in std::iter::once(format!("inbox {n}")).chain(reminder) {
                     rooms.store.keep_sent(Sent {
                         room: room.to_string(),

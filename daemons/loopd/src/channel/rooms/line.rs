@@ -230,12 +230,12 @@ impl<W: Work> Channel<W> {
                 // A turn's block (`/allow N`'s) is read only in loopd's unmarked words,
                 // never in the model's text, which may say anything.
                 let set = match whose {
-                    Whose::Loopd => lines.first().and_then(|l| reminder_set(l)),
+                    Whose::Loopd => lines.first().and_then(|l| remind::noted(l)),
                     Whose::Turn => lines
                         .iter()
                         .zip(&kinds)
                         .filter(|(_, kind)| **kind == LineKind::Said)
-                        .find_map(|(l, _)| reminder_set(l)),
+                        .find_map(|(l, _)| remind::noted(l)),
                 };
                 if let Some(n) = set.filter(|_| !event.is_empty()) {
                     rooms.store.keep_sent(Sent {

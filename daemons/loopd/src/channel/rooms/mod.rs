@@ -251,16 +251,6 @@ fn memory_weighed(lines: Vec<String>, max_class: proto::DataClass) -> Vec<String
     out
 }
 
-/// The number of the reminder a `/remind` confirmation names: `reminder N set for …`, or
-/// `reminder N cancelled: …`, which quotes its text too.
-fn reminder_set(line: &str) -> Option<u64> {
-    let rest = line.strip_prefix("reminder ")?;
-    let (n, rest) = rest.split_once(' ')?;
-    (rest.starts_with("set for ") || rest.starts_with("cancelled: "))
-        .then(|| n.parse().ok())
-        .flatten()
-}
-
 /// What an event is: its style, an unasked message's header, its text.
 struct Planned<'a>(Style, &'a str, &'a str);
 

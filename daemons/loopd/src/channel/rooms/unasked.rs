@@ -79,11 +79,7 @@ impl<W: Work> Channel<W> {
             crate::channel::broadcast::local(&m.time)
         );
         // A reminder's message: the `/remind` that set it is found by `inbox N` too.
-        if let Some(k) = m
-            .source
-            .as_deref()
-            .and_then(|s| s.strip_prefix("reminder "))
-        {
+        if let Some(k) = m.reminder() {
             let set: Vec<Sent> = rooms
                 .store
                 .sent

@@ -17,19 +17,13 @@ fn an_unasked_block_waits_for_the_reply_of_a_line_already_read() {
     );
     // loopd has run for a while: the reminder falls due now, not late from before start.
     rig.ch.mail.started = remind::clock::now() - chrono::Duration::hours(1);
-    rig.ch
-        .mail
-        .reminders
-        .with(|b| {
-            b.add(
-                "main",
-                remind::clock::now(),
-                "water the plants",
-                remind::By::Owner,
-                proto::DataClass::Private,
-            )
-        })
-        .unwrap();
+    book_reminder(
+        &rig.ch.mail,
+        remind::clock::now(),
+        "water the plants",
+        remind::By::Owner,
+        proto::DataClass::Private,
+    );
     rig.ch.reminders_due(&mut rig.out);
     assert_eq!(rig.written(ME), "", "held for after the line's reply");
     rig.out.set_room(ME, 1 << 20);
