@@ -13,20 +13,7 @@ use std::sync::mpsc::{channel, Sender};
 
 mod gone;
 mod order;
-
-/// Puts a reminder into the channel's book due at `due`, as `/remind` (`By::Owner`) or
-/// the `remind` tool (`By::Assistant`) would.
-pub(in crate::channel) fn book_reminder(
-    mail: &super::broadcast::Mail,
-    due: chrono::DateTime<chrono::Utc>,
-    text: &str,
-    by: remind::By,
-    class: proto::DataClass,
-) {
-    mail.reminders
-        .with(|b| b.add("main", due, text, by, class))
-        .unwrap();
-}
+pub(in crate::channel) mod reminders;
 
 /// Records what the channel asked for; `stopped` plays a worker thread that has died.
 #[derive(Default)]
@@ -566,39 +553,4 @@ fn an_untrusted_waiting_message_is_said_to_be_untrusted_by_the_line_above_it() {
     assert_eq!(heads.len(), 2, "{again}");
     assert!(heads[0].ends_with(super::unasked::UNTRUSTED), "{again}");
     assert!(!heads[1].contains("untrusted"), "{again}");
-}
-
-#[test]
-fn a_reminder_due_while_the_inbox_is_full_of_reminders_is_looked_at_in_a_minute() {
-    // Regression: the deadline was "now plus the time until it is due", which for a due
-    // reminder is now, so the poll loop's timer never fired and the loop spun a core.
-    let mut rig = Rig::new();
-    rig.ch.mail.inbox.with(|i| {
-        for n in 0..conversation::inbox::MAX_WAITING_REMINDERS {
-            let pieces = vec![conversation::inbox::Piece::Text(format!("r{n}"))];
-            let (_, saved) = i.add(
-                "main",
-                conversation::inbox::Kind::Reminder,
-                pieces,
-                proto::Label::PUBLIC,
-                false,
-                None,
-            );
-            saved.unwrap();
-        }
-    });
-    let past = remind::clock::now() - chrono::Duration::minutes(1);
-    book_reminder(
-        &rig.ch.mail,
-        past,
-        "one more",
-        remind::By::Owner,
-        proto::DataClass::Private,
-    );
-    rig.ch.reminders_due(&mut rig.out);
-    let deadline = rig.ch.reminders_deadline().unwrap();
-    assert!(
-        deadline > std::time::Instant::now() + super::reminders::REMINDER_RECHECK / 2,
-        "{deadline:?}"
-    );
 }

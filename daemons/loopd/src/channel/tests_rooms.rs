@@ -318,7 +318,7 @@ fn texts(sent: &[crate::matrix::store::Outgoing]) -> String {
 fn review_remind_list_in_a_room_sends_a_secret_reminder_the_model_set() {
     let mut rig = Rig::new();
     let due = chrono::Utc::now() + chrono::Duration::hours(2);
-    crate::channel::tests::book_reminder(
+    crate::channel::tests::reminders::book_reminder(
         &rig.ch.mail,
         due,
         "the vault code is 4471",

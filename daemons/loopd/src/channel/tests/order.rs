@@ -2,6 +2,7 @@
 //! blocks'): a script pairs each line with the next block, so nothing unasked may come
 //! before the reply to a line loopd has read.
 
+use super::reminders::book_reminder;
 use super::*;
 
 /// Regression: a reminder falling due while a connection's line was read but not yet
