@@ -139,6 +139,27 @@ fn same_ascii_word(w: &str, q: &str) -> bool {
 /// that holds the most distinct query words of `found` (each match's character and which
 /// of the `wanted` query words it is, in text order), the earliest such; 0 when none.
 fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize) -> usize {
+    // Every window lies within the text, so the matches of the whole text decide.
+    let most = wanted.min(STEERING_COUNTED);
+    best_window(found, wanted, most, room, total, total).unwrap_or(0)
+}
+
+/// `best_start` from the matches of the text's first `scanned` characters only, given
+/// that no window holds more than `most` distinct query words: `None` when they cannot
+/// decide it, because no window wholly inside them holds `most` and a later one might
+/// hold more. A window that does is the answer: none holds more, and every window before
+/// it lies inside them too, so the whole text's matches find the same one first.
+fn best_window(
+    found: &[(usize, usize)],
+    wanted: usize,
+    most: usize,
+    room: usize,
+    total: usize,
+    scanned: usize,
+) -> Option<usize> {
+    if most == 0 {
+        return Some(0);
+    }
     // The windows' starts only move forward with the words they start from, so the
     // words inside are kept as a sliding range with a count per query word: each word
     // enters and leaves once, where counting every window afresh was quadratic in the
@@ -149,6 +170,10 @@ fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize
     let (mut lo, mut hi, mut distinct) = (0usize, 0usize, 0usize);
     for &(at, _) in found {
         let start = at.saturating_sub(lead).min(total - room);
+        if start + room > scanned {
+            // This window and every later one run past the matches read.
+            return None;
+        }
         while hi < found.len() && found[hi].0 < start + room {
             let q = found[hi].1;
             if q < STEERING_COUNTED {
@@ -171,29 +196,93 @@ fn best_start(found: &[(usize, usize)], wanted: usize, room: usize, total: usize
         }
         if distinct > best.1 {
             best = (start, distinct);
+            if distinct == most {
+                return Some(start);
+            }
         }
     }
-    best.0
+    (scanned >= total).then_some(best.0)
 }
 
-/// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
-/// character's index and which query word it is, in text order.
-fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
-    // The text's ASCII start up to its last separator (a stored row cut short ends in a
-    // marker that is not ASCII, a pasted page may hold a few such characters late): its
-    // bytes are its characters and no word there runs on past it.
+/// Bytes of a long record a passage looks into first, at least: a question's words are
+/// most often all together somewhere near the start of what answers it, and then the
+/// rest of the record cannot hold a better window. Reading a record's 32 KiB for every
+/// hit of every line was most of what memory in the turn cost loopd among pasted
+/// documents (docs/measurements/memoryd.md, 'Long records').
+const FIRST_LOOK_BYTES: usize = 4 * 1024;
+
+/// `best_start` decided from the first part of a long `text` (`best_window`), of at least
+/// `FIRST_LOOK_BYTES` and four windows, cut after a whitespace so no word is split;
+/// `None` when that part cannot decide it or is the whole text.
+fn first_look(text: &str, wanted: &[String], room: usize, total: usize) -> Option<usize> {
+    let from = FIRST_LOOK_BYTES.max(room.saturating_mul(4));
+    let tail = text.as_bytes().get(from..)?;
+    let end = from + tail.iter().position(u8::is_ascii_whitespace)? + 1;
+    let most = reachable(text, wanted);
+    let part = &text[..end];
+    let scanned = if part.is_ascii() {
+        part.len()
+    } else {
+        part.chars().count()
+    };
+    best_window(
+        &steering_matches(part, wanted),
+        wanted.len(),
+        most,
+        room,
+        total,
+        scanned,
+    )
+}
+
+/// Where the words of `text`'s ASCII start end: its ASCII start up to its last separator
+/// (a stored row cut short ends in a marker that is not ASCII, a pasted page may hold a
+/// few such characters late). Before it, bytes are characters and no word runs on past it.
+fn ascii_words_end(text: &str) -> usize {
     let ascii = text
         .bytes()
         .position(|b| !b.is_ascii())
         .unwrap_or(text.len());
-    let cut = if ascii == text.len() {
+    if ascii == text.len() {
         ascii
     } else {
         text.as_bytes()[..ascii]
             .iter()
             .rposition(|b| !b.is_ascii_alphanumeric())
             .map_or(0, |at| at + 1)
-    };
+    }
+}
+
+/// How many of the counted query words (the first `STEERING_COUNTED` of `wanted`) some
+/// word of `text` may be, at most: the most a window can hold. In the text's ASCII start
+/// a word is a query word only where the text holds that word's first `SHARED_STEM`
+/// characters (or all of a shorter one), in any case, which a substring search finds far
+/// faster than reading it word by word; the rest is read word by word.
+fn reachable(text: &str, wanted: &[String]) -> usize {
+    let cut = ascii_words_end(text);
+    let lower = text[..cut].to_ascii_lowercase();
+    let in_rest: Vec<usize> = steering_matches(&text[cut..], wanted)
+        .into_iter()
+        .map(|(_, q)| q)
+        .collect();
+    wanted
+        .iter()
+        .take(STEERING_COUNTED)
+        .enumerate()
+        .filter(|(q, w)| {
+            let stem = w
+                .char_indices()
+                .nth(SHARED_STEM)
+                .map_or(w.as_str(), |(at, _)| &w[..at]);
+            lower.contains(stem) || in_rest.contains(q)
+        })
+        .count()
+}
+
+/// Each word of `text` that is one of the `wanted` query words (`same_word`): its first
+/// character's index and which query word it is, in text order.
+fn steering_matches(text: &str, wanted: &[String]) -> Vec<(usize, usize)> {
+    let cut = ascii_words_end(text);
     let mut found = ascii_steering_matches(&text[..cut], wanted);
     let mut ch = cut;
     let text = &text[cut..];
@@ -252,10 +341,10 @@ pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
     // Room for a marker at each end.
     let room = max_chars.saturating_sub(2).max(1);
     let wanted = steering_words(query);
-    let found = steering_matches(text, &wanted);
     // A window starts a quarter before a matching word, so the words that lead up to it
     // come along; the best holds the most distinct query words.
-    let best = best_start(&found, wanted.len(), room, total);
+    let best = first_look(text, &wanted, room, total)
+        .unwrap_or_else(|| best_start(&steering_matches(text, &wanted), wanted.len(), room, total));
     let (mut start, mut end) = (best, (best + room).min(total));
     // Word boundaries: a cut start moves forward past the word it fell in, a cut end
     // back to the last whitespace, unless the window is one unbroken word.

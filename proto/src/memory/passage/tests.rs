@@ -212,3 +212,75 @@ fn a_small_bound_keeps_the_passage_and_leaves_the_note_out() {
         h.text
     );
 }
+
+/// The first look at a long record decides its window only when the whole record's
+/// matches choose the same one: every text here is long, of a few words (some not ASCII),
+/// with one rare word somewhere; the questions ask for words the texts hold, the rare
+/// one, words they do not hold, and words they hold only inside other words.
+#[test]
+fn the_first_look_chooses_the_window_the_whole_record_chooses() {
+    let mut seed: u64 = 7;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    let vocabulary = [
+        "the",
+        "harbour",
+        "invoices",
+        "forklift",
+        "señal",
+        "winter",
+        "Überweisung",
+        "delivery",
+        "deliveries",
+        "staff",
+        "cold",
+        "store",
+        "…",
+        "route",
+        "ΑΣ'Α",
+    ];
+    let (mut decided, mut undecided) = (0, 0);
+    for round in 0..400 {
+        let words = 1_000 + next(6_000);
+        let rare = next(words);
+        let mut text = String::new();
+        for i in 0..words {
+            text.push_str(if i == rare {
+                "Lighthouse"
+            } else {
+                vocabulary[next(vocabulary.len())]
+            });
+            text.push(if next(9) == 0 { '\n' } else { ' ' });
+        }
+        let asked: Vec<&str> = (0..1 + next(5))
+            .map(|_| match next(8) {
+                0 => "absent",
+                1 => "arbour",
+                2 => "lighthouse",
+                3 => "ας",
+                _ => vocabulary[next(vocabulary.len())],
+            })
+            .collect();
+        let query = asked.join(" ");
+        let wanted = steering_words(&query);
+        let total = text.chars().count();
+        let room = 100 + next(900);
+        let whole = best_start(&steering_matches(&text, &wanted), wanted.len(), room, total);
+        match first_look(&text, &wanted, room, total) {
+            Some(start) => {
+                decided += 1;
+                assert_eq!(start, whole, "round {round}: {query:?}, room {room}");
+            }
+            None => undecided += 1,
+        }
+    }
+    // Both ways are taken, so both are checked.
+    assert!(
+        decided > 50 && undecided > 10,
+        "{decided} decided, {undecided} not"
+    );
+}
