@@ -9,6 +9,7 @@
 //! label, so a crash at any point leaves the index equal to a prefix of each log and the
 //! next catch-up continues from exactly there.
 
+mod bm25;
 mod budget;
 mod byid;
 mod catchup;

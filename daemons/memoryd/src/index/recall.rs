@@ -62,13 +62,13 @@ fn sql(search: &Search<'_>, filtered: bool) -> String {
     let class = if filtered { " AND class <= ?4" } else { "" };
     match search {
         Search::Scored { .. } => format!(
-            "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
-             ORDER BY bm25(docs), rowid DESC LIMIT ?3"
+            "SELECT rowid, bm25_by_phrase(docs) FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
+             ORDER BY bm25_by_phrase(docs), rowid DESC LIMIT ?3"
         ),
         Search::ScoredWithin { .. } => format!(
-            "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?1 \
+            "SELECT rowid, bm25_by_phrase(docs) FROM docs WHERE docs MATCH ?1 \
              AND +rowid IN (SELECT rowid FROM docs WHERE docs MATCH ?2){class} \
-             ORDER BY bm25(docs), rowid DESC LIMIT ?3"
+             ORDER BY bm25_by_phrase(docs), rowid DESC LIMIT ?3"
         ),
         Search::Newest { .. } => format!(
             "SELECT rowid, {:.1} FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \

@@ -168,6 +168,7 @@ pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    super::bm25::register(&conn)?;
     Ok(conn)
 }
 

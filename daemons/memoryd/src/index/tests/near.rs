@@ -365,8 +365,9 @@ fn rows_scored_together_score_as_each_row_asked_alone() {
         let expr = crate::query::parse(q).unwrap().expression();
         for (near, table) in [(true, "near"), (false, "docs")] {
             let together = ix.scores_of(near, &expr, &ids).unwrap();
-            let sql =
-                format!("SELECT bm25({table}) FROM {table} WHERE {table} MATCH ?1 AND rowid = ?2");
+            let sql = format!(
+                "SELECT bm25_by_phrase({table}) FROM {table} WHERE {table} MATCH ?1 AND rowid = ?2"
+            );
             for &id in &ids {
                 let alone: Option<f64> = ix
                     .conn

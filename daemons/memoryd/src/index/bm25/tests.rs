@@ -1,0 +1,133 @@
+//! `bm25_by_phrase` against FTS5's own `bm25`: the same score to the bit, for chat turns
+//! and for long rows holding the words hundreds of times, in a table with content and in a
+//! contentless one.
+
+use super::{register, NAME};
+use rusqlite::{params, Connection};
+
+fn table(contentless: bool) -> Connection {
+    let conn = Connection::open_in_memory().unwrap();
+    register(&conn).unwrap();
+    let options = if contentless {
+        ", content = '', contentless_delete = 1"
+    } else {
+        ""
+    };
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE t USING fts5(text{options}, tokenize = '{}')",
+        crate::index::TOKENIZER
+    ))
+    .unwrap();
+    conn
+}
+
+/// Each row matching `expr`: its id, `bm25` and `bm25_capped`.
+fn scores(conn: &Connection, expr: &str) -> Vec<(i64, f64, f64)> {
+    let name = NAME.to_str().unwrap();
+    let sql = format!("SELECT rowid, bm25(t), {name}(t) FROM t WHERE t MATCH ?1 ORDER BY rowid");
+    let mut stmt = conn.prepare(&sql).unwrap();
+    let rows = stmt
+        .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn a_row_under_the_cap_scores_as_bm25_scores_it() {
+    let turns = [
+        "We moved the meeting with the landlord to Thursday at four.",
+        "Meetings, meetings: the landlord wants another one about the boiler.",
+        "The boiler was serviced in March; the landlord paid for it.",
+        "Remind me to call the plumber about the boiler pressure.",
+        "The cat sat on the mat while the landlord fixed the boiler boiler boiler.",
+        "My passport number is X1234567 and it runs out in 2031.",
+        "running late to the meeting, start without me",
+    ];
+    for contentless in [false, true] {
+        let conn = table(contentless);
+        for (i, text) in turns.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO t (rowid, text) VALUES (?1, ?2)",
+                params![i64::try_from(i).unwrap() + 1, text],
+            )
+            .unwrap();
+        }
+        for expr in [
+            "landlord",
+            "boiler OR landlord",
+            "boiler AND landlord",
+            "\"the landlord\" OR meeting",
+            "meet* OR passport",
+            "x1234567",
+            "boiler OR cat OR mat OR plumber OR pressure",
+        ] {
+            let found = scores(&conn, expr);
+            assert!(!found.is_empty(), "{expr}");
+            for (rowid, bm25, capped) in found {
+                assert_eq!(
+                    bm25.to_bits(),
+                    capped.to_bits(),
+                    "{expr}, row {rowid}, contentless {contentless}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_row_holding_the_words_hundreds_of_times_scores_as_bm25_scores_it() {
+    let sentences = [
+        "The quarterly report describes the shipping volumes along the northern route.",
+        "Warehouse staffing was short in the autumn because two supervisors left.",
+        "Weather delays slowed the deliveries to the coastal stores for a week.",
+    ];
+    for contentless in [false, true] {
+        let conn = table(contentless);
+        for id in 1..=20_i64 {
+            let n = usize::try_from(id).unwrap();
+            let text: Vec<&str> = (0..n * 40).map(|i| sentences[(i * n) % 3]).collect();
+            conn.execute(
+                "INSERT INTO t (rowid, text) VALUES (?1, ?2)",
+                params![id, text.join(" ")],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO t (rowid, text) VALUES (21, 'why was the warehouse staffing short?')",
+            [],
+        )
+        .unwrap();
+        for expr in [
+            "warehouse AND staffing AND short",
+            "shipping OR coastal OR staffing",
+            "\"northern route\" OR deliveries",
+        ] {
+            let found = scores(&conn, expr);
+            assert!(found.len() > 10, "{expr}");
+            for (rowid, bm25, ours) in found {
+                assert_eq!(bm25.to_bits(), ours.to_bits(), "{expr}, row {rowid}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_connection_the_index_opens_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = crate::index::schema::connect(&dir.path().join("index.sqlite")).unwrap();
+    conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(text)")
+        .unwrap();
+    conn.execute("INSERT INTO t (text) VALUES ('harbour')", [])
+        .unwrap();
+    let score: f64 = conn
+        .query_row(
+            &format!(
+                "SELECT {}(t) FROM t WHERE t MATCH 'harbour'",
+                NAME.to_str().unwrap()
+            ),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(score < 0.0);
+}
