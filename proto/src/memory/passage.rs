@@ -235,14 +235,32 @@ fn first_look(text: &str, wanted: &[String], room: usize, total: usize) -> Optio
     )
 }
 
+/// Bytes of ASCII at the start of `text`. Checked a block at a time (the standard
+/// library's `is_ascii` reads a word at a time) before the block holding the first other
+/// byte is read byte by byte: a long record is looked over this way up to three times a
+/// hit.
+fn ascii_len(text: &str) -> usize {
+    /// Bytes checked at once.
+    const BLOCK: usize = 64;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    for block in bytes.chunks(BLOCK) {
+        if !block.is_ascii() {
+            break;
+        }
+        at += block.len();
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(bytes.len() - at)
+}
+
 /// Where the words of `text`'s ASCII start end: its ASCII start up to its last separator
 /// (a stored row cut short ends in a marker that is not ASCII, a pasted page may hold a
 /// few such characters late). Before it, bytes are characters and no word runs on past it.
 fn ascii_words_end(text: &str) -> usize {
-    let ascii = text
-        .bytes()
-        .position(|b| !b.is_ascii())
-        .unwrap_or(text.len());
+    let ascii = ascii_len(text);
     if ascii == text.len() {
         ascii
     } else {
@@ -319,10 +337,7 @@ pub fn passage(text: &str, query: &str, max_chars: usize) -> String {
     // Each character's byte, kept only from the first that takes more than one: in
     // ASCII text (most of what is pasted) the two are the same, and the list was a
     // word's worth of work for every character of a long record.
-    let ascii = text
-        .bytes()
-        .position(|b| !b.is_ascii())
-        .unwrap_or(text.len());
+    let ascii = ascii_len(text);
     let starts: Vec<usize> = text[ascii..]
         .char_indices()
         .map(|(i, _)| ascii + i)

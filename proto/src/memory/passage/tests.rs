@@ -284,3 +284,17 @@ fn the_first_look_chooses_the_window_the_whole_record_chooses() {
         "{decided} decided, {undecided} not"
     );
 }
+
+#[test]
+fn the_ascii_start_is_found_at_any_place() {
+    for len in [0, 1, 63, 64, 65, 200] {
+        for at in 0..=len {
+            let mut text = "a".repeat(at);
+            if at < len {
+                text.push('é');
+                text.push_str(&"b".repeat(len - at - 1));
+            }
+            assert_eq!(ascii_len(&text), at, "{len} {at}");
+        }
+    }
+}
