@@ -218,7 +218,7 @@ fn first_look(text: &str, wanted: &[String], room: usize, total: usize) -> Optio
     let from = FIRST_LOOK_BYTES.max(room.saturating_mul(4));
     let tail = text.as_bytes().get(from..)?;
     let end = from + tail.iter().position(u8::is_ascii_whitespace)? + 1;
-    let most = reachable(text, wanted);
+    let most = reachable(text, wanted)?;
     let part = &text[..end];
     let scanned = if part.is_ascii() {
         part.len()
@@ -271,30 +271,62 @@ fn ascii_words_end(text: &str) -> usize {
     }
 }
 
+/// Bytes past the words of a record's ASCII start (`ascii_words_end`) that `reachable`
+/// reads word by word at most: a row cut short ends in a marker of a few dozen, while a
+/// page with a curly quote near its start would be read whole, and then again in full
+/// when the first look cannot decide, slower than reading it once.
+const REST_READ_BYTES: usize = 1024;
+
 /// How many of the counted query words (the first `STEERING_COUNTED` of `wanted`) some
-/// word of `text` may be, at most: the most a window can hold. In the text's ASCII start
-/// a word is a query word only where the text holds that word's first `SHARED_STEM`
-/// characters (or all of a shorter one), in any case, which a substring search finds far
-/// faster than reading it word by word; the rest is read word by word.
-fn reachable(text: &str, wanted: &[String]) -> usize {
+/// word of `text` may be, at most: the most a window can hold. `None` when the text is
+/// not ASCII early enough for that to be quick (`REST_READ_BYTES`).
+///
+/// In the text's ASCII start a word is a query word only where the text holds, in any
+/// case, that word's first `SHARED_STEM` characters at the start of a word, or all of a
+/// shorter one as a whole word, which a substring search finds far faster than reading
+/// the text word by word; the rest is read word by word. A query word sharing its first
+/// `SHARED_STEM` characters with an earlier one is never counted: every word of the text
+/// that is it is the earlier one first.
+fn reachable(text: &str, wanted: &[String]) -> Option<usize> {
     let cut = ascii_words_end(text);
+    if text.len() - cut > REST_READ_BYTES {
+        return None;
+    }
     let lower = text[..cut].to_ascii_lowercase();
     let in_rest: Vec<usize> = steering_matches(&text[cut..], wanted)
         .into_iter()
         .map(|(_, q)| q)
         .collect();
-    wanted
-        .iter()
-        .take(STEERING_COUNTED)
-        .enumerate()
-        .filter(|(q, w)| {
-            let stem = w
-                .char_indices()
-                .nth(SHARED_STEM)
-                .map_or(w.as_str(), |(at, _)| &w[..at]);
-            lower.contains(stem) || in_rest.contains(q)
-        })
-        .count()
+    let mut stems: Vec<&str> = Vec::new();
+    let mut most = 0;
+    for (q, w) in wanted.iter().take(STEERING_COUNTED).enumerate() {
+        let long = w.chars().nth(SHARED_STEM - 1).is_some();
+        let stem = &w[..w
+            .char_indices()
+            .nth(SHARED_STEM)
+            .map_or(w.len(), |(at, _)| at)];
+        if long {
+            if stems.contains(&stem) {
+                continue;
+            }
+            stems.push(stem);
+        }
+        if in_rest.contains(&q) || held_as_word(&lower, stem, !long) {
+            most += 1;
+        }
+    }
+    Some(most)
+}
+
+/// Whether ASCII `text` holds `part` at the start of a word, and, when `whole`, as a
+/// whole word.
+fn held_as_word(text: &str, part: &str, whole: bool) -> bool {
+    let bytes = text.as_bytes();
+    let apart = |at: Option<&u8>| at.is_none_or(|b| !b.is_ascii_alphanumeric());
+    text.match_indices(part).any(|(at, _)| {
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+        apart(before) && (!whole || apart(bytes.get(at + part.len())))
+    })
 }
 
 /// Each word of `text` that is one of the `wanted` query words (`same_word`): its first

@@ -1,6 +1,9 @@
 //! `bm25_by_phrase`, the ranking function every search of the index scores with: FTS5's
-//! own `bm25`, to the same constants and arithmetic and so to the same score, counting
-//! each phrase's instances in a row on their own.
+//! own `bm25`, to the same constants and arithmetic and so to the same score (to the bit
+//! where the C compiler does not fuse a multiply and an add, as on x86-64 by default;
+//! within a rounding where it does), counting each phrase's instances in a row on their
+//! own. Every search of the index uses it, so its scores are only ever compared with
+//! each other.
 //!
 //! FTS5's `bm25` asks for a row's instances as one array in text order, which FTS5 builds
 //! by merging every phrase's positions, comparing each instance with every phrase's next.
@@ -125,9 +128,14 @@ unsafe extern "C" fn bm25_by_phrase(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,
-    _n: c_int,
+    n: c_int,
     _args: *mut *mut ffi::sqlite3_value,
 ) {
+    if n > 0 {
+        // `bm25` reads arguments as column weights; the index weighs none.
+        ffi::sqlite3_result_error(ctx, c"bm25_by_phrase takes no arguments".as_ptr(), -1);
+        return;
+    }
     // A panic must not cross into C; none is expected, and one is an error of the call.
     let scored = std::panic::catch_unwind(|| score(&*api, fts));
     match scored {

@@ -1,9 +1,15 @@
-//! `bm25_by_phrase` against FTS5's own `bm25`: the same score to the bit, for chat turns
-//! and for long rows holding the words hundreds of times, in a table with content and in a
+//! `bm25_by_phrase` against FTS5's own `bm25`: the same score, for chat turns and for
+//! long rows holding the words hundreds of times, in a table with content and in a
 //! contentless one.
 
 use super::{register, NAME};
 use rusqlite::{params, Connection};
+
+/// The same score: to the bit, unless the C compiler fused a multiply and an add in
+/// SQLite's own `bm25` (a build for a machine with FMA), which moves its last bits.
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+}
 
 fn table(contentless: bool) -> Connection {
     let conn = Connection::open_in_memory().unwrap();
@@ -21,7 +27,7 @@ fn table(contentless: bool) -> Connection {
     conn
 }
 
-/// Each row matching `expr`: its id, `bm25` and `bm25_capped`.
+/// Each row matching `expr`: its id, `bm25` and `bm25_by_phrase`.
 fn scores(conn: &Connection, expr: &str) -> Vec<(i64, f64, f64)> {
     let name = NAME.to_str().unwrap();
     let sql = format!("SELECT rowid, bm25(t), {name}(t) FROM t WHERE t MATCH ?1 ORDER BY rowid");
@@ -63,11 +69,10 @@ fn a_row_under_the_cap_scores_as_bm25_scores_it() {
         ] {
             let found = scores(&conn, expr);
             assert!(!found.is_empty(), "{expr}");
-            for (rowid, bm25, capped) in found {
-                assert_eq!(
-                    bm25.to_bits(),
-                    capped.to_bits(),
-                    "{expr}, row {rowid}, contentless {contentless}"
+            for (rowid, bm25, ours) in found {
+                assert!(
+                    same(bm25, ours),
+                    "{expr}, row {rowid}, contentless {contentless}: {bm25} {ours}"
                 );
             }
         }
@@ -105,10 +110,26 @@ fn a_long_row_holding_the_words_hundreds_of_times_scores_as_bm25_scores_it() {
             let found = scores(&conn, expr);
             assert!(found.len() > 10, "{expr}");
             for (rowid, bm25, ours) in found {
-                assert_eq!(bm25.to_bits(), ours.to_bits(), "{expr}, row {rowid}");
+                assert!(same(bm25, ours), "{expr}, row {rowid}: {bm25} {ours}");
             }
         }
     }
+}
+
+#[test]
+fn weights_are_refused_by_name() {
+    let conn = table(false);
+    conn.execute("INSERT INTO t (text) VALUES ('harbour')", [])
+        .unwrap();
+    let name = NAME.to_str().unwrap();
+    let e = conn
+        .query_row(
+            &format!("SELECT {name}(t, 2.0) FROM t WHERE t MATCH 'harbour'"),
+            [],
+            |r| r.get::<_, f64>(0),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("takes no arguments"), "{e}");
 }
 
 #[test]
