@@ -50,6 +50,21 @@ pub struct Conn {
     pub last_drained: Instant,
     /// Whether WRITABLE interest is registered, so it is only re-registered on change.
     pub want_write: bool,
+    /// Some of what is queued in `output` now has already been written: the peer may
+    /// have read part of it. False whenever `output` is empty.
+    pub partly_written: bool,
+}
+
+/// What became of the output a service queued for a connection that closed, since the
+/// connection's output last drained (`Service::drained`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// Nothing: everything queued was written.
+    Nothing,
+    /// All of it, not a byte written: the peer cannot have read any of it.
+    Unwritten,
+    /// Some of it may have been written before the close.
+    Partly,
 }
 
 /// What one round of reading found.
@@ -77,6 +92,7 @@ impl Conn {
             last_active: now,
             last_drained: now,
             want_write: false,
+            partly_written: false,
         }
     }
 
@@ -118,17 +134,25 @@ impl Conn {
     pub fn flush(&mut self) -> io::Result<()> {
         let mut wrote = 0;
         while wrote < self.output.len() {
-            match self.stream.write(&self.output[wrote..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => wrote += n,
+            let failed = match self.stream.write(&self.output[wrote..]) {
+                Ok(0) => Some(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    wrote += n;
+                    None
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+                Err(e) => Some(e),
+            };
+            if let Some(e) = failed {
+                self.partly_written |= wrote > 0;
+                return Err(e);
             }
         }
         // One drain for the whole flush: draining per write would move the rest of a
         // large queue once for every socket-buffer's worth written.
         self.output.drain(..wrote);
+        self.partly_written = !self.output.is_empty() && (self.partly_written || wrote > 0);
         if wrote > 0 || self.output.is_empty() {
             let now = Instant::now();
             self.last_drained = now;
@@ -149,5 +173,49 @@ pub fn discard_unread(stream: &mut UnixStream) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             _ => return,
         }
+    }
+}
+
+impl Conn {
+    /// What became of the output queued since it last drained, for a connection closing
+    /// now.
+    pub fn left(&self) -> Left {
+        if self.output.is_empty() {
+            Left::Nothing
+        } else if self.partly_written {
+            Left::Partly
+        } else {
+            Left::Unwritten
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Conn, Left};
+    use mio::net::UnixStream;
+
+    #[test]
+    fn what_was_left_says_whether_any_of_the_queued_output_was_written() {
+        // Everything written: nothing left.
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let mut conn = Conn::new(ours);
+        conn.output.extend_from_slice(b"a line\n");
+        conn.flush().unwrap();
+        assert_eq!(conn.left(), Left::Nothing);
+        let mut got = [0u8; 16];
+        assert_eq!(std::io::Read::read(&mut theirs, &mut got).unwrap(), 7);
+        // A peer that does not read: part of a large queue goes out, the rest waits.
+        conn.output.resize(8 << 20, b'x');
+        conn.flush().unwrap();
+        assert!(!conn.output.is_empty());
+        assert_eq!(conn.left(), Left::Partly);
+        // A peer gone before anything queued since was written: not a byte of it left.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        drop(theirs);
+        let mut conn = Conn::new(ours);
+        conn.output.extend_from_slice(b"a reminder\n");
+        assert!(conn.flush().is_err());
+        assert_eq!(conn.left(), Left::Unwritten);
     }
 }

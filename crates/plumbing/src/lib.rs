@@ -21,6 +21,7 @@ pub mod outbox;
 pub mod server;
 mod sweep;
 
+pub use conn::Left;
 pub use limits::{Farewell, Limits};
 #[cfg(feature = "testing")]
 pub use outbox::Asked;

@@ -8,7 +8,7 @@
 //! or poll timeouts, so a loop that stops turning also stops the watchdog pings.
 
 pub use crate::conn::ConnId;
-use crate::conn::{Conn, State};
+use crate::conn::{Conn, Left, State};
 use crate::limits::{Farewell, Limits};
 use crate::notify;
 use crate::outbox::{Action, Outbox};
@@ -63,8 +63,10 @@ pub trait Service {
     /// message (an unfinished one, or nothing). Whatever it asked for should still be
     /// answered.
     fn input_closed(&mut self, out: &mut Outbox, id: ConnId, rest: &mut Vec<u8>);
-    /// The connection is gone; later sends to `id` are dropped.
-    fn closed(&mut self, id: ConnId);
+    /// The connection is gone; later sends to `id` are dropped. `left` says what became
+    /// of the output queued for it since it last drained: a service that marks what it
+    /// queued as possibly seen can take the mark back when not a byte of it was written.
+    fn closed(&mut self, id: ConnId, left: Left);
     /// Whether the service takes more input from `id` now. While it says no, the loop
     /// neither reads the socket nor calls `input`, so the peer's writes back up into its
     /// own socket buffer instead of the daemon's memory; the loop asks again each turn.
@@ -404,7 +406,7 @@ impl Server {
                 conn.discard_unread();
                 let _ = self.poll.registry().deregister(&mut conn.stream);
             }
-            svc.closed(ConnId(token.0));
+            svc.closed(ConnId(token.0), Left::Nothing);
             return;
         }
         let want_write = !conn.output.is_empty();
@@ -429,7 +431,7 @@ impl Server {
         if let Some(mut conn) = self.conns.remove(&token) {
             crate::warn!("closing client {}: {why}", token.0);
             let _ = self.poll.registry().deregister(&mut conn.stream);
-            svc.closed(ConnId(token.0));
+            svc.closed(ConnId(token.0), conn.left());
         }
     }
 
@@ -438,11 +440,16 @@ impl Server {
     pub(crate) fn farewell<S: Service>(&mut self, svc: &mut S, token: Token, why: Farewell) {
         if let Some(mut conn) = self.conns.remove(&token) {
             crate::warn!("client {}: {why}", token.0);
+            // The service's own output before the farewell: all of it may go out with it.
+            let left = match conn.left() {
+                Left::Nothing => Left::Nothing,
+                _ => Left::Partly,
+            };
             conn.output.extend_from_slice(&svc.farewell(&why));
             let _ = conn.flush();
             conn.discard_unread();
             let _ = self.poll.registry().deregister(&mut conn.stream);
-            svc.closed(ConnId(token.0));
+            svc.closed(ConnId(token.0), left);
         }
     }
 }

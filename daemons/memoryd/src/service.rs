@@ -326,7 +326,7 @@ impl Service for FrameService {
         frame::encode(&Response::Error { message }).unwrap_or_default()
     }
 
-    fn closed(&mut self, _id: ConnId) {}
+    fn closed(&mut self, _id: ConnId, _left: plumbing::Left) {}
 
     fn deadline(&self) -> Option<Instant> {
         let vectors = self.vectors.as_ref().and_then(Vectors::deadline);

@@ -416,6 +416,19 @@ impl Inbox {
         self.mark(n, |m| &mut m.tried)
     }
 
+    /// Message `n`'s block, marked `tried` when it was queued, reached no client: not a
+    /// byte of it was written before the connection closed. Unmarked, so the next
+    /// connection is not told it may have seen it; the file written when that changed it.
+    pub fn untried(&mut self, n: u64) -> Result<(), StoreError> {
+        match self.file.messages.iter_mut().find(|m| m.n == n) {
+            Some(m) if m.tried => {
+                m.tried = false;
+                self.save()
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Marks message `n` planned into its session's room and writes the file (a no-op
     /// when it was).
     pub fn room_tried(&mut self, n: u64) -> Result<(), StoreError> {

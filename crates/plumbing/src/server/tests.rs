@@ -36,7 +36,7 @@ impl Service for Echo {
     fn input_closed(&mut self, out: &mut Outbox, id: ConnId, _rest: &mut Vec<u8>) {
         out.close(id);
     }
-    fn closed(&mut self, _id: ConnId) {}
+    fn closed(&mut self, _id: ConnId, _left: crate::Left) {}
     fn farewell(&self, why: &Farewell) -> Vec<u8> {
         format!("bye: {why}\n").into_bytes()
     }
@@ -239,7 +239,7 @@ impl Service for Bulk {
     fn input_closed(&mut self, out: &mut Outbox, id: ConnId, _rest: &mut Vec<u8>) {
         out.close(id);
     }
-    fn closed(&mut self, _id: ConnId) {}
+    fn closed(&mut self, _id: ConnId, _left: crate::Left) {}
     fn drained(&mut self, _out: &mut Outbox, _id: ConnId) {
         self.drained.fetch_add(1, Ordering::SeqCst);
     }

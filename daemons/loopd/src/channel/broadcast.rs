@@ -29,7 +29,7 @@ use conversation::inbox::{self, Kind, Message, Piece};
 use plumbing::{ConnId, Outbox};
 use proto::SessionId;
 use remind::{self, clock};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,6 +53,12 @@ pub(crate) struct Mail {
     pub(super) turn: VecDeque<u64>,
     /// Each connection's messages queued and not yet written whole to its socket.
     queued: HashMap<ConnId, Vec<Queued>>,
+    /// Messages this loopd marked `tried` when it queued or held their blocks, of which no
+    /// byte is known to have reached a socket yet. Should every connection they went to
+    /// close with not a byte of them written, they are unmarked (`mail_closed`): nobody
+    /// saw them, and the next connection must not be told it may have. A message marked
+    /// before a restart is not here: that loopd may have written it.
+    pub(super) tried_here: HashSet<u64>,
     /// When this loopd started, by the reminders' clock: a reminder due before it fell
     /// due while loopd was not running, and is delivered marked late.
     pub(super) started: DateTime<Utc>,
@@ -81,6 +87,7 @@ impl Mail {
             runner: Runner::new(wake),
             turn: VecDeque::new(),
             queued: HashMap::new(),
+            tried_here: HashSet::new(),
             started: clock::now(),
             offered: false,
             retry_at: None,
@@ -250,6 +257,9 @@ impl<W: Work> Channel<W> {
         if let Err(e) = saved {
             plumbing::error!("inbox: {e}");
         }
+        if message.tried {
+            self.mail.tried_here.insert(message.n);
+        }
         plumbing::info!(
             "session {session}: heartbeat reply for {} connected clients",
             targets.len()
@@ -325,13 +335,17 @@ impl<W: Work> Channel<W> {
             return;
         };
         for (n, block) in queue {
-            if self.mail.inbox.with(|i| i.get(n).is_some()) {
-                // In the inbox as tried before its block is queued, as when it came.
-                if let Err(e) = self.mail.inbox.with(|i| i.tried(n)) {
-                    plumbing::error!("inbox: {e}");
-                }
-                self.send_queued(out, id, n, false, block.as_bytes());
+            let Some(was_tried) = self.mail.inbox.with(|i| i.get(n).map(|m| m.tried)) else {
+                continue;
+            };
+            // In the inbox as tried before its block is queued, as when it came.
+            if let Err(e) = self.mail.inbox.with(|i| i.tried(n)) {
+                plumbing::error!("inbox: {e}");
             }
+            if !was_tried {
+                self.mail.tried_here.insert(n);
+            }
+            self.send_queued(out, id, n, false, block.as_bytes());
         }
     }
 
@@ -376,13 +390,34 @@ impl<W: Work> Channel<W> {
     /// new).
     /// One still on its way to another client is left to that client (handed over in
     /// turn if that one goes too).
-    pub(super) fn mail_closed(&mut self, id: ConnId) {
+    /// Connection `id` is gone: what was held or queued for it and reached nobody else
+    /// waits in the inbox and goes to the notify command. `unwritten`: not a byte queued
+    /// for it since its output last drained was written, so a message whose every block
+    /// went unwritten so is unmarked `tried` (`Mail::tried_here`).
+    pub(super) fn mail_closed(&mut self, id: ConnId, unwritten: bool) {
         let held = self.held.forget(id);
         let queued = self.mail.queued.remove(&id).unwrap_or_default();
-        for n in held.into_iter().chain(queued.into_iter().map(|q| q.n)) {
-            if !self.mail.in_flight(n, &self.held) {
-                self.hand_over(n);
+        if !unwritten {
+            // Some of these may have been read: they stay marked for good.
+            for q in &queued {
+                self.mail.tried_here.remove(&q.n);
             }
+        }
+        // A held block was never queued for this connection's socket.
+        let unsent: Vec<u64> = held
+            .into_iter()
+            .chain(queued.iter().filter(|_| unwritten).map(|q| q.n))
+            .collect();
+        for n in queued.iter().map(|q| q.n).chain(unsent.iter().copied()) {
+            if self.mail.in_flight(n, &self.held) {
+                continue;
+            }
+            if unsent.contains(&n) && self.mail.tried_here.remove(&n) {
+                if let Err(e) = self.mail.inbox.with(|i| i.untried(n)) {
+                    plumbing::error!("inbox: {e}");
+                }
+            }
+            self.hand_over(n);
         }
     }
 
@@ -413,6 +448,9 @@ impl<W: Work> Channel<W> {
             return;
         }
         let numbers: Vec<u64> = waiting.iter().map(|m| m.n).collect();
+        self.mail
+            .tried_here
+            .extend(waiting.iter().filter(|m| !m.tried).map(|m| m.n));
         let (folded, saved) = self
             .mail
             .inbox

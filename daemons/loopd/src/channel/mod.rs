@@ -209,7 +209,7 @@ impl<W: Work> Channel<W> {
                 if conn.gone {
                     self.conns.remove(&id);
                     // What a command of its own queued for it can never be written now.
-                    self.mail_closed(id);
+                    self.mail_closed(id, true);
                 } else if conn.input_closed {
                     out.close(id);
                 }

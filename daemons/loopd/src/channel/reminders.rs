@@ -177,6 +177,9 @@ impl<W: Work> Channel<W> {
                     break;
                 }
             };
+            if message.tried {
+                self.mail.tried_here.insert(message.n);
+            }
             let late = if late { " late" } else { "" };
             let whom = if targets.is_empty() && unanswered > 0 {
                 format!(

@@ -114,8 +114,8 @@ impl<W: Work> Service for Channel<W> {
         failed(why.words("line")).into_bytes()
     }
 
-    fn closed(&mut self, id: ConnId) {
-        self.mail_closed(id);
+    fn closed(&mut self, id: ConnId, left: plumbing::Left) {
+        self.mail_closed(id, left == plumbing::Left::Unwritten);
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
         };

@@ -14,6 +14,7 @@ use std::sync::mpsc::{channel, Sender};
 mod gone;
 mod order;
 pub(in crate::channel) mod reminders;
+mod unwritten;
 
 /// Records what the channel asked for; `stopped` plays a worker thread that has died.
 #[derive(Default)]
@@ -325,7 +326,7 @@ fn a_reply_for_a_client_that_left_is_dropped_and_others_are_still_served() {
     rig.ch.accept(&mut rig.out, OTHER, peer());
     rig.send(ME, "mine\n");
     let (gone, _) = rig.turn(0);
-    rig.ch.closed(ME);
+    rig.ch.closed(ME, plumbing::Left::Partly);
     rig.done(gone, "nobody reads this", true);
     rig.send(OTHER, "theirs\n");
     let (id, text) = rig.turn(1);
@@ -511,7 +512,7 @@ fn a_waiting_message_is_delivered_only_once_written_and_comes_again_marked_after
     rig.ch.accept(&mut rig.out, ME, peer());
     rig.send(ME, "/session\n");
     assert!(rig.written(ME).contains("\nnews\n.\n"));
-    rig.ch.closed(ME);
+    rig.ch.closed(ME, plumbing::Left::Partly);
     assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
     rig.ch.accept(&mut rig.out, OTHER, peer());
     rig.send(OTHER, "/session\n");

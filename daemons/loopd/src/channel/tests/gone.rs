@@ -19,7 +19,7 @@ fn a_gone_clients_lines_are_due_at_once_and_only_those_that_act_run() {
         "nothing starts while its output is full"
     );
     let before = Instant::now();
-    rig.ch.closed(ME);
+    rig.ch.closed(ME, plumbing::Left::Partly);
     let due = rig.ch.deadline().expect("a deadline for the waiting lines");
     assert!(
         due <= before,
@@ -42,7 +42,7 @@ fn departed_clients_past_the_limit_have_their_lines_not_run() {
         rig.ch.accept(&mut rig.out, id, peer());
         rig.out.set_room(id, 0);
         rig.send(id, "a line\n");
-        rig.ch.closed(id);
+        rig.ch.closed(id, plumbing::Left::Partly);
     }
     assert_eq!(rig.ch.conns.values().filter(|c| c.gone).count(), MAX_GONE);
     assert!(!rig.ch.conns.contains_key(&ConnId(100 + MAX_GONE)));
@@ -57,7 +57,7 @@ fn a_gone_clients_forget_is_not_run() {
     let mut rig = Rig::new();
     rig.out.set_room(ME, 0);
     rig.send(ME, "/forget bank pin\n/forget all\n/forget 1\n");
-    rig.ch.closed(ME);
+    rig.ch.closed(ME, plumbing::Left::Partly);
     rig.ch.timer(&mut rig.out, Instant::now());
     assert!(rig.jobs().is_empty(), "no /forget ran");
     assert!(rig.ch.conns.is_empty());
