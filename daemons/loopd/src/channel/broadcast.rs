@@ -358,6 +358,10 @@ impl<W: Work> Channel<W> {
         if let Err(e) = self.mail.inbox.with(|i| i.delivered(&numbers)) {
             plumbing::error!("inbox: {e}");
         }
+        // Written: marked for good (and the set stays as small as what is on its way).
+        for n in &numbers {
+            self.mail.tried_here.remove(n);
+        }
         let released: Vec<String> = queued
             .iter()
             .filter(|q| q.released)
@@ -384,16 +388,14 @@ impl<W: Work> Channel<W> {
     }
 
     /// Connection `id` is gone: what was queued for it and not written whole still
-    /// waits (marked `tried`, so it comes again marked as a repeat), and goes to the
-    /// notify command if it has not; so does what was held for it until its reply block
-    /// ended, which it never saw (not marked `tried`: the next connection gets it as
-    /// new).
-    /// One still on its way to another client is left to that client (handed over in
-    /// turn if that one goes too).
-    /// Connection `id` is gone: what was held or queued for it and reached nobody else
-    /// waits in the inbox and goes to the notify command. `unwritten`: not a byte queued
-    /// for it since its output last drained was written, so a message whose every block
-    /// went unwritten so is unmarked `tried` (`Mail::tried_here`).
+    /// waits, and goes to the notify command if it has not; so does what was held for it
+    /// until its reply block ended. One still on its way to another client is left to
+    /// that client (handed over in turn if that one goes too). A queued block keeps its
+    /// message marked `tried`, so it comes again marked as a repeat, unless `unwritten`
+    /// says not a byte queued for `id` since its output last drained was written; a
+    /// message this loopd marked whose every block went unwritten so, or was only held,
+    /// reached nobody and is unmarked: the next connection gets it as new
+    /// (`Mail::tried_here`).
     pub(super) fn mail_closed(&mut self, id: ConnId, unwritten: bool) {
         let held = self.held.forget(id);
         let queued = self.mail.queued.remove(&id).unwrap_or_default();
