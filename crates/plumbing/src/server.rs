@@ -335,11 +335,9 @@ impl Server {
     /// Applies queued actions, then settles every connection they touched.
     pub(crate) fn apply<S: Service>(&mut self, svc: &mut S, out: &mut Outbox) {
         let mut touched = Vec::new();
-        let mut sent = Vec::new();
         for action in out.actions.drain(..) {
             let (id, close) = match action {
                 Action::Send(id, bytes) => {
-                    sent.push(Token(id.0));
                     if let Some(conn) = self.conns.get_mut(&Token(id.0)) {
                         if conn.output.is_empty() {
                             // The stall timeout counts from when output began to wait.
@@ -364,6 +362,7 @@ impl Server {
             let Some(conn) = self.conns.get_mut(&token) else {
                 continue;
             };
+            let had = !conn.output.is_empty();
             if let Err(e) = conn.flush() {
                 self.drop_conn(svc, token, &format!("write failed: {e}"));
                 continue;
@@ -383,14 +382,15 @@ impl Server {
             let empty = conn.output.is_empty();
             let room = self.room_of_token(token);
             out.room.insert(ConnId(token.0), room);
-            // Told before `settle`, which may close the connection once it is empty.
-            if empty && sent.contains(&token) {
+            // Told before `settle`, which may close the connection once it is empty: also
+            // when only a close was asked and the flush wrote what an earlier turn left.
+            if empty && had {
                 svc.drained(out, ConnId(token.0));
             }
             self.settle(svc, token);
         }
         // What the service queued in answer to a drain is applied in turn; a drain is only
-        // reported for bytes the service sent, so this ends.
+        // reported for output there was, so this ends.
         if !out.actions.is_empty() {
             self.apply(svc, out);
         }
@@ -440,13 +440,11 @@ impl Server {
     pub(crate) fn farewell<S: Service>(&mut self, svc: &mut S, token: Token, why: Farewell) {
         if let Some(mut conn) = self.conns.remove(&token) {
             crate::warn!("client {}: {why}", token.0);
-            // The service's own output before the farewell: all of it may go out with it.
-            let left = match conn.left() {
-                Left::Nothing => Left::Nothing,
-                _ => Left::Partly,
-            };
             conn.output.extend_from_slice(&svc.farewell(&why));
             let _ = conn.flush();
+            // The farewell comes after the service's own output, so what the flush wrote
+            // began with that output.
+            let left = conn.left();
             conn.discard_unread();
             let _ = self.poll.registry().deregister(&mut conn.stream);
             svc.closed(ConnId(token.0), left);

@@ -421,7 +421,7 @@ impl Inbox {
     /// connection is not told it may have seen it; the file written when that changed it.
     pub fn untried(&mut self, n: u64) -> Result<(), StoreError> {
         match self.file.messages.iter_mut().find(|m| m.n == n) {
-            Some(m) if m.tried => {
+            Some(m) if m.tried && m.delivered.is_none() => {
                 m.tried = false;
                 self.save()
             }

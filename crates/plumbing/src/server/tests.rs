@@ -295,3 +295,50 @@ fn a_service_is_told_drained_only_once_everything_queued_was_written() {
     }
     assert_eq!(drained.load(Ordering::SeqCst), 1);
 }
+
+/// Regression: output an earlier turn left unwritten, written whole by the flush of an
+/// `apply` that only closed the connection, was never reported drained: a service that
+/// marks delivery on a drain took a message the client had whole for one it had not.
+#[test]
+fn output_written_whole_by_a_close_is_reported_drained_before_the_close() {
+    use std::sync::Mutex;
+    struct Log(Arc<Mutex<Vec<String>>>);
+    impl Service for Log {
+        fn accept(&mut self, _out: &mut Outbox, _id: ConnId, _peer: Peer) {}
+        fn input(&mut self, _out: &mut Outbox, _id: ConnId, _input: &mut Vec<u8>) {}
+        fn input_closed(&mut self, _out: &mut Outbox, _id: ConnId, _rest: &mut Vec<u8>) {}
+        fn closed(&mut self, _id: ConnId, left: crate::Left) {
+            self.0.lock().unwrap().push(format!("closed {left:?}"));
+        }
+        fn drained(&mut self, _out: &mut Outbox, _id: ConnId) {
+            self.0.lock().unwrap().push("drained".into());
+        }
+        fn farewell(&self, _why: &Farewell) -> Vec<u8> {
+            Vec::new()
+        }
+        type ReloadError = std::convert::Infallible;
+        fn reload(&mut self) -> Result<(), Self::ReloadError> {
+            Ok(())
+        }
+        fn status(&self) -> String {
+            String::new()
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(dir.path().join("c.sock")).unwrap();
+    let mut server = Server::new(listener, limits()).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut svc = Log(Arc::clone(&log));
+    let (ours, mut theirs) = mio::net::UnixStream::pair().unwrap();
+    let token = Token(FIRST_CONN);
+    let mut conn = Conn::new(ours);
+    conn.output.extend_from_slice(b"a reminder\n");
+    server.conns.insert(token, conn);
+    let mut out = server.outbox();
+    out.close(ConnId(token.0));
+    server.apply(&mut svc, &mut out);
+    let mut got = [0u8; 32];
+    assert_eq!(theirs.read(&mut got).unwrap(), 11);
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log, ["drained", "closed Nothing"]);
+}

@@ -500,6 +500,13 @@ impl<W: Work> Channel<W> {
             .map(|m| m.n)
             .collect();
         for m in last.iter().filter(|m| m.delivered.is_none()) {
+            // The reply shows it whole: marked tried as a block of its own would be.
+            if !m.tried {
+                if let Err(e) = self.mail.inbox.with(|i| i.tried(m.n)) {
+                    plumbing::error!("inbox: {e}");
+                }
+                self.mail.tried_here.insert(m.n);
+            }
             self.mail.queued.entry(id).or_default().push(Queued {
                 n: m.n,
                 released: false,

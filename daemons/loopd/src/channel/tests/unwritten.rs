@@ -69,3 +69,23 @@ fn a_block_one_client_may_have_read_stays_marked_when_another_goes_unwritten() {
         "{next}"
     );
 }
+
+/// Regression: `/inbox` showed a waiting message whole without marking it tried; a reply
+/// partly written before its client left brought the message to the next connection
+/// unmarked.
+#[test]
+fn a_message_inbox_showed_comes_again_marked_after_a_partly_written_reply() {
+    let mut rig = Rig::with(Config::default());
+    waiting(&mut rig, "news");
+    rig.ch.accept(&mut rig.out, ME, peer());
+    rig.send(ME, "/inbox\n");
+    assert!(rig.written(ME).contains("news"));
+    rig.ch.closed(ME, plumbing::Left::Partly);
+    rig.ch.accept(&mut rig.out, OTHER, peer());
+    rig.send(OTHER, "/session\n");
+    let next = rig.written(OTHER);
+    assert!(
+        next.contains(" (again)") && next.contains("\nnews\n"),
+        "{next}"
+    );
+}
