@@ -39,7 +39,7 @@ fn scores(conn: &Connection, expr: &str) -> Vec<(i64, f64, f64)> {
 }
 
 #[test]
-fn a_row_under_the_cap_scores_as_bm25_scores_it() {
+fn a_chat_turn_scores_as_bm25_scores_it() {
     let turns = [
         "We moved the meeting with the landlord to Thursday at four.",
         "Meetings, meetings: the landlord wants another one about the boiler.",
