@@ -26,15 +26,20 @@ fn best_start_by_every_window(found: &[(usize, usize)], room: usize, total: usiz
     best.0
 }
 
-#[test]
-fn the_sliding_count_chooses_the_window_every_window_counted_afresh_chooses() {
-    let mut seed: u64 = 42;
-    let mut next = |n: usize| {
+/// Numbers below `n` drawn from `seed` (a linear congruential generator): the same
+/// cases on every run.
+fn draws(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
         seed = seed
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
         (seed >> 33) as usize % n
-    };
+    }
+}
+
+#[test]
+fn the_sliding_count_chooses_the_window_every_window_counted_afresh_chooses() {
+    let mut next = draws(42);
     for round in 0..200 {
         let total = 200 + next(3000);
         let room = 20 + next(600).min(total - 20);
@@ -221,13 +226,7 @@ fn a_small_bound_keeps_the_passage_and_leaves_the_note_out() {
 /// do not hold, words they hold only inside other words, and words sharing a stem.
 #[test]
 fn the_first_look_chooses_the_window_the_whole_record_chooses() {
-    let mut seed: u64 = 7;
-    let mut next = |n: usize| {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (seed >> 33) as usize % n
-    };
+    let mut next = draws(7);
     let ascii = [
         "the",
         "harbour",
