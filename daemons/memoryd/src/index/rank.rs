@@ -11,7 +11,7 @@
 use crate::query::time::Span;
 use crate::query::{Passage, Query};
 use proto::memory::{Hit, FULLY_RELEVANT};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// One row the full-text index found: what `recall`'s lexical step hands to the
 /// re-ranking. It lives here, beside its reader, so `recall` uses `rank` and not the
@@ -280,22 +280,26 @@ pub(super) fn rerank(
             .then(b.score.total_cmp(&a.score))
             .then(b.rowid.cmp(&a.rowid))
     });
-    // Duplicates are found by who said what (`said`), borrowed, and only until `limit` hits are
-    // kept: hashing (and copying) every candidate's whole text was a tenth of a recall
-    // among pasted documents.
+    // Duplicates are who said what, compared with the hits kept so far (at most `limit`,
+    // itself at most `MAX_HITS`), the texts' lengths first: hashing every candidate's
+    // whole text, 32 KiB for a pasted document, was a thirtieth of a recall among such
+    // records, and copying them for a set a tenth.
     let mut keep = vec![false; scored.len()];
-    let mut seen: HashSet<(&str, &str)> = HashSet::new();
-    let mut kept = 0;
+    let mut kept: Vec<(&str, &str)> = Vec::with_capacity(limit);
     for (k, r) in keep.iter_mut().zip(&scored) {
-        if kept == limit {
+        if kept.len() == limit {
             break;
         }
-        if seen.insert((&r.hit.role, &r.hit.text)) {
+        let said = (r.hit.role.as_str(), r.hit.text.as_str());
+        let again = kept
+            .iter()
+            .any(|&(role, text)| text.len() == said.1.len() && role == said.0 && text == said.1);
+        if !again {
+            kept.push(said);
             *k = true;
-            kept += 1;
         }
     }
-    drop(seen);
+    drop(kept);
     scored
         .into_iter()
         .zip(keep)
