@@ -8,8 +8,13 @@
 //! stands and decoded once (percent-encoding that decodes to UTF-8, JSON escapes), case
 //! folded, and a word's boundary is only drawn between two letters or digits of scripts
 //! that put spaces between words, so a secret written inside Japanese, Chinese or Thai
-//! text is found as it is in any other.
+//! text is found as it is in any other. Query and text are compared in compatibility
+//! decomposition (NFKD) without invisible characters (`searched`): "Zoë" written as one
+//! character or as "e" and a combining diaeresis, "Elm Street" with a no-break space,
+//! "４４７１" and "LYNX" with a zero-width space or soft hyphen inside are the same words
+//! to a person, and so to the search.
 
+use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 use unicode_script::{Script, UnicodeScript};
 
 /// A parsed query: the terms a text must hold, each case folded.
@@ -43,7 +48,8 @@ impl Query {
             terms: terms
                 .iter()
                 .filter(|t| !t.is_empty())
-                .map(|t| t.chars().flat_map(fold).collect())
+                .map(|t| t.chars().flat_map(searched).collect::<Vec<char>>())
+                .filter(|t| !t.is_empty())
                 .collect(),
         }
     }
@@ -89,7 +95,55 @@ fn fold(c: char) -> impl Iterator<Item = char> {
     c.to_lowercase().map(|l| if l == 'ς' { 'σ' } else { l })
 }
 
-/// The forms of `text` searched: as it stands, and decoded when it holds an escape.
+/// What `c` is searched as: its compatibility decomposition (NFKD), case folded, without
+/// the characters that draw nothing (`invisible`). Query and text go through the same
+/// steps, so a text matches a query written in either composition.
+fn searched(c: char) -> impl Iterator<Item = char> {
+    let mut out: Vec<char> = Vec::with_capacity(2);
+    decompose_compatible(c, |d| {
+        for l in fold(d) {
+            // Lower case may compose what decomposition took apart (`Å`, the Ångström
+            // sign, lowers to `å`): decomposed again.
+            decompose_compatible(l, |e| {
+                if !invisible(e) {
+                    out.push(e);
+                }
+            });
+        }
+    });
+    out.into_iter()
+}
+
+/// Characters Unicode marks as ignorable by default (`Default_Ignorable_Code_Point`):
+/// soft hyphens, zero-width spaces and joiners, direction marks, variation selectors and
+/// tags. A renderer draws none of them, so a word with one inside is the word a person
+/// reads.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
+/// The forms of `text` searched: as it stands, and decoded when it holds an escape;
+/// each character as `searched` makes it, every part keeping the bytes of the character
+/// (or escape) it came from.
 fn forms(text: &str) -> Vec<Vec<Unit>> {
     let raw: Vec<Unit> = text
         .char_indices()
@@ -99,11 +153,28 @@ fn forms(text: &str) -> Vec<Vec<Unit>> {
             end: start + c.len_utf8(),
         })
         .collect();
-    if !text.contains(['%', '\\']) {
-        return vec![raw];
+    let mut forms = vec![raw];
+    if text.contains(['%', '\\']) {
+        forms.push(decode(text));
     }
-    let decoded = decode(text);
-    vec![raw, decoded]
+    forms.into_iter().map(|f| normalised(f, text)).collect()
+}
+
+/// `units` as they are searched (`searched`). ASCII text is searched as it stands, with
+/// its case folded as every unit's is when it is compared (`match_at`).
+fn normalised(units: Vec<Unit>, text: &str) -> Vec<Unit> {
+    if text.is_ascii() {
+        return units;
+    }
+    let mut out = Vec::with_capacity(units.len());
+    for u in units {
+        out.extend(searched(u.c).map(|c| Unit {
+            c,
+            start: u.start,
+            end: u.end,
+        }));
+    }
+    out
 }
 
 /// `text` with its escapes undone, once: a run of `%XX` that decodes to UTF-8 (a URL),
@@ -232,22 +303,39 @@ fn unspaced(script: Script) -> bool {
 
 /// The first occurrence of `term` (folded) in `units` from unit `from` on that is a whole
 /// word: no boundary is crossed where its first or last character touches a letter or
-/// digit (`wordy`, both sides). Its first unit and the unit after it.
+/// digit (`wordy`, both sides; a combining mark counts as the letter it is on, so "Zoe"
+/// is not found in "Zoë" written with one, nor "clair" in "éclair"). Its first unit and
+/// the unit after it.
 fn next_match(units: &[Unit], term: &[char], from: usize) -> Option<(usize, usize)> {
-    let (&first, &last) = (term.first()?, term.last()?);
+    let first = *term.first()?;
+    // A term ending in a combining mark ends in the letter it is on.
+    let last = *term.iter().rev().find(|&&c| !is_combining_mark(c))?;
     for i in from..units.len() {
-        if wordy(first) && i > 0 && wordy(units[i - 1].c) {
+        if wordy(first) && i > 0 && wordy_before(units, i) {
             continue;
         }
         let Some(next) = match_at(units, i, term) else {
             continue;
         };
+        if units.get(next).is_some_and(|u| is_combining_mark(u.c)) {
+            continue;
+        }
         if wordy(last) && units.get(next).is_some_and(|u| wordy(u.c)) {
             continue;
         }
         return Some((i, next));
     }
     None
+}
+
+/// Whether the character before unit `i` is `wordy`, a combining mark counting as the
+/// character it is on.
+fn wordy_before(units: &[Unit], i: usize) -> bool {
+    units[..i]
+        .iter()
+        .rev()
+        .find(|u| !is_combining_mark(u.c))
+        .is_some_and(|u| wordy(u.c))
 }
 
 /// Whether `term` starts at unit `i`, each character compared folded; the index of the
@@ -344,6 +432,56 @@ mod every_copy {
                 "/forget {query} misses {text:?}"
             );
         }
+    }
+
+    /// Regression: the model wrote a name the owner typed with "ë" as "E" and a combining
+    /// diaeresis, a street with a no-break space, codes with a zero-width space or soft
+    /// hyphen inside and in full-width digits. `/forget` found none of them while memoryd's
+    /// index still answered with the first two, and memory in the turn copied them on.
+    #[test]
+    fn forget_finds_a_word_however_its_characters_were_composed_or_hidden() {
+        let copies = [
+            ("Zoë Kraus", "and also ZOE\u{308} KRAUS"),
+            ("Zoe\u{308}", "my friend is named Zoë"),
+            ("\"Elm Street\"", "friend lives at Elm\u{a0}Street 9."),
+            ("ZEBRA7741", "the code is ZEBRA\u{ad}7741"),
+            ("LYNX2828", "LYNX\u{200b}2828 it is"),
+            ("\"4471\"", "PIN ４４７１."),
+            ("ﬁnch", "Mr Finch called"),
+            ("Ångström", "Å is the Ångström sign"),
+        ];
+        for (query, text) in copies {
+            assert!(
+                Query::parse(query).matches(text),
+                "/forget {query} misses {text:?}"
+            );
+        }
+        let text = "and also ZOE\u{308} KRAUS!";
+        let spans = Query::parse("zoë kraus").spans(text);
+        assert_eq!(
+            spans.iter().map(|&(a, b)| &text[a..b]).collect::<Vec<_>>(),
+            ["ZOE\u{308}", "KRAUS"],
+            "a match covers the whole characters it was read from"
+        );
+    }
+
+    /// The same words only: an accent is part of its letter, so a word without it is
+    /// another word, in either composition.
+    #[test]
+    fn a_letter_with_a_combining_mark_is_not_the_letter_without_it() {
+        for (query, text) in [
+            ("Zoe", "Zoë"),
+            ("Zoe", "Zoe\u{308}"),
+            ("clair", "e\u{301}clair"),
+            ("cafe", "café"),
+        ] {
+            assert!(!Query::parse(query).matches(text), "{query} in {text:?}");
+        }
+        assert!(Query::parse("café").matches("cafe\u{301} au lait"));
+        assert!(
+            !Query::parse("\u{200b}").matches("a\u{200b}b"),
+            "an invisible query is empty"
+        );
     }
 
     /// What decoding and the script rule add must not take unrelated words: a word of a
