@@ -206,14 +206,27 @@ impl Index {
     /// Up to `n` (rowid, bm25 of the field) whose neighbours' words best match `expr`,
     /// among the newest `WINDOW_ROWS` fields matching it. Not filtered by class: the
     /// caller reads each row with its class bound.
-    pub(super) fn near_matching(&self, expr: &str, n: u32) -> Result<Vec<(i64, f64)>, IndexError> {
+    ///
+    /// `rows` is how many rows of `docs` match `expr` at most: each lends its words to the
+    /// fields of at most `2 * NEAR_TURNS` neighbours, so when that many fields are fewer
+    /// than the window, the window starts at the first and is not looked for.
+    pub(super) fn near_matching(
+        &self,
+        expr: &str,
+        rows: u64,
+        n: u32,
+    ) -> Result<Vec<(i64, f64)>, IndexError> {
+        let fields = rows.saturating_mul(2 * u64::from(NEAR_TURNS));
         let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
-            let from: i64 = self
-                .conn
-                .prepare_cached(WINDOW_START)?
-                .query_row(params![expr, WINDOW_ROWS - 1], |r| r.get(0))
-                .optional()?
-                .unwrap_or(i64::MIN);
+            let from: i64 = if fields < u64::from(WINDOW_ROWS) {
+                i64::MIN
+            } else {
+                self.conn
+                    .prepare_cached(WINDOW_START)?
+                    .query_row(params![expr, WINDOW_ROWS - 1], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or(i64::MIN)
+            };
             let mut stmt = self.conn.prepare_cached(MATCHING)?;
             let rows = stmt.query_map(params![expr, from, n], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect()

@@ -340,8 +340,13 @@ impl Index {
         // words. A question of common words only does not search it: its words are in
         // most fields. Each row's field score is taken later, by the groups it lacks.
         if let Some(expr) = &rare_any {
+            // The rare groups' rows, each counted exactly (`frequencies`).
+            let rows: u64 = (0..groups)
+                .filter(|&i| !common[i])
+                .map(|i| u64::from(frequencies.get(i).copied().unwrap_or(u32::MAX)))
+                .sum();
             let mut by_near: Vec<i64> = Vec::new();
-            for (rowid, _) in self.near_matching(expr, n)? {
+            for (rowid, _) in self.near_matching(expr, rows, n)? {
                 if !out.iter().any(|c| c.rowid == rowid) && !by_near.contains(&rowid) {
                     by_near.push(rowid);
                 }

@@ -389,3 +389,45 @@ fn rows_scored_together_score_as_each_row_asked_alone() {
         }
     }
 }
+
+/// What the search of the field relies on to pass over looking for its window
+/// (`Index::near_matching`): a word's fields are at most `2 * NEAR_TURNS` times the rows
+/// holding it, however its rows sit (side by side, at a log's ends, in several logs and
+/// epochs).
+#[test]
+fn a_words_fields_are_at_most_twice_near_turns_its_rows() {
+    let w = World::new();
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..12 {
+        texts.push(if [0, 4, 5, 6, 11].contains(&i) {
+            format!("turn {i} names the quokka")
+        } else {
+            format!("turn {i} is about the weather")
+        });
+    }
+    let log: String = texts.iter().map(|t| line(t)).collect();
+    w.append("main", 0, &log);
+    w.append("main", 1, &line("the quokka again, alone in its epoch"));
+    w.append(
+        "other",
+        0,
+        &format!("{}{}", line("hello"), line("a quokka")),
+    );
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let rows: i64 = ix
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM docs WHERE docs MATCH 'quokka'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let fields = field_holders(&ix, "quokka").len() as i64;
+    assert_eq!(rows, 7);
+    assert!(fields > 0);
+    assert!(
+        fields <= 2 * i64::from(crate::index::near::NEAR_TURNS) * rows,
+        "{fields} fields for {rows} rows"
+    );
+}
