@@ -187,6 +187,25 @@ fn fd_3_that_is_not_a_listening_socket_is_refused() {
     }
 }
 
+/// Regression: with LISTEN_FDS=1 and nothing at fd 3, loopd took the closed descriptor
+/// as its own and a debug build aborted on closing it ("IO Safety violation"), with no
+/// line of its own; a descriptor that is not open is named as such.
+#[test]
+fn fd_3_that_is_not_open_is_refused_naming_it() {
+    let fx = Fixture::new("");
+    for name in DAEMONS {
+        let script = "exec 3<&-; LISTEN_PID=$$ LISTEN_FDS=1 exec \"$0\" --config \"$1\"";
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .arg(crate::support::bin(name))
+            .arg(&fx.config);
+        let mut d = Daemon::spawn(cmd, &fx);
+        assert_eq!(d.wait().code(), Some(1), "{name}");
+        d.wait_log("fd 3 is not open");
+    }
+}
+
 #[test]
 fn a_bad_config_is_refused_at_start_naming_the_key() {
     let fx = Fixture::new("[compact]\nthreshold = 2.0\n");

@@ -19,8 +19,9 @@ pub fn main<E: fmt::Display>(
     name: &'static str,
     run: impl FnOnce(std::iter::Skip<std::env::Args>) -> Result<(), E>,
 ) -> ExitCode {
-    crate::log::init(name);
+    // First, before anything opens a descriptor (`keep_inherited_from_children`).
     listen::keep_inherited_from_children();
+    crate::log::init(name);
     match run(std::env::args().skip(1)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
