@@ -8,9 +8,11 @@ use crate::neutralise::neutralise;
 /// hit, then who said what. Every further line of a hit's text is indented by two
 /// spaces, so nothing inside a hit (a forged header, a forged `the owner said:`) can
 /// start a line of its own (docs/memoryd.md, 'Recall'). Untrusted text is neutralised
-/// again here, since the model reads this output.
+/// again here, since the model reads this output. A header's fields are one line each
+/// (`shown::one_line`): they come from a log on disk, and a `time` edited to hold a line
+/// break would otherwise start a line of the hit's own making.
 pub fn render_hits(hits: &[Hit]) -> String {
-    render(hits, |header| header.to_string(), |body| body)
+    render(hits, crate::shown::one_line, |body| body)
 }
 
 /// The same hits for a person at a terminal (`memoryd recall`). A hit may hold a page's
