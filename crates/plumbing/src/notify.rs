@@ -6,21 +6,54 @@ use sd_notify::NotifyState;
 use std::io;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// Whether the last message failed to go out: the first failure of a run is warned
+/// about, the ones after it are not until a message goes out again (said once too), so
+/// a notify socket that is gone does not write a line into the journal at every
+/// watchdog ping for the rest of the daemon's life.
+static FAILING: AtomicBool = AtomicBool::new(false);
 
 /// Sends `states` if a notify socket is set. The send never blocks: the poll loop sends
 /// these, and a service manager that stops reading (or a full datagram queue) must not
-/// be able to stall it. A message that cannot go out now is dropped with a warning; the
-/// next status or watchdog ping carries on. sd-notify's own `notify` blocks, so only its
-/// `NotifyState` wording is used here.
+/// be able to stall it. A message that cannot go out now is dropped with a warning (once
+/// per run of failures, `FAILING`); the next status or watchdog ping carries on.
+/// sd-notify's own `notify` blocks, so only its `NotifyState` wording is used here.
 pub fn send(states: &[NotifyState]) {
     let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
         return;
     };
     let msg: String = states.iter().map(|s| format!("{s}\n")).collect();
-    if let Err(e) = send_nonblocking(&path.to_string_lossy(), msg.as_bytes()) {
-        let what = msg.lines().next().unwrap_or("");
-        crate::warn!("notify socket: {what} not sent: {e}");
+    let sent = send_nonblocking(&path.to_string_lossy(), msg.as_bytes());
+    match (change(&FAILING, sent.is_ok()), sent) {
+        (Change::Recovered, _) => crate::notice!("notify socket: messages go out again"),
+        (Change::Failed, Err(e)) => {
+            let what = msg.lines().next().unwrap_or("");
+            crate::warn!(
+                "notify socket: {what} not sent: {e}; further failures are not logged until a message goes out"
+            );
+        }
+        _ => {}
+    }
+}
+
+/// What a send changed about `failing` (`FAILING`), which is what is logged.
+#[derive(Debug, PartialEq, Eq)]
+enum Change {
+    /// The first failure after a message went out (or the first of the run).
+    Failed,
+    /// A message went out after failures.
+    Recovered,
+    /// As before: going out, or still failing.
+    Same,
+}
+
+fn change(failing: &AtomicBool, ok: bool) -> Change {
+    match (failing.swap(!ok, Ordering::Relaxed), ok) {
+        (false, false) => Change::Failed,
+        (true, true) => Change::Recovered,
+        _ => Change::Same,
     }
 }
 
@@ -76,6 +109,20 @@ pub fn watchdog_interval() -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a notify socket that was gone wrote a warning at every watchdog ping,
+    /// a line every 15 s for the daemon's life; the first failure of a run is told, and
+    /// the recovery, nothing in between.
+    #[test]
+    fn a_run_of_failures_is_told_once_and_its_end_once() {
+        use Change::{Failed, Recovered, Same};
+        let failing = AtomicBool::new(false);
+        let seen: Vec<Change> = [true, false, false, false, true, true, false]
+            .into_iter()
+            .map(|ok| change(&failing, ok))
+            .collect();
+        assert_eq!(seen, [Same, Failed, Same, Same, Recovered, Same, Failed]);
+    }
 
     #[test]
     fn a_full_notify_queue_does_not_block_the_sender() {
