@@ -66,7 +66,7 @@ fn message_text(m: &Message) -> String {
     m.pieces
         .iter()
         .map(|p| match p {
-            Piece::Text(t) | Piece::Activity(t) => t.as_str(),
+            Piece::Text(t) | Piece::Activity(t) | Piece::Must(t) => t.as_str(),
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -77,6 +77,10 @@ pub enum Piece {
     Text(String),
     /// A line of its own saying what happened (a tool call, which reminder).
     Activity(String),
+    /// A line of its own shown as `Activity` is, that the owner must read even when its
+    /// heartbeat message is folded away: a reminder the model set, or held for `/allow`
+    /// (docs/reminders.md, 'The inbox').
+    Must(String),
 }
 
 /// What kind of unasked message.
@@ -187,7 +191,7 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
     let mut room = MAX_MESSAGE_BYTES;
     for piece in joined {
         let text = match &piece {
-            Piece::Text(t) | Piece::Activity(t) => t,
+            Piece::Text(t) | Piece::Activity(t) | Piece::Must(t) => t,
         };
         if text.len() <= room {
             room -= text.len();
@@ -202,6 +206,7 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
         kept.push(match piece {
             Piece::Text(_) => Piece::Text(head),
             Piece::Activity(_) => Piece::Activity(head),
+            Piece::Must(_) => Piece::Must(head),
         });
         kept.push(Piece::Activity(
             "[cut here; the whole reply is in the session log]".into(),
@@ -209,6 +214,55 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
         break;
     }
     kept
+}
+
+/// Heartbeat messages of one session that wait with nothing but their reminder lines
+/// (`Piece::Must`), left by folding: as many as a page steering every beat into setting
+/// reminders could make in a day at a beat an hour. Past them the oldest is folded
+/// whole, and the log says so: the inbox stays bounded whatever the beats do.
+pub(crate) const MAX_WAITING_MUST_ONLY: usize = 24;
+
+/// Whether `m` holds nothing but lines the owner must read.
+fn must_only(m: &Message) -> bool {
+    m.pieces.iter().all(|p| matches!(p, Piece::Must(_)))
+}
+
+/// Folds `session`'s waiting heartbeat messages past the newest `MAX_WAITING_HEARTBEATS`:
+/// each loses everything but its reminder lines (`Piece::Must`), which wait in its place,
+/// and one without any goes; past `MAX_WAITING_MUST_ONLY` such remainders, the oldest
+/// goes too. Returns how many beats had their news folded away.
+fn fold(messages: &mut Vec<Message>, session: &str) -> usize {
+    let waiting =
+        |m: &Message| m.kind == Kind::Heartbeat && m.delivered.is_none() && m.session == session;
+    let whole: Vec<u64> = messages
+        .iter()
+        .filter(|m| waiting(m) && !must_only(m))
+        .map(|m| m.n)
+        .collect();
+    let over = whole.len().saturating_sub(MAX_WAITING_HEARTBEATS);
+    let oldest = &whole[..over];
+    let mut folded = 0;
+    messages.retain_mut(|m| {
+        if !oldest.contains(&m.n) {
+            return true;
+        }
+        folded += 1;
+        m.pieces.retain(|p| matches!(p, Piece::Must(_)));
+        !m.pieces.is_empty()
+    });
+    let gone = keep_newest(messages, MAX_WAITING_MUST_ONLY, |m| {
+        waiting(m) && must_only(m)
+    });
+    if !gone.is_empty() {
+        plumbing::warn!(
+            "inbox: session {session}: {} heartbeat messages holding only reminder lines folded away whole; the session log and /remind have them",
+            gone.len()
+        );
+    }
+    // A remainder going now was counted when it was folded: the count is of beats whose
+    // news was folded away, and what goes here was only their reminder lines (or a beat's
+    // that had nothing else), which the warning above names.
+    folded
 }
 
 /// Removes from `messages` the oldest of those `pick` selects past the newest `keep`;
@@ -352,14 +406,11 @@ impl Inbox {
                 continue;
             }
             seen.push(session);
-            let folded = keep_newest(&mut self.file.messages, MAX_WAITING_HEARTBEATS, |m| {
-                m.kind == Kind::Heartbeat && m.delivered.is_none() && &m.session == session
-            });
-            if !folded.is_empty() {
-                *self.file.folded.entry(session.clone()).or_default() += folded.len() as u64;
+            let folded = fold(&mut self.file.messages, session);
+            if folded > 0 {
+                *self.file.folded.entry(session.clone()).or_default() += folded as u64;
                 plumbing::info!(
-                    "inbox: session {session}: {} older heartbeat messages folded into a count; the newest {MAX_WAITING_HEARTBEATS} wait",
-                    folded.len()
+                    "inbox: session {session}: {folded} older heartbeat messages folded into a count; the newest {MAX_WAITING_HEARTBEATS} wait, and the reminder lines of those folded"
                 );
             }
         }

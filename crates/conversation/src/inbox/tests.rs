@@ -46,6 +46,70 @@ fn what_waits_what_was_tried_and_what_was_delivered_survive_a_reload() {
     assert_eq!(last, vec![a.n, b.n]);
 }
 
+/// Regression: a beat that set a reminder (held for `/allow`) and said more was folded
+/// away whole by the beats after it, its `· ` line with it, so beats a page steered could
+/// hide the reminder line from the owner. Folded, a message keeps its reminder lines, and
+/// those remainders are bounded too.
+#[test]
+fn a_folded_heartbeat_keeps_its_reminder_lines_and_the_remainders_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inbox = Inbox::load(dir.path()).unwrap();
+    let held = Piece::Must("reminder 4 held for /allow 4: MODEL-SET-GAMMA".into());
+    let (first, _) = inbox.add(
+        "main",
+        Kind::Heartbeat,
+        vec![Piece::Text("a page says hi".into()), held.clone()],
+        PRIVATE,
+        false,
+        None,
+    );
+    for n in 0..MAX_WAITING_HEARTBEATS {
+        let (_, saved) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            text(&format!("spam {n}")),
+            PRIVATE,
+            false,
+            None,
+        );
+        saved.unwrap();
+    }
+    let waiting = inbox.waiting("main");
+    assert_eq!(waiting.len(), MAX_WAITING_HEARTBEATS + 1);
+    assert_eq!(waiting[0].n, first.n);
+    assert_eq!(
+        waiting[0].pieces,
+        vec![held.clone()],
+        "its reminder line waits"
+    );
+    assert_eq!(inbox.folded("main"), 1);
+    let again = Inbox::load(dir.path()).unwrap();
+    assert_eq!(again.waiting("main")[0].pieces, vec![held], "and on disk");
+    // A page steering every beat into setting a reminder: bounded all the same.
+    for n in 0..3 * MAX_WAITING_MUST_ONLY {
+        let line = Piece::Must(format!("reminder {n} set"));
+        let (_, saved) = inbox.add(
+            "main",
+            Kind::Heartbeat,
+            vec![Piece::Text("x".into()), line],
+            PRIVATE,
+            false,
+            None,
+        );
+        saved.unwrap();
+    }
+    let waiting = inbox.waiting("main");
+    assert_eq!(
+        waiting.len(),
+        MAX_WAITING_HEARTBEATS + MAX_WAITING_MUST_ONLY
+    );
+    assert_eq!(
+        inbox.folded("main"),
+        1 + 3 * MAX_WAITING_MUST_ONLY as u64,
+        "each beat folded counted once"
+    );
+}
+
 /// Regression: past 100 waiting messages the oldest was dropped, whatever it was, so a
 /// flood of heartbeats pushed the owner's reminder out. Heartbeats are folded on their
 /// own; reminders all wait.

@@ -195,7 +195,7 @@ fn shown(messages: &[Message], folded: u64, on_its_way: &dyn Fn(u64) -> bool) ->
         for piece in &m.pieces {
             match piece {
                 Piece::Text(t) => block.put(Part::Text(t), &mut out),
-                Piece::Activity(line) => {
+                Piece::Activity(line) | Piece::Must(line) => {
                     end_line(&mut block, &mut out);
                     block.put(Part::Activity(line), &mut out);
                 }

@@ -23,7 +23,7 @@ pub(crate) fn render(reply: &Reply) -> String {
     for piece in &reply.pieces {
         match piece {
             Piece::Text(text) => t.text(text),
-            Piece::Activity(line) => t.activity(line),
+            Piece::Activity(line) | Piece::Must(line) => t.activity(line),
         }
     }
     t.finish()

@@ -89,7 +89,7 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
             "session {id}: heartbeat: acknowledged; delivering its {} reminder lines",
             sink.must.len()
         );
-        let pieces = sink.must.into_iter().map(Piece::Activity).collect();
+        let pieces = sink.must.into_iter().map(Piece::Must).collect();
         let beat = Beat::Deliver {
             session: id,
             reply: Arc::new(Reply { pieces }),
@@ -148,7 +148,7 @@ impl Collector {
             .iter()
             .map(|p| match p {
                 Piece::Text(t) => t.chars().count(),
-                Piece::Activity(_) => 0,
+                Piece::Activity(_) | Piece::Must(_) => 0,
             })
             .sum()
     }
@@ -157,7 +157,7 @@ impl Collector {
     fn is_blank(&self) -> bool {
         self.reply.pieces.iter().all(|p| match p {
             Piece::Text(t) => t.trim().is_empty(),
-            Piece::Activity(_) => false,
+            Piece::Activity(_) | Piece::Must(_) => false,
         })
     }
 }
@@ -174,7 +174,8 @@ impl Sink for Collector {
     }
 
     fn must_show(&mut self, line: &str) {
-        self.activity(line);
+        self.keep(line, Piece::Must);
+        self.last.clear();
         // Bounded as the reply is; past it `/remind` lists the rest.
         let held: usize = self.must.iter().map(String::len).sum();
         if held + line.len() <= MAX_BEAT_REPLY {
