@@ -168,6 +168,11 @@ fn normalised(units: Vec<Unit>, text: &str) -> Vec<Unit> {
     }
     let mut out = Vec::with_capacity(units.len());
     for u in units {
+        if u.c.is_ascii() {
+            // Its own decomposition, folded when compared.
+            out.push(u);
+            continue;
+        }
         out.extend(searched(u.c).map(|c| Unit {
             c,
             start: u.start,
