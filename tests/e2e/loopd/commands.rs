@@ -75,6 +75,30 @@ fn session_switches_this_connection_only_and_validates_the_name() {
     assert_eq!(l.records("main")[0]["content"], "hi from b");
 }
 
+/// Regression: `/session NAME` to a damaged session answered with the error alone, and
+/// the owner, not told the connection stayed where it was, sent the next line to the old
+/// session unawares.
+#[test]
+fn a_switch_to_a_damaged_session_says_where_the_connection_stays() {
+    let mut l = Loopd::start("");
+    l.llama.push(text(&["in work"]));
+    let mut a = l.client();
+    a.ask("/session work");
+    a.ask("a line in work");
+    drop(a);
+    let log = l.session_dir("work").join("epoch-000000.jsonl");
+    std::fs::write(&log, "{\"type\":\"assistant\"}\n").unwrap();
+    l.restart();
+    let mut b = l.client();
+    let reply = b.ask("/session work");
+    assert!(reply[0].starts_with("error: session work: "), "{reply:?}");
+    assert!(
+        reply[0].ends_with("; this connection stays in session main"),
+        "{reply:?}"
+    );
+    assert_eq!(b.ask("/session"), ["session main"]);
+}
+
 #[test]
 fn a_status_sent_after_a_message_is_answered_after_its_reply() {
     let l = Loopd::start("");

@@ -86,7 +86,7 @@ impl State {
     ) {
         match command {
             Command::Turn(text) => self.turn(id, session, &text, from.as_ref()),
-            Command::Open(target) => self.open_reply(id, target),
+            Command::Open(target) => self.open_reply(id, target, session),
             Command::Compact => self.compact(id, session),
             Command::Allow(call) => self.allow(id, session, call),
             Command::Forget(ask) => self.forget(id, session, ask),
@@ -145,7 +145,7 @@ impl State {
     }
 
     /// `/session NAME`: opens `session` (never creating it) and says what it holds.
-    fn open_reply(&mut self, id: JobId, session: SessionId) {
+    fn open_reply(&mut self, id: JobId, session: SessionId, still: &SessionId) {
         let reply = match self.open(&session) {
             SessionView::Open { epoch, records, .. } => Ok(format!(
                 "session {session}: epoch {epoch}, {records} records"
@@ -153,7 +153,11 @@ impl State {
             SessionView::New => Ok(format!(
                 "session {session}: new; it starts with your first message"
             )),
-            SessionView::Broken(why) => Err(Failure::Unusable { session, why }),
+            SessionView::Broken(why) => Err(Failure::NotSwitched {
+                target: session,
+                why,
+                still: still.clone(),
+            }),
         };
         self.notify.done(id, reply);
     }

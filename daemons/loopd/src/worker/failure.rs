@@ -22,6 +22,13 @@ pub(crate) enum Failure {
     /// The session is not one the job can use: it failed to open earlier (its error's
     /// words, as the status board keeps them), or it is new and has nothing to act on.
     Unusable { session: SessionId, why: String },
+    /// `/session NAME` could not open NAME: the connection stays where it was, and is
+    /// told so, or its next line would go somewhere it did not expect.
+    NotSwitched {
+        target: SessionId,
+        why: String,
+        still: SessionId,
+    },
     /// A turn failed, or ended because the session is full.
     Turn(EngineError),
     /// `/compact` ran and failed.
@@ -51,6 +58,10 @@ impl fmt::Display for Failure {
         match self {
             Failure::Session { session, error } => write!(f, "session {session}: {error}"),
             Failure::Unusable { session, why } => write!(f, "session {session}: {why}"),
+            Failure::NotSwitched { target, why, still } => write!(
+                f,
+                "session {target}: {why}; this connection stays in session {still}"
+            ),
             Failure::Turn(e) => write!(f, "{e}"),
             Failure::Compaction(e) => write!(f, "compaction failed: {e}"),
             Failure::Forget {
