@@ -189,10 +189,29 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
     }
     let mut kept = Vec::new();
     let mut room = MAX_MESSAGE_BYTES;
+    let mut must_room = MAX_MUST_BYTES;
+    let mut cut_done = false;
     for piece in joined {
-        let text = match &piece {
-            Piece::Text(t) | Piece::Activity(t) | Piece::Must(t) => t,
+        // Reminder lines are kept past the cut of the text, on a budget of their own: a
+        // long answer before them must not take them away (docs/reminders.md, 'The
+        // inbox').
+        let (text, must) = match &piece {
+            Piece::Must(t) => (t, true),
+            Piece::Text(t) | Piece::Activity(t) => (t, false),
         };
+        if must {
+            if text.len() <= must_room {
+                must_room -= text.len();
+                kept.push(piece);
+            } else if must_room > 0 {
+                must_room = 0;
+                kept.push(Piece::Must(MORE_MUST.into()));
+            }
+            continue;
+        }
+        if cut_done {
+            continue;
+        }
         if text.len() <= room {
             room -= text.len();
             kept.push(piece);
@@ -204,17 +223,23 @@ fn bounded(pieces: Vec<Piece>) -> Vec<Piece> {
         }
         let head = text[..cut].to_string();
         kept.push(match piece {
-            Piece::Text(_) => Piece::Text(head),
             Piece::Activity(_) => Piece::Activity(head),
-            Piece::Must(_) => Piece::Must(head),
+            Piece::Text(_) | Piece::Must(_) => Piece::Text(head),
         });
         kept.push(Piece::Activity(
             "[cut here; the whole reply is in the session log]".into(),
         ));
-        break;
+        cut_done = true;
     }
     kept
 }
+
+/// The most of one message's reminder lines kept, in bytes: a line each is a hundred
+/// bytes or so, so dozens of reminders set in one beat; past it one line says so.
+pub(crate) const MAX_MUST_BYTES: usize = 4 * 1024;
+
+/// The line standing for reminder lines past `MAX_MUST_BYTES`.
+const MORE_MUST: &str = "more reminders were set or held; /remind and the session log have them";
 
 /// Heartbeat messages of one session that wait with nothing but their reminder lines
 /// (`Piece::Must`), left by folding: as many as a page steering every beat into setting

@@ -110,6 +110,40 @@ fn a_folded_heartbeat_keeps_its_reminder_lines_and_the_remainders_are_bounded() 
     );
 }
 
+/// Regression: a heartbeat message cut at `MAX_MESSAGE_BYTES` lost the reminder line
+/// after its long answer ("write 9000 characters, then set a reminder").
+#[test]
+fn a_cut_message_keeps_its_reminder_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inbox = Inbox::load(dir.path()).unwrap();
+    let line = Piece::Must("reminder 7 held for /allow 7".into());
+    let long = Piece::Text("x".repeat(MAX_MESSAGE_BYTES + 808));
+    let (m, _) = inbox.add(
+        "main",
+        Kind::Heartbeat,
+        vec![long, line.clone()],
+        PRIVATE,
+        false,
+        None,
+    );
+    assert!(m.pieces.contains(&line), "{:?}", m.pieces.last());
+    assert!(matches!(&m.pieces[1], Piece::Activity(cut) if cut.starts_with("[cut here")));
+    let many: Vec<Piece> = (0..1000)
+        .map(|n| Piece::Must(format!("reminder {n} set for tomorrow")))
+        .collect();
+    let (m, _) = inbox.add("main", Kind::Heartbeat, many, PRIVATE, false, None);
+    let bytes: usize = m
+        .pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Must(t) => t.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(bytes <= MAX_MUST_BYTES + 100, "bounded: {bytes}");
+    assert!(matches!(m.pieces.last(), Some(Piece::Must(t)) if t.starts_with("more reminders")));
+}
+
 /// Regression: past 100 waiting messages the oldest was dropped, whatever it was, so a
 /// flood of heartbeats pushed the owner's reminder out. Heartbeats are folded on their
 /// own; reminders all wait.

@@ -174,21 +174,38 @@ impl Sink for Collector {
     }
 
     fn must_show(&mut self, line: &str) {
-        self.keep(line, Piece::Must);
         self.last.clear();
-        // Bounded as the reply is; past it `/remind` lists the rest.
+        // Bounded as the reply is, but apart from its text, so no answer however long
+        // crowds a reminder line out; past the bound `/remind` lists the rest.
         let held: usize = self.must.iter().map(String::len).sum();
-        if held + line.len() <= MAX_BEAT_REPLY {
-            self.must.push(line.to_string());
+        let shown = if held + line.len() <= MAX_BEAT_REPLY {
+            line
         } else if self.must.last().is_none_or(|l| l != MORE_REMINDERS) {
-            self.must.push(MORE_REMINDERS.to_string());
-        }
+            MORE_REMINDERS
+        } else {
+            return;
+        };
+        self.must.push(shown.to_string());
+        self.reply.pieces.push(Piece::Must(shown.to_string()));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a reminder line after an answer past `MAX_BEAT_REPLY` was dropped
+    /// with the rest of the text, so a page asking for a long answer first hid it.
+    #[test]
+    fn a_reminder_line_after_a_long_answer_is_kept() {
+        let mut t = Collector::default();
+        t.text(&"x".repeat(MAX_BEAT_REPLY + 10));
+        t.must_show("reminder 3 set for 09:00 Tue 8 Dec");
+        assert_eq!(
+            t.reply.pieces.last(),
+            Some(&Piece::Must("reminder 3 set for 09:00 Tue 8 Dec".into()))
+        );
+    }
 
     #[test]
     fn the_last_round_is_the_answer() {
