@@ -220,8 +220,12 @@ fn bind(path: &Path) -> Result<UnixListener, ListenError> {
         if !meta.file_type().is_socket() {
             return Err(ListenError::NotASocket(path.to_path_buf()));
         }
-        if UnixStream::connect(path).is_ok() {
-            return Err(ListenError::InUse(path.to_path_buf()));
+        // Only a socket nobody listens on is stale (`ECONNREFUSED`); one that cannot be
+        // tried (another user's, say) is named, never removed.
+        match UnixStream::connect(path) {
+            Ok(_) => return Err(ListenError::InUse(path.to_path_buf())),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+            Err(e) => return Err(bind_err(e)),
         }
         std::fs::remove_file(path).map_err(bind_err)?;
     }

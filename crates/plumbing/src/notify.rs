@@ -26,8 +26,17 @@ pub fn send(states: &[NotifyState]) {
     };
     let msg: String = states.iter().map(|s| format!("{s}\n")).collect();
     let sent = send_nonblocking(&path.to_string_lossy(), msg.as_bytes());
+    // A change of state (ready, reloading, stopping) is told whenever it fails; only the
+    // periodic pings and statuses are quiet after the first failure.
+    let periodic = states
+        .iter()
+        .all(|s| matches!(s, NotifyState::Watchdog | NotifyState::Status(_)));
     match (change(&FAILING, sent.is_ok()), sent) {
         (Change::Recovered, _) => crate::notice!("notify socket: messages go out again"),
+        (Change::Same, Err(e)) if !periodic => {
+            let what = msg.lines().next().unwrap_or("");
+            crate::warn!("notify socket: {what} not sent: {e}");
+        }
         (Change::Failed, Err(e)) => {
             let what = msg.lines().next().unwrap_or("");
             crate::warn!(
