@@ -18,6 +18,13 @@
 //! - **What it stores.** NUL is stripped from contents and metadata; metadata of more than
 //!   100 top-level keys or nested deeper than 5 is refused; `created_at` is kept and given
 //!   back in UTC with six fraction digits (Pydantic's form; none when they are all zero).
+//! - **Special tokens.** A content holding one of tiktoken's special tokens, once NUL is
+//!   stripped, is refused as Honcho's tiktoken calls refuse it: one of `o200k_base`'s (the
+//!   token count) with FastAPI's 422 `value_error` at `["body", "messages", i]`, one only
+//!   `cl100k_base` has (the embedding's chunking) with a 500, nothing stored.
+//! - **Answers.** A create is answered 201 with the list of the messages it created; a
+//!   list of an unknown session or workspace is an empty page, never a 404 (Honcho's list
+//!   builds a query and nothing more).
 //! - **Routes.** Matched by method (a wrong one is 405) and path; a path with a trailing
 //!   slash is redirected (307) unless the route also takes it (the messages create does).
 //! - **Peers.** Get-or-create answers 201 for a new peer and 200 for one it had; a
@@ -28,8 +35,9 @@
 //!   session summary (`GET …/summaries`) and peer cards (`GET`/`PUT …/peers/{peer}/card`)
 //!   a test can set and read.
 //!
-//! Tests can also make it answer with a status instead (429 with a `Retry-After`), store
-//! and then answer with a status, or take it down (connections refused) and bring it up
+//! Tests can also make it answer with a status instead (429 with a `Retry-After`) or an
+//! HTML page (a proxy's, a maintenance page), store and then answer with either, or take
+//! it down (connections refused) and bring it up
 //! again on the same address, as an outage would.
 //!
 //! By job: `server` (the listener, a thread per connection, reading a request and writing
@@ -50,8 +58,8 @@ mod time;
 
 pub use server::Standin;
 pub use state::{
-    Conclusion, Fault, Seen, State, Stored, HONCHO_MAX_MESSAGE_SIZE, METADATA_MAX_DEPTH,
-    METADATA_MAX_KEYS,
+    cl100k_special_tokens, o200k_special_tokens, Conclusion, Fault, Seen, State, Stored,
+    HONCHO_MAX_MESSAGE_SIZE, METADATA_MAX_DEPTH, METADATA_MAX_KEYS, PAGE,
 };
 pub use time::now_utc;
 

@@ -5,7 +5,7 @@ use super::auth::authorized;
 use super::fastapi::{detail, good_name, invalid};
 use super::lists::{conclusions, list};
 use super::server::Request;
-use super::state::{Fault, Seen, State};
+use super::state::{Fault, Seen, State, PAGE};
 use super::store::{create, peer};
 use super::time::now_utc;
 use serde_json::{json, Value};
@@ -45,6 +45,8 @@ pub(super) fn setup_session(method: &str, target: &str, body: &[u8]) -> Option<S
 pub(super) struct Answer {
     pub(super) status: u16,
     pub(super) body: Value,
+    /// An HTML page sent instead of `body` (a [`Fault::Page`]).
+    pub(super) page: Option<&'static str>,
     pub(super) retry_after: Option<u64>,
     pub(super) location: Option<String>,
     pub(super) seen: Seen,
@@ -84,6 +86,7 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
     let answer = |status: u16, body: Value, seen: Seen| Answer {
         status,
         body,
+        page: None,
         retry_after: None,
         location: None,
         seen: Seen { status, ..seen },
@@ -129,17 +132,33 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
     };
     let parts: Vec<&str> = path.split('/').collect();
     let mut retry_after = None;
+    let mut page = None;
     let (status, body) = match (req.method.as_str(), &parts[3..]) {
         (
             "POST",
             [_, "sessions", session, "messages"] | [_, "sessions", session, "messages", ""],
         ) => {
             seen.count = raw["messages"].as_array().map_or(0, Vec::len);
-            match st.post_faults.front() {
-                Some(Fault::Status(_) | Fault::Limited(_)) => {
-                    let (s, a, r) = fault_answer(st.post_faults.pop_front().unwrap());
-                    retry_after = r;
+            match st.post_faults.front().copied() {
+                Some(f @ (Fault::Status(_) | Fault::Limited(_) | Fault::Page(_))) => {
+                    st.post_faults.pop_front();
+                    let (s, a, r) = fault_answer(f);
+                    (retry_after, page) = (r, fault_page(f));
                     (s, a)
+                }
+                Some(Fault::Pass) => {
+                    st.post_faults.pop_front();
+                    create(st, session, &raw)
+                }
+                Some(f @ Fault::StoreThenPage(s)) => {
+                    st.post_faults.pop_front();
+                    match create(st, session, &raw) {
+                        (201, _) => {
+                            page = fault_page(f);
+                            (s, Value::Null)
+                        }
+                        refused => refused,
+                    }
                 }
                 _ => create(st, session, &raw),
             }
@@ -147,12 +166,12 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
         ("POST", [_, "sessions", session, "messages", "list"]) => {
             seen.list = true;
             match st.list_faults.pop_front() {
+                Some(Fault::Pass) | None => list(st, session, query, &raw),
                 Some(f) => {
                     let (s, a, r) = fault_answer(f);
-                    retry_after = r;
+                    (retry_after, page) = (r, fault_page(f));
                     (s, a)
                 }
-                None => list(st, session, query, &raw),
             }
         }
         ("POST", [_, "sessions"]) => {
@@ -171,12 +190,12 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
         ("POST", [_, "peers"]) => {
             seen.peer = true;
             match st.peer_faults.pop_front() {
+                Some(Fault::Pass) | None => peer(st, &raw),
                 Some(f) => {
                     let (s, a, r) = fault_answer(f);
-                    retry_after = r;
+                    (retry_after, page) = (r, fault_page(f));
                     (s, a)
                 }
-                None => peer(st, &raw),
             }
         }
         ("GET", [_, "peers", p, "card"]) => (200, json!({ "peer_card": st.cards.get(*p) })),
@@ -228,6 +247,7 @@ pub(super) fn route(st: &mut State, req: &Request) -> Answer {
     };
     let mut a = answer(status, body, seen);
     a.retry_after = retry_after;
+    a.page = page;
     a
 }
 
@@ -272,10 +292,17 @@ fn session_get_or_create(st: &mut State, body: &Value) -> (u16, Value) {
     )
 }
 
+/// The HTML page a fault answers with instead of a body, if it does.
+fn fault_page(f: Fault) -> Option<&'static str> {
+    matches!(f, Fault::Page(_) | Fault::StoreThenPage(_)).then_some(PAGE)
+}
+
 /// The status and body of a fault, and its `Retry-After`.
 fn fault_answer(f: Fault) -> (u16, Value, Option<u64>) {
     match f {
         Fault::Status(s) | Fault::StoreThen(s) => (s, detail("stand-in fault"), None),
+        Fault::Page(s) | Fault::StoreThenPage(s) => (s, Value::Null, None),
+        Fault::Pass => (500, detail("stand-in: a pass as a fault"), None),
         Fault::Limited(secs) => (429, detail("rate limited"), Some(secs)),
         Fault::LateCommit(_) => (500, detail("stand-in: a late commit as a fault"), None),
         Fault::AnswerThenCommit(s, ..) => (s, detail("stand-in: answered before the commit"), None),

@@ -154,10 +154,10 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
         answer
     };
     // A 204 has no body.
-    let text = if answer.status == 204 {
-        String::new()
-    } else {
-        in_fastapi_order(&answer.body)
+    let (text, kind) = match answer.page {
+        Some(page) => (page.to_string(), "text/html"),
+        None if answer.status == 204 => (String::new(), "application/json"),
+        None => (in_fastapi_order(&answer.body), "application/json"),
     };
     let mut extra = String::new();
     if let Some(s) = answer.retry_after {
@@ -167,7 +167,7 @@ fn handle(mut conn: TcpStream, shared: &Shared) {
         extra.push_str(&format!("Location: {l}\r\n"));
     }
     let head = format!(
-        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+        "HTTP/1.1 {} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
         answer.status,
         text.len()
     );

@@ -89,6 +89,49 @@ pub enum Fault {
     /// then commit it after the second (counted from the request), whether or not the
     /// client still waits; lists answered meanwhile do not see it.
     AnswerThenCommit(u16, Duration, Duration),
+    /// Answer with this status and an HTML page ([`PAGE`]), storing nothing: a proxy in
+    /// front of Honcho, its 404 for a route it does not pass on, or a maintenance page
+    /// answered with 200.
+    Page(u16),
+    /// Store the messages, then answer with this status and an HTML page: a proxy whose
+    /// page hides Honcho's answer to a create that went through.
+    StoreThenPage(u16),
+    /// Answer as the server does: a place in a queue of faults, so that a later request
+    /// gets the next one.
+    Pass,
+}
+
+/// The page [`Fault::Page`] answers with, as a proxy or a maintenance page would.
+pub const PAGE: &str =
+    "<html><head><title>Maintenance</title></head><body>Back soon.</body></html>";
+
+/// tiktoken's special tokens in `o200k_base`, the encoding Honcho 3.0.12's `MessageCreate`
+/// counts a message's tokens with, refusing any of them in the text (tiktoken's
+/// default): FastAPI's 422 at the message. Built from pieces: no source file holds one
+/// whole.
+pub fn o200k_special_tokens() -> Vec<String> {
+    special_tokens(&["endoftext", "endofprompt"])
+}
+
+/// tiktoken's special tokens in `cl100k_base`, the encoding of Honcho's default embedding
+/// model (`text-embedding-3-small`), with which it chunks each message before the create
+/// commits, refusing any of them too: an unhandled `ValueError`, so a 500 and nothing
+/// stored.
+pub fn cl100k_special_tokens() -> Vec<String> {
+    special_tokens(&[
+        "endoftext",
+        "fim_prefix",
+        "fim_middle",
+        "fim_suffix",
+        "endofprompt",
+    ])
+}
+
+fn special_tokens(names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| format!("{}{n}{}", "<|", "|>"))
+        .collect()
 }
 
 /// Honcho's default `MAX_MESSAGE_SIZE`.

@@ -1,9 +1,10 @@
-//! Creates: a batch of messages checked as Honcho checks it (sizes, metadata, times; NUL
-//! stripped) and stored, and a peer got or created.
+//! Creates: a batch of messages checked as Honcho checks it (sizes, metadata, times,
+//! tiktoken's special tokens; NUL stripped) and stored, and a peer got or created.
 
 use super::fastapi::{detail, good_name, invalid};
 use super::state::{
-    Fault, State, Stored, HONCHO_MAX_MESSAGE_SIZE, METADATA_MAX_DEPTH, METADATA_MAX_KEYS,
+    cl100k_special_tokens, o200k_special_tokens, Fault, State, Stored, HONCHO_MAX_MESSAGE_SIZE,
+    METADATA_MAX_DEPTH, METADATA_MAX_KEYS,
 };
 use super::time::{now_utc, utc_micros};
 use serde_json::{json, Map, Value};
@@ -203,6 +204,25 @@ pub(super) fn create(st: &mut State, session: &str, body: &Value) -> (u16, Value
                 }
             },
         };
+        // `MessageCreate`'s validator counts the tokens of the content NUL was stripped
+        // from, with tiktoken refusing special tokens (Pydantic runs it once every field
+        // has passed).
+        let counted = content.replace('\0', "");
+        if let Some(token) = o200k_special_tokens()
+            .into_iter()
+            .find(|t| counted.contains(t.as_str()))
+        {
+            return (
+                422,
+                invalid(
+                    json!(["body", "messages", i]),
+                    "value_error",
+                    &format!("Value error, Encountered text corresponding to disallowed special token '{token}'.\nTo disable this check for all special tokens, pass `disallowed_special=()`.\n"),
+                    m.clone(),
+                    Some(json!({ "error": {} })),
+                ),
+            );
+        }
         st.next_id += 1;
         new.push(Stored {
             id: format!("msg{}", st.next_id),
@@ -212,6 +232,16 @@ pub(super) fn create(st: &mut State, session: &str, body: &Value) -> (u16, Value
             created_at,
             metadata: strip_nul(&metadata),
         });
+    }
+    // The create chunks each content that is not blank for embedding before it commits,
+    // with the embedding model's encoding; a special token there is an unhandled
+    // `ValueError`: Honcho's 500, and the transaction rolled back.
+    let chunked = cl100k_special_tokens();
+    if new
+        .iter()
+        .any(|m| !m.content.trim().is_empty() && chunked.iter().any(|t| m.content.contains(t)))
+    {
+        return (500, detail("An unexpected error occurred"));
     }
     let answer: Vec<Value> = new.iter().map(to_json).collect();
     st.messages.extend(new);
