@@ -3,7 +3,9 @@
 //! Each owner turn gives the owner's message (peer `owner_peer`) and then the final answer
 //! (peer `assistant_peer`), each with the record's `time` as `created_at` and a stable id
 //! in its metadata. Heartbeat turns give none. A text longer than Honcho accepts is sent
-//! as several messages in order, so nothing is refused for its length.
+//! as several messages in order, so nothing is refused for its length, and a text holding
+//! a tokenizer's special token is posted with that token broken ([`posted_text`]), so
+//! nothing is refused for its words either (docs/honcho.md, 'What is posted').
 
 use super::cursor::Cursor;
 use super::label::{LabelError, Labeller};
@@ -11,6 +13,7 @@ use super::scan::{Scan, Turn};
 use proto::Origin;
 use proto::{DataClass, Label};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 /// Honcho refuses a batch of more than 100 messages (`MessageBatchCreate`).
 pub const MAX_BATCH: usize = 100;
@@ -91,6 +94,65 @@ pub fn record_key(session: &str, epoch: u64, time: &str, role: &str, part: usize
     }
 }
 
+/// The invisible character put right after the `<` of a special token: the one loopd puts
+/// into tool text for llama.cpp too. It is default-ignorable, so `/forget`'s matching
+/// (`proto::query`) reads past it and a person sees nothing.
+pub const TOKEN_BREAKER: char = proto::neutralise::BREAKER;
+
+/// `text` as it is posted to Honcho (docs/honcho.md, 'What is posted'): NUL taken out, and
+/// a [`TOKEN_BREAKER`] put after the `<` of every `<|` NAME `|>` run together (a NAME of
+/// ASCII letters, digits and `_`). Honcho 3.0.12 counts a message's tokens with tiktoken (`o200k_base`,
+/// in `MessageCreate`'s validator) and chunks it for embedding (`cl100k_base`) before the
+/// create commits, both with tiktoken's default of refusing any special token in the
+/// text: `endoftext` or `endofprompt` in that shape gets a 422 for the message, which
+/// would be passed over for good, and `fim_prefix` a 500, which would hold the session
+/// for ever. Every special token of tiktoken's encodings has that shape, and tiktoken
+/// matches only the exact text. NUL goes first because Honcho takes it out before it
+/// counts, so a NUL inside a special token would not save it there. (No source file holds
+/// a special token whole; the tests build them from pieces.) Borrowed and unchanged when
+/// there is nothing to change, which is nearly always.
+pub fn posted_text(text: &str) -> Cow<'_, str> {
+    let text: Cow<'_, str> = if text.contains('\0') {
+        Cow::Owned(text.replace('\0', ""))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let breaks: Vec<usize> = text
+        .match_indices("<|")
+        .filter(|&(i, _)| special_shaped(&text[i + 2..]))
+        .map(|(i, _)| i + 1)
+        .collect();
+    if breaks.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + breaks.len() * TOKEN_BREAKER.len_utf8());
+    let mut from = 0;
+    for at in breaks {
+        out.push_str(&text[from..at]);
+        out.push(TOKEN_BREAKER);
+        from = at;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+/// Whether `after` (what follows a `<|`) goes on as NAME `|>`: the shape of tiktoken's
+/// special tokens. The name cannot hold `<`, so looking ahead from every `<|` of a text
+/// reads each character a bounded number of times.
+fn special_shaped(after: &str) -> bool {
+    let name = after
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    name > 0 && after[name..].starts_with("|>")
+}
+
+/// The pieces `text` is posted as: [`posted_text`] cut into pieces of at most `max_chars`
+/// characters. The one place a message's content is made.
+fn parts(text: &str, max_chars: usize) -> Vec<String> {
+    split(&posted_text(text), max_chars)
+}
+
 /// The messages one turn gives, in the order they are posted, each text cut into pieces of
 /// at most `max_chars` characters.
 pub fn turn_messages(
@@ -107,7 +169,7 @@ pub fn turn_messages(
         (&turn.user, "owner", peers.owner),
         (&turn.answer, "assistant", peers.assistant),
     ] {
-        for (part, content) in split(&said.text, max_chars).into_iter().enumerate() {
+        for (part, content) in parts(&said.text, max_chars).into_iter().enumerate() {
             out.push(Outgoing {
                 id: message_id(session, turn.epoch, said.offset, role, part),
                 record: record_key(session, turn.epoch, &said.time, role, part),
@@ -190,7 +252,7 @@ fn pending(
         } else {
             turn_labels(turn, gate.labels)?
         };
-        let owner_parts = split(&turn.user.text, gate.max_chars).len();
+        let owner_parts = parts(&turn.user.text, gate.max_chars).len();
         let total = messages.len();
         let skip = if (turn.epoch, turn.user.offset) == (from.epoch, from.offset) {
             from.done
@@ -325,5 +387,88 @@ mod tests {
         assert_eq!(pieces[0].chars().count(), MAX_MESSAGE_CHARS);
         assert_eq!(pieces[2], "é");
         assert_eq!(pieces.concat(), text);
+    }
+
+    /// tiktoken's special tokens of the encodings Honcho 3.0.12 uses, built from pieces
+    /// (`o200k_base` counts a message, `cl100k_base` chunks it for embedding).
+    fn special_tokens() -> Vec<String> {
+        [
+            "endoftext",
+            "endofprompt",
+            "fim_prefix",
+            "fim_middle",
+            "fim_suffix",
+        ]
+        .iter()
+        .map(|name| special(name))
+        .collect()
+    }
+
+    fn special(name: &str) -> String {
+        format!("{}{name}{}", "<|", "|>")
+    }
+
+    #[test]
+    fn special_tokens_are_broken_and_nothing_else_is_touched() {
+        for token in special_tokens() {
+            let text = format!("what does {token} mean? {token}{token}");
+            let posted = posted_text(&text);
+            assert!(!posted.contains(&token), "{posted:?}");
+            assert_eq!(
+                posted.replace(TOKEN_BREAKER, ""),
+                text,
+                "only the breaker added"
+            );
+            assert_eq!(posted_text(&posted), posted, "idempotent");
+        }
+        for plain in [
+            "plain",
+            "a <|> b",
+            "Elm: f <| x |> g",
+            "<|a b|>",
+            "<|",
+            "|>",
+            "<|<|",
+        ] {
+            assert!(matches!(posted_text(plain), Cow::Borrowed(_)), "{plain}");
+        }
+        let eot = special("endoftext");
+        let broken = eot.replacen('<', &format!("<{TOKEN_BREAKER}"), 1);
+        assert_eq!(posted_text(&format!("<|{eot}")), format!("<|{broken}"));
+    }
+
+    /// Honcho takes NUL out of a message before it counts its tokens, so a NUL inside a
+    /// special token must not save it from the break.
+    #[test]
+    fn a_nul_inside_a_special_token_does_not_hide_it() {
+        let (eot, eop) = (special("endoftext"), special("endofprompt"));
+        let logged = format!(
+            "{} and {}",
+            eot.replacen("of", "of\0", 1),
+            eop.replacen('<', "<\0", 1)
+        );
+        let posted = posted_text(&logged);
+        let broken = |t: &str| t.replacen('<', &format!("<{TOKEN_BREAKER}"), 1);
+        assert_eq!(posted, format!("{} and {}", broken(&eot), broken(&eop)));
+    }
+
+    /// What is posted stays findable by `/forget`'s matching of the words in the log.
+    #[test]
+    fn the_posted_text_is_found_by_a_forget_of_the_logged_words() {
+        use proto::query::Query;
+        let eot = special("endoftext");
+        let logged = format!("what does {eot} mean in GPT tokenizers?");
+        let posted = posted_text(&logged);
+        assert_ne!(posted, logged);
+        for words in [
+            logged.clone(),
+            "endoftext".into(),
+            format!("\"{eot} mean\""),
+        ] {
+            assert!(
+                Query::parse(&words).matches(&posted),
+                "{words:?} in {posted:?}"
+            );
+        }
     }
 }

@@ -10,7 +10,7 @@ use super::*;
 use plumbing::backoff::Backoff;
 use proto::Origin;
 use serde_json::json;
-use standins::honcho::{Fault, Standin, HANG};
+use standins::honcho::{cl100k_special_tokens, o200k_special_tokens, Fault, Standin, HANG};
 use std::time::Instant;
 
 fn turns(logs: &mut Logs, from: usize, n: usize) -> Vec<Expected> {
@@ -145,6 +145,79 @@ fn a_422_for_one_message_lets_the_others_through_and_passes_over_only_that_one()
         let now = st.posts().iter().filter(|p| p.status == 422).count();
         assert_eq!(now, refusals, "nothing refused again");
     });
+}
+
+/// Regression: a message holding one of tiktoken's special tokens (the end-of-text token
+/// a question about tokenizers names) was posted as it was; Honcho 3.0.12 counts a
+/// message's tokens with tiktoken, which refuses them, and answered 422 at the message,
+/// which loopd passed over for good: the turn was never reported. One only the embedding's
+/// encoding has (`fim_prefix`) was a 500, retried for ever, holding the session's later
+/// turns back. Both are posted broken by an invisible joiner now.
+#[test]
+fn a_message_holding_a_tokenizer_special_token_is_stored_not_passed_over() {
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut want = turns(&mut logs, 0, 1);
+    let eot = &o200k_special_tokens()[0];
+    let fim = &cl100k_special_tokens()[1];
+    let q = format!("what does {eot} mean in GPT tokenizers?");
+    let a = format!("it ends a text; {fim} opens a fill-in-the-middle prompt");
+    let special = turn(&mut logs, &q, &a);
+    for (peer, text, time) in special {
+        want.push((peer, message::posted_text(&text).into_owned(), time));
+    }
+    want.extend(turns(&mut logs, 2, 1));
+    let reporter = start(&config(state.path(), &server));
+    settle(&reporter, &server, "main", want.len());
+    server.with(|st| {
+        assert_eq!(got(st), want, "every message once, in order");
+        assert!(st.seen.iter().all(|s| s.status < 400), "{:?}", st.seen);
+        assert!(!st.messages.iter().any(|m| m.content.contains(eot.as_str())));
+    });
+    let h = reporter.health();
+    assert_eq!(h.failures, 0, "{h:?}");
+}
+
+/// The stand-in refuses tiktoken's special tokens where Honcho 3.0.12 does: `MessageCreate`
+/// counts tokens with `o200k_base` once NUL is stripped (FastAPI's 422 `value_error` at the
+/// message), and the create chunks for embedding with `cl100k_base` (a 500, nothing
+/// stored). What the test above is run against.
+#[test]
+fn the_stand_in_refuses_special_tokens_as_honcho_does() {
+    let server = Standin::start();
+    let url = format!("{}/v3/workspaces/ws/sessions/main/messages", server.url());
+    let post = |content: &str| {
+        let body = json!({ "messages": [
+            { "content": "fine", "peer_id": "owner" },
+            { "content": content, "peer_id": "owner" },
+        ] });
+        match ureq::post(&url).send_string(&body.to_string()) {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(s, r)) => (s, r.into_string().unwrap()),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let eot = &o200k_special_tokens()[0];
+    let hidden = eot.replacen("of", "of\0", 1);
+    for content in [format!("a {eot} b"), hidden] {
+        let (status, body) = post(&content);
+        assert_eq!(status, 422, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["detail"][0]["type"], "value_error", "{body}");
+        assert_eq!(
+            v["detail"][0]["loc"],
+            json!(["body", "messages", 1]),
+            "{body}"
+        );
+    }
+    let fim = &cl100k_special_tokens()[1];
+    assert!(!o200k_special_tokens().contains(fim));
+    assert_eq!(post(&format!("a {fim} b")).0, 500);
+    server.with(|st| assert!(st.messages.is_empty(), "nothing stored"));
+    let broken = message::posted_text(&format!("a {eot} {fim} b")).into_owned();
+    assert_eq!(post(&broken).0, 201);
+    server.with(|st| assert_eq!(st.messages.len(), 2));
 }
 
 /// A 422 that names no field of a message (Honcho's own `{"detail": "…"}`) is about the
