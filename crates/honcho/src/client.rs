@@ -7,7 +7,9 @@
 //! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=100`
 //!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest 100 messages of
 //!   one boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`,
-//!   to see which of a batch whose outcome was unknown Honcho holds.
+//!   to see which of a batch whose outcome was unknown Honcho holds. Honcho answers a
+//!   session or workspace it does not know with an empty page, never a 404, so a 404 is
+//!   a failure (a proxy's, a wrong url), never "nothing there".
 //! - `POST /v3/workspaces/{workspace}/peers` with `{"id": peer, "configuration":
 //!   {"observe_me": false}}`: gets or creates the assistant's peer and sets its peer-level
 //!   configuration, so that Honcho's deriver does not spend model calls on the assistant's
@@ -304,11 +306,9 @@ impl Client {
             self.messages_url(session)
         );
         let body = json!({ "filters": { "metadata": { key: value } } });
-        let resp = match self.send(&url, &body) {
-            Ok(r) => r,
-            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
+        // A 404 is a failure, never "none": Honcho lists a session it does not know as an
+        // empty page (docs/honcho.md, 'What Honcho's answers do').
+        let resp = self.send(&url, &body)?;
         let (items, _) = read_page(resp, &url)?;
         Ok(items.iter().filter_map(|i| field(i, "id")).collect())
     }
@@ -322,12 +322,11 @@ impl Client {
             self.messages_url(session)
         );
         let body = json!({ "filters": { "metadata": { SESSION_KEY: boxmaker } } });
-        let resp = match self.send(&url, &body) {
-            Ok(r) => r,
-            // A session Honcho has never seen holds no messages.
-            Err(CallError::Status { status: 404, .. }) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
+        // Honcho lists a session it has never seen as an empty page, so a 404 is not
+        // Honcho's answer (a proxy's, a wrong url): read as "nothing there" after a create
+        // that may have committed, it would have the batch posted again (docs/honcho.md,
+        // 'What Honcho's answers do').
+        let resp = self.send(&url, &body)?;
         let (items, _) = read_page(resp, &url)?;
         Ok(items
             .iter()

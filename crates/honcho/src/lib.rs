@@ -71,6 +71,8 @@ pub mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_answers;
+#[cfg(test)]
 mod tests_doubt;
 #[cfg(test)]
 mod tests_forget;

@@ -396,7 +396,9 @@ impl SessionSync {
                     flight::unmark(ctx.state_dir(), &name);
                     cur = plan.after;
                     if self.verify {
-                        // Quietly when Honcho cannot be asked: the next doubt looks again.
+                        // A look that failed (a 404 too) found nothing: it is made again,
+                        // quietly, after the next batch Honcho takes (docs/honcho.md,
+                        // 'Nothing lost, nothing twice').
                         if let Ok(recent) = ctx.client.recent(&target, &name) {
                             self.verify = false;
                             self.warn_duplicates(ctx, &target, &recent);
