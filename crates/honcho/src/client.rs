@@ -2,8 +2,10 @@
 //!
 //! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages` with
 //!   `{"messages": [MessageCreate…]}` (1 to 100 messages; Honcho answers 201 with the
-//!   created messages). Honcho gets-or-creates the workspace, the session and the peers
-//!   named in the messages itself.
+//!   list of the messages it created, in order). Honcho gets-or-creates the workspace, the
+//!   session and the peers named in the messages itself. Only that answer says the batch
+//!   is stored; any other answer after the post went out leaves it unknown
+//!   ([`CallError::Unconfirmed`]).
 //! - `POST /v3/workspaces/{workspace}/sessions/{session}/messages/list?reverse=true&page=1&size=100`
 //!   with `{"filters": {"metadata": {"boxmaker_session": …}}}`: the newest 100 messages of
 //!   one boxmaker session, as a page `{"items": […], "total", "page", "size", "pages"}`,
@@ -53,6 +55,23 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// most (25 000 characters of content plus fields).
 pub const MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 
+/// Honcho's status for a create that stored the batch (its messages router,
+/// `status_code=201`): any other, 2xx or not, is not that answer.
+pub const CREATED: u16 = 201;
+
+/// How many times the size of what was sent a create's answer may be. Honcho echoes every
+/// message it created, written as json the way loopd writes it (UTF-8, the same escapes),
+/// so its answer is about the size sent; twice that leaves room for a server that escapes
+/// more. An answer past the bound is not believed but settled as one whose outcome is not
+/// known, so the bound can cost a wait, never a message.
+pub const ANSWER_ECHO_FACTOR: u64 = 2;
+
+/// What Honcho adds to each message it echoes in a create's answer, beyond what was sent:
+/// its id (a 21-character nanoid), the session and workspace ids (at most 512 characters
+/// each), `token_count`, `created_at` with six fraction digits, and the keys' names. 2 KiB
+/// is more than all of it.
+pub const ANSWER_BYTES_PER_MESSAGE: u64 = 2048;
+
 /// The most of an error answer kept for the log: enough for Honcho's `{"detail": …}`
 /// validation messages, not enough to flood the journal.
 pub const MAX_ERROR_BODY_BYTES: u64 = 2048;
@@ -89,6 +108,14 @@ pub enum CallError {
     /// Nothing was sent: no connection could be made (refused, no such host, connect
     /// timed out), or the token file cannot be read. Honcho cannot have stored anything.
     Unsent(String),
+    /// A create was answered with a 2xx that is not Honcho's success (its 201 with the
+    /// list of the messages it created): a proxy's page, a maintenance page, a body that
+    /// is not that list. Whether Honcho stored the batch is not known.
+    Unconfirmed {
+        status: u16,
+        /// What the answer was instead, in words that never quote it.
+        why: String,
+    },
 }
 
 impl CallError {
@@ -97,7 +124,7 @@ impl CallError {
     pub fn outcome_unknown(&self) -> bool {
         match self {
             CallError::Status { status, .. } => *status >= 500 || *status == 408,
-            CallError::Transport(_) => true,
+            CallError::Transport(_) | CallError::Unconfirmed { .. } => true,
             CallError::Unsent(_) => false,
         }
     }
@@ -109,6 +136,7 @@ impl CallError {
             CallError::Status { status, .. } => format!("HTTP {status}"),
             CallError::Transport(_) => "no answer".into(),
             CallError::Unsent(_) => "no connection".into(),
+            CallError::Unconfirmed { status, .. } => format!("HTTP {status} unconfirmed"),
         }
     }
 }
@@ -120,6 +148,10 @@ impl std::fmt::Display for CallError {
                 write!(f, "honcho answered {status} ({})", body_kind(body))
             }
             CallError::Transport(m) | CallError::Unsent(m) => f.write_str(m),
+            CallError::Unconfirmed { status, why } => write!(
+                f,
+                "honcho answered {status} with {why}, not the list of the messages it created; whether it stored them is not known"
+            ),
         }
     }
 }
@@ -252,16 +284,21 @@ impl Client {
     /// [`MAX_ANSWER_WAIT`]: the caller (`flight`) runs it on a thread of its own and stops
     /// waiting for it sooner, but the connection stays open, so that Honcho's answer, or
     /// the connection closing without one, says when the create has ended.
+    ///
+    /// `Ok` only for Honcho's own success: 201 and the list of the messages it created,
+    /// one per message sent, in order. Anything else that came after the post went out (a
+    /// 200 maintenance page from a proxy, an answer cut short) is
+    /// [`CallError::Unconfirmed`]: the batch may or may not be stored, and the reporter
+    /// finds out as after a timeout (docs/honcho.md, 'What Honcho's answers do').
     pub fn post(&self, session: &str, boxmaker: &str, batch: &[Outgoing]) -> Result<(), CallError> {
         let messages: Vec<Value> = batch.iter().map(|m| m.to_json(boxmaker)).collect();
-        self.send_with(
-            &self.patient,
-            "POST",
-            &self.messages_url(session),
-            Some(&json!({ "messages": messages })),
-        )?;
-        // The answer echoes every message; nothing in it is needed, so it is not read.
-        Ok(())
+        let body = json!({ "messages": messages });
+        // Honcho's answer echoes every message sent, so it is bounded by what was sent.
+        let limit = ANSWER_ECHO_FACTOR * body.to_string().len() as u64
+            + ANSWER_BYTES_PER_MESSAGE * batch.len() as u64;
+        let url = self.messages_url(session);
+        let resp = self.send_with(&self.patient, "POST", &url, Some(&body))?;
+        created(resp, &url, batch, limit)
     }
 
     /// Gets or creates the Honcho session with both peers in it
@@ -458,6 +495,80 @@ fn read_json(resp: ureq::Response, url: &str) -> Result<Value, CallError> {
         .map_err(|e| CallError::Transport(format!("{url}: answer is not json: {e}")))
 }
 
+/// One message of a create's answer: only what ties it to what was sent is read; its
+/// content and the rest are skipped.
+#[derive(serde::Deserialize)]
+struct CreatedMessage {
+    id: String,
+    metadata: CreatedMetadata,
+}
+
+#[derive(serde::Deserialize)]
+struct CreatedMetadata {
+    /// `message::ID_KEY` (an attribute cannot name the constant).
+    #[serde(rename = "boxmaker_id")]
+    id: String,
+}
+
+/// Whether `resp` to the create of `batch` is Honcho's success: [`CREATED`], and a json
+/// list of the messages created, one per message sent, each with its id and the
+/// `boxmaker_id` sent, in order; the body read within `limit` bytes.
+fn created(
+    resp: ureq::Response,
+    url: &str,
+    batch: &[Outgoing],
+    limit: u64,
+) -> Result<(), CallError> {
+    let status = resp.status();
+    // Looked at, never shown: a server that is not Honcho can put anything there.
+    let html = resp.content_type().eq_ignore_ascii_case("text/html");
+    let mut bytes = Vec::new();
+    let read_limit = if status == CREATED {
+        limit
+    } else {
+        MAX_ERROR_BODY_BYTES
+    };
+    resp.into_reader()
+        .take(read_limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CallError::Transport(format!("{url}: reading the answer: {e}")))?;
+    let unconfirmed = |why: String| CallError::Unconfirmed { status, why };
+    // In words that never quote the answer (docs/honcho.md, 'What Honcho's answers do').
+    let described = || {
+        let len = bytes.len() as u64;
+        if len > read_limit {
+            format!("a body of more than {read_limit} bytes")
+        } else if html {
+            format!("an HTML page of {len} bytes")
+        } else {
+            body_kind(&String::from_utf8_lossy(&bytes))
+        }
+    };
+    if status != CREATED || bytes.len() as u64 > read_limit {
+        return Err(unconfirmed(described()));
+    }
+    let Ok(list) = serde_json::from_slice::<Vec<CreatedMessage>>(&bytes) else {
+        return Err(unconfirmed(described()));
+    };
+    if list.len() != batch.len() {
+        return Err(unconfirmed(format!(
+            "a list of {} messages for {} sent",
+            list.len(),
+            batch.len()
+        )));
+    }
+    let matching = list
+        .iter()
+        .zip(batch)
+        .all(|(got, sent)| !got.id.is_empty() && got.metadata.id == sent.id);
+    if !matching {
+        return Err(unconfirmed(
+            "a list of messages that are not the ones sent".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The `items` of a page answer, and its `pages`, read within [`MAX_RESPONSE_BYTES`].
 fn read_page(resp: ureq::Response, url: &str) -> Result<(Vec<Value>, u64), CallError> {
     let mut page = read_json(resp, url)?;
@@ -529,6 +640,75 @@ mod tests {
         }
         assert!(CallError::Transport("timed out".into()).outcome_unknown());
         assert!(!CallError::Unsent("connection refused".into()).outcome_unknown());
+        let page = CallError::Unconfirmed {
+            status: 200,
+            why: "an HTML page of 37 bytes".into(),
+        };
+        assert!(page.outcome_unknown());
+    }
+
+    fn sent(ids: &[&str]) -> Vec<Outgoing> {
+        ids.iter()
+            .map(|id| Outgoing {
+                id: id.to_string(),
+                record: format!("{id}/r"),
+                peer: "owner".into(),
+                content: "secret words".into(),
+                created_at: "2026-11-30T04:34:57.000Z".into(),
+            })
+            .collect()
+    }
+
+    fn answer(status: u16, body: &str) -> ureq::Response {
+        ureq::Response::new(status, "X", body).unwrap()
+    }
+
+    fn echoed(ids: &[&str]) -> String {
+        let items: Vec<Value> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                json!({ "id": format!("n{i}"), "content": "secret words", "peer_id": "owner",
+                        "session_id": "main", "workspace_id": "ws", "token_count": 2,
+                        "created_at": "2026-11-30T04:34:57.000000Z",
+                        "metadata": { "boxmaker_id": id, "boxmaker_record": "r" } })
+            })
+            .collect();
+        Value::Array(items).to_string()
+    }
+
+    /// Only Honcho's 201 with the list of the messages created, one per message sent and
+    /// in order, says a batch is stored; anything else leaves it unknown, described
+    /// without quoting it.
+    #[test]
+    fn only_a_201_listing_the_messages_sent_counts_as_stored() {
+        let batch = sent(&["a", "b"]);
+        let ok = echoed(&["a", "b"]);
+        assert_eq!(created(answer(201, &ok), "u", &batch, 1 << 20), Ok(()));
+        for (status, body) in [
+            (200, ok.clone()),
+            (202, ok.clone()),
+            (201, echoed(&["a"])),
+            (201, echoed(&["b", "a"])),
+            (201, "<html>Maintenance: secret words</html>".into()),
+            (201, String::new()),
+            (201, r#"{"detail": "secret words"}"#.into()),
+        ] {
+            let e = created(answer(status, &body), "u", &batch, 1 << 20).unwrap_err();
+            assert!(
+                matches!(e, CallError::Unconfirmed { status: s, .. } if s == status),
+                "{status} {body}: {e:?}"
+            );
+            assert!(e.outcome_unknown());
+            let shown = e.to_string();
+            assert!(!shown.contains("secret"), "{shown}");
+            assert!(
+                shown.starts_with(&format!("honcho answered {status} with ")),
+                "{shown}"
+            );
+        }
+        let e = created(answer(201, &ok), "u", &batch, 64).unwrap_err();
+        assert!(e.to_string().contains("more than 64 bytes"), "{e}");
     }
 
     /// Regression: a refused batch's body (FastAPI's 422 echoes the messages it refused)

@@ -17,7 +17,7 @@
 //! on its own thread (`flight`) and its session posts nothing more until it comes. When
 //! loopd cannot know whether Honcho took the batch at the cursor and no answer can tell —
 //! a start after a post was cut short (its marker), a connection closed without an
-//! answer, a 5xx — it asks Honcho to answer a write through the same session set-up (the
+//! answer, a 5xx, a 2xx that is not Honcho's 201 listing the messages it created — it asks Honcho to answer a write through the same session set-up (the
 //! fence) and waits out Honcho's commit window from that answer. Then it looks the
 //! batch's records up among the session's newest messages and posts only those Honcho
 //! lacks (`sync`). A list alone is never believed: Honcho finishes a create after its

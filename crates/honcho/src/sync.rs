@@ -18,7 +18,8 @@
 //! batch is posted on its own thread (`flight`); one not answered within the request
 //! timeout holds its session until its answer comes, and after Honcho's answer a list
 //! tells the truth. When no answer can tell (a start after a post was cut short, a
-//! connection closed without one, a 5xx), the round asks Honcho to answer a write through
+//! connection closed without one, a 5xx, a 2xx other than Honcho's 201 listing what it
+//! created), the round asks Honcho to answer a write through
 //! the same session set-up (`Client::fence`), waits out [`COMMIT_WINDOW`] from that
 //! answer, then lists. Either way it posts only the messages of the batch whose
 //! `boxmaker_record` Honcho does not hold. A record Honcho holds twice is warned about,
@@ -163,7 +164,9 @@ impl RoundFailure {
             message: e.to_string(),
             retry_after: match e {
                 CallError::Status { retry_after, .. } => *retry_after,
-                CallError::Transport(_) | CallError::Unsent(_) => None,
+                CallError::Transport(_) | CallError::Unsent(_) | CallError::Unconfirmed { .. } => {
+                    None
+                }
             },
         }
     }

@@ -1,10 +1,11 @@
 //! Answers that are not Honcho's though they look like an outcome: a 404 from the list
 //! route (Honcho lists a session it does not know as an empty page; a 404 is a proxy's
-//! or a wrong url's). It may not have a batch posted again, nor pass for "no duplicates"
-//! (docs/honcho.md, 'What Honcho's answers do').
+//! or a wrong url's) and a 2xx to a create other than Honcho's 201 with the messages it
+//! created (a proxy's maintenance page). Neither may move the cursor or have a batch
+//! posted again (docs/honcho.md, 'What Honcho's answers do').
 
 use super::client::{CallError, Client};
-use super::test_standin::{config, got, options, settle, was_posting, Expected, Logs};
+use super::test_standin::{config, got, options, round, settle, was_posting, Expected, Logs};
 use super::*;
 use standins::honcho::{Fault, Standin, Stored, HANG};
 
@@ -118,4 +119,56 @@ fn the_list_route_answering_404_is_a_failure_not_an_empty_list() {
     assert!(matches!(e, CallError::Status { status: 404, .. }), "{e:?}");
     // What Honcho itself answers for a session it has never seen.
     assert_eq!(client.recent("never-seen", "never-seen").unwrap(), vec![]);
+}
+
+/// Regression: any 2xx to a create was taken as "stored", so a proxy's maintenance page
+/// answered with 200 moved the cursor past a batch Honcho never got: the turn was lost,
+/// silently. Only Honcho's 201 with the messages it created counts; anything else is
+/// settled as a post whose answer was lost (the fence, the window, a list).
+#[test]
+fn a_200_html_page_to_a_create_is_not_taken_as_stored() {
+    let server = Standin::start();
+    server.with(|st| st.post_faults.push_back(Fault::Page(200)));
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let mut want = turns(&mut logs, 0, 2);
+    let reporter = reporter(state.path(), &server);
+    reporter.poke("main");
+    let h = reporter.wait_for(HANG, |h| h.failures >= 1);
+    assert!(
+        h.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("honcho answered 200")
+                && e.contains("an HTML page of")
+                && !e.contains("Maintenance")),
+        "{h:?}"
+    );
+    want.extend(turns(&mut logs, 2, 1));
+    settle(&reporter, &server, "main", want.len());
+    server.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once");
+        assert_eq!(got(st), want, "every record, in order");
+        assert!(st.seen.iter().any(|s| s.session), "fenced: {:?}", st.seen);
+        assert!(st.seen.iter().any(|s| s.list), "listed: {:?}", st.seen);
+    });
+}
+
+/// The same page hiding a create that went through: the list finds the batch held, and
+/// it is not posted again.
+#[test]
+fn a_page_hiding_a_create_that_went_through_is_not_posted_again() {
+    let server = Standin::start();
+    server.with(|st| st.post_faults.push_back(Fault::StoreThenPage(200)));
+    let state = tempfile::tempdir().unwrap();
+    let mut logs = Logs::new(state.path(), "main");
+    let want = turns(&mut logs, 0, 2);
+    let reporter = reporter(state.path(), &server);
+    settle(&reporter, &server, "main", want.len());
+    round(&reporter, "main");
+    server.with(|st| {
+        assert_eq!(st.duplicates(), vec![], "each message once");
+        assert_eq!(got(st), want);
+        assert_eq!(st.posts().len(), 1, "posted once: {:?}", st.seen);
+        assert!(st.seen.iter().any(|s| s.list), "listed: {:?}", st.seen);
+    });
 }
