@@ -21,10 +21,20 @@ use super::names;
 use proto::config::Honcho;
 use proto::query::Query;
 use serde_json::json;
+use std::time::{Duration, Instant};
 
 /// The most pages of conclusions read per peer for one list: 100 000 conclusions. Past
 /// this the rest are not searched and the list says so.
 pub const MAX_CONCLUSION_PAGES: u64 = 1000;
+
+/// How long one request of a `/forget` list may take: the list runs on loopd's worker,
+/// where every session's turns wait behind it, so a Honcho that does not answer costs
+/// them this once, not the reporter's 30 s (docs/forgetting.md, 'What Honcho keeps').
+pub const LIST_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a whole `/forget` list may search Honcho: past it the list says what was
+/// not searched, as for any other stop.
+pub const LIST_WITHIN: Duration = Duration::from_secs(15);
 
 /// One thing Honcho derived that holds the query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,10 +81,11 @@ pub fn search(cfg: &Honcho, query: &str) -> Option<Search> {
     if cfg.url.is_empty() || names::check(cfg).is_err() {
         return None;
     }
-    let client = Client::new(cfg);
+    let client = Client::with_timeout(cfg, LIST_REQUEST_TIMEOUT);
     let query = Query::parse(query);
     let mut out = Search::default();
-    if let Err(e) = search_into(&client, cfg, &query, &mut out) {
+    let deadline = Instant::now() + LIST_WITHIN;
+    if let Err(e) = search_into(&client, cfg, &query, deadline, &mut out) {
         out.failed = Some(refusal(&e, cfg));
     }
     Some(out)
@@ -84,12 +95,23 @@ fn search_into(
     client: &Client,
     cfg: &Honcho,
     query: &Query,
+    deadline: Instant,
     out: &mut Search,
 ) -> Result<(), CallError> {
+    let late = |out: &mut Search| {
+        out.failed = Some(format!(
+            "it took longer than {} s; only what came by then was searched",
+            LIST_WITHIN.as_secs()
+        ));
+    };
     for peer in [&cfg.owner_peer, &cfg.assistant_peer] {
         let filter = json!({ "observed_id": peer });
         let mut page = 1;
         loop {
+            if Instant::now() >= deadline {
+                late(out);
+                return Ok(());
+            }
             let (items, pages) = client.conclusions(&filter, page)?;
             for (id, text) in items {
                 let known = out
@@ -115,6 +137,10 @@ fn search_into(
             }
             page += 1;
         }
+    }
+    if Instant::now() >= deadline {
+        late(out);
+        return Ok(());
     }
     for line in client.card(&cfg.owner_peer)? {
         if query.matches(&line) {

@@ -230,3 +230,20 @@ fn a_session_token_refused_the_conclusions_is_told_a_workspace_token_is_needed()
     );
     assert!(why.contains("a workspace token is needed"), "{why}");
 }
+
+/// Regression: with Honcho taking connections and never answering, a `/forget` list
+/// waited out the reporter's 30 s request timeout on loopd's worker, and every session's
+/// turns waited behind it; a list's requests have a bound of their own.
+#[test]
+fn a_list_against_a_honcho_that_never_answers_stops_at_its_own_bound() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = Standin::start();
+    let state = tempfile::tempdir().unwrap();
+    let mut cfg = config(state.path(), &server);
+    cfg.honcho.url = format!("http://{}", silent.local_addr().unwrap());
+    let found = derived::search(&cfg.honcho, "cat").unwrap();
+    assert!(found.found.is_empty());
+    assert!(found.failed.is_some(), "the list says it could not search");
+    assert!(derived::LIST_REQUEST_TIMEOUT < crate::client::REQUEST_TIMEOUT);
+    drop(silent);
+}
