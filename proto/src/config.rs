@@ -446,6 +446,7 @@ impl Config {
 }
 
 mod load;
+mod url;
 
 pub use load::{
     ConfigError, MAX_CONFIG_BYTES, MAX_RETRIES, MAX_SLOT_SAVE_IDLE_S, MAX_SUMMARY_CHARS,

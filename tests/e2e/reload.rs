@@ -19,6 +19,8 @@ const BROKEN: &[(&str, &str)] = &[
     ("[compact]\nthreshold = 2.0\n", "compact.threshold"),
     // An unknown key (a typo): the key is named.
     ("[loop]\nmax_round = 3\n", "max_round"),
+    // A base url without a host: the key is named.
+    ("[llama]\nurl = \"http://\"\n", "llama.url"),
     // Not TOML at all: the file is named.
     ("[llama\nurl = \"http://127.0.0.1:1\"\n", "boxmaker.toml"),
 ];

@@ -184,12 +184,7 @@ impl Config {
 
     /// `[llama]`, `[slots]` and `[expect]`: the model server and what loopd asks of it.
     fn check_llama(&self) -> Checked {
-        if !is_http(&self.llama.url) {
-            return bad(
-                "llama.url",
-                format!("{:?} is not an http(s) url", self.llama.url),
-            );
-        }
+        check_url("llama.url", &self.llama.url)?;
         if self.llama.retries > MAX_RETRIES {
             return bad("llama.retries", format!("must be at most {MAX_RETRIES}"));
         }
@@ -339,11 +334,8 @@ impl Config {
     /// file and the room's first session (docs/config.md).
     fn check_matrix(&self) -> Checked {
         let m = &self.matrix;
-        if !(m.homeserver.is_empty() || is_http(&m.homeserver)) {
-            return bad(
-                "matrix.homeserver",
-                format!("{:?} is not an http(s) url", m.homeserver),
-            );
+        if !m.homeserver.is_empty() {
+            check_url("matrix.homeserver", &m.homeserver)?;
         }
         if let Err(e) = SessionId::parse(&m.session) {
             return bad("matrix.session", e.to_string());
@@ -397,16 +389,10 @@ impl Config {
 
     /// `[honcho]`: its address, and, when it is on, every name it is sent.
     fn check_honcho(&self) -> Checked {
-        let honcho = &self.honcho.url;
-        if !(honcho.is_empty() || is_http(honcho)) {
-            return bad(
-                "honcho.url",
-                format!("{:?} is not an http(s) url", self.honcho.url),
-            );
-        }
-        if honcho.is_empty() {
+        if self.honcho.url.is_empty() {
             return Ok(());
         }
+        check_url("honcho.url", &self.honcho.url)?;
         let names = [
             ("honcho.workspace", &self.honcho.workspace),
             ("honcho.session", &self.honcho.session),
@@ -444,8 +430,11 @@ fn bad(key: &'static str, message: impl Into<String>) -> Checked {
     Err((key, message.into()))
 }
 
-fn is_http(url: &str) -> bool {
-    url.starts_with("http://") || url.starts_with("https://")
+/// `url`, the value of `key`, as a base url: scheme, host, port and path, each well
+/// formed (`url.rs`).
+fn check_url(key: &'static str, url: &str) -> Checked {
+    super::url::check(url)
+        .or_else(|why| bad(key, format!("{url:?} is not an http(s) base url: {why}")))
 }
 
 fn minutes(hhmm: &str) -> Option<u32> {

@@ -257,3 +257,50 @@ fn an_unknown_tool_to_summarise_and_a_zero_max_bytes_are_refused_naming_key_and_
     assert!(parse("[compact]\nsummarise = []\n").is_ok());
     assert!(parse("[tools.read_file]\nmax_bytes = 1\n[tools.http_fetch]\nmax_bytes = 1\n").is_ok());
 }
+
+/// Regression: `llama.url`, `honcho.url` and `matrix.homeserver` were checked only for
+/// their `http://` or `https://` prefix, so `http://` and `http://exa mple:99999/` were
+/// taken at start and failed later as a DNS error or an unparsable url naming no key.
+#[test]
+fn a_base_url_without_a_well_formed_host_and_port_is_refused_naming_its_key() {
+    let matrix_on = |homeserver: &str| {
+        format!(
+            "[matrix]\nhomeserver = {homeserver:?}\nuser_id = \"@box:ex.org\"\n\
+             token_file = \"/run/t\"\nowners = [\"@me:ex.org\"]\n"
+        )
+    };
+    for (url, why) in [
+        ("http://", "it has no host"),
+        ("http://exa mple:99999/", "it holds ' '"),
+        (
+            "http://example:99999/",
+            "port \"99999\" is not a number from 1 to 65535",
+        ),
+    ] {
+        for (text, key) in [
+            (format!("[llama]\nurl = {url:?}\n"), "key `llama.url`"),
+            (format!("[honcho]\nurl = {url:?}\n"), "key `honcho.url`"),
+            (matrix_on(url), "key `matrix.homeserver`"),
+        ] {
+            let e = parse(&text).unwrap_err();
+            assert!(
+                e.contains(key) && e.contains(&format!("{url:?}")) && e.contains(why),
+                "{text}: {e}"
+            );
+        }
+    }
+    for url in [
+        "http://127.0.0.1:8080",
+        "https://matrix.example.org",
+        "http://[::1]:8008/",
+        "http://localhost:8080/base",
+    ] {
+        let cfg = parse(&format!(
+            "[llama]\nurl = {url:?}\n[honcho]\nurl = {url:?}\n"
+        ))
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(cfg.llama.url, url);
+        let cfg = parse(&matrix_on(url)).unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(cfg.matrix.homeserver, url);
+    }
+}
