@@ -85,12 +85,13 @@ pub fn run(
         name: HTTP_FETCH.into(),
         arguments,
     };
+    // Taken before anything is said: a session out of numbers fetches nothing.
+    let number = session.take_call()?;
     // loopd's words first: a model's call line, clipped, cannot end as this one starts.
     sink.activity(&format!(
         "allowed by the owner (/allow {call}): {}",
         crate::turn::tools_run::activity_line(&fetch)
     ));
-    let number = session.take_call();
     session.append(Record::Assistant {
         cut: false,
         time: now_rfc3339(),

@@ -23,6 +23,9 @@ pub enum SessionError {
     Create { path: PathBuf, source: io::Error },
     /// A prompt a new epoch freezes is missing or unreadable.
     Prompt { path: PathBuf, source: io::Error },
+    /// Every call number is taken: a log holds `u64::MAX` (only a hand edit puts it
+    /// there), and a number is never given twice (docs/sessions.md, 'Records').
+    CallsUsedUp { session: SessionId },
 }
 
 impl From<sessions::Error> for SessionError {
@@ -41,6 +44,11 @@ impl fmt::Display for SessionError {
             SessionError::Prompt { path, source } => {
                 write!(f, "prompt {}: {source}", path.display())
             }
+            SessionError::CallsUsedUp { session } => write!(
+                f,
+                "session {session}: its tool call numbers are used up (the last, {}, is taken), and a number is never given twice; go on in another session (/session NAME)",
+                u64::MAX
+            ),
         }
     }
 }
@@ -52,6 +60,7 @@ impl std::error::Error for SessionError {
             SessionError::Create { source, .. } | SessionError::Prompt { source, .. } => {
                 Some(source)
             }
+            SessionError::CallsUsedUp { .. } => None,
         }
     }
 }
@@ -74,8 +83,9 @@ pub struct Session {
     label: Label,
     /// Whether the owner said anything in this epoch.
     owner_spoke: bool,
-    /// The next tool call number: one more than any `call` in the session's logs.
-    next_call: u64,
+    /// The next tool call number: one more than any `call` in the session's logs; `None`
+    /// when a log holds `u64::MAX`, so there is no number left to give.
+    next_call: Option<u64>,
 }
 
 impl Session {
@@ -156,7 +166,7 @@ impl Session {
             records,
             label,
             owner_spoke,
-            next_call: max_call.saturating_add(1),
+            next_call: max_call.checked_add(1),
         }
     }
 
@@ -168,7 +178,7 @@ impl Session {
         let next_call = self.next_call;
         let dir = std::mem::take(&mut self.dir);
         *self = Session::assemble(self.id.clone(), dir, head, log, records, 0);
-        self.next_call = self.next_call.max(next_call);
+        self.next_call = later(self.next_call, next_call);
     }
 
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
@@ -177,17 +187,22 @@ impl Session {
         self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
         self.owner_spoke |= is_owners(&record);
         if let Some(call) = record.call() {
-            self.next_call = self.next_call.max(call.saturating_add(1));
+            self.next_call = later(self.next_call, call.checked_add(1));
         }
         self.records.push(record);
         Ok(())
     }
 
-    /// A fresh tool call number, unique in the session.
-    pub fn take_call(&mut self) -> u64 {
-        let call = self.next_call;
-        self.next_call = self.next_call.saturating_add(1);
-        call
+    /// A fresh tool call number, unique in the session; an error once `u64::MAX` is
+    /// taken, never a number given before.
+    pub fn take_call(&mut self) -> Result<u64, SessionError> {
+        let Some(call) = self.next_call else {
+            return Err(SessionError::CallsUsedUp {
+                session: self.id.clone(),
+            });
+        };
+        self.next_call = call.checked_add(1);
+        Ok(call)
     }
 
     pub fn id(&self) -> &SessionId {
@@ -233,6 +248,11 @@ impl Session {
             _ => None,
         })
     }
+}
+
+/// The later of two next call numbers, where `None` is past every number.
+fn later(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a.zip(b).map(|(a, b)| a.max(b))
 }
 
 /// Whether `record` is the owner's words, whose label is `channel.owner_class`.

@@ -44,8 +44,8 @@ fn a_new_session_writes_epoch_zeros_head_and_reopens_with_its_records() {
         s.label(DataClass::Private),
         Label::new(DataClass::Private, true)
     );
-    assert_eq!(s.take_call(), 5);
-    assert_eq!(s.take_call(), 6);
+    assert_eq!(s.take_call().unwrap(), 5);
+    assert_eq!(s.take_call().unwrap(), 6);
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn the_current_epoch_is_the_highest_with_a_head_and_calls_count_across_epochs() 
     assert_eq!(s.carry(), Some("before"));
     assert!(s.records().is_empty());
     assert_eq!(s.label(DataClass::Private).class, DataClass::Secret);
-    assert_eq!(s.take_call(), 10);
+    assert_eq!(s.take_call().unwrap(), 10);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn an_over_long_line_in_a_closed_epoch_is_skipped_and_calls_after_it_still_count
     sessions::head::write(&dir.path().join("main"), &head).unwrap();
     let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
     assert_eq!(s.epoch(), 1);
-    assert_eq!(s.take_call(), 13);
+    assert_eq!(s.take_call().unwrap(), 13);
 }
 
 /// Regression: a cut answer's calls (numbered `call-7`, `call-8` for want of the server's
@@ -241,5 +241,56 @@ fn a_cut_answers_call_numbers_are_not_handed_out_again_after_a_restart() {
     .unwrap();
     drop(s);
     let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
-    assert_eq!(s.take_call(), 9);
+    assert_eq!(s.take_call().unwrap(), 9);
+}
+
+/// Regression: a log whose `call` was hand-edited to `u64::MAX` was accepted, and the
+/// counter saturated there, so every later call got `u64::MAX` again and three records
+/// shared one number. Now the last number is given once and then none is.
+#[test]
+fn call_numbers_are_never_given_twice_once_u64_max_is_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(tool_result(
+        u64::MAX - 1,
+        "read_file",
+        "x",
+        DataClass::Public,
+        false,
+    ))
+    .unwrap();
+    assert_eq!(s.take_call().unwrap(), u64::MAX, "the last number, once");
+    let e = s.take_call().unwrap_err().to_string();
+    assert!(
+        e.contains("session main") && e.contains("call numbers are used up"),
+        "{e}"
+    );
+    s.append(tool_result(
+        u64::MAX,
+        "read_file",
+        "y",
+        DataClass::Public,
+        false,
+    ))
+    .unwrap();
+    assert!(
+        s.take_call().is_err(),
+        "appending the last number leaves none"
+    );
+    drop(s);
+    // Read back from the log, as after a restart, and after a new epoch.
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert!(matches!(
+        s.take_call(),
+        Err(SessionError::CallsUsedUp { .. })
+    ));
+    let mut head = s.head().clone();
+    head.epoch = 1;
+    sessions::head::write(&dir.path().join("main"), &head).unwrap();
+    let mut s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert!(
+        s.take_call().is_err(),
+        "an earlier epoch's number counts too"
+    );
 }

@@ -241,7 +241,10 @@ fn rounds(
         // Numbers are taken before the assistant record so a call the server sent
         // without an id, or with the id of another call of the same answer, gets one
         // that is unique in the session, and replays the same.
-        let numbers: Vec<u64> = calls.iter().map(|_| session.take_call()).collect();
+        let numbers = calls
+            .iter()
+            .map(|_| session.take_call())
+            .collect::<Result<Vec<u64>, _>>()?;
         let mut ids = std::collections::HashSet::new();
         for (call, number) in calls.iter_mut().zip(&numbers) {
             if call.id.is_empty() || !ids.insert(call.id.clone()) {

@@ -462,6 +462,38 @@ fn a_refusal_that_would_repeat_fails_once_names_compact_and_leaves_a_note() {
     assert_eq!(kinds(&r.session), ["user", "note"]);
 }
 
+/// Regression: after a hand-edited `call` of `u64::MAX` in the log, each call the model
+/// asked for was numbered `u64::MAX` again (the counter saturated), so several records
+/// shared one number. The turn now fails naming the session, and logs no call.
+#[test]
+fn a_turn_whose_session_has_no_call_number_left_fails_naming_it_and_runs_no_call() {
+    let mut r = rig();
+    r.session
+        .append(Record::ToolResult {
+            time: "2026-11-30T06:00:00.000Z".into(),
+            call: u64::MAX,
+            tool_call_id: "c1".into(),
+            name: "read_file".into(),
+            content: "edited by hand".into(),
+            class: proto::DataClass::Public,
+            untrusted: false,
+        })
+        .unwrap();
+    let args = serde_json::json!({ "path": r.files.join("boat.txt") }).to_string();
+    r.script.then(calls("read_file", &args, "tool_calls"));
+    let mut screen = Screen::default();
+    let e = r
+        .engine
+        .turn(&mut r.session, "read it", Origin::Owner, None, &mut screen)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("session main") && e.contains("call numbers are used up"),
+        "{e}"
+    );
+    assert_eq!(kinds(&r.session), ["tool_result", "user"], "no call logged");
+}
+
 #[test]
 fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logged() {
     let mut rig = rig();
@@ -469,7 +501,7 @@ fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logge
     // list; built from pieces so no source file holds it whole.
     let token = format!("<{}>", "file_sep");
     rig.script.specials.lock().unwrap().push(token.clone());
-    let call = rig.session.take_call();
+    let call = rig.session.take_call().unwrap();
     rig.session
         .append(Record::ToolResult {
             time: "2026-11-30T06:00:00.000Z".into(),

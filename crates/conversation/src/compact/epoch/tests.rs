@@ -98,7 +98,7 @@ fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
         DataClass::Secret,
         "the carry label"
     );
-    assert_eq!(s.take_call(), 8, "call numbers go on");
+    assert_eq!(s.take_call().unwrap(), 8, "call numbers go on");
     let files: Vec<String> = std::fs::read_dir(dir.path().join("main"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
