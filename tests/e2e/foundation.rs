@@ -57,7 +57,17 @@ fn a_second_instance_on_the_same_path_is_refused_and_the_first_keeps_serving() {
     for name in DAEMONS {
         let fx = Fixture::new("");
         let mut first = Daemon::start(name, &fx);
-        let mut second = Daemon::spawn(Daemon::command(name, &fx), &fx);
+        // The second has a state directory of its own, so what refuses it is the socket
+        // (a second loopd on one state directory is `loopd::state_lock`'s test).
+        let config = std::fs::read_to_string(&fx.config).unwrap().replace(
+            &format!("state_dir = {:?}", fx.state_dir),
+            &format!("state_dir = {:?}", fx.path().join("second-state")),
+        );
+        let second_config = fx.path().join("second.toml");
+        std::fs::write(&second_config, config).unwrap();
+        let mut cmd = Daemon::command(name, &fx);
+        cmd.arg("--config").arg(&second_config);
+        let mut second = Daemon::spawn(cmd, &fx);
         let status = second.wait();
         assert_eq!(status.code(), Some(1), "{name}");
         second.wait_log("in use by another running daemon");

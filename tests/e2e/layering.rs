@@ -34,8 +34,9 @@ const LOOPD_LAYERS: &[&[&str]] = &[
     // whole turn, what follows it (and the `SessionFull` rerun), `/compact`.
     &["engine"],
     // The channel's limits, which the heartbeat bounds its replies by too; the pending
-    // redactions file a removal writes (the worker) and the Matrix channel reads.
-    &["limits", "redactions"],
+    // redactions file a removal writes (the worker) and the Matrix channel reads; the
+    // state directory's lock, which start-up takes before anything else touches it.
+    &["limits", "redactions", "state_lock"],
 ];
 
 /// The conversation crate's top-level modules by layer, highest first (its `lib.rs` says

@@ -8,6 +8,7 @@ pub(crate) mod heartbeat;
 pub mod limits;
 pub mod matrix;
 pub(crate) mod redactions;
+pub mod state_lock;
 pub(crate) mod worker;
 
 use conversation::{forget, inbox, prompts, status, testhook};
@@ -28,6 +29,9 @@ pub enum MainError {
     /// `--help`, and the usage could not be printed.
     Help(std::io::Error),
     Config(ConfigError),
+    /// The state directory is another loopd's, or cannot be locked: two writers would
+    /// lose each other's records (docs/systemd.md, 'One loopd per state directory').
+    StateDir(state_lock::LockError),
     /// The listening socket or the poll loop.
     Daemon(DaemonError),
     Prompt(prompts::PromptError),
@@ -56,6 +60,7 @@ impl fmt::Display for MainError {
             MainError::Unexpected(word) => write!(f, "{USAGE}: unexpected argument {word:?}"),
             MainError::Help(e) => write!(f, "cannot print the usage: {e}"),
             MainError::Config(e) => write!(f, "config: {e}"),
+            MainError::StateDir(e) => write!(f, "start: {e}"),
             MainError::Daemon(e) => e.fmt(f),
             MainError::Prompt(e) => e.fmt(f),
             MainError::Session(e) => write!(f, "start: {e}"),
@@ -75,6 +80,7 @@ impl std::error::Error for MainError {
             MainError::Unexpected(_) => None,
             MainError::Help(e) => Some(e),
             MainError::Config(e) => Some(e),
+            MainError::StateDir(e) => Some(e),
             MainError::Daemon(e) => Some(e),
             MainError::Prompt(e) => Some(e),
             MainError::Session(e) => Some(e),
@@ -99,6 +105,9 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
     );
     prompts::check(&cfg).map_err(MainError::Prompt)?;
     testhook::warn_if_armed();
+    // Before anything in the state directory or the socket is touched: a second loopd
+    // must not remove the first one's files in flight, nor take its socket.
+    let state_lock = state_lock::take(&cfg.state_dir).map_err(MainError::StateDir)?;
     sessions::leftovers::remove_all(&cfg.sessions_dir());
     let what = format!(
         "session {}, llama.cpp at {}, state in {}",
@@ -156,5 +165,7 @@ pub fn main_with(argv: impl IntoIterator<Item = String>) -> Result<(), MainError
             plumbing::error!("matrix: waking the poll loop: {e}");
         }
     }
-    daemon::serve(&mut server, &mut service).map_err(MainError::Daemon)
+    let served = daemon::serve(&mut server, &mut service).map_err(MainError::Daemon);
+    state_lock.keep_until_exit();
+    served
 }

@@ -19,6 +19,7 @@ mod real;
 mod real_tools;
 mod restore;
 mod slots;
+mod state_lock;
 mod turns;
 
 use crate::support::standin::Standin;

@@ -213,9 +213,20 @@ impl<W: Work> Service for Channel<W> {
 
     fn reload(&mut self) -> Result<(), reload::ReloadError> {
         use reload::ReloadError;
-        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
+        let mut cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
             .map_err(ReloadError::Config)?;
         conversation::prompts::check(&cfg).map_err(ReloadError::Prompt)?;
+        if cfg.state_dir != self.cfg.state_dir {
+            // loopd holds the lock of the directory it started with, and its reminders,
+            // inbox and Matrix files were read from there: another one is taken only at
+            // the next start (docs/config.md, 'Top-level keys').
+            plumbing::warn!(
+                "state_dir: a changed state directory ({}) takes effect at loopd's next start; {} stays in use",
+                cfg.state_dir.display(),
+                self.cfg.state_dir.display()
+            );
+            cfg.state_dir = self.cfg.state_dir.clone();
+        }
         SessionId::parse(&cfg.session).map_err(ReloadError::Session)?;
         let cfg = Arc::new(cfg);
         if !self.worker.submit(Job::Reload(Arc::clone(&cfg))) {
