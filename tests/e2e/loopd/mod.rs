@@ -15,6 +15,7 @@ mod faults;
 mod leftovers;
 mod marking;
 mod memory;
+mod outside;
 mod real;
 mod real_tools;
 mod restore;

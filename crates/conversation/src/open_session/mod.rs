@@ -4,11 +4,18 @@
 //! anyone is told it happened. The files themselves (`<state_dir>/sessions/<id>/`: names,
 //! heads, the log, the torn-tail rule, atomic writes) are the `sessions` crate's, hence
 //! this module's name.
+//!
+//! **Invariant:** the session owns its open log, and follows the disk: before each
+//! append (and at the start of each job, `follow_disk`) it asks the log whether the file
+//! at its path is still the one it holds; one replaced, removed or written by something
+//! else makes it read the session from disk again, as a restart would, so an edit is
+//! respected and nothing acknowledged goes to a deleted file (docs/sessions.md, 'A log
+//! changed under loopd').
 
 use proto::head::{log_file_name, Head, Reason, SummarySource};
 use proto::{DataClass, Label, Record, SessionId, Tokens};
 use sessions::lines::{Line, LineReader};
-use sessions::log::LogFile;
+use sessions::log::{Changed, LogFile};
 use sessions::{atomic, epochs};
 use std::fmt;
 use std::io;
@@ -26,6 +33,9 @@ pub enum SessionError {
     /// Every call number is taken: a log holds `u64::MAX` (only a hand edit puts it
     /// there), and a number is never given twice (docs/sessions.md, 'Records').
     CallsUsedUp { session: SessionId },
+    /// The session's log changed on disk and, read again, the directory `path` holds no
+    /// epoch (its heads are gone).
+    Gone { path: PathBuf, changed: Changed },
 }
 
 impl From<sessions::Error> for SessionError {
@@ -49,6 +59,11 @@ impl fmt::Display for SessionError {
                 "session {session}: its tool call numbers are used up (the last, {}, is taken), and a number is never given twice; go on in another session (/session NAME)",
                 u64::MAX
             ),
+            SessionError::Gone { path, changed } => write!(
+                f,
+                "session directory {}: its log changed on disk ({changed}) and no epoch head is left to read it again from",
+                path.display()
+            ),
         }
     }
 }
@@ -61,6 +76,7 @@ impl std::error::Error for SessionError {
                 Some(source)
             }
             SessionError::CallsUsedUp { .. } => None,
+            SessionError::Gone { .. } => None,
         }
     }
 }
@@ -95,7 +111,11 @@ impl Session {
 
     /// Opens the session's current epoch, or `None` when the session has no head yet.
     pub fn open(sessions_dir: &Path, id: &SessionId) -> Result<Option<Session>, SessionError> {
-        let dir = Session::dir_of(sessions_dir, id);
+        Session::open_dir(Session::dir_of(sessions_dir, id), id)
+    }
+
+    /// `open`, given the session's directory.
+    fn open_dir(dir: PathBuf, id: &SessionId) -> Result<Option<Session>, SessionError> {
         let Some(epoch) = epochs::list(&dir)?.current() else {
             return Ok(None);
         };
@@ -181,8 +201,38 @@ impl Session {
         self.next_call = later(self.next_call, next_call);
     }
 
-    /// Puts `record` on disk (one write, then fdatasync), then into the epoch.
+    /// Reads the session from disk again when its log there is no longer the file it
+    /// holds open (another file renamed over it, removed, or written by something else),
+    /// so the file at the path is the one written next and its records the ones replayed.
+    /// It is read as a restart reads it: a torn tail cut, a bad line refused naming file
+    /// and line, the current epoch the highest with a head. Call numbers go on from where
+    /// they were, so none is handed out twice.
+    pub fn follow_disk(&mut self) -> Result<(), SessionError> {
+        let Some(changed) = self.log.changed()? else {
+            return Ok(());
+        };
+        plumbing::warn!(
+            "{}: the log changed on disk while loopd held it open ({changed}); reading session {} again from disk",
+            self.log.path().display(),
+            self.id
+        );
+        let Some(again) = Session::open_dir(self.dir.clone(), &self.id)? else {
+            return Err(SessionError::Gone {
+                path: self.dir.clone(),
+                changed,
+            });
+        };
+        let next_call = self.next_call;
+        *self = again;
+        self.next_call = later(self.next_call, next_call);
+        Ok(())
+    }
+
+    /// Puts `record` on disk (one write, then fdatasync), then into the epoch; into the
+    /// log at the session's path, read again first when it changed there
+    /// (`follow_disk`).
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+        self.follow_disk()?;
         self.log.append(&record)?;
         self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
         self.owner_spoke |= is_owners(&record);

@@ -294,3 +294,78 @@ fn call_numbers_are_never_given_twice_once_u64_max_is_reached() {
         "an earlier epoch's number counts too"
     );
 }
+
+/// The log's lines as they are on disk now.
+fn lines_on_disk(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(log_path(dir))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Regression: a log replaced on disk while loopd held it open (an editor, or `cp L
+/// L.new; sed -i … L.new; mv L.new L`) kept loopd writing to the old, deleted file: every
+/// record after the edit was acknowledged and never reached the log at the path.
+#[test]
+fn a_log_replaced_on_disk_is_read_again_and_later_records_reach_the_file_at_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("first")).unwrap();
+    s.append(tool_result(4, "read_file", "x", DataClass::Public, false))
+        .unwrap();
+    // The edit: a copy with the first line changed, renamed over the log.
+    let path = log_path(dir.path());
+    let edited = path.with_extension("jsonl.new");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&edited, text.replacen("first", "first, edited", 1)).unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    s.append(user("second after edit")).unwrap();
+    let on_disk = lines_on_disk(dir.path());
+    assert_eq!(on_disk.len(), 3, "{on_disk:?}");
+    assert!(on_disk[0].contains("first, edited"), "the edit is kept");
+    assert!(on_disk[2].contains("second after edit"), "{on_disk:?}");
+    // What the session replays is what the file holds.
+    assert_eq!(s.records().len(), 3);
+    assert_eq!(s.records()[0], user("first, edited"));
+    // Call numbers go on; none is handed out twice.
+    assert_eq!(s.take_call(), 5);
+    // A restart reads the same.
+    drop(s);
+    let s = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(s.records().len(), 3);
+}
+
+/// A log replaced by one with a bad line is refused as an open would refuse it, naming
+/// file and line, and nothing is written anywhere: the record is not acknowledged.
+#[test]
+fn a_log_replaced_by_a_damaged_one_refuses_the_append_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("first")).unwrap();
+    let path = log_path(dir.path());
+    let edited = path.with_extension("jsonl.new");
+    std::fs::write(
+        &edited,
+        format!("not json\n{}", user("first").to_line()).as_bytes(),
+    )
+    .unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    let err = s.append(user("second")).err().unwrap().to_string();
+    assert!(err.contains("epoch-000000.jsonl line 1"), "{err}");
+    assert_eq!(lines_on_disk(dir.path()).len(), 2);
+}
+
+/// A log written to by something else in place (same file, a record more) is read again
+/// too, so the next record follows it and the session holds it.
+#[test]
+fn a_log_written_to_in_place_by_something_else_is_read_again_before_an_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("first")).unwrap();
+    append_raw(dir.path(), user("from outside").to_line().as_bytes());
+    s.append(user("third")).unwrap();
+    assert_eq!(lines_on_disk(dir.path()).len(), 3);
+    assert_eq!(s.records()[1], user("from outside"));
+    assert_eq!(s.records().len(), 3);
+}

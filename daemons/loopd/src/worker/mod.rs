@@ -423,8 +423,13 @@ impl State {
 impl Sessions {
     /// An existing session, opened into memory if it is not there yet (never created).
     fn open_existing(&mut self, cfg: &Config, id: &SessionId) -> SessionView {
-        if let Some((session, _)) = self.open.get(id) {
-            return SessionView::of(session, cfg.channel.owner_class);
+        match self.following_disk(id) {
+            Ok(Some(session)) => return SessionView::of(session, cfg.channel.owner_class),
+            Ok(None) => {}
+            Err(e) => {
+                plumbing::error!("session {id}: {e}");
+                return SessionView::Broken(e.to_string());
+            }
         }
         let started = Instant::now();
         match Session::open(&cfg.sessions_dir(), id) {
@@ -445,6 +450,30 @@ impl Sessions {
                 SessionView::Broken(e.to_string())
             }
         }
+    }
+
+    /// The session when it is open in memory, read from disk again first when its log
+    /// changed there (`Session::follow_disk`), so each job starts from the file at the
+    /// log's path (docs/sessions.md, 'A log changed under loopd'). One that cannot be read
+    /// again leaves memory: the error is the job's, and the next job opens it afresh. One
+    /// whose files are gone is a session not open, as after a restart.
+    fn following_disk(&mut self, id: &SessionId) -> Result<Option<&mut Session>, SessionError> {
+        let Some((session, _)) = self.open.get_mut(id) else {
+            return Ok(None);
+        };
+        match session.follow_disk() {
+            Ok(()) => {}
+            Err(e @ SessionError::Gone { .. }) => {
+                plumbing::warn!("session {id}: {e}; it is opened as a restart would open it");
+                self.open.remove(id);
+                return Ok(None);
+            }
+            Err(e) => {
+                self.open.remove(id);
+                return Err(e);
+            }
+        }
+        Ok(self.open.get_mut(id).map(|(session, _)| session))
     }
 
     fn keep(&mut self, session: Session) {
@@ -468,7 +497,7 @@ impl Sessions {
         cfg: &Config,
         id: &SessionId,
     ) -> Result<&mut Session, SessionError> {
-        if !self.open.contains_key(id) {
+        if self.following_disk(id)?.is_none() {
             let session = Session::open_or_create(&cfg.sessions_dir(), id, || {
                 let system = prompts::read(cfg, Prompt::System).map_err(
                     |PromptError { path, source }| SessionError::Prompt { path, source },
