@@ -3,6 +3,10 @@
 //! old epoch current or the new one complete.
 //!
 //! The order, and why:
+//! 0. a head or a log already at the new epoch's names is set aside (renamed, its bytes
+//!    kept): it is not the session's, and adopted it would replay records older than the
+//!    new head to the model (docs/sessions.md, 'A file in the way of a new epoch'). The
+//!    old epoch is still current.
 //! 1. the new epoch's log is created (empty). A log without a head is not an epoch, so
 //!    the old epoch is still current; opening it first means nothing after the commit
 //!    can fail.
@@ -47,6 +51,7 @@ pub(crate) fn next_head(
 /// Puts `head`'s epoch on disk and makes it the session's current epoch.
 pub(crate) fn start_next(session: &mut Session, head: Head) -> Result<(), SessionError> {
     let dir = session.dir().to_path_buf();
+    sessions::leftovers::set_aside(&dir, head.epoch)?;
     let (log, records) = LogFile::open(&dir.join(log_file_name(head.epoch)))?;
     testhook::abort_at("compact-after-log-create");
     let name = head_file_name(head.epoch);

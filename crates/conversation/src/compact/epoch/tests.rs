@@ -173,3 +173,96 @@ fn a_head_left_under_its_temporary_name_is_not_an_epoch() {
         .unwrap();
     assert_eq!(again.epoch(), 0);
 }
+
+/// The names in session `main`'s directory, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("main"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Regression: a stray `epoch-000001.jsonl` with no head (left alone at start) was opened
+/// by the next compaction as epoch 1's log, and its records kept: a line older than the
+/// new head's `started` was replayed to the model as part of the new epoch.
+#[test]
+fn a_stray_log_at_the_new_epochs_name_is_set_aside_with_its_bytes_not_adopted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let stray = Record::User {
+        time: "2020-01-01T00:00:00.000Z".into(),
+        content: "a stale line from elsewhere".into(),
+        origin: Origin::Owner,
+        matrix: None,
+    }
+    .to_line();
+    std::fs::write(s.dir().join(log_file_name(1)), &stray).unwrap();
+    // A head put at the new epoch's name is not the session's either.
+    std::fs::write(s.dir().join(head_file_name(1)), b"{\"epoch\": 1}").unwrap();
+    let head = next_head(
+        &s,
+        DataClass::Private,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    start_next(&mut s, head.clone()).unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert!(s.records().is_empty(), "{:?}", s.records());
+    drop(s);
+    let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.head(), &head);
+    assert!(again.records().is_empty());
+    // Both kept, under names no reader takes for an epoch's.
+    let names = names(dir.path());
+    assert_eq!(names.len(), 6, "{names:?}");
+    let kept = |prefix: &str| {
+        let name = names
+            .iter()
+            .find(|n| n.starts_with(&format!("{prefix}.stray-")))
+            .unwrap();
+        assert!(sessions::leftovers::is_set_aside(name), "{name}");
+        std::fs::read(dir.path().join("main").join(name)).unwrap()
+    };
+    assert_eq!(kept("epoch-000001.jsonl"), stray.as_bytes());
+    assert_eq!(kept("epoch-000001.head.json"), b"{\"epoch\": 1}");
+    assert_eq!(
+        std::fs::read(dir.path().join("main").join(log_file_name(1))).unwrap(),
+        b""
+    );
+}
+
+/// An empty log at the new epoch's name holds nothing (a start that failed earlier made
+/// it): it is opened as the new epoch's, nothing set aside.
+#[test]
+fn an_empty_log_at_the_new_epochs_name_is_taken_as_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    std::fs::write(s.dir().join(log_file_name(1)), b"").unwrap();
+    let head = next_head(
+        &s,
+        DataClass::Private,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    );
+    start_next(&mut s, head).unwrap();
+    assert_eq!(s.epoch(), 1);
+    assert_eq!(
+        names(dir.path()),
+        [
+            "epoch-000000.head.json",
+            "epoch-000000.jsonl",
+            "epoch-000001.head.json",
+            "epoch-000001.jsonl"
+        ]
+    );
+}
