@@ -41,6 +41,10 @@ pub struct Listing {
     /// Entries named like an epoch's files that are symbolic links: never followed, and
     /// neither heads nor logs here, so a reader can name them when it refuses them.
     pub symlinks: Vec<std::path::PathBuf>,
+    /// Every other entry: no epoch's file (a temporary, a file set aside by
+    /// `leftovers::set_aside`, anything put there by hand), so a reader that must say
+    /// what it did not read (`/forget`) can name them.
+    pub others: Vec<std::path::PathBuf>,
 }
 
 impl Listing {
@@ -67,7 +71,10 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
     for entry in entries {
         let entry = entry.map_err(Error::io("list", dir))?;
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+        let Some(name) = name.to_str() else {
+            listing.others.push(entry.path());
+            continue;
+        };
         let named = parse_head_name(name).is_some() || parse_log_name(name).is_some();
         // The entry's own type: a link is not followed to see what it points at.
         if named && entry.file_type().is_ok_and(|t| t.is_symlink()) {
@@ -78,8 +85,11 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
             listing.heads.insert(epoch);
         } else if let Some(epoch) = parse_log_name(name) {
             listing.logs.insert(epoch);
+        } else {
+            listing.others.push(entry.path());
         }
     }
+    listing.others.sort();
     Ok(listing)
 }
 
@@ -203,5 +213,33 @@ mod tests {
         let l = list(&main).unwrap();
         assert!(l.logs.is_empty());
         assert_eq!(l.symlinks, vec![main.join("epoch-000000.jsonl")]);
+    }
+
+    #[test]
+    fn entries_that_are_no_epochs_file_are_listed_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "epoch-000000.head.json",
+            "epoch-000000.jsonl",
+            "epoch-000001.jsonl.stray-1700000000",
+            "epoch-000001.head.json.tmp",
+            "notes.txt",
+        ] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let l = list(dir.path()).unwrap();
+        let others: Vec<_> = l
+            .others
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(
+            others,
+            [
+                "epoch-000001.head.json.tmp",
+                "epoch-000001.jsonl.stray-1700000000",
+                "notes.txt"
+            ]
+        );
     }
 }

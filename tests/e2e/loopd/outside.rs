@@ -3,8 +3,20 @@
 //! is a symbolic link (docs/sessions.md). Each is noticed, said in the journal, and never
 //! costs an acknowledged record or replays what is not the epoch's.
 
-use super::{records_in, Loopd};
+use super::{records_in, write_session, Loopd};
 use crate::support::standin::text;
+use serde_json::json;
+
+/// The head of a hand-written epoch 0.
+fn head() -> serde_json::Value {
+    json!({"epoch": 0, "started": "2026-11-30T06:00:00.000Z", "system": "You are terse.",
+        "tools": [], "carry": null, "carry_label": {"class": "public", "untrusted": false},
+        "reason": "start", "summary_source": "model"})
+}
+
+fn user(time: &str, content: &str) -> serde_json::Value {
+    json!({"type": "user", "time": time, "content": content, "origin": "owner"})
+}
 
 /// Regression: a log replaced on disk while loopd ran (`cp L L.new; sed -i … L.new; mv
 /// L.new L`) kept loopd appending to the old, deleted file through the descriptor it
@@ -41,4 +53,51 @@ fn a_log_replaced_on_disk_while_loopd_runs_keeps_every_later_turn() {
     // The second turn's prompt replayed the edit.
     let sent = l.llama.wait_chats(2)[1].json().to_string();
     assert!(sent.contains("first, edited"), "{sent}");
+}
+
+/// Regression: a stray `epoch-000001.jsonl` with no head, left alone at start, was opened
+/// by `/compact` as epoch 1's log, and its line (older than epoch 1) replayed to the
+/// model; and `/forget` said nothing on the box held its words.
+#[test]
+fn a_stray_log_past_the_current_epoch_is_set_aside_at_compaction_and_named_by_forget() {
+    let mut l = Loopd::start("");
+    write_session(
+        &l.fx,
+        "main",
+        &head(),
+        &[user("2026-11-30T06:00:00.000Z", "kept")],
+    );
+    let stray = l.session_dir("main").join("epoch-000001.jsonl");
+    std::fs::write(
+        &stray,
+        format!("{}\n", user("2020-01-01T00:00:00.000Z", "stale line zebra")),
+    )
+    .unwrap();
+    l.restart();
+    l.daemon.wait_log("left alone");
+    let mut c = l.client();
+    let listed = c.ask("/forget zebra").join("\n");
+    assert!(
+        listed.starts_with("nothing in the files searched holds that")
+            && listed.contains(&format!("{} was not searched", stray.display())),
+        "{listed}"
+    );
+    l.llama.push(text(&["We said kept."]));
+    assert!(c.ask("/compact")[0].starts_with("compacted: epoch 0 → 1"));
+    let line = l.daemon.wait_log("set aside as");
+    assert!(line.contains(&stray.display().to_string()), "{line}");
+    l.llama.push(text(&["fine"]));
+    assert_eq!(c.ask("more"), ["fine"]);
+    let sent = l.llama.wait_chats(2)[1].json().to_string();
+    assert!(
+        !sent.contains("zebra"),
+        "the stray line was replayed: {sent}"
+    );
+    let log = records_in(&stray);
+    assert_eq!(log[0]["content"], "more", "epoch 1's own log: {log:?}");
+    let listed = c.ask("/forget zebra").join("\n");
+    assert!(
+        listed.contains("epoch-000001.jsonl.stray-") && listed.contains("was not searched"),
+        "{listed}"
+    );
 }

@@ -8,9 +8,10 @@
 
 use super::ForgetError;
 use proto::head::log_file_name;
-use proto::{DataClass, Label, Record, SessionId};
+use proto::{DataClass, Label, Record};
+use sessions::epochs::Listing;
 use sessions::lines::{Line, LineReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where a found text lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,25 +171,35 @@ pub fn find_all(
     query: &str,
     owner_class: DataClass,
 ) -> Result<Searched, ForgetError> {
-    let entries = match std::fs::read_dir(sessions_dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Searched::default()),
-        Err(e) => return Err(super::io("list", sessions_dir)(e)),
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| SessionId::parse(n).is_ok())
+    let listed = sessions::epochs::sessions_listed(sessions_dir)?;
+    let names: Vec<String> = listed
+        .ids
+        .iter()
+        .map(|id| id.as_str().to_string())
         .collect();
-    names.sort();
     let mut searched = Searched::default();
     for name in names {
         // One damaged session (a head that is not JSON, a log that is a FIFO or a
         // symlink) must not keep the owner from forgetting in every other: it is passed
         // over and named, and the owner decides about its files.
-        match find(&sessions_dir.join(&name), query, owner_class) {
-            Ok(found) => searched.found.extend(found),
+        let dir = sessions_dir.join(&name);
+        let found = sessions::epochs::list(&dir)
+            .map_err(ForgetError::from)
+            .and_then(|listing| {
+                let found = find_listed(&dir, &listing, query, owner_class)?;
+                Ok((found, not_searched(&dir, &listing)))
+            });
+        match found {
+            Ok((found, files)) => {
+                searched.found.extend(found);
+                searched
+                    .not_searched
+                    .extend(files.into_iter().map(|(path, why)| NotSearched {
+                        session: name.clone(),
+                        path,
+                        why,
+                    }));
+            }
             Err(error) => searched.unread.push(Unread {
                 session: name,
                 error,
@@ -198,12 +209,61 @@ pub fn find_all(
     Ok(searched)
 }
 
-/// What `find_all` found, and the sessions it could not search.
+/// What `find_all` found, the sessions it could not search, and the files of the
+/// sessions it searched that it did not.
 #[derive(Debug, Default)]
 pub struct Searched {
     pub found: Vec<Found>,
     pub unread: Vec<Unread>,
+    pub not_searched: Vec<NotSearched>,
 }
+
+/// A file in a searched session's directory that is no epoch's head or log, or a log
+/// with no head: none is searched (loopd never replays it and memoryd never indexes it,
+/// and a removal rewrites only epochs' files), so its words are neither listed nor
+/// removed, and the owner is told which file to look at (docs/forgetting.md, 'Files not
+/// searched').
+#[derive(Debug)]
+pub struct NotSearched {
+    pub session: String,
+    pub path: PathBuf,
+    pub why: &'static str,
+}
+
+/// The files of a session's `listing` that `find_listed` does not search, with why; an
+/// empty regular file holds no words and is not named.
+fn not_searched(dir: &Path, listing: &Listing) -> Vec<(PathBuf, &'static str)> {
+    let headless = listing
+        .logs
+        .iter()
+        .filter(|epoch| !listing.heads.contains(epoch))
+        .map(|&epoch| (dir.join(log_file_name(epoch)), HEADLESS));
+    let links = listing.symlinks.iter().map(|p| (p.clone(), LINK));
+    let others = listing.others.iter().map(|p| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let why = if sessions::leftovers::is_set_aside(name) {
+            SET_ASIDE
+        } else if name.ends_with(".tmp") {
+            TEMPORARY
+        } else {
+            NO_EPOCHS
+        };
+        (p.clone(), why)
+    });
+    headless
+        .chain(links)
+        .chain(others)
+        .filter(|(path, _)| {
+            !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
+        })
+        .collect()
+}
+
+const HEADLESS: &str = "a log with no head beside it, so no epoch's";
+const LINK: &str = "a symbolic link, never followed";
+const SET_ASIDE: &str = "set aside by loopd when a new epoch found it in the way";
+const TEMPORARY: &str = "a temporary file left by a write that did not finish";
+const NO_EPOCHS: &str = "no epoch's head or log";
 
 /// A session whose files could not be read to the end, and why.
 #[derive(Debug)]
@@ -214,12 +274,21 @@ pub struct Unread {
 
 /// Everything in the session directory `dir` that holds `query`.
 pub fn find(dir: &Path, query: &str, owner_class: DataClass) -> Result<Vec<Found>, ForgetError> {
+    find_listed(dir, &sessions::epochs::list(dir)?, query, owner_class)
+}
+
+/// `find`, given the directory's listing.
+fn find_listed(
+    dir: &Path,
+    listing: &Listing,
+    query: &str,
+    owner_class: DataClass,
+) -> Result<Vec<Found>, ForgetError> {
     let session = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut found = Vec::new();
-    let listing = sessions::epochs::list(dir)?;
     for &epoch in &listing.heads {
         let head = sessions::head::read(dir, epoch)?;
         if let Some(carry) = head.carry.as_deref().filter(|c| holds(c, query)) {

@@ -501,3 +501,44 @@ fn a_reminders_note_names_the_reminder_not_the_turn_before_it() {
         ]
     );
 }
+
+/// Regression: a log past the current epoch with no head, and a file a new epoch set
+/// aside (`epoch-000001.jsonl.stray-T`), hold records nobody replays or indexes, and
+/// `/forget` passed over them without a word: it answered that nothing on the box held
+/// words those files still held.
+#[test]
+fn a_headless_log_and_a_file_set_aside_are_named_as_not_searched() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = new_session(state.path());
+    log(&dir, 0, &[user("hello")], "");
+    let said = user(&format!("stale: {SECRET}")).to_line();
+    std::fs::write(dir.join(log_file_name(1)), &said).unwrap();
+    std::fs::write(dir.join("epoch-000001.jsonl.stray-1700000000"), &said).unwrap();
+    // Empty files hold no words: not named.
+    std::fs::write(dir.join(log_file_name(2)), "").unwrap();
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    let searched = super::find::find_all(
+        &state.path().join("sessions"),
+        "blue heron",
+        DataClass::Private,
+    )
+    .unwrap();
+    assert!(searched.found.is_empty());
+    assert!(searched.unread.is_empty());
+    let named: Vec<_> = searched
+        .not_searched
+        .iter()
+        .map(|n| {
+            assert_eq!(n.session, "main");
+            (
+                n.path.file_name().unwrap().to_str().unwrap().to_string(),
+                n.why,
+            )
+        })
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert_eq!(named[0].0, "epoch-000001.jsonl");
+    assert!(named[0].1.contains("no head"), "{named:?}");
+    assert_eq!(named[1].0, "epoch-000001.jsonl.stray-1700000000");
+    assert!(named[1].1.contains("set aside"), "{named:?}");
+}

@@ -7,10 +7,10 @@
 
 use super::forget_honcho;
 pub(super) use super::forget_list::Lists;
-use super::forget_list::{render_page, unread_said, Listed};
+use super::forget_list::{render_page, Listed, Passed};
 use super::forget_places::{file_places, honcho_forget, memoryd_forget};
 use super::{Failure, JobId, Reply, State};
-use conversation::forget::find::{find_all, Found, Searched};
+use conversation::forget::find::{find_all, Found};
 use conversation::forget::plan::{self, Plan};
 use conversation::forget::{apply, Ask};
 use conversation::status::SessionView;
@@ -35,10 +35,10 @@ impl State {
 
     fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
         let cfg = Arc::clone(self.engine.cfg());
-        let Searched { mut found, unread } =
-            find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class)
-                .map_err(|error| forget_failed(session, error, false))?;
-        let unread = unread_said(session, &unread);
+        let searched = find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class)
+            .map_err(|error| forget_failed(session, error, false))?;
+        let passed = Passed::of(session, &searched);
+        let mut found = searched.found;
         // Reminders and inbox messages are copies too, entries of their own kind.
         found.extend(self.mail.find(&query));
         plumbing::info!(
@@ -48,10 +48,10 @@ impl State {
         let (honcho, honcho_failed) = forget_honcho::search(&cfg, &query);
         if found.is_empty() && honcho.is_empty() {
             self.forgets.last.remove(session);
-            let mut reply = if unread.is_empty() {
+            let mut reply = if passed.nothing() {
                 "nothing on the box holds that (every session searched)".to_string()
             } else {
-                format!("nothing in the sessions that could be read holds that{unread}")
+                format!("nothing {} holds that{}", passed.place, passed.said)
             };
             if let Some(why) = &honcho_failed {
                 reply.push_str(&forget_honcho::unsearched(why));
@@ -63,7 +63,7 @@ impl State {
             found,
             honcho,
             honcho_failed,
-            unread,
+            unread: passed.said,
             shown: 0,
         };
         let reply = render_page(&mut listed);
@@ -103,12 +103,10 @@ impl State {
         let started = Instant::now();
         let paused = self.honcho.as_ref().map(Reporter::pause);
         let cfg = Arc::clone(self.engine.cfg());
-        let Searched {
-            found: mut now,
-            unread,
-        } = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
+        let searched = find_all(&cfg.sessions_dir(), &listed.query, cfg.channel.owner_class)
             .map_err(|error| forget_failed(session, error, false))?;
-        let unread = unread_said(session, &unread);
+        let passed = Passed::of(session, &searched);
+        let mut now = searched.found;
         now.extend(self.mail.find(&listed.query));
         let (ours, in_honcho) =
             forget_honcho::split(numbers.as_deref(), listed.found.len(), &listed.honcho);
@@ -212,11 +210,7 @@ impl State {
                 plural(taken.inbox.len(), "inbox message", "inbox messages")
             )
         };
-        let place = if unread.is_empty() {
-            "on the box"
-        } else {
-            "in the sessions that could be read"
-        };
+        let place = passed.place;
         let mut head = format!(
             "forgot {} and {}{mail} {place}:",
             plural(removed.records, "record", "records"),
@@ -229,7 +223,7 @@ impl State {
         }
         // A session passed over is said first: the rest of the reply is about where the
         // text is gone, and that is not everywhere.
-        let mut reply = match unread.strip_prefix('\n') {
+        let mut reply = match passed.said.strip_prefix('\n') {
             Some(first) => format!("{first}\n{head}{}", removed.reply),
             None => head + &removed.reply,
         };

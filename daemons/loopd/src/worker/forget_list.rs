@@ -1,10 +1,10 @@
 //! A `/forget` list (docs/forgetting.md): what a query found, on the box and in Honcho,
 //! kept per asking session until the owner picks from it, and shown a page at a time, each
 //! entry naming its place and cut to the part around its match; and the sessions that
-//! could not be searched, as the owner is told of them.
+//! could not be searched and the files not searched, as the owner is told of them.
 
 use super::forget_honcho;
-use conversation::forget::find::{Found, Place, Unread};
+use conversation::forget::find::{Found, Place, Searched};
 use honcho::derived::Derived;
 use proto::SessionId;
 use std::collections::HashMap;
@@ -41,8 +41,8 @@ pub(super) struct Listed {
     pub(super) honcho: Vec<Derived>,
     /// Why Honcho could not be searched to the end, if it could not.
     pub(super) honcho_failed: Option<String>,
-    /// The sessions that could not be searched, as the owner is told of them (empty when
-    /// every one was).
+    /// The sessions that could not be searched and the files not searched, as the owner
+    /// is told of them (empty when everything was).
     pub(super) unread: String,
     /// How many entries the pages so far have shown.
     pub(super) shown: usize,
@@ -136,21 +136,56 @@ fn excerpt(text: &str, query: &str) -> String {
     )
 }
 
-/// The sessions `find_all` could not read, each logged and named for the owner: what
-/// they hold was neither listed nor removed, and only the owner can mend or move their
-/// files. Empty when every session was read.
-pub(super) fn unread_said(session: &SessionId, unread: &[Unread]) -> String {
-    let mut said = String::new();
-    for u in unread {
-        plumbing::warn!(
-            "session {session}: /forget could not search session {}: {}",
-            u.session,
-            u.error
-        );
-        said.push_str(&format!(
-            "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
-            u.session, u.error
-        ));
+/// What `find_all` passed over, each logged and named for the owner: the sessions it
+/// could not read, and the files of the others it did not search (docs/forgetting.md,
+/// 'Files not searched'). What they hold was neither listed nor removed, and only the
+/// owner can mend, move or delete them. `said` is empty when everything was searched.
+pub(super) struct Passed {
+    pub(super) said: String,
+    /// Where the search reached, for the reply: `on the box` when everywhere.
+    pub(super) place: &'static str,
+}
+
+impl Passed {
+    pub(super) fn of(session: &SessionId, searched: &Searched) -> Passed {
+        let mut said = String::new();
+        for u in &searched.unread {
+            plumbing::warn!(
+                "session {session}: /forget could not search session {}: {}",
+                u.session,
+                u.error
+            );
+            said.push_str(&format!(
+                "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
+                u.session, u.error
+            ));
+        }
+        for n in &searched.not_searched {
+            plumbing::warn!(
+                "session {session}: /forget did not search {} in session {}: {}",
+                n.path.display(),
+                n.session,
+                n.why
+            );
+            said.push_str(&format!(
+                "\nsession {}: {} was not searched ({}), so what it holds is neither listed nor removed; look into that file, and delete or move it if it holds that.",
+                n.session,
+                n.path.display(),
+                n.why
+            ));
+        }
+        let place = if !searched.unread.is_empty() {
+            "in the sessions that could be read"
+        } else if !searched.not_searched.is_empty() {
+            "in the files searched"
+        } else {
+            "on the box"
+        };
+        Passed { said, place }
     }
-    said
+
+    /// Whether every session and file was searched.
+    pub(super) fn nothing(&self) -> bool {
+        self.said.is_empty()
+    }
 }
