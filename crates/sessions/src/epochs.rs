@@ -60,9 +60,17 @@ impl Listing {
 }
 
 /// Lists the epoch files of the session directory `dir`. A missing directory is a session
-/// with no epochs yet.
+/// with no epochs yet. A directory that is a symbolic link is refused, never followed,
+/// as its files would be (`lines::open_regular`): a session is a real directory under
+/// `sessions/`, so every reader (loopd serving it, memoryd indexing it, `/forget`
+/// searching it) sees the same sessions (docs/sessions.md, 'Session ids').
 pub fn list(dir: &Path) -> Result<Listing, Error> {
     let mut listing = Listing::default();
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() => return Err(linked_dir(dir)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(listing),
+        _ => {}
+    }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(listing),
@@ -91,6 +99,18 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
     }
     listing.others.sort();
     Ok(listing)
+}
+
+/// The error of a session directory that is a symbolic link.
+fn linked_dir(dir: &Path) -> Error {
+    Error::Io {
+        op: "open session directory",
+        path: dir.to_path_buf(),
+        source: io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a symbolic link; not followed (a session directory must be a real one)",
+        ),
+    }
 }
 
 /// The sessions under `sessions_dir`: subdirectories whose names are session ids, in
@@ -213,6 +233,12 @@ mod tests {
         let l = list(&main).unwrap();
         assert!(l.logs.is_empty());
         assert_eq!(l.symlinks, vec![main.join("epoch-000000.jsonl")]);
+        // A linked session directory is refused by name, never listed through.
+        let e = list(&dir.path().join("linked")).unwrap_err().to_string();
+        assert!(
+            e.contains("linked: is a symbolic link; not followed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! is a symbolic link (docs/sessions.md). Each is noticed, said in the journal, and never
 //! costs an acknowledged record or replays what is not the epoch's.
 
-use super::{records_in, write_session, Loopd};
-use crate::support::standin::text;
+use super::{records_in, write_config, write_session, Loopd, N_CTX};
+use crate::support::standin::{text, Standin};
+use crate::support::{Daemon, Fixture};
 use serde_json::json;
 
 /// The head of a hand-written epoch 0.
@@ -98,6 +99,51 @@ fn a_stray_log_past_the_current_epoch_is_set_aside_at_compaction_and_named_by_fo
     let listed = c.ask("/forget zebra").join("\n");
     assert!(
         listed.contains("epoch-000001.jsonl.stray-") && listed.contains("was not searched"),
+        "{listed}"
+    );
+}
+
+/// Regression: loopd followed a session directory that is a symbolic link, served it and
+/// appended to it, while memoryd refused it; `/forget pineapple` then answered that
+/// nothing on the box held the words the linked directory still held.
+#[test]
+fn a_session_directory_that_is_a_symbolic_link_is_refused_and_named_by_forget() {
+    let fx = Fixture::new("");
+    let llama = Standin::start(N_CTX);
+    write_config(&fx, &llama.url, "retries = 2", "", "");
+    let real = fx.dir.path().join("elsewhere").join("main");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("epoch-000000.head.json"), head().to_string()).unwrap();
+    let said = user(
+        "2026-11-30T06:00:00.000Z",
+        "remember the code word is pineapple",
+    );
+    std::fs::write(real.join("epoch-000000.jsonl"), format!("{said}\n")).unwrap();
+    let sessions = fx.state_dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let link = sessions.join("main");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let daemon = Daemon::start("loopd", &fx);
+    let l = Loopd { fx, llama, daemon };
+    let mut c = l.client();
+    let refused = c.ask("hello");
+    assert!(
+        refused[0].starts_with("error: session main: open session directory")
+            && refused[0].contains(&link.display().to_string())
+            && refused[0].contains("is a symbolic link; not followed"),
+        "{refused:?}"
+    );
+    assert!(l.llama.chats().is_empty());
+    assert_eq!(records_in(&real.join("epoch-000000.jsonl")).len(), 1);
+    // Every other session is served.
+    c.ask("/session other");
+    l.llama.push(text(&["hi"]));
+    assert_eq!(c.ask("hi"), ["hi"]);
+    let listed = c.ask("/forget pineapple").join("\n");
+    assert!(
+        listed.starts_with("nothing in the sessions that could be read holds that")
+            && listed.contains("session main could not be searched")
+            && listed.contains("is a symbolic link; not followed"),
         "{listed}"
     );
 }

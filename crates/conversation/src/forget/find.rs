@@ -172,16 +172,28 @@ pub fn find_all(
     owner_class: DataClass,
 ) -> Result<Searched, ForgetError> {
     let listed = sessions::epochs::sessions_listed(sessions_dir)?;
-    let names: Vec<String> = listed
+    // A session directory that is a symbolic link is searched like any other, so its
+    // listing refuses it and it is named as not searched: loopd and memoryd refuse to
+    // follow it too, and saying nothing of it would claim every session was searched
+    // while its files still hold the text.
+    let mut names: Vec<String> = listed
         .ids
         .iter()
         .map(|id| id.as_str().to_string())
+        .chain(
+            listed
+                .symlinks
+                .iter()
+                .filter_map(|p| p.file_name()?.to_str().map(String::from)),
+        )
         .collect();
+    names.sort();
     let mut searched = Searched::default();
     for name in names {
         // One damaged session (a head that is not JSON, a log that is a FIFO or a
-        // symlink) must not keep the owner from forgetting in every other: it is passed
-        // over and named, and the owner decides about its files.
+        // symlink, a directory that is a symlink) must not keep the owner from forgetting
+        // in every other: it is passed over and named, and the owner decides about its
+        // files.
         let dir = sessions_dir.join(&name);
         let found = sessions::epochs::list(&dir)
             .map_err(ForgetError::from)

@@ -542,3 +542,27 @@ fn a_headless_log_and_a_file_set_aside_are_named_as_not_searched() {
     assert_eq!(named[1].0, "epoch-000001.jsonl.stray-1700000000");
     assert!(named[1].1.contains("set aside"), "{named:?}");
 }
+
+/// Regression: a session directory that is a symbolic link was passed over without a
+/// word, so `/forget` said every session was searched while the linked directory (which
+/// loopd served and appended to) still held the text.
+#[test]
+fn a_session_directory_that_is_a_symbolic_link_is_named_as_not_searched() {
+    let state = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let real = new_session(elsewhere.path());
+    log(&real, 0, &[user(&format!("remember {SECRET}"))], "");
+    let sessions = state.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::os::unix::fs::symlink(&real, sessions.join("linked")).unwrap();
+    let searched = super::find::find_all(&sessions, "blue heron", DataClass::Private).unwrap();
+    assert!(searched.found.is_empty());
+    assert_eq!(searched.unread.len(), 1);
+    assert_eq!(searched.unread[0].session, "linked");
+    let error = searched.unread[0].error.to_string();
+    assert!(
+        error.contains(&sessions.join("linked").display().to_string())
+            && error.contains("is a symbolic link; not followed"),
+        "{error}"
+    );
+}

@@ -369,3 +369,37 @@ fn a_log_written_to_in_place_by_something_else_is_read_again_before_an_append() 
     assert_eq!(s.records()[1], user("from outside"));
     assert_eq!(s.records().len(), 3);
 }
+
+/// Regression: a session directory that is a symbolic link was followed, served and
+/// appended to, while memoryd and `/forget` refuse to follow it: the text it held was
+/// out of `/forget`'s reach, which then said every session was searched.
+#[test]
+fn a_session_directory_that_is_a_symbolic_link_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut real = Session::open_or_create(elsewhere.path(), &id(), frozen).unwrap();
+    real.append(user("remember the code word is pineapple"))
+        .unwrap();
+    drop(real);
+    std::os::unix::fs::symlink(elsewhere.path().join("main"), dir.path().join("main")).unwrap();
+    let linked = dir.path().join("main").display().to_string();
+    for err in [
+        Session::open(dir.path(), &id()).err().unwrap(),
+        Session::open_or_create(dir.path(), &id(), frozen)
+            .err()
+            .unwrap(),
+    ] {
+        let err = err.to_string();
+        assert!(
+            err.contains(&linked) && err.contains("is a symbolic link; not followed"),
+            "{err}"
+        );
+    }
+    // Nothing was written through the link.
+    let log = elsewhere.path().join("main").join(log_file_name(0));
+    assert_eq!(std::fs::read_to_string(log).unwrap().lines().count(), 1);
+    // Other sessions are served as ever.
+    let other = SessionId::parse("other").unwrap();
+    let mut s = Session::open_or_create(dir.path(), &other, frozen).unwrap();
+    s.append(user("hi")).unwrap();
+}
