@@ -329,7 +329,7 @@ fn a_log_replaced_on_disk_is_read_again_and_later_records_reach_the_file_at_its_
     assert_eq!(s.records().len(), 3);
     assert_eq!(s.records()[0], user("first, edited"));
     // Call numbers go on; none is handed out twice.
-    assert_eq!(s.take_call(), 5);
+    assert_eq!(s.take_call().unwrap(), 5);
     // A restart reads the same.
     drop(s);
     let s = Session::open(dir.path(), &id()).unwrap().unwrap();
