@@ -155,6 +155,9 @@ impl Session {
         if let Some(state_dir) = sessions_dir.parent() {
             atomic::sync_dir(state_dir)?;
         }
+        // A log left at epoch 0's name without a head (its head removed by hand) is set
+        // aside, as at any new epoch: never adopted by the new head (docs/sessions.md).
+        sessions::leftovers::set_aside(&dir, 0)?;
         let head = epoch_zero(system, tools);
         sessions::head::write(&dir, &head)?;
         let (log, records) = LogFile::open(&dir.join(log_file_name(0)))?;
@@ -222,9 +225,14 @@ impl Session {
                 changed,
             });
         };
-        let next_call = self.next_call;
+        let (next_call, label, owner_spoke) = (self.next_call, self.label, self.owner_spoke);
         *self = again;
         self.next_call = later(self.next_call, next_call);
+        // What the model has read, it has read: an edit on disk that takes a secret
+        // record out (or lowers its class) must not lower the label the rest of a turn
+        // is judged under (docs/labels.md). A restart starts from the file as it is.
+        self.label = self.label.join(label);
+        self.owner_spoke |= owner_spoke;
         Ok(())
     }
 
@@ -234,12 +242,28 @@ impl Session {
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.follow_disk()?;
         self.log.append(&record)?;
+        self.again_if_replaced(&record)?;
         self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
         self.owner_spoke |= is_owners(&record);
         if let Some(call) = record.call() {
             self.next_call = later(self.next_call, call.checked_add(1));
         }
         self.records.push(record);
+        Ok(())
+    }
+
+    /// After `record` was written: another file renamed over the log between the check
+    /// and the write took the record into the file it replaced, which nobody reads, so it
+    /// goes again into the file now at the path. (Written to in place instead, the file
+    /// holds it already.)
+    fn again_if_replaced(&mut self, record: &Record) -> Result<(), SessionError> {
+        if matches!(
+            self.log.changed()?,
+            Some(sessions::log::Changed::Replaced | sessions::log::Changed::Gone)
+        ) {
+            self.follow_disk()?;
+            self.log.append(record)?;
+        }
         Ok(())
     }
 

@@ -336,6 +336,88 @@ fn a_log_replaced_on_disk_is_read_again_and_later_records_reach_the_file_at_its_
     assert_eq!(s.records().len(), 3);
 }
 
+/// Regression: a new session's epoch 0 adopted a log already at its name whose head had
+/// been removed, and replayed its old records under the new head.
+#[test]
+fn a_headless_log_at_epoch_zeros_name_is_set_aside_not_adopted() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join(id().as_str());
+    std::fs::create_dir_all(&session).unwrap();
+    std::fs::write(
+        session.join("epoch-000000.jsonl"),
+        user("old words").to_line(),
+    )
+    .unwrap();
+    let s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    assert!(s.records().is_empty(), "{:?}", s.records());
+    let aside = std::fs::read_dir(&session)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|n| n.starts_with("epoch-000000.jsonl.stray-"));
+    let aside = aside.expect("the old log is kept, set aside");
+    let kept = std::fs::read_to_string(session.join(aside)).unwrap();
+    assert!(kept.contains("old words"));
+}
+
+/// Regression: reading a replaced log again recomputed the label from the file, so an
+/// edit that took a secret tool result out (while the model was answering what it had
+/// read) lowered the label the rest of the turn was judged under.
+#[test]
+fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("read the vault file")).unwrap();
+    s.append(tool_result(
+        1,
+        "read_file",
+        "the code is 4471",
+        DataClass::Secret,
+        false,
+    ))
+    .unwrap();
+    assert_eq!(s.label(DataClass::Public).class, DataClass::Secret);
+    let path = log_path(dir.path());
+    let edited = path.with_extension("jsonl.new");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap().to_string();
+    std::fs::write(&edited, format!("{first}\n")).unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    s.append(user("and now?")).unwrap();
+    assert_eq!(lines_on_disk(dir.path()).len(), 2, "the edit is followed");
+    assert_eq!(
+        s.label(DataClass::Public).class,
+        DataClass::Secret,
+        "the model read the secret; the label stays"
+    );
+}
+
+/// Regression: a file renamed over the log between the check and the write took the
+/// record into the replaced file, which nobody reads; acknowledged, it was lost.
+#[test]
+fn a_record_written_into_a_log_replaced_under_the_write_goes_again_to_the_file_at_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("first")).unwrap();
+    // The swap lands right after the check: a second handle on the old file stands for
+    // the moment between `follow_disk` and the write.
+    let path = log_path(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = path.with_extension("jsonl.new");
+    std::fs::write(&edited, &text).unwrap();
+    s.follow_disk().unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    s.log.append(&user("second")).unwrap();
+    assert!(matches!(
+        s.log.changed().unwrap(),
+        Some(sessions::log::Changed::Replaced)
+    ));
+    // What `append` does after its write.
+    s.again_if_replaced(&user("second")).unwrap();
+    let on_disk = lines_on_disk(dir.path());
+    assert_eq!(on_disk.len(), 2, "{on_disk:?}");
+    assert!(on_disk[1].contains("second"), "{on_disk:?}");
+}
+
 /// A log replaced by one with a bad line is refused as an open would refuse it, naming
 /// file and line, and nothing is written anywhere: the record is not acknowledged.
 #[test]
