@@ -155,3 +155,32 @@ fn a_fifo_at_a_prompt_path_on_sighup_is_refused_naming_it_and_loopd_keeps_servin
     assert_serving("loopd", &fx);
     assert!(d.stop().success());
 }
+
+/// Regression: a reload that changed `state_dir` made memoryd open an index of the new
+/// directory while loopd kept the one it started with, so recall answered from sessions
+/// `/forget` does not search. memoryd keeps its directory until its next start too.
+#[test]
+fn memoryd_keeps_its_state_directory_across_a_reload_that_changes_it() {
+    let fx = Fixture::new("");
+    let mut d = Daemon::start("memoryd", &fx);
+    let other = fx.path().join("other-state");
+    let config = std::fs::read_to_string(&fx.config).unwrap().replace(
+        &format!("state_dir = {:?}", fx.state_dir),
+        &format!("state_dir = {other:?}"),
+    );
+    assert!(config.contains("other-state"), "{config}");
+    std::fs::write(&fx.config, config).unwrap();
+    let mark = log_len(&d);
+    reload(&mut d);
+    wait_new_log(
+        &d,
+        mark,
+        &["state_dir: a changed state directory", "next start"],
+    );
+    assert_serving("memoryd", &fx);
+    assert!(
+        !other.exists(),
+        "the new directory was used before a restart"
+    );
+    assert!(d.stop().success());
+}

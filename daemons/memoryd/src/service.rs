@@ -359,10 +359,20 @@ impl Service for FrameService {
     type ReloadError = ReloadError;
 
     fn reload(&mut self) -> Result<(), ReloadError> {
-        let cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
+        let mut cfg = Config::load(&self.config_path, plumbing::bounded::read_text)
             .map_err(ReloadError::Config)?;
-        let reopen = cfg.state_dir != self.cfg.state_dir
-            || cfg.memory.max_class != self.cfg.memory.max_class;
+        if cfg.state_dir != self.cfg.state_dir {
+            // loopd keeps the state directory it started with until its next start, so
+            // memoryd does too: an index of another directory's logs would answer recall
+            // from sessions `/forget` does not search (docs/config.md, 'Top-level keys').
+            plumbing::warn!(
+                "state_dir: a changed state directory ({}) takes effect at memoryd's next start; {} stays in use",
+                cfg.state_dir.display(),
+                self.cfg.state_dir.display()
+            );
+            cfg.state_dir = self.cfg.state_dir.clone();
+        }
+        let reopen = cfg.memory.max_class != self.cfg.memory.max_class;
         if reopen {
             self.index = Index::open(&cfg.state_dir, cfg.memory.max_class)
                 .map_err(ReloadError::Index)?
