@@ -199,7 +199,7 @@ pub fn find_all(
             .map_err(ForgetError::from)
             .and_then(|listing| {
                 let found = find_listed(&dir, &listing, query, owner_class)?;
-                Ok((found, not_searched(&dir, &listing)))
+                Ok((found, not_searched(&dir, &listing, query)))
             });
         match found {
             Ok((found, files)) => {
@@ -242,9 +242,15 @@ pub struct NotSearched {
     pub why: &'static str,
 }
 
-/// The files of a session's `listing` that `find_listed` does not search, with why; an
-/// empty regular file holds no words and is not named.
-fn not_searched(dir: &Path, listing: &Listing) -> Vec<(PathBuf, &'static str)> {
+/// The most of a file that is no epoch's read to see whether it holds the words: a log's
+/// size, as such a file mostly is one. A larger one is named without being read.
+const MAX_UNSEARCHED_READ: u64 = 64 * 1024 * 1024;
+
+/// The files of a session's `listing` that `find_listed` does not search as records,
+/// with why: those that hold the query's words as text (the same rule, on their bytes
+/// read as text), and those that cannot be read to tell (a link, a file too large or
+/// unreadable). A file without the words is not named: it is not a copy.
+fn not_searched(dir: &Path, listing: &Listing, query: &str) -> Vec<(PathBuf, &'static str)> {
     let headless = listing
         .logs
         .iter()
@@ -265,11 +271,26 @@ fn not_searched(dir: &Path, listing: &Listing) -> Vec<(PathBuf, &'static str)> {
     headless
         .chain(links)
         .chain(others)
-        .filter(|(path, _)| {
-            !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
+        .filter_map(|(path, why)| {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                return Some((path, UNREADABLE));
+            };
+            if !meta.is_file() {
+                return Some((path, why));
+            }
+            if meta.len() > MAX_UNSEARCHED_READ {
+                return Some((path, TOO_LARGE));
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) => holds(&String::from_utf8_lossy(&bytes), query).then_some((path, why)),
+                Err(_) => Some((path, UNREADABLE)),
+            }
         })
         .collect()
 }
+
+const UNREADABLE: &str = "a file that could not be read";
+const TOO_LARGE: &str = "a file too large to read through";
 
 const HEADLESS: &str = "a log with no head beside it, so no epoch's";
 const LINK: &str = "a symbolic link, never followed";

@@ -514,9 +514,15 @@ fn a_headless_log_and_a_file_set_aside_are_named_as_not_searched() {
     let said = user(&format!("stale: {SECRET}")).to_line();
     std::fs::write(dir.join(log_file_name(1)), &said).unwrap();
     std::fs::write(dir.join("epoch-000001.jsonl.stray-1700000000"), &said).unwrap();
-    // Empty files hold no words: not named.
+    // Empty files hold no words, and a file set aside without the words is not a
+    // copy of them: not named.
     std::fs::write(dir.join(log_file_name(2)), "").unwrap();
     std::fs::write(dir.join("empty.txt"), "").unwrap();
+    std::fs::write(
+        dir.join("epoch-000003.jsonl.stray-1700000001"),
+        user("other words").to_line(),
+    )
+    .unwrap();
     let searched = super::find::find_all(
         &state.path().join("sessions"),
         "blue heron",
