@@ -247,7 +247,11 @@ fn rounds(
             .collect::<Result<Vec<u64>, _>>()?;
         let mut ids = std::collections::HashSet::new();
         for (call, number) in calls.iter_mut().zip(&numbers) {
-            if call.id.is_empty() || !ids.insert(call.id.clone()) {
+            // An id in loopd's own shape is loopd's to give: in some chat formats the
+            // model writes the id, and one it wrote as `call-18446744073709551615` would
+            // otherwise count as a number taken and use every later one up.
+            let ours = call.id.starts_with("call-") || call.id.starts_with("allow-");
+            if call.id.is_empty() || ours || !ids.insert(call.id.clone()) {
                 call.id = format!("call-{number}");
                 ids.insert(call.id.clone());
             }

@@ -494,6 +494,39 @@ fn a_turn_whose_session_has_no_call_number_left_fails_naming_it_and_runs_no_call
     assert_eq!(kinds(&r.session), ["tool_result", "user"], "no call logged");
 }
 
+/// Regression: in chat formats where the model writes the call's id, an id written as
+/// `call-18446744073709551615` was kept and counted as a number taken, so every later
+/// tool call of the session failed for good. An id in loopd's own shape is loopd's.
+#[test]
+fn a_call_id_in_loopds_own_shape_is_replaced_by_loopds_number() {
+    let mut r = rig();
+    let args = serde_json::json!({ "path": r.files.join("boat.txt") }).to_string();
+    let mut answer = calls("read_file", &args, "tool_calls");
+    if let Answer::Says(_, completion) = &mut answer {
+        completion.tool_calls[0].id = format!("call-{}", u64::MAX);
+    }
+    r.script.then(answer);
+    r.script.then(says("done"));
+    let mut screen = Screen::default();
+    r.engine
+        .turn(&mut r.session, "read it", Origin::Owner, None, &mut screen)
+        .unwrap();
+    let ids: Vec<String> = r
+        .session
+        .records()
+        .iter()
+        .filter_map(|rec| match rec {
+            Record::Assistant { tool_calls, .. } => {
+                Some(tool_calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(ids, ["call-1"], "{ids:?}");
+    assert_eq!(r.session.take_call().unwrap(), 2, "numbers go on");
+}
+
 #[test]
 fn a_model_specific_special_token_in_a_tool_summary_is_broken_before_it_is_logged() {
     let mut rig = rig();
