@@ -15,6 +15,19 @@ fn open(dir: &std::path::Path) -> Session {
     .unwrap()
 }
 
+/// The head `/compact` would start after `s`, with a summary of its own.
+fn manual_head(s: &Session) -> Head {
+    next_head(
+        s,
+        DataClass::Private,
+        "s".into(),
+        json!([]),
+        "c".into(),
+        SummarySource::Model,
+        Reason::Manual,
+    )
+}
+
 #[test]
 fn the_next_head_carries_the_summary_and_the_join_of_the_old_epochs_labels() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,25 +65,9 @@ fn a_carried_label_is_kept_even_when_the_epoch_adds_nothing() {
     let mut s = open(dir.path());
     s.append(tool_result(1, "read_file", "key", DataClass::Secret, false))
         .unwrap();
-    let h1 = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let h1 = manual_head(&s);
     start_next(&mut s, h1).unwrap();
-    let h2 = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let h2 = manual_head(&s);
     assert_eq!(h2.carry_label.class, DataClass::Secret);
 }
 
@@ -132,15 +129,7 @@ fn starting_the_next_epoch_writes_its_files_and_moves_the_session_there() {
 fn a_new_epoch_whose_log_was_never_created_opens_empty() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());
-    let head = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let head = manual_head(&s);
     sessions::head::write(s.dir(), &head).unwrap();
     drop(s);
     let again = Session::open(dir.path(), &SessionId::parse("main").unwrap())
@@ -154,15 +143,7 @@ fn a_new_epoch_whose_log_was_never_created_opens_empty() {
 fn a_head_left_under_its_temporary_name_is_not_an_epoch() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());
-    let head = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let head = manual_head(&s);
     let name = head_file_name(1);
     sessions::atomic::write_temp(s.dir(), &name, &sessions::head::to_bytes(&head).unwrap())
         .unwrap();
@@ -201,15 +182,7 @@ fn a_stray_log_at_the_new_epochs_name_is_set_aside_with_its_bytes_not_adopted() 
     std::fs::write(s.dir().join(log_file_name(1)), &stray).unwrap();
     // A head put at the new epoch's name is not the session's either.
     std::fs::write(s.dir().join(head_file_name(1)), b"{\"epoch\": 1}").unwrap();
-    let head = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let head = manual_head(&s);
     start_next(&mut s, head.clone()).unwrap();
     assert_eq!(s.epoch(), 1);
     assert!(s.records().is_empty(), "{:?}", s.records());
@@ -245,15 +218,7 @@ fn an_empty_log_at_the_new_epochs_name_is_taken_as_its_log() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = open(dir.path());
     std::fs::write(s.dir().join(log_file_name(1)), b"").unwrap();
-    let head = next_head(
-        &s,
-        DataClass::Private,
-        "s".into(),
-        json!([]),
-        "c".into(),
-        SummarySource::Model,
-        Reason::Manual,
-    );
+    let head = manual_head(&s);
     start_next(&mut s, head).unwrap();
     assert_eq!(s.epoch(), 1);
     assert_eq!(
