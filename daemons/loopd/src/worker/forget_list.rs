@@ -136,6 +136,11 @@ fn excerpt(text: &str, query: &str) -> String {
     )
 }
 
+/// Sessions and files passed over that a reply names, one line each: a directory full of
+/// damaged sessions or files put there by hand must not make a reply the connection (or a
+/// Matrix message) cannot hold. Every one is in the journal.
+const MAX_PASSED_NAMED: usize = 20;
+
 /// What `find_all` passed over, each logged and named for the owner: the sessions it
 /// could not read, and the files of the others it did not search (docs/forgetting.md,
 /// 'Files not searched'). What they hold was neither listed nor removed, and only the
@@ -148,14 +153,14 @@ pub(super) struct Passed {
 
 impl Passed {
     pub(super) fn of(session: &SessionId, searched: &Searched) -> Passed {
-        let mut said = String::new();
+        let mut lines = Vec::new();
         for u in &searched.unread {
             plumbing::warn!(
                 "session {session}: /forget could not search session {}: {}",
                 u.session,
                 u.error
             );
-            said.push_str(&format!(
+            lines.push(format!(
                 "\nsession {} could not be searched, so what it holds is neither listed nor removed: {}; mend or move that file, then list again.",
                 u.session, u.error
             ));
@@ -167,11 +172,19 @@ impl Passed {
                 n.session,
                 n.why
             );
-            said.push_str(&format!(
+            lines.push(format!(
                 "\nsession {}: {} was not searched ({}), so what it holds is neither listed nor removed; look into that file, and delete or move it if it holds that.",
                 n.session,
                 n.path.display(),
                 n.why
+            ));
+        }
+        let more = lines.len().saturating_sub(MAX_PASSED_NAMED);
+        lines.truncate(MAX_PASSED_NAMED);
+        let mut said = lines.concat();
+        if more > 0 {
+            said.push_str(&format!(
+                "\n{more} more sessions or files were passed over likewise; the journal names each."
             ));
         }
         let place = if !searched.unread.is_empty() {
@@ -187,5 +200,37 @@ impl Passed {
     /// Whether every session and file was searched.
     pub(super) fn nothing(&self) -> bool {
         self.said.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conversation::forget::find::NotSearched;
+
+    /// A session directory holding hundreds of files that hold the words, none of them an
+    /// epoch's: the reply names the first few and counts the rest, where it named each.
+    #[test]
+    fn what_was_passed_over_is_named_up_to_a_bound_and_the_rest_counted() {
+        let searched = Searched {
+            found: Vec::new(),
+            unread: Vec::new(),
+            not_searched: (0..500)
+                .map(|n| NotSearched {
+                    session: "main".into(),
+                    path: format!("/s/main/copy-{n}.txt").into(),
+                    why: "no epoch's head or log",
+                })
+                .collect(),
+        };
+        let passed = Passed::of(&SessionId::parse("main").unwrap(), &searched);
+        assert_eq!(
+            passed.said.matches("was not searched").count(),
+            MAX_PASSED_NAMED
+        );
+        assert!(passed.said.ends_with(
+            "\n480 more sessions or files were passed over likewise; the journal names each."
+        ));
+        assert_eq!(passed.place, "in the files searched");
     }
 }
