@@ -18,6 +18,7 @@ mod forget;
 mod hot;
 mod ingest;
 mod kept_words;
+mod memo;
 mod near;
 mod near_field;
 mod purge;

@@ -12,6 +12,7 @@
 //!    everything re-ranked by how much of the question each holds and its neighbours
 //!    lend it (`rank`), identical texts collapsed, the best `limit` returned.
 
+use super::memo::{Key, Memo};
 use super::rank::{Candidate, Ranked, Rarity, Words};
 use super::{class_rank, near, rank, Index, IndexError};
 use crate::query::{self, time, Passage, Query};
@@ -31,6 +32,10 @@ pub(crate) const MIN_CANDIDATES: u32 = 20;
 /// Candidates with their rows, in the search's order.
 type Rows = Vec<(Candidate, Hit)>;
 
+/// Rows already read in this recall, each with its log, by row id: a wider search's
+/// candidates begin with the narrower one's.
+type Read = HashMap<i64, (Hit, i64)>;
+
 /// How many times more candidates are searched for when most of those found are
 /// questions (an owner asking about the same thing again and again): enough to reach
 /// past a few dozen such rows to the answers, and a second search only then.
@@ -48,6 +53,22 @@ enum Search<'a> {
     /// The newest rows matching `expr`, unscored (`rank::UNSCORED`): every word is
     /// common, so bm25 would count most of the index to tell them apart by little.
     Newest { expr: &'a str },
+}
+
+impl Search<'_> {
+    /// The search's key in the recall's memo (`memo`).
+    fn key(&self) -> Key {
+        let (kind, expr, second) = match *self {
+            Search::Scored { expr, from } => ("scored", expr, from.to_string()),
+            Search::ScoredWithin { scored, within } => ("within", scored, within.to_string()),
+            Search::Newest { expr } => ("newest", expr, String::new()),
+        };
+        Key {
+            kind,
+            expr: expr.to_string(),
+            second,
+        }
+    }
 }
 
 /// The statement for a search: bm25 ranks better matches lower; ties go to the newer
@@ -147,9 +168,11 @@ impl Index {
         let span = time::cue(query, now);
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
         let frequencies = self.frequencies(&parsed)?;
+        let mut memo = Memo::new(QUESTION_WIDEN);
         let (mut rows, mut files) = self.read(
-            &self.candidates(&parsed, &frequencies, max_class, wanted, limit)?,
+            &self.candidates(&mut memo, &parsed, &frequencies, max_class, wanted, limit)?,
             max_class,
+            &mut Read::new(),
         )?;
         // Earlier questions hold a question's words better than its answer does, and
         // rank low (`rank::is_question`); when they are most of the candidates, the
@@ -160,10 +183,15 @@ impl Index {
             .count();
         if questions * 2 > rows.len() {
             let wider = wanted.saturating_mul(QUESTION_WIDEN);
-            (rows, files) = self.read(
-                &self.candidates(&parsed, &frequencies, max_class, wider, limit)?,
-                max_class,
-            )?;
+            memo.last_ask();
+            let candidates =
+                self.candidates(&mut memo, &parsed, &frequencies, max_class, wider, limit)?;
+            let mut read: Read = rows
+                .into_iter()
+                .zip(files)
+                .map(|((c, hit), file)| (c.rowid, (hit, file)))
+                .collect();
+            (rows, files) = self.read(&candidates, max_class, &mut read)?;
         }
         // The neighbours' field counts through the groups each row lacks (`near_field`):
         // a turn among turns on the same words must not be lifted by them past a rarer
@@ -250,8 +278,9 @@ impl Index {
     /// is not run. Common words are left out of the OR when rarer ones are asked for,
     /// and a search of common words only is made over its newest matches (`common`):
     /// `frequencies` are the groups' matching rows (`frequencies`).
-    pub(crate) fn candidates(
+    pub(super) fn candidates(
         &self,
+        memo: &mut Memo,
         query: &Query,
         frequencies: &[u32],
         max_class: DataClass,
@@ -281,7 +310,7 @@ impl Index {
                 },
             };
             found.extend(
-                self.matching(search, max_class, n)?
+                self.matching(memo, search, max_class, n)?
                     .into_iter()
                     .map(|(r, s)| (r, s, true)),
             );
@@ -289,7 +318,9 @@ impl Index {
         // Questions holding every word are not answers (`rank::is_question`): the
         // owner asking the same thing again must not keep the answer out of the
         // candidates, so only the other all-words rows count as enough.
-        if all.is_none() || self.answers(&found, enough.min(n) as usize)? < enough.min(n) as usize {
+        if all.is_none()
+            || self.answers(memo, &found, enough.min(n) as usize)? < enough.min(n) as usize
+        {
             let any = query.expression();
             let search = match &rare_any {
                 None => Search::Newest { expr: &any },
@@ -300,7 +331,7 @@ impl Index {
                     from: if rare == 1 {
                         i64::MIN
                     } else {
-                        self.window_start(expr)?
+                        memo.window(expr, || self.window_start(expr))?
                     },
                 },
             };
@@ -308,7 +339,7 @@ impl Index {
                 Search::Newest { .. } => n.saturating_mul(NEWEST_WIDEN),
                 _ => n,
             } as usize;
-            add_new(&mut found, self.matching(search, max_class, n)?, cap);
+            add_new(&mut found, self.matching(memo, search, max_class, n)?, cap);
             // The rare groups' rows leave out a record holding the question's common
             // words but none of its rare ones ("daily" asked, "every morning" written):
             // the newest rows holding every common group join the candidates, and the
@@ -317,7 +348,8 @@ impl Index {
             if rare > 0 && common_groups >= MIN_COMMON_FOR_NEWEST {
                 if let Some(expr) = query.all_expression_of(|i| common[i]) {
                     let room = found.len() + n as usize;
-                    let newest = self.matching(Search::Newest { expr: &expr }, max_class, n)?;
+                    let newest =
+                        self.matching(memo, Search::Newest { expr: &expr }, max_class, n)?;
                     add_new(&mut found, newest, room);
                 }
             }
@@ -346,7 +378,13 @@ impl Index {
                 .map(|i| u64::from(frequencies.get(i).copied().unwrap_or(u32::MAX)))
                 .sum();
             let mut by_near: Vec<i64> = Vec::new();
-            for (rowid, _) in self.near_matching(expr, rows, n)? {
+            let key = Key {
+                kind: "near",
+                expr: expr.clone(),
+                second: String::new(),
+            };
+            let near = memo.rows(key, n, true, |n| self.near_matching(expr, rows, n))?;
+            for (rowid, _) in near {
                 if !out.iter().any(|c| c.rowid == rowid) && !by_near.contains(&rowid) {
                     by_near.push(rowid);
                 }
@@ -368,16 +406,22 @@ impl Index {
         Ok(out)
     }
 
-    /// The candidates' rows that still exist at or below `max_class`, with their logs.
+    /// The candidates' rows that still exist at or below `max_class`, with their logs,
+    /// taken from `read` when this recall read them already.
     fn read(
         &self,
         found: &[Candidate],
         max_class: DataClass,
+        read: &mut Read,
     ) -> Result<(Rows, Vec<i64>), IndexError> {
         let mut rows = Vec::with_capacity(found.len());
         let mut files = Vec::with_capacity(found.len());
         for c in found {
-            if let Some((hit, file)) = self.neighbour_row(c.rowid, max_class)? {
+            let row = match read.remove(&c.rowid) {
+                Some(row) => Some(row),
+                None => self.neighbour_row(c.rowid, max_class)?,
+            };
+            if let Some((hit, file)) = row {
                 rows.push((*c, hit));
                 files.push(file);
             }
@@ -386,33 +430,42 @@ impl Index {
     }
 
     /// How many of `found` (up to `enough`) are not questions (`rank::is_question`).
-    fn answers(&self, found: &[(i64, f64, bool)], enough: usize) -> Result<usize, IndexError> {
+    fn answers(
+        &self,
+        memo: &mut Memo,
+        found: &[(i64, f64, bool)],
+        enough: usize,
+    ) -> Result<usize, IndexError> {
         if found.len() < enough {
             return Ok(found.len());
         }
-        let run = || -> rusqlite::Result<usize> {
+        let is_answer = |rowid: i64| -> rusqlite::Result<bool> {
             let mut stmt = self
                 .conn
                 .prepare_cached("SELECT text FROM docs WHERE rowid = ?1")?;
-            let mut count = 0;
-            for (rowid, _, _) in found {
-                let text: Option<String> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
-                if text.is_some_and(|t| !rank::is_question(&t)) {
-                    count += 1;
-                    if count >= enough {
-                        break;
-                    }
+            let text: Option<String> = stmt.query_row([rowid], |r| r.get(0)).optional()?;
+            Ok(text.is_some_and(|t| !rank::is_question(&t)))
+        };
+        let mut count = 0;
+        for &(rowid, _, _) in found {
+            if memo
+                .answer(rowid, || is_answer(rowid))
+                .map_err(|e| self.sql(e))?
+            {
+                count += 1;
+                if count >= enough {
+                    break;
                 }
             }
-            Ok(count)
-        };
-        run().map_err(|e| self.sql(e))
+        }
+        Ok(count)
     }
 
     /// Up to `n` (rowid, bm25) found by `search` at or below `max_class`, best first
     /// (`NEWEST_WIDEN` times as many for an unscored search).
     fn matching(
         &self,
+        memo: &mut Memo,
         search: Search<'_>,
         max_class: DataClass,
         n: u32,
@@ -426,7 +479,7 @@ impl Index {
             Search::ScoredWithin { scored, within } => (scored, within.to_string().into(), n),
             Search::Newest { expr } => (expr, i64::MIN.into(), n.saturating_mul(NEWEST_WIDEN)),
         };
-        let run = || -> rusqlite::Result<Vec<(i64, f64)>> {
+        let run = |n: u32| -> rusqlite::Result<Vec<(i64, f64)>> {
             let mut stmt = self.conn.prepare_cached(&sql(&search, filtered))?;
             let rows = if filtered {
                 stmt.query_map(params![expr, second, n, class_rank(max_class)], read)?
@@ -435,6 +488,8 @@ impl Index {
             };
             rows.collect()
         };
-        run().map_err(|e| self.sql(e))
+        let scored = !matches!(search, Search::Newest { .. });
+        memo.rows(search.key(), n, scored, run)
+            .map_err(|e| self.sql(e))
     }
 }

@@ -170,7 +170,10 @@ fn the_lexical_step_returns_ranked_candidates() {
     ix.catch_up(Budget::UNLIMITED).unwrap();
     let q = crate::query::parse("wifi password at the cabin").unwrap();
     let f = ix.frequencies(&q).unwrap();
-    let c = ix.candidates(&q, &f, DataClass::Private, 5, 5).unwrap();
+    let mut memo = crate::index::memo::Memo::new(1);
+    let c = ix
+        .candidates(&mut memo, &q, &f, DataClass::Private, 5, 5)
+        .unwrap();
     // The one row holding the words, then the rows found by their neighbours' words
     // only (`near_field`), after it.
     let own: Vec<_> = c.iter().filter(|c| !c.by_near).collect();
