@@ -228,11 +228,27 @@ impl Session {
         let (next_call, label, owner_spoke) = (self.next_call, self.label, self.owner_spoke);
         *self = again;
         self.next_call = later(self.next_call, next_call);
+        self.owner_spoke |= owner_spoke;
         // What the model has read, it has read: an edit on disk that takes a secret
         // record out (or lowers its class) must not lower the label the rest of a turn
-        // is judged under (docs/labels.md). A restart starts from the file as it is.
-        self.label = self.label.join(label);
-        self.owner_spoke |= owner_spoke;
+        // is judged under (docs/sessions.md, 'A log changed under loopd'). Every other
+        // reader (memoryd, the Honcho reporter, `/forget`, a restart) steps the label
+        // through the file, so the file is told it too: a `forgotten` record standing
+        // where the removed records stood, carrying the label they were read under.
+        let joined = self.label.join(label);
+        if joined != self.label {
+            let floor = Record::Forgotten {
+                time: proto::time::now_rfc3339(),
+                records: 0,
+                chars: 0,
+                class: joined.class,
+                untrusted: joined.untrusted,
+                call: None,
+            };
+            self.log.append(&floor)?;
+            self.records.push(floor);
+            self.label = joined;
+        }
         Ok(())
     }
 
@@ -241,8 +257,9 @@ impl Session {
     /// (`follow_disk`).
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
         self.follow_disk()?;
+        let before = self.records.len();
         self.log.append(&record)?;
-        self.again_if_replaced(&record)?;
+        self.again_if_replaced(&record, before)?;
         self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
         self.owner_spoke |= is_owners(&record);
         if let Some(call) = record.call() {
@@ -252,17 +269,25 @@ impl Session {
         Ok(())
     }
 
-    /// After `record` was written: another file renamed over the log between the check
-    /// and the write took the record into the file it replaced, which nobody reads, so it
-    /// goes again into the file now at the path. (Written to in place instead, the file
-    /// holds it already.)
-    fn again_if_replaced(&mut self, record: &Record) -> Result<(), SessionError> {
+    /// After `record` was written, `before` records into the epoch: another file renamed
+    /// over the log between the check and the write took the record into the file it
+    /// replaced, which nobody reads, so it goes again into the file now at the path.
+    /// (Written to in place instead, the file holds it already.) A file copied after the
+    /// write and renamed over the log during its `fdatasync` holds the record already,
+    /// as the record after the `before` it was written after: it is not written twice.
+    fn again_if_replaced(&mut self, record: &Record, before: usize) -> Result<(), SessionError> {
         if matches!(
             self.log.changed()?,
             Some(sessions::log::Changed::Replaced | sessions::log::Changed::Gone)
         ) {
+            let epoch = self.head.epoch;
             self.follow_disk()?;
-            self.log.append(record)?;
+            let held = self.head.epoch == epoch
+                && self.records.len() > before
+                && self.records.get(before) == Some(record);
+            if !held {
+                self.log.append(record)?;
+            }
         }
         Ok(())
     }

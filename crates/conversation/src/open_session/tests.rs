@@ -361,7 +361,9 @@ fn a_headless_log_at_epoch_zeros_name_is_set_aside_not_adopted() {
 
 /// Regression: reading a replaced log again recomputed the label from the file, so an
 /// edit that took a secret tool result out (while the model was answering what it had
-/// read) lowered the label the rest of the turn was judged under.
+/// read) lowered the label the rest of the turn was judged under; and, once that was
+/// kept in memory, every reader of the file (memoryd, the Honcho reporter, a restart)
+/// still stepped the lower label through it.
 #[test]
 fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under() {
     let dir = tempfile::tempdir().unwrap();
@@ -383,12 +385,31 @@ fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under
     std::fs::write(&edited, format!("{first}\n")).unwrap();
     std::fs::rename(&edited, &path).unwrap();
     s.append(user("and now?")).unwrap();
-    assert_eq!(lines_on_disk(dir.path()).len(), 2, "the edit is followed");
+    let on_disk = lines_on_disk(dir.path());
+    assert_eq!(on_disk.len(), 3, "the edit is followed: {on_disk:?}");
+    assert!(!on_disk.iter().any(|l| l.contains("4471")), "{on_disk:?}");
     assert_eq!(
         s.label(DataClass::Public).class,
         DataClass::Secret,
         "the model read the secret; the label stays"
     );
+    // The file says so too: a `forgotten` record where the secret stood, before the
+    // next record, so whoever steps the label through the file gets the same.
+    let floor = Record::from_line(&on_disk[1]).unwrap();
+    assert!(
+        matches!(
+            floor,
+            Record::Forgotten {
+                class: DataClass::Secret,
+                records: 0,
+                ..
+            }
+        ),
+        "{floor:?}"
+    );
+    drop(s);
+    let again = Session::open(dir.path(), &id()).unwrap().unwrap();
+    assert_eq!(again.label(DataClass::Public).class, DataClass::Secret);
 }
 
 /// Regression: a file renamed over the log between the check and the write took the
@@ -412,10 +433,30 @@ fn a_record_written_into_a_log_replaced_under_the_write_goes_again_to_the_file_a
         Some(sessions::log::Changed::Replaced)
     ));
     // What `append` does after its write.
-    s.again_if_replaced(&user("second")).unwrap();
+    s.again_if_replaced(&user("second"), 1).unwrap();
     let on_disk = lines_on_disk(dir.path());
     assert_eq!(on_disk.len(), 2, "{on_disk:?}");
     assert!(on_disk[1].contains("second"), "{on_disk:?}");
+}
+
+/// Regression: a copy of the log made after the write and renamed over it during the
+/// write's `fdatasync` already held the record, and it was written into it again: two
+/// copies of one record (of an answer with calls, two calls with one id).
+#[test]
+fn a_record_the_replacing_file_already_holds_is_not_written_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("first")).unwrap();
+    s.follow_disk().unwrap();
+    s.log.append(&user("second")).unwrap();
+    // The copy is made after the write and renamed over the log.
+    let path = log_path(dir.path());
+    let edited = path.with_extension("jsonl.new");
+    std::fs::copy(&path, &edited).unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    s.again_if_replaced(&user("second"), 1).unwrap();
+    let on_disk = lines_on_disk(dir.path());
+    assert_eq!(on_disk.len(), 2, "{on_disk:?}");
 }
 
 /// A log replaced by one with a bad line is refused as an open would refuse it, naming
