@@ -11,6 +11,8 @@ use proto::head::log_file_name;
 use proto::{DataClass, Label, Record};
 use sessions::epochs::Listing;
 use sessions::lines::{Line, LineReader};
+use std::fs::OpenOptions;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// Where a found text lives.
@@ -242,61 +244,199 @@ pub struct NotSearched {
     pub why: &'static str,
 }
 
-/// The most of a file that is no epoch's read to see whether it holds the words: a log's
-/// size, as such a file mostly is one. A larger one is named without being read.
-const MAX_UNSEARCHED_READ: u64 = 64 * 1024 * 1024;
+/// The most bytes of a file that is no epoch's read to tell whether it holds the words:
+/// a large log's size, as such a file mostly is one (set aside, or a log without a head).
+/// Memory goes by the line searched, not by this; this bounds the time one such file
+/// holds the worker, as nothing bounds how many there are. A larger file is named
+/// without being read through.
+pub(super) const MAX_UNSEARCHED_READ: u64 = 64 * 1024 * 1024;
+
+// A line read is never longer than the whole read, so within a record line's bound:
+// searching it costs at most what searching an epoch log's longest record does. A larger
+// read bound would need a line bound of its own.
+const _: () = assert!(MAX_UNSEARCHED_READ <= sessions::MAX_RECORD_LINE);
 
 /// The files of a session's `listing` that `find_listed` does not search as records,
-/// with why: those that hold the query's words as text (the same rule, on their bytes
-/// read as text), and those that cannot be read to tell (a link, a file too large or
-/// unreadable). A file without the words is not named: it is not a copy.
-fn not_searched(dir: &Path, listing: &Listing, query: &str) -> Vec<(PathBuf, &'static str)> {
+/// with why: those that hold the query's words (`tell`), and those that cannot be read
+/// to tell (a link, a FIFO, a file too large, not text or unreadable). A file without
+/// the words is not named: it is not a copy. Nor is one gone since the listing: there is
+/// nothing of it left to forget.
+pub(super) fn not_searched(
+    dir: &Path,
+    listing: &Listing,
+    query: &str,
+) -> Vec<(PathBuf, &'static str)> {
     let headless = listing
         .logs
         .iter()
         .filter(|epoch| !listing.heads.contains(epoch))
-        .map(|&epoch| (dir.join(log_file_name(epoch)), HEADLESS));
-    let links = listing.symlinks.iter().map(|p| (p.clone(), LINK));
+        .map(|&epoch| (dir.join(log_file_name(epoch)), Kind::Headless));
+    let links = listing.symlinks.iter().map(|p| (p.clone(), Kind::Link));
     let others = listing.others.iter().map(|p| {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let why = if sessions::leftovers::is_set_aside(name) {
-            SET_ASIDE
+        let kind = if sessions::leftovers::is_set_aside(name) {
+            Kind::SetAside
         } else if name.ends_with(".tmp") {
-            TEMPORARY
+            Kind::Temporary
         } else {
-            NO_EPOCHS
+            Kind::NoEpochs
         };
-        (p.clone(), why)
+        (p.clone(), kind)
     });
     headless
         .chain(links)
         .chain(others)
-        .filter_map(|(path, why)| {
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                return Some((path, UNREADABLE));
+        .filter_map(|(path, kind)| {
+            let untold = match tell(&path, query) {
+                Told::Gone | Told::Without => return None,
+                Told::Holds => None,
+                // A link is refused as not a regular file; its kind already says so.
+                Told::Untold(Untold::NotRegular) if kind == Kind::Link => None,
+                Told::Untold(untold) => Some(untold),
             };
-            if !meta.is_file() {
-                return Some((path, why));
-            }
-            if meta.len() > MAX_UNSEARCHED_READ {
-                return Some((path, TOO_LARGE));
-            }
-            match std::fs::read(&path) {
-                Ok(bytes) => holds(&String::from_utf8_lossy(&bytes), query).then_some((path, why)),
-                Err(_) => Some((path, UNREADABLE)),
-            }
+            Some((path, why(kind, untold)))
         })
         .collect()
 }
 
-const UNREADABLE: &str = "a file that could not be read";
-const TOO_LARGE: &str = "a file too large to read through";
+/// What reading a file that is no epoch's told of the query's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Told {
+    /// A line of it holds them.
+    Holds,
+    /// No line of it does.
+    Without,
+    /// It is no longer there.
+    Gone,
+    /// It could not be read to tell, and why.
+    Untold(Untold),
+}
 
-const HEADLESS: &str = "a log with no head beside it, so no epoch's";
-const LINK: &str = "a symbolic link, never followed";
-const SET_ASIDE: &str = "set aside by loopd when a new epoch found it in the way";
-const TEMPORARY: &str = "a temporary file left by a write that did not finish";
-const NO_EPOCHS: &str = "no epoch's head or log";
+/// Why a file that is no epoch's could not be read to tell whether it holds the words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Untold {
+    /// Opening or reading it failed.
+    Unreadable,
+    /// A symbolic link, a FIFO, a directory: never opened to read.
+    NotRegular,
+    /// Over `MAX_UNSEARCHED_READ`.
+    TooLarge,
+    /// Not UTF-8 text: compressed, or in another encoding, its words are in no form the
+    /// rule reads.
+    NotText,
+}
+
+/// Whether the file at `path` holds `query`'s words, read one line at a time as the
+/// epoch logs are: a line that is a record is searched as their records are
+/// (`record_holds`, which decodes a tool call's arguments, escaped a second time inside
+/// the line), any other line as text (`holds`). Memory is one line's, whatever the
+/// file's size.
+pub(super) fn tell(path: &Path, query: &str) -> Told {
+    // Opened once, with the rule every session file is opened by
+    // (`sessions::lines::open_regular`), and only then read: what was listed may since
+    // have been swapped for a link, which is never followed (to /dev/zero, say), or for
+    // a FIFO, which is never waited on.
+    let opened = plumbing::bounded::open_regular(
+        OpenOptions::new().read(true),
+        path,
+        plumbing::bounded::Links::Refuse,
+    );
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Told::Gone,
+        // `open_regular`'s refusal of a link or of what is not a regular file.
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            return Told::Untold(Untold::NotRegular)
+        }
+        Err(_) => return Told::Untold(Untold::Unreadable),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.len() > MAX_UNSEARCHED_READ => return Told::Untold(Untold::TooLarge),
+        Ok(_) => {}
+        Err(_) => return Told::Untold(Untold::Unreadable),
+    }
+    // The size is checked again on what is read, since the file may grow after the fstat.
+    let mut reader = BufReader::new(file.take(MAX_UNSEARCHED_READ + 1));
+    let mut line = Vec::new();
+    let mut read: u64 = 0;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return Told::Without,
+            Ok(n) => read += n as u64,
+            Err(_) => return Told::Untold(Untold::Unreadable),
+        }
+        if read > MAX_UNSEARCHED_READ {
+            return Told::Untold(Untold::TooLarge);
+        }
+        let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+        // A NUL is UTF-8, but no text loopd writes holds one, and a UTF-16 file holds
+        // one beside every ASCII letter, splitting its words apart.
+        let Some(text) = std::str::from_utf8(bytes)
+            .ok()
+            .filter(|t| !t.contains('\0'))
+        else {
+            return Told::Untold(Untold::NotText);
+        };
+        let holds_it = match Record::from_line(text) {
+            Ok(record) => record_holds(&record, query),
+            Err(_) => holds(text, query),
+        };
+        if holds_it {
+            return Told::Holds;
+        }
+    }
+}
+
+/// What a named file is, which its reason names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Headless,
+    Link,
+    SetAside,
+    Temporary,
+    NoEpochs,
+}
+
+/// `why` for each kind of file: what it is, and, when it could not be read to tell
+/// whether it holds the words, why not. Both go in the one `&'static str` that
+/// `NotSearched::why` is (what loopd's reply and journal say), so this macro spells out
+/// each pairing as a text of its own.
+macro_rules! why_named {
+    ($($kind:ident: $what:literal,)+) => {
+        fn why(kind: Kind, untold: Option<Untold>) -> &'static str {
+            match kind {
+                $(Kind::$kind => match untold {
+                    None => $what,
+                    Some(Untold::Unreadable) => concat!(
+                        $what,
+                        "; it could not be read to tell whether it holds the words"
+                    ),
+                    Some(Untold::NotRegular) => concat!(
+                        $what,
+                        "; a link or not a regular file, never read to tell whether it holds the words"
+                    ),
+                    Some(Untold::TooLarge) => concat!(
+                        $what,
+                        "; over 64 MiB, more than is read to tell whether it holds the words"
+                    ),
+                    Some(Untold::NotText) => concat!(
+                        $what,
+                        "; not UTF-8 text (compressed, or in another encoding), so it cannot be read to tell whether it holds the words"
+                    ),
+                },)+
+            }
+        }
+    };
+}
+
+why_named! {
+    Headless: "a log with no head beside it, so no epoch's",
+    Link: "a symbolic link, never followed",
+    SetAside: "set aside by loopd when a new epoch found it in the way",
+    Temporary: "a temporary file left by a write that did not finish",
+    NoEpochs: "no epoch's head or log",
+}
 
 /// A session whose files could not be read to the end, and why.
 #[derive(Debug)]
