@@ -33,6 +33,14 @@ pub fn open_regular(options: &mut OpenOptions, path: &Path) -> io::Result<File> 
     plumbing::bounded::open_regular(options, path, plumbing::bounded::Links::Refuse)
 }
 
+/// The record a line of text is, when it is one: for a reader of a file that may or may
+/// not be a log (a copy set aside, a file left by hand), which cannot use a `LineReader`'s
+/// rule that a bad line is an error. Record lines are parsed here and in `LineReader`
+/// only, so what a record line is stays this crate's to say.
+pub fn record_in(line: &str) -> Option<Record> {
+    Record::from_line(line).ok()
+}
+
 /// One step of a `LineReader`.
 #[derive(Debug)]
 pub enum Line {

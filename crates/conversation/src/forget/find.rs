@@ -378,9 +378,9 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
         else {
             return Told::Untold(Untold::NotText);
         };
-        let holds_it = match Record::from_line(text) {
-            Ok(record) => record_holds(&record, query),
-            Err(_) => holds(text, query),
+        let holds_it = match sessions::lines::record_in(text) {
+            Some(record) => record_holds(&record, query),
+            None => holds(text, query),
         };
         if holds_it {
             return Told::Holds;
