@@ -117,6 +117,16 @@ impl LogFile {
         Ok(None)
     }
 
+    /// Makes what the file holds durable (`fdatasync`): for a file loopd did not write,
+    /// opened after another program renamed it over the log.
+    pub fn sync(&self) -> Result<(), Error> {
+        self.file.sync_data().map_err(|source| Error::Io {
+            op: "sync",
+            path: self.path.clone(),
+            source,
+        })
+    }
+
     /// Appends `record` as one `write` of its whole line, then `fdatasync`.
     pub fn append(&mut self, record: &Record) -> Result<(), Error> {
         let line = record.to_line();

@@ -102,6 +102,10 @@ pub struct Session {
     /// The next tool call number: one more than any `call` in the session's logs; `None`
     /// when a log holds `u64::MAX`, so there is no number left to give.
     next_call: Option<u64>,
+    /// The log must be told `label` (a `forgotten` record carrying it) before anything
+    /// else is written to it: a re-read found the file adding up to less than the model
+    /// read under, and the record saying so is not on disk yet (`follow_disk`).
+    floor_owed: bool,
 }
 
 impl Session {
@@ -190,6 +194,7 @@ impl Session {
             label,
             owner_spoke,
             next_call: max_call.checked_add(1),
+            floor_owed: false,
         }
     }
 
@@ -211,9 +216,14 @@ impl Session {
     /// and line, the current epoch the highest with a head. Call numbers go on from where
     /// they were, so none is handed out twice.
     pub fn follow_disk(&mut self) -> Result<(), SessionError> {
-        let Some(changed) = self.log.changed()? else {
-            return Ok(());
-        };
+        if let Some(changed) = self.log.changed()? {
+            self.read_again(changed)?;
+        }
+        self.pay_floor()
+    }
+
+    /// `follow_disk`'s re-read, once the log changed.
+    fn read_again(&mut self, changed: Changed) -> Result<(), SessionError> {
         plumbing::warn!(
             "{}: the log changed on disk while loopd held it open ({changed}); reading session {} again from disk",
             self.log.path().display(),
@@ -231,41 +241,78 @@ impl Session {
         self.owner_spoke |= owner_spoke;
         // What the model has read, it has read: an edit on disk that takes a secret
         // record out (or lowers its class) must not lower the label the rest of a turn
-        // is judged under (docs/sessions.md, 'A log changed under loopd'). Every other
-        // reader (memoryd, the Honcho reporter, `/forget`, a restart) steps the label
-        // through the file, so the file is told it too: a `forgotten` record standing
-        // where the removed records stood, carrying the label they were read under.
+        // is judged under (docs/sessions.md, 'A log changed under loopd'). Memory keeps
+        // it first, whatever the disk does next; the file is told it by `pay_floor`.
         let joined = self.label.join(label);
         if joined != self.label {
-            let floor = Record::Forgotten {
-                time: proto::time::now_rfc3339(),
-                records: 0,
-                chars: 0,
-                class: joined.class,
-                untrusted: joined.untrusted,
-                call: None,
-            };
-            self.log.append(&floor)?;
-            self.records.push(floor);
             self.label = joined;
+            self.floor_owed = true;
         }
+        // The file at the path was written by something else, which may not have made
+        // it durable; loopd's records are acknowledged once on disk, and this file is now
+        // where they are (one a copy already holds is not written again).
+        self.log.sync()?;
         Ok(())
+    }
+
+    /// Writes the `forgotten` record a re-read owes the log (`floor_owed`): every other
+    /// reader of the file (memoryd, the Honcho reporter, `/forget`, a restart) steps the
+    /// label through it, so from here on the file says what loopd holds. It follows the
+    /// records the edit left, at the end of the log: those are labelled as the edited
+    /// file says (docs/sessions.md, 'A log changed under loopd').
+    fn pay_floor(&mut self) -> Result<(), SessionError> {
+        if !self.floor_owed {
+            return Ok(());
+        }
+        let floor = Record::Forgotten {
+            time: proto::time::now_rfc3339(),
+            records: 0,
+            chars: 0,
+            class: self.label.class,
+            untrusted: self.label.untrusted,
+            call: None,
+        };
+        self.log.append(&floor)?;
+        self.records.push(floor);
+        self.floor_owed = false;
+        Ok(())
+    }
+
+    /// Whether a re-read's `forgotten` record is still to be written (its write failed):
+    /// the session must stay open, since only memory holds the label it carries.
+    pub fn owes_floor(&self) -> bool {
+        self.floor_owed
     }
 
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch; into the
     /// log at the session's path, read again first when it changed there
     /// (`follow_disk`).
     pub fn append(&mut self, record: Record) -> Result<(), SessionError> {
+        self.append_then(record, |_| {})
+    }
+
+    /// `append`, running `meanwhile` with the log's path between the write and the check
+    /// after it: where another program's rename lands in the race `again_if_replaced`
+    /// closes, which tests need to place exactly.
+    fn append_then(
+        &mut self,
+        record: Record,
+        meanwhile: impl FnOnce(&Path),
+    ) -> Result<(), SessionError> {
         self.follow_disk()?;
         let before = self.records.len();
         self.log.append(&record)?;
-        self.again_if_replaced(&record, before)?;
+        meanwhile(self.log.path());
+        let held = self.again_if_replaced(&record, before)?;
         self.label = proto::record::context_label_after(self.label, &record, DataClass::Public);
         self.owner_spoke |= is_owners(&record);
         if let Some(call) = record.call() {
             self.next_call = later(self.next_call, call.checked_add(1));
         }
-        self.records.push(record);
+        // Read again with the file that holds it, the record is in the epoch already.
+        if !held {
+            self.records.push(record);
+        }
         Ok(())
     }
 
@@ -275,21 +322,23 @@ impl Session {
     /// (Written to in place instead, the file holds it already.) A file copied after the
     /// write and renamed over the log during its `fdatasync` holds the record already,
     /// as the record after the `before` it was written after: it is not written twice.
-    fn again_if_replaced(&mut self, record: &Record, before: usize) -> Result<(), SessionError> {
-        if matches!(
+    /// Returns whether the records read again hold it (so it is not added to them again).
+    fn again_if_replaced(&mut self, record: &Record, before: usize) -> Result<bool, SessionError> {
+        if !matches!(
             self.log.changed()?,
             Some(sessions::log::Changed::Replaced | sessions::log::Changed::Gone)
         ) {
-            let epoch = self.head.epoch;
-            self.follow_disk()?;
-            let held = self.head.epoch == epoch
-                && self.records.len() > before
-                && self.records.get(before) == Some(record);
-            if !held {
-                self.log.append(record)?;
-            }
+            return Ok(false);
         }
-        Ok(())
+        let epoch = self.head.epoch;
+        self.follow_disk()?;
+        let held = self.head.epoch == epoch
+            && self.records.len() > before
+            && self.records.get(before) == Some(record);
+        if !held {
+            self.log.append(record)?;
+        }
+        Ok(held)
     }
 
     /// A fresh tool call number, unique in the session; an error once `u64::MAX` is

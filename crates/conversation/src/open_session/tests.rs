@@ -433,7 +433,7 @@ fn a_record_written_into_a_log_replaced_under_the_write_goes_again_to_the_file_a
         Some(sessions::log::Changed::Replaced)
     ));
     // What `append` does after its write.
-    s.again_if_replaced(&user("second"), 1).unwrap();
+    assert!(!s.again_if_replaced(&user("second"), 1).unwrap());
     let on_disk = lines_on_disk(dir.path());
     assert_eq!(on_disk.len(), 2, "{on_disk:?}");
     assert!(on_disk[1].contains("second"), "{on_disk:?}");
@@ -441,22 +441,63 @@ fn a_record_written_into_a_log_replaced_under_the_write_goes_again_to_the_file_a
 
 /// Regression: a copy of the log made after the write and renamed over it during the
 /// write's `fdatasync` already held the record, and it was written into it again: two
-/// copies of one record (of an answer with calls, two calls with one id).
+/// copies of one record (of an answer with calls, two calls with one id). Then, not
+/// written again, it was still added to the records read again, which held it: the
+/// prompt replayed it twice.
 #[test]
-fn a_record_the_replacing_file_already_holds_is_not_written_twice() {
+fn a_record_the_replacing_file_already_holds_is_not_written_or_replayed_twice() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
     s.append(user("first")).unwrap();
-    s.follow_disk().unwrap();
-    s.log.append(&user("second")).unwrap();
     // The copy is made after the write and renamed over the log.
-    let path = log_path(dir.path());
-    let edited = path.with_extension("jsonl.new");
-    std::fs::copy(&path, &edited).unwrap();
-    std::fs::rename(&edited, &path).unwrap();
-    s.again_if_replaced(&user("second"), 1).unwrap();
+    s.append_then(user("second"), |path| {
+        let edited = path.with_extension("jsonl.new");
+        std::fs::copy(path, &edited).unwrap();
+        std::fs::rename(&edited, path).unwrap();
+    })
+    .unwrap();
     let on_disk = lines_on_disk(dir.path());
     assert_eq!(on_disk.len(), 2, "{on_disk:?}");
+    assert_eq!(s.records(), &[user("first"), user("second")]);
+}
+
+/// Regression: the label read under was kept only once the `forgotten` record carrying
+/// it was written, so a failed write (a full disk) left the session on the file's lower
+/// label, and the job's error dropped it from memory, where alone the label was.
+#[test]
+fn a_reread_keeps_the_label_in_memory_before_the_log_is_told_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    s.append(user("read the vault file")).unwrap();
+    s.append(tool_result(
+        1,
+        "read_file",
+        "4471",
+        DataClass::Secret,
+        false,
+    ))
+    .unwrap();
+    let path = log_path(dir.path());
+    let edited = path.with_extension("jsonl.new");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap().to_string();
+    std::fs::write(&edited, format!("{first}\n")).unwrap();
+    std::fs::rename(&edited, &path).unwrap();
+    // The re-read alone, as when the write after it fails.
+    let changed = s.log.changed().unwrap().unwrap();
+    s.read_again(changed).unwrap();
+    assert_eq!(s.label(DataClass::Public).class, DataClass::Secret);
+    assert!(
+        s.owes_floor(),
+        "the session must stay open until the log is told"
+    );
+    assert_eq!(lines_on_disk(dir.path()).len(), 1);
+    // The next append writes the record owed first.
+    s.append(user("and now?")).unwrap();
+    assert!(!s.owes_floor());
+    let on_disk = lines_on_disk(dir.path());
+    assert_eq!(on_disk.len(), 3, "{on_disk:?}");
+    assert!(on_disk[1].contains("\"forgotten\""), "{on_disk:?}");
 }
 
 /// A log replaced by one with a bad line is refused as an open would refuse it, naming

@@ -455,7 +455,8 @@ impl Sessions {
     /// The session when it is open in memory, read from disk again first when its log
     /// changed there (`Session::follow_disk`), so each job starts from the file at the
     /// log's path (docs/sessions.md, 'A log changed under loopd'). One that cannot be read
-    /// again leaves memory: the error is the job's, and the next job opens it afresh. One
+    /// again leaves memory: the error is the job's, and the next job opens it afresh
+    /// (unless it still owes its log the label the model read under, `owes_floor`). One
     /// whose files are gone is a session not open, as after a restart.
     fn following_disk(&mut self, id: &SessionId) -> Result<Option<&mut Session>, SessionError> {
         let Some((session, _)) = self.open.get_mut(id) else {
@@ -468,6 +469,10 @@ impl Sessions {
                 self.open.remove(id);
                 return Ok(None);
             }
+            // Read again, but the record keeping the label the model read under could
+            // not be written: only memory holds that label, so the session stays open
+            // and its next append writes the record first.
+            Err(e) if session.owes_floor() => return Err(e),
             Err(e) => {
                 self.open.remove(id);
                 return Err(e);
