@@ -161,8 +161,13 @@ fn strings_of(value: &serde_json::Value, out: &mut Vec<String>, depth: usize) {
 
 /// Whether `record` holds `query` in any field, raw or decoded.
 pub(crate) fn record_holds(record: &Record, query: &str) -> bool {
-    texts(record).iter().any(|t| holds(t, query))
-        || decoded_arguments(record).iter().any(|t| holds(t, query))
+    record_matches(record, &proto::query::Query::parse(query))
+}
+
+/// `record_holds` with the query parsed once, for a search of many records.
+fn record_matches(record: &Record, query: &proto::query::Query) -> bool {
+    texts(record).iter().any(|t| query.matches(t))
+        || decoded_arguments(record).iter().any(|t| query.matches(t))
 }
 
 /// Everything on the box under `sessions_dir` that holds `query`: every session, by name,
@@ -251,6 +256,14 @@ pub struct NotSearched {
 /// without being read through.
 pub(super) const MAX_UNSEARCHED_READ: u64 = 64 * 1024 * 1024;
 
+/// The longest line of such a file searched: the search holds some fifty times the text
+/// it is given (each character's forms), so one line of 64 MiB, the read's bound, would
+/// take gigabytes, and one of this size some 200 MiB. loopd's records are nearly all far
+/// shorter, and a fetched page, the longest usual one, is 2 MiB at most by default
+/// (`tools.http_fetch.max_bytes`); a file holding a longer line is named without being
+/// read through, so the owner is told to look at it.
+const MAX_TOLD_LINE: usize = 4 * 1024 * 1024;
+
 // A line read is never longer than the whole read, so within a record line's bound:
 // searching it costs at most what searching an epoch log's longest record does. A larger
 // read bound would need a line bound of its own.
@@ -324,6 +337,8 @@ pub(super) enum Untold {
     /// Not UTF-8 text: compressed, or in another encoding, its words are in no form the
     /// rule reads.
     NotText,
+    /// A line over `MAX_TOLD_LINE`.
+    LongLine,
 }
 
 /// Whether the file at `path` holds `query`'s words, read one line at a time as the
@@ -332,6 +347,7 @@ pub(super) enum Untold {
 /// the line), any other line as text (`holds`). Memory is one line's, whatever the
 /// file's size.
 pub(super) fn tell(path: &Path, query: &str) -> Told {
+    let query = proto::query::Query::parse(query);
     // Opened once, with the rule every session file is opened by
     // (`sessions::lines::open_regular`), and only then read: what was listed may since
     // have been swapped for a link, which is never followed (to /dev/zero, say), or for
@@ -378,9 +394,18 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
         else {
             return Told::Untold(Untold::NotText);
         };
-        let holds_it = match sessions::lines::record_in(text) {
-            Some(record) => record_holds(&record, query),
-            None => holds(text, query),
+        if text.len() > MAX_TOLD_LINE {
+            return Told::Untold(Untold::LongLine);
+        }
+        // Only a line opening an object can be a record; parsing every line of a text
+        // file as JSON first would cost more than searching it.
+        let record = text
+            .starts_with('{')
+            .then(|| sessions::lines::record_in(text))
+            .flatten();
+        let holds_it = match record {
+            Some(record) => record_matches(&record, &query),
+            None => query.matches(text),
         };
         if holds_it {
             return Told::Holds;
@@ -419,6 +444,10 @@ macro_rules! why_named {
                     Some(Untold::TooLarge) => concat!(
                         $what,
                         "; over 64 MiB, more than is read to tell whether it holds the words"
+                    ),
+                    Some(Untold::LongLine) => concat!(
+                        $what,
+                        "; a line over 4 MiB, longer than is read to tell whether it holds the words"
                     ),
                     Some(Untold::NotText) => concat!(
                         $what,

@@ -642,6 +642,24 @@ fn a_set_aside_copy_that_is_not_utf8_text_is_named_as_not_read_to_tell() {
     }
 }
 
+/// Regression: a set-aside file of one long line was searched whole, holding some fifty
+/// times the line (a 64 MiB line, gigabytes). A line over the bound is not searched, and
+/// the file is named as not read to tell.
+#[test]
+fn a_set_aside_file_with_a_line_over_the_bound_is_named_unread() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = new_session(state.path());
+    log(&dir, 0, &[user("hello")], "");
+    let long = format!("{}\n", "x ".repeat(3 * 1024 * 1024));
+    std::fs::write(dir.join(STRAY), long).unwrap();
+    let named = passed_over(state.path(), "blue heron");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(
+        named[0].1.starts_with("set aside") && named[0].1.contains("a line over 4 MiB"),
+        "{named:?}"
+    );
+}
+
 /// The bytes this thread allocates and frees, so a test can see the most one call held
 /// at once while other tests run on other threads.
 mod counting {
