@@ -187,8 +187,9 @@ const WINDOW_ROWS: u32 = super::common_words::COMMON_ROWS;
 const WINDOW_START: &str =
     "SELECT rowid FROM near WHERE near MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2";
 /// How one search of the field is made: the expression, the window's start, how many.
-const MATCHING: &str = "SELECT rowid, bm25_by_phrase(near) FROM near WHERE near MATCH ?1 \
-    AND rowid >= ?2 ORDER BY bm25_by_phrase(near), rowid DESC LIMIT ?3";
+const MATCHING: &str =
+    "SELECT rowid, bm25_by_phrase(near, 'near', ?1) FROM near WHERE near MATCH ?1 \
+    AND rowid >= ?2 ORDER BY bm25_by_phrase(near, 'near', ?1), rowid DESC LIMIT ?3";
 /// Rows' bm25 in a table, for rows found by the other's search: every row asked about
 /// in one statement, within the range of their ids (FTS5 walks the expression's matches
 /// from `?2` to `?3` only) and then kept to those asked for (`?4`, a JSON array; the `+`
@@ -197,9 +198,11 @@ const MATCHING: &str = "SELECT rowid, bm25_by_phrase(near) FROM near WHERE near 
 /// the same asked alone or among others; asked a row at a time, that count was made
 /// again for every row, most of a recall's searching among long records
 /// (docs/measurements/memoryd.md, 'Long records').
-const NEAR_SCORES: &str = "SELECT rowid, bm25_by_phrase(near) FROM near WHERE near MATCH ?1 \
+const NEAR_SCORES: &str =
+    "SELECT rowid, bm25_by_phrase(near, 'near', ?1) FROM near WHERE near MATCH ?1 \
     AND rowid >= ?2 AND rowid <= ?3 AND +rowid IN (SELECT value FROM json_each(?4))";
-const OWN_SCORES: &str = "SELECT rowid, bm25_by_phrase(docs) FROM docs WHERE docs MATCH ?1 \
+const OWN_SCORES: &str =
+    "SELECT rowid, bm25_by_phrase(docs, 'docs', ?1) FROM docs WHERE docs MATCH ?1 \
     AND rowid >= ?2 AND rowid <= ?3 AND +rowid IN (SELECT value FROM json_each(?4))";
 
 impl Index {

@@ -83,13 +83,13 @@ fn sql(search: &Search<'_>, filtered: bool) -> String {
     let class = if filtered { " AND class <= ?4" } else { "" };
     match search {
         Search::Scored { .. } => format!(
-            "SELECT rowid, bm25_by_phrase(docs) FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
-             ORDER BY bm25_by_phrase(docs), rowid DESC LIMIT ?3"
+            "SELECT rowid, bm25_by_phrase(docs, 'docs', ?1) FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
+             ORDER BY bm25_by_phrase(docs, 'docs', ?1), rowid DESC LIMIT ?3"
         ),
         Search::ScoredWithin { .. } => format!(
-            "SELECT rowid, bm25_by_phrase(docs) FROM docs WHERE docs MATCH ?1 \
+            "SELECT rowid, bm25_by_phrase(docs, 'docs', ?1) FROM docs WHERE docs MATCH ?1 \
              AND +rowid IN (SELECT rowid FROM docs WHERE docs MATCH ?2){class} \
-             ORDER BY bm25_by_phrase(docs), rowid DESC LIMIT ?3"
+             ORDER BY bm25_by_phrase(docs, 'docs', ?1), rowid DESC LIMIT ?3"
         ),
         Search::Newest { .. } => format!(
             "SELECT rowid, {:.1} FROM docs WHERE docs MATCH ?1 AND rowid >= ?2{class} \
@@ -166,6 +166,8 @@ impl Index {
             return Ok(Words::default());
         }
         let span = time::cue(query, now);
+        // Each phrase's rows counted once for all of this recall's statements (`bm25`).
+        let _counted = super::bm25::Recall::begin();
         let wanted = (limit * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
         let frequencies = self.frequencies(&parsed)?;
         let mut memo = Memo::new(QUESTION_WIDEN);

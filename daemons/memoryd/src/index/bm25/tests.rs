@@ -152,3 +152,103 @@ fn every_connection_the_index_opens_has_it() {
         .unwrap();
     assert!(score < 0.0);
 }
+
+/// Each row matching `expr` with `bm25_by_phrase` given the table's name and the
+/// expression, as the index's statements call it.
+fn named_scores(conn: &Connection, table: &str, expr: &str) -> Vec<(i64, f64)> {
+    let name = NAME.to_str().unwrap();
+    let sql = format!(
+        "SELECT rowid, {name}({table}, '{table}', ?1) FROM {table} WHERE {table} MATCH ?1 \
+         ORDER BY rowid"
+    );
+    let mut stmt = conn.prepare(&sql).unwrap();
+    let rows = stmt
+        .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn an_expressions_phrases_are_read_in_order_with_their_prefix_stars() {
+    use super::phrases_of;
+    assert_eq!(
+        phrases_of(r#""dentist" OR "appoint"*"#).unwrap(),
+        [r#""dentist""#, r#""appoint"*"#]
+    );
+    assert_eq!(
+        phrases_of(r#"("a" AND "b c") OR NOT "say ""hi""""#).unwrap(),
+        [r#""a""#, r#""b c""#, r#""say ""hi""""#]
+    );
+    assert_eq!(phrases_of("").unwrap(), Vec::<String>::new());
+    // What the index never writes is not named: such a statement counts on its own.
+    assert_eq!(phrases_of("dentist OR \"appoint\""), None);
+    assert_eq!(phrases_of("\"open"), None);
+    assert_eq!(phrases_of("{text}: \"a\""), None);
+}
+
+/// The counts a recall shares between its statements change no score: the same phrase
+/// at another place in another expression, a prefix beside the word it starts, and two
+/// tables holding one phrase each score as they do counted alone. (A phrase numbered
+/// otherwise than left to right would take another's count and fail this.)
+#[test]
+fn a_recalls_shared_counts_give_every_statement_its_own_scores() {
+    let conn = Connection::open_in_memory().unwrap();
+    register(&conn).unwrap();
+    for t in ["t", "u"] {
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE {t} USING fts5(text, tokenize = '{}')",
+            crate::index::TOKENIZER
+        ))
+        .unwrap();
+    }
+    let turns = [
+        "We moved the meeting with the landlord to Thursday at four.",
+        "Meetings, meetings: the landlord wants another one about the boiler.",
+        "The boiler was serviced in March; the landlord paid for it.",
+        "Remind me to call the plumber about the boiler pressure.",
+        "The meet is at noon; the landlord will not come.",
+        "boiler boiler boiler and a cat",
+    ];
+    for (i, text) in turns.iter().enumerate() {
+        let id = i64::try_from(i).unwrap() + 1;
+        conn.execute(
+            "INSERT INTO t (rowid, text) VALUES (?1, ?2)",
+            params![id, text],
+        )
+        .unwrap();
+        // The other table holds the words in other rows and other numbers.
+        if i % 2 == 0 {
+            conn.execute(
+                "INSERT INTO u (rowid, text) VALUES (?1, ?2)",
+                params![id, text],
+            )
+            .unwrap();
+        }
+    }
+    let statements = [
+        ("t", r#""boiler" OR "landlord""#),
+        ("t", r#""landlord" AND ("boiler" OR "meet"*)"#),
+        ("t", r#""meet" OR "meet"* OR "landlord""#),
+        ("u", r#""boiler" OR "landlord""#),
+        ("u", r#""landlord" OR "boiler" OR "cat""#),
+        ("t", r#""cat" OR "boiler""#),
+    ];
+    let alone: Vec<_> = statements
+        .iter()
+        .map(|(t, e)| named_scores(&conn, t, e))
+        .collect();
+    let recall = super::Recall::begin();
+    let shared: Vec<_> = statements
+        .iter()
+        .map(|(t, e)| named_scores(&conn, t, e))
+        .collect();
+    drop(recall);
+    for ((alone, shared), (t, e)) in alone.iter().zip(&shared).zip(&statements) {
+        assert!(!alone.is_empty(), "{t} {e}");
+        assert_eq!(alone.len(), shared.len(), "{t} {e}");
+        for ((r1, a), (r2, b)) in alone.iter().zip(shared) {
+            assert_eq!(r1, r2);
+            assert_eq!(a.to_bits(), b.to_bits(), "{t} {e}, row {r1}: {a} {b}");
+        }
+    }
+}
