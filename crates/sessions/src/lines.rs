@@ -38,6 +38,15 @@ pub fn open_regular(options: &mut OpenOptions, path: &Path) -> io::Result<File> 
 /// rule that a bad line is an error. Record lines are parsed here and in `LineReader`
 /// only, so what a record line is stays this crate's to say.
 pub fn record_in(line: &str) -> Option<Record> {
+    // Only a line opening an object (after JSON's white space, which every log reader
+    // passes over too) can be one; parsing every line of a text file as JSON first would
+    // cost more than searching it.
+    if !line
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .starts_with('{')
+    {
+        return None;
+    }
     Record::from_line(line).ok()
 }
 

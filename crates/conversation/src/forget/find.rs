@@ -397,13 +397,7 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
         if text.len() > MAX_TOLD_LINE {
             return Told::Untold(Untold::LongLine);
         }
-        // Only a line opening an object can be a record; parsing every line of a text
-        // file as JSON first would cost more than searching it.
-        let record = text
-            .starts_with('{')
-            .then(|| sessions::lines::record_in(text))
-            .flatten();
-        let holds_it = match record {
+        let holds_it = match sessions::lines::record_in(text) {
             Some(record) => record_matches(&record, &query),
             None => query.matches(text),
         };

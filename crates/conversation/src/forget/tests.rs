@@ -593,7 +593,8 @@ const STRAY: &str = "epoch-000001.jsonl.stray-1700000000";
 /// Regression: a file set aside was matched as one raw text, so words inside a tool
 /// call's arguments, escaped twice on the line (after a `\n`, or a `\u00e9` the model
 /// wrote itself), were missed there while the same record in an epoch log was found:
-/// `/forget` said nothing held them while the copy stayed on the disk.
+/// `/forget` said nothing held them while the copy stayed on the disk. Then a record line
+/// indented by hand was still read as plain text.
 #[test]
 fn a_set_aside_copy_holding_words_escaped_in_a_tool_calls_arguments_is_named() {
     for (arguments, query) in [
@@ -609,8 +610,9 @@ fn a_set_aside_copy_holding_words_escaped_in_a_tool_calls_arguments_is_named() {
         let state = tempfile::tempdir().unwrap();
         let dir = new_session(state.path());
         log(&dir, 0, &[user("hello")], "");
-        // The record among lines that are not records, and without a last newline.
-        let copy = format!("not a record\n{}", record.to_line().trim_end());
+        // The record among lines that are not records, indented (which every log reader
+        // passes over, as JSON does), and without a last newline.
+        let copy = format!("not a record\n \t{}", record.to_line().trim_end());
         std::fs::write(dir.join(STRAY), copy).unwrap();
         let named = passed_over(state.path(), query);
         assert_eq!(named.len(), 1, "{arguments}: {named:?}");

@@ -284,6 +284,22 @@ impl Session {
         self.floor_owed
     }
 
+    /// The label the log is still to be told (`owes_floor`), for whoever lets the
+    /// session leave memory to keep and hand back (`owe`).
+    pub fn owed(&self) -> Option<Label> {
+        self.floor_owed.then_some(self.label)
+    }
+
+    /// Takes on `label`, owed to the log by a copy of this session that left memory:
+    /// joined into the label, and owed to the log when the file's is lower.
+    pub fn owe(&mut self, label: Label) {
+        let joined = self.label.join(label);
+        if joined != self.label {
+            self.label = joined;
+            self.floor_owed = true;
+        }
+    }
+
     /// Puts `record` on disk (one write, then fdatasync), then into the epoch; into the
     /// log at the session's path, read again first when it changed there
     /// (`follow_disk`).

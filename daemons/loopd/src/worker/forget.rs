@@ -333,7 +333,7 @@ impl State {
     ) -> Vec<String> {
         let mut places = file_places(plan);
         // The open epoch's records and its log's handle are from before the rewrite.
-        self.sessions.open.remove(session);
+        self.sessions.let_go(session);
         let epochs = plan.epochs();
         places.push(format!(
             "llama.cpp: {}; the next turn reads its whole prompt again",

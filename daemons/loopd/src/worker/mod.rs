@@ -14,22 +14,21 @@ mod forget;
 mod forget_honcho;
 mod forget_list;
 mod forget_places;
+mod open;
 mod report;
 
 use crate::engine::Engine;
-use conversation::open_session::{Frozen, Session, SessionError};
-use conversation::prompts::{self, Prompt, PromptError};
+use conversation::open_session::Session;
 use conversation::status::{Board, SessionView};
 use mio::Waker;
+use open::Sessions;
 use proto::config::Config;
 use proto::SessionId;
 use report::Waiting;
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Sessions kept open in memory at once. Each holds its epoch's records; a person uses
 /// a handful of sessions, and one past this closes the least recently used (it is
@@ -195,13 +194,6 @@ struct State {
     mail: conversation::forget::mail::Mail,
 }
 
-/// The sessions open in memory, each with when it was last used.
-#[derive(Default)]
-struct Sessions {
-    open: HashMap<SessionId, (Session, u64)>,
-    tick: u64,
-}
-
 fn run(
     cfg: Arc<Config>,
     llama: llama::Client,
@@ -294,7 +286,7 @@ impl State {
     /// and whoever waited on it is told.
     fn panicked(&mut self, id: Option<JobId>, beat: bool) {
         plumbing::error!("a job panicked; reopening sessions from disk");
-        self.sessions.open.clear();
+        self.sessions.let_go_all();
         // What the slot holds is unknown now.
         self.engine.slot_unknown();
         // It may have panicked inside after-turn work: lines wait for nothing now.
@@ -417,116 +409,6 @@ impl State {
         let view = self.sessions.open_existing(self.engine.cfg(), id);
         self.board.set(id.as_str(), view.clone());
         view
-    }
-}
-
-impl Sessions {
-    /// An existing session, opened into memory if it is not there yet (never created).
-    fn open_existing(&mut self, cfg: &Config, id: &SessionId) -> SessionView {
-        match self.following_disk(id) {
-            Ok(Some(session)) => return SessionView::of(session, cfg.channel.owner_class),
-            Ok(None) => {}
-            Err(e) => {
-                plumbing::error!("session {id}: {e}");
-                return SessionView::Broken(e.to_string());
-            }
-        }
-        let started = Instant::now();
-        match Session::open(&cfg.sessions_dir(), id) {
-            Ok(Some(session)) => {
-                plumbing::info!(
-                    "session {id}: opened epoch {}, {} records in {} ms",
-                    session.epoch(),
-                    session.records().len(),
-                    started.elapsed().as_millis()
-                );
-                let view = SessionView::of(&session, cfg.channel.owner_class);
-                self.keep(session);
-                view
-            }
-            Ok(None) => SessionView::New,
-            Err(e) => {
-                plumbing::error!("session {id}: {e}");
-                SessionView::Broken(e.to_string())
-            }
-        }
-    }
-
-    /// The session when it is open in memory, read from disk again first when its log
-    /// changed there (`Session::follow_disk`), so each job starts from the file at the
-    /// log's path (docs/sessions.md, 'A log changed under loopd'). One that cannot be read
-    /// again leaves memory: the error is the job's, and the next job opens it afresh
-    /// (unless it still owes its log the label the model read under, `owes_floor`). One
-    /// whose files are gone is a session not open, as after a restart.
-    fn following_disk(&mut self, id: &SessionId) -> Result<Option<&mut Session>, SessionError> {
-        let Some((session, _)) = self.open.get_mut(id) else {
-            return Ok(None);
-        };
-        match session.follow_disk() {
-            Ok(()) => {}
-            Err(e @ SessionError::Gone { .. }) => {
-                plumbing::warn!("session {id}: {e}; it is opened as a restart would open it");
-                self.open.remove(id);
-                return Ok(None);
-            }
-            // Read again, but the record keeping the label the model read under could
-            // not be written: only memory holds that label, so the session stays open
-            // and its next append writes the record first.
-            Err(e) if session.owes_floor() => return Err(e),
-            Err(e) => {
-                self.open.remove(id);
-                return Err(e);
-            }
-        }
-        Ok(self.open.get_mut(id).map(|(session, _)| session))
-    }
-
-    fn keep(&mut self, session: Session) {
-        if self.open.len() >= MAX_OPEN_SESSIONS {
-            let oldest = self
-                .open
-                .iter()
-                .min_by_key(|(_, (_, tick))| *tick)
-                .map(|(id, _)| id.clone());
-            if let Some(oldest) = oldest {
-                self.open.remove(&oldest);
-            }
-        }
-        self.tick += 1;
-        self.open.insert(session.id().clone(), (session, self.tick));
-    }
-
-    /// The session, opened or created (freezing system.md and the tool schemas).
-    fn get_or_create(
-        &mut self,
-        cfg: &Config,
-        id: &SessionId,
-    ) -> Result<&mut Session, SessionError> {
-        if self.following_disk(id)?.is_none() {
-            let session = Session::open_or_create(&cfg.sessions_dir(), id, || {
-                let system = prompts::read(cfg, Prompt::System).map_err(
-                    |PromptError { path, source }| SessionError::Prompt { path, source },
-                )?;
-                Ok(Frozen {
-                    system,
-                    tools: tools::schemas(),
-                })
-            })?;
-            self.keep(session);
-        }
-        self.tick += 1;
-        let tick = self.tick;
-        match self.open.get_mut(id) {
-            Some((session, used)) => {
-                *used = tick;
-                Ok(session)
-            }
-            // `keep` just inserted it; this arm is unreachable in practice.
-            None => Err(SessionError::Create {
-                path: cfg.sessions_dir().join(id.as_str()),
-                source: std::io::Error::other("session vanished from memory"),
-            }),
-        }
     }
 }
 

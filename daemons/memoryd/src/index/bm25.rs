@@ -63,6 +63,8 @@ static CONNECTIONS: AtomicUsize = AtomicUsize::new(1);
 /// One begun inside another leaves the counts to the outer one.
 pub(crate) struct Recall {
     outermost: bool,
+    /// Not `Send`: the counts are this thread's, and only this thread may end them.
+    _here: std::marker::PhantomData<*const ()>,
 }
 
 impl Recall {
@@ -75,7 +77,10 @@ impl Recall {
             }
             outermost
         });
-        Recall { outermost }
+        Recall {
+            outermost,
+            _here: std::marker::PhantomData,
+        }
     }
 }
 
