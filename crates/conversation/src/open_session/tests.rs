@@ -359,15 +359,9 @@ fn a_headless_log_at_epoch_zeros_name_is_set_aside_not_adopted() {
     assert!(kept.contains("old words"));
 }
 
-/// Regression: reading a replaced log again recomputed the label from the file, so an
-/// edit that took a secret tool result out (while the model was answering what it had
-/// read) lowered the label the rest of the turn was judged under; and, once that was
-/// kept in memory, every reader of the file (memoryd, the Honcho reporter, a restart)
-/// still stepped the lower label through it.
-#[test]
-fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+/// The owner asks, the model reads a secret result (`4471`), and an edit on disk takes the
+/// result out of the log: a copy holding only the first line renamed over it.
+fn read_a_secret_then_edit_it_out(s: &mut Session, dir: &Path) {
     s.append(user("read the vault file")).unwrap();
     s.append(tool_result(
         1,
@@ -378,12 +372,24 @@ fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under
     ))
     .unwrap();
     assert_eq!(s.label(DataClass::Public).class, DataClass::Secret);
-    let path = log_path(dir.path());
+    let path = log_path(dir);
     let edited = path.with_extension("jsonl.new");
     let text = std::fs::read_to_string(&path).unwrap();
     let first = text.lines().next().unwrap().to_string();
     std::fs::write(&edited, format!("{first}\n")).unwrap();
     std::fs::rename(&edited, &path).unwrap();
+}
+
+/// Regression: reading a replaced log again recomputed the label from the file, so an
+/// edit that took a secret tool result out (while the model was answering what it had
+/// read) lowered the label the rest of the turn was judged under; and, once that was
+/// kept in memory, every reader of the file (memoryd, the Honcho reporter, a restart)
+/// still stepped the lower label through it.
+#[test]
+fn a_log_replaced_without_its_secret_record_keeps_the_label_the_model_read_under() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
+    read_a_secret_then_edit_it_out(&mut s, dir.path());
     s.append(user("and now?")).unwrap();
     let on_disk = lines_on_disk(dir.path());
     assert_eq!(on_disk.len(), 3, "the edit is followed: {on_disk:?}");
@@ -468,21 +474,7 @@ fn a_record_the_replacing_file_already_holds_is_not_written_or_replayed_twice() 
 fn a_reread_keeps_the_label_in_memory_before_the_log_is_told_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::open_or_create(dir.path(), &id(), frozen).unwrap();
-    s.append(user("read the vault file")).unwrap();
-    s.append(tool_result(
-        1,
-        "read_file",
-        "4471",
-        DataClass::Secret,
-        false,
-    ))
-    .unwrap();
-    let path = log_path(dir.path());
-    let edited = path.with_extension("jsonl.new");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let first = text.lines().next().unwrap().to_string();
-    std::fs::write(&edited, format!("{first}\n")).unwrap();
-    std::fs::rename(&edited, &path).unwrap();
+    read_a_secret_then_edit_it_out(&mut s, dir.path());
     // The re-read alone, as when the write after it fails.
     let changed = s.log.changed().unwrap().unwrap();
     s.read_again(changed).unwrap();
