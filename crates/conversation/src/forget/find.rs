@@ -377,7 +377,10 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
     let mut read: u64 = 0;
     loop {
         line.clear();
-        match reader.read_until(b'\n', &mut line) {
+        // A line is read no further than the longest searched, so a long one costs its
+        // bound in memory, not its length.
+        let limit = MAX_TOLD_LINE as u64 + 2;
+        match (&mut reader).take(limit).read_until(b'\n', &mut line) {
             Ok(0) => return Told::Without,
             Ok(n) => read += n as u64,
             Err(_) => return Told::Untold(Untold::Unreadable),
@@ -386,6 +389,9 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
             return Told::Untold(Untold::TooLarge);
         }
         let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+        if bytes.len() > MAX_TOLD_LINE {
+            return Told::Untold(Untold::LongLine);
+        }
         // A NUL is UTF-8, but no text loopd writes holds one, and a UTF-16 file holds
         // one beside every ASCII letter, splitting its words apart.
         let Some(text) = std::str::from_utf8(bytes)
@@ -394,9 +400,6 @@ pub(super) fn tell(path: &Path, query: &str) -> Told {
         else {
             return Told::Untold(Untold::NotText);
         };
-        if text.len() > MAX_TOLD_LINE {
-            return Told::Untold(Untold::LongLine);
-        }
         let holds_it = match sessions::lines::record_in(text) {
             Some(record) => record_matches(&record, &query),
             None => query.matches(text),
