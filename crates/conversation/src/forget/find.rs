@@ -246,7 +246,7 @@ pub struct Searched {
 pub struct NotSearched {
     pub session: String,
     pub path: PathBuf,
-    pub why: &'static str,
+    pub why: String,
 }
 
 /// The most bytes of a file that is no epoch's read to tell whether it holds the words:
@@ -274,11 +274,7 @@ const _: () = assert!(MAX_UNSEARCHED_READ <= sessions::MAX_RECORD_LINE);
 /// to tell (a link, a FIFO, a file too large, not text or unreadable). A file without
 /// the words is not named: it is not a copy. Nor is one gone since the listing: there is
 /// nothing of it left to forget.
-pub(super) fn not_searched(
-    dir: &Path,
-    listing: &Listing,
-    query: &str,
-) -> Vec<(PathBuf, &'static str)> {
+pub(super) fn not_searched(dir: &Path, listing: &Listing, query: &str) -> Vec<(PathBuf, String)> {
     let headless = listing
         .logs
         .iter()
@@ -420,48 +416,51 @@ enum Kind {
     NoEpochs,
 }
 
-/// `why` for each kind of file: what it is, and, when it could not be read to tell
-/// whether it holds the words, why not. Both go in the one `&'static str` that
-/// `NotSearched::why` is (what loopd's reply and journal say), so this macro spells out
-/// each pairing as a text of its own.
-macro_rules! why_named {
-    ($($kind:ident: $what:literal,)+) => {
-        fn why(kind: Kind, untold: Option<Untold>) -> &'static str {
-            match kind {
-                $(Kind::$kind => match untold {
-                    None => $what,
-                    Some(Untold::Unreadable) => concat!(
-                        $what,
-                        "; it could not be read to tell whether it holds the words"
-                    ),
-                    Some(Untold::NotRegular) => concat!(
-                        $what,
-                        "; a link or not a regular file, never read to tell whether it holds the words"
-                    ),
-                    Some(Untold::TooLarge) => concat!(
-                        $what,
-                        "; over 64 MiB, more than is read to tell whether it holds the words"
-                    ),
-                    Some(Untold::LongLine) => concat!(
-                        $what,
-                        "; a line over 4 MiB, longer than is read to tell whether it holds the words"
-                    ),
-                    Some(Untold::NotText) => concat!(
-                        $what,
-                        "; not UTF-8 text (compressed, or in another encoding), so it cannot be read to tell whether it holds the words"
-                    ),
-                },)+
-            }
+impl Kind {
+    /// What the file is, as the owner is told.
+    fn what(self) -> &'static str {
+        match self {
+            Kind::Headless => "a log with no head beside it, so no epoch's",
+            Kind::Link => "a symbolic link, never followed",
+            Kind::SetAside => "set aside by loopd when a new epoch found it in the way",
+            Kind::Temporary => "a temporary file left by a write that did not finish",
+            Kind::NoEpochs => "no epoch's head or log",
         }
-    };
+    }
 }
 
-why_named! {
-    Headless: "a log with no head beside it, so no epoch's",
-    Link: "a symbolic link, never followed",
-    SetAside: "set aside by loopd when a new epoch found it in the way",
-    Temporary: "a temporary file left by a write that did not finish",
-    NoEpochs: "no epoch's head or log",
+impl Untold {
+    /// Why the file was not read to tell, as the owner is told.
+    fn why_not(self) -> String {
+        const MIB: u64 = 1024 * 1024;
+        match self {
+            Untold::Unreadable => {
+                "it could not be read to tell whether it holds the words".to_string()
+            }
+            Untold::NotRegular => {
+                "a link or not a regular file, never read to tell whether it holds the words"
+                    .to_string()
+            }
+            Untold::TooLarge => format!(
+                "over {} MiB, more than is read to tell whether it holds the words",
+                MAX_UNSEARCHED_READ / MIB
+            ),
+            Untold::LongLine => format!(
+                "a line over {} MiB, longer than is read to tell whether it holds the words",
+                MAX_TOLD_LINE as u64 / MIB
+            ),
+            Untold::NotText => "not UTF-8 text (compressed, or in another encoding), so it cannot be read to tell whether it holds the words".to_string(),
+        }
+    }
+}
+
+/// What a named file is, and, when it could not be read to tell whether it holds the
+/// words, why not: what loopd's reply and journal say of it.
+fn why(kind: Kind, untold: Option<Untold>) -> String {
+    match untold {
+        None => kind.what().to_string(),
+        Some(untold) => format!("{}; {}", kind.what(), untold.why_not()),
+    }
 }
 
 /// A session whose files could not be read to the end, and why.

@@ -219,7 +219,7 @@ mod tests {
                 .map(|n| NotSearched {
                     session: "main".into(),
                     path: format!("/s/main/copy-{n}.txt").into(),
-                    why: "no epoch's head or log",
+                    why: "no epoch's head or log".into(),
                 })
                 .collect(),
         };

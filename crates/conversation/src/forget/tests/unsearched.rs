@@ -39,7 +39,7 @@ fn a_headless_log_and_a_file_set_aside_are_named_as_not_searched() {
             assert_eq!(n.session, "main");
             (
                 n.path.file_name().unwrap().to_str().unwrap().to_string(),
-                n.why,
+                n.why.clone(),
             )
         })
         .collect();
@@ -77,7 +77,7 @@ fn a_session_directory_that_is_a_symbolic_link_is_named_as_not_searched() {
 
 /// The files of session `main` under `state` named as not searched for `query`, by file
 /// name, with why.
-fn passed_over(state: &Path, query: &str) -> Vec<(String, &'static str)> {
+fn passed_over(state: &Path, query: &str) -> Vec<(String, String)> {
     let searched =
         crate::forget::find::find_all(&state.join("sessions"), query, DataClass::Private).unwrap();
     searched
@@ -85,7 +85,7 @@ fn passed_over(state: &Path, query: &str) -> Vec<(String, &'static str)> {
         .iter()
         .map(|n| {
             let name = n.path.file_name().unwrap().to_str().unwrap().to_string();
-            (name, n.why)
+            (name, n.why.clone())
         })
         .collect()
 }
