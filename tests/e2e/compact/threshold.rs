@@ -215,38 +215,30 @@ fn a_changed_system_md_takes_effect_at_the_next_epoch_and_not_before() {
     assert_eq!(head(&l, 1).unwrap()["system"], "You are a new assistant.");
 }
 
+/// Guards the rule that compaction is due by the epoch's last `usage` alone: an epoch
+/// whose carried summary leaves its first prompt over the threshold compacts again after
+/// that turn, as any due epoch does, with no note declining it.
 #[test]
-fn a_compaction_that_leaves_the_first_prompt_over_the_threshold_is_not_repeated() {
+fn an_epoch_over_the_threshold_from_its_first_completion_compacts_again() {
     let l = Loopd::start("");
     l.llama.push(text_with(&["one"], OVER));
     l.llama.push(text(&["a summary"]));
     l.llama.push(text_with(&["two"], OVER));
-    l.llama.push(text_with(&["three"], OVER));
+    l.llama.push(text(&["a second summary"]));
+    l.llama.push(text(&["three"]));
     let mut c = l.client();
     c.ask("first");
     assert_eq!(answer(c.ask("second")), ["two"], "the turn goes on");
-    assert_eq!(l.llama.chats().len(), 3, "no second summary call");
-    assert!(head(&l, 2).is_none());
-    l.daemon
-        .wait_log("was over it from its first completion; not compacting its summary again");
-    let notes: Vec<String> = epoch_records(&l, 1)
-        .iter()
-        .filter(|r| r["type"] == "note")
-        .map(|r| r["text"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(
-        notes[0].starts_with("compaction declined: epoch 1"),
-        "{notes:?}"
-    );
     assert_eq!(answer(c.ask("third")), ["three"]);
-    assert_eq!(l.llama.chats().len(), 4);
-    assert!(head(&l, 2).is_none());
-    assert_eq!(
-        epoch_kinds(&l, 1).iter().filter(|k| *k == "note").count(),
-        1,
-        "one note per epoch"
+    assert_eq!(l.llama.chats().len(), 5, "two summary calls");
+    let h2 = head(&l, 2).expect("epoch 2 started at the threshold");
+    assert_eq!(h2["reason"], "threshold");
+    assert_eq!(h2["carry"], "a second summary");
+    assert!(
+        !epoch_kinds(&l, 1).iter().any(|k| *k == "note"),
+        "nothing declined"
     );
+    assert_eq!(epoch_kinds(&l, 2).first().map(String::as_str), Some("user"));
 }
 
 #[test]

@@ -8,12 +8,11 @@
 //! arriving meanwhile can be told what it waits for (`· compacting session main: epoch 3
 //! → 4`).
 
-use super::policy::{fill, Fill};
-use super::{compact_or_note, note, tool_summaries, CompactError, Compacted};
+use super::policy::due;
+use super::{compact_or_note, tool_summaries, CompactError, Compacted};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use proto::head::Reason;
-use proto::Record;
 
 /// Told what after-turn work is starting, in words for a `· ` line.
 pub trait Progress {
@@ -26,9 +25,6 @@ pub struct Quiet;
 impl Progress for Quiet {
     fn step(&mut self, _what: &str) {}
 }
-
-/// How a declined compaction's `note` starts; one is written per epoch.
-pub(crate) const DECLINED_NOTE: &str = "compaction declined: ";
 
 /// What the finish did about the epoch.
 #[derive(Debug)]
@@ -93,53 +89,18 @@ fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progre
     }
 }
 
-/// Why to compact now, if at all.
-fn reason(ctx: &TurnCtx<'_>, session: &mut Session) -> Option<Reason> {
+/// Why to compact now, if at all: the epoch's last `usage` is at or over the threshold,
+/// whatever the epoch started from. An epoch whose carried summary already fills it past
+/// the threshold compacts again after its next turn, as the contract's rule has it
+/// (docs/turn.md, 'Compaction').
+fn reason(ctx: &TurnCtx<'_>, session: &Session) -> Option<Reason> {
     let cfg = ctx.cfg;
-    let carried = session.carry().is_some();
-    match fill(
-        session.records(),
-        carried,
+    let usage = session.last_usage()?;
+    due(
+        usage.cache_n,
+        usage.prompt_n,
         cfg.compact.threshold,
         cfg.expect.n_ctx,
-    ) {
-        Fill::Room => None,
-        Fill::Due => Some(Reason::Threshold),
-        Fill::OverFromStart => {
-            let used = session
-                .last_usage()
-                .map_or(0, |u| u.cache_n.saturating_add(u.prompt_n));
-            let n_ctx = cfg.expect.n_ctx;
-            plumbing::warn!(
-                "session {}: epoch {} holds {used} of {n_ctx} tokens, over the compaction threshold {}, but was over it from its first completion; not compacting its summary again",
-                session.id(),
-                session.epoch(),
-                cfg.compact.threshold,
-            );
-            if !declined_before(session.records()) {
-                note(
-                    session,
-                    format!(
-                        "{DECLINED_NOTE}epoch {} was over the threshold {} from its first completion ({used} of {n_ctx} tokens now); compacting again would only summarise the summary, so it compacts when the context is full",
-                        session.epoch(),
-                        cfg.compact.threshold,
-                    ),
-                );
-            }
-            None
-        }
-    }
-}
-
-/// Whether an earlier turn of this epoch already declined: the decision is made after
-/// every answered turn, so it was made (and noted) before when a turn before the last
-/// one left a `usage` record. Read from the records' kinds, never from a note's words.
-fn declined_before(records: &[Record]) -> bool {
-    let last_turn = records
-        .iter()
-        .rposition(|r| matches!(r, Record::User { .. }))
-        .unwrap_or(0);
-    records[..last_turn]
-        .iter()
-        .any(|r| matches!(r, Record::Usage { .. }))
+    )
+    .then_some(Reason::Threshold)
 }

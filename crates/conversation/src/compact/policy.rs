@@ -41,48 +41,6 @@ pub fn due(cache_n: u64, prompt_n: u64, threshold: f64, n_ctx: u64) -> bool {
     cache_n.saturating_add(prompt_n) as f64 >= threshold * n_ctx as f64
 }
 
-/// Where an epoch stands against the compaction threshold after a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fill {
-    /// Below the threshold, or no completion yet this epoch.
-    Room,
-    /// At or above it: compact.
-    Due,
-    /// At or above it, but a carried epoch that was already over the threshold at its
-    /// first completion. Compacting it again would summarise little more than the
-    /// summary it started from (a summary of a summary drifts and loses what matters),
-    /// so it is left to fill; a `SessionFull` still compacts it.
-    OverFromStart,
-}
-
-/// Where the epoch holding `records` stands: `due` on its last `usage`, and the first
-/// `usage` to tell a carried epoch that started over the threshold apart.
-pub(crate) fn fill(records: &[Record], carried: bool, threshold: f64, n_ctx: u64) -> Fill {
-    let mut usages = records.iter().filter_map(|r| match r {
-        Record::Usage { tokens, .. } => {
-            Some(due(tokens.cache_n, tokens.prompt_n, threshold, n_ctx))
-        }
-        Record::User { .. }
-        | Record::Assistant { .. }
-        | Record::ToolResult { .. }
-        | Record::ToolSummary { .. }
-        | Record::Memory { .. }
-        | Record::Note { .. }
-        | Record::Forgotten { .. }
-        | Record::Refused { .. }
-        | Record::Allowed { .. } => None,
-    });
-    let Some(first) = usages.next() else {
-        return Fill::Room;
-    };
-    let last = usages.next_back().unwrap_or(first);
-    match (last, carried && first) {
-        (false, _) => Fill::Room,
-        (true, true) => Fill::OverFromStart,
-        (true, false) => Fill::Due,
-    }
-}
-
 /// The summary used when the model cannot write one because the summary call itself is
 /// context-full: the epoch's user texts in order (newest last), joined by a blank line;
 /// when that is longer than `summary_chars` characters, the oldest text is cut away (on a
@@ -146,7 +104,7 @@ mod tests {
         );
     }
     use proto::record::context_label;
-    use proto::test_records::{note, tool_result, usage, user};
+    use proto::test_records::{note, tool_result, user};
     use proto::{DataClass, Label};
 
     #[test]
@@ -170,26 +128,6 @@ mod tests {
     #[test]
     fn counts_that_would_overflow_saturate_to_due() {
         assert!(due(u64::MAX, u64::MAX, 0.85, 262_144));
-    }
-
-    #[test]
-    fn fill_goes_by_the_last_usage() {
-        let recs = [usage(900, 0, 9), user("u"), usage(800, 49, 9)];
-        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Room);
-        let recs = [usage(10, 0, 9), user("u"), usage(800, 50, 9)];
-        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
-        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::Due);
-        assert_eq!(fill(&[user("u")], true, 0.85, 1000), Fill::Room);
-    }
-
-    #[test]
-    fn a_carried_epoch_over_the_threshold_from_its_first_completion_is_not_compacted_again() {
-        let recs = [user("u"), usage(850, 0, 9)];
-        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
-        let recs = [usage(850, 0, 9), user("u"), usage(900, 10, 9)];
-        assert_eq!(fill(&recs, true, 0.85, 1000), Fill::OverFromStart);
-        // Epoch 0 has no summary to summarise again: it compacts.
-        assert_eq!(fill(&recs, false, 0.85, 1000), Fill::Due);
     }
 
     #[test]
