@@ -66,3 +66,29 @@ fn a_turn_sharing_no_word_with_the_question_is_recalled_in_the_first_three_by_it
     let first: Vec<&str> = hits.iter().take(3).map(|h| h.text.as_str()).collect();
     assert!(first.contains(&LILIES), "{first:#?}");
 }
+
+/// Guards "relevance first, then recency" with meaning fused in: a fact told three times,
+/// each telling acknowledged, is recalled with its latest telling first, though the
+/// earlier tellings have more turns holding the question's words around them.
+#[test]
+fn the_latest_of_three_tellings_is_recalled_first_with_meaning_fused_in() {
+    let Some(model) = embed_model() else { return };
+    let fx = Fixture::new("");
+    with_model(&fx, &model);
+    let main = Epoch::start(&fx, "main");
+    for spot in ["B12", "C7", "D3"] {
+        main.add(&user(&format!("the parking spot is {spot}")));
+        main.add(&assistant(&format!("Noted, parking spot {spot}.")));
+    }
+    let _d = Daemon::start("memoryd", &fx);
+    let s = wait_embedded(&fx);
+    assert_eq!(s.rows, 6, "{s:?}");
+    for question in ["parking spot", "Where is my parking spot?"] {
+        let hits = recall(&fx, question);
+        let texts: Vec<&str> = hits.iter().map(|h| h.text.as_str()).collect();
+        assert!(
+            texts.first().is_some_and(|t| t.contains("D3")),
+            "{question}: {texts:#?}"
+        );
+    }
+}

@@ -257,6 +257,7 @@ pub(super) fn rerank(
                 rowid: c.rowid,
                 relevance,
                 held: cover.held,
+                whole: cover.all(),
                 near_held: 0,
                 hit,
             })
@@ -355,6 +356,8 @@ struct Scored {
     rowid: i64,
     relevance: f32,
     held: u32,
+    /// Holds every group of the question itself (its best passage, for a long record).
+    whole: bool,
     near_held: u32,
     hit: Hit,
 }
@@ -387,7 +390,14 @@ fn lend(scored: &mut [Scored], links: &[(i64, i64)]) {
     }
     for r in scored.iter_mut() {
         if let Some(&(s, held)) = lent.get(&r.rowid) {
-            r.score += s;
+            // A row holding every group itself has nothing its neighbours could add, as
+            // with the neighbours' field: lending to it would only sort equally relevant
+            // rows by how many relevant turns sit around them, and the newest turns of a
+            // log, which have fewer, would fall behind older ties ('Ranking is relevance
+            // first, then recency').
+            if !r.whole {
+                r.score += s;
+            }
             r.near_held = held;
         }
     }

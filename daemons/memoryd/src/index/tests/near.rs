@@ -431,3 +431,58 @@ fn a_words_fields_are_at_most_twice_near_turns_its_rows() {
         "{fields} fields for {rows} rows"
     );
 }
+
+/// Guards "relevance first, then recency" against the neighbours' lending: turns that all
+/// hold every word of the question are equally relevant, and the newest comes first,
+/// though an older turn has more such turns around it to lend it their scores.
+#[test]
+fn equally_relevant_turns_rank_newest_first_whatever_their_neighbours() {
+    let w = World::new();
+    let text: String = (0..30)
+        .map(|n| line(&format!("kiwi note n{n:03}")))
+        .collect();
+    w.append("main", 0, &text);
+    let mut ix = w.index();
+    ix.catch_up(Budget::UNLIMITED).unwrap();
+    let hits: Vec<String> = ix
+        .search("kiwi", DataClass::Private, 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.text)
+        .collect();
+    let newest: Vec<String> = (20..30)
+        .rev()
+        .map(|n| format!("kiwi note n{n:03}"))
+        .collect();
+    assert_eq!(hits, newest);
+}
+
+/// The same with a fact told three times and acknowledged each time: the latest telling
+/// leads, the owner's and the assistant's alike.
+#[test]
+fn the_latest_of_three_tellings_leads_though_the_earlier_ones_have_more_neighbours() {
+    let w = World::new();
+    let text: String = ["B12", "C7", "D3"]
+        .iter()
+        .map(|spot| {
+            format!(
+                "{}{}",
+                line(&format!("the parking spot is {spot}")),
+                proto::test_records::assistant(&format!("Noted, parking spot {spot}.")).to_line()
+            )
+        })
+        .collect();
+    w.append("main", 0, &text);
+    let mut ix = w.index();
+    let hits = texts(&mut ix, "parking spot");
+    let at = |t: &str| hits.iter().position(|h| h == t).unwrap_or(usize::MAX);
+    assert!(hits[0].ends_with("D3."), "{hits:?}");
+    for said in ["the parking spot is {}", "Noted, parking spot {}."] {
+        let (d3, c7, b12) = (
+            at(&said.replace("{}", "D3")),
+            at(&said.replace("{}", "C7")),
+            at(&said.replace("{}", "B12")),
+        );
+        assert!(d3 < c7 && c7 < b12, "{hits:?}");
+    }
+}
