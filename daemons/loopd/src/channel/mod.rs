@@ -300,7 +300,9 @@ impl<W: Work> Channel<W> {
             }
             Command::Recall(query) => {
                 let job = self.begin(id, None);
-                self.worker.probe(job, Probe::Recall { query }, &self.cfg);
+                let max_class = self.recall_class(id);
+                self.worker
+                    .probe(job, Probe::Recall { query, max_class }, &self.cfg);
             }
             Command::Status => {
                 let job = self.begin(id, None);

@@ -12,7 +12,7 @@ use conversation::status::{context_text, Board, SessionView};
 use llama::Client;
 use proto::config::Config;
 use proto::memory::{Hit, MemoryStatus};
-use proto::SessionId;
+use proto::{DataClass, SessionId};
 
 /// The most characters of one hit `/recall` shows: about six lines of an 80-column
 /// terminal, so eight hits fit in a few screens and each can still be recognised.
@@ -109,8 +109,15 @@ fn memoryd_line(socket: &std::path::Path) -> String {
 
 /// Runs `/recall QUERY` against memoryd on its own thread: each hit's header as loopd's
 /// own line and its text as text, then the count of weaker matches as the end.
-pub(crate) fn spawn_recall(id: JobId, cfg: &Config, query: String, notify: Notifier) {
-    let memory = cfg.memory.clone();
+pub(crate) fn spawn_recall(
+    id: JobId,
+    cfg: &Config,
+    query: String,
+    max_class: DataClass,
+    notify: Notifier,
+) {
+    let mut memory = cfg.memory.clone();
+    memory.max_class = memory.max_class.min(max_class);
     let events = notify.clone();
     spawn(notify, id, move || {
         let hits = conversation::memory::recall(&memory, &query).map_err(Failure::Memory)?;

@@ -259,7 +259,8 @@ fn recall_and_status_run_as_probes_and_their_answer_ends_their_block() {
     assert_eq!(
         probe,
         Probe::Recall {
-            query: "the dentist".into()
+            query: "the dentist".into(),
+            max_class: proto::DataClass::Private,
         }
     );
     rig.done(id, "no memories match", true);

@@ -9,19 +9,17 @@ use super::probes;
 use crate::worker::{Job, JobId, Notifier, Worker};
 use conversation::status::Board;
 use proto::config::Config;
-use proto::SessionId;
+use proto::{DataClass, SessionId};
 
 /// A probe the channel runs off the poll loop, answered with `Event::Done` for its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Probe {
-    Recall {
-        query: String,
-    },
+    /// `max_class`: the highest class of text the answer may quote. A room's answer goes
+    /// to the homeserver, so it asks for nothing above `matrix.max_class`
+    /// (docs/matrix.md, 'Labels').
+    Recall { query: String, max_class: DataClass },
     /// `mail`: the inbox and reminder lines, which only the poll loop can count.
-    Status {
-        session: SessionId,
-        mail: String,
-    },
+    Status { session: SessionId, mail: String },
 }
 
 /// What runs the channel's jobs. Every call returns at once.
@@ -54,7 +52,9 @@ impl Work for Threads {
 
     fn probe(&mut self, id: JobId, probe: Probe, cfg: &Config) {
         match probe {
-            Probe::Recall { query } => probes::spawn_recall(id, cfg, query, self.notify.clone()),
+            Probe::Recall { query, max_class } => {
+                probes::spawn_recall(id, cfg, query, max_class, self.notify.clone())
+            }
             Probe::Status { session, mail } => probes::spawn_status(
                 id,
                 cfg,

@@ -8,6 +8,7 @@ mod conversation;
 mod crash;
 mod forget;
 mod kinds;
+mod recall;
 mod review;
 mod unasked;
 

@@ -1,5 +1,6 @@
-//! Commands as a room answers them: a SIGHUP's token re-read, the lists that quote
-//! stored text kept for the terminal, `/quit` that does nothing.
+//! Commands as a room answers them: a SIGHUP's token re-read, `/recall` asked for
+//! nothing above `matrix.max_class`, the lists that quote stored text kept for the
+//! terminal, `/quit` that does nothing.
 
 use super::*;
 
@@ -11,10 +12,23 @@ impl<W: Work> Channel<W> {
         }
     }
 
-    /// In a room, a command whose answer quotes stored text of any label (`/recall`,
-    /// `/inbox`, a `/forget` list) is answered at the terminal only, unless
-    /// `matrix.max_class` is the top class: loopd does not weigh each quoted text's label
-    /// against it there (docs/matrix.md, 'Labels'). Returns whether it answered so.
+    /// The highest class `/recall` may quote on connection `id`: what memory holds for
+    /// the socket, and in a room nothing above `matrix.max_class` besides, so memoryd
+    /// never returns a hit the homeserver may not read (docs/matrix.md, 'Labels').
+    pub(in crate::channel) fn recall_class(&self, id: ConnId) -> proto::DataClass {
+        let memory = self.cfg.memory.max_class;
+        if is_room(id) {
+            memory.min(self.cfg.matrix.max_class)
+        } else {
+            memory
+        }
+    }
+
+    /// In a room, a command whose answer lists stored text of any label (`/inbox`, a
+    /// `/forget` list) is answered at the terminal only, unless `matrix.max_class` is the
+    /// top class: loopd does not weigh each listed text's label against it there
+    /// (docs/matrix.md, 'Labels'). `/recall` is answered, asking memoryd for nothing above
+    /// `matrix.max_class` (`recall_class`). Returns whether it answered so.
     pub(in crate::channel) fn kept_from_room(
         &self,
         out: &mut Outbox,
@@ -28,7 +42,7 @@ impl<W: Work> Channel<W> {
         }
         let quotes = matches!(
             command,
-            Command::Recall(_) | Command::Inbox | Command::Worker(Forget(Ask::List(_) | Ask::More))
+            Command::Inbox | Command::Worker(Forget(Ask::List(_) | Ask::More))
         );
         if quotes {
             out.send(
