@@ -476,6 +476,11 @@ impl<W: Work> Channel<W> {
                 self.rooms_flush(out);
             }
             if let Some(conn) = self.conns.get_mut(&conn_id) {
+                // A socket client that switches is now a connection to that session:
+                // what waits in its inbox follows this block (docs/reminders.md).
+                if conn.session != target && !conn.room && !conn.gone {
+                    conn.inbox_checked = false;
+                }
                 conn.session = target;
             }
         }

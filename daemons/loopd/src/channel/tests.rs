@@ -502,6 +502,42 @@ fn a_client_of_another_session_does_not_get_mains_inbox() {
     assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 1);
 }
 
+/// Regression: what waited for a session was released only after a connection's first
+/// reply block, for the session it was in then; a client that switched to the session
+/// later never got it, though `/status` there counted it waiting. A switch makes it a
+/// connection to that session: what waits follows the switch's reply.
+#[test]
+fn a_client_that_switches_to_a_session_gets_what_waits_there_after_the_switch() {
+    let mut rig = Rig::with(Config::default());
+    rig.ch.accept(&mut rig.out, ME, peer());
+    let open = |rig: &mut Rig| match rig.jobs().last() {
+        Some(Job::Asked {
+            id,
+            command: Command::Open(_),
+            ..
+        }) => *id,
+        _ => panic!("no open job"),
+    };
+    rig.send(ME, "/session other\n");
+    let id = open(&mut rig);
+    rig.done(id, "session other: new", true);
+    assert_eq!(rig.written(ME), "session other: new\n.\n");
+    waiting(&mut rig, "news for main");
+    rig.send(ME, "/session main\n");
+    let id = open(&mut rig);
+    rig.done(id, "session main: 4 records", true);
+    let text = rig.written(ME);
+    let (first, rest) = text.split_once("\n.\n").unwrap();
+    assert_eq!(first, "session main: 4 records");
+    assert!(
+        rest.starts_with("· while you were away: heartbeat at "),
+        "{rest}"
+    );
+    assert!(rest.ends_with("\nnews for main\n.\n"), "{rest}");
+    rig.ch.drained(&mut rig.out, ME);
+    assert_eq!(rig.ch.mail.inbox.with(|i| i.waiting("main").len()), 0);
+}
+
 /// Regression: a waiting message was marked delivered as soon as its block was queued,
 /// so a client gone (or a crash) before the bytes left lost it for good. It is delivered
 /// once the loop says the block was written whole; until then the next connection gets
