@@ -302,7 +302,12 @@ fn a_server_error_quoting_the_conversation_is_described_by_length_not_quoted() {
     let e = chat(&client(&s.url, 30)).unwrap_err();
     assert!(!e.to_string().contains("QUOKKA7731"), "{e}");
     assert!(e.to_string().contains("characters"), "{e}");
-    assert!(e.server_words().is_some_and(|w| w.contains("QUOKKA7731")));
+    let note = e.for_session_log();
+    assert!(
+        note.contains("the server said: ") && note.contains("QUOKKA7731"),
+        "{note}"
+    );
+    assert!(!note.contains("not repeated"), "{note}");
 }
 
 #[test]

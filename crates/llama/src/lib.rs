@@ -122,18 +122,21 @@ impl std::error::Error for LlamaError {
 }
 
 impl LlamaError {
-    /// The server's own words of a refusal, for the session's `note` only: they may quote
-    /// the conversation (llama.cpp's parse errors quote the text they failed on), so no
+    /// The failure as the session's `note` tells it: a refusal with the server's own
+    /// words, which may quote the conversation (llama.cpp's parse errors quote the text
+    /// they failed on). The note is in the session log, where a forget reaches them; no
     /// log line and no `Display` of this error holds them (docs/forgetting.md, 'Log
-    /// lines').
-    pub fn server_words(&self) -> Option<&str> {
+    /// lines'), and the note does not say otherwise.
+    pub fn for_session_log(&self) -> String {
         match self {
-            LlamaError::Refused { message, .. } => Some(message),
+            LlamaError::Refused { status, message } => {
+                format!("llama.cpp answered {status}; the server said: {message}")
+            }
             LlamaError::ContextFull(_)
             | LlamaError::GaveUp { .. }
             | LlamaError::Transport(_)
             | LlamaError::Stream(_)
-            | LlamaError::Timeout { .. } => None,
+            | LlamaError::Timeout { .. } => self.to_string(),
         }
     }
 }

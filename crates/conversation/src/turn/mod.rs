@@ -196,10 +196,7 @@ pub fn run_turn(
             time: now_rfc3339(),
             // The server's own words go into the session log (where a forget reaches
             // them), never into a log line.
-            text: match e.server_words() {
-                Some(words) => format!("turn failed: {e}; the server said: {words}"),
-                None => format!("turn failed: {e}"),
-            },
+            text: format!("turn failed: {}", e.for_session_log()),
         };
         if let Err(store) = session.append(note) {
             plumbing::error!(
