@@ -47,7 +47,7 @@ fn forget_finds_and_removes_copies_in_another_session() {
     assert!(
         notes
             .iter()
-            .any(|n| n.starts_with("forgotten by the owner from this session: 1 records")),
+            .any(|n| n.starts_with("forgotten by the owner from this session: 1 record and")),
         "{notes:?}"
     );
     let b = l.session_dir("b");

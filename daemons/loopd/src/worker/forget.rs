@@ -174,10 +174,10 @@ impl State {
                 &cfg,
                 session,
                 format!(
-                    "forgotten by the owner from this session: {} records and {} carried summaries in other sessions, {} entries in Honcho",
-                    removed.records,
-                    removed.carries,
-                    in_honcho.len()
+                    "forgotten by the owner from this session: {} and {} in other sessions, {} in Honcho",
+                    plural(removed.records, "record", "records"),
+                    plural(removed.carries, "carried summary", "carried summaries"),
+                    plural(in_honcho.len(), "entry", "entries")
                 ),
             );
         }
@@ -194,11 +194,11 @@ impl State {
             }
         }
         plumbing::info!(
-            "session {session}: forgot {} records, {} carried summaries, {} reminders and {} inbox messages box-wide in {} ms",
-            removed.records,
-            removed.carries,
-            taken.reminders.len(),
-            taken.inbox.len(),
+            "session {session}: forgot {}, {}, {} and {} box-wide in {} ms",
+            plural(removed.records, "record", "records"),
+            plural(removed.carries, "carried summary", "carried summaries"),
+            plural(taken.reminders.len(), "reminder", "reminders"),
+            plural(taken.inbox.len(), "inbox message", "inbox messages"),
             started.elapsed().as_millis()
         );
         let mail = if taken.reminders.is_empty() && taken.inbox.is_empty() {
@@ -366,8 +366,9 @@ impl State {
     ) {
         let records: usize = plan.logs.iter().map(|l| l.lines.len()).sum();
         let note = format!(
-            "forgotten {by}: {records} records and {} carried summaries in epochs {:?}",
-            plan.carries.len(),
+            "forgotten {by}: {} and {} in epochs {:?}",
+            plural(records, "record", "records"),
+            plural(plan.carries.len(), "carried summary", "carried summaries"),
             plan.epochs()
         );
         self.sessions.open_existing(cfg, session);
