@@ -17,7 +17,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 pub(in crate::channel) struct Recorder {
     jobs: Vec<Job>,
     /// The probes asked for (`/status`, `/recall`), for a test to run (review tests).
-    probes: Vec<(JobId, Probe)>,
+    pub(in crate::channel) probes: Vec<(JobId, Probe)>,
 }
 
 impl Work for Recorder {
@@ -119,7 +119,7 @@ impl Rig {
         out
     }
 
-    fn store(&self) -> Store {
+    pub(in crate::channel) fn store(&self) -> Store {
         Store::load(&self.state).unwrap()
     }
 
@@ -282,34 +282,6 @@ fn a_list_quoting_stored_text_is_kept_for_the_terminal_in_a_room() {
             .contains("ask at the terminal"));
     }
     assert!(rig.ch.worker.jobs.is_empty(), "nothing was asked");
-}
-
-/// Guards `/recall` in a room, a line "exactly as on the socket": it is asked of memoryd,
-/// for nothing above `matrix.max_class`, so every hit it quotes may go to the homeserver.
-#[test]
-fn recall_in_a_room_asks_memoryd_for_nothing_above_the_rooms_class() {
-    for (room_class, asked) in [
-        (proto::DataClass::Private, proto::DataClass::Private),
-        (proto::DataClass::Public, proto::DataClass::Public),
-        (proto::DataClass::Secret, proto::DataClass::Private),
-    ] {
-        let mut rig = Rig::new();
-        let mut cfg = (*rig.ch.cfg).clone();
-        cfg.matrix.max_class = room_class;
-        rig.ch.cfg = std::sync::Arc::new(cfg);
-        rig.lines(&[("$q1", "/recall my pin")]);
-        assert!(rig.sent().is_empty(), "answered by the probe, not refused");
-        let probes = &rig.ch.worker.probes;
-        assert_eq!(probes.len(), 1, "{probes:?}");
-        assert_eq!(
-            probes[0].1,
-            Probe::Recall {
-                query: "my pin".into(),
-                max_class: asked
-            },
-            "matrix.max_class {room_class}"
-        );
-    }
 }
 
 // ---- Regressions found by trying to break the room channel: each test's comment says

@@ -61,7 +61,9 @@ impl<W: Work> Channel<W> {
                 allow,
             });
         }
-        if body.starts_with("/forget") {
+        // Commands whose answers quote stored text (or whose query names it) leave no
+        // record a removal could find them by: the next removal redacts them whole.
+        if body.starts_with("/forget") || body.starts_with("/recall") {
             rooms.store.keep_forget(event);
         }
         if whose == Whose::Turn {

@@ -11,7 +11,8 @@ impl<W: Work> Channel<W> {
         let Some(rooms) = self.rooms.as_mut() else {
             return;
         };
-        // The `/forget` commands that listed the text, and their lists, hold it too.
+        // The `/forget` commands that listed the text, and their lists, hold it too, as
+        // may any `/recall` and the hits it showed: none of them is a record.
         // The removal being answered now in a room (its line is the one a room's
         // connection is waiting on) stays: its answer says what was done. A removal made
         // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
