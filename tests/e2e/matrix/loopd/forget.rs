@@ -7,7 +7,7 @@ use crate::support::standin::text;
 use serde_json::Value;
 
 /// Whether the room still shows `needle` in a message's content.
-fn shows(b: &Boxed, needle: &str) -> Vec<Value> {
+pub(super) fn shows(b: &Boxed, needle: &str) -> Vec<Value> {
     b.events()
         .into_iter()
         .filter(|e| e["type"] == "m.room.message" && e["content"].to_string().contains(needle))
