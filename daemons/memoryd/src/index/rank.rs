@@ -257,7 +257,7 @@ pub(super) fn rerank(
                 rowid: c.rowid,
                 relevance,
                 held: cover.held,
-                whole: cover.all(),
+                whole: cover.all() && !c.reached,
                 near_held: 0,
                 hit,
             })
@@ -356,7 +356,9 @@ struct Scored {
     rowid: i64,
     relevance: f32,
     held: u32,
-    /// Holds every group of the question itself (its best passage, for a long record).
+    /// Holds every group of the question itself (its best passage, for a long record),
+    /// so its neighbours lend it nothing (`lend`). A row only reached as a neighbour has
+    /// no score of its own and keeps what it is lent.
     whole: bool,
     near_held: u32,
     hit: Hit,
