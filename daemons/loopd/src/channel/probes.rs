@@ -120,7 +120,10 @@ pub(crate) fn spawn_recall(
     memory.max_class = memory.max_class.min(max_class);
     let events = notify.clone();
     spawn(notify, id, move || {
-        let hits = conversation::memory::recall(&memory, &query).map_err(Failure::Memory)?;
+        let mut hits = conversation::memory::recall(&memory, &query).map_err(Failure::Memory)?;
+        // memoryd answers nothing above the class asked; a hit that says otherwise (a
+        // fault, or another build) is not shown where that class was the bound.
+        hits.retain(|h| h.label.class <= memory.max_class);
         let (shown, rest) = shown(hits, &query, memory.hit_chars as usize);
         for hit in shown {
             events.send(Event::HitHeader {
