@@ -239,6 +239,9 @@ fn an_epoch_over_the_threshold_from_its_first_completion_compacts_again() {
         "nothing declined"
     );
     assert_eq!(epoch_kinds(&l, 2).first().map(String::as_str), Some("user"));
+    // The journal says why every turn now costs a summary, and what to change.
+    l.daemon
+        .wait_log("from its first completion, so it compacts after every turn");
 }
 
 #[test]

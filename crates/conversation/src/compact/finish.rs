@@ -13,6 +13,7 @@ use super::{compact_or_note, tool_summaries, CompactError, Compacted};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use proto::head::Reason;
+use proto::Record;
 
 /// Told what after-turn work is starting, in words for a `· ` line.
 pub trait Progress {
@@ -91,16 +92,32 @@ fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progre
 
 /// Why to compact now, if at all: the epoch's last `usage` is at or over the threshold,
 /// whatever the epoch started from. An epoch whose carried summary already fills it past
-/// the threshold compacts again after its next turn, as the contract's rule has it
-/// (docs/turn.md, 'Compaction').
+/// the threshold compacts again after its next turn, as the contract's rule has it; the
+/// journal says so each time, since every turn then costs a summary call and the remedy
+/// is in the config (docs/turn.md, 'Compaction').
 fn reason(ctx: &TurnCtx<'_>, session: &Session) -> Option<Reason> {
     let cfg = ctx.cfg;
+    let (threshold, n_ctx) = (cfg.compact.threshold, cfg.expect.n_ctx);
     let usage = session.last_usage()?;
-    due(
-        usage.cache_n,
-        usage.prompt_n,
-        cfg.compact.threshold,
-        cfg.expect.n_ctx,
-    )
-    .then_some(Reason::Threshold)
+    if !due(usage.cache_n, usage.prompt_n, threshold, n_ctx) {
+        return None;
+    }
+    if session.carry().is_some() && first_completion_due(session.records(), threshold, n_ctx) {
+        plumbing::warn!(
+            "session {}: epoch {} was over the compaction threshold {threshold} of {n_ctx} tokens from its first completion, so it compacts after every turn: raise expect.n_ctx or compact.threshold, or lower compact.summary_chars",
+            session.id(),
+            session.epoch(),
+        );
+    }
+    Some(Reason::Threshold)
+}
+
+/// Whether the epoch's first completion was already at or over the threshold.
+fn first_completion_due(records: &[Record], threshold: f64, n_ctx: u64) -> bool {
+    records.iter().find_map(|r| match r {
+        Record::Usage { tokens, .. } => {
+            Some(due(tokens.cache_n, tokens.prompt_n, threshold, n_ctx))
+        }
+        _ => None,
+    }) == Some(true)
 }
