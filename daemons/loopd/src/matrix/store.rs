@@ -92,10 +92,14 @@ pub(crate) struct Store {
     /// Lines whose events `/forget` redacted: a reply to one acknowledged later is
     /// redacted as soon as it is.
     pub(crate) redacted: VecDeque<String>,
-    /// The owner's `/forget` and `/recall` commands in rooms since the last removal:
-    /// they hold a query, and their answers quote stored text, so a removal redacts them
-    /// and their answers too (docs/matrix.md, 'Forgetting').
+    /// The owner's `/forget` commands in rooms since the last removal: they and their
+    /// lists hold the query, so a removal redacts them too.
     pub(crate) forgets: VecDeque<String>,
+    /// The owner's `/recall` commands in rooms since the last removal: the query may
+    /// name the text and the answer quotes stored text, and neither is a record a
+    /// removal could search, so every removal redacts them and their answers, one still
+    /// being answered too (docs/matrix.md, 'Forgetting').
+    pub(crate) recalls: VecDeque<String>,
     /// Transaction ids of events `/forget` took out of the outbox after they were handed
     /// to the send thread: one the homeserver acknowledges anyway (it was in flight) is
     /// redacted at once. Ids only, no text.
@@ -325,11 +329,19 @@ impl Store {
         }
     }
 
-    /// Notes an owner's `/forget` or `/recall` command from a room.
+    /// Notes an owner's `/forget` command from a room.
     pub(crate) fn keep_forget(&mut self, event: &str) {
         self.forgets.push_back(event.to_string());
         while self.forgets.len() > RECENT_ANSWERED {
             self.forgets.pop_front();
+        }
+    }
+
+    /// Notes an owner's `/recall` command from a room.
+    pub(crate) fn keep_recall(&mut self, event: &str) {
+        self.recalls.push_back(event.to_string());
+        while self.recalls.len() > RECENT_ANSWERED {
+            self.recalls.pop_front();
         }
     }
 

@@ -163,7 +163,10 @@ impl State {
             }
         }
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
-        if !redact.is_empty() {
+        // A room's `/recall` answers are no records: every removal redacts them (the
+        // rooms keep them), so the rooms hear of one that named no room event too.
+        let any = removed.records > 0 || removed.carries > 0 || !in_mail.is_empty();
+        if !redact.is_empty() || (any && cfg.matrix.on()) {
             self.notify.send(super::Event::Redact(redact.clone()));
         }
         self.note_mail_forgotten(&cfg, session, &taken);

@@ -25,7 +25,8 @@ fn recall_from_the_phone_is_answered_in_the_room_with_what_the_room_may_read() {
 }
 
 /// Guards `/forget` against a room's `/recall`: neither the command nor its answer is a
-/// record, yet both hold the text, so a removal redacts them with the turn that said it.
+/// record, yet both hold the text, so a removal redacts them, even when the text was
+/// said at the terminal and no room turn held it.
 #[test]
 fn forgetting_what_a_recall_showed_in_the_room_redacts_the_recall_and_its_answer() {
     let Some(mut b) = Boxed::start("recall-forget", "") else {
@@ -34,12 +35,11 @@ fn forgetting_what_a_recall_showed_in_the_room_redacts_the_recall_and_its_answer
     b.make_moderator();
     let _memoryd = Daemon::start("memoryd", &b.l.fx);
     b.l.llama.push(text(&["Noted."]));
-    b.say("my locker code is OTTER5521");
-    b.wait_box("the reply", 1);
-    b.say("/recall OTTER5521");
-    let got = b.wait_box("the recall's answer", 2);
-    assert!(said(&got[1]).1.contains("OTTER5521"), "{got:#?}");
     let mut c = b.l.client();
+    c.ask("my locker code is OTTER5521");
+    b.say("/recall OTTER5521");
+    let got = b.wait_box("the recall's answer", 1);
+    assert!(said(&got[0]).1.contains("OTTER5521"), "{got:#?}");
     let list = c.ask("/forget \"OTTER5521\"").join("\n");
     assert!(list.contains("OTTER5521"), "{list}");
     let answer = c.ask("/forget all").join("\n");

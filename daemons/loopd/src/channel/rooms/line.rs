@@ -63,8 +63,10 @@ impl<W: Work> Channel<W> {
         }
         // Commands whose answers quote stored text (or whose query names it) leave no
         // record a removal could find them by: the next removal redacts them whole.
-        if body.starts_with("/forget") || body.starts_with("/recall") {
+        if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
+        } else if body.starts_with("/recall") {
+            rooms.store.keep_recall(event);
         }
         if whose == Whose::Turn {
             rooms.link.send(Down::Typing {
@@ -255,11 +257,18 @@ impl<W: Work> Channel<W> {
                     });
                 }
                 if !event.is_empty() {
-                    rooms.store.keep_sent(Sent {
-                        room: room.clone(),
-                        event: event.clone(),
-                        line: event.clone(),
-                    });
+                    // A removal made while this line was being answered already named
+                    // it: the owner's event goes now, as its reply will once
+                    // acknowledged (`acks`).
+                    if rooms.store.redacted.contains(&event) {
+                        rooms.redact(&room, &event);
+                    } else {
+                        rooms.store.keep_sent(Sent {
+                            room: room.clone(),
+                            event: event.clone(),
+                            line: event.clone(),
+                        });
+                    }
                     rooms.store.answer(&event);
                 }
             }

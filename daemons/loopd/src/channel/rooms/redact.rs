@@ -11,8 +11,7 @@ impl<W: Work> Channel<W> {
         let Some(rooms) = self.rooms.as_mut() else {
             return;
         };
-        // The `/forget` commands that listed the text, and their lists, hold it too, as
-        // may any `/recall` and the hits it showed: none of them is a record.
+        // The `/forget` commands that listed the text, and their lists, hold it too.
         // The removal being answered now in a room (its line is the one a room's
         // connection is waiting on) stays: its answer says what was done. A removal made
         // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
@@ -31,6 +30,10 @@ impl<W: Work> Channel<W> {
                 .filter(|f| Some(f) != current.as_ref()),
         );
         rooms.store.forgets.extend(current);
+        // So may any `/recall` and the hits it showed, none of them a record: every one
+        // since the last removal goes, one still being answered too (its answer is
+        // redacted once acknowledged, as a reply to any line redacted here).
+        lines.extend(rooms.store.recalls.drain(..));
         // A reminder or an inbox message stands for the room events that showed it, an
         // owner's `/remind` event for its confirmation too, and `/allow N` in a session
         // for the owner's command and its answer.

@@ -83,3 +83,49 @@ fn a_removal_redacts_a_recall_and_its_answer_in_the_room() {
         assert!(redacted.iter().any(|e| e == gone), "{gone}: {redacted:?}");
     }
 }
+
+/// A removal made while a room's `/recall` is still being answered redacts the command at
+/// once, and the answer as soon as the homeserver acknowledges it: memoryd may have read
+/// the text before the removal reached its index.
+#[test]
+fn a_removal_during_a_recall_redacts_its_answer_once_acknowledged() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$q1", "/recall 4471")]);
+    let (pid, _) = rig.ch.worker.probes[0].clone();
+    rig.event(Event::Redact(Vec::new()));
+    let redactions = |rig: &Rig| -> Vec<String> {
+        rig.store()
+            .outbox
+            .iter()
+            .filter_map(|o| match &o.why {
+                Why::Redact { event } => Some(event.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    rig.event(Event::Text {
+        id: pid,
+        text: "the owner said: my PIN is 4471\n".into(),
+    });
+    rig.event(Event::Done {
+        id: pid,
+        reply: Ok(String::new()),
+    });
+    let answer = rig
+        .sent()
+        .into_iter()
+        .find(|o| {
+            o.content["body"]
+                .as_str()
+                .is_some_and(|b| b.contains("4471"))
+        })
+        .expect("the answer is planned");
+    rig.acked(&answer.txn, "$late");
+    for gone in ["$q1", "$late"] {
+        assert!(
+            redactions(&rig).iter().any(|e| e == gone),
+            "{gone}: {:?}",
+            redactions(&rig)
+        );
+    }
+}
