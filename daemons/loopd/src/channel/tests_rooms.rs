@@ -41,7 +41,7 @@ pub(in crate::channel) struct Rig {
     up: SyncSender<Up>,
     down: Receiver<Down>,
     out: Outbox,
-    state: std::path::PathBuf,
+    pub(in crate::channel) state: std::path::PathBuf,
 }
 
 const ROOM: &str = "!room:example.org";
@@ -52,7 +52,7 @@ impl Rig {
     }
 
     /// A channel on `state` (another's, for a restart).
-    fn on(state: std::path::PathBuf) -> Rig {
+    pub(in crate::channel) fn on(state: std::path::PathBuf) -> Rig {
         let cfg = Config {
             state_dir: state.clone(),
             ..Config::default()

@@ -66,6 +66,12 @@ pub(crate) struct Outgoing {
     pub(crate) content: Value,
 }
 
+/// The `line` of an owner's `/recall` command in a room (`Sent`): the query may name the
+/// text and the answer quotes stored text, and neither is a record a removal could
+/// search, so every removal redacts each such command and its answer (docs/matrix.md,
+/// 'Forgetting').
+pub(crate) const RECALL_LINE: &str = "recall";
+
 /// An event loopd sent, or an owner's event it took, that `/forget` may redact: the line
 /// (the owner's event id) it belongs to, in `session`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,11 +101,6 @@ pub(crate) struct Store {
     /// The owner's `/forget` commands in rooms since the last removal: they and their
     /// lists hold the query, so a removal redacts them too.
     pub(crate) forgets: VecDeque<String>,
-    /// The owner's `/recall` commands in rooms since the last removal: the query may
-    /// name the text and the answer quotes stored text, and neither is a record a
-    /// removal could search, so every removal redacts them and their answers, one still
-    /// being answered too (docs/matrix.md, 'Forgetting').
-    pub(crate) recalls: VecDeque<String>,
     /// Transaction ids of events `/forget` took out of the outbox after they were handed
     /// to the send thread: one the homeserver acknowledges anyway (it was in flight) is
     /// redacted at once. Ids only, no text.
@@ -317,14 +318,14 @@ impl Store {
         }
     }
 
-    /// Notes lines whose events were redacted.
+    /// Notes lines whose events were redacted. One removal's lines are kept whole, at the
+    /// back, whatever their number: a reply to one of them acknowledged later is still
+    /// redacted, and the removal's pending file is settled only once every line of it is
+    /// here (`pending_settled`). Older removals' lines give way first.
     pub(crate) fn keep_redacted(&mut self, lines: &[String]) {
-        for l in lines {
-            if !self.redacted.contains(l) {
-                self.redacted.push_back(l.clone());
-            }
-        }
-        while self.redacted.len() > RECENT_ANSWERED {
+        self.redacted.retain(|l| !lines.contains(l));
+        self.redacted.extend(lines.iter().cloned());
+        while self.redacted.len() > RECENT_ANSWERED.max(lines.len()) {
             self.redacted.pop_front();
         }
     }
@@ -334,14 +335,6 @@ impl Store {
         self.forgets.push_back(event.to_string());
         while self.forgets.len() > RECENT_ANSWERED {
             self.forgets.pop_front();
-        }
-    }
-
-    /// Notes an owner's `/recall` command from a room.
-    pub(crate) fn keep_recall(&mut self, event: &str) {
-        self.recalls.push_back(event.to_string());
-        while self.recalls.len() > RECENT_ANSWERED {
-            self.recalls.pop_front();
         }
     }
 

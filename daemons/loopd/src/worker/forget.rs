@@ -155,18 +155,19 @@ impl State {
         // owner's `/remind`, its confirmation, the delivered message) are found by these.
         redact.extend(taken.reminders.iter().map(|n| format!("remind {n}")));
         redact.extend(taken.inbox.iter().map(|n| format!("inbox {n}")));
+        // A room's `/recall` commands and answers are no records: the rooms redact them
+        // at every removal, so they hear of each one that removes anything, one naming no
+        // room event too (docs/matrix.md, 'Forgetting').
+        let rooms_told = cfg.matrix.on() && (!in_files.is_empty() || !in_mail.is_empty());
         // On disk before any file changes: a crash in the removal is finished at start,
         // its redactions with it.
-        if !redact.is_empty() && cfg.matrix.on() {
+        if rooms_told {
             if let Err(e) = crate::redactions::pending_write(&cfg.state_dir, &redact) {
                 plumbing::error!("session {session}: forget: {e}");
             }
         }
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
-        // A room's `/recall` answers are no records: every removal redacts them (the
-        // rooms keep them), so the rooms hear of one that named no room event too.
-        let any = removed.records > 0 || removed.carries > 0 || !in_mail.is_empty();
-        if !redact.is_empty() || (any && cfg.matrix.on()) {
+        if rooms_told {
             self.notify.send(super::Event::Redact(redact.clone()));
         }
         self.note_mail_forgotten(&cfg, session, &taken);
@@ -240,7 +241,7 @@ impl State {
             ));
         }
         // Only with rooms to redact in: without Matrix no event ever held the text.
-        if !redact.is_empty() && cfg.matrix.on() {
+        if rooms_told {
             reply.push_str(&matrix_said(room_lines));
         }
         Ok(reply)
@@ -560,11 +561,11 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
 /// may still keep.
 fn matrix_said(room_lines: usize) -> String {
     let what = if room_lines == 0 {
-        "any room event that showed it (a reminder, an inbox message, an /allow answer) is"
+        "any room event that showed it (a reminder, an inbox message, an /allow answer, a /recall and its answer) is"
             .to_string()
     } else {
         format!(
-            "{} from a room, loopd's replies to {}, and any room event that showed a removed reminder or inbox message are",
+            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall commands and answers are",
             plural(room_lines, "message", "messages"),
             if room_lines == 1 { "it" } else { "them" }
         )

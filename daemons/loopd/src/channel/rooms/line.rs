@@ -66,7 +66,11 @@ impl<W: Work> Channel<W> {
         if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
         } else if body.starts_with("/recall") {
-            rooms.store.keep_recall(event);
+            rooms.store.keep_sent(Sent {
+                room: room.to_string(),
+                event: event.to_string(),
+                line: crate::matrix::store::RECALL_LINE.to_string(),
+            });
         }
         if whose == Whose::Turn {
             rooms.link.send(Down::Typing {
@@ -181,7 +185,19 @@ impl<W: Work> Channel<W> {
                     event: event.clone(),
                 };
                 let held = whose == Whose::Turn && label.is_some_and(|l| l.class > max_class);
-                if held {
+                // A removal made while this line was being answered named it: its answer
+                // may hold the text, so it is neither sent nor kept, and loopd says why
+                // (a notice of its own, which no removal takes back).
+                let forgotten = !event.is_empty() && rooms.store.redacted.contains(&event);
+                if forgotten {
+                    let words = "loopd: this answer is not sent: a /forget made while it was being written removed text from its line.";
+                    rooms.plan_into(
+                        &room,
+                        (&key, 0),
+                        Planned(Style::Notice, "", words),
+                        &Why::Notice,
+                    );
+                } else if held {
                     // Kept for the terminal: `/inbox` there shows it, and the next
                     // connection to the session gets it (docs/matrix.md, 'Labels').
                     let pieces = lines

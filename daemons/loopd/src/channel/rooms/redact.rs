@@ -31,9 +31,23 @@ impl<W: Work> Channel<W> {
         );
         rooms.store.forgets.extend(current);
         // So may any `/recall` and the hits it showed, none of them a record: every one
-        // since the last removal goes, one still being answered too (its answer is
+        // the store knows goes, the commands by their line and the answers by the
+        // command's; one still being answered too (its answer is replaced by a notice, or
         // redacted once acknowledged, as a reply to any line redacted here).
-        lines.extend(rooms.store.recalls.drain(..));
+        let recalls: Vec<String> = rooms
+            .store
+            .sent
+            .iter()
+            .filter(|s| s.line == crate::matrix::store::RECALL_LINE)
+            .map(|s| s.event.clone())
+            .collect();
+        for line in recalls.into_iter().chain(std::iter::once(
+            crate::matrix::store::RECALL_LINE.to_string(),
+        )) {
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
         // A reminder or an inbox message stands for the room events that showed it, an
         // owner's `/remind` event for its confirmation too, and `/allow N` in a session
         // for the owner's command and its answer.
