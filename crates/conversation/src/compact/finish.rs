@@ -92,7 +92,7 @@ fn summaries(ctx: &TurnCtx<'_>, session: &mut Session, progress: &mut dyn Progre
 
 /// Why to compact now, if at all: the epoch's last `usage` is at or over the threshold,
 /// whatever the epoch started from. An epoch whose carried summary already fills it past
-/// the threshold compacts again after its next turn, as the contract's rule has it; the
+/// the threshold compacts again after its next turn, by the same rule; the
 /// journal says so each time, since every turn then costs a summary call and the remedy
 /// is in the config (docs/turn.md, 'Compaction').
 fn reason(ctx: &TurnCtx<'_>, session: &Session) -> Option<Reason> {
