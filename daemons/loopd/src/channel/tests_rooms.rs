@@ -158,6 +158,18 @@ impl Rig {
         self.ch.wake(&mut self.out);
     }
 
+    /// The events the store's outbox holds redactions of.
+    pub(in crate::channel) fn redactions(&self) -> Vec<String> {
+        self.store()
+            .outbox
+            .iter()
+            .filter_map(|o| match &o.why {
+                Why::Redact { event } => Some(event.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The events the store keeps for `/forget`, as (event, key).
     pub(in crate::channel) fn kept(&self) -> Vec<(String, String)> {
         self.store()
@@ -492,15 +504,7 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     // At the terminal: `/forget "4471"`, `/forget all`; the worker asks for the turn's
     // events to be redacted.
     rig.event(Event::Redact(vec!["$e1".into()]));
-    let redacted: Vec<String> = rig
-        .store()
-        .outbox
-        .iter()
-        .filter_map(|o| match &o.why {
-            Why::Redact { event } => Some(event.clone()),
-            _ => None,
-        })
-        .collect();
+    let redacted = rig.redactions();
     assert!(
         redacted.contains(&"$e1".to_string()),
         "the turn is redacted: {redacted:?}"

@@ -4,7 +4,6 @@
 
 use crate::channel::tests_rooms::Rig;
 use crate::channel::work::Probe;
-use crate::matrix::store::Why;
 use crate::worker::Event;
 
 /// Guards `/recall` in a room, a line "exactly as on the socket": it is asked of memoryd,
@@ -69,15 +68,7 @@ fn a_removal_redacts_a_recall_and_its_answer_in_the_room() {
     }
     // What the worker sends after `/forget "4471"` removed the turn's records.
     rig.event(Event::Redact(vec!["$e1".into()]));
-    let redacted: Vec<String> = rig
-        .store()
-        .outbox
-        .iter()
-        .filter_map(|o| match &o.why {
-            Why::Redact { event } => Some(event.clone()),
-            _ => None,
-        })
-        .collect();
+    let redacted: Vec<String> = rig.redactions();
     let answer = format!("$r{}", sent.len() - 1);
     for gone in ["$e1", "$q1", answer.as_str()] {
         assert!(redacted.iter().any(|e| e == gone), "{gone}: {redacted:?}");
@@ -93,15 +84,7 @@ fn a_removal_during_a_recall_redacts_the_command_and_sends_a_notice_for_its_answ
     rig.lines(&[("$q1", "/recall 4471")]);
     let (pid, _) = rig.ch.worker.probes[0].clone();
     rig.event(Event::Redact(Vec::new()));
-    let redactions: Vec<String> = rig
-        .store()
-        .outbox
-        .iter()
-        .filter_map(|o| match &o.why {
-            Why::Redact { event } => Some(event.clone()),
-            _ => None,
-        })
-        .collect();
+    let redactions: Vec<String> = rig.redactions();
     assert!(redactions.iter().any(|e| e == "$q1"), "{redactions:?}");
     rig.event(Event::Text {
         id: pid,
@@ -127,17 +110,6 @@ fn a_removal_during_a_recall_redacts_the_command_and_sends_a_notice_for_its_answ
 
 // ---- Regressions found by the review of the redaction of room recalls (each test's
 // comment says what used to go wrong).
-
-fn redactions(rig: &Rig) -> Vec<String> {
-    rig.store()
-        .outbox
-        .iter()
-        .filter_map(|o| match &o.why {
-            Why::Redact { event } => Some(event.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// Answers every `/recall` probe from `from` on (one at a time, as the connection pumps
 /// them) with a hit saying `text`, acknowledging all that is sent; the next probe's index.
@@ -176,7 +148,7 @@ fn an_old_recall_is_redacted_by_a_removal_however_many_came_after_it() {
         answer_recalls(&mut rig, n, if i == 0 { "my PIN is 4471" } else { "x" });
     }
     rig.event(Event::Redact(Vec::new()));
-    let red = redactions(&rig);
+    let red = rig.redactions();
     for gone in ["$q0", "$q1024"] {
         assert!(
             red.iter().any(|e| e == gone),
@@ -218,7 +190,7 @@ fn a_removal_beside_many_recalls_keeps_every_line_it_named() {
         !sent.iter().any(|o| o.content.to_string().contains("4471")),
         "{sent:?}"
     );
-    assert!(redactions(&rig).iter().any(|e| e == "$e1"));
+    assert!(rig.redactions().iter().any(|e| e == "$e1"));
     assert!(crate::redactions::pending(&rig.state).is_empty(), "settled");
 }
 
@@ -234,7 +206,7 @@ fn a_restart_finishing_a_terminal_removal_redacts_the_rooms_recalls() {
     let state = rig.state.clone();
     drop(rig);
     let again = Rig::on(state);
-    let red = redactions(&again);
+    let red = again.redactions();
     assert!(red.iter().any(|e| e == "$q1"), "{red:?}");
     assert!(red.iter().any(|e| e.starts_with("$ans0-")), "{red:?}");
     assert!(
@@ -256,5 +228,5 @@ fn a_restart_with_nothing_pending_redacts_no_recall() {
     let state = rig.state.clone();
     drop(rig);
     let again = Rig::on(state);
-    assert!(!redactions(&again).iter().any(|e| e == "$later"));
+    assert!(!again.redactions().iter().any(|e| e == "$later"));
 }
