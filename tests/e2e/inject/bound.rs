@@ -81,4 +81,7 @@ fn a_reworded_note_does_not_lift_the_once_per_owner_line_bound() {
             .is_some_and(|r| r.contains("already fetched since their last message (call 1)")),
         "{refused}"
     );
+    // Each record is timed as it is written: the log's times never go back.
+    let times: Vec<&str> = records.iter().filter_map(|r| r["time"].as_str()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
 }

@@ -93,7 +93,12 @@ impl FollowUp {
                 } else {
                     sink.activity(&shown.line);
                 }
-                if let Some(refused) = shown.refused {
+                if let Some(mut refused) = shown.refused {
+                    // Timed as it is written, after the call's `tool_result`: a log's
+                    // times never go back from one line to the next.
+                    if let Record::Refused { time, .. } = &mut refused {
+                        *time = now_rfc3339();
+                    }
                     session.append(refused)?;
                 }
                 shown.note
