@@ -13,7 +13,6 @@ use super::{compact_or_note, tool_summaries, CompactError, Compacted};
 use crate::open_session::Session;
 use crate::prompt::TurnCtx;
 use proto::head::Reason;
-use proto::Record;
 
 /// Told what after-turn work is starting, in words for a `· ` line.
 pub trait Progress {
@@ -102,7 +101,10 @@ fn reason(ctx: &TurnCtx<'_>, session: &Session) -> Option<Reason> {
     if !due(usage.cache_n, usage.prompt_n, threshold, n_ctx) {
         return None;
     }
-    if session.carry().is_some() && first_completion_due(session.records(), threshold, n_ctx) {
+    let first_due = session
+        .first_usage()
+        .is_some_and(|u| due(u.cache_n, u.prompt_n, threshold, n_ctx));
+    if session.carry().is_some() && first_due {
         plumbing::warn!(
             "session {}: epoch {} was over the compaction threshold {threshold} of {n_ctx} tokens from its first completion, so it compacts after every turn: raise expect.n_ctx or compact.threshold, or lower compact.summary_chars",
             session.id(),
@@ -110,14 +112,4 @@ fn reason(ctx: &TurnCtx<'_>, session: &Session) -> Option<Reason> {
         );
     }
     Some(Reason::Threshold)
-}
-
-/// Whether the epoch's first completion was already at or over the threshold.
-fn first_completion_due(records: &[Record], threshold: f64, n_ctx: u64) -> bool {
-    records.iter().find_map(|r| match r {
-        Record::Usage { tokens, .. } => {
-            Some(due(tokens.cache_n, tokens.prompt_n, threshold, n_ctx))
-        }
-        _ => None,
-    }) == Some(true)
 }

@@ -407,10 +407,20 @@ impl Session {
 
     /// The token counts of the epoch's last `usage` record.
     pub(crate) fn last_usage(&self) -> Option<Tokens> {
-        self.records.iter().rev().find_map(|r| match r {
-            Record::Usage { tokens, .. } => Some(*tokens),
-            _ => None,
-        })
+        self.records.iter().rev().find_map(usage_of)
+    }
+
+    /// The token counts of the epoch's first `usage` record: its first completion.
+    pub(crate) fn first_usage(&self) -> Option<Tokens> {
+        self.records.iter().find_map(usage_of)
+    }
+}
+
+/// The token counts `record` holds, when it is a `usage` record.
+fn usage_of(record: &Record) -> Option<Tokens> {
+    match record {
+        Record::Usage { tokens, .. } => Some(*tokens),
+        _ => None,
     }
 }
 

@@ -117,7 +117,7 @@ pub(crate) fn spawn_recall(
     notify: Notifier,
 ) {
     let mut memory = cfg.memory.clone();
-    memory.max_class = memory.max_class.min(max_class);
+    memory.max_class = max_class;
     let events = notify.clone();
     spawn(notify, id, move || {
         let mut hits = conversation::memory::recall(&memory, &query).map_err(Failure::Memory)?;

@@ -323,7 +323,8 @@ impl Store {
     /// redacted, and the removal's pending file is settled only once every line of it is
     /// here (`pending_settled`). Older removals' lines give way first.
     pub(crate) fn keep_redacted(&mut self, lines: &[String]) {
-        self.redacted.retain(|l| !lines.contains(l));
+        let batch: std::collections::HashSet<&String> = lines.iter().collect();
+        self.redacted.retain(|l| !batch.contains(l));
         self.redacted.extend(lines.iter().cloned());
         while self.redacted.len() > RECENT_ANSWERED.max(lines.len()) {
             self.redacted.pop_front();

@@ -14,6 +14,14 @@ pub(super) fn shows(b: &Boxed, needle: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Waits, up to `WITHIN`, for the room to show `needle` nowhere; the caller asserts.
+pub(super) fn wait_gone(b: &Boxed, needle: &str) {
+    let start = std::time::Instant::now();
+    while !shows(b, needle).is_empty() && start.elapsed() < crate::matrix::WITHIN {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
     let Some(mut b) = Boxed::start("forget", "") else {
@@ -91,10 +99,7 @@ fn forgetting_a_cancelled_reminders_words_redacts_its_events_not_the_turn_before
     assert!(list.contains("PELICAN8"), "{list}");
     let answer = c.ask("/forget all").join("\n");
     drop(c);
-    let start = std::time::Instant::now();
-    while !shows(&b, "PELICAN8").is_empty() && start.elapsed() < crate::matrix::WITHIN {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    wait_gone(&b, "PELICAN8");
     assert!(
         shows(&b, "PELICAN8").is_empty(),
         "after /forget ({answer}) the room still shows {:#?}",

@@ -1,7 +1,7 @@
 //! `/recall` from the phone: a line "exactly as on the socket", answered in the room with
 //! the hits memoryd holds at or below `matrix.max_class`, as loopd's notice.
 
-use super::forget::shows;
+use super::forget::{shows, wait_gone};
 use super::{said, Boxed};
 use crate::support::daemon::Daemon;
 use crate::support::standin::text;
@@ -44,10 +44,7 @@ fn forgetting_what_a_recall_showed_in_the_room_redacts_the_recall_and_its_answer
     assert!(list.contains("OTTER5521"), "{list}");
     let answer = c.ask("/forget all").join("\n");
     drop(c);
-    let start = std::time::Instant::now();
-    while !shows(&b, "OTTER5521").is_empty() && start.elapsed() < crate::matrix::WITHIN {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    wait_gone(&b, "OTTER5521");
     assert!(
         shows(&b, "OTTER5521").is_empty(),
         "after /forget ({answer}) the room still shows {:#?}",

@@ -274,9 +274,8 @@ impl<W: Work> Channel<W> {
                 }
                 if !event.is_empty() {
                     // A removal made while this line was being answered already named
-                    // it: the owner's event goes now, as its reply will once
-                    // acknowledged (`acks`).
-                    if rooms.store.redacted.contains(&event) {
+                    // it: the owner's event goes now.
+                    if forgotten {
                         rooms.redact(&room, &event);
                     } else {
                         rooms.store.keep_sent(Sent {

@@ -34,17 +34,18 @@ impl<W: Work> Channel<W> {
         // the store knows goes, the commands by their line and the answers by the
         // command's; one still being answered too (its answer is replaced by a notice, or
         // redacted once acknowledged, as a reply to any line redacted here).
-        let recalls: Vec<String> = rooms
+        let mut seen: std::collections::HashSet<String> = lines.iter().cloned().collect();
+        let recalls = rooms
             .store
             .sent
             .iter()
             .filter(|s| s.line == crate::matrix::store::RECALL_LINE)
             .map(|s| s.event.clone())
-            .collect();
-        for line in recalls.into_iter().chain(std::iter::once(
-            crate::matrix::store::RECALL_LINE.to_string(),
-        )) {
-            if !lines.contains(&line) {
+            .chain(std::iter::once(
+                crate::matrix::store::RECALL_LINE.to_string(),
+            ));
+        for line in recalls {
+            if seen.insert(line.clone()) {
                 lines.push(line);
             }
         }
