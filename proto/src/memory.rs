@@ -7,7 +7,10 @@ use crate::label::{DataClass, Label};
 use serde::{Deserialize, Serialize};
 
 mod choice;
-pub use choice::{choose as choose_to_bring, may_come, worth_bringing, RELEVANCE_FLOOR};
+pub use choice::{
+    choose as choose_to_bring, choose_at as choose_to_bring_at, may_come, worth_bringing,
+    RELEVANCE_FLOOR,
+};
 mod passage;
 pub use passage::{clip_to_passage, passage, CUT};
 mod render;

@@ -36,6 +36,13 @@ pub fn worth_bringing(chosen: &[&Hit]) -> bool {
 /// in the turn brings, at most `max`: the first that may come, when they are worth
 /// bringing.
 pub fn choose(hits: &[Hit], max: usize) -> Vec<usize> {
+    choose_at(hits, max, RELEVANCE_FLOOR)
+}
+
+/// `choose` with `floor` in the place of `RELEVANCE_FLOOR` for the set, untrusted hits
+/// still needing `RELEVANCE_FLOOR` on their own: how `scripts/bench recall --asked`
+/// weighs what another floor would bring against what it would bring by chance.
+pub fn choose_at(hits: &[Hit], max: usize, floor: u16) -> Vec<usize> {
     let chosen: Vec<usize> = hits
         .iter()
         .enumerate()
@@ -43,8 +50,7 @@ pub fn choose(hits: &[Hit], max: usize) -> Vec<usize> {
         .map(|(i, _)| i)
         .take(max)
         .collect();
-    let refs: Vec<&Hit> = chosen.iter().map(|&i| &hits[i]).collect();
-    if worth_bringing(&refs) {
+    if chosen.iter().any(|&i| hits[i].relevance >= floor) {
         chosen
     } else {
         Vec::new()

@@ -70,6 +70,11 @@ pub fn run(set: &Set) {
         crate::reach::run(&format!("{} (default)", set.name), &set.questions, &|q| {
             v.fused_hits_at(q, crate::reach::ASKED, now)
         });
+        crate::reach::chance(
+            &format!("{} (default)", set.name),
+            &owner_lines(&state.join("sessions")),
+            &|q, limit| v.fused_hits_at(q, limit, now),
+        );
     }
     if std::env::var_os("BOXMAKER_BENCH_REACH_ONLY").is_some() {
         return;
@@ -119,4 +124,35 @@ pub fn run(set: &Set) {
         }
         println!();
     }
+}
+
+/// Every owner line of the set's conversations (not the session the owner asks in), with
+/// its conversation, in the logs' order.
+fn owner_lines(sessions: &std::path::Path) -> Vec<(String, String)> {
+    let mut names: Vec<String> = std::fs::read_dir(sessions)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != SESSION)
+        .collect();
+    names.sort();
+    let mut lines = Vec::new();
+    for name in names {
+        let mut logs: Vec<_> = std::fs::read_dir(sessions.join(&name))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        logs.sort();
+        for log in logs {
+            for l in std::fs::read_to_string(log).unwrap().lines() {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                if r["type"] == "user" {
+                    if let Some(text) = r["content"].as_str() {
+                        lines.push((name.clone(), text.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    lines
 }

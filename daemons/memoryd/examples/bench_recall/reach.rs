@@ -3,8 +3,11 @@
 //! asked from a clean prompt of the same index at the same moment. A question counts when
 //! any of its evidence turns is among them. loopd's choice is `proto::memory::choose_to_bring`
 //! over the hits loopd asks for (`TOP` × `ASK_PER_HIT`), the choice before it (each hit
-//! needing half of the question on its own) beside it. `BOXMAKER_BENCH_REACH_DUMP` names a
-//! file to write each question's hits to (JSON lines), to see where they part.
+//! needing half of the question on its own) beside it, and the same choice at lower
+//! floors (`FLOORS`). What a lower floor costs is measured beside it (`chance`): the
+//! owner's lines of each conversation, asked of the others, bring memory only by chance.
+//! `BOXMAKER_BENCH_REACH_DUMP` names a file to write each question's hits to (JSON
+//! lines), to see where they part.
 
 use crate::sets::{Judge, Question, ALL, UNANSWERABLE};
 use proto::memory::Hit;
@@ -20,6 +23,10 @@ const ASK_PER_HIT: usize = 3;
 /// The floor every hit had to reach on its own before (`turn::recollect`, until the
 /// choice moved to `proto::memory::choose_to_bring`).
 const FLOOR_BEFORE: u16 = 500;
+
+/// Floors for the set the choice is measured at beside loopd's own
+/// (`proto::memory::RELEVANCE_FLOOR`, the first): untrusted hits keep theirs.
+const FLOORS: [u16; 4] = [500, 450, 400, 333];
 
 fn holds(q: &Question, texts: &[&str]) -> bool {
     match &q.judge {
@@ -39,6 +46,8 @@ struct Counts {
     top: usize,
     before: usize,
     now: usize,
+    /// Per `FLOORS`.
+    at: [usize; FLOORS.len()],
 }
 
 /// Asks every question of `ask` (its hits, best first, at most `TOP` × `ASK_PER_HIT`)
@@ -59,6 +68,11 @@ pub fn run(title: &str, questions: &[Question], ask: &dyn Fn(&str) -> Vec<Hit>) 
         let chosen = proto::memory::choose_to_bring(&hits, TOP);
         let now: Vec<&str> = chosen.iter().map(|&i| hits[i].text.as_str()).collect();
         let (t, b, n) = (holds(q, &top), holds(q, &before), holds(q, &now));
+        let at = FLOORS.map(|floor| {
+            let chosen = proto::memory::choose_to_bring_at(&hits, TOP, floor);
+            let texts: Vec<&str> = chosen.iter().map(|&i| hits[i].text.as_str()).collect();
+            holds(q, &texts)
+        });
         for c in [q.category.as_str(), ALL] {
             if c == ALL && q.category == UNANSWERABLE {
                 continue;
@@ -68,6 +82,9 @@ pub fn run(title: &str, questions: &[Question], ask: &dyn Fn(&str) -> Vec<Hit>) 
             e.top += usize::from(t);
             e.before += usize::from(b);
             e.now += usize::from(n);
+            for (k, held) in at.iter().enumerate() {
+                e.at[k] += usize::from(*held);
+            }
         }
         if let Some(f) = &mut dump {
             let line = serde_json::json!({
@@ -92,6 +109,60 @@ pub fn run(title: &str, questions: &[Question], ask: &dyn Fn(&str) -> Vec<Hit>) 
             r(e.top),
             r(e.before),
             r(e.now)
+        );
+    }
+    println!();
+    println!("## {title}: the choice at other floors (any evidence turn)\n");
+    let heads: Vec<String> = FLOORS.iter().map(|f| format!("floor {f}")).collect();
+    println!(
+        "| category | n | memoryd's first {TOP} | {} |",
+        heads.join(" | ")
+    );
+    println!("|---|---:|---:|{}", "---:|".repeat(FLOORS.len()));
+    for (c, e) in &by {
+        let r = |x: usize| format!("{:.3}", x as f64 / e.n as f64);
+        let cells: Vec<String> = e.at.iter().map(|&x| r(x)).collect();
+        println!("| {c} | {} | {} | {} |", e.n, r(e.top), cells.join(" | "));
+    }
+    println!();
+}
+
+/// Hits asked per line when measuring `chance`: enough that the first `ASKED` of other
+/// conversations remain once the line's own are taken out.
+const CHANCE_ASKED: u32 = 40;
+
+/// What a floor costs: each owner line of every conversation (`lines`: conversation,
+/// line) asked of the other conversations alone (the line's own conversation's hits
+/// taken out of memoryd's answer, the rest kept in its order), where nothing is about the
+/// line but by chance: the share of lines that bring memory at each of `FLOORS`, and the
+/// hits they bring.
+pub fn chance(title: &str, lines: &[(String, String)], ask: &dyn Fn(&str, u32) -> Vec<Hit>) {
+    let mut brought = [0usize; FLOORS.len()];
+    let mut hits_brought = [0usize; FLOORS.len()];
+    for (conversation, line) in lines {
+        let hits: Vec<Hit> = ask(line, CHANCE_ASKED)
+            .into_iter()
+            .filter(|h| &h.session != conversation)
+            .take(ASKED as usize)
+            .collect();
+        for (k, &floor) in FLOORS.iter().enumerate() {
+            let chosen = proto::memory::choose_to_bring_at(&hits, TOP, floor);
+            brought[k] += usize::from(!chosen.is_empty());
+            hits_brought[k] += chosen.len();
+        }
+    }
+    println!(
+        "## {title}: memory brought by chance, {} owner lines each asked of the other conversations\n",
+        lines.len()
+    );
+    println!("| floor | lines bringing memory | hits brought a line |");
+    println!("|---:|---:|---:|");
+    let n = lines.len().max(1) as f64;
+    for (k, floor) in FLOORS.iter().enumerate() {
+        println!(
+            "| {floor} | {:.3} | {:.2} |",
+            brought[k] as f64 / n,
+            hits_brought[k] as f64 / n
         );
     }
     println!();
