@@ -1,5 +1,5 @@
 //! Recall hits as text: the header and speaker of each, a forged header kept inside its
-//! hit, and the label of a set of hits.
+//! hit, the label of a set of hits, and the choice of memory in the turn at a floor.
 
 use super::*;
 
@@ -83,4 +83,24 @@ fn the_label_of_hits_is_their_join() {
         hits_label(&[secret, hit("assistant", true)]),
         Label::new(DataClass::Secret, true)
     );
+}
+
+/// Guards the bench's measure of other floors: `choose_to_bring_at` at loopd's own floor
+/// is loopd's choice, and a lower floor lowers it for the set only, never for untrusted
+/// text, which keeps `RELEVANCE_FLOOR` on its own.
+#[test]
+fn a_lower_floor_for_the_set_never_lowers_what_untrusted_text_needs() {
+    let with = |role: &str, untrusted: bool, relevance: u16| Hit {
+        relevance,
+        ..hit(role, untrusted)
+    };
+    let owner = vec![with("owner", false, 400), with("assistant", false, 200)];
+    assert!(choose_to_bring(&owner, 3).is_empty());
+    assert_eq!(
+        choose_to_bring_at(&owner, 3, RELEVANCE_FLOOR),
+        Vec::<usize>::new()
+    );
+    assert_eq!(choose_to_bring_at(&owner, 3, 400), vec![0, 1]);
+    let page = vec![with("summary", true, 450), with("owner", false, 100)];
+    assert_eq!(choose_to_bring_at(&page, 3, 400), Vec::<usize>::new());
 }
