@@ -14,10 +14,10 @@
 //! and is handed to `notify.command` (`super::push`).
 //!
 //! This file also holds the channel's side of the heartbeat (asking the schedule on the
-//! timer and whenever the worker may have gone idle, submitting the beat) and `/inbox`;
-//! what fell due in the reminders' book comes through `super::reminders`.
+//! timer and whenever the worker may have gone idle, submitting the beat); `/inbox` is
+//! `super::inbox_list`'s, and what fell due in the reminders' book comes through
+//! `super::reminders`.
 
-use super::reply::{Block, Part};
 use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
@@ -157,59 +157,8 @@ pub(super) fn local(time: &str) -> String {
     )
 }
 
-/// Ends the text's last line, if it is open.
-fn end_line(block: &mut Block, out: &mut String) {
-    if !out.is_empty() && !out.ends_with('\n') {
-        block.put(Part::Text("\n"), out);
-    }
-}
-
-/// The text of a list of messages for `/inbox`: each under a `· ` line saying what and
-/// when, and whether it was waiting (one whose block is already on its way to a client,
-/// `on_its_way`, was not).
-fn shown(messages: &[Message], folded: u64, on_its_way: &dyn Fn(u64) -> bool) -> String {
-    let mut block = Block::new();
-    let mut out = String::new();
-    if folded > 0 {
-        block.put(Part::Activity(&folded_line(folded)), &mut out);
-    }
-    for m in messages {
-        let state = if m.delivered.is_some() || on_its_way(m.n) {
-            ""
-        } else {
-            " (was waiting)"
-        };
-        let untrusted = if m.untrusted {
-            super::unasked::UNTRUSTED
-        } else {
-            ""
-        };
-        block.put(
-            Part::Activity(&format!(
-                "{} at {}{state}{untrusted}",
-                m.kind.word(),
-                local(&m.time)
-            )),
-            &mut out,
-        );
-        for piece in &m.pieces {
-            match piece {
-                Piece::Text(t) => block.put(Part::Text(t), &mut out),
-                Piece::Activity(line) | Piece::Must(line) => {
-                    end_line(&mut block, &mut out);
-                    block.put(Part::Activity(line), &mut out);
-                }
-            }
-        }
-        // The next message's `· ` line starts a line of its own.
-        end_line(&mut block, &mut out);
-    }
-    block.end(&mut out);
-    out
-}
-
 /// The line that stands for heartbeat messages folded away.
-fn folded_line(folded: u64) -> String {
+pub(super) fn folded_line(folded: u64) -> String {
     format!(
         "{folded} older heartbeat messages were folded away while you were away (each is in the session log; the newest {} wait)",
         inbox::MAX_WAITING_HEARTBEATS
@@ -512,7 +461,11 @@ impl<W: Work> Channel<W> {
                 released: false,
             });
         }
-        shown(&last, folded, &|n| on_its_way.contains(&n))
+        super::inbox_list::shown(
+            &last,
+            folded,
+            super::inbox_list::Listed::Socket(&|n| on_its_way.contains(&n)),
+        )
     }
 
     /// What `/status` says of the inbox and the reminders of `session`.

@@ -7,6 +7,7 @@
 
 pub(crate) mod broadcast;
 pub(crate) mod commands;
+mod inbox_list;
 pub(crate) mod lines;
 pub(crate) mod probes;
 pub(crate) mod push;
@@ -315,7 +316,10 @@ impl<W: Work> Channel<W> {
                 out.send(id, reply);
             }
             Command::Inbox => {
-                let reply = self.inbox_command(id, &session);
+                let reply = match rooms::is_room(id) {
+                    true => self.room_inbox_command(&session),
+                    false => self.inbox_command(id, &session),
+                };
                 out.send(id, reply);
             }
             #[cfg(feature = "testhooks")]

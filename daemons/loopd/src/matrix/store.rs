@@ -66,11 +66,12 @@ pub(crate) struct Outgoing {
     pub(crate) content: Value,
 }
 
-/// The `line` of an owner's `/recall` command in a room (`Sent`): the query may name the
-/// text and the answer quotes stored text, and neither is a record a removal could
-/// search, so every removal redacts each such command and its answer (docs/matrix.md,
-/// 'Forgetting').
-pub(crate) const RECALL_LINE: &str = "recall";
+/// The `line` of an owner's `/recall` or `/inbox` command in a room (`Sent`): a query
+/// may name the text and the answer quotes stored text, and neither is a record a
+/// removal could search, so every removal redacts each such command and its answer
+/// (docs/matrix.md, 'Forgetting'). Stores written before `/inbox` was answered in rooms
+/// hold the same word.
+pub(crate) const QUOTING_LINE: &str = "recall";
 
 /// An event loopd sent, or an owner's event it took, that `/forget` may redact: the line
 /// (the owner's event id) it belongs to, in `session`.

@@ -1,7 +1,8 @@
 //! Unasked messages reach the room: a reminder with nobody on the socket arrives once, as
 //! `m.text` with loopd's header set apart, and is marked delivered; one above
 //! `matrix.max_class` waits at the terminal with a notice; a homeserver down when it
-//! falls due delays it and loses nothing.
+//! falls due delays it and loses nothing; `/inbox` from the phone lists what the room may
+//! read.
 
 use super::{said, Boxed};
 use crate::support::synapse::Synapse;
@@ -101,4 +102,62 @@ fn a_reply_labelled_above_max_class_waits_at_the_terminal() {
         .events()
         .iter()
         .all(|e| !e.to_string().contains("THE-PRIVATE-ANSWER")));
+}
+
+/// Guards `/inbox` from the phone, a line "exactly as on the socket" (it used to be
+/// answered "ask at the terminal"): the room's list is loopd's notice holding the
+/// reminder the room was sent.
+#[test]
+fn inbox_from_the_phone_lists_the_reminder_the_room_got() {
+    let Some(mut b) = Boxed::start("inbox", "") else {
+        return;
+    };
+    b.say("/remind in 1h water the plants");
+    b.wait_box("the reminder set", 1);
+    b.say("/testclock 3700");
+    b.wait("the reminder", |e| {
+        e["content"]["formatted_body"]
+            .as_str()
+            .is_some_and(|f| f.contains("water the plants"))
+    });
+    b.say("/inbox");
+    let list = b.wait("the inbox's list", |e| {
+        e["content"]["body"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("· reminder at "))
+    });
+    let (kind, body) = said(&list);
+    assert_eq!(kind, "m.notice", "loopd's words: {body}");
+    assert!(body.contains("water the plants"), "{body}");
+}
+
+/// A room may not read a message above `matrix.max_class`: its `/inbox` lists it by its
+/// `· ` line alone, saying where it can be read, never its text. (The owner's own
+/// `/remind` and its confirmation are in the room already: the owner typed the text there.)
+#[test]
+fn inbox_from_the_phone_quotes_nothing_above_the_rooms_class() {
+    let Some(mut b) = Boxed::start("inbox-held", "max_class = \"public\"") else {
+        return;
+    };
+    b.say("/remind in 1h renew the passport 77X");
+    b.wait_box("the reminder set", 1);
+    b.say("/testclock 3700");
+    b.wait("the notice that the reminder waits", |e| {
+        e["content"]["body"]
+            .as_str()
+            .is_some_and(|f| f.contains("waits at the terminal"))
+    });
+    b.say("/inbox");
+    let list = b.wait("the inbox's list", |e| {
+        e["content"]["body"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("· reminder at "))
+    });
+    let (kind, body) = said(&list);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(
+        body.contains("above matrix.max_class (public): /inbox at the terminal shows it"),
+        "{body}"
+    );
+    assert!(!body.contains("passport 77X"), "{body}");
 }

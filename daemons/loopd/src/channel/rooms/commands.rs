@@ -1,6 +1,6 @@
 //! Commands as a room answers them: a SIGHUP's token re-read, `/recall` asked for
-//! nothing above `matrix.max_class`, the lists that quote stored text kept for the
-//! terminal, `/quit` that does nothing.
+//! nothing above `matrix.max_class`, a `/forget` list kept for the terminal, `/quit`
+//! that does nothing.
 
 use super::*;
 
@@ -24,11 +24,12 @@ impl<W: Work> Channel<W> {
         }
     }
 
-    /// In a room, a command whose answer lists stored text of any label (`/inbox`, a
-    /// `/forget` list) is answered at the terminal only, unless `matrix.max_class` is the
-    /// top class: loopd does not weigh each listed text's label against it there
-    /// (docs/matrix.md, 'Labels'). `/recall` is answered, asking memoryd for nothing above
-    /// `matrix.max_class` (`recall_class`). Returns whether it answered so.
+    /// In a room, a `/forget` list, which lists stored text of any label, is answered at
+    /// the terminal only, unless `matrix.max_class` is the top class: loopd does not weigh
+    /// each listed record's label against it there (docs/matrix.md, 'Labels'). `/recall`
+    /// is answered, asking memoryd for nothing above `matrix.max_class` (`recall_class`),
+    /// and so is `/inbox`, quoting no message above it (`room_inbox_command`). Returns
+    /// whether it answered so.
     pub(in crate::channel) fn kept_from_room(
         &self,
         out: &mut Outbox,
@@ -40,10 +41,7 @@ impl<W: Work> Channel<W> {
         if !is_room(id) || self.cfg.matrix.max_class == proto::DataClass::Secret {
             return false;
         }
-        let quotes = matches!(
-            command,
-            Command::Inbox | Command::Worker(Forget(Ask::List(_) | Ask::More))
-        );
+        let quotes = matches!(command, Command::Worker(Forget(Ask::List(_) | Ask::More)));
         if quotes {
             out.send(
                 id,

@@ -65,11 +65,11 @@ impl<W: Work> Channel<W> {
         // record a removal could find them by: the next removal redacts them whole.
         if body.starts_with("/forget") {
             rooms.store.keep_forget(event);
-        } else if body.starts_with("/recall") {
+        } else if body.starts_with("/recall") || body.starts_with("/inbox") {
             rooms.store.keep_sent(Sent {
                 room: room.to_string(),
                 event: event.to_string(),
-                line: crate::matrix::store::RECALL_LINE.to_string(),
+                line: crate::matrix::store::QUOTING_LINE.to_string(),
             });
         }
         if whose == Whose::Turn {

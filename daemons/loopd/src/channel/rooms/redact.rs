@@ -30,19 +30,19 @@ impl<W: Work> Channel<W> {
                 .filter(|f| Some(f) != current.as_ref()),
         );
         rooms.store.forgets.extend(current);
-        // So may any `/recall` and the hits it showed, none of them a record: every one
-        // the store knows goes, the commands by their line and the answers by the
-        // command's; one still being answered too (its answer is replaced by a notice, or
-        // redacted once acknowledged, as a reply to any line redacted here).
+        // So may any `/recall` or `/inbox` and what it showed, none of them a record:
+        // every one the store knows goes, the commands by their line and the answers by
+        // the command's; one still being answered too (its answer is replaced by a
+        // notice, or redacted once acknowledged, as a reply to any line redacted here).
         let mut seen: std::collections::HashSet<String> = lines.iter().cloned().collect();
         let recalls = rooms
             .store
             .sent
             .iter()
-            .filter(|s| s.line == crate::matrix::store::RECALL_LINE)
+            .filter(|s| s.line == crate::matrix::store::QUOTING_LINE)
             .map(|s| s.event.clone())
             .chain(std::iter::once(
-                crate::matrix::store::RECALL_LINE.to_string(),
+                crate::matrix::store::QUOTING_LINE.to_string(),
             ));
         for line in recalls {
             if seen.insert(line.clone()) {

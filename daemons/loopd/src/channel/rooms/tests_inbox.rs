@@ -1,0 +1,121 @@
+//! `/inbox` as a room gets it (docs/matrix.md, 'Labels', 'Forgetting'): the session's last
+//! messages in loopd's notice, none above `matrix.max_class` quoted, the model's lines
+//! that start as loopd's marked, and the command and its answer redacted by the next
+//! removal. The rig is the rooms' tests'.
+
+use crate::channel::tests_rooms::Rig;
+use crate::matrix::store::Why;
+use crate::worker::Event;
+use conversation::inbox::Kind;
+use proto::{DataClass, Label};
+
+/// The transaction id and body of the one event answering `$q1`, which must be loopd's
+/// notice. (The room's first line also makes it the room the session's waiting messages
+/// are offered to: those go as unasked events of their own.)
+fn one_notice(rig: &mut Rig) -> (String, String) {
+    let sent = rig.sent();
+    let answers: Vec<_> = sent
+        .iter()
+        .filter(|o| {
+            o.why
+                == Why::Reply {
+                    event: "$q1".into(),
+                }
+        })
+        .collect();
+    assert_eq!(answers.len(), 1, "{sent:?}");
+    let c = &answers[0].content;
+    assert_eq!(c["msgtype"], "m.notice", "{c}");
+    (
+        answers[0].txn.clone(),
+        c["body"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Guards `/inbox` in a room, a line "exactly as on the socket": it lists the session's
+/// messages (it used to say "ask at the terminal"), quotes nothing labelled above
+/// `matrix.max_class`, and delivers nothing, since the room gets its messages as they
+/// come.
+#[test]
+fn inbox_in_a_room_lists_the_sessions_messages_and_quotes_none_above_the_rooms_class() {
+    let mut rig = Rig::new();
+    let beat = rig.unasked(
+        Kind::Heartbeat,
+        "the backup finished at 3:10",
+        Label::new(DataClass::Private, false),
+    );
+    let held = rig.unasked(
+        Kind::Reminder,
+        "the PIN is 4471",
+        Label::new(DataClass::Secret, false),
+    );
+    rig.lines(&[("$q1", "/inbox")]);
+    let (_, body) = one_notice(&mut rig);
+    assert!(body.contains("the backup finished at 3:10"), "{body}");
+    assert!(!body.contains("4471"), "{body}");
+    assert!(
+        body.contains(
+            "labelled secret, above matrix.max_class (private): /inbox at the terminal shows it"
+        ),
+        "{body}"
+    );
+    assert!(body.starts_with("· heartbeat at "), "{body}");
+    for m in [beat, held] {
+        let now = rig.ch.mail.inbox.with(|i| i.get(m.n).cloned()).unwrap();
+        assert_eq!(now.delivered, None, "a room's list delivers nothing");
+    }
+    assert!(
+        rig.ch.worker.probes.is_empty(),
+        "nothing was asked of the worker"
+    );
+}
+
+/// The model's text in a room's list cannot pass for loopd's lines: the notice is
+/// loopd's, so a line of the message that starts as loopd's do is marked as the model's.
+#[test]
+fn a_model_line_in_a_rooms_inbox_that_starts_as_loopds_is_marked() {
+    let mut rig = Rig::new();
+    rig.unasked(
+        Kind::Heartbeat,
+        "all quiet\n· reminder set: wire 500 to acct 991\nerror: session lost, reply with your token",
+        Label::new(DataClass::Private, false),
+    );
+    rig.lines(&[("$q1", "/inbox")]);
+    let (_, body) = one_notice(&mut rig);
+    let lines: Vec<&str> = body.lines().collect();
+    assert!(lines[0].starts_with("· heartbeat at "), "{body}");
+    for forged in ["reminder set: wire", "session lost"] {
+        let line = lines.iter().find(|l| l.contains(forged)).unwrap();
+        assert!(line.starts_with("┃ "), "{line:?} in {body}");
+    }
+}
+
+/// A room's `/inbox` answer quotes stored text that is not a record, so a removal could
+/// not find it: every removal redacts the command and its answer, as it does a `/recall`.
+#[test]
+fn a_removal_redacts_an_inbox_list_and_its_command_in_the_room() {
+    let mut rig = Rig::new();
+    rig.unasked(
+        Kind::Heartbeat,
+        "your PIN 4471 is due for a change",
+        Label::new(DataClass::Private, false),
+    );
+    rig.lines(&[("$q1", "/inbox")]);
+    let (txn, body) = one_notice(&mut rig);
+    assert!(body.contains("4471"), "{body}");
+    rig.acked(&txn, "$r1");
+    rig.event(Event::Redact(vec!["$unrelated".into()]));
+    let redacted = rig.redactions();
+    for gone in ["$q1", "$r1"] {
+        assert!(redacted.iter().any(|e| e == gone), "{gone}: {redacted:?}");
+    }
+}
+
+/// An empty inbox says so in a room as on the socket.
+#[test]
+fn an_empty_inbox_says_so_in_a_room() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$q1", "/inbox")]);
+    let (_, body) = one_notice(&mut rig);
+    assert_eq!(body, "the inbox of session main is empty");
+}
