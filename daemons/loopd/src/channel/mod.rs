@@ -267,9 +267,6 @@ impl<W: Work> Channel<W> {
         from: Option<proto::FromMatrix>,
         command: Command,
     ) {
-        if self.kept_from_room(out, id, &command) {
-            return;
-        }
         match command {
             Command::Help => out.send(id, whole(commands::HELP)),
             Command::Quit if self.quit_in_room(out, id) => {}

@@ -280,20 +280,24 @@ fn a_restart_answers_the_lines_the_store_still_holds() {
     assert_eq!(from.as_deref(), Some("$e1"));
 }
 
+/// A room's `/forget QUERY` is the worker's, as on the socket, with the room's event: the
+/// worker lists nothing above `matrix.max_class` for it (`worker::forget_list`).
 #[test]
-fn a_forget_list_quoting_stored_text_is_kept_for_the_terminal_in_a_room() {
+fn a_forget_list_asked_in_a_room_goes_to_the_worker_with_its_event() {
     let mut rig = Rig::new();
     rig.lines(&[("$q3", "/forget pin")]);
-    let sent = rig.sent();
-    assert_eq!(sent.len(), 1, "{sent:?}");
-    for o in &sent {
-        assert_eq!(o.content["msgtype"], "m.notice");
-        assert!(o.content["body"]
-            .as_str()
-            .unwrap()
-            .contains("ask at the terminal"));
+    assert!(rig.sent().is_empty(), "answered by the worker, not refused");
+    match rig.ch.worker.jobs.first() {
+        Some(Job::Asked {
+            from: Some(from),
+            command: Command::Forget(conversation::forget::Ask::List(query)),
+            ..
+        }) => {
+            assert_eq!(from.event, "$q3");
+            assert_eq!(query, "pin");
+        }
+        _ => panic!("the first job is not the room's /forget list"),
     }
-    assert!(rig.ch.worker.jobs.is_empty(), "nothing was asked");
 }
 
 // ---- Regressions found by trying to break the room channel: each test's comment says
@@ -478,8 +482,8 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
 /// Regression (it used to be so): a removal redacts the `/forget` commands rooms sent since the last one,
 /// except the newest, taken to be "the removal being answered now". When the removal is
 /// made at the terminal, the newest is instead the owner's own `/forget "4471"` from the
-/// phone (answered "ask at the terminal"), whose body holds the query, the very text
-/// being forgotten: it stays in the room.
+/// phone (its list answered), whose body holds the query, the very text being
+/// forgotten: it stays in the room.
 #[test]
 fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     let mut rig = Rig::new();
@@ -490,6 +494,14 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
         reply: Ok("Noted.".into()),
     });
     rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let Some(Job::Asked { id, .. }) = rig.ch.worker.jobs.last() else {
+        panic!("the room's /forget list is the worker's");
+    };
+    let id = *id;
+    rig.event(Event::Done {
+        id,
+        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
+    });
     let sent = rig.sent();
     for (i, o) in sent.iter().enumerate() {
         rig.up
@@ -512,6 +524,12 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     assert!(
         redacted.contains(&"$f1".to_string()),
         "the owner's `/forget \"4471\"` event, holding the text, is left: {redacted:?}"
+    );
+    // And the list the room was shown, which quotes it.
+    let list = "$r1".to_string();
+    assert!(
+        redacted.contains(&list),
+        "the room's list is left: {redacted:?}"
     );
 }
 

@@ -7,7 +7,7 @@
 
 use super::forget_honcho;
 pub(super) use super::forget_list::Lists;
-use super::forget_list::{render_page, Listed, Passed};
+use super::forget_list::{render_page, Listed, Passed, ShownTo};
 use super::forget_places::{file_places, honcho_forget, memoryd_forget};
 use super::{Failure, JobId, Reply, State};
 use conversation::forget::find::{find_all, Found};
@@ -23,17 +23,20 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl State {
-    pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask) {
+    /// `/forget` in `session`; `in_room`: asked from a Matrix room, whose list quotes
+    /// nothing above `matrix.max_class` (`forget_list::ShownTo`).
+    pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask, in_room: bool) {
+        let to = ShownTo::of(self.engine.cfg(), in_room);
         let reply = match ask {
-            Ask::List(query) => self.forget_list(session, query),
-            Ask::More => self.forget_more(session),
+            Ask::List(query) => self.forget_list(session, query, to),
+            Ask::More => self.forget_more(session, to),
             Ask::All => self.forget_remove(session, None),
             Ask::Remove(numbers) => self.forget_remove(session, Some(numbers)),
         };
         self.notify.done(id, reply);
     }
 
-    fn forget_list(&mut self, session: &SessionId, query: String) -> Reply {
+    fn forget_list(&mut self, session: &SessionId, query: String, to: ShownTo) -> Reply {
         let cfg = Arc::clone(self.engine.cfg());
         let searched = find_all(&cfg.sessions_dir(), &query, cfg.channel.owner_class)
             .map_err(|error| forget_failed(session, error, false))?;
@@ -66,12 +69,12 @@ impl State {
             unread: passed.said,
             shown: 0,
         };
-        let reply = render_page(&mut listed);
+        let reply = render_page(&mut listed, to);
         self.forgets.last.insert(session.clone(), listed);
         Ok(reply)
     }
 
-    fn forget_more(&mut self, session: &SessionId) -> Reply {
+    fn forget_more(&mut self, session: &SessionId, to: ShownTo) -> Reply {
         let Some(listed) = self.forgets.last.get_mut(session) else {
             return Err(Failure::Refused(format!(
                 "nothing listed to forget in session {session}; /forget QUERY lists it first"
@@ -83,7 +86,7 @@ impl State {
                 listed.total()
             ));
         }
-        Ok(render_page(listed))
+        Ok(render_page(listed, to))
     }
 
     fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
@@ -561,11 +564,11 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
 /// may still keep.
 fn matrix_said(room_lines: usize) -> String {
     let what = if room_lines == 0 {
-        "any room event that showed it (a reminder, an inbox message, an /allow answer, a /recall and its answer) is"
+        "any room event that showed it (a reminder, an inbox message, an /allow answer, a /recall or /inbox and its answer, a /forget list) is"
             .to_string()
     } else {
         format!(
-            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall commands and answers are",
+            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall and /inbox commands and answers are",
             plural(room_lines, "message", "messages"),
             if room_lines == 1 { "it" } else { "them" }
         )

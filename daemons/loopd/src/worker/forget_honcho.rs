@@ -5,6 +5,7 @@
 
 use honcho::derived::{self, Derived};
 use proto::config::Config;
+use proto::DataClass;
 
 /// Honcho's entries for `query`, and why the search stopped early if it did. None when
 /// reporting is off.
@@ -34,6 +35,15 @@ pub(super) fn render_entry(n: usize, d: &Derived) -> String {
         out.push_str(line);
     }
     out
+}
+
+/// Entry `n` in a room that may be sent nothing above `max`: what Honcho derived from
+/// reports of up to `honcho` is named by its place alone (docs/matrix.md, 'Labels').
+pub(super) fn render_withheld(n: usize, d: &Derived, honcho: DataClass, max: DataClass) -> String {
+    format!(
+        "\n{n}. {}: derived from reports of up to honcho.max_class ({honcho}), above matrix.max_class ({max}): the list at the terminal shows it",
+        d.place()
+    )
 }
 
 /// The line a list ends with when Honcho could not be searched.

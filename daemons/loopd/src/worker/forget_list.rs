@@ -6,7 +6,8 @@
 use super::forget_honcho;
 use conversation::forget::find::{Found, Place, Searched};
 use honcho::derived::Derived;
-use proto::SessionId;
+use proto::config::Config;
+use proto::{DataClass, SessionId};
 use std::collections::HashMap;
 
 /// The most entries one page of a list shows: the reply stays readable, `/forget more`
@@ -55,9 +56,38 @@ impl Listed {
     }
 }
 
+/// Where a list is shown, and so what it may quote (docs/matrix.md, 'Labels').
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ShownTo {
+    /// The socket: every entry's text.
+    Terminal,
+    /// A Matrix room: no text above `matrix.max_class` (the first), nor what Honcho
+    /// derived when Honcho may be sent more than that (`honcho.max_class`, the second).
+    Room(DataClass, DataClass),
+}
+
+impl ShownTo {
+    pub(super) fn of(cfg: &Config, in_room: bool) -> ShownTo {
+        match in_room {
+            true => ShownTo::Room(cfg.matrix.max_class, cfg.honcho.max_class),
+            false => ShownTo::Terminal,
+        }
+    }
+
+    /// The room's bound when `class` is above it: the entry is then listed without
+    /// its text.
+    fn withholds(self, class: DataClass) -> Option<DataClass> {
+        match self {
+            ShownTo::Room(max, _) if class > max => Some(max),
+            _ => None,
+        }
+    }
+}
+
 /// The next page of `listed`: numbered entries, each naming its session, each text cut
 /// to the part around its first match when long, the page bounded in entries and bytes.
-pub(super) fn render_page(listed: &mut Listed) -> String {
+/// In a room (`to`), an entry labelled above `matrix.max_class` is its line alone.
+pub(super) fn render_page(listed: &mut Listed, to: ShownTo) -> String {
     let total = listed.total();
     let first = listed.shown;
     let mut out = if first > 0 {
@@ -74,8 +104,16 @@ pub(super) fn render_page(listed: &mut Listed) -> String {
     let mut n = first;
     while n < total && n - first < MAX_SHOWN {
         let entry = match listed.found.get(n) {
-            Some(f) => render_entry(n + 1, f, &listed.query),
-            None => forget_honcho::render_entry(n + 1, &listed.honcho[n - listed.found.len()]),
+            Some(f) => render_entry(n + 1, f, &listed.query, to.withholds(f.label.class)),
+            None => {
+                let d = &listed.honcho[n - listed.found.len()];
+                match to {
+                    ShownTo::Room(max, honcho) if honcho > max => {
+                        forget_honcho::render_withheld(n + 1, d, honcho, max)
+                    }
+                    _ => forget_honcho::render_entry(n + 1, d),
+                }
+            }
         };
         // One entry always goes out, so a page never shows nothing.
         if n > first && out.len() + entry.len() > MAX_PAGE_BYTES {
@@ -99,7 +137,9 @@ pub(super) fn render_page(listed: &mut Listed) -> String {
     out
 }
 
-fn render_entry(n: usize, f: &Found, query: &str) -> String {
+/// Entry `n`: its place and, unless `withheld` (the room's bound, which its label is
+/// above), its text.
+fn render_entry(n: usize, f: &Found, query: &str, withheld: Option<DataClass>) -> String {
     let place = match f.place {
         Place::Record { epoch, line } => format!("epoch {epoch} line {}", line + 1),
         Place::Carry { epoch } => format!("epoch {epoch} head"),
@@ -110,6 +150,13 @@ fn render_entry(n: usize, f: &Found, query: &str) -> String {
         "\n{n}. session {}: {} ({place}, {}):",
         f.session, f.kind, f.time
     );
+    if let Some(max) = withheld {
+        out.push_str(&format!(
+            " labelled {}, above matrix.max_class ({max}): the list at the terminal shows it",
+            f.label.class
+        ));
+        return out;
+    }
     for line in excerpt(&f.text, query).lines() {
         out.push_str("\n   ");
         out.push_str(line);
@@ -232,5 +279,58 @@ mod tests {
             "\n480 more sessions or files were passed over likewise; the journal names each."
         ));
         assert_eq!(passed.place, "in the files searched");
+    }
+
+    fn found(text: &str, class: DataClass) -> Found {
+        Found {
+            session: "main".into(),
+            place: conversation::forget::find::Place::Record { epoch: 0, line: 3 },
+            kind: "user",
+            time: "2026-12-07T10:00:00.000Z".into(),
+            text: text.into(),
+            offset: 0,
+            len: 0,
+            label: proto::Label::new(class, false),
+            call: None,
+            event: None,
+            allowed: None,
+            reminder: None,
+        }
+    }
+
+    /// Guards a `/forget` list asked from a Matrix room, a line "exactly as on the socket"
+    /// (it used to be answered "ask at the terminal"): every entry is listed and numbered
+    /// as at the terminal, and an entry labelled above `matrix.max_class` is its line
+    /// alone, its text kept from the homeserver.
+    #[test]
+    fn a_rooms_list_numbers_every_entry_and_quotes_none_above_the_rooms_class() {
+        let listed = || Listed {
+            query: "pin".into(),
+            found: vec![
+                found("my gym pin is 2231", DataClass::Private),
+                found("my bank pin is 4471", DataClass::Secret),
+            ],
+            honcho: Vec::new(),
+            honcho_failed: None,
+            unread: String::new(),
+            shown: 0,
+        };
+        let room = ShownTo::Room(DataClass::Private, DataClass::Private);
+        let page = render_page(&mut listed(), room);
+        assert!(
+            page.contains("\n1. session main: user ") && page.contains("2231"),
+            "{page}"
+        );
+        assert!(page.contains("\n2. session main: user "), "{page}");
+        assert!(!page.contains("4471"), "{page}");
+        assert!(
+            page.contains("labelled secret, above matrix.max_class (private): the list at the terminal shows it"),
+            "{page}"
+        );
+        let terminal = render_page(&mut listed(), ShownTo::Terminal);
+        assert!(
+            terminal.contains("4471") && terminal.contains("2231"),
+            "{terminal}"
+        );
     }
 }

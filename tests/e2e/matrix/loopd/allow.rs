@@ -44,8 +44,8 @@ fn allowed_from_the_phone(test: &str) -> Option<(Boxed, Value)> {
 
 /// The owner forgets the reminder's text: listed at the terminal, removed from the room.
 fn forget_the_text(b: &mut Boxed) {
-    // The list quotes stored text, so a room is told to ask at the terminal; the
-    // removal itself may be asked for from the room.
+    // Listed at the terminal, removed from the room: a removal asked for in a room works
+    // on the list last shown for its session, wherever it was shown.
     let mut c = b.l.client();
     let list = c.ask("/forget \"water the plants\"").join("\n");
     assert!(list.contains("water the plants"), "{list}");

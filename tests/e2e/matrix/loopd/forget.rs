@@ -32,15 +32,17 @@ fn forgetting_a_text_sent_both_ways_redacts_it_in_the_room() {
     b.l.llama.push(text(&["Noted: your PIN is 4471."]));
     b.say("my PIN is 4471");
     b.wait_box("the reply holding the PIN", 1);
-    // A list quotes stored text: the room is told to ask at the terminal, where it is
-    // shown; the removal can then be asked for from the room.
+    // The list is shown in the room as at the terminal (nothing in it is above
+    // `matrix.max_class`), in loopd's notice; the removal is asked for there too, and
+    // takes the list with it.
     b.say("/forget \"4471\"");
-    let got = b.wait_box("the answer kept for the terminal", 2);
-    assert!(said(&got[1]).1.contains("ask at the terminal"), "{got:#?}");
-    let mut c = b.l.client();
-    let list = c.ask("/forget \"4471\"").join("\n");
-    assert!(list.contains("4471"), "{list}");
-    drop(c);
+    let got = b.wait_box("the list", 2);
+    let (kind, list) = said(&got[1]);
+    assert_eq!(kind, "m.notice", "{list}");
+    assert!(
+        list.contains("4471") && list.contains("/forget all"),
+        "{list}"
+    );
     b.say("/forget all");
     let got = b.wait_box("the removal's answer", 3);
     let (kind, answer) = said(&got[2]);
@@ -113,4 +115,34 @@ fn forgetting_a_cancelled_reminders_words_redacts_its_events_not_the_turn_before
         !shows(&b, "Sounds good.").is_empty(),
         "its reply was redacted"
     );
+}
+
+/// A room may not read text above `matrix.max_class`: its `/forget` list numbers such an
+/// entry as the terminal's does and says where it is shown, without its text, and
+/// `/forget all` from the room still removes it.
+#[test]
+fn a_rooms_forget_list_quotes_nothing_above_the_rooms_class() {
+    let Some(mut b) = Boxed::start("forget-held", "max_class = \"public\"") else {
+        return;
+    };
+    b.l.llama.push(text(&["Noted."]));
+    let mut c = b.l.client();
+    c.ask("my alarm code is HERON-5521");
+    drop(c);
+    b.say("/forget HERON");
+    let list = b.wait("the list", |e| said(e).1.contains("1. session main"));
+    let (kind, body) = said(&list);
+    assert_eq!(kind, "m.notice", "{body}");
+    assert!(
+        body.contains("above matrix.max_class (public): the list at the terminal shows it"),
+        "{body}"
+    );
+    assert!(!body.contains("5521"), "{body}");
+    b.say("/forget all");
+    b.wait("the removal's answer", |e| {
+        said(e).1.contains("redaction_retention_period") || said(e).1.contains("removed")
+    });
+    let log =
+        std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl")).unwrap();
+    assert!(!log.contains("5521"), "{log}");
 }

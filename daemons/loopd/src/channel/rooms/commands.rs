@@ -1,6 +1,7 @@
 //! Commands as a room answers them: a SIGHUP's token re-read, `/recall` asked for
-//! nothing above `matrix.max_class`, a `/forget` list kept for the terminal, `/quit`
-//! that does nothing.
+//! nothing above `matrix.max_class`, `/quit` that does nothing. (`/inbox` and a
+//! `/forget` list, which quote nothing above it either, are `inbox_list`'s and the
+//! worker's `forget_list`'s.)
 
 use super::*;
 
@@ -22,36 +23,6 @@ impl<W: Work> Channel<W> {
         } else {
             memory
         }
-    }
-
-    /// In a room, a `/forget` list, which lists stored text of any label, is answered at
-    /// the terminal only, unless `matrix.max_class` is the top class: loopd does not weigh
-    /// each listed record's label against it there (docs/matrix.md, 'Labels'). `/recall`
-    /// is answered, asking memoryd for nothing above `matrix.max_class` (`recall_class`),
-    /// and so is `/inbox`, quoting no message above it (`room_inbox_command`). Returns
-    /// whether it answered so.
-    pub(in crate::channel) fn kept_from_room(
-        &self,
-        out: &mut Outbox,
-        id: ConnId,
-        command: &Command,
-    ) -> bool {
-        use crate::worker::Command::Forget;
-        use conversation::forget::Ask;
-        if !is_room(id) || self.cfg.matrix.max_class == proto::DataClass::Secret {
-            return false;
-        }
-        let quotes = matches!(command, Command::Worker(Forget(Ask::List(_) | Ask::More)));
-        if quotes {
-            out.send(
-                id,
-                whole(&format!(
-                    "this answer quotes stored text, which may be labelled above matrix.max_class ({}): ask at the terminal. /forget N… and /forget all work here on a list shown there.",
-                    self.cfg.matrix.max_class
-                )),
-            );
-        }
-        quotes
     }
 
     /// `/quit` in a room does nothing (docs/matrix.md, 'Lines in'): the room stays served
