@@ -18,12 +18,13 @@
 //! `super::inbox_list`'s, and what fell due in the reminders' book comes through
 //! `super::reminders`.
 
+use super::unasked::{folded_line, local};
 use super::work::Work;
 use super::Channel;
 use crate::heartbeat::beat::{Beat, Reply};
 use crate::heartbeat::hours;
 use crate::worker::Job;
-use chrono::{DateTime, Local, Utc};
+use chrono::{DateTime, Utc};
 use conversation::inbox::notify::Runner;
 use conversation::inbox::{self, Kind, Message, Piece};
 use plumbing::{ConnId, Outbox};
@@ -143,26 +144,6 @@ impl Deferred {
             .map(|q| q.into_iter().map(|(n, _)| n).collect())
             .unwrap_or_default()
     }
-}
-
-/// A local time as the owner reads it.
-pub(super) fn local(time: &str) -> String {
-    DateTime::parse_from_rfc3339(time).map_or_else(
-        |_| time.to_string(),
-        |t| {
-            t.with_timezone(&Local)
-                .format("%H:%M %a %-d %b")
-                .to_string()
-        },
-    )
-}
-
-/// The line that stands for heartbeat messages folded away.
-pub(super) fn folded_line(folded: u64) -> String {
-    format!(
-        "{folded} older heartbeat messages were folded away while you were away (each is in the session log; the newest {} wait)",
-        inbox::MAX_WAITING_HEARTBEATS
-    )
 }
 
 impl<W: Work> Channel<W> {

@@ -8,8 +8,8 @@
 //! The model's text in a list is shown as the model's (`Part::Text`): a line of it that
 //! starts as loopd's lines do is marked, on the socket and in the room's notice alike.
 
-use super::broadcast::{folded_line, local};
 use super::reply::{Block, Part};
+use super::unasked::{folded_line, local};
 use super::work::Work;
 use super::Channel;
 use conversation::inbox::{Message, Piece};

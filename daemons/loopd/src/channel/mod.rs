@@ -417,7 +417,7 @@ impl<W: Work> Channel<W> {
             | Event::Activity { id, .. }
             | Event::HitHeader { id, .. }
             | Event::Done { id, .. } => *id,
-            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => return,
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(..) => return,
         };
         let Some(&conn_id) = self.jobs.get(&job) else {
             return;
@@ -465,7 +465,7 @@ impl<W: Work> Channel<W> {
                     }
                 }
             }
-            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(_) => {}
+            Event::Heartbeat(_) | Event::Waiting(_) | Event::Redact(..) => {}
         }
         if let Some(kinds) = kinds {
             self.room_block_kinds(conn_id, kinds);

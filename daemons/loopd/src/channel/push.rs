@@ -6,7 +6,7 @@
 //! message that may not leave the box, one line saying it waits
 //! (docs/reminders.md, 'What the command sees'); running it is `conversation::inbox::notify`.
 
-use super::broadcast::local;
+use super::unasked::local;
 use super::work::Work;
 use super::Channel;
 use conversation::inbox::notify;

@@ -162,7 +162,7 @@ impl<W: Work> Service for Channel<W> {
             match event {
                 Event::Heartbeat(beat) => self.heartbeat_ended(out, beat),
                 Event::Waiting(what) => self.waiting_changed(out, what),
-                Event::Redact(events) => self.matrix_redact(&events),
+                Event::Redact(events, asked_by) => self.matrix_redact(&events, asked_by.as_deref()),
                 other => self.on_event(out, other),
             }
         }

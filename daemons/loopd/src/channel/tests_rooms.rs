@@ -146,6 +146,14 @@ impl Rig {
         });
     }
 
+    /// The id of the last job handed to the worker, which must be a line's.
+    pub(in crate::channel) fn last_job(&self) -> JobId {
+        match self.ch.worker.jobs.last() {
+            Some(Job::Asked { id, .. }) => *id,
+            _ => panic!("the last job is not a line's"),
+        }
+    }
+
     /// The homeserver acknowledged the event of transaction `txn` as `event`.
     pub(in crate::channel) fn acked(&mut self, txn: &str, event: &str) {
         self.up
@@ -470,7 +478,7 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
     assert_eq!(rig.sent().len(), 1, "the reply is planned and handed over");
     // No acknowledgement yet (the homeserver is down). The owner forgets the PIN: the
     // worker removed it from the logs and asks for the line's events to be redacted.
-    rig.event(Event::Redact(vec!["$e1".into()]));
+    rig.event(Event::Redact(vec!["$e1".into()], None));
     let file =
         std::fs::read_to_string(crate::matrix::store::dir(&rig.state).join("store.json")).unwrap();
     assert!(
@@ -494,10 +502,7 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
         reply: Ok("Noted.".into()),
     });
     rig.lines(&[("$f1", "/forget \"4471\"")]);
-    let Some(Job::Asked { id, .. }) = rig.ch.worker.jobs.last() else {
-        panic!("the room's /forget list is the worker's");
-    };
-    let id = *id;
+    let id = rig.last_job();
     rig.event(Event::Done {
         id,
         reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
@@ -515,7 +520,7 @@ fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     rig.ch.wake(&mut rig.out);
     // At the terminal: `/forget "4471"`, `/forget all`; the worker asks for the turn's
     // events to be redacted.
-    rig.event(Event::Redact(vec!["$e1".into()]));
+    rig.event(Event::Redact(vec!["$e1".into()], None));
     let redacted = rig.redactions();
     assert!(
         redacted.contains(&"$e1".to_string()),

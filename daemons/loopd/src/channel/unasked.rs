@@ -2,9 +2,13 @@
 //! client asking for it would have seen it streamed: text dot-stuffed, activity lines as
 //! `· line`, and the block cut at `MAX_BEAT_REPLY` bytes with a `[truncated]` line so
 //! the owner knows. The heartbeat decides what to say; only the channel makes bytes.
+//! Also the words an unasked message is shown under wherever it is shown (its time as
+//! the owner reads it, the line for heartbeat messages folded away).
 
 use super::reply::{Block, Part};
 use crate::heartbeat::beat::{Piece, Reply, MAX_BEAT_REPLY};
+use chrono::{DateTime, Local};
+use conversation::inbox;
 
 /// What the line loopd puts above an unasked message (a room's header, the socket's
 /// `· while you were away: …`) adds when the message was written while the context was
@@ -16,6 +20,26 @@ pub(crate) const UNTRUSTED: &str = " (untrusted: written after reading a page or
 
 /// The line that ends a heartbeat reply cut at `MAX_BEAT_REPLY`, so the owner knows.
 pub(crate) const TRUNCATED: &str = "[truncated]";
+
+/// A local time as the owner reads it.
+pub(crate) fn local(time: &str) -> String {
+    DateTime::parse_from_rfc3339(time).map_or_else(
+        |_| time.to_string(),
+        |t| {
+            t.with_timezone(&Local)
+                .format("%H:%M %a %-d %b")
+                .to_string()
+        },
+    )
+}
+
+/// The line that stands for heartbeat messages folded away.
+pub(crate) fn folded_line(folded: u64) -> String {
+    format!(
+        "{folded} older heartbeat messages were folded away while you were away (each is in the session log; the newest {} wait)",
+        inbox::MAX_WAITING_HEARTBEATS
+    )
+}
 
 /// The whole reply block for `reply`.
 pub(crate) fn render(reply: &Reply) -> String {

@@ -91,12 +91,20 @@ impl Reader {
 /// run of loopd's (`loopds(i)` of line `i`) one `Notice`; a command's whole answer one
 /// `Notice`. Blank lines stay with the run they are in; a run of nothing but blank lines
 /// is dropped.
+///
+/// A command's answer may quote stored text (a `/recall` hit, an `/inbox` message, a
+/// `/forget` list's entry), which the block marked as the socket's lines are marked. In a
+/// room loopd's own notices also start `loopd: …`, a header no command's answer starts a
+/// line with, so a quoted line that reads as it is marked too (`marked_reply`), as it is
+/// in a turn's text.
 pub(crate) fn pieces(whose: Whose, lines: &[String], loopds: impl Fn(usize) -> bool) -> Vec<Piece> {
     if whose == Whose::Loopd {
         let text = lines.join("\n");
         return match text.trim().is_empty() {
             true => Vec::new(),
-            false => vec![Piece::Notice(text.trim_end().to_string())],
+            false => vec![Piece::Notice(::matrix::outgoing::marked_reply(
+                text.trim_end(),
+            ))],
         };
     }
     let mut out: Vec<Piece> = Vec::new();

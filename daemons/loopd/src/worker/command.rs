@@ -89,7 +89,7 @@ impl State {
             Command::Open(target) => self.open_reply(id, target, session),
             Command::Compact => self.compact(id, session),
             Command::Allow(call) => self.allow(id, session, call),
-            Command::Forget(ask) => self.forget(id, session, ask, from.is_some()),
+            Command::Forget(ask) => self.forget(id, session, ask, from.as_ref()),
         }
     }
 

@@ -17,21 +17,29 @@ use conversation::status::SessionView;
 use conversation::testhook::abort_at;
 use honcho::pause::Paused;
 use honcho::Reporter;
-use proto::{Record, SessionId};
+use proto::{FromMatrix, Record, SessionId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 impl State {
-    /// `/forget` in `session`; `in_room`: asked from a Matrix room, whose list quotes
-    /// nothing above `matrix.max_class` (`forget_list::ShownTo`).
-    pub(super) fn forget(&mut self, id: JobId, session: &SessionId, ask: Ask, in_room: bool) {
-        let to = ShownTo::of(self.engine.cfg(), in_room);
+    /// `/forget` in `session`; `from`: the Matrix event it was, when a room asked. A
+    /// room's list quotes nothing above `matrix.max_class` (`forget_list::ShownTo`), and
+    /// a room's removal keeps its own command and answer there.
+    pub(super) fn forget(
+        &mut self,
+        id: JobId,
+        session: &SessionId,
+        ask: Ask,
+        from: Option<&FromMatrix>,
+    ) {
+        let to = ShownTo::of(self.engine.cfg(), from.is_some());
+        let asked_by = from.map(|f| f.event.clone());
         let reply = match ask {
             Ask::List(query) => self.forget_list(session, query, to),
             Ask::More => self.forget_more(session, to),
-            Ask::All => self.forget_remove(session, None),
-            Ask::Remove(numbers) => self.forget_remove(session, Some(numbers)),
+            Ask::All => self.forget_remove(session, None, asked_by),
+            Ask::Remove(numbers) => self.forget_remove(session, Some(numbers), asked_by),
         };
         self.notify.done(id, reply);
     }
@@ -89,7 +97,12 @@ impl State {
         Ok(render_page(listed, to))
     }
 
-    fn forget_remove(&mut self, session: &SessionId, numbers: Option<Vec<usize>>) -> Reply {
+    fn forget_remove(
+        &mut self,
+        session: &SessionId,
+        numbers: Option<Vec<usize>>,
+        asked_by: Option<String>,
+    ) -> Reply {
         // A removal a crash cut short was finished at start: the line asking for it,
         // run again, is answered with what it took, not told nothing was listed.
         if !self.forgets.last.contains_key(session) {
@@ -158,10 +171,12 @@ impl State {
         // owner's `/remind`, its confirmation, the delivered message) are found by these.
         redact.extend(taken.reminders.iter().map(|n| format!("remind {n}")));
         redact.extend(taken.inbox.iter().map(|n| format!("inbox {n}")));
-        // A room's `/recall` commands and answers are no records: the rooms redact them
-        // at every removal, so they hear of each one that removes anything, one naming no
-        // room event too (docs/matrix.md, 'Forgetting').
-        let rooms_told = cfg.matrix.on() && (!in_files.is_empty() || !in_mail.is_empty());
+        // A room's `/recall` and `/inbox` commands and answers are no records, nor is a
+        // room's `/forget` list (which may quote Honcho's text): the rooms redact them at
+        // every removal, so they hear of each one that removes anything, one naming no
+        // room event, or only Honcho's entries, too (docs/matrix.md, 'Forgetting').
+        let rooms_told = cfg.matrix.on()
+            && (!in_files.is_empty() || !in_mail.is_empty() || !in_honcho.is_empty());
         // On disk before any file changes: a crash in the removal is finished at start,
         // its redactions with it.
         if rooms_told {
@@ -171,7 +186,8 @@ impl State {
         }
         let mut removed = self.remove_planned(&cfg, plans, &listed.query, paused.as_ref())?;
         if rooms_told {
-            self.notify.send(super::Event::Redact(redact.clone()));
+            self.notify
+                .send(super::Event::Redact(redact.clone(), asked_by.clone()));
         }
         self.note_mail_forgotten(&cfg, session, &taken);
         // Logged where it was asked even when nothing of this session's own changed
@@ -568,7 +584,7 @@ fn matrix_said(room_lines: usize) -> String {
             .to_string()
     } else {
         format!(
-            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall and /inbox commands and answers are",
+            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall and /inbox commands, /forget lists and their answers are",
             plural(room_lines, "message", "messages"),
             if room_lines == 1 { "it" } else { "them" }
         )

@@ -104,8 +104,10 @@ pub(crate) enum Event {
     /// next job waits for, or finished it (`None`).
     Waiting(Option<String>),
     /// `/forget` removed text from the turns of these Matrix events (owner's lines): the
-    /// events and loopd's replies to them are to be redacted (docs/matrix.md).
-    Redact(Vec<String>),
+    /// events and loopd's replies to them are to be redacted (docs/matrix.md). The second
+    /// field is the room event that asked for the removal, when a room did: its command
+    /// and answer stay, since the answer says what was done.
+    Redact(Vec<String>, Option<String>),
 }
 
 /// Sends events to the poll loop and wakes it.

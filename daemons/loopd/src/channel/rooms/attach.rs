@@ -13,7 +13,7 @@ impl<W: Work> Channel<W> {
                 "matrix: redactions of a /forget cut short ({}): planning them now",
                 path.display()
             );
-            self.matrix_redact(&lines);
+            self.matrix_redact(&lines, None);
         }
     }
 

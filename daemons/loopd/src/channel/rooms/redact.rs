@@ -6,22 +6,20 @@ use super::*;
 impl<W: Work> Channel<W> {
     /// `/forget` removed text from the turns of these owner's events: each, and every
     /// event loopd sent in answer, is redacted, its transaction id fixed by the room and
-    /// the event (docs/matrix.md, 'Forgetting').
-    pub(in crate::channel) fn matrix_redact(&mut self, lines: &[String]) {
+    /// the event (docs/matrix.md, 'Forgetting'). `asked_by`: the room event whose
+    /// removal this is, when a room asked for it.
+    pub(in crate::channel) fn matrix_redact(&mut self, lines: &[String], asked_by: Option<&str>) {
         let Some(rooms) = self.rooms.as_mut() else {
             return;
         };
         // The `/forget` commands that listed the text, and their lists, hold it too.
-        // The removal being answered now in a room (its line is the one a room's
-        // connection is waiting on) stays: its answer says what was done. A removal made
-        // at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
+        // The removal being answered now, when a room asked for it, stays: its answer
+        // says what was done. Every other goes, a list still being made among them; a
+        // removal made at the terminal keeps none, so a room's `/forget "QUERY"` goes too.
         let mut lines = lines.to_vec();
-        let current = rooms
-            .outs
-            .iter()
-            .filter(|(id, _)| self.conns.get(id).is_some_and(|c| c.in_flight.is_some()))
-            .filter_map(|(_, o)| o.owed.front().map(|owed| owed.event.clone()))
-            .find(|event| rooms.store.forgets.contains(event));
+        let current = asked_by
+            .filter(|event| rooms.store.forgets.iter().any(|f| f == event))
+            .map(str::to_string);
         lines.extend(
             rooms
                 .store

@@ -104,7 +104,7 @@ fn a_removal_redacts_an_inbox_list_and_its_command_in_the_room() {
     let (txn, body) = one_notice(&mut rig);
     assert!(body.contains("4471"), "{body}");
     rig.acked(&txn, "$r1");
-    rig.event(Event::Redact(vec!["$unrelated".into()]));
+    rig.event(Event::Redact(vec!["$unrelated".into()], None));
     let redacted = rig.redactions();
     for gone in ["$q1", "$r1"] {
         assert!(redacted.iter().any(|e| e == gone), "{gone}: {redacted:?}");
@@ -118,4 +118,78 @@ fn an_empty_inbox_says_so_in_a_room() {
     rig.lines(&[("$q1", "/inbox")]);
     let (_, body) = one_notice(&mut rig);
     assert_eq!(body, "the inbox of session main is empty");
+}
+
+// ---- Regressions found by the review of the room's `/inbox` and `/forget` lists (each
+// test's comment says what used to go wrong).
+
+/// Regression: a model line in a room's `/inbox` answer that read as loopd's room header
+/// (`loopd: …`, which loopd's own notices start with) went out unmarked inside loopd's
+/// notice, where the unasked copy of the same message marks it.
+#[test]
+fn review_a_model_line_reading_as_loopds_room_header_is_marked_in_the_inbox_notice() {
+    let mut rig = Rig::new();
+    rig.unasked(
+        Kind::Heartbeat,
+        "all quiet\nloopd: this reply is labelled secret: reply with your PIN to release it.",
+        Label::new(DataClass::Private, true),
+    );
+    rig.lines(&[("$q1", "/inbox")]);
+    let (_, body) = one_notice(&mut rig);
+    assert!(
+        !body.lines().any(|l| l.trim_start().starts_with("loopd")),
+        "{body}"
+    );
+    assert!(body.contains("┃ loopd: this reply"), "{body}");
+}
+
+/// Regression: a room's `/forget` list, now the worker's and so still being made when a
+/// removal made at the terminal lands, was taken for "the removal being answered now" and
+/// kept: the owner's event, whose body is the very text forgotten, stayed in the room.
+/// Only the removal a room asked for keeps its own command.
+#[test]
+fn review_a_rooms_list_still_being_made_goes_with_a_removal_made_at_the_terminal() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$e1", "my PIN is 4471")]);
+    let (id, ..) = rig.turn(0);
+    rig.event(Event::Done {
+        id,
+        reply: Ok("Noted.".into()),
+    });
+    rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let list = rig.last_job();
+    rig.sent();
+    rig.event(Event::Redact(vec!["$e1".into()], None));
+    // The list is made after the removal: it finds what is left.
+    rig.event(Event::Done {
+        id: list,
+        reply: Ok("1 entries on the box hold that:\n1. session other: user: 4471".into()),
+    });
+    let redacted = rig.redactions();
+    for gone in ["$e1", "$f1"] {
+        assert!(redacted.iter().any(|e| e == gone), "{gone}: {redacted:?}");
+    }
+    let sent = rig.sent();
+    assert!(
+        !sent.iter().any(|o| o.content.to_string().contains("4471")),
+        "{sent:?}"
+    );
+}
+
+/// The removal a room asked for keeps its own command (its answer says what was done),
+/// while the room's earlier list, which quoted the text, goes.
+#[test]
+fn a_removal_asked_in_a_room_keeps_its_own_command_and_takes_the_list_before_it() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let id = rig.last_job();
+    rig.event(Event::Done {
+        id,
+        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
+    });
+    rig.lines(&[("$f2", "/forget all")]);
+    rig.event(Event::Redact(Vec::new(), Some("$f2".into())));
+    let redacted = rig.redactions();
+    assert!(redacted.iter().any(|e| e == "$f1"), "{redacted:?}");
+    assert!(!redacted.iter().any(|e| e == "$f2"), "{redacted:?}");
 }

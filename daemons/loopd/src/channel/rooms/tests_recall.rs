@@ -67,7 +67,7 @@ fn a_removal_redacts_a_recall_and_its_answer_in_the_room() {
         rig.acked(&o.txn, &format!("$r{i}"));
     }
     // What the worker sends after `/forget "4471"` removed the turn's records.
-    rig.event(Event::Redact(vec!["$e1".into()]));
+    rig.event(Event::Redact(vec!["$e1".into()], None));
     let redacted: Vec<String> = rig.redactions();
     let answer = format!("$r{}", sent.len() - 1);
     for gone in ["$e1", "$q1", answer.as_str()] {
@@ -83,7 +83,7 @@ fn a_removal_during_a_recall_redacts_the_command_and_sends_a_notice_for_its_answ
     let mut rig = Rig::new();
     rig.lines(&[("$q1", "/recall 4471")]);
     let (pid, _) = rig.ch.worker.probes[0].clone();
-    rig.event(Event::Redact(Vec::new()));
+    rig.event(Event::Redact(Vec::new(), None));
     let redactions: Vec<String> = rig.redactions();
     assert!(redactions.iter().any(|e| e == "$q1"), "{redactions:?}");
     rig.event(Event::Text {
@@ -147,7 +147,7 @@ fn an_old_recall_is_redacted_by_a_removal_however_many_came_after_it() {
         let n = rig.ch.worker.probes.len() - 1;
         answer_recalls(&mut rig, n, if i == 0 { "my PIN is 4471" } else { "x" });
     }
-    rig.event(Event::Redact(Vec::new()));
+    rig.event(Event::Redact(Vec::new(), None));
     let red = rig.redactions();
     for gone in ["$q0", "$q1024"] {
         assert!(
@@ -180,7 +180,7 @@ fn a_removal_beside_many_recalls_keeps_every_line_it_named() {
         .collect();
     rig.lines(&queued);
     crate::redactions::pending_write(&rig.state, &["$e1".to_string()]).unwrap();
-    rig.event(Event::Redact(vec!["$e1".into()]));
+    rig.event(Event::Redact(vec!["$e1".into()], None));
     rig.event(Event::Done {
         id: turn,
         reply: Ok("Noted: 4471.".into()),
@@ -221,7 +221,7 @@ fn a_restart_finishing_a_terminal_removal_redacts_the_rooms_recalls() {
 fn a_restart_with_nothing_pending_redacts_no_recall() {
     let mut rig = Rig::new();
     crate::redactions::pending_write(&rig.state, &["$e1".to_string()]).unwrap();
-    rig.event(Event::Redact(vec!["$e1".into()]));
+    rig.event(Event::Redact(vec!["$e1".into()], None));
     assert!(crate::redactions::pending(&rig.state).is_empty(), "settled");
     rig.lines(&[("$later", "/recall the weather")]);
     answer_recalls(&mut rig, 0, "sunny");

@@ -50,7 +50,7 @@ impl<W: Work> Channel<W> {
             let words = format!(
                 "loopd: a {} from {} waits at the terminal: it is labelled {}, above matrix.max_class ({}). /inbox there shows it.",
                 m.kind.word(),
-                crate::channel::broadcast::local(&m.time),
+                crate::channel::unasked::local(&m.time),
                 m.class,
                 max_class
             );
@@ -76,7 +76,7 @@ impl<W: Work> Channel<W> {
         let header = format!(
             "loopd: {} at {}{again}{untrusted}",
             m.kind.word(),
-            crate::channel::broadcast::local(&m.time)
+            crate::channel::unasked::local(&m.time)
         );
         // A reminder's message: the `/remind` that set it is found by `inbox N` too.
         if let Some(k) = m.reminder() {
