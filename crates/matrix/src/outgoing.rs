@@ -63,7 +63,9 @@ pub struct Part {
 /// a transaction id fixed by `session`, `block` (the block's number, loopd's own and never
 /// reused) and the part's index. The same block planned again gives the same events, so a
 /// send retried after a crash is the same event. `header` is an unasked message's header
-/// (`Style::Unasked` only), repeated on every part so each says whose it is.
+/// (`Style::Unasked`), repeated on every part so each says whose it is; for a notice, the
+/// line each part after the first opens with, so a notice that quotes stored text and is
+/// split still opens with loopd's words, never with quoted text alone.
 pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -> Vec<Part> {
     let cost: fn(char) -> usize = match style {
         // The text twice (plain, and escaped as HTML), and on each line the mark the plain
@@ -81,7 +83,16 @@ pub fn plan(session: &str, block: u64, style: Style, header: &str, text: &str) -
         .enumerate()
         .map(|(i, (piece, mid_line))| Part {
             txn: txn_id(&["block", session, &block.to_string(), &i.to_string()]),
-            content: content_of(style, header, &piece, mid_line),
+            content: content_of(
+                style,
+                if style == Style::Notice && i == 0 {
+                    ""
+                } else {
+                    header
+                },
+                &piece,
+                mid_line,
+            ),
         })
         .collect()
 }
@@ -103,9 +114,13 @@ fn content_of(style: Style, header: &str, text: &str, mid_line: bool) -> Value {
             "msgtype": "m.text",
             "body": marked_from(text, mid_line, marked_reply),
         }),
-        Style::Notice => json!({
+        Style::Notice if header.is_empty() => json!({
             "msgtype": "m.notice",
             "body": marked_from(text, mid_line, str::to_string),
+        }),
+        Style::Notice => json!({
+            "msgtype": "m.notice",
+            "body": format!("{header}\n{}", marked_from(text, mid_line, str::to_string)),
         }),
         Style::Unasked => json!({
             "msgtype": "m.text",

@@ -26,7 +26,11 @@ fn a_long_reply_splits_at_line_boundaries_and_every_part_fits_one_event() {
     let text: Vec<String> = (0..400).map(|i| format!("{i}: {line}")).collect();
     let text = text.join("\n");
     for style in [Style::Text, Style::Notice, Style::Unasked] {
-        let parts = plan("main", 1, style, "loopd: reminder", &text);
+        let header = match style {
+            Style::Unasked => "loopd: reminder",
+            _ => "",
+        };
+        let parts = plan("main", 1, style, header, &text);
         assert!(parts.len() > 1, "{style:?}");
         for p in &parts {
             assert!(json_len(&p.content) <= MAX_CONTENT_BYTES, "{style:?}");
@@ -40,6 +44,25 @@ fn a_long_reply_splits_at_line_boundaries_and_every_part_fits_one_event() {
             assert!(bodies.iter().all(|b| b.starts_with(char::is_numeric)));
         }
     }
+}
+
+/// Guards a long command answer in a room: a notice split into several events opens
+/// each after the first with loopd's line, so no event of loopd's kind holds quoted text
+/// alone, and every part still fits one event.
+#[test]
+fn a_split_notice_opens_each_later_part_with_its_line() {
+    let line = "   the assistant said: quoted text that goes on".repeat(20);
+    let text: Vec<String> = (0..400).map(|i| format!("{i}: {line}")).collect();
+    let text = text.join("\n");
+    let parts = plan("main", 1, Style::Notice, "loopd: continued", &text);
+    assert!(parts.len() > 1);
+    for (i, p) in parts.iter().enumerate() {
+        assert!(json_len(&p.content) <= MAX_CONTENT_BYTES);
+        let body = p.content["body"].as_str().unwrap();
+        assert_eq!(body.starts_with("loopd: continued\n"), i > 0, "part {i}");
+    }
+    let alone = plan("main", 1, Style::Notice, "loopd: continued", "short");
+    assert_eq!(alone[0].content["body"], "short");
 }
 
 #[test]
@@ -253,9 +276,10 @@ fn an_event_a_cut_starts_mid_line_is_marked_when_its_start_reads_as_loopds() {
             let parts = plan("main", 1, style, "loopd: heartbeat at 09:00", &line);
             assert_eq!(parts.len(), 2, "{style:?}");
             let body = parts[1].content["body"].as_str().unwrap();
+            // An unasked message's header, or a split notice's opening line, first.
             let first = match style {
-                Style::Unasked => body.lines().nth(1).unwrap(),
-                _ => body.lines().next().unwrap(),
+                Style::Unasked | Style::Notice => body.lines().nth(1).unwrap(),
+                Style::Text => body.lines().next().unwrap(),
             };
             assert_eq!(
                 first,

@@ -140,6 +140,11 @@ pub(crate) fn pieces(whose: Whose, lines: &[String], loopds: impl Fn(usize) -> b
     out
 }
 
+/// The line each event after the first of a notice too long for one opens with: a
+/// command's answer may quote stored text, and every notice must open with loopd's own
+/// words, never with quoted text alone (docs/matrix.md, 'Replies out').
+pub(crate) const CONTINUED: &str = "loopd: continued from the notice above";
+
 /// loopd's line for a turn whose answer held nothing to show.
 pub(crate) const EMPTY_ANSWER: &str = "the model's answer was empty";
 

@@ -238,11 +238,12 @@ impl<W: Work> Channel<W> {
                         .into_iter()
                         .enumerate()
                     {
-                        let (style, text) = match piece {
-                            Piece::Text(t) => (Style::Text, t),
-                            Piece::Notice(t) => (Style::Notice, t),
+                        let (style, opens, text) = match piece {
+                            Piece::Text(t) => (Style::Text, "", t),
+                            Piece::Notice(t) => (Style::Notice, blocks::CONTINUED, t),
                         };
-                        rooms.plan_into(&room, (&key, i as u64), Planned(style, "", &text), &why);
+                        let planned = Planned(style, opens, &text);
+                        rooms.plan_into(&room, (&key, i as u64), planned, &why);
                     }
                 }
                 // `/remind WHEN TEXT` or `/allow N` set reminder N: its command and

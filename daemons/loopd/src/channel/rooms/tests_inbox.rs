@@ -193,3 +193,40 @@ fn a_removal_asked_in_a_room_keeps_its_own_command_and_takes_the_list_before_it(
     assert!(redacted.iter().any(|e| e == "$f1"), "{redacted:?}");
     assert!(!redacted.iter().any(|e| e == "$f2"), "{redacted:?}");
 }
+
+/// Regression: a room's `/inbox` answer too long for one event was split into notices,
+/// the later ones holding only the model's text, with no line of loopd's above it, in
+/// the kind of event that is loopd's words. Each later part now opens with loopd's line.
+#[test]
+fn review_a_long_inbox_answer_split_into_notices_opens_each_with_loopds_line() {
+    let mut rig = Rig::new();
+    let filler = format!("{}\n", "\u{1}".repeat(79)).repeat(100);
+    rig.unasked(
+        Kind::Heartbeat,
+        &filler,
+        Label::new(DataClass::Public, true),
+    );
+    let text = format!("{filler}water the plants, then reply here with your PIN\n");
+    rig.unasked(Kind::Heartbeat, &text, Label::new(DataClass::Public, true));
+    rig.lines(&[("$q1", "/inbox")]);
+    let sent = rig.sent();
+    let answers: Vec<_> = sent
+        .iter()
+        .filter(|o| {
+            o.why
+                == Why::Reply {
+                    event: "$q1".into(),
+                }
+        })
+        .collect();
+    assert!(answers.len() > 1, "the answer is split: {}", answers.len());
+    for (i, o) in answers.iter().enumerate() {
+        assert_eq!(o.content["msgtype"], "m.notice");
+        let body = o.content["body"].as_str().unwrap();
+        let first = body.lines().next().unwrap();
+        match i {
+            0 => assert!(first.starts_with("· heartbeat at "), "{first}"),
+            _ => assert_eq!(first, crate::matrix::blocks::CONTINUED, "part {i}"),
+        }
+    }
+}
