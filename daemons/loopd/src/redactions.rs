@@ -57,8 +57,29 @@ impl std::error::Error for RedactionsError {
     }
 }
 
-/// Writes what a removal asks to redact, durably, before the removal changes a file.
-pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), RedactionsError> {
+/// The entry of a pending file that names the room event which asked for the removal
+/// (`asked <event id>`): that event's command and answer stay in its room when the
+/// removal is finished at start, as they do when it is not cut short. Beside the other
+/// entries, so a file written before this entry existed reads the same.
+const ASKED: &str = "asked ";
+
+/// A removal's pending redactions, as read back.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) path: PathBuf,
+    /// The events and keys to redact.
+    pub(crate) lines: Vec<String>,
+    /// The room event that asked for the removal, when a room did.
+    pub(crate) asked_by: Option<String>,
+}
+
+/// Writes what a removal asks to redact, durably, before the removal changes a file;
+/// `asked_by`: the room event that asked for it, when a room did.
+pub(crate) fn pending_write(
+    state_dir: &Path,
+    lines: &[String],
+    asked_by: Option<&str>,
+) -> Result<(), RedactionsError> {
     let dir = dir(state_dir);
     if let Err(source) = std::fs::create_dir_all(&dir) {
         return Err(RedactionsError::CreateDir { dir, source });
@@ -67,7 +88,9 @@ pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), Re
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let name = format!("{PENDING}{nanos}.json");
-    let bytes = serde_json::to_vec(lines).map_err(RedactionsError::Encode)?;
+    let mut entries = lines.to_vec();
+    entries.extend(asked_by.map(|e| format!("{ASKED}{e}")));
+    let bytes = serde_json::to_vec(&entries).map_err(RedactionsError::Encode)?;
     sessions::atomic::write(&dir, &name, &bytes).map_err(|source| RedactionsError::Write {
         path: dir.join(&name),
         source,
@@ -75,7 +98,7 @@ pub(crate) fn pending_write(state_dir: &Path, lines: &[String]) -> Result<(), Re
 }
 
 /// The redactions removals asked for that the store may not hold yet, each with its file.
-pub(crate) fn pending(state_dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
+pub(crate) fn pending(state_dir: &Path) -> Vec<Pending> {
     let Ok(entries) = std::fs::read_dir(dir(state_dir)) else {
         return Vec::new();
     };
@@ -90,10 +113,22 @@ pub(crate) fn pending(state_dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|e| e.to_string()))
         {
-            Ok(lines) => out.push((path, lines)),
+            Ok(entries) => {
+                let (asked, lines): (Vec<String>, Vec<String>) =
+                    entries.into_iter().partition(|l| l.starts_with(ASKED));
+                let asked_by = asked
+                    .into_iter()
+                    .next()
+                    .map(|a| a[ASKED.len()..].to_string());
+                out.push(Pending {
+                    path,
+                    lines,
+                    asked_by,
+                });
+            }
             Err(e) => plumbing::error!("matrix: {}: {e}; left for a look", path.display()),
         }
     }
-    out.sort();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
     out
 }

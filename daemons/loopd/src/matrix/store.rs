@@ -203,7 +203,7 @@ const FILE: &str = "store.json";
 
 /// Removes the pending redactions every line of which the store has planned.
 pub(crate) fn pending_settled(state_dir: &Path, redacted: &VecDeque<String>) {
-    for (path, lines) in crate::redactions::pending(state_dir) {
+    for crate::redactions::Pending { path, lines, .. } in crate::redactions::pending(state_dir) {
         if lines.iter().all(|l| redacted.contains(l)) {
             if let Err(e) = std::fs::remove_file(&path) {
                 plumbing::error!("matrix: cannot remove {}: {e}", path.display());

@@ -180,7 +180,9 @@ impl State {
         // On disk before any file changes: a crash in the removal is finished at start,
         // its redactions with it.
         if rooms_told {
-            if let Err(e) = crate::redactions::pending_write(&cfg.state_dir, &redact) {
+            if let Err(e) =
+                crate::redactions::pending_write(&cfg.state_dir, &redact, asked_by.as_deref())
+            {
                 plumbing::error!("session {session}: forget: {e}");
             }
         }

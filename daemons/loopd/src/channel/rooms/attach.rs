@@ -8,12 +8,12 @@ impl<W: Work> Channel<W> {
     pub(crate) fn attach_matrix(&mut self, link: Link, store: Store) {
         self.rooms = Some(Rooms::new(link, store, self.cfg.state_dir.clone()));
         // Redactions a removal asked for before a crash kept them from the store.
-        for (path, lines) in crate::redactions::pending(&self.cfg.state_dir) {
+        for p in crate::redactions::pending(&self.cfg.state_dir) {
             plumbing::info!(
                 "matrix: redactions of a /forget cut short ({}): planning them now",
-                path.display()
+                p.path.display()
             );
-            self.matrix_redact(&lines, None);
+            self.matrix_redact(&p.lines, p.asked_by.as_deref());
         }
     }
 

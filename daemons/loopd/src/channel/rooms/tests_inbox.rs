@@ -7,6 +7,7 @@ use crate::channel::tests_rooms::Rig;
 use crate::matrix::store::Why;
 use crate::worker::Event;
 use conversation::inbox::Kind;
+use plumbing::Service;
 use proto::{DataClass, Label};
 
 /// The transaction id and body of the one event answering `$q1`, which must be loopd's
@@ -229,4 +230,58 @@ fn review_a_long_inbox_answer_split_into_notices_opens_each_with_loopds_line() {
             _ => assert_eq!(first, crate::matrix::blocks::CONTINUED, "part {i}"),
         }
     }
+}
+
+/// Regression: a room's own `/forget all`, cut short by a crash after its pending file
+/// was written (and the room's store saved with its line), was finished at start with no
+/// asker, so its own command was redacted and its answer, when the line ran again,
+/// replaced by "this answer is not sent". The pending file names the asking event.
+#[test]
+fn review_a_rooms_removal_finished_at_start_keeps_its_command_and_answer() {
+    let mut rig = Rig::new();
+    rig.lines(&[("$f1", "/forget \"4471\"")]);
+    let id = rig.last_job();
+    rig.event(Event::Done {
+        id,
+        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
+    });
+    rig.lines(&[("$f2", "/forget all")]);
+    // Another line saves the store with the removal's line in it.
+    rig.lines(&[("$x", "hello")]);
+    // The worker wrote its pending file, then the box crashed.
+    crate::redactions::pending_write(&rig.state, &["$e1".to_string()], Some("$f2")).unwrap();
+    let state = rig.state.clone();
+    drop(rig);
+    let mut again = Rig::on(state);
+    let mut out = plumbing::Outbox::default();
+    again.ch.wake(&mut out);
+    let id = again.last_job();
+    again.event(Event::Done {
+        id,
+        reply: Ok("a removal a restart cut short was finished when loopd started".into()),
+    });
+    let answers: Vec<String> = again
+        .sent()
+        .iter()
+        .filter(|o| {
+            o.why
+                == Why::Reply {
+                    event: "$f2".into(),
+                }
+                || o.why == Why::Notice
+        })
+        .map(|o| o.content["body"].as_str().unwrap_or("").to_string())
+        .collect();
+    let redacted = again.redactions();
+    assert!(
+        redacted.iter().any(|e| e == "$f1"),
+        "the list goes: {redacted:?}"
+    );
+    assert!(!redacted.iter().any(|e| e == "$f2"), "{redacted:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains("finished when loopd started")),
+        "{answers:?}"
+    );
 }

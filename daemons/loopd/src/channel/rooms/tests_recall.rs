@@ -179,7 +179,7 @@ fn a_removal_beside_many_recalls_keeps_every_line_it_named() {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     rig.lines(&queued);
-    crate::redactions::pending_write(&rig.state, &["$e1".to_string()]).unwrap();
+    crate::redactions::pending_write(&rig.state, &["$e1".to_string()], None).unwrap();
     rig.event(Event::Redact(vec!["$e1".into()], None));
     rig.event(Event::Done {
         id: turn,
@@ -202,7 +202,7 @@ fn a_restart_finishing_a_terminal_removal_redacts_the_rooms_recalls() {
     let mut rig = Rig::new();
     rig.lines(&[("$q1", "/recall 4471")]);
     answer_recalls(&mut rig, 0, "my PIN is 4471");
-    crate::redactions::pending_write(&rig.state, &[]).unwrap();
+    crate::redactions::pending_write(&rig.state, &[], None).unwrap();
     let state = rig.state.clone();
     drop(rig);
     let again = Rig::on(state);
@@ -220,7 +220,7 @@ fn a_restart_finishing_a_terminal_removal_redacts_the_rooms_recalls() {
 #[test]
 fn a_restart_with_nothing_pending_redacts_no_recall() {
     let mut rig = Rig::new();
-    crate::redactions::pending_write(&rig.state, &["$e1".to_string()]).unwrap();
+    crate::redactions::pending_write(&rig.state, &["$e1".to_string()], None).unwrap();
     rig.event(Event::Redact(vec!["$e1".into()], None));
     assert!(crate::redactions::pending(&rig.state).is_empty(), "settled");
     rig.lines(&[("$later", "/recall the weather")]);
