@@ -8,7 +8,7 @@
 use super::forget_honcho;
 pub(super) use super::forget_list::Lists;
 use super::forget_list::{render_page, Listed, Passed, ShownTo};
-use super::forget_places::{file_places, honcho_forget, memoryd_forget};
+use super::forget_places::{file_places, honcho_forget, matrix_said, memoryd_forget, plural};
 use super::{Failure, JobId, Reply, State};
 use conversation::forget::find::{find_all, Found};
 use conversation::forget::plan::{self, Plan};
@@ -575,29 +575,6 @@ fn plans_by_session(chosen: &[&Found], query: &str) -> Vec<(SessionId, Plan)> {
             Some((owner, Plan::build(name, time.clone(), &chosen, query)))
         })
         .collect()
-}
-
-/// What the answer to a removal says of the rooms (docs/matrix.md, 'Forgetting'): how
-/// many of the owner's room messages held the text (`room_lines`), and what the homeserver
-/// may still keep.
-fn matrix_said(room_lines: usize) -> String {
-    let what = if room_lines == 0 {
-        "any room event that showed it (a reminder, an inbox message, an /allow answer, a /recall or /inbox and its answer, a /forget list) is"
-            .to_string()
-    } else {
-        format!(
-            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall and /inbox commands, /forget lists and their answers are",
-            plural(room_lines, "message", "messages"),
-            if room_lines == 1 { "it" } else { "them" }
-        )
-    };
-    format!(
-        "\nMatrix: {what} being redacted on the homeserver. It may keep a redacted event's content for its redaction_retention_period (7 days by default in Synapse), and copies already on your devices are out of reach. Your own messages are redacted only where boxmaker may redact others' events in the room; otherwise delete them in your client."
-    )
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn forget_failed(

@@ -1,6 +1,7 @@
 //! The places a removal reaches besides the open session and the slots, each said in
-//! words for the reply: the session's rewritten files, memoryd's index, and Honcho (the
-//! reporter's cursor moved with the lines, then what Honcho's API allows).
+//! words for the reply: the session's rewritten files, memoryd's index, Honcho (the
+//! reporter's cursor moved with the lines, then what Honcho's API allows), and the
+//! Matrix homeserver.
 
 use conversation::forget::plan::Plan;
 use honcho::pause::Paused;
@@ -97,4 +98,28 @@ pub(super) fn honcho_forget(
         }
     }
     (said, moved)
+}
+
+/// What the answer to a removal says of the rooms (docs/matrix.md, 'Forgetting'): how
+/// many of the owner's room messages held the text (`room_lines`), and what the homeserver
+/// may still keep.
+pub(super) fn matrix_said(room_lines: usize) -> String {
+    let what = if room_lines == 0 {
+        "any room event that showed it (a reminder, an inbox message, an /allow answer, a /recall or /inbox and its answer, a /forget list) is"
+            .to_string()
+    } else {
+        format!(
+            "{} from a room, loopd's replies to {}, any room event that showed a removed reminder or inbox message, and the rooms' /recall and /inbox commands, /forget lists and their answers are",
+            plural(room_lines, "message", "messages"),
+            if room_lines == 1 { "it" } else { "them" }
+        )
+    };
+    format!(
+        "\nMatrix: {what} being redacted on the homeserver. It may keep a redacted event's content for its redaction_retention_period (7 days by default in Synapse), and copies already on your devices are out of reach. Your own messages are redacted only where boxmaker may redact others' events in the room; otherwise delete them in your client."
+    )
+}
+
+/// `n` and the word for that many.
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
