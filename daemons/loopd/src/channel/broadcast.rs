@@ -415,13 +415,10 @@ impl<W: Work> Channel<W> {
     /// `/inbox` for connection `id`: the last messages of the session again; any that
     /// waited are delivered once this reply is written.
     pub(super) fn inbox_command(&mut self, id: ConnId, session: &SessionId) -> String {
-        let (last, folded) = self
-            .mail
-            .inbox
-            .with(|i| (i.last(session.as_str()), i.folded(session.as_str())));
-        if last.is_empty() && folded == 0 {
-            return super::reply::whole(&format!("the inbox of session {session} is empty"));
-        }
+        let (last, folded) = match self.inbox_listing(session) {
+            Ok(listing) => listing,
+            Err(empty) => return empty,
+        };
         // Blocks already queued (or held) for a client are on their way, not waiting:
         // lines sent together can ask before the poll loop has written them.
         let on_its_way: Vec<u64> = last

@@ -83,16 +83,27 @@ fn end_line(block: &mut Block, out: &mut String) {
 }
 
 impl<W: Work> Channel<W> {
-    /// `/inbox` in a room: the session's last messages, none delivered by it, none
-    /// quoted above `matrix.max_class`.
-    pub(super) fn room_inbox_command(&self, session: &SessionId) -> String {
+    /// `session`'s last messages and the count of heartbeat messages folded away, what
+    /// `/inbox` lists on either surface; `Err`: the reply saying the inbox is empty.
+    pub(super) fn inbox_listing(&self, session: &SessionId) -> Result<(Vec<Message>, u64), String> {
         let (last, folded) = self
             .mail
             .inbox
             .with(|i| (i.last(session.as_str()), i.folded(session.as_str())));
         if last.is_empty() && folded == 0 {
-            return super::reply::whole(&format!("the inbox of session {session} is empty"));
+            return Err(super::reply::whole(&format!(
+                "the inbox of session {session} is empty"
+            )));
         }
-        shown(&last, folded, Listed::Room(self.cfg.matrix.max_class))
+        Ok((last, folded))
+    }
+
+    /// `/inbox` in a room: the session's last messages, none delivered by it, none
+    /// quoted above `matrix.max_class`.
+    pub(super) fn room_inbox_command(&self, session: &SessionId) -> String {
+        match self.inbox_listing(session) {
+            Ok((last, folded)) => shown(&last, folded, Listed::Room(self.cfg.matrix.max_class)),
+            Err(empty) => empty,
+        }
     }
 }

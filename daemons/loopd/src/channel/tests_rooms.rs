@@ -495,12 +495,7 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
 #[test]
 fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     let mut rig = Rig::new();
-    rig.lines(&[("$e1", "my PIN is 4471")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("Noted.".into()),
-    });
+    rig.answered("$e1", "my PIN is 4471", "Noted.");
     rig.lines(&[("$f1", "/forget \"4471\"")]);
     let id = rig.last_job();
     rig.event(Event::Done {

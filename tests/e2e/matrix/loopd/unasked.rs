@@ -104,6 +104,27 @@ fn a_reply_labelled_above_max_class_waits_at_the_terminal() {
         .all(|e| !e.to_string().contains("THE-PRIVATE-ANSWER")));
 }
 
+/// Sets a reminder of `text` from the phone, moves the clock past it, waits for what the
+/// room gets then (`arrived`), asks `/inbox` from the phone and returns its list's kind
+/// and body.
+fn inbox_after_a_reminder(
+    b: &mut Boxed,
+    text: &str,
+    arrived: (&str, impl Fn(&Value) -> bool),
+) -> (String, String) {
+    b.say(&format!("/remind in 1h {text}"));
+    b.wait_box("the reminder set", 1);
+    b.say("/testclock 3700");
+    b.wait(arrived.0, arrived.1);
+    b.say("/inbox");
+    let list = b.wait("the inbox's list", |e| {
+        e["content"]["body"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("· reminder at "))
+    });
+    said(&list)
+}
+
 /// Guards `/inbox` from the phone, a line "exactly as on the socket" (it used to be
 /// answered "ask at the terminal"): the room's list is loopd's notice holding the
 /// reminder the room was sent.
@@ -112,21 +133,12 @@ fn inbox_from_the_phone_lists_the_reminder_the_room_got() {
     let Some(mut b) = Boxed::start("inbox", "") else {
         return;
     };
-    b.say("/remind in 1h water the plants");
-    b.wait_box("the reminder set", 1);
-    b.say("/testclock 3700");
-    b.wait("the reminder", |e| {
+    let sent = |e: &Value| {
         e["content"]["formatted_body"]
             .as_str()
             .is_some_and(|f| f.contains("water the plants"))
-    });
-    b.say("/inbox");
-    let list = b.wait("the inbox's list", |e| {
-        e["content"]["body"]
-            .as_str()
-            .is_some_and(|f| f.starts_with("· reminder at "))
-    });
-    let (kind, body) = said(&list);
+    };
+    let (kind, body) = inbox_after_a_reminder(&mut b, "water the plants", ("the reminder", sent));
     assert_eq!(kind, "m.notice", "loopd's words: {body}");
     assert!(body.contains("water the plants"), "{body}");
 }
@@ -139,21 +151,13 @@ fn inbox_from_the_phone_quotes_nothing_above_the_rooms_class() {
     let Some(mut b) = Boxed::start("inbox-held", "max_class = \"public\"") else {
         return;
     };
-    b.say("/remind in 1h renew the passport 77X");
-    b.wait_box("the reminder set", 1);
-    b.say("/testclock 3700");
-    b.wait("the notice that the reminder waits", |e| {
+    let held = |e: &Value| {
         e["content"]["body"]
             .as_str()
             .is_some_and(|f| f.contains("waits at the terminal"))
-    });
-    b.say("/inbox");
-    let list = b.wait("the inbox's list", |e| {
-        e["content"]["body"]
-            .as_str()
-            .is_some_and(|f| f.starts_with("· reminder at "))
-    });
-    let (kind, body) = said(&list);
+    };
+    let waits = ("the notice that the reminder waits", held);
+    let (kind, body) = inbox_after_a_reminder(&mut b, "renew the passport 77X", waits);
     assert_eq!(kind, "m.notice", "{body}");
     assert!(
         body.contains("above matrix.max_class (public): /inbox at the terminal shows it"),

@@ -10,20 +10,23 @@ use conversation::inbox::Kind;
 use plumbing::Service;
 use proto::{DataClass, Label};
 
+/// The events `sent` holds in answer to the room's line `event`.
+fn answers_to<'a>(
+    sent: &'a [crate::matrix::store::Outgoing],
+    event: &str,
+) -> Vec<&'a crate::matrix::store::Outgoing> {
+    let why = Why::Reply {
+        event: event.into(),
+    };
+    sent.iter().filter(|o| o.why == why).collect()
+}
+
 /// The transaction id and body of the one event answering `$q1`, which must be loopd's
 /// notice. (The room's first line also makes it the room the session's waiting messages
 /// are offered to: those go as unasked events of their own.)
 fn one_notice(rig: &mut Rig) -> (String, String) {
     let sent = rig.sent();
-    let answers: Vec<_> = sent
-        .iter()
-        .filter(|o| {
-            o.why
-                == Why::Reply {
-                    event: "$q1".into(),
-                }
-        })
-        .collect();
+    let answers = answers_to(&sent, "$q1");
     assert_eq!(answers.len(), 1, "{sent:?}");
     let c = &answers[0].content;
     assert_eq!(c["msgtype"], "m.notice", "{c}");
@@ -31,6 +34,16 @@ fn one_notice(rig: &mut Rig) -> (String, String) {
         answers[0].txn.clone(),
         c["body"].as_str().unwrap().to_string(),
     )
+}
+
+/// The room's `/forget "4471"` as `event`, its list answered by the worker.
+fn listed_in_the_room(rig: &mut Rig, event: &str) {
+    rig.lines(&[(event, "/forget \"4471\"")]);
+    let id = rig.last_job();
+    rig.event(Event::Done {
+        id,
+        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
+    });
 }
 
 /// Guards `/inbox` in a room, a line "exactly as on the socket": it lists the session's
@@ -151,12 +164,7 @@ fn review_a_model_line_reading_as_loopds_room_header_is_marked_in_the_inbox_noti
 #[test]
 fn review_a_rooms_list_still_being_made_goes_with_a_removal_made_at_the_terminal() {
     let mut rig = Rig::new();
-    rig.lines(&[("$e1", "my PIN is 4471")]);
-    let (id, ..) = rig.turn(0);
-    rig.event(Event::Done {
-        id,
-        reply: Ok("Noted.".into()),
-    });
+    rig.answered("$e1", "my PIN is 4471", "Noted.");
     rig.lines(&[("$f1", "/forget \"4471\"")]);
     let list = rig.last_job();
     rig.sent();
@@ -182,12 +190,7 @@ fn review_a_rooms_list_still_being_made_goes_with_a_removal_made_at_the_terminal
 #[test]
 fn a_removal_asked_in_a_room_keeps_its_own_command_and_takes_the_list_before_it() {
     let mut rig = Rig::new();
-    rig.lines(&[("$f1", "/forget \"4471\"")]);
-    let id = rig.last_job();
-    rig.event(Event::Done {
-        id,
-        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
-    });
+    listed_in_the_room(&mut rig, "$f1");
     rig.lines(&[("$f2", "/forget all")]);
     rig.event(Event::Redact(Vec::new(), Some("$f2".into())));
     let redacted = rig.redactions();
@@ -211,15 +214,7 @@ fn review_a_long_inbox_answer_split_into_notices_opens_each_with_loopds_line() {
     rig.unasked(Kind::Heartbeat, &text, Label::new(DataClass::Public, true));
     rig.lines(&[("$q1", "/inbox")]);
     let sent = rig.sent();
-    let answers: Vec<_> = sent
-        .iter()
-        .filter(|o| {
-            o.why
-                == Why::Reply {
-                    event: "$q1".into(),
-                }
-        })
-        .collect();
+    let answers = answers_to(&sent, "$q1");
     assert!(answers.len() > 1, "the answer is split: {}", answers.len());
     for (i, o) in answers.iter().enumerate() {
         assert_eq!(o.content["msgtype"], "m.notice");
@@ -239,12 +234,7 @@ fn review_a_long_inbox_answer_split_into_notices_opens_each_with_loopds_line() {
 #[test]
 fn review_a_rooms_removal_finished_at_start_keeps_its_command_and_answer() {
     let mut rig = Rig::new();
-    rig.lines(&[("$f1", "/forget \"4471\"")]);
-    let id = rig.last_job();
-    rig.event(Event::Done {
-        id,
-        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
-    });
+    listed_in_the_room(&mut rig, "$f1");
     rig.lines(&[("$f2", "/forget all")]);
     // Another line saves the store with the removal's line in it.
     rig.lines(&[("$x", "hello")]);
@@ -260,17 +250,10 @@ fn review_a_rooms_removal_finished_at_start_keeps_its_command_and_answer() {
         id,
         reply: Ok("a removal a restart cut short was finished when loopd started".into()),
     });
-    let answers: Vec<String> = again
-        .sent()
+    let sent = again.sent();
+    let answers: Vec<&str> = answers_to(&sent, "$f2")
         .iter()
-        .filter(|o| {
-            o.why
-                == Why::Reply {
-                    event: "$f2".into(),
-                }
-                || o.why == Why::Notice
-        })
-        .map(|o| o.content["body"].as_str().unwrap_or("").to_string())
+        .map(|o| o.content["body"].as_str().unwrap_or(""))
         .collect();
     let redacted = again.redactions();
     assert!(
