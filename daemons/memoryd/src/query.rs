@@ -18,6 +18,7 @@
 //! candidate text contains and whether it holds them as a phrase; it approximates the
 //! tokenizer in Rust, which is enough for ordering a few dozen candidates.
 
+pub(crate) mod hashed;
 pub(crate) mod insist;
 pub(crate) mod names;
 mod passages;

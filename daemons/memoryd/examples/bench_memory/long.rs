@@ -136,6 +136,7 @@ pub fn run(rows: usize) {
         &format!("and {ASKED_LINES} lines asked"),
         &mut digest,
     );
+    fetched(rows, &mut digest);
     println!();
     // The same answers (every hit's record, relevance and passage) give the same digest:
     // a change meant to make recall faster, not different, leaves it as it was.
@@ -143,6 +144,73 @@ pub fn run(rows: usize) {
         "Digest of every hit and passage: {:016x}\n",
         digest.finish()
     );
+}
+
+/// A fetched page's document: `document(n)`'s sentences, each with words of its own
+/// after it, so that no two sentences of it are alike and the check for text that
+/// insists (`query::insist`) reads every sentence the search hands it.
+fn fetched_document(n: usize) -> String {
+    let mut seed = (n as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1;
+    let mut out = format!("Fetched page {n}. ");
+    let mut words = 0;
+    let mut serial = 0u64;
+    while words < WORDS {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let s = SENTENCES[(seed % SENTENCES.len() as u64) as usize];
+        out.push_str(s.trim_end_matches('.'));
+        for _ in 0..OWN_WORDS {
+            serial += 1;
+            out.push_str(&format!(" w{n}x{serial}"));
+        }
+        out.push_str(". ");
+        words += s.split_whitespace().count() + OWN_WORDS;
+    }
+    out
+}
+
+/// Words of its own each sentence of a fetched document gets: more than the sentence's
+/// content words shared with another saying of it would need to stay alike.
+const OWN_WORDS: usize = 8;
+
+/// The same recall among `rows` fetched pages' summaries of `WORDS` words (untrusted, so
+/// each candidate's text is checked for insisting), beside the owner's documents measured
+/// first: the ratio of the two is what the check costs.
+fn fetched(rows: usize, digest: &mut std::hash::DefaultHasher) {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("sessions").join("web");
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = serde_json::json!({
+        "epoch": 0, "started": "2026-10-02T08:00:00.000Z", "system": "You are terse.",
+        "tools": [], "carry": null, "carry_label": {"class": "private", "untrusted": false},
+        "reason": "start", "summary_source": "model"
+    });
+    std::fs::write(dir.join("epoch-000000.head.json"), head.to_string()).unwrap();
+    let log: String = (0..rows)
+        .map(|n| {
+            let at = proto::time::format_unix_millis(1_790_000_000_000 + n as i64 * 1000);
+            let url = format!("{{\"url\":\"https://pages.example/{n}\"}}");
+            let call = serde_json::json!({
+                "type": "assistant", "time": at, "content": null,
+                "tool_calls": [{"id": format!("call-{n}"), "name": "http_fetch", "arguments": url}]
+            });
+            let result = serde_json::json!({
+                "type": "tool_result", "time": at, "call": 1,
+                "tool_call_id": format!("call-{n}"), "name": "http_fetch",
+                "content": "(the page)", "class": "public", "untrusted": true
+            });
+            let summary = serde_json::json!({
+                "type": "tool_summary", "time": at, "call": 1, "tool_call_id": format!("call-{n}"),
+                "content": fetched_document(n), "class": "public", "untrusted": true
+            });
+            format!("{call}\n{result}\n{summary}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("epoch-000000.jsonl"), log).unwrap();
+    let mut index = Index::open(state.path(), DataClass::Private).unwrap();
+    index.catch_up(Budget::UNLIMITED).unwrap();
+    measure(&index, "fetched pages (untrusted)", digest);
 }
 
 /// Each question asked `ROUNDS` times, its hits cut to passages, each hit added to

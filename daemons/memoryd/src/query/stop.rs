@@ -8,6 +8,7 @@
 //! another (English "son", "die", "pan"; Spanish "sin") are left out, since dropping a
 //! word the owner meant costs more than keeping one that did not matter.
 
+use super::hashed::{word_hash, Hashed};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
@@ -257,6 +258,20 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
             .collect()
     })
     .contains(word)
+}
+
+/// `is_stop_word` for a word given by its hash (`hashed::word_hash`): for a text read
+/// word by word, whose words are hashed anyway (`insist`).
+pub(crate) fn is_stop_hash(hash: u64) -> bool {
+    static ALL: OnceLock<HashSet<u64, Hashed>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        std::iter::once(ENGLISH)
+            .chain(OTHERS)
+            .flat_map(|list| list.iter())
+            .map(|s| word_hash(&s.chars().map(super::fold).collect::<String>()))
+            .collect()
+    })
+    .contains(&hash)
 }
 
 /// Whether `word` carries no meaning in a search in a question whose words are `question`.
