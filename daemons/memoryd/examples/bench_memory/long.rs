@@ -6,7 +6,9 @@
 //! recall's p50 and p99, and the passages' time per recall. Then the same again after
 //! `ASKED_LINES` of the questions were asked in a session of their own, each with the
 //! stand-in's reply: memory-turn's history a few hundred lines into its run, where most
-//! of the words' candidates are the owner's own earlier questions.
+//! of the words' candidates are the owner's own earlier questions. Last, the same
+//! recall among as many fetched pages' summaries, untrusted, whose every candidate is
+//! read whole for text that insists (`query::insist`).
 
 use memoryd::index::{Budget, Index};
 use proto::label::DataClass;
