@@ -4,7 +4,8 @@
 //! parroting it indexed, is brought into none of eight unrelated sessions' questions,
 //! though its best passage holds every word of each. The same holds when the page words
 //! its order a little differently each time, and when it rewords it wholly but sends
-//! the reader to the same place every time (docs/memoryd.md, 'Text that insists').
+//! the reader to the same place every time (docs/memoryd.md, 'Relevance by the best
+//! passage').
 
 use super::recollect::UNRELATED;
 use super::{epoch_records, with_memoryd};
