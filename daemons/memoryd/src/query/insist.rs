@@ -68,11 +68,14 @@ pub(crate) fn insists(text: &str) -> bool {
     let mut said = Said::default();
     let mut places: HashMap<String, Sayings> = HashMap::new();
     for (at, sentence) in sentences(text).enumerate() {
-        if said.again(sentence, at) >= TIMES {
+        // A piece of text that runs on is no line of a list: its sayings count wherever
+        // they are.
+        let apart = if sentence.runs_on { 1 } else { APART };
+        if said.again(sentence.text, at, apart) >= TIMES {
             return true;
         }
-        for site in place::sites(sentence) {
-            if places.entry(site).or_default().say(at) >= PLACE_TIMES {
+        for site in place::sites(sentence.text) {
+            if places.entry(site).or_default().say(at, apart) >= PLACE_TIMES {
                 return true;
             }
         }
@@ -88,10 +91,11 @@ struct Sayings {
 }
 
 impl Sayings {
-    /// Said again at sentence `at`: counted when `APART` from the last saying (which
-    /// moves to `at` either way, so a run of lines to one pattern counts once).
-    fn say(&mut self, at: usize) -> usize {
-        if self.last.is_none_or(|last| at >= last + APART) {
+    /// Said again at sentence `at`: counted when `apart` (`APART`, or 1 where the text
+    /// runs on) from the last saying, which moves to `at` either way, so a run of lines
+    /// to one pattern counts once.
+    fn say(&mut self, at: usize, apart: usize) -> usize {
+        if self.last.is_none_or(|last| at >= last + apart) {
             self.times += 1;
         }
         self.last = Some(at);
@@ -115,9 +119,9 @@ struct Said {
 }
 
 impl Said {
-    /// Counts `sentence`, said at sentence `at`, and returns the times it has now been
-    /// said (0 when it is too short to count).
-    fn again(&mut self, sentence: &str, at: usize) -> usize {
+    /// Counts `sentence`, said at sentence `at` (`apart` as `Sayings::say`), and returns
+    /// the times it has now been said (0 when it is too short to count).
+    fn again(&mut self, sentence: &str, at: usize, apart: usize) -> usize {
         let mut all = 0;
         let mut content = Vec::new();
         for_each_word(sentence, |_, w| {
@@ -153,7 +157,7 @@ impl Said {
                 // Moved to the latest: a refrain said all through a text stays kept
                 // whatever is said between.
                 let mut entry = self.kept.remove(i).unwrap_or_default();
-                let times = entry.2.say(at);
+                let times = entry.2.say(at, apart);
                 self.kept.push_back(entry);
                 times
             }
@@ -176,7 +180,7 @@ impl Said {
                     self.holding.entry(*w).or_default().push(n);
                 }
                 let mut sayings = Sayings::default();
-                let times = sayings.say(at);
+                let times = sayings.say(at, apart);
                 self.kept.push_back((n, content, sayings));
                 times
             }

@@ -17,26 +17,54 @@ const WIDE_STOPS: [char; 3] = ['。', '．', '｡'];
 /// its sentences with "; " is still saying each of them) and a dash between clauses.
 const BREAKS: [char; 4] = ['\n', ';', '；', '—'];
 
+/// Words after which a sentence that has not ended is cut anyway, at the next space: a
+/// sentence of prose rarely runs past 40 words, and a page that never ends its sentences
+/// (joined by commas, or by nothing) would otherwise be one sentence naming its site
+/// once. Cut into pieces this long, a site named every few dozen words is named in piece
+/// after piece, and each such piece counts, next to another or not (`super::APART` is
+/// for lines that end).
+const LONGEST: usize = 30;
+
+/// A piece of a text as `sentences` cuts it.
+pub(super) struct Sentence<'a> {
+    pub text: &'a str,
+    /// Cut after `LONGEST` words, not at an end: the text runs on around it.
+    pub runs_on: bool,
+}
+
 /// The sentences of `text`, the marks between them left out.
-pub(super) fn sentences(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn sentences(text: &str) -> impl Iterator<Item = Sentence<'_>> {
     let mut start = 0;
+    let mut words = 0;
+    let mut in_word = false;
     let mut chars = text.char_indices().peekable();
     std::iter::from_fn(move || {
         while let Some((i, c)) = chars.next() {
             let next = chars.peek().map(|&(_, n)| n);
-            let end = BREAKS.contains(&c)
+            let space = c.is_whitespace();
+            if !space && !in_word {
+                words += 1;
+            }
+            in_word = !space;
+            let ends = BREAKS.contains(&c)
                 || (STOPS.contains(&c) && next.is_none_or(|n| !n.is_alphanumeric()))
                 || (WIDE_STOPS.contains(&c) && next.is_none_or(|n| !n.is_ascii_alphanumeric()));
-            if end {
+            let runs_on = !ends && space && words >= LONGEST;
+            if ends || runs_on {
                 let s = &text[start..i];
                 start = i + c.len_utf8();
-                return Some(s);
+                words = 0;
+                in_word = false;
+                return Some(Sentence { text: s, runs_on });
             }
         }
         if start < text.len() {
             let s = &text[start..];
             start = text.len();
-            return Some(s);
+            return Some(Sentence {
+                text: s,
+                runs_on: false,
+            });
         }
         None
     })

@@ -213,3 +213,22 @@ fn a_refrain_said_all_through_a_long_text_is_kept_whatever_comes_between() {
     }
     assert!(insists(&text));
 }
+
+/// Guards a page that never ends its sentences: its site, named every few dozen words,
+/// is named in piece after piece of it.
+#[test]
+fn a_site_named_all_through_text_that_never_ends_a_sentence_insists() {
+    let chatter = [
+        "and the dentist appointment is on thursday at three so remember the card",
+        "and the rent is due at the start of the month as the landlord says",
+        "and dinner tonight is pasta with the neighbours who bring the wine",
+        "and the car is parked on the north side near the bakery again",
+    ];
+    let mut text = String::new();
+    for (i, c) in chatter.iter().cycle().take(8).enumerate() {
+        text.push_str(&format!(
+            "{c} and also book at cheapflights.example deal {i} "
+        ));
+    }
+    assert!(insists(&text));
+}
