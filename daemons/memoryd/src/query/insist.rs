@@ -13,6 +13,7 @@
 //! another (a log, a table's rows, a recipe's steps) are a list, not a refrain.
 
 mod place;
+mod plain;
 mod sentences;
 
 use super::for_each_word;
@@ -54,6 +55,12 @@ const KEPT: usize = 32;
 /// well.") are said once, however many.
 const APART: usize = 2;
 
+/// Words after the last counted saying of a thing past which a run of lines naming it
+/// counts again: half a passage (memory in the turn shows 150 words). A run this long,
+/// every line carrying the order, puts it in any passage shown, as a refrain does; a
+/// short list of lines to one pattern stays a list said once.
+const RUN_WORDS: usize = 75;
+
 /// Sentences the same site (`place`) must be named in, `APART`, for a text to insist: a
 /// page or its summary names its own site in a title, a first line and maybe once more;
 /// an order sending the reader somewhere, reworded each time, names it every time. One
@@ -65,17 +72,27 @@ const PLACE_TIMES: usize = 4;
 /// (`NEAR`), or names one site in `PLACE_TIMES` sentences or more, sayings `APART`. The
 /// text is a row's, so at most `index::select::MAX_ROW_BYTES`: the work is bounded by it.
 pub(crate) fn insists(text: &str) -> bool {
+    let text = plain::plain(text);
     let mut said = Said::default();
     let mut places: HashMap<String, Sayings> = HashMap::new();
-    for (at, sentence) in sentences(text).enumerate() {
+    let mut word = 0;
+    // Pieces with no letter (a list's number, the empty piece between a stop and a line
+    // break) are no sentence, and would stand between two lines of a list.
+    let pieces = sentences(&text).filter(|s| s.text.chars().any(char::is_alphabetic));
+    for (at, sentence) in pieces.enumerate() {
         // A piece of text that runs on is no line of a list: its sayings count wherever
         // they are.
-        let apart = if sentence.runs_on { 1 } else { APART };
-        if said.again(sentence.text, at, apart) >= TIMES {
+        let here = Here {
+            at,
+            word,
+            apart: if sentence.runs_on { 1 } else { APART },
+        };
+        word += sentence.words;
+        if said.again(sentence.text, here) >= TIMES {
             return true;
         }
         for site in place::sites(sentence.text) {
-            if places.entry(site).or_default().say(at, apart) >= PLACE_TIMES {
+            if places.entry(site).or_default().say(here) >= PLACE_TIMES {
                 return true;
             }
         }
@@ -83,22 +100,37 @@ pub(crate) fn insists(text: &str) -> bool {
     false
 }
 
-/// The sayings of one thing: how many counted, and where it was said last.
+/// Where a sentence is: its place among the sentences, the words before it, and how far
+/// from the last saying of what it says it must be to count (`APART`, or 1 where the text
+/// runs on).
+#[derive(Clone, Copy)]
+struct Here {
+    at: usize,
+    word: usize,
+    apart: usize,
+}
+
+/// The sayings of one thing: how many counted, where it was said last, and the words
+/// before its last counted saying.
 #[derive(Default, Clone, Copy)]
 struct Sayings {
     times: usize,
     last: Option<usize>,
+    counted_at: usize,
 }
 
 impl Sayings {
-    /// Said again at sentence `at`: counted when `apart` (`APART`, or 1 where the text
-    /// runs on) from the last saying, which moves to `at` either way, so a run of lines
-    /// to one pattern counts once.
-    fn say(&mut self, at: usize, apart: usize) -> usize {
-        if self.last.is_none_or(|last| at >= last + apart) {
+    /// Said again `here`: counted when `here.apart` sentences from the last saying (which
+    /// moves here either way, so a run of lines to one pattern counts once), or
+    /// `RUN_WORDS` words after the last counted one (so a run long enough to fill any
+    /// passage counts on).
+    fn say(&mut self, here: Here) -> usize {
+        let apart = self.last.is_none_or(|last| here.at >= last + here.apart);
+        if apart || here.word >= self.counted_at + RUN_WORDS {
             self.times += 1;
+            self.counted_at = here.word;
         }
-        self.last = Some(at);
+        self.last = Some(here.at);
         self.times
     }
 }
@@ -119,9 +151,9 @@ struct Said {
 }
 
 impl Said {
-    /// Counts `sentence`, said at sentence `at` (`apart` as `Sayings::say`), and returns
-    /// the times it has now been said (0 when it is too short to count).
-    fn again(&mut self, sentence: &str, at: usize, apart: usize) -> usize {
+    /// Counts `sentence`, said `here`, and returns the times it has now been said (0 when
+    /// it is too short to count).
+    fn again(&mut self, sentence: &str, here: Here) -> usize {
         let mut all = 0;
         let mut content = Vec::new();
         for_each_word(sentence, |_, w| {
@@ -157,7 +189,7 @@ impl Said {
                 // Moved to the latest: a refrain said all through a text stays kept
                 // whatever is said between.
                 let mut entry = self.kept.remove(i).unwrap_or_default();
-                let times = entry.2.say(at, apart);
+                let times = entry.2.say(here);
                 self.kept.push_back(entry);
                 times
             }
@@ -180,7 +212,7 @@ impl Said {
                     self.holding.entry(*w).or_default().push(n);
                 }
                 let mut sayings = Sayings::default();
-                let times = sayings.say(at, apart);
+                let times = sayings.say(here);
                 self.kept.push_back((n, content, sayings));
                 times
             }

@@ -1,10 +1,15 @@
 //! The sites a sentence names, for telling whether a text sends its reader to one place
 //! again and again (`super::PLACE_TIMES`). A page rewording its order each time still
 //! names where to go, and it owns that place: it can vary the address (`go.site.example`,
-//! `deals.site.example`, `https://go@site.example/x`), glue words to it
-//! (`site.example's`, `site.example—now`) or disguise its dot (`site[.]example`,
-//! `site dot example`, `site。example`) and a model still reads it. So a site is the
-//! part of a host its owner registers, read through those disguises.
+//! `https://me@deals.site.net/x`), glue words to it (`site.example's`), disguise its dot
+//! (`site[.]example`, `site dot example`, `site。example`) or a letter (`sité.example`)
+//! and a model still reads it. So a site is the name its owner registers, the part of the
+//! host left of its public suffix (`site`), read through those disguises. A name without
+//! `://` or `@` reads as a site only when it ends in a top-level domain that is not also a
+//! file's ending, so `Math.floor`, `pd.DataFrame` and `setup.py` are not sites.
+
+use crate::query::fold;
+use crate::query::stop::is_stop_word;
 
 /// Characters that cannot be part of an address: a token is cut at each, so words glued
 /// to an address (`'s`, a dash, a bracket) fall away.
@@ -12,55 +17,93 @@ fn outside(c: char) -> bool {
     !(c.is_alphanumeric() || matches!(c, '.' | '-' | '@' | '/' | ':' | '_' | '%' | '~'))
 }
 
-/// Characters read as a dot: the ideographic and full-width full stops.
-const DOTS: [char; 3] = ['。', '．', '｡'];
+/// Characters read as a dot: the ideographic full stops, the one-dot leader and the small
+/// full stop (the full-width one is a plain dot already, `plain`).
+const DOTS: [char; 4] = ['。', '｡', '\u{2024}', '\u{fe52}'];
 
-/// Characters a reader does not see, dropped before reading: zero-width spaces and
-/// joiners, the word joiner and the byte-order mark.
-const UNSEEN: [char; 5] = ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}'];
+/// Ways of writing a dot between brackets, a dot wherever they are.
+const BRACKETED_DOTS: [&str; 5] = ["[.]", "(.)", "{.}", "[dot]", "(dot)"];
 
-/// Ways of writing a dot that a model reads as one.
-const SPELLED_DOTS: [&str; 4] = ["[.]", "(.)", "{.}", " dot "];
+/// Top-level domains a bare name (no `://`, no `@`) may end in to read as a site, beside
+/// every two-letter one but `FILE_ENDINGS`: the common ones, and `example`, the one
+/// kept for examples.
+const TOP_LEVEL: [&str; 40] = [
+    "com", "net", "org", "info", "biz", "app", "dev", "xyz", "online", "site", "shop", "store",
+    "travel", "example", "top", "club", "blog", "tech", "cloud", "page", "link", "live", "news",
+    "email", "space", "website", "pro", "agency", "deals", "money", "help", "world", "today",
+    "life", "media", "digital", "zone", "click", "gov", "edu",
+];
 
-/// File-name endings that are no one's top-level domain: `Cargo.toml` or `Node.js`
-/// said throughout a page of docs is its topic, not a place to send the reader. Endings
-/// that are also a country's domain (`.rs`, `.py`, `.md`, `.sh`) stay sites: a page could
-/// be sending the reader there.
-const FILE_ENDINGS: [&str; 28] = [
-    "js", "jsx", "ts", "tsx", "json", "toml", "yaml", "yml", "html", "htm", "txt", "css", "lock",
-    "cfg", "conf", "ini", "xml", "csv", "log", "java", "cpp", "hpp", "rb", "kt", "php", "sql",
-    "pdf", "png",
+/// Two-letter endings of common files, some of them a country's domain too: a bare
+/// `Node.js`, `main.rs`, `setup.py` or `README.md` is a file.
+const FILE_ENDINGS: [&str; 22] = [
+    "js", "ts", "cs", "hs", "rb", "go", "db", "ex", "gz", "xz", "vb", "fs", "kt", "el", "rs", "py",
+    "md", "sh", "pl", "cc", "mk", "so",
+];
+
+/// Second levels under a country's domain that anyone registers under (`bbc.co.uk`,
+/// `abc.net.au`): the name left of them is the owner's.
+const SECOND_LEVELS: [&str; 14] = [
+    "co", "com", "ac", "gov", "org", "net", "edu", "ne", "or", "go", "ltd", "plc", "sch", "nic",
 ];
 
 /// The sites `sentence` names, each once.
 pub(super) fn sites(sentence: &str) -> Vec<String> {
     // Every address has a dot or a way of writing one: most sentences are passed over
-    // whole, without a copy (the wide dots and unseen characters are not ASCII).
-    let spelled = !sentence.is_ascii() && (sentence.contains(DOTS) || sentence.contains(UNSEEN));
-    let dot_word = [" dot ", " Dot ", " DOT "]
-        .iter()
-        .any(|d| sentence.contains(d));
-    if !spelled && !dot_word && !sentence.contains('.') {
+    // whole, without a copy (the other dots are not ASCII).
+    let wide = !sentence.is_ascii() && sentence.contains(DOTS);
+    let dot_word = ["dot", "Dot", "DOT"].iter().any(|d| sentence.contains(d));
+    if !wide && !dot_word && !sentence.contains('.') {
         return Vec::new();
     }
     let mut text: String = sentence
         .chars()
-        .filter(|c| !UNSEEN.contains(c))
         .map(|c| if DOTS.contains(&c) { '.' } else { c })
-        .collect::<String>()
-        .to_lowercase();
-    for dot in SPELLED_DOTS {
-        text = text.replace(dot, ".");
+        .flat_map(char::to_lowercase)
+        .map(fold)
+        .collect();
+    for dot in BRACKETED_DOTS {
+        if text.contains(dot) {
+            text = text.replace(dot, ".");
+        }
     }
     let mut found: Vec<String> = text.split(outside).filter_map(site).collect();
+    if dot_word {
+        found.extend(spelled_out(&text));
+    }
     found.sort_unstable();
     found.dedup();
     found
 }
 
-/// The site `token` names when it reads as a web or mail address (`https://host/…`,
-/// `someone@host`, `host.tld/…`): the last two parts of its host, three when the second
-/// last is a short one under a country's domain (`bbc.co.uk`).
+/// Sites written with the word "dot" (`cheapflights dot example`): only where the word
+/// before it is no function word and the word after it a top-level domain, so "the dot
+/// product" and "polka dot dress" name nothing.
+fn spelled_out(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
+    (1..words.len().saturating_sub(1))
+        .filter(|&i| words[i] == "dot")
+        .filter_map(|i| {
+            let (before, after) = (bare(words[i - 1]), bare(words[i + 1]));
+            if before.is_empty() || is_stop_word(&before) || !top_level(&after) {
+                return None;
+            }
+            site(&format!("{before}.{after}"))
+        })
+        .collect()
+}
+
+/// Whether a bare name may end in `label` and read as a site.
+fn top_level(label: &str) -> bool {
+    TOP_LEVEL.contains(&label)
+        || (label.len() == 2
+            && label.chars().all(|c| c.is_ascii_alphabetic())
+            && !FILE_ENDINGS.contains(&label))
+}
+
+/// The site `token` (lower-case) names when it reads as a web or mail address
+/// (`https://host/…`, `someone@host`, `host.tld/…`): the label its owner registers.
 fn site(token: &str) -> Option<String> {
     if !token.contains('.') {
         return None;
@@ -71,25 +114,29 @@ fn site(token: &str) -> Option<String> {
         None => (token.contains('@'), token),
     };
     let authority = rest.split(['/', '?', '#']).next()?;
-    // Whoever's name comes before an `@` (a mailbox, or userinfo in a URL), the host is
+    // Whoever's name comes before an `@` (a mailbox, or a login in a URL), the host is
     // after it; a port after the host's `:`.
     let host = authority.rsplit('@').next()?.split(':').next()?;
     let labels: Vec<&str> = host.split('.').collect();
+    let n = labels.len();
     let last = *labels.last()?;
-    let well_formed = labels.len() >= 2
+    let well_formed = n >= 2
         && labels
             .iter()
             .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
-        && labels[..labels.len() - 1]
-            .iter()
-            .any(|l| l.chars().any(char::is_alphabetic))
         && last.chars().count() >= 2
         && last.chars().all(char::is_alphabetic);
-    if !well_formed || (!marked && FILE_ENDINGS.contains(&last)) {
+    if !well_formed || (!marked && !top_level(last)) {
         return None;
     }
-    let n = labels.len();
-    let under_country = n >= 3 && last.chars().count() == 2 && labels[n - 2].chars().count() <= 3;
-    let keep = if under_country { 3 } else { 2 };
-    Some(labels[n - keep..].join("."))
+    let under_country = n >= 3 && last.len() == 2 && SECOND_LEVELS.contains(&labels[n - 2]);
+    let owner = if under_country {
+        labels[n - 3]
+    } else {
+        labels[n - 2]
+    };
+    owner
+        .chars()
+        .any(char::is_alphabetic)
+        .then(|| owner.to_owned())
 }

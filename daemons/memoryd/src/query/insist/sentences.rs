@@ -3,8 +3,9 @@
 //! refrain in one long "sentence" by ending its sentences in an unusual way.
 
 /// Marks that end a sentence when what follows is not a letter or digit: so
-/// `cheapflights.example` and `3.5` stay whole, while a stop before a space, a quote, a
-/// zero-width space or the end cuts.
+/// `cheapflights.example` and `3.5` stay whole, while a stop before a space, a quote or
+/// the end cuts; and between a small letter and a capital (`number.The`), where a
+/// sentence ends without its space.
 const STOPS: [char; 5] = ['.', '!', '?', '！', '？'];
 
 /// The ideographic and full-width full stops: they end a sentence unless a Latin letter
@@ -13,9 +14,12 @@ const STOPS: [char; 5] = ['.', '!', '?', '！', '？'];
 /// address by `place`).
 const WIDE_STOPS: [char; 3] = ['。', '．', '｡'];
 
-/// Marks that end a sentence wherever they are: a line break, a semicolon (a page joining
-/// its sentences with "; " is still saying each of them) and a dash between clauses.
-const BREAKS: [char; 4] = ['\n', ';', '；', '—'];
+/// Marks that end a sentence wherever they are: a line break (and the other ways of
+/// writing one), a semicolon (a page joining its sentences with "; " is still saying
+/// each of them), a dash between clauses, an ellipsis, a bullet and a bar.
+const BREAKS: [char; 10] = [
+    '\n', '\r', '\u{2028}', '\u{2029}', ';', '；', '—', '…', '•', '|',
+];
 
 /// Words after which a sentence that has not ended is cut anyway, at the next space: a
 /// sentence of prose rarely runs past 40 words, and a page that never ends its sentences
@@ -30,6 +34,8 @@ pub(super) struct Sentence<'a> {
     pub text: &'a str,
     /// Cut after `LONGEST` words, not at an end: the text runs on around it.
     pub runs_on: bool,
+    /// Its words (cut at spaces).
+    pub words: usize,
 }
 
 /// The sentences of `text`, the marks between them left out.
@@ -38,24 +44,33 @@ pub(super) fn sentences(text: &str) -> impl Iterator<Item = Sentence<'_>> {
     let mut words = 0;
     let mut in_word = false;
     let mut chars = text.char_indices().peekable();
+    let mut before = ' ';
     std::iter::from_fn(move || {
         while let Some((i, c)) = chars.next() {
             let next = chars.peek().map(|&(_, n)| n);
+            let after_small = before.is_lowercase();
+            before = c;
             let space = c.is_whitespace();
             if !space && !in_word {
                 words += 1;
             }
             in_word = !space;
             let ends = BREAKS.contains(&c)
-                || (STOPS.contains(&c) && next.is_none_or(|n| !n.is_alphanumeric()))
+                || (STOPS.contains(&c)
+                    && next
+                        .is_none_or(|n| !n.is_alphanumeric() || (after_small && n.is_uppercase())))
                 || (WIDE_STOPS.contains(&c) && next.is_none_or(|n| !n.is_ascii_alphanumeric()));
             let runs_on = !ends && space && words >= LONGEST;
             if ends || runs_on {
                 let s = &text[start..i];
                 start = i + c.len_utf8();
-                words = 0;
+                let said = std::mem::take(&mut words);
                 in_word = false;
-                return Some(Sentence { text: s, runs_on });
+                return Some(Sentence {
+                    text: s,
+                    runs_on,
+                    words: said,
+                });
             }
         }
         if start < text.len() {
@@ -64,6 +79,7 @@ pub(super) fn sentences(text: &str) -> impl Iterator<Item = Sentence<'_>> {
             return Some(Sentence {
                 text: s,
                 runs_on: false,
+                words: std::mem::take(&mut words),
             });
         }
         None

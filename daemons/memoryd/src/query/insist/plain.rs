@@ -1,0 +1,43 @@
+//! A text as a reader sees it, for telling whether it says one thing again and again: the
+//! characters no one sees taken out (a zero-width space or a soft hyphen inside a word
+//! makes a different word of it for a program, not for a model), and the full-width forms
+//! of Latin letters, digits and marks read as the letters they look like. The text's own
+//! copy in the index is left as it is; this one is thrown away after the check.
+
+use std::borrow::Cow;
+
+/// Whether `c` is a format character a reader does not see: the soft hyphen, the
+/// combining grapheme joiner, the Mongolian vowel separator, zero-width spaces and
+/// joiners, the direction marks and embeddings, the word joiner and invisible operators,
+/// variation selectors, the byte-order mark and the tag characters.
+fn unseen(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
+}
+
+/// The full-width form's Latin letter, digit or mark (U+FF01 to U+FF5E are U+0021 to
+/// U+007E moved up by U+FEE0).
+fn narrow(c: char) -> char {
+    match c {
+        '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+        _ => c,
+    }
+}
+
+/// `text` as a reader sees it; the text itself when it is ASCII (nothing to take out).
+pub(super) fn plain(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() || !text.chars().any(|c| unseen(c) || narrow(c) != c) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().filter(|&c| !unseen(c)).map(narrow).collect())
+}
