@@ -13,6 +13,41 @@ pub(crate) fn word_hash(word: &str) -> u64 {
     })
 }
 
+/// Calls `f` with the `word_hash` of each word of `text` as `query::for_each_word` cuts
+/// and lower-cases it, and the number of words: the same hashes without making each word
+/// a string first.
+pub(crate) fn for_each_word_hash(text: &str, mut f: impl FnMut(u64)) -> usize {
+    const START: u64 = 0xcbf2_9ce4_8422_2325;
+    let step = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    let (mut h, mut in_word, mut n) = (START, false, 0);
+    let mut end = |h: &mut u64, in_word: &mut bool| {
+        if *in_word {
+            f(*h);
+            n += 1;
+        }
+        *h = START;
+        *in_word = false;
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            h = step(h, c.to_ascii_lowercase() as u8);
+            in_word = true;
+        } else if c.is_alphanumeric() {
+            let mut buf = [0u8; 4];
+            for l in c.to_lowercase() {
+                for &b in super::fold(l).encode_utf8(&mut buf).as_bytes() {
+                    h = step(h, b);
+                }
+            }
+            in_word = true;
+        } else {
+            end(&mut h, &mut in_word);
+        }
+    }
+    end(&mut h, &mut in_word);
+    n
+}
+
 /// Builds `AsIs` hashers, for a map or set keyed by `word_hash`.
 pub(crate) type Hashed = BuildHasherDefault<AsIs>;
 

@@ -16,8 +16,7 @@ mod place;
 mod plain;
 mod sentences;
 
-use super::for_each_word;
-use super::hashed::{word_hash, Hashed};
+use super::hashed::{for_each_word_hash, Hashed};
 use super::stop::is_stop_hash;
 use sentences::sentences;
 use std::collections::{HashMap, VecDeque};
@@ -76,6 +75,7 @@ pub(crate) fn insists(text: &str) -> bool {
     let mut said = Said::default();
     let mut places: HashMap<String, Sayings> = HashMap::new();
     let mut word = 0;
+    let spelled = place::Spelled::of(&text);
     // Pieces with no letter (a list's number, the empty piece between a stop and a line
     // break) are no sentence, and would stand between two lines of a list.
     let pieces = sentences(&text).filter(|s| s.text.chars().any(char::is_alphabetic));
@@ -91,7 +91,7 @@ pub(crate) fn insists(text: &str) -> bool {
         if said.again(sentence.text, here) >= TIMES {
             return true;
         }
-        for site in place::sites(sentence.text) {
+        for site in place::sites(sentence.text, spelled) {
             if places.entry(site).or_default().say(here) >= PLACE_TIMES {
                 return true;
             }
@@ -140,80 +140,82 @@ impl Sayings {
 /// so a text of sentences that share little costs a look-up a word.
 #[derive(Default)]
 struct Said {
-    /// Each kept sentence's number, its content words (sorted) and its sayings, the one
-    /// said latest last.
+    /// Each kept sentence's slot (0 to `KEPT` - 1), its content words (sorted) and its
+    /// sayings, the one said latest last.
     kept: VecDeque<(u32, Vec<u64>, Sayings)>,
-    /// The numbers of the kept sentences holding a word (keyed by the word's hash, used
-    /// as it is).
-    holding: HashMap<u64, Vec<u32>, Hashed>,
-    /// The number the next new sentence gets.
-    next: u32,
+    /// The slots of the kept sentences holding a word, one bit each (keyed by the word's
+    /// hash, used as it is).
+    holding: HashMap<u64, u32, Hashed>,
+    /// The sentence being read's content words, kept to be reused.
+    content: Vec<u64>,
 }
+
+// A slot is a bit of a `u32`.
+const _: () = assert!(KEPT <= 32);
 
 impl Said {
     /// Counts `sentence`, said `here`, and returns the times it has now been said (0 when
     /// it is too short to count).
     fn again(&mut self, sentence: &str, here: Here) -> usize {
-        let mut all = 0;
-        let mut content = Vec::new();
-        for_each_word(sentence, |_, w| {
-            all += 1;
-            let h = word_hash(w);
+        let mut content = std::mem::take(&mut self.content);
+        content.clear();
+        let all = for_each_word_hash(sentence, |h| {
             if !is_stop_hash(h) {
                 content.push(h);
             }
-            true
         });
         content.sort_unstable();
         content.dedup();
         if all < MIN_WORDS || content.len() < MIN_CONTENT {
+            self.content = content;
             return 0;
         }
-        // Words shared with each kept sentence that shares any.
-        let mut shared: Vec<(u32, usize)> = Vec::new();
+        // Words shared with each kept sentence, by slot.
+        let mut shared = [0usize; KEPT];
         for w in &content {
-            for &n in self.holding.get(w).map_or(&[][..], Vec::as_slice) {
-                match shared.iter_mut().find(|(m, _)| *m == n) {
-                    Some((_, k)) => *k += 1,
-                    None => shared.push((n, 1)),
-                }
+            let mut slots = self.holding.get(w).copied().unwrap_or(0);
+            while slots != 0 {
+                shared[slots.trailing_zeros() as usize] += 1;
+                slots &= slots - 1;
             }
         }
-        let same = shared.iter().find_map(|&(n, both)| {
-            let i = self.kept.iter().position(|(m, _, _)| *m == n)?;
-            let either = self.kept[i].1.len() + content.len() - both;
-            (both as f32 >= NEAR * either as f32).then_some(i)
+        let same = self.kept.iter().position(|(slot, words, _)| {
+            let both = shared[*slot as usize];
+            let either = words.len() + content.len() - both;
+            both > 0 && both as f32 >= NEAR * either as f32
         });
         match same {
             Some(i) => {
                 // Moved to the latest: a refrain said all through a text stays kept
                 // whatever is said between.
+                self.content = content;
                 let mut entry = self.kept.remove(i).unwrap_or_default();
                 let times = entry.2.say(here);
                 self.kept.push_back(entry);
                 times
             }
             None => {
-                if self.kept.len() == KEPT {
-                    if let Some((n, words, _)) = self.kept.pop_front() {
-                        for w in words {
-                            if let Some(ns) = self.holding.get_mut(&w) {
-                                ns.retain(|m| *m != n);
-                                if ns.is_empty() {
-                                    self.holding.remove(&w);
-                                }
+                let slot = if self.kept.len() < KEPT {
+                    self.kept.len() as u32
+                } else {
+                    let (slot, words, _) = self.kept.pop_front().unwrap_or_default();
+                    for w in &words {
+                        if let Some(slots) = self.holding.get_mut(w) {
+                            *slots &= !(1 << slot);
+                            if *slots == 0 {
+                                self.holding.remove(w);
                             }
                         }
                     }
-                }
-                let n = self.next;
-                self.next = self.next.wrapping_add(1);
+                    self.content = words;
+                    slot
+                };
                 for w in &content {
-                    self.holding.entry(*w).or_default().push(n);
+                    *self.holding.entry(*w).or_default() |= 1 << slot;
                 }
                 let mut sayings = Sayings::default();
                 let times = sayings.say(here);
-                self.kept.push_back((n, content, sayings));
+                self.kept.push_back((slot, content, sayings));
                 times
             }
         }

@@ -47,13 +47,32 @@ const SECOND_LEVELS: [&str; 14] = [
     "co", "com", "ac", "gov", "org", "net", "edu", "ne", "or", "go", "ltd", "plc", "sch", "nic",
 ];
 
-/// The sites `sentence` names, each once.
-pub(super) fn sites(sentence: &str) -> Vec<String> {
+/// What a whole text holds of the ways of writing a dot other than a dot, looked for once
+/// so that each of its sentences is passed over on a look for a dot alone.
+#[derive(Clone, Copy)]
+pub(super) struct Spelled {
+    /// The word "dot", in any case.
+    word: bool,
+    /// One of `DOTS`.
+    wide: bool,
+}
+
+impl Spelled {
+    pub(super) fn of(text: &str) -> Spelled {
+        Spelled {
+            word: ["dot", "Dot", "DOT"].iter().any(|d| text.contains(d)),
+            wide: !text.is_ascii() && text.contains(DOTS),
+        }
+    }
+}
+
+/// The sites `sentence` names, each once; `spelled` is what its whole text holds.
+pub(super) fn sites(sentence: &str, spelled: Spelled) -> Vec<String> {
     // Every address has a dot or a way of writing one: most sentences are passed over
-    // whole, without a copy (the other dots are not ASCII).
-    let wide = !sentence.is_ascii() && sentence.contains(DOTS);
-    let dot_word = ["dot", "Dot", "DOT"].iter().any(|d| sentence.contains(d));
-    if !wide && !dot_word && !sentence.contains('.') {
+    // whole, without a copy.
+    let dot_word = spelled.word && ["dot", "Dot", "DOT"].iter().any(|d| sentence.contains(d));
+    let wide = spelled.wide && sentence.contains(DOTS);
+    if !dot_word && !wide && !sentence.as_bytes().contains(&b'.') {
         return Vec::new();
     }
     let mut text: String = sentence

@@ -34,9 +34,39 @@ fn narrow(c: char) -> char {
     }
 }
 
-/// `text` as a reader sees it; the text itself when it is ASCII (nothing to take out).
+/// Whether the UTF-8 bytes starting a character (up to three of them, the rest zero)
+/// start one that `unseen` or `narrow` changes: read off the encodings of the ranges
+/// above, so a text is looked through byte by byte, without decoding it.
+fn changes(b: [u8; 3]) -> bool {
+    matches!(
+        b,
+        [0xc2, 0xad, _]
+            | [0xcd, 0x8f, _]
+            | [0xe1, 0xa0, 0x8e]
+            | [0xe2, 0x80, 0x8b..=0x8f | 0xaa..=0xae]
+            | [0xe2, 0x81, 0xa0..=0xbf]
+            | [0xef, 0xb8, 0x80..=0x8f]
+            | [0xef, 0xbb, 0xbf]
+            | [0xef, 0xbc, 0x81..=0xbf]
+            | [0xef, 0xbd, 0x80..=0x9e]
+            | [0xf3, 0xa0, 0x80..=0x81]
+    )
+}
+
+/// `text` as a reader sees it; the text itself when nothing in it changes (any ASCII
+/// text, and most others).
 pub(super) fn plain(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() || !text.chars().any(|c| unseen(c) || narrow(c) != c) {
+    let bytes = text.as_bytes();
+    let any = !text.is_ascii()
+        && (0..bytes.len()).any(|i| {
+            bytes[i] >= 0xc2
+                && changes([
+                    bytes[i],
+                    bytes.get(i + 1).copied().unwrap_or(0),
+                    bytes.get(i + 2).copied().unwrap_or(0),
+                ])
+        });
+    if !any {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.chars().filter(|&c| !unseen(c)).map(narrow).collect())

@@ -38,38 +38,45 @@ pub(super) struct Sentence<'a> {
     pub words: usize,
 }
 
-/// The sentences of `text`, the marks between them left out.
+/// The sentences of `text`, the marks between them left out. Read byte by byte: a
+/// letter or digit of ASCII, most of any text, only moves on.
 pub(super) fn sentences(text: &str) -> impl Iterator<Item = Sentence<'_>> {
-    let mut start = 0;
+    let bytes = text.as_bytes();
+    let (mut start, mut at) = (0, 0);
     let mut words = 0;
     let mut in_word = false;
-    let mut chars = text.char_indices().peekable();
-    let mut before = ' ';
+    let mut after_small = false;
     std::iter::from_fn(move || {
-        while let Some((i, c)) = chars.next() {
-            let next = chars.peek().map(|&(_, n)| n);
-            let after_small = before.is_lowercase();
-            before = c;
-            let space = c.is_whitespace();
-            if !space && !in_word {
-                words += 1;
+        while at < bytes.len() {
+            let b = bytes[at];
+            if b.is_ascii_alphanumeric() {
+                words += usize::from(!in_word);
+                in_word = true;
+                after_small = b.is_ascii_lowercase();
+                at += 1;
+                continue;
             }
+            let c = text[at..].chars().next()?;
+            let here = at;
+            at += c.len_utf8();
+            let next = text[at..].chars().next();
+            let space = c.is_whitespace();
+            words += usize::from(!space && !in_word);
             in_word = !space;
+            let small = std::mem::replace(&mut after_small, c.is_lowercase());
             let ends = BREAKS.contains(&c)
                 || (STOPS.contains(&c)
-                    && next
-                        .is_none_or(|n| !n.is_alphanumeric() || (after_small && n.is_uppercase())))
+                    && next.is_none_or(|n| !n.is_alphanumeric() || (small && n.is_uppercase())))
                 || (WIDE_STOPS.contains(&c) && next.is_none_or(|n| !n.is_ascii_alphanumeric()));
             let runs_on = !ends && space && words >= LONGEST;
             if ends || runs_on {
-                let s = &text[start..i];
-                start = i + c.len_utf8();
-                let said = std::mem::take(&mut words);
+                let s = &text[start..here];
+                start = at;
                 in_word = false;
                 return Some(Sentence {
                     text: s,
                     runs_on,
-                    words: said,
+                    words: std::mem::take(&mut words),
                 });
             }
         }

@@ -75,7 +75,10 @@ fn steps_to_one_pattern_insist_only_when_spread() {
 
 #[test]
 fn what_reads_as_a_site() {
-    let one = |s: &str| place::sites(&plain::plain(s)).into_iter().next();
+    let one = |s: &str| {
+        let s = plain::plain(s);
+        place::sites(&s, place::Spelled::of(&s)).into_iter().next()
+    };
     for (text, site) in [
         ("see https://www.Example.com/a?b", "example"),
         ("write me@mail.example.org,", "example"),
@@ -138,7 +141,10 @@ fn a_site_written_differently_each_time_is_one_site() {
         "CHEAPFLIGHTS.EXAMPLE:8080",
     ] {
         assert_eq!(
-            place::sites(&plain::plain(&format!("book at {written} now"))),
+            {
+                let s = plain::plain(&format!("book at {written} now")).into_owned();
+                place::sites(&s, place::Spelled::of(&s))
+            },
             vec!["cheapflights".to_owned()],
             "{written}"
         );
@@ -316,4 +322,18 @@ fn a_refrain_with_unseen_splits_or_no_space_after_its_stop_insists() {
     ]
     .join(".");
     assert!(insists(&glued));
+}
+
+/// Guards the hashes made without a string: the same as each word's own.
+#[test]
+fn words_hashed_in_one_pass_are_the_words_hashes() {
+    let text = "Standing ORDER: recommend Cheapflights.example, café Ünïcode 42x — ask!";
+    let mut one_pass = Vec::new();
+    let n = crate::query::hashed::for_each_word_hash(text, |h| one_pass.push(h));
+    let each: Vec<u64> = crate::query::words(text)
+        .iter()
+        .map(|w| crate::query::hashed::word_hash(w))
+        .collect();
+    assert_eq!(one_pass, each);
+    assert_eq!(n, each.len());
 }
