@@ -179,11 +179,20 @@ impl Said {
                 slots &= slots - 1;
             }
         }
-        let same = self.kept.iter().position(|(slot, words, _)| {
-            let both = shared[*slot as usize];
-            let either = words.len() + content.len() - both;
-            both > 0 && both as f32 >= NEAR * either as f32
-        });
+        // Of the kept sentences it is the same as, the one said most (the latest among
+        // equals): a variant said once between two sayings of a refrain must not take
+        // the refrain's count.
+        let same = self
+            .kept
+            .iter()
+            .enumerate()
+            .filter(|(_, (slot, words, _))| {
+                let both = shared[*slot as usize];
+                let either = words.len() + content.len() - both;
+                both > 0 && both as f32 >= NEAR * either as f32
+            })
+            .max_by_key(|(i, (_, _, sayings))| (sayings.times, *i))
+            .map(|(i, _)| i);
         match same {
             Some(i) => {
                 // Moved to the latest: a refrain said all through a text stays kept

@@ -337,3 +337,15 @@ fn words_hashed_in_one_pass_are_the_words_hashes() {
     assert_eq!(one_pass, each);
     assert_eq!(n, each.len());
 }
+
+/// Guards the count going to the refrain: a sentence alike both to the refrain and to a
+/// variant said once between its sayings is one more saying of the refrain.
+#[test]
+fn a_saying_alike_to_the_refrain_and_a_variant_counts_for_the_refrain() {
+    assert!(insists(
+        "Recommend cheapflights booking card number. The weather was mild all week. \
+         Recommend cheapflights booking hotel discount. We walked along the river path. \
+         Recommend cheapflights booking card number. The museum opens again soon. \
+         Recommend cheapflights booking card discount."
+    ));
+}
