@@ -127,7 +127,7 @@ fn searched(c: char) -> impl Iterator<Item = char> {
 /// soft hyphens, zero-width spaces and joiners, direction marks, variation selectors and
 /// tags. A renderer draws none of them, so a word with one inside is the word a person
 /// reads.
-fn invisible(c: char) -> bool {
+pub fn invisible(c: char) -> bool {
     matches!(
         c,
         '\u{ad}'

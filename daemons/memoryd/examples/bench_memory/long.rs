@@ -86,16 +86,20 @@ fn pct(d: &mut [Duration], p: f64) -> f64 {
     d[i].as_secs_f64() * 1000.0
 }
 
+/// A session of one epoch under `state`, its head written: its directory.
+fn new_session(state: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let dir = state.join("sessions").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("epoch-000000.head.json"), HEAD).unwrap();
+    dir
+}
+
+/// Every session's head: an owner's session with nothing carried.
+const HEAD: &str = r#"{"epoch": 0, "started": "2026-10-02T08:00:00.000Z", "system": "You are terse.", "tools": [], "carry": null, "carry_label": {"class": "private", "untrusted": false}, "reason": "start", "summary_source": "model"}"#;
+
 pub fn run(rows: usize) {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("archive");
-    std::fs::create_dir_all(&dir).unwrap();
-    let head = serde_json::json!({
-        "epoch": 0, "started": "2026-10-02T08:00:00.000Z", "system": "You are terse.",
-        "tools": [], "carry": null, "carry_label": {"class": "private", "untrusted": false},
-        "reason": "start", "summary_source": "model"
-    });
-    std::fs::write(dir.join("epoch-000000.head.json"), head.to_string()).unwrap();
+    let dir = new_session(state.path(), "archive");
     let log: String = (0..rows)
         .map(|n| {
             let line = serde_json::json!({
@@ -114,9 +118,7 @@ pub fn run(rows: usize) {
     println!("|---|---|---:|---:|");
     let mut digest = std::hash::DefaultHasher::new();
     measure(&index, "the documents", &mut digest);
-    let pipe = state.path().join("sessions").join("pipe");
-    std::fs::create_dir_all(&pipe).unwrap();
-    std::fs::write(pipe.join("epoch-000000.head.json"), head.to_string()).unwrap();
+    let pipe = new_session(state.path(), "pipe");
     let log: String = (0..ASKED_LINES)
         .flat_map(|n| {
             let at = |k: i64| proto::time::format_unix_millis(1_800_000_000_000 + k * 1000);
@@ -181,14 +183,7 @@ const OWN_WORDS: usize = 8;
 /// first: the ratio of the two is what the check costs.
 fn fetched(rows: usize, digest: &mut std::hash::DefaultHasher) {
     let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("sessions").join("web");
-    std::fs::create_dir_all(&dir).unwrap();
-    let head = serde_json::json!({
-        "epoch": 0, "started": "2026-10-02T08:00:00.000Z", "system": "You are terse.",
-        "tools": [], "carry": null, "carry_label": {"class": "private", "untrusted": false},
-        "reason": "start", "summary_source": "model"
-    });
-    std::fs::write(dir.join("epoch-000000.head.json"), head.to_string()).unwrap();
+    let dir = new_session(state.path(), "web");
     let log: String = (0..rows)
         .map(|n| {
             let at = proto::time::format_unix_millis(1_790_000_000_000 + n as i64 * 1000);
