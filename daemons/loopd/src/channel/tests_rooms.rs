@@ -146,6 +146,19 @@ impl Rig {
         });
     }
 
+    /// The room's `/forget "4471"` as `event`, its list (one entry, the owner's "my PIN is
+    /// 4471") answered by the worker.
+    pub(in crate::channel) fn listed(&mut self, event: &str) {
+        self.lines(&[(event, "/forget \"4471\"")]);
+        let id = self.last_job();
+        self.event(Event::Done {
+            id,
+            reply: Ok(
+                "1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into(),
+            ),
+        });
+    }
+
     /// The id of the last job handed to the worker, which must be a line's.
     pub(in crate::channel) fn last_job(&self) -> JobId {
         match self.ch.worker.jobs.last() {
@@ -496,12 +509,7 @@ fn review_forget_leaves_a_waiting_reply_with_the_text_in_the_store_and_sends_it(
 fn review_a_removal_at_the_terminal_redacts_the_rooms_forget_query_too() {
     let mut rig = Rig::new();
     rig.answered("$e1", "my PIN is 4471", "Noted.");
-    rig.lines(&[("$f1", "/forget \"4471\"")]);
-    let id = rig.last_job();
-    rig.event(Event::Done {
-        id,
-        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
-    });
+    rig.listed("$f1");
     let sent = rig.sent();
     for (i, o) in sent.iter().enumerate() {
         rig.up

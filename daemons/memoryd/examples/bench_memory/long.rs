@@ -64,15 +64,25 @@ const QUESTIONS: &[&str] = &[
     "did the inventory counts in the cold store match?",
 ];
 
-fn document(n: usize) -> String {
-    let mut seed = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut out = format!("Pasted document {n}. ");
-    let mut words = 0;
-    while words < WORDS {
+/// `SENTENCES` in an order of document `n`'s own, `mix` telling one kind of document's
+/// orders from another's (xorshift).
+fn picks(n: usize, mix: u64) -> impl Iterator<Item = &'static str> {
+    let mut seed = (n as u64).wrapping_mul(mix) | 1;
+    std::iter::repeat_with(move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let s = SENTENCES[(seed % SENTENCES.len() as u64) as usize];
+        SENTENCES[(seed % SENTENCES.len() as u64) as usize]
+    })
+}
+
+fn document(n: usize) -> String {
+    let mut out = format!("Pasted document {n}. ");
+    let mut words = 0;
+    for s in picks(n, 0x9e37_79b9_7f4a_7c15) {
+        if words >= WORDS {
+            break;
+        }
         out.push_str(s);
         out.push(' ');
         words += s.split_whitespace().count();
@@ -154,15 +164,13 @@ pub fn run(rows: usize) {
 /// after it, so that no two sentences of it are alike and the check for text that
 /// insists (`query::insist`) reads every sentence the search hands it.
 fn fetched_document(n: usize) -> String {
-    let mut seed = (n as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1;
     let mut out = format!("Fetched page {n}. ");
     let mut words = 0;
     let mut serial = 0u64;
-    while words < WORDS {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let s = SENTENCES[(seed % SENTENCES.len() as u64) as usize];
+    for s in picks(n, 0xbf58_476d_1ce4_e5b9) {
+        if words >= WORDS {
+            break;
+        }
         out.push_str(s.trim_end_matches('.'));
         for _ in 0..OWN_WORDS {
             serial += 1;

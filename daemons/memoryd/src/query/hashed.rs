@@ -8,35 +8,39 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// as it gets; where one is, two sentences look a word more alike, or a word is taken
 /// for a function word.
 pub(crate) fn word_hash(word: &str) -> u64 {
-    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    word.bytes().fold(FNV_START, fnv_step)
+}
+
+/// FNV-1a's starting value.
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a's step: the hash so far with one more byte.
+fn fnv_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
 }
 
 /// Calls `f` with the `word_hash` of each word of `text` as `query::for_each_word` cuts
 /// and lower-cases it, and the number of words: the same hashes without making each word
 /// a string first.
 pub(crate) fn for_each_word_hash(text: &str, mut f: impl FnMut(u64)) -> usize {
-    const START: u64 = 0xcbf2_9ce4_8422_2325;
-    let step = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    let (mut h, mut in_word, mut n) = (START, false, 0);
+    let (mut h, mut in_word, mut n) = (FNV_START, false, 0);
     let mut end = |h: &mut u64, in_word: &mut bool| {
         if *in_word {
             f(*h);
             n += 1;
         }
-        *h = START;
+        *h = FNV_START;
         *in_word = false;
     };
     for c in text.chars() {
         if c.is_ascii_alphanumeric() {
-            h = step(h, c.to_ascii_lowercase() as u8);
+            h = fnv_step(h, c.to_ascii_lowercase() as u8);
             in_word = true;
         } else if c.is_alphanumeric() {
             let mut buf = [0u8; 4];
             for l in c.to_lowercase() {
                 for &b in super::fold(l).encode_utf8(&mut buf).as_bytes() {
-                    h = step(h, b);
+                    h = fnv_step(h, b);
                 }
             }
             in_word = true;

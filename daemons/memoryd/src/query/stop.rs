@@ -250,28 +250,24 @@ fn holds(list: &[&str], word: &str) -> bool {
 /// a scan of every list per word was a sixth of a recall among pasted documents.
 pub(crate) fn is_stop_word(word: &str) -> bool {
     static ALL: OnceLock<HashSet<String>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        std::iter::once(ENGLISH)
-            .chain(OTHERS)
-            .flat_map(|list| list.iter())
-            .map(|s| s.chars().map(super::fold).collect())
-            .collect()
-    })
-    .contains(word)
+    ALL.get_or_init(|| every_stop_word().collect())
+        .contains(word)
 }
 
 /// `is_stop_word` for a word given by its hash (`hashed::word_hash`): for a text read
 /// word by word, whose words are hashed anyway (`insist`).
 pub(crate) fn is_stop_hash(hash: u64) -> bool {
     static ALL: OnceLock<HashSet<u64, Hashed>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        std::iter::once(ENGLISH)
-            .chain(OTHERS)
-            .flat_map(|list| list.iter())
-            .map(|s| word_hash(&s.chars().map(super::fold).collect::<String>()))
-            .collect()
-    })
-    .contains(&hash)
+    ALL.get_or_init(|| every_stop_word().map(|w| word_hash(&w)).collect())
+        .contains(&hash)
+}
+
+/// Every language's function words, folded as the query parser folds a word.
+fn every_stop_word() -> impl Iterator<Item = String> {
+    std::iter::once(ENGLISH)
+        .chain(OTHERS)
+        .flat_map(|list| list.iter())
+        .map(|s| s.chars().map(super::fold).collect())
 }
 
 /// Whether `word` carries no meaning in a search in a question whose words are `question`.

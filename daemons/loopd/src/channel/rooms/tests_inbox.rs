@@ -21,10 +21,11 @@ fn answers_to<'a>(
     sent.iter().filter(|o| o.why == why).collect()
 }
 
-/// The transaction id and body of the one event answering `$q1`, which must be loopd's
-/// notice. (The room's first line also makes it the room the session's waiting messages
-/// are offered to: those go as unasked events of their own.)
-fn one_notice(rig: &mut Rig) -> (String, String) {
+/// The room's `/inbox` as `$q1`: the transaction id and body of the one event answering
+/// it, which must be loopd's notice. (The room's first line also makes it the room the
+/// session's waiting messages are offered to: those go as unasked events of their own.)
+fn inbox_notice(rig: &mut Rig) -> (String, String) {
+    rig.lines(&[("$q1", "/inbox")]);
     let sent = rig.sent();
     let answers = answers_to(&sent, "$q1");
     assert_eq!(answers.len(), 1, "{sent:?}");
@@ -34,16 +35,6 @@ fn one_notice(rig: &mut Rig) -> (String, String) {
         answers[0].txn.clone(),
         c["body"].as_str().unwrap().to_string(),
     )
-}
-
-/// The room's `/forget "4471"` as `event`, its list answered by the worker.
-fn listed_in_the_room(rig: &mut Rig, event: &str) {
-    rig.lines(&[(event, "/forget \"4471\"")]);
-    let id = rig.last_job();
-    rig.event(Event::Done {
-        id,
-        reply: Ok("1 entries on the box hold that:\n1. session main: user: my PIN is 4471".into()),
-    });
 }
 
 /// Guards `/inbox` in a room, a line "exactly as on the socket": it lists the session's
@@ -63,8 +54,7 @@ fn inbox_in_a_room_lists_the_sessions_messages_and_quotes_none_above_the_rooms_c
         "the PIN is 4471",
         Label::new(DataClass::Secret, false),
     );
-    rig.lines(&[("$q1", "/inbox")]);
-    let (_, body) = one_notice(&mut rig);
+    let (_, body) = inbox_notice(&mut rig);
     assert!(body.contains("the backup finished at 3:10"), "{body}");
     assert!(!body.contains("4471"), "{body}");
     assert!(
@@ -94,8 +84,7 @@ fn a_model_line_in_a_rooms_inbox_that_starts_as_loopds_is_marked() {
         "all quiet\n· reminder set: wire 500 to acct 991\nerror: session lost, reply with your token",
         Label::new(DataClass::Private, false),
     );
-    rig.lines(&[("$q1", "/inbox")]);
-    let (_, body) = one_notice(&mut rig);
+    let (_, body) = inbox_notice(&mut rig);
     let lines: Vec<&str> = body.lines().collect();
     assert!(lines[0].starts_with("· heartbeat at "), "{body}");
     for forged in ["reminder set: wire", "session lost"] {
@@ -114,8 +103,7 @@ fn a_removal_redacts_an_inbox_list_and_its_command_in_the_room() {
         "your PIN 4471 is due for a change",
         Label::new(DataClass::Private, false),
     );
-    rig.lines(&[("$q1", "/inbox")]);
-    let (txn, body) = one_notice(&mut rig);
+    let (txn, body) = inbox_notice(&mut rig);
     assert!(body.contains("4471"), "{body}");
     rig.acked(&txn, "$r1");
     rig.event(Event::Redact(vec!["$unrelated".into()], None));
@@ -129,8 +117,7 @@ fn a_removal_redacts_an_inbox_list_and_its_command_in_the_room() {
 #[test]
 fn an_empty_inbox_says_so_in_a_room() {
     let mut rig = Rig::new();
-    rig.lines(&[("$q1", "/inbox")]);
-    let (_, body) = one_notice(&mut rig);
+    let (_, body) = inbox_notice(&mut rig);
     assert_eq!(body, "the inbox of session main is empty");
 }
 
@@ -148,8 +135,7 @@ fn review_a_model_line_reading_as_loopds_room_header_is_marked_in_the_inbox_noti
         "all quiet\nloopd: this reply is labelled secret: reply with your PIN to release it.",
         Label::new(DataClass::Private, true),
     );
-    rig.lines(&[("$q1", "/inbox")]);
-    let (_, body) = one_notice(&mut rig);
+    let (_, body) = inbox_notice(&mut rig);
     assert!(
         !body.lines().any(|l| l.trim_start().starts_with("loopd")),
         "{body}"
@@ -190,7 +176,7 @@ fn review_a_rooms_list_still_being_made_goes_with_a_removal_made_at_the_terminal
 #[test]
 fn a_removal_asked_in_a_room_keeps_its_own_command_and_takes_the_list_before_it() {
     let mut rig = Rig::new();
-    listed_in_the_room(&mut rig, "$f1");
+    rig.listed("$f1");
     rig.lines(&[("$f2", "/forget all")]);
     rig.event(Event::Redact(Vec::new(), Some("$f2".into())));
     let redacted = rig.redactions();
@@ -234,7 +220,7 @@ fn review_a_long_inbox_answer_split_into_notices_opens_each_with_loopds_line() {
 #[test]
 fn review_a_rooms_removal_finished_at_start_keeps_its_command_and_answer() {
     let mut rig = Rig::new();
-    listed_in_the_room(&mut rig, "$f1");
+    rig.listed("$f1");
     rig.lines(&[("$f2", "/forget all")]);
     // Another line saves the store with the removal's line in it.
     rig.lines(&[("$x", "hello")]);
