@@ -32,7 +32,7 @@
 use crate::embed::late::Question;
 use crate::embed::store::Near;
 use crate::embed::vectors::{Asker, Vectors, MIN_COSINE};
-use crate::index::{class_rank, discount, insists, said, Index, IndexError, Words, NEAR_WEIGHT};
+use crate::index::{class_rank, discount, said, Index, IndexError, Words, NEAR_WEIGHT};
 use crate::query::{self, time};
 pub use calibration::{Calibration, CALIBRATION};
 use codes::{Codes, Pin};
@@ -291,6 +291,7 @@ fn fuse(
         Verdicts {
             exhaustive,
             unrelated_if_absent: &absent_means_unrelated,
+            insists: &|id, hit| index.insists(id, hit),
         },
         &cues,
         depth,
@@ -353,6 +354,9 @@ struct Verdicts<'a> {
     /// Whether a word hit's row, absent from the list, was seen and found unrelated (the
     /// list is exhaustive and the row has its vector).
     unrelated_if_absent: &'a dyn Fn(i64) -> bool,
+    /// Whether a row is untrusted text repeating a sentence throughout
+    /// (`Index::insists`), decided once a row while its words are kept.
+    insists: &'a dyn Fn(i64, &Hit) -> bool,
 }
 
 /// Merges the words' hits (in their order) with the meaning hits (best cosine first),
@@ -421,7 +425,8 @@ fn merge(
                 };
                 strength_now = strength_now.max(m) + bonus;
                 // Found both ways: as relevant as the better of the two says.
-                hit.relevance = hit.relevance.max(meaning_relevance(&hit, c));
+                let insists = (verdicts.insists)(r.rowid, &hit);
+                hit.relevance = hit.relevance.max(meaning_relevance(insists, c));
             } else if cal.unrelated < 1.0
                 && r.relevance < HALF
                 && (verdicts.unrelated_if_absent)(r.rowid)
@@ -444,7 +449,7 @@ fn merge(
         .into_iter()
         .filter(|(_, h, _)| !word_said.contains(&said(h)))
         .map(|(id, mut h, c)| {
-            h.relevance = meaning_relevance(&h, c);
+            h.relevance = meaning_relevance((verdicts.insists)(id, &h), c);
             (strength(&h, c), (id, h))
         })
         .collect();
@@ -534,11 +539,11 @@ fn background(cal: Calibration, by_meaning: &[(i64, Hit, f32)]) -> f32 {
 }
 
 /// A meaning hit's `Hit::relevance`: its similarity, discounted as its words are when
-/// it is untrusted text repeating a sentence throughout (`index::insists`), so a refrain
-/// cannot reach memory in the turn's floor by meaning where its words do not.
-fn meaning_relevance(hit: &Hit, cosine: f32) -> u16 {
+/// it `insists`, untrusted text repeating a sentence throughout (`Index::insists`), so a
+/// refrain cannot reach memory in the turn's floor by meaning where its words do not.
+fn meaning_relevance(insists: bool, cosine: f32) -> u16 {
     let s = similarity(cosine);
-    if insists(hit) {
+    if insists {
         discount(s)
     } else {
         s

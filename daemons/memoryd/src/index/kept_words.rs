@@ -5,6 +5,12 @@
 //! line (docs/measurements/memoryd.md, 'Long records'). Kept, each distinct word is
 //! matched against the question once and the windows are counted from the places.
 //!
+//! A long untrusted row's verdict on whether it insists (`query::insist`) is kept with
+//! its words: the verdict reads the whole text, as the words do, and depends on nothing
+//! else, and among fetched pages' summaries it was most of a recall's time, made again
+//! for the same rows on every recall and twice for a row found both by words and by
+//! meaning.
+//!
 //! What is kept is derived from rows the index holds and goes when rows go: every drop of
 //! rows (a log read again, a log gone, a forget) empties it, as it does the verdicts on
 //! common words, so a forgotten record's words are not kept in memory past its rows. A
@@ -12,7 +18,7 @@
 //! kept; the row itself is read (with the caller's class bound) before its words are
 //! looked up, so nothing is matched that the caller may not see.
 
-use crate::query::{Passage, Query, TextWords, PASSAGE_WORDS};
+use crate::query::{insist, Passage, Query, TextWords, PASSAGE_WORDS};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -42,10 +48,35 @@ pub(crate) struct Kept {
 
 #[derive(Debug)]
 struct Entry {
-    /// The text's length in bytes when its words were kept.
+    /// The text's length in bytes when its words or verdict were kept.
     len: usize,
-    /// `None`: the text is its own passage (no more than `PASSAGE_WORDS` words).
-    words: Option<Rc<TextWords>>,
+    words: Words,
+    /// Whether the text insists (`query::insist`), once asked.
+    insists: Option<bool>,
+}
+
+/// What is kept of a row's words.
+#[derive(Debug, Clone)]
+enum Words {
+    /// Not read yet: only the verdict was asked for.
+    Unread,
+    /// The text is its own passage (no more than `PASSAGE_WORDS` words).
+    Own,
+    Kept(Rc<TextWords>),
+}
+
+impl Words {
+    fn of(words: Option<Rc<TextWords>>) -> Self {
+        words.map_or(Words::Own, Words::Kept)
+    }
+
+    /// What the entry counts against `KEPT_BYTES`.
+    fn size(&self) -> usize {
+        match self {
+            Words::Kept(w) => w.size() + SHORT_ENTRY,
+            Words::Unread | Words::Own => SHORT_ENTRY,
+        }
+    }
 }
 
 impl Kept {
@@ -61,17 +92,20 @@ impl Kept {
         if text.len() < SHORT_BYTES {
             return query.passage_coverage(text);
         }
-        let known = self
-            .rows
-            .borrow()
-            .get(&rowid)
-            .filter(|e| e.len == text.len())
-            .map(|e| e.words.clone());
-        let words = match known {
-            Some(words) => words,
-            None => {
+        let known = self.entry(rowid, text);
+        let words = match known.as_ref().map(|e| &e.words) {
+            Some(Words::Own) => None,
+            Some(Words::Kept(words)) => Some(Rc::clone(words)),
+            Some(Words::Unread) | None => {
                 let words = TextWords::of(text).map(Rc::new);
-                self.keep(rowid, text.len(), words.clone());
+                self.keep(
+                    rowid,
+                    Entry {
+                        len: text.len(),
+                        words: Words::of(words.clone()),
+                        insists: known.and_then(|e| e.insists),
+                    },
+                );
                 words
             }
         };
@@ -80,24 +114,56 @@ impl Kept {
             .unwrap_or_else(|| query.passage_coverage(text))
     }
 
-    fn keep(&self, rowid: i64, len: usize, words: Option<Rc<TextWords>>) {
-        let size = words
-            .as_ref()
-            .map_or(SHORT_ENTRY, |w| w.size() + SHORT_ENTRY);
+    /// Whether row `rowid`, whose text is `text` and label `untrusted`, is untrusted text
+    /// that insists (`query::insist`): the verdict made once a row while it is kept.
+    pub(crate) fn insists(&self, rowid: i64, text: &str, untrusted: bool) -> bool {
+        if !untrusted {
+            return false;
+        }
+        if text.len() < SHORT_BYTES {
+            return insist::insists(text);
+        }
+        let known = self.entry(rowid, text);
+        if let Some(verdict) = known.as_ref().and_then(|e| e.insists) {
+            return verdict;
+        }
+        let verdict = insist::insists(text);
+        self.keep(
+            rowid,
+            Entry {
+                len: text.len(),
+                words: known.map_or(Words::Unread, |e| e.words),
+                insists: Some(verdict),
+            },
+        );
+        verdict
+    }
+
+    /// What is kept of row `rowid` when it was kept for a text as long as `text`.
+    fn entry(&self, rowid: i64, text: &str) -> Option<Entry> {
+        self.rows
+            .borrow()
+            .get(&rowid)
+            .filter(|e| e.len == text.len())
+            .map(|e| Entry {
+                len: e.len,
+                words: e.words.clone(),
+                insists: e.insists,
+            })
+    }
+
+    fn keep(&self, rowid: i64, entry: Entry) {
+        let size = entry.words.size();
         if size > KEPT_BYTES {
             return;
         }
         let mut rows = self.rows.borrow_mut();
-        if self.bytes.get() + size > KEPT_BYTES {
+        let freed = rows.get(&rowid).map_or(0, |e| e.words.size());
+        if self.bytes.get() - freed.min(self.bytes.get()) + size > KEPT_BYTES {
             rows.clear();
             self.bytes.set(0);
         }
-        let old = rows.insert(rowid, Entry { len, words });
-        let freed = old.map_or(0, |e| {
-            e.words
-                .as_ref()
-                .map_or(SHORT_ENTRY, |w| w.size() + SHORT_ENTRY)
-        });
+        let freed = rows.insert(rowid, entry).map_or(0, |e| e.words.size());
         self.bytes
             .set(self.bytes.get().saturating_sub(freed).saturating_add(size));
     }

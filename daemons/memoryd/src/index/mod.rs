@@ -32,14 +32,14 @@ mod tidy;
 mod verified;
 
 use proto::label::DataClass;
-use proto::memory::MemoryStatus;
+use proto::memory::{Hit, MemoryStatus};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use budget::{Budget, Progress};
 pub use near::Around;
-pub(crate) use rank::{discount, insists, is_question, said};
+pub(crate) use rank::{discount, is_question, said};
 pub use rank::{Ranked, Rarity, Words, NEAR_WEIGHT};
 pub use schema::TOKENIZER;
 pub use select::{clipped_marker, MAX_ROW_BYTES};
@@ -218,6 +218,14 @@ impl Index {
     }
 
     /// A database error on this index, named by its file.
+    /// Whether row `rowid`, read as `hit`, is untrusted text saying one sentence again
+    /// and again (`query::insist`): text a fetched page wrote that wants to be read
+    /// whatever passage of it is shown. Decided once a row while its words are kept
+    /// (`kept_words`).
+    pub(crate) fn insists(&self, rowid: i64, hit: &Hit) -> bool {
+        self.kept.insists(rowid, &hit.text, hit.label.untrusted)
+    }
+
     pub(crate) fn sql_error(&self, source: rusqlite::Error) -> IndexError {
         self.sql(source)
     }

@@ -205,7 +205,8 @@ impl Rarity {
 
 /// The first `limit` of `rows` (candidates in bm25 order, with their rows) in final
 /// order, duplicates gone; `span` is the time the question names, if any; `known` the
-/// best passages of rows already found (by row id), which are not looked for again.
+/// best passages of rows already found (by row id), with whether each row insists,
+/// which are not looked for again.
 pub(super) fn rerank(
     query: &Query,
     span: Option<&Span>,
@@ -220,11 +221,10 @@ pub(super) fn rerank(
             // A long record counts by its best passage (`Query::passage_coverage`); an
             // untrusted one repeating a sentence throughout counts as a list does
             // (`query::insist`).
-            let mut passage = known
-                .get(&c.rowid)
-                .copied()
-                .unwrap_or_else(|| query.passage_coverage(&hit.text));
-            passage.insists = insists(&hit);
+            let passage = known.get(&c.rowid).copied().unwrap_or_else(|| Passage {
+                insists: insists(&hit),
+                ..query.passage_coverage(&hit.text)
+            });
             let (cover, long) = (passage.cover, passage.long);
             // The neighbours' field adds to the row's own bm25 before the factors of what
             // the row holds: a turn holding part of the question, its neighbours the
@@ -318,7 +318,7 @@ pub(super) fn rerank(
 
 /// Whether `hit` is untrusted text saying one sentence again and again (`query::insist`):
 /// text a fetched page wrote that wants to be read whatever passage of it is shown.
-pub(crate) fn insists(hit: &Hit) -> bool {
+fn insists(hit: &Hit) -> bool {
     hit.label.untrusted && crate::query::insist::insists(&hit.text)
 }
 

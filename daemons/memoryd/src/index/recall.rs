@@ -204,7 +204,7 @@ impl Index {
         // Rows lacking the same groups are scored in one statement (`scores_of`).
         let mut lacking: HashMap<String, Vec<i64>> = HashMap::new();
         for (c, hit) in &rows {
-            let passage = self.kept.passage(&parsed, c.rowid, &hit.text);
+            let passage = self.passage(&parsed, c.rowid, hit);
             passages.insert(c.rowid, passage);
             let held = passage.cover.held;
             let expr = parsed.expression_of(|i| {
@@ -247,7 +247,7 @@ impl Index {
         }
         for (c, hit) in &rows {
             if c.reached {
-                passages.insert(c.rowid, self.kept.passage(&parsed, c.rowid, &hit.text));
+                passages.insert(c.rowid, self.passage(&parsed, c.rowid, hit));
             }
         }
         let ranked = rank::rerank(
@@ -406,6 +406,15 @@ impl Index {
             }
         }
         Ok(out)
+    }
+
+    /// Row `rowid`'s best passage for `query`, and whether it insists, both from what is
+    /// kept of the row when it was read before (`kept_words`).
+    fn passage(&self, query: &Query, rowid: i64, hit: &Hit) -> Passage {
+        Passage {
+            insists: self.kept.insists(rowid, &hit.text, hit.label.untrusted),
+            ..self.kept.passage(query, rowid, &hit.text)
+        }
     }
 
     /// The candidates' rows that still exist at or below `max_class`, with their logs,
