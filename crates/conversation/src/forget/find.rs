@@ -72,6 +72,17 @@ pub struct Found {
     /// `/remind` and `/remind cancel N` notes are written for a command, not as part of
     /// the turn before them, so they have no `event`.
     pub reminder: Option<u64>,
+    /// The heartbeat turn the record is in (`heartbeat_line`): a room showed that turn's
+    /// message, found by this once the inbox no longer keeps it (docs/matrix.md,
+    /// 'Forgetting').
+    pub heartbeat: Option<String>,
+}
+
+/// What stands for heartbeat turn `time` (its `user` record's time) of `session` among
+/// the events a room was shown: the turn's message, delivered there, is kept under it,
+/// so `/forget` of words the turn held finds that event however long ago it was sent.
+pub fn heartbeat_line(session: &str, time: &str) -> String {
+    format!("heartbeat {session} {time}")
 }
 
 /// Whether `text` holds `query`: every word and quoted phrase of it, as whole words, in
@@ -503,6 +514,7 @@ fn find_listed(
                 event: None,
                 allowed: None,
                 reminder: None,
+                heartbeat: None,
             });
         }
         // Read as every reader of the logs reads them (`sessions::lines`): one bounded
@@ -513,8 +525,10 @@ fn find_listed(
         // The epoch's context label as each record was read under it, by the one rule
         // loopd and memoryd keep it by.
         let mut rolling = head.carry_label;
-        // The Matrix event of the turn being read: set at each user record.
+        // The Matrix event of the turn being read, or the heartbeat turn it is: set at
+        // each user record.
         let mut turn_event: Option<String> = None;
+        let mut heartbeat: Option<String> = None;
         // The call of an `allowed` record just read: the note right after it is that
         // `/allow N`'s, saying what it fetched or set.
         let mut just_allowed: Option<u64> = None;
@@ -529,8 +543,16 @@ fn find_listed(
                 Err(e) => return Err(e.into()),
             };
             rolling = proto::record::context_label_after(rolling, &record, owner_class);
-            if let Record::User { matrix, .. } = &record {
+            if let Record::User {
+                matrix,
+                origin,
+                time,
+                ..
+            } = &record
+            {
                 turn_event = matrix.as_ref().map(|m| m.event.clone());
+                heartbeat = (*origin == proto::record::Origin::Heartbeat)
+                    .then(|| heartbeat_line(&session, time));
             }
             let allowed = match &record {
                 Record::Assistant { tool_calls, .. } => tool_calls
@@ -567,6 +589,10 @@ fn find_listed(
                     reminder: match &record {
                         Record::Note { text, .. } => remind::noted(text),
                         _ => None,
+                    },
+                    heartbeat: match &record {
+                        Record::Note { text, .. } if remind::noted_for_the_owner(text) => None,
+                        _ => heartbeat.clone(),
                     },
                 });
             }

@@ -96,6 +96,7 @@ impl Mail {
                     event: None,
                     allowed: None,
                     reminder: None,
+                    heartbeat: None,
                 })
                 .collect()
         });
@@ -128,6 +129,7 @@ impl Mail {
                         event: None,
                         allowed: None,
                         reminder: None,
+                        heartbeat: None,
                     })
                 })
                 .collect::<Vec<_>>()

@@ -502,4 +502,42 @@ fn a_reminders_note_names_the_reminder_not_the_turn_before_it() {
     );
 }
 
+/// Regression: a heartbeat turn's message, delivered to a room, was found by `/forget`
+/// only while the inbox kept it; a record of the turn now names the turn, by which the
+/// room keeps the event it sent (docs/matrix.md, 'Forgetting'). An owner's turn after it
+/// names none.
+#[test]
+fn a_heartbeat_turns_records_name_the_turn() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = new_session(state.path());
+    let beat = "2026-12-01T10:00:00.000Z";
+    log(
+        &dir,
+        0,
+        &[
+            Record::User {
+                time: beat.into(),
+                content: "Anything worth telling the owner?".into(),
+                origin: proto::Origin::Heartbeat,
+                matrix: None,
+            },
+            proto::test_records::assistant("news zebra4455 first"),
+            user("what was zebra4455 about"),
+        ],
+        "",
+    );
+    let found = find(&dir, "zebra4455", DataClass::Private).unwrap();
+    let seen: Vec<_> = found
+        .iter()
+        .map(|f| (f.kind, f.heartbeat.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("assistant", Some(super::find::heartbeat_line("main", beat))),
+            ("user", None),
+        ]
+    );
+}
+
 mod unsearched;

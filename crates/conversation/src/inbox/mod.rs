@@ -153,6 +153,11 @@ pub fn reminder_source(n: u64) -> String {
     format!("reminder {n}")
 }
 
+/// The `source` of the message of the heartbeat turn whose `user` record has `time`.
+pub fn heartbeat_source(time: &str) -> String {
+    format!("heartbeat {time}")
+}
+
 impl Message {
     /// The reminder this message delivers, when it delivers one (`reminder_source`).
     pub fn reminder(&self) -> Option<u64> {
@@ -161,6 +166,12 @@ impl Message {
             .strip_prefix("reminder ")?
             .parse()
             .ok()
+    }
+
+    /// The time of the heartbeat turn this message came from (`heartbeat_source`), when
+    /// it came from one.
+    pub fn heartbeat_turn(&self) -> Option<&str> {
+        self.source.as_deref()?.strip_prefix("heartbeat ")
     }
 }
 

@@ -169,6 +169,7 @@ impl<W: Work> Channel<W> {
             session,
             reply,
             label,
+            turn,
         } = beat
         else {
             return;
@@ -181,7 +182,7 @@ impl<W: Work> Channel<W> {
                 reply.pieces.clone(),
                 label,
                 self.some_between_blocks(&targets),
-                None,
+                turn.as_deref().map(conversation::inbox::heartbeat_source),
             )
         });
         if let Err(e) = saved {

@@ -179,6 +179,12 @@ impl Rig {
         self.ch.wake(&mut self.out);
     }
 
+    /// The homeserver refused the event of transaction `txn` for good.
+    pub(in crate::channel) fn refused(&mut self, txn: &str) {
+        self.up.send(Up::Refused { txn: txn.into() }).unwrap();
+        self.ch.wake(&mut self.out);
+    }
+
     /// The events the store's outbox holds redactions of.
     pub(in crate::channel) fn redactions(&self) -> Vec<String> {
         self.store()

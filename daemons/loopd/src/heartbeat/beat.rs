@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use conversation::open_session::Session;
 use conversation::prompts::{self, Prompt};
 use conversation::turn::Sink;
-use proto::{Label, Origin, SessionId};
+use proto::{Label, Origin, Record, SessionId};
 use std::sync::Arc;
 
 /// The most of a heartbeat's reply kept for delivery, in bytes of its reply block. The
@@ -49,6 +49,9 @@ pub(crate) enum Beat {
         /// whether it may be a page's words (then it never leaves the box,
         /// docs/reminders.md, 'What the command sees').
         label: Label,
+        /// The time of the beat's `user` record: the message is found by it when
+        /// `/forget` removes words of the turn (docs/matrix.md, 'Forgetting').
+        turn: Option<String>,
     },
 }
 
@@ -94,6 +97,7 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
             session: id,
             reply: Arc::new(Reply { pieces }),
             label: session.label(engine.cfg().channel.owner_class),
+            turn: turn_time(session),
         };
         return (beat, true);
     }
@@ -109,8 +113,22 @@ pub(crate) fn run(engine: &mut Engine, session: &mut Session) -> (Beat, bool) {
         session: id,
         reply: Arc::new(sink.reply),
         label: session.label(engine.cfg().channel.owner_class),
+        turn: turn_time(session),
     };
     (beat, true)
+}
+
+/// The time of the beat's own `user` record: the last heartbeat line of the epoch the
+/// turn ended in (a `SessionFull` rerun writes it again in the new epoch).
+fn turn_time(session: &Session) -> Option<String> {
+    session.records().iter().rev().find_map(|r| match r {
+        Record::User {
+            origin: Origin::Heartbeat,
+            time,
+            ..
+        } => Some(time.clone()),
+        _ => None,
+    })
 }
 
 /// Collects a turn's visible output, bounded, and the last round's answer.

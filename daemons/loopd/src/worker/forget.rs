@@ -157,6 +157,15 @@ impl State {
                 }
             }
         }
+        // A heartbeat turn holding the text: the room event that showed its message, kept
+        // under the turn once the inbox let the message go.
+        for f in &in_files {
+            if let Some(key) = &f.heartbeat {
+                if !redact.contains(key) {
+                    redact.push(key.clone());
+                }
+            }
+        }
         // A reminder a removed note says was set or cancelled, though the book no longer
         // holds it: the room events of its command and confirmation hold its words.
         for f in &in_files {

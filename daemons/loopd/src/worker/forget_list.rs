@@ -295,6 +295,7 @@ mod tests {
             event: None,
             allowed: None,
             reminder: None,
+            heartbeat: None,
         }
     }
 

@@ -146,3 +146,51 @@ fn a_rooms_forget_list_quotes_nothing_above_the_rooms_class() {
         std::fs::read_to_string(b.l.fx.state_dir.join("sessions/main/epoch-000000.jsonl")).unwrap();
     assert!(!log.contains("5521"), "{log}");
 }
+
+/// Heartbeats delivered to the room after the one the test forgets: more than the inbox
+/// keeps delivered (ten), so that message is found by its turn alone.
+const LATER_BEATS: usize = 11;
+
+/// Regression: a heartbeat's message in the room was redacted only while the inbox still
+/// kept it (the last ten heartbeats), so the words of an older one left the logs and the
+/// index but stayed readable on the phone. And in a room where boxmaker is no moderator
+/// the homeserver refused to redact the owner's own line, which loopd took for a room
+/// refusing its messages: the session's next reminder never reached the room.
+#[test]
+fn forgetting_an_older_heartbeats_words_redacts_its_message_and_the_room_still_gets_reminders() {
+    let Some(mut b) = Boxed::start("forget-heartbeat", "[heartbeat]\nevery_s = 1\n") else {
+        return;
+    };
+    b.l.llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    b.l.llama
+        .push_for("ZEBRA4455 later", text(&["Sure, I will."]));
+    b.say("tell me about ZEBRA4455 later");
+    b.wait_until("the reply", |b| !shows(b, "Sure, I will.").is_empty());
+    b.l.llama.set_fallback(text(&["news ZEBRA4455 first"]));
+    b.wait_until("the heartbeat's news", |b| {
+        shows(b, "news ZEBRA4455 first").len() == 1
+    });
+    b.l.llama.set_fallback(text(&["other news"]));
+    b.wait_until("the later heartbeats", |b| {
+        shows(b, "other news").len() >= LATER_BEATS
+    });
+    b.l.llama.set_fallback(text(&["HEARTBEAT_OK"]));
+    b.l.daemon.wait_log("heartbeat: nothing to report");
+    let mut c = b.l.client();
+    let list = c.ask("/forget \"ZEBRA4455\"").join("\n");
+    assert!(list.contains("news ZEBRA4455 first"), "{list}");
+    let answer = c.ask("/forget all").join("\n");
+    wait_gone(&b, "news ZEBRA4455");
+    assert!(
+        shows(&b, "news ZEBRA4455").is_empty(),
+        "after /forget ({answer}) the room still shows the heartbeat's news"
+    );
+    // The owner's own line stays (boxmaker may not redact it; the answer said so), and
+    // the room is still the session's.
+    let set = c.ask("/remind in 1s water the plants").join("\n");
+    assert!(set.starts_with("reminder 1 set for "), "{set}");
+    drop(c);
+    b.wait_until("the reminder in the room", |b| {
+        !shows(b, "water the plants").is_empty()
+    });
+}

@@ -35,15 +35,19 @@ impl<W: Work> Channel<W> {
                 line: line.clone(),
             }),
             Why::Inbox { n } => {
-                // A reminder's delivery is found by its number too: the inbox keeps only
-                // the newest delivered messages, and `/forget` of its words must still
-                // find this event once its message is gone (docs/matrix.md, 'Forgetting').
-                let reminder = self
-                    .mail
-                    .inbox
-                    .with(|i| i.get(*n).and_then(Message::reminder))
-                    .map(|k| format!("remind {k}"));
-                for line in std::iter::once(format!("inbox {n}")).chain(reminder) {
+                // A reminder's delivery is found by its number too, a heartbeat's by its
+                // turn: the inbox keeps only the newest delivered messages, and `/forget`
+                // of their words must still find this event once the message is gone
+                // (docs/matrix.md, 'Forgetting').
+                let found_by = self.mail.inbox.with(|i| {
+                    i.get(*n).and_then(|m| {
+                        m.reminder().map(|k| format!("remind {k}")).or_else(|| {
+                            m.heartbeat_turn()
+                                .map(|t| conversation::forget::find::heartbeat_line(&m.session, t))
+                        })
+                    })
+                });
+                for line in std::iter::once(format!("inbox {n}")).chain(found_by) {
                     rooms.store.keep_sent(Sent {
                         room: room.to_string(),
                         event: event.to_string(),
@@ -96,15 +100,17 @@ impl<W: Work> Channel<W> {
             return;
         };
         rooms.handed.remove(txn);
+        // A room that refuses loopd's messages (it left, or may not write there) gets no
+        // more unasked messages until an owner writes there again. A refused redaction
+        // says nothing of that: without a moderator's power loopd may not redact the
+        // owner's own events, and `/forget` asks anyway (docs/matrix.md, 'Forgetting').
         let room = rooms
             .store
             .outbox
             .iter()
-            .find(|o| o.txn == txn)
+            .find(|o| o.txn == txn && !matches!(o.why, Why::Redact { .. }))
             .map(|o| o.room.clone());
         rooms.store.outbox.retain(|o| o.txn != txn);
-        // A room that refuses loopd's events (it left, or may not write there) gets no
-        // more unasked messages until an owner writes there again.
         if let Some(room) = room {
             rooms.store.last_room.retain(|_, r| *r != room);
         }

@@ -32,6 +32,8 @@ mod line;
 mod redact;
 mod status;
 #[cfg(test)]
+mod tests_forget;
+#[cfg(test)]
 mod tests_inbox;
 #[cfg(test)]
 mod tests_recall;

@@ -1,0 +1,83 @@
+//! What `/forget` asks of the rooms beyond an owner's line and its answer
+//! (docs/matrix.md, 'Forgetting'): a heartbeat's message found by its turn, and a
+//! redaction the homeserver refuses. The rig is the rooms' tests'.
+
+use crate::channel::tests_rooms::Rig;
+use crate::worker::Event;
+use conversation::forget::find::heartbeat_line;
+use conversation::inbox::{heartbeat_source, Kind, Piece};
+use proto::{DataClass, Label};
+
+/// Regression: a heartbeat's message delivered to a room was found by `/forget` only as
+/// `inbox N`, while the inbox still kept it (the last ten heartbeats): the words of an
+/// older heartbeat left the logs and the index but stayed readable in the room. Its event
+/// is kept under the heartbeat's turn, which the removal names from the log.
+#[test]
+fn a_heartbeats_room_event_is_redacted_by_its_turn_once_the_inbox_let_it_go() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    for o in rig.sent() {
+        rig.acked(&o.txn, "$r1");
+    }
+    let turn = "2026-12-08T09:00:00.000Z";
+    let (m, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            Kind::Heartbeat,
+            vec![Piece::Text("news ZEBRA4455 first".into())],
+            Label::new(DataClass::Private, false),
+            false,
+            Some(heartbeat_source(turn)),
+        )
+    });
+    saved.unwrap();
+    assert!(rig.ch.room_offer(&m), "the room gets it");
+    let sent = rig.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    rig.acked(&sent[0].txn, "$hb");
+    assert!(
+        rig.kept()
+            .contains(&("$hb".to_string(), heartbeat_line("main", turn))),
+        "{:?}",
+        rig.kept()
+    );
+    // The inbox no longer holds the message: the removal names the turn alone.
+    rig.event(Event::Redact(vec![heartbeat_line("main", turn)], None));
+    assert!(
+        rig.redactions().contains(&"$hb".to_string()),
+        "{:?}",
+        rig.redactions()
+    );
+}
+
+/// Regression: in a room where loopd is no moderator, the homeserver refuses to redact the
+/// owner's own events, and that refusal was taken for a room that refuses loopd's
+/// messages: the session's unasked messages (a reminder falling due) stopped going there
+/// until the owner wrote in it again.
+#[test]
+fn a_refused_redaction_leaves_the_room_its_unasked_messages() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "my PIN is 4471", "Noted.");
+    for (i, o) in rig.sent().iter().enumerate() {
+        rig.acked(&o.txn, &format!("$r{i}"));
+    }
+    rig.event(Event::Redact(vec!["$e1".into()], None));
+    let redactions: Vec<_> = rig
+        .sent()
+        .into_iter()
+        .filter(|o| o.content.is_null())
+        .collect();
+    assert!(!redactions.is_empty());
+    for o in &redactions {
+        rig.refused(&o.txn);
+    }
+    let m = rig.unasked(
+        Kind::Reminder,
+        "water the plants",
+        Label::new(DataClass::Private, false),
+    );
+    assert!(
+        rig.ch.room_offer(&m),
+        "the room still gets the session's messages"
+    );
+}
