@@ -8,6 +8,7 @@
 //! access token; `store` is the loop's own file; `blocks` reads a room's reply blocks.
 
 pub(crate) mod blocks;
+mod device;
 pub(crate) mod position;
 mod send;
 pub mod store;

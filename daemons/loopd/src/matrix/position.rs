@@ -20,6 +20,10 @@ pub(crate) struct Position {
     pub(crate) since: Option<String>,
     pub(crate) stopped: BTreeSet<String>,
     pub(crate) encrypted: BTreeSet<String>,
+    /// The rooms whose URL previews loopd turned off, or whose owner it told how to:
+    /// set up once, not again at each start (a homeserver remembers a transaction id for
+    /// a day, and for one device only).
+    pub(crate) previews: BTreeSet<String>,
 }
 
 impl Position {
@@ -59,11 +63,12 @@ impl Position {
         }
     }
 
-    pub(crate) fn with_told(since: String, told: &Told) -> Position {
+    pub(crate) fn with_told(since: String, told: &Told, previews: &BTreeSet<String>) -> Position {
         Position {
             since: Some(since),
             stopped: told.stopped.clone(),
             encrypted: told.encrypted.clone(),
+            previews: previews.clone(),
         }
     }
 }

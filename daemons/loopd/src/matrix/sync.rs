@@ -10,6 +10,7 @@ use super::{set_status, token, Line, Reach, Up, LINES_ACK_DEADLINE};
 use matrix::outgoing::txn_id;
 use matrix::{Action, Client, Error, Machine, Notice, Round};
 use serde_json::json;
+use std::collections::BTreeSet;
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ pub(super) fn run(reach: Reach) {
     };
     let mut machine = Machine::new(&reach.cfg.user_id, &reach.cfg.owners, pos.since.clone());
     machine.restore(pos.told());
+    let mut previews = pos.previews.clone();
     publish(&reach, &machine, false);
     let (mut client, mut held) = token::connect(&reach);
     token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
@@ -47,7 +49,7 @@ pub(super) fn run(reach: Reach) {
         let failed = match round {
             Ok(round) => {
                 token::state(&reach, format!("serving as {}", reach.cfg.user_id), false);
-                match take(&reach, &client, &mut machine, round) {
+                match take(&reach, &client, &mut machine, &mut previews, round) {
                     Ok(()) => {
                         backoff.reset();
                         timeout = SYNC_TIMEOUT;
@@ -94,8 +96,15 @@ enum Stop {
     Failed(Error),
 }
 
-/// Does one round's actions, hands its lines over, and confirms it.
-fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> Result<(), Stop> {
+/// Does one round's actions, hands its lines over, and confirms it. `previews`: the
+/// rooms set up already (`Position::previews`), which are not set up again.
+fn take(
+    reach: &Reach,
+    client: &Client,
+    machine: &mut Machine,
+    previews: &mut BTreeSet<String>,
+    round: Round,
+) -> Result<(), Stop> {
     let d = &round.decision;
     for room in &round.cut {
         plumbing::warn!(
@@ -158,7 +167,14 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                 // previews' notice waits for the room to be served again.
                 let served = !stops.contains(&room) && !machine.told().stopped.contains(room);
                 let may_tell = served && !encrypted.contains(room);
-                done(previews_off(client, room, may_tell), room, "set up")?;
+                if !previews.contains(room) {
+                    let set_up = previews_off(client, room, may_tell);
+                    let dealt = matches!(set_up, Ok(true));
+                    done(set_up, room, "set up")?;
+                    if dealt {
+                        previews.insert(room.clone());
+                    }
+                }
             }
             Action::Notice { room, notice } => {
                 let (kind, words) = notice_words(*notice);
@@ -170,9 +186,15 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
                     ),
                     Notice::Resumed => {
                         plumbing::info!("matrix: room {room} is served again");
-                        // What a room not served was not told (its transaction id is
-                        // fixed by the room, so one told already is not told twice).
-                        done(previews_off(client, room, true), room, "set up")?;
+                        // What a room not served was not told.
+                        if !previews.contains(room) {
+                            let set_up = previews_off(client, room, true);
+                            let dealt = matches!(set_up, Ok(true));
+                            done(set_up, room, "set up")?;
+                            if dealt {
+                                previews.insert(room.clone());
+                            }
+                        }
                     }
                     Notice::Encrypted => plumbing::warn!(
                         "matrix: room {room} is encrypted; loopd cannot encrypt and does not serve it"
@@ -205,7 +227,7 @@ fn take(reach: &Reach, client: &Client, machine: &mut Machine, round: Round) -> 
         }
     }
     let since = machine.confirm(d);
-    if let Err(e) = Position::with_told(since, machine.told()).save(&reach.state_dir) {
+    if let Err(e) = Position::with_told(since, machine.told(), previews).save(&reach.state_dir) {
         plumbing::error!("matrix: {e}");
     }
     publish(reach, machine, true);
@@ -231,19 +253,22 @@ fn publish(reach: &Reach, machine: &Machine, confirmed: bool) {
 }
 
 /// URL previews off in a room loopd was invited to; where it lacks the power, one notice
-/// saying how the owner turns them off (its transaction id fixed by the room alone, so
-/// it is sent once however often the room is set up), unless `may_tell` is false (an
-/// encrypted room, which gets no text but the notice refusing it).
-fn previews_off(client: &Client, room: &str, may_tell: bool) -> Result<(), Error> {
+/// saying how the owner turns them off, unless `may_tell` is false (an encrypted room,
+/// which gets no text but the notice refusing it). Whether the room is set up: previews
+/// off, or the owner told (the caller keeps it so, `Position::previews`; the notice's
+/// transaction id is fixed by the room alone, so a crash before that is kept sends it
+/// once still).
+fn previews_off(client: &Client, room: &str, may_tell: bool) -> Result<bool, Error> {
     match client.disable_previews(room) {
-        Ok(_) => Ok(()),
-        Err(Error::Forbidden { .. }) if !may_tell => Ok(()),
+        Ok(_) => Ok(true),
+        Err(Error::Forbidden { .. }) if !may_tell => Ok(false),
         Err(Error::Forbidden { .. }) => notice_send(
             client,
             room,
             &["previews", room],
             "loopd: boxmaker may not turn URL previews off in this room. A homeserver that previews a link fetches it, so turn them off yourself: the room's settings, 'URL previews' (or give boxmaker the power to change room settings).",
-        ),
+        )
+        .map(|()| true),
         Err(e) => Err(e),
     }
 }

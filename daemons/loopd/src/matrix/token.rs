@@ -70,7 +70,10 @@ pub(crate) fn connect(reach: &Reach) -> (Client, String) {
         };
         let client = Client::new(&reach.cfg.homeserver, &reach.cfg.user_id, &token);
         match client.whoami() {
-            Ok(who) if who.user_id == reach.cfg.user_id => return (client, token),
+            Ok(who) if who.user_id == reach.cfg.user_id => {
+                super::device::keep(&reach.state_dir, who.device_id.as_deref());
+                return (client, token);
+            }
             Ok(who) => {
                 state(
                     reach,
