@@ -217,7 +217,6 @@ impl Index {
         })
     }
 
-    /// A database error on this index, named by its file.
     /// Whether row `rowid`, read as `hit`, is untrusted text saying one sentence again
     /// and again (`query::insist`): text a fetched page wrote that wants to be read
     /// whatever passage of it is shown. Decided once a row while its words are kept
@@ -226,6 +225,7 @@ impl Index {
         self.kept.insists(rowid, &hit.text, hit.label.untrusted)
     }
 
+    /// A database error on this index, named by its file.
     pub(crate) fn sql_error(&self, source: rusqlite::Error) -> IndexError {
         self.sql(source)
     }
