@@ -554,6 +554,14 @@ fn find_listed(
                 heartbeat = (*origin == proto::record::Origin::Heartbeat)
                     .then(|| heartbeat_line(&session, time));
             }
+            // A record forgotten before may have been the turn's own line, so the turn of
+            // what follows is not known: taking the turn before's would redact its
+            // events. Nothing of the turn the forgotten record was in is left in a room:
+            // a removal redacts every event of a turn it takes anything from.
+            if let Record::Forgotten { .. } = &record {
+                turn_event = None;
+                heartbeat = None;
+            }
             let allowed = match &record {
                 Record::Assistant { tool_calls, .. } => tool_calls
                     .iter()

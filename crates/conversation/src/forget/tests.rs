@@ -522,6 +522,17 @@ fn a_heartbeat_turns_records_name_the_turn() {
                 matrix: None,
             },
             proto::test_records::assistant("news zebra4455 first"),
+            // A line forgotten before: the turn of what follows is not known, and is
+            // not taken to be the turn before (found by review).
+            Record::Forgotten {
+                time: beat.into(),
+                records: 1,
+                chars: 30,
+                class: DataClass::Private,
+                untrusted: false,
+                call: None,
+            },
+            proto::test_records::assistant("more zebra4455 news"),
             user("what was zebra4455 about"),
         ],
         "",
@@ -535,6 +546,7 @@ fn a_heartbeat_turns_records_name_the_turn() {
         seen,
         [
             ("assistant", Some(super::find::heartbeat_line("main", beat))),
+            ("assistant", None),
             ("user", None),
         ]
     );

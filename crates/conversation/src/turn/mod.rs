@@ -131,7 +131,19 @@ pub struct TurnDone {
     pub(crate) reminded: bool,
 }
 
-/// Runs one turn for `text` in `session`. A failure of the model is also written down
+/// What a turn is asked: the line, who said it, the Matrix event it was (if any), and
+/// when it was said. A line asked again in a new epoch (after a full context) is the
+/// same line, written with the same time: a heartbeat's message is found by that time
+/// whichever epoch holds its words (docs/matrix.md, 'Forgetting').
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub text: &'a str,
+    pub origin: Origin,
+    pub from: Option<&'a FromMatrix>,
+    pub time: &'a str,
+}
+
+/// Runs one turn for `asked` in `session`. A failure of the model is also written down
 /// as a `note`, so the owner reading the log later sees why there is no answer.
 /// `reminded` is set when a `remind` call set (or held) a reminder, and kept across the
 /// runs of one line: a run cut short by a full context may have set one before the line
@@ -144,12 +156,16 @@ pub struct TurnDone {
 pub fn run_turn(
     ctx: &TurnCtx<'_>,
     session: &mut Session,
-    text: &str,
-    origin: Origin,
-    from: Option<&FromMatrix>,
+    asked: Asked<'_>,
     sink: &mut dyn Sink,
     reminded: &mut bool,
 ) -> Result<TurnDone, TurnError> {
+    let Asked {
+        text,
+        origin,
+        from,
+        time,
+    } = asked;
     if let Some(at) = from.and_then(|f| logged_at(session.records(), &f.event)) {
         if let Some(answer) = answer_after(&session.records()[at + 1..]) {
             sink.text(&answer);
@@ -164,7 +180,7 @@ pub fn run_turn(
         Origin::Heartbeat => None,
     };
     session.append(Record::User {
-        time: now_rfc3339(),
+        time: time.to_string(),
         content: text.to_string(),
         origin,
         matrix: from.cloned(),

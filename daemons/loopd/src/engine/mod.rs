@@ -19,7 +19,7 @@ use conversation::compact::finish::{finish, Finished, Progress, Quiet};
 use conversation::compact::{note, CompactError, Compacted};
 use conversation::open_session::Session;
 use conversation::prompt::TurnCtx;
-use conversation::turn::{run_turn, Sink, TurnDone, TurnError};
+use conversation::turn::{run_turn, Asked, Sink, TurnDone, TurnError};
 use keeper::ledger::Ledger;
 use keeper::{Keeper, TurnEnd};
 use llama::{Client, ModelServer};
@@ -189,7 +189,15 @@ impl Engine {
         // A reminder set by a run that then found the context full still counts for the
         // rerun's "no reminder was set" line (docs/reminders.md, 'Asked in words').
         let mut reminded = false;
-        let outcome = self.one_turn(session, text, origin, from, sink, &mut reminded);
+        // Said once, at this time, however many epochs it is asked in.
+        let time = proto::time::now_rfc3339();
+        let asked = Asked {
+            text,
+            origin,
+            from,
+            time: &time,
+        };
+        let outcome = self.one_turn(session, asked, sink, &mut reminded);
         let Err(TurnError::SessionFull(message)) = outcome else {
             return outcome.map_err(EngineError::Turn);
         };
@@ -199,7 +207,7 @@ impl Engine {
                     "session {}: context full; {done}; asking again in the new epoch",
                     session.id()
                 );
-                match self.one_turn(session, text, origin, from, sink, &mut reminded) {
+                match self.one_turn(session, asked, sink, &mut reminded) {
                     Err(TurnError::SessionFull(m)) => {
                         note(
                             session,
@@ -309,9 +317,7 @@ impl Engine {
     fn one_turn(
         &mut self,
         session: &mut Session,
-        text: &str,
-        origin: Origin,
-        from: Option<&FromMatrix>,
+        asked: Asked<'_>,
         sink: &mut dyn Sink,
         reminded: &mut bool,
     ) -> Result<TurnDone, TurnError> {
@@ -319,15 +325,7 @@ impl Engine {
             .keeper
             .before_turn(&self.world.cfg, session.id(), session.epoch());
         slots::perform(&mut self.keeper, &self.world, actions);
-        let outcome = run_turn(
-            &self.world.ctx(),
-            session,
-            text,
-            origin,
-            from,
-            sink,
-            reminded,
-        );
+        let outcome = run_turn(&self.world.ctx(), session, asked, sink, reminded);
         let end = match &outcome {
             Err(TurnError::SessionFull(_)) => TurnEnd::Full,
             Ok(done) => TurnEnd::Ran {

@@ -393,6 +393,24 @@ fn a_full_context_compacts_and_the_same_line_is_answered_in_the_next_epoch() {
         "{:?}",
         r.session.carry()
     );
+    // The line asked again is the same line, said when it was first: its record in the
+    // new epoch has the time of the one in the epoch before (a heartbeat's message is
+    // found by that time, docs/matrix.md, 'Forgetting').
+    let said_at = |records: &[proto::Record]| {
+        records.iter().rev().find_map(|r| match r {
+            proto::Record::User { time, content, .. } if content == "what colour is the boat?" => {
+                Some(time.clone())
+            }
+            _ => None,
+        })
+    };
+    let before = std::fs::read_to_string(r.session.dir().join(proto::head::log_file_name(0)))
+        .unwrap()
+        .lines()
+        .map(|l| proto::Record::from_line(l).unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(said_at(&before), said_at(r.session.records()));
+    assert!(said_at(&before).is_some());
 }
 
 /// Regression: a reminder set by the run that found the context full counts for the

@@ -24,9 +24,7 @@ static KEEPING: Mutex<()> = Mutex::new(());
 pub(crate) fn keep(state_dir: &Path, device: Option<&str>) {
     // The homeserver's words: kept and logged only when they are what a device id is
     // (Synapse makes ten capital letters), never a line of someone else's choosing.
-    let Some(device) = device.filter(|d| {
-        !d.is_empty() && d.len() <= MAX_DEVICE_ID && d.bytes().all(|b| b.is_ascii_graphic())
-    }) else {
+    let Some(device) = device.filter(|d| is_device_id(d)) else {
         return;
     };
     let _one = KEEPING.lock().unwrap_or_else(|e| e.into_inner());
@@ -34,7 +32,8 @@ pub(crate) fn keep(state_dir: &Path, device: Option<&str>) {
     let path = dir.join(FILE);
     let kept = if path.exists() {
         match plumbing::bounded::read_text(&path, MAX_DEVICE_BYTES) {
-            Ok(text) => Some(text.trim().to_string()),
+            // The file is loopd's own, but read back it is logged only as an id.
+            Ok(text) => Some(text.trim().to_string()).filter(|d| is_device_id(d)),
             Err(e) => {
                 plumbing::warn!(
                     "matrix: cannot read the device kept in {}: {e}",
@@ -63,6 +62,11 @@ pub(crate) fn keep(state_dir: &Path, device: Option<&str>) {
     } else if let Err(e) = sessions::atomic::write(&dir, FILE, format!("{device}\n").as_bytes()) {
         plumbing::warn!("matrix: cannot keep the device id: {e}");
     }
+}
+
+/// Whether `d` reads as a device id: printable ASCII, at most `MAX_DEVICE_ID` bytes.
+fn is_device_id(d: &str) -> bool {
+    !d.is_empty() && d.len() <= MAX_DEVICE_ID && d.bytes().all(|b| b.is_ascii_graphic())
 }
 
 #[cfg(test)]

@@ -48,7 +48,15 @@ pub(crate) enum Why {
     /// Part of the reply to the owner's event `event`.
     Reply { event: String },
     /// Inbox message `n` (a reminder, a heartbeat's message): delivered once acknowledged.
-    Inbox { n: u64 },
+    /// `found_by`: what else `/forget` finds it by (`remind K` for a reminder's,
+    /// `heartbeat SESSION TIME` for a heartbeat turn's), fixed when planned: the inbox may
+    /// let the message go before the homeserver acknowledges it. `None` in stores written
+    /// before it was kept.
+    Inbox {
+        n: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        found_by: Option<String>,
+    },
     /// One of loopd's notices about the room or a message waiting at the terminal.
     Notice,
     /// The redaction of `event` (`/forget`).
@@ -370,7 +378,10 @@ mod tests {
         s.outbox.push(Outgoing {
             room: "!r:x".into(),
             txn: "bm1".into(),
-            why: Why::Inbox { n: 3 },
+            why: Why::Inbox {
+                n: 3,
+                found_by: None,
+            },
             content: serde_json::json!({"msgtype": "m.text", "body": "x"}),
         });
         s.save(dir.path()).unwrap();

@@ -34,31 +34,37 @@ impl<W: Work> Channel<W> {
                 event: event.to_string(),
                 line: line.clone(),
             }),
-            Why::Inbox { n } => {
+            Why::Inbox { n, found_by } => {
                 // A reminder's delivery is found by its number too, a heartbeat's by its
                 // turn: the inbox keeps only the newest delivered messages, and `/forget`
                 // of their words must still find this event once the message is gone
-                // (docs/matrix.md, 'Forgetting').
-                let found_by = self.mail.inbox.with(|i| {
-                    i.get(*n).and_then(|m| {
-                        m.reminder().map(|k| format!("remind {k}")).or_else(|| {
-                            m.heartbeat_turn()
-                                .map(|t| conversation::forget::find::heartbeat_line(&m.session, t))
-                        })
-                    })
+                // (docs/matrix.md, 'Forgetting'). A store from before `found_by` was
+                // kept asks the inbox.
+                let found_by = found_by.clone().or_else(|| {
+                    self.mail
+                        .inbox
+                        .with(|i| i.get(*n).and_then(super::unasked::found_by))
                 });
-                for line in std::iter::once(format!("inbox {n}")).chain(found_by) {
-                    rooms.store.keep_sent(Sent {
-                        room: room.to_string(),
-                        event: event.to_string(),
-                        line,
-                    });
+                let lines: Vec<String> = std::iter::once(format!("inbox {n}"))
+                    .chain(found_by)
+                    .collect();
+                if lines.iter().any(|l| rooms.store.redacted.contains(l)) {
+                    // A removal named it while it was on its way.
+                    rooms.redact(room, event);
+                } else {
+                    for line in lines {
+                        rooms.store.keep_sent(Sent {
+                            room: room.to_string(),
+                            event: event.to_string(),
+                            line,
+                        });
+                    }
                 }
                 let last = !rooms
                     .store
                     .outbox
                     .iter()
-                    .any(|x| matches!(x.why, Why::Inbox { n: m } if m == *n));
+                    .any(|x| matches!(x.why, Why::Inbox { n: m, .. } if m == *n));
                 if last {
                     delivered = Some(*n);
                 }

@@ -86,7 +86,10 @@ impl<W: Work> Channel<W> {
             .iter()
             .filter(|o| match &o.why {
                 Why::Reply { event } => lines.contains(event),
-                Why::Inbox { n } => lines.contains(&format!("inbox {n}")),
+                Why::Inbox { n, found_by } => {
+                    lines.contains(&format!("inbox {n}"))
+                        || found_by.as_ref().is_some_and(|f| lines.contains(f))
+                }
                 Why::Notice | Why::Redact { .. } => false,
             })
             .map(|o| (o.txn.clone(), rooms.handed.contains(&o.txn)))

@@ -50,6 +50,75 @@ fn a_heartbeats_room_event_is_redacted_by_its_turn_once_the_inbox_let_it_go() {
     );
 }
 
+/// A heartbeat's message in `rig`'s inbox, from the turn at `turn`, offered to the room.
+fn beat(rig: &mut Rig, turn: &str, text: &str) -> conversation::inbox::Message {
+    let (m, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            Kind::Heartbeat,
+            vec![Piece::Text(text.into())],
+            Label::new(DataClass::Private, false),
+            false,
+            Some(heartbeat_source(turn)),
+        )
+    });
+    saved.unwrap();
+    m
+}
+
+/// Found by review: the message's turn was looked up in the inbox when the homeserver
+/// acknowledged it; a message the inbox let go before that (delivered to a terminal and
+/// ten newer ones after it, or folded while the homeserver was away) was kept as
+/// `inbox N` alone. And one still waiting for the homeserver was not taken back by its
+/// turn. What it is found by is fixed when it is planned.
+#[test]
+fn a_heartbeats_turn_is_fixed_when_planned_not_looked_up_when_acknowledged() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    for o in rig.sent() {
+        rig.acked(&o.txn, "$r1");
+    }
+    let turn = "2026-12-08T09:00:00.000Z";
+    let m = beat(&mut rig, turn, "news ZEBRA4455 first");
+    assert!(rig.ch.room_offer(&m));
+    let planned = rig.sent();
+    // A terminal had it, and ten newer ones after it: the inbox lets it go.
+    rig.ch.mail.inbox.with(|i| i.delivered(&[m.n])).unwrap();
+    for k in 0..10 {
+        let later = beat(
+            &mut rig,
+            &format!("2026-12-08T10:00:{k:02}.000Z"),
+            "other news",
+        );
+        rig.ch.mail.inbox.with(|i| i.delivered(&[later.n])).unwrap();
+    }
+    assert!(rig.ch.mail.inbox.with(|i| i.get(m.n).is_none()));
+    rig.acked(&planned[0].txn, "$hb");
+    assert!(
+        rig.kept()
+            .contains(&("$hb".to_string(), heartbeat_line("main", turn))),
+        "{:?}",
+        rig.kept()
+    );
+    // Another, still on its way when the removal names its turn: taken back, or
+    // redacted once acknowledged.
+    let turn = "2026-12-08T11:00:00.000Z";
+    let m = beat(&mut rig, turn, "news PELICAN8 second");
+    assert!(rig.ch.room_offer(&m));
+    let planned = rig.sent();
+    rig.event(Event::Redact(vec![heartbeat_line("main", turn)], None));
+    assert!(
+        !rig.store().outbox.iter().any(|o| o.txn == planned[0].txn),
+        "still waiting to be sent"
+    );
+    rig.acked(&planned[0].txn, "$late");
+    assert!(
+        rig.redactions().contains(&"$late".to_string()),
+        "{:?}",
+        rig.redactions()
+    );
+}
+
 /// Regression: in a room where loopd is no moderator, the homeserver refuses to redact the
 /// owner's own events, and that refusal was taken for a room that refuses loopd's
 /// messages: the session's unasked messages (a reminder falling due) stopped going there

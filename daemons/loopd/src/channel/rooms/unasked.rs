@@ -36,8 +36,16 @@ impl<W: Work> Channel<W> {
         if !rooms.served(&room) {
             return false;
         }
-        let why = Why::Inbox { n: m.n };
-        if rooms.store.outbox.iter().any(|o| o.why == why) {
+        let why = Why::Inbox {
+            n: m.n,
+            found_by: found_by(m),
+        };
+        if rooms
+            .store
+            .outbox
+            .iter()
+            .any(|o| matches!(o.why, Why::Inbox { n, .. } if n == m.n))
+        {
             // Planned before a crash that came before its mark: marked now, so a repeat
             // after the next one says so.
             self.mark_room_tried(m.n);
@@ -112,4 +120,13 @@ impl<W: Work> Channel<W> {
             plumbing::error!("inbox: {e}");
         }
     }
+}
+
+/// What else `/forget` finds message `m`'s room event by, beside `inbox N`: the reminder
+/// it delivers, or the heartbeat turn it came from (docs/matrix.md, 'Forgetting').
+pub(in crate::channel) fn found_by(m: &Message) -> Option<String> {
+    m.reminder().map(|k| format!("remind {k}")).or_else(|| {
+        m.heartbeat_turn()
+            .map(|t| conversation::forget::find::heartbeat_line(&m.session, t))
+    })
 }
