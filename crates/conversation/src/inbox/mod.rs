@@ -190,6 +190,9 @@ struct File {
 pub struct Inbox {
     dir: PathBuf,
     file: File,
+    /// The last write of the file failed: what it holds now is in memory only until a
+    /// write succeeds (`unsaved`, `save_again`).
+    unsaved: bool,
 }
 
 /// `pieces` with each run of text as one piece (a streamed answer comes a token at a
@@ -265,13 +268,33 @@ impl Inbox {
         Ok(Inbox {
             dir: state_dir.to_path_buf(),
             file,
+            unsaved: false,
         })
     }
 
-    fn save(&self) -> Result<(), StoreError> {
-        STORE.save(&self.dir, &self.file)?;
+    fn save(&mut self) -> Result<(), StoreError> {
+        if let Err(e) = STORE.save(&self.dir, &self.file) {
+            self.unsaved = true;
+            return Err(e);
+        }
+        self.unsaved = false;
         testhook::abort_at("inbox-write");
         Ok(())
+    }
+
+    /// Whether the inbox holds more than its file: a write failed (a full disk) and none
+    /// has succeeded since, so a crash now would lose what changed.
+    pub fn unsaved(&self) -> bool {
+        self.unsaved
+    }
+
+    /// Writes the file again after a failed write (`unsaved`); nothing when it is
+    /// written already.
+    pub fn save_again(&mut self) -> Result<(), StoreError> {
+        if !self.unsaved {
+            return Ok(());
+        }
+        self.save()
     }
 
     /// Whether a message from `source` is already here.
@@ -314,12 +337,12 @@ impl Inbox {
         tried: bool,
         source: Option<String>,
     ) -> Result<Message, StoreError> {
-        let before = self.file.clone();
+        let before = (self.file.clone(), self.unsaved);
         let (message, saved) = self.add(session, kind, pieces, label, tried, source);
         match saved {
             Ok(()) => Ok(message),
             Err(e) => {
-                self.file = before;
+                (self.file, self.unsaved) = before;
                 Err(e)
             }
         }

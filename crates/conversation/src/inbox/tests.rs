@@ -266,3 +266,32 @@ fn removed_messages_are_gone_from_the_file() {
     assert!(!file.contains("4471"), "{file}");
     assert!(file.contains("tea"));
 }
+
+/// Found by a kill -9 campaign: with the disk full, a heartbeat's message was added in
+/// memory, the write failed, and nothing wrote it again unless another change came; the
+/// inbox now says it holds more than its file, and writes it again when asked.
+#[test]
+fn a_failed_write_is_known_and_written_again_when_the_disk_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inbox = Inbox::load(dir.path()).unwrap();
+    // A directory where the file goes: every write of it fails.
+    let blocker = dir.path().join(FILE);
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("x"), "x").unwrap();
+    let (m, saved) = inbox.add(
+        "main",
+        Kind::Heartbeat,
+        text("news"),
+        Label::PUBLIC,
+        false,
+        None,
+    );
+    assert!(saved.is_err());
+    assert!(inbox.unsaved());
+    assert!(inbox.save_again().is_err());
+    std::fs::remove_dir_all(&blocker).unwrap();
+    inbox.save_again().unwrap();
+    assert!(!inbox.unsaved());
+    let again = Inbox::load(dir.path()).unwrap();
+    assert_eq!(again.get(m.n).map(|m| m.pieces.clone()), Some(text("news")));
+}

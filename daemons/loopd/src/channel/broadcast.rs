@@ -68,6 +68,9 @@ pub(crate) struct Mail {
     /// A write of the inbox failed while due reminders were taken: they stay in the book
     /// and are tried again from then (`reminders::INBOX_RETRY`).
     pub(super) retry_at: Option<Instant>,
+    /// A write of the inbox failed and none succeeded since: when it is tried again
+    /// (`unsaved`); `None` until a first try failed, so the first comes at once.
+    pub(super) save_retry_at: Option<Instant>,
     /// An instant already past, the deadline of work due now. A deadline of
     /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
     /// so the timer would never fire and the loop would spin.
@@ -92,6 +95,7 @@ impl Mail {
             started: clock::now(),
             offered: false,
             retry_at: None,
+            save_retry_at: None,
             born: Instant::now(),
         }
     }
@@ -186,7 +190,11 @@ impl<W: Work> Channel<W> {
             )
         });
         if let Err(e) = saved {
-            plumbing::error!("inbox: {e}");
+            plumbing::error!(
+                "inbox: {e}; heartbeat message {} is kept in memory only, and the file is written again every {} s until it can be: a crash before then loses it",
+                message.n,
+                super::reminders::INBOX_RETRY.as_secs()
+            );
         }
         if message.tried {
             self.mail.tried_here.insert(message.n);

@@ -17,6 +17,7 @@ pub(crate) mod reply;
 pub(crate) mod rooms;
 mod service;
 pub(crate) mod unasked;
+mod unsaved;
 pub(crate) mod work;
 
 #[cfg(test)]

@@ -67,8 +67,13 @@ impl<W: Work> Channel<W> {
             // Marked before the command starts and again once it has: a crash between
             // the two hands it over once more, saying so, rather than never.
             if let Err(e) = self.mail.inbox.with(|i| i.notify_tried(n)) {
-                plumbing::error!("inbox: {e}; message {n} is not handed to notify.command");
-                continue;
+                // Not handed over unmarked: it keeps its turn, first, and the queue
+                // waits for the inbox's file to be written again (`unsaved`).
+                plumbing::error!(
+                    "inbox: {e}; message {n} is handed to notify.command once the inbox can be written"
+                );
+                self.mail.turn.push_front(n);
+                return;
             }
             let again = message.notify_tried;
             let over = message.class > notify.max_class;

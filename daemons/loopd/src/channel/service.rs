@@ -185,13 +185,14 @@ impl<W: Work> Service for Channel<W> {
             // would be later than that `now`, never due, and the loop would spin.
             return Some(self.mail.born);
         }
-        match (
+        [
             self.heartbeat.deadline(&self.cfg),
             self.reminders_deadline(),
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+            self.unsaved_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn timer(&mut self, out: &mut Outbox, now: Instant) {
@@ -205,6 +206,7 @@ impl<W: Work> Service for Channel<W> {
             self.pump(out, id);
         }
         self.heartbeat_poll(now);
+        self.write_unsaved(now);
         self.reminders_due(out);
         self.rooms_flush(out);
     }

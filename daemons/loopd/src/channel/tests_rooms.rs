@@ -601,3 +601,36 @@ fn a_turns_lines_go_as_notices_or_text_by_the_kind_their_block_wrote() {
         .collect();
     assert_eq!(sent, expected);
 }
+
+/// Found by a kill -9 campaign: with the disk full, a heartbeat's message was kept in
+/// memory only, and nothing wrote the inbox again until another change came, so a crash
+/// later lost it. The poll loop writes it again itself, at once and then every
+/// `INBOX_RETRY`, until the disk allows.
+#[test]
+fn a_message_kept_in_memory_by_a_full_disk_is_written_by_the_poll_loop() {
+    let mut rig = Rig::new();
+    let blocker = rig.state.join("inbox.json");
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("x"), "x").unwrap();
+    let (_, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            conversation::inbox::Kind::Heartbeat,
+            vec![conversation::inbox::Piece::Text("news ZEBRA4455".into())],
+            proto::Label::PUBLIC,
+            false,
+            None,
+        )
+    });
+    assert!(saved.is_err());
+    let now = std::time::Instant::now();
+    assert!(rig.ch.unsaved_deadline().is_some_and(|at| at <= now));
+    rig.ch.write_unsaved(now);
+    let next = rig.ch.unsaved_deadline().unwrap();
+    assert!(next > now, "tried again later, not in a spin");
+    std::fs::remove_dir_all(&blocker).unwrap();
+    rig.ch.write_unsaved(next);
+    assert_eq!(rig.ch.unsaved_deadline(), None);
+    let file = std::fs::read_to_string(&blocker).unwrap();
+    assert!(file.contains("ZEBRA4455"), "{file}");
+}
