@@ -17,9 +17,9 @@ fn outside(c: char) -> bool {
     !(c.is_alphanumeric() || matches!(c, '.' | '-' | '@' | '/' | ':' | '_' | '%' | '~'))
 }
 
-/// Characters read as a dot: the ideographic full stops, the one-dot leader and the small
-/// full stop (the full-width one is a plain dot already, `plain`).
-const DOTS: [char; 4] = ['。', '｡', '\u{2024}', '\u{fe52}'];
+/// Characters read as a dot: the ideographic full stops (the full-width and small full
+/// stops and the one-dot leader are a plain dot already, `plain`).
+const DOTS: [char; 2] = ['。', '｡'];
 
 /// Ways of writing a dot between brackets, a dot wherever they are.
 const BRACKETED_DOTS: [&str; 5] = ["[.]", "(.)", "{.}", "[dot]", "(dot)"];

@@ -25,11 +25,12 @@ fn narrow(c: char) -> char {
 /// The code points beyond ASCII looked up for the ASCII character they are drawn as: the
 /// whole Basic Multilingual Plane (Greek, Cyrillic, Cherokee, Lisu, Roman numerals,
 /// enclosed and full-width forms, letters with accents) and the blocks beyond it that
-/// hold look-alikes of Latin letters or digits (Deseret, the mathematical letters and
-/// digits, enclosed letters, segmented digits). A code point elsewhere is read as it is
-/// written.
-const DRAWN: [std::ops::Range<u32>; 5] = [
+/// hold look-alikes of Latin letters or digits (Lycian, Carian, Old Italic, Gothic,
+/// Deseret, the mathematical letters and digits, enclosed letters, segmented digits). A
+/// code point elsewhere is read as it is written.
+const DRAWN: [std::ops::Range<u32>; 6] = [
     0x80..0x1_0000,
+    0x1_0280..0x1_0350,
     0x1_0400..0x1_0450,
     0x1_d400..0x1_d800,
     0x1_f100..0x1_f1b0,
@@ -109,10 +110,42 @@ pub(super) fn plain(text: &str) -> Cow<'_, str> {
             && text
                 .get(i..)
                 .and_then(|rest| rest.chars().next())
-                .is_some_and(|c| unseen(c) || narrow(c) != c)
+                .is_some_and(|c| unseen(c) || narrow(c) != c || ligature(c).is_some())
     });
     if !changes {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(text.chars().filter(|&c| !unseen(c)).map(narrow).collect())
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars().filter(|&c| !unseen(c)) {
+        match ligature(c) {
+            Some(letters) => out.push_str(letters),
+            None => out.push(narrow(c)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The Latin letters a ligature is written for (`ﬁ` for `fi`, `ǆ` for `dž`'s `dz`, `Ĳ`):
+/// one character a reader reads as two or three.
+fn ligature(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{132}' => "IJ",
+        '\u{133}' => "ij",
+        '\u{1c4}' | '\u{1f1}' => "DZ",
+        '\u{1c5}' | '\u{1f2}' => "Dz",
+        '\u{1c6}' | '\u{1f3}' => "dz",
+        '\u{1c7}' => "LJ",
+        '\u{1c8}' => "Lj",
+        '\u{1c9}' => "lj",
+        '\u{1ca}' => "NJ",
+        '\u{1cb}' => "Nj",
+        '\u{1cc}' => "nj",
+        '\u{fb00}' => "ff",
+        '\u{fb01}' => "fi",
+        '\u{fb02}' => "fl",
+        '\u{fb03}' => "ffi",
+        '\u{fb04}' => "ffl",
+        '\u{fb05}' | '\u{fb06}' => "st",
+        _ => return None,
+    })
 }

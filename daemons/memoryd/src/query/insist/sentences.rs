@@ -5,14 +5,14 @@
 /// Marks that end a sentence when what follows is not a letter or digit: so
 /// `cheapflights.example` and `3.5` stay whole, while a stop before a space, a quote or
 /// the end cuts; and between a small letter and a capital (`number.The`), where a
-/// sentence ends without its space.
-const STOPS: [char; 5] = ['.', '!', '?', '！', '？'];
+/// sentence ends without its space. Their full-width forms are these already (`plain`).
+const STOPS: [char; 3] = ['.', '!', '?'];
 
-/// The ideographic and full-width full stops: they end a sentence unless a Latin letter
+/// The ideographic full stops (and the halfwidth one): they end a sentence unless a Latin letter
 /// or digit follows. Text in Chinese or Japanese runs on after one without a space; a
 /// Latin letter after one is a dot written another way (`site。example`, read as an
-/// address by `place`).
-const WIDE_STOPS: [char; 3] = ['。', '．', '｡'];
+/// address by `place`). The full-width full stop is a plain one already (`plain`).
+const WIDE_STOPS: [char; 2] = ['。', '｡'];
 
 /// Marks that end a sentence wherever they are: a line break (and the other ways of
 /// writing one), a semicolon (a page joining its sentences with "; " is still saying

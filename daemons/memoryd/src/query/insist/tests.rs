@@ -370,6 +370,8 @@ fn a_refrain_spelt_with_look_alike_letters_insists_and_honest_cyrillic_does_not(
         ("\u{24d0}\u{1d43}\u{1d41a}", "aaa"),
         ("\u{1d7ce}\u{1d7cf} \u{1fbf1}", "01 1"),
         ("ca\u{301}rd", "card"),
+        ("con\u{fb01}rm \u{fb02}ights", "confirm flights"),
+        ("\u{10302}\u{102a0}", "CA"),
         ("c\u{e1}rd", "card"),
     ] {
         assert_eq!(plain::plain(from), to, "{from}");
