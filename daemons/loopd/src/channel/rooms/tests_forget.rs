@@ -150,3 +150,26 @@ fn a_refused_redaction_leaves_the_room_its_unasked_messages() {
         "the room still gets the session's messages"
     );
 }
+
+/// Found by review: a removal that named a heartbeat's turn took its message back from
+/// the room's queue, but the message, whose own words the removal did not hold, still
+/// waited in the inbox, and the owner's next line in the room planned it there again.
+#[test]
+fn a_message_whose_turn_a_removal_took_from_the_room_is_not_planned_there_again() {
+    let mut rig = Rig::new();
+    rig.answered("$e1", "hi", "hello");
+    for o in rig.sent() {
+        rig.acked(&o.txn, "$r1");
+    }
+    let turn = "2026-12-08T11:00:00.000Z";
+    let m = beat(&mut rig, turn, "news of the fetched page");
+    assert!(rig.ch.room_offer(&m));
+    rig.sent();
+    rig.event(Event::Redact(vec![heartbeat_line("main", turn)], None));
+    assert!(
+        rig.ch.mail.inbox.with(|i| i.get(m.n).is_some()),
+        "it still waits for the terminal"
+    );
+    assert!(!rig.ch.room_offer(&m), "not planned in the room again");
+    assert!(rig.sent().is_empty());
+}

@@ -36,9 +36,18 @@ impl<W: Work> Channel<W> {
         if !rooms.served(&room) {
             return false;
         }
+        let by = found_by(m);
+        // A removal took this message's turn from the room: the message, still waiting
+        // for the terminal, is never planned there again.
+        let taken = std::iter::once(format!("inbox {}", m.n))
+            .chain(by.clone())
+            .any(|line| rooms.store.redacted.contains(&line));
+        if taken {
+            return false;
+        }
         let why = Why::Inbox {
             n: m.n,
-            found_by: found_by(m),
+            found_by: by,
         };
         if rooms
             .store
