@@ -167,14 +167,7 @@ fn take(
                 // previews' notice waits for the room to be served again.
                 let served = !stops.contains(&room) && !machine.told().stopped.contains(room);
                 let may_tell = served && !encrypted.contains(room);
-                if !previews.contains(room) {
-                    let set_up = previews_off(client, room, may_tell);
-                    let dealt = matches!(set_up, Ok(true));
-                    done(set_up, room, "set up")?;
-                    if dealt {
-                        previews.insert(room.clone());
-                    }
-                }
+                set_up(client, room, may_tell, previews)?;
             }
             Action::Notice { room, notice } => {
                 let (kind, words) = notice_words(*notice);
@@ -187,14 +180,7 @@ fn take(
                     Notice::Resumed => {
                         plumbing::info!("matrix: room {room} is served again");
                         // What a room not served was not told.
-                        if !previews.contains(room) {
-                            let set_up = previews_off(client, room, true);
-                            let dealt = matches!(set_up, Ok(true));
-                            done(set_up, room, "set up")?;
-                            if dealt {
-                                previews.insert(room.clone());
-                            }
-                        }
+                        set_up(client, room, true, previews)?;
                     }
                     Notice::Encrypted => plumbing::warn!(
                         "matrix: room {room} is encrypted; loopd cannot encrypt and does not serve it"
@@ -250,6 +236,26 @@ fn publish(reach: &Reach, machine: &Machine, confirmed: bool) {
     if changed {
         reach.tell(Up::Rooms);
     }
+}
+
+/// Sets `room` up (`previews_off`) unless `previews` says it was, and keeps it there
+/// once it is.
+fn set_up(
+    client: &Client,
+    room: &str,
+    may_tell: bool,
+    previews: &mut BTreeSet<String>,
+) -> Result<(), Stop> {
+    if previews.contains(room) {
+        return Ok(());
+    }
+    let outcome = previews_off(client, room, may_tell);
+    let dealt = matches!(outcome, Ok(true));
+    done(outcome, room, "set up")?;
+    if dealt {
+        previews.insert(room.to_string());
+    }
+    Ok(())
 }
 
 /// URL previews off in a room loopd was invited to; where it lacks the power, one notice

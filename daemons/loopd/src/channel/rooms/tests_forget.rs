@@ -8,29 +8,42 @@ use conversation::forget::find::heartbeat_line;
 use conversation::inbox::{heartbeat_source, Kind, Piece};
 use proto::{DataClass, Label};
 
-/// Regression: a heartbeat's message delivered to a room was found by `/forget` only as
-/// `inbox N`, while the inbox still kept it (the last ten heartbeats): the words of an
-/// older heartbeat left the logs and the index but stayed readable in the room. Its event
-/// is kept under the heartbeat's turn, which the removal names from the log.
-#[test]
-fn a_heartbeats_room_event_is_redacted_by_its_turn_once_the_inbox_let_it_go() {
+/// A rig whose room an owner wrote in and whose answer was acknowledged: unasked
+/// messages of `main` go there.
+fn served() -> Rig {
     let mut rig = Rig::new();
     rig.answered("$e1", "hi", "hello");
     for o in rig.sent() {
         rig.acked(&o.txn, "$r1");
     }
-    let turn = "2026-12-08T09:00:00.000Z";
+    rig
+}
+
+/// A heartbeat's message in `rig`'s inbox, from the turn at `turn`.
+fn beat(rig: &mut Rig, turn: &str, text: &str) -> conversation::inbox::Message {
     let (m, saved) = rig.ch.mail.inbox.with(|i| {
         i.add(
             "main",
             Kind::Heartbeat,
-            vec![Piece::Text("news ZEBRA4455 first".into())],
+            vec![Piece::Text(text.into())],
             Label::new(DataClass::Private, false),
             false,
             Some(heartbeat_source(turn)),
         )
     });
     saved.unwrap();
+    m
+}
+
+/// Regression: a heartbeat's message delivered to a room was found by `/forget` only as
+/// `inbox N`, while the inbox still kept it (the last ten heartbeats): the words of an
+/// older heartbeat left the logs and the index but stayed readable in the room. Its event
+/// is kept under the heartbeat's turn, which the removal names from the log.
+#[test]
+fn a_heartbeats_room_event_is_redacted_by_its_turn_once_the_inbox_let_it_go() {
+    let mut rig = served();
+    let turn = "2026-12-08T09:00:00.000Z";
+    let m = beat(&mut rig, turn, "news ZEBRA4455 first");
     assert!(rig.ch.room_offer(&m), "the room gets it");
     let sent = rig.sent();
     assert_eq!(sent.len(), 1, "{sent:?}");
@@ -50,22 +63,6 @@ fn a_heartbeats_room_event_is_redacted_by_its_turn_once_the_inbox_let_it_go() {
     );
 }
 
-/// A heartbeat's message in `rig`'s inbox, from the turn at `turn`, offered to the room.
-fn beat(rig: &mut Rig, turn: &str, text: &str) -> conversation::inbox::Message {
-    let (m, saved) = rig.ch.mail.inbox.with(|i| {
-        i.add(
-            "main",
-            Kind::Heartbeat,
-            vec![Piece::Text(text.into())],
-            Label::new(DataClass::Private, false),
-            false,
-            Some(heartbeat_source(turn)),
-        )
-    });
-    saved.unwrap();
-    m
-}
-
 /// Found by review: the message's turn was looked up in the inbox when the homeserver
 /// acknowledged it; a message the inbox let go before that (delivered to a terminal and
 /// ten newer ones after it, or folded while the homeserver was away) was kept as
@@ -73,11 +70,7 @@ fn beat(rig: &mut Rig, turn: &str, text: &str) -> conversation::inbox::Message {
 /// turn. What it is found by is fixed when it is planned.
 #[test]
 fn a_heartbeats_turn_is_fixed_when_planned_not_looked_up_when_acknowledged() {
-    let mut rig = Rig::new();
-    rig.answered("$e1", "hi", "hello");
-    for o in rig.sent() {
-        rig.acked(&o.txn, "$r1");
-    }
+    let mut rig = served();
     let turn = "2026-12-08T09:00:00.000Z";
     let m = beat(&mut rig, turn, "news ZEBRA4455 first");
     assert!(rig.ch.room_offer(&m));
@@ -156,11 +149,7 @@ fn a_refused_redaction_leaves_the_room_its_unasked_messages() {
 /// waited in the inbox, and the owner's next line in the room planned it there again.
 #[test]
 fn a_message_whose_turn_a_removal_took_from_the_room_is_not_planned_there_again() {
-    let mut rig = Rig::new();
-    rig.answered("$e1", "hi", "hello");
-    for o in rig.sent() {
-        rig.acked(&o.txn, "$r1");
-    }
+    let mut rig = served();
     let turn = "2026-12-08T11:00:00.000Z";
     let m = beat(&mut rig, turn, "news of the fetched page");
     assert!(rig.ch.room_offer(&m));
