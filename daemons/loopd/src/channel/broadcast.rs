@@ -71,6 +71,9 @@ pub(crate) struct Mail {
     /// A write of the inbox failed and none succeeded since: when it is tried again
     /// (`unsaved`); `None` until a first try failed, so the first comes at once.
     pub(super) save_retry_at: Option<Instant>,
+    /// The notify queue stopped at a message whose mark could not be written: it goes
+    /// on once the inbox's file is written, by whichever write that is.
+    pub(super) notify_stalled: bool,
     /// An instant already past, the deadline of work due now. A deadline of
     /// `Instant::now()` would be later than the loop's own `now` each time it is asked,
     /// so the timer would never fire and the loop would spin.
@@ -96,6 +99,7 @@ impl Mail {
             offered: false,
             retry_at: None,
             save_retry_at: None,
+            notify_stalled: false,
             born: Instant::now(),
         }
     }

@@ -73,6 +73,7 @@ impl<W: Work> Channel<W> {
                     "inbox: {e}; message {n} is handed to notify.command once the inbox can be written"
                 );
                 self.mail.turn.push_front(n);
+                self.mail.notify_stalled = true;
                 return;
             }
             let again = message.notify_tried;

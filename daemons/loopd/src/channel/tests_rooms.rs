@@ -633,4 +633,13 @@ fn a_message_kept_in_memory_by_a_full_disk_is_written_by_the_poll_loop() {
     assert_eq!(rig.ch.unsaved_deadline(), None);
     let file = std::fs::read_to_string(&blocker).unwrap();
     assert!(file.contains("ZEBRA4455"), "{file}");
+    // A notify queue stopped at a mark it could not write goes on once the file is
+    // written, whichever write it was, at once (found by review: a retry time still
+    // ahead kept the loop's timer firing without the queue moving).
+    rig.ch.mail.save_retry_at = Some(next + std::time::Duration::from_secs(60));
+    rig.ch.mail.notify_stalled = true;
+    let at = rig.ch.unsaved_deadline().unwrap();
+    rig.ch.write_unsaved(at);
+    assert!(!rig.ch.mail.notify_stalled);
+    assert_eq!(rig.ch.unsaved_deadline(), None);
 }

@@ -10,27 +10,36 @@ use super::Channel;
 use std::time::Instant;
 
 impl<W: Work> Channel<W> {
-    /// When the inbox's file is next tried, while it holds less than memory does.
+    /// When the inbox's file is next tried, while it holds less than memory does; at
+    /// once when it was written since and the notify queue waits for that.
     pub(super) fn unsaved_deadline(&self) -> Option<Instant> {
         if !self.mail.inbox.with(|i| i.unsaved()) {
-            return None;
+            return self.mail.notify_stalled.then_some(self.mail.born);
         }
         Some(self.mail.save_retry_at.unwrap_or(self.mail.born))
     }
 
-    /// Tries the inbox's file again when it is due.
+    /// Tries the inbox's file again when it is due; once it is written (by this or by
+    /// another change), lets the notify queue go on.
     pub(super) fn write_unsaved(&mut self, now: Instant) {
+        if !self.mail.inbox.with(|i| i.unsaved()) {
+            self.mail.save_retry_at = None;
+            if std::mem::take(&mut self.mail.notify_stalled) {
+                self.notify_pump();
+            }
+            return;
+        }
         if self.mail.save_retry_at.is_some_and(|at| at > now) {
             return;
         }
-        match self.mail.inbox.with(|i| (i.unsaved(), i.save_again())) {
-            (false, _) => self.mail.save_retry_at = None,
-            (true, Ok(())) => {
+        match self.mail.inbox.with(|i| i.save_again()) {
+            Ok(()) => {
                 self.mail.save_retry_at = None;
+                self.mail.notify_stalled = false;
                 plumbing::notice!("inbox: written again; what waited in memory only is on disk");
                 self.notify_pump();
             }
-            (true, Err(e)) => {
+            Err(e) => {
                 self.mail.save_retry_at = Some(now + INBOX_RETRY);
                 plumbing::error!("inbox: {e}; tried again in {} s", INBOX_RETRY.as_secs());
             }
