@@ -72,6 +72,13 @@ impl<W: Work> Channel<W> {
                 plumbing::error!(
                     "inbox: {e}; message {n} is handed to notify.command once the inbox can be written"
                 );
+                // The mark was set in memory before the write failed: taken back unless
+                // it was there before (a crash's repeat), or the retry would write it
+                // and the command be told a first handing over is a repeat. That write
+                // fails as this one did; the retry writes what memory holds.
+                if !message.notify_tried {
+                    let _ = self.mail.inbox.with(|i| i.notify_untried(n));
+                }
                 self.mail.turn.push_front(n);
                 self.mail.notify_stalled = true;
                 return;

@@ -162,3 +162,23 @@ fn a_message_whose_turn_a_removal_took_from_the_room_is_not_planned_there_again(
     assert!(!rig.ch.room_offer(&m), "not planned in the room again");
     assert!(rig.sent().is_empty());
 }
+
+/// Found by review: a removal of only a reminder's note (the reminder kept) names the
+/// reminder's number, and that withheld the reminder from the room when it fell due.
+#[test]
+fn a_kept_reminder_whose_note_was_forgotten_still_reaches_the_room() {
+    let mut rig = served();
+    rig.event(Event::Redact(vec!["remind 7".into()], None));
+    let (m, saved) = rig.ch.mail.inbox.with(|i| {
+        i.add(
+            "main",
+            Kind::Reminder,
+            vec![Piece::Text("water the plants".into())],
+            Label::new(DataClass::Private, false),
+            false,
+            Some(conversation::inbox::reminder_source(7)),
+        )
+    });
+    saved.unwrap();
+    assert!(rig.ch.room_offer(&m), "the room gets it");
+}

@@ -37,10 +37,12 @@ impl<W: Work> Channel<W> {
             return false;
         }
         let by = found_by(m);
-        // A removal took this message's turn from the room: the message, still waiting
-        // for the terminal, is never planned there again.
+        // A removal took this message, or its heartbeat's turn, from the room: the
+        // message, still waiting for the terminal, is never planned there again. A
+        // reminder's number names its note too, which a removal may take while the
+        // reminder stays: that does not withhold it.
         let taken = std::iter::once(format!("inbox {}", m.n))
-            .chain(by.clone())
+            .chain(by.clone().filter(|line| line.starts_with("heartbeat ")))
             .any(|line| rooms.store.redacted.contains(&line));
         if taken {
             return false;
