@@ -24,6 +24,8 @@ pub(crate) mod work;
 mod tests;
 #[cfg(test)]
 mod tests_rooms;
+#[cfg(test)]
+mod tests_unsaved;
 
 use crate::worker::{Event, Job, JobId};
 use commands::Command;
